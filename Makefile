@@ -1,0 +1,41 @@
+# The two set-up commands of the README. Both install what is missing first.
+#   make run   - install, build (release), run `latlab run` on the default device
+#   make test  - install, build (dev, warnings as errors), run every test (ctest)
+SHELL := /bin/bash
+export XDG_RUNTIME_DIR ?= /tmp/latlab-xdg-$(shell id -u)
+
+.PHONY: run test deps build build-dev asan tsan bench clean
+
+deps:
+	@scripts/install-deps.sh
+	@mkdir -p -m 700 $(XDG_RUNTIME_DIR)
+
+build: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+
+build-dev: deps
+	cmake --preset dev >/dev/null
+	cmake --build --preset dev
+
+run: build
+	build/release/apps/latlab/latlab run
+
+test: build-dev
+	ctest --preset dev
+
+asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan
+	ctest --preset asan
+
+tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	ctest --preset tsan
+
+bench: build
+	build/release/bench/latlab_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+clean:
+	rm -rf build

@@ -1,0 +1,38 @@
+// Subcommand registry: each apps/latlab/<name>.cpp registers itself, so
+// adding a subcommand touches one file.
+//
+// Exit codes (documented in docs/usage.md):
+//   0 success, 1 run failed (device/driver error), 2 bad usage or input,
+//   3 a required capability is missing, 4 result could not be written.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace latlab::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRunFailed = 1,
+  kExitUsage = 2,
+  kExitMissingCapability = 3,
+  kExitWriteFailed = 4,
+};
+
+struct Command {
+  std::string name;
+  // Adds the subcommand to `app`; returns a callable that runs it after
+  // parsing and gives the exit code.
+  std::function<std::function<int()>(CLI::App& app)> setup;
+  int order = 100;  // position in --help
+};
+
+std::vector<Command>& command_registry();
+
+struct RegisterCommand {
+  explicit RegisterCommand(Command c) { command_registry().push_back(std::move(c)); }
+};
+
+}  // namespace latlab::cli

@@ -1,0 +1,72 @@
+// LatencyDevice: the one small interface between the latency engine and a
+// GPU backend (Vulkan, CUDA, OpenGL, sim). The engine does not know which API
+// is behind it. No GPU headers.
+//
+// Threads: a device is driven from one thread (the consumer thread) except
+// sample_calibration(), which the calibrator may call from its own thread;
+// implementations make that call safe against the frame calls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/query_status.hpp"
+#include "latlab/result.hpp"
+#include "latlab/tick_format.hpp"
+
+namespace latlab {
+
+enum class WorkloadForm : uint8_t { compute, fragment };
+
+// The GPU work of one frame: `passes` post-process passes over a
+// width x height target, each costing more per pixel as complexity grows.
+struct FrameWorkload {
+  uint32_t passes = 1;       // number of passes (Loaded uses 4)
+  uint32_t complexity = 1;   // 1..4096, per-pixel cost multiplier
+  uint32_t width = 64;       // target size in pixels
+  uint32_t height = 64;
+  WorkloadForm form = WorkloadForm::compute;
+};
+
+// A capability the device lacks, with why (reported in the result).
+struct MissingCapability {
+  std::string name;    // e.g. "calibrated_timestamps"
+  std::string reason;  // e.g. "VK_EXT_calibrated_timestamps not supported"
+};
+
+struct DeviceInfo {
+  std::string backend;  // "vulkan", "cuda", "opengl", "sim"
+  std::string name;     // device name as the driver reports it
+  std::string driver;   // driver name/version
+  TickFormat ticks;
+  bool can_time = false;           // GPU timestamps usable
+  std::string calibration_domain;  // host domain pairs are taken against, "" if none
+  bool calibration_estimated = false;  // pairs are bracketed estimates
+  std::vector<MissingCapability> missing;
+};
+
+// What the device observed for one frame.
+struct GpuFrameTiming {
+  QueryStatus gpu_status = QueryStatus::missing;  // of the begin/end timestamps
+  uint64_t gpu_begin_ticks = 0;  // raw device ticks, valid when gpu_status == ok
+  uint64_t gpu_end_ticks = 0;
+  QueryStatus fence_status = QueryStatus::missing;
+  int64_t fence_wake_ns = 0;     // host ns right after the CPU saw completion
+};
+
+class LatencyDevice {
+ public:
+  virtual ~LatencyDevice() = default;
+  virtual const DeviceInfo& info() const = 0;
+  // Records frame `frame_id`'s work with a GPU timestamp before the first
+  // pass and after the last, and submits it. Does not wait for the GPU.
+  virtual Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) = 0;
+  // Blocks until `frame_id`'s work has completed; returns what was observed.
+  virtual Result<GpuFrameTiming> wait_frame(uint64_t frame_id) = 0;
+  // One calibration pair now (thread-safe against the frame calls).
+  virtual Result<CalibrationPair> sample_calibration() = 0;
+};
+
+}  // namespace latlab

@@ -1,0 +1,32 @@
+// The status every per-result value carries. Nothing is papered over with a
+// last good value or a zero.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace latlab {
+
+enum class QueryStatus : uint8_t {
+  ok,          // a value measured by the device
+  not_ready,   // written or pending on the device, result not available yet
+  overflowed,  // no query slot was free: nothing was recorded
+  invalid,     // the result cannot be trusted (late write in a reused slot,
+               // end before begin, never written though its frame retired)
+  disjoint,    // the device reported a discontinuity (clock change, GL disjoint)
+  missing,     // no such query / marker was ever recorded
+};
+
+constexpr std::string_view to_string(QueryStatus s) {
+  switch (s) {
+    case QueryStatus::ok: return "ok";
+    case QueryStatus::not_ready: return "not_ready";
+    case QueryStatus::overflowed: return "overflowed";
+    case QueryStatus::invalid: return "invalid";
+    case QueryStatus::disjoint: return "disjoint";
+    case QueryStatus::missing: return "missing";
+  }
+  return "unknown";
+}
+
+}  // namespace latlab

@@ -1,0 +1,268 @@
+// The timestamp query pool contract on the simulated device.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "latlab/sim_query_pool.hpp"
+
+namespace latlab {
+namespace {
+
+std::string uid(int pass, uint64_t frame) { return "c:0:pass" + std::to_string(pass) + ":f" + std::to_string(frame); }
+
+std::unique_ptr<SimTimestampQueryPool> make_pool(uint32_t max_queries = 8) {
+  return SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
+}
+
+// Plays the device: writes begin/end for uid's pair.
+void complete(SimTimestampQueryPool& pool, const std::string& u, uint64_t begin, uint64_t end) {
+  const auto off = pool.query_offset(u);
+  ASSERT_TRUE(off.has_value()) << u;
+  pool.device_write(*off, begin);
+  pool.device_write(*off + 1, end);
+}
+
+TEST(QueryPool, DefaultsFollowSeed) {
+  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{});
+  EXPECT_EQ(pool->max_queries(), 2048u);
+  EXPECT_EQ(pool->current_query_index(), 0u);
+  EXPECT_TRUE(pool->track_timestamp());
+  EXPECT_FALSE(pool->is_disposed());
+  EXPECT_FALSE(pool->last_value().has_value());
+}
+
+TEST(QueryPool, AllocatesConsecutivePairs) {
+  auto pool = make_pool();
+  EXPECT_EQ(pool->allocate_queries_for_context(uid(0, 1), 1), 0u);
+  EXPECT_EQ(pool->allocate_queries_for_context(uid(1, 1), 1), 2u);
+  EXPECT_EQ(pool->current_query_index(), 4u);
+  EXPECT_EQ(pool->query_offset(uid(1, 1)), 2u);
+  // Same uid again: same pair.
+  EXPECT_EQ(pool->allocate_queries_for_context(uid(0, 1), 1), 0u);
+  EXPECT_EQ(pool->pairs_in_use(), 2u);
+}
+
+TEST(QueryPool, RefusesOtherKindAndMalformedUids) {
+  auto pool = make_pool();
+  EXPECT_FALSE(pool->allocate_queries_for_context("r:0:pass:f1", 1));
+  EXPECT_FALSE(pool->allocate_queries_for_context("c:0:pass", 1));
+  EXPECT_FALSE(pool->allocate_queries_for_context("c:0:pass:fx", 1));
+  EXPECT_EQ(pool->pairs_in_use(), 0u);
+}
+
+TEST(QueryPool, NoAllocationWhenTrackingOff) {
+  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.kind = QueryKind::compute}, {}, false);
+  EXPECT_FALSE(pool->track_timestamp());
+  EXPECT_FALSE(pool->allocate_queries_for_context(uid(0, 1), 1));
+}
+
+TEST(QueryPool, ResolvedDurationsMapToTheirUid) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 3), 3);
+  pool->allocate_queries_for_context(uid(1, 3), 3);
+  complete(*pool, uid(0, 3), 1000, 1500);
+  complete(*pool, uid(1, 3), 2000, 4000);
+  auto t = pool->resolve_queries_async();
+  ASSERT_TRUE(t.is_ready());
+  EXPECT_EQ(t.summary().resolved_ok, 2u);
+  EXPECT_EQ(pool->timestamp(uid(0, 3)).duration_ns, 500);
+  EXPECT_EQ(pool->timestamp(uid(1, 3)).duration_ns, 2000);
+  EXPECT_EQ(pool->timestamp(uid(1, 3)).frame_id, 3u);
+  EXPECT_TRUE(pool->has_timestamp_query(uid(0, 3)));
+  ASSERT_TRUE(pool->last_value().has_value());
+  EXPECT_DOUBLE_EQ(*pool->last_value(), 0.0025);
+  EXPECT_EQ(pool->timestamp_frames(), std::vector<uint64_t>{3});
+  EXPECT_EQ(pool->pairs_in_use(), 0u);
+}
+
+TEST(QueryPool, TickPeriodIsHonoured) {
+  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
+                                            TickFormat::from_period_ns(41.666668, 64));
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  complete(*pool, uid(0, 1), 0, 24'000'000);  // one second of 24 MHz ticks
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 1'000'000'000);
+}
+
+TEST(QueryPool, WrapAroundAt32Bits) {
+  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
+                                            TickFormat::from_period_ns(1.0, 32));
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  complete(*pool, uid(0, 1), 0xFFFFFF00ull, 0x100ull);
+  (void)pool->resolve_queries_async();
+  const auto r = pool->timestamp(uid(0, 1));
+  EXPECT_EQ(r.status, QueryStatus::ok);
+  EXPECT_EQ(r.duration_ns, 0x200);
+}
+
+TEST(QueryPool, UnwrittenIsNotReadyNotZero) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::not_ready);
+  EXPECT_FALSE(pool->has_timestamp_query(uid(0, 1)));
+  pool->device_write(0, 10);  // begin only
+  auto t = pool->resolve_queries_async();
+  EXPECT_FALSE(t.is_ready());
+  EXPECT_EQ(t.summary().still_pending, 1u);
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::not_ready);
+  EXPECT_FALSE(pool->last_value().has_value());
+}
+
+TEST(QueryPool, UnknownUidIsMissing) {
+  auto pool = make_pool();
+  EXPECT_EQ(pool->timestamp(uid(9, 9)).status, QueryStatus::missing);
+  EXPECT_EQ(pool->timestamp("garbage").status, QueryStatus::missing);
+}
+
+TEST(QueryPool, PendingResolveIsSharedUntilDone) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  auto first = pool->resolve_queries_async();
+  ASSERT_FALSE(first.is_ready());
+  // A new allocation after the pending resolve started is not part of it.
+  pool->allocate_queries_for_context(uid(1, 1), 1);
+  auto second = pool->resolve_queries_async();
+  EXPECT_TRUE(second.same_as(first));
+  complete(*pool, uid(0, 1), 5, 9);
+  auto third = pool->resolve_queries_async();
+  EXPECT_TRUE(third.same_as(first));
+  EXPECT_TRUE(first.is_ready());
+  EXPECT_EQ(first.summary().resolved_ok, 1u);
+  // The next call starts a new resolve, which covers uid(1,1).
+  auto fourth = pool->resolve_queries_async();
+  EXPECT_FALSE(fourth.same_as(first));
+  EXPECT_FALSE(fourth.is_ready());
+}
+
+TEST(QueryPool, FullPoolResolvesWrittenPairsAndReuses) {
+  auto pool = make_pool(4);  // two pairs
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  pool->allocate_queries_for_context(uid(1, 1), 1);
+  complete(*pool, uid(0, 1), 100, 300);
+  complete(*pool, uid(1, 1), 400, 700);
+  // Full: allocation resolves what is written and reuses the slots.
+  const auto off = pool->allocate_queries_for_context(uid(0, 2), 2);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 200);
+  EXPECT_EQ(pool->timestamp(uid(1, 1)).duration_ns, 300);
+  EXPECT_EQ(pool->overflow_count(), 0u);
+  EXPECT_GE(pool->reset_count(), 6u);
+}
+
+TEST(QueryPool, FullPoolNeverDropsUnreadResults) {
+  auto pool = make_pool(4);
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  pool->allocate_queries_for_context(uid(1, 1), 1);
+  // Nothing written yet: no pair may be reused.
+  EXPECT_FALSE(pool->allocate_queries_for_context(uid(2, 1), 1).has_value());
+  EXPECT_EQ(pool->timestamp(uid(2, 1)).status, QueryStatus::overflowed);
+  EXPECT_EQ(pool->overflow_count(), 1u);
+  complete(*pool, uid(0, 1), 10, 20);
+  complete(*pool, uid(1, 1), 30, 50);
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 10);
+  EXPECT_EQ(pool->timestamp(uid(1, 1)).duration_ns, 20);
+}
+
+TEST(QueryPool, LateWriteIntoReusedSlotIsDetected) {
+  auto pool = make_pool(2);  // one pair
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  pool->retire_frame(1);  // frame 1 finished without writing: its pair frees up
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::invalid);
+  ASSERT_EQ(pool->allocate_queries_for_context(uid(0, 2), 2), 0u);
+  pool->device_write_late(0, 111);  // frame 1's write lands after the reuse
+  pool->device_write_late(1, 222);
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 2)).status, QueryStatus::invalid);
+  EXPECT_EQ(pool->late_result_count(), 1u);
+}
+
+TEST(QueryPool, LateWriteDetectedByTickFloorWithoutGenerations) {
+  // A backend that cannot tag writes (generation 0): a begin older than a
+  // tick already seen complete is a late write.
+  auto pool = make_pool(4);
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  complete(*pool, uid(0, 1), 1000, 2000);
+  (void)pool->resolve_queries_async();
+  pool->allocate_queries_for_context(uid(0, 2), 2);
+  const uint32_t off = *pool->query_offset(uid(0, 2));
+  pool->device_write_late(off, 500);  // generation older
+  pool->device_write_late(off + 1, 900);
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 2)).status, QueryStatus::invalid);
+}
+
+TEST(QueryPool, EndBeforeBeginIsInvalid) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  complete(*pool, uid(0, 1), 5000, 4000);
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::invalid);
+}
+
+TEST(QueryPool, DisjointIsReported) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  complete(*pool, uid(0, 1), 10, 20);
+  pool->device_mark_disjoint(1);
+  (void)pool->resolve_queries_async();
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::disjoint);
+  EXPECT_FALSE(pool->last_value().has_value());
+}
+
+TEST(QueryPool, LastValueIsNewestCompleteFrame) {
+  auto pool = make_pool(16);
+  for (uint64_t f = 1; f <= 2; ++f) {
+    pool->allocate_queries_for_context(uid(0, f), f);
+    pool->allocate_queries_for_context(uid(1, f), f);
+  }
+  complete(*pool, uid(0, 1), 0, 1'000'000);
+  complete(*pool, uid(1, 1), 1'000'000, 3'000'000);
+  complete(*pool, uid(0, 2), 4'000'000, 5'000'000);  // frame 2 half done
+  (void)pool->resolve_queries_async();
+  ASSERT_TRUE(pool->last_value().has_value());
+  EXPECT_DOUBLE_EQ(*pool->last_value(), 3.0);
+  complete(*pool, uid(1, 2), 5'000'000, 9'000'000);
+  (void)pool->resolve_queries_async();
+  (void)pool->resolve_queries_async();
+  EXPECT_DOUBLE_EQ(*pool->last_value(), 5.0);
+  EXPECT_EQ(pool->timestamp_frames(), (std::vector<uint64_t>{1, 2}));
+}
+
+TEST(QueryPool, ResultMapIsBounded) {
+  auto pool = SimTimestampQueryPool::create(
+      QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute, .retained_frames = 3});
+  for (uint64_t f = 1; f <= 50; ++f) {
+    ASSERT_TRUE(pool->allocate_queries_for_context(uid(0, f), f).has_value());
+    complete(*pool, uid(0, f), f * 100, f * 100 + 10);
+    (void)pool->resolve_queries_async();
+  }
+  EXPECT_EQ(pool->timestamp_frames(), (std::vector<uint64_t>{48, 49, 50}));
+  EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::missing);
+  EXPECT_EQ(pool->timestamp(uid(0, 50)).duration_ns, 10);
+}
+
+TEST(QueryPool, DisposeStopsEverything) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 1), 1);
+  pool->dispose();
+  EXPECT_TRUE(pool->is_disposed());
+  EXPECT_FALSE(pool->allocate_queries_for_context(uid(1, 1), 1).has_value());
+  EXPECT_TRUE(pool->resolve_queries_async().is_ready());
+  pool->dispose();  // idempotent
+}
+
+TEST(TickFormat, RationalPeriods) {
+  const auto f = TickFormat::from_period_ns(41.666668, 64);
+  EXPECT_EQ(f.period_num, 125u);
+  EXPECT_EQ(f.period_den, 3u);
+  const auto g = TickFormat::from_period_ns(1.0, 36);
+  EXPECT_EQ(g.period_num, 1u);
+  EXPECT_EQ(g.mask(), (1ull << 36) - 1);
+  EXPECT_EQ(g.span_ns((1ull << 36) - 5, 5), 10);
+  // Exact over long spans: 10 hours of 24 MHz ticks.
+  EXPECT_EQ(f.ticks_to_ns(24'000'000ull * 36'000), 36'000'000'000'000);
+}
+
+}  // namespace
+}  // namespace latlab
