@@ -1,0 +1,29 @@
+// Exact distributions over samples: count, missing, mean, stddev, min,
+// percentiles, max. Percentiles interpolate linearly between the closest
+// ranks (numpy's default, "type 7"), computed over every sample, no sketch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace latlab {
+
+struct Distribution {
+  uint64_t count = 0;    // samples that went in
+  uint64_t missing = 0;  // samples that could not be measured (never zeros)
+  double mean = 0, stddev = 0, min = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
+  bool empty() const { return count == 0; }
+};
+
+// Percentile q in [0,1] of already sorted values (type 7). Empty -> 0.
+double percentile_sorted(std::span<const double> sorted, double q);
+
+// Summarises `samples` (any order; copied and sorted). `missing` is carried.
+// Statistics of an empty set stay 0 with count 0: check empty().
+Distribution summarize(std::span<const double> samples, uint64_t missing = 0);
+
+// Same, sorting `samples` in place (no copy).
+Distribution summarize_in_place(std::vector<double>& samples, uint64_t missing = 0);
+
+}  // namespace latlab

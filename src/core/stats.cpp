@@ -1,0 +1,50 @@
+#include "latlab/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace latlab {
+
+double percentile_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  q = std::clamp(q, 0.0, 1.0);
+  const double rank = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = rank - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+Distribution summarize_in_place(std::vector<double>& samples, uint64_t missing) {
+  Distribution d;
+  d.missing = missing;
+  d.count = samples.size();
+  if (samples.empty()) return d;
+  std::sort(samples.begin(), samples.end());
+  // Welford: stable for long runs of similar values.
+  double mean = 0, m2 = 0;
+  uint64_t n = 0;
+  for (double x : samples) {
+    ++n;
+    const double delta = x - mean;
+    mean += delta / static_cast<double>(n);
+    m2 += delta * (x - mean);
+  }
+  d.mean = mean;
+  d.stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0;
+  d.min = samples.front();
+  d.max = samples.back();
+  d.p50 = percentile_sorted(samples, 0.50);
+  d.p90 = percentile_sorted(samples, 0.90);
+  d.p95 = percentile_sorted(samples, 0.95);
+  d.p99 = percentile_sorted(samples, 0.99);
+  d.p999 = percentile_sorted(samples, 0.999);
+  return d;
+}
+
+Distribution summarize(std::span<const double> samples, uint64_t missing) {
+  std::vector<double> copy(samples.begin(), samples.end());
+  return summarize_in_place(copy, missing);
+}
+
+}  // namespace latlab
