@@ -1,0 +1,64 @@
+// Calibrator: samples calibration pairs into a ClockModel - best-of-N with a
+// bounded number of tries at start, then periodically on its own thread so
+// the frame loop never stalls - and publishes the fit for any thread to read.
+//
+// Ownership: owns its thread; the destructor stops it. The source must stay
+// valid until stop() or destruction. Thread safety: fit() and stats() may be
+// called from any thread; the rest from the owning thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/result.hpp"
+
+namespace latlab {
+
+struct CalibratorDesc {
+  uint32_t samples_per_refresh = 8;     // pairs sampled per refresh; the best (lowest deviation) is kept
+  uint32_t max_tries = 32;              // give up a refresh after this many source calls (never loops forever)
+  int64_t refresh_interval_ns = 1'000'000'000;  // periodic refresh period, ns (default 1 s)
+  ClockModelDesc model;                 // passed to the ClockModel
+};
+
+struct CalibratorStats {
+  uint64_t refreshes = 0;         // completed refreshes (start + periodic)
+  uint64_t failed_refreshes = 0;  // refreshes that got no usable pair
+  uint64_t source_calls = 0;
+  uint64_t rejected_pairs = 0;    // rejected by the model
+  int64_t last_refresh_cost_ns = 0;  // host time one refresh took (on the calibrator's thread)
+  int64_t max_refresh_cost_ns = 0;
+};
+
+class Calibrator {
+ public:
+  using Source = std::function<Result<CalibrationPair>()>;
+
+  Calibrator(Source source, TickFormat ticks, CalibratorDesc desc = {});
+  ~Calibrator();
+  Calibrator(const Calibrator&) = delete;
+  Calibrator& operator=(const Calibrator&) = delete;
+
+  // One refresh now, on the caller's thread (start-up). Error if no try in
+  // max_tries gave a usable pair.
+  Result<void> calibrate_now();
+  // Starts the periodic refresh thread (idempotent).
+  void start_periodic();
+  // Stops it and joins (idempotent).
+  void stop();
+
+  // Latest fit; null until a refresh succeeded. Any thread.
+  std::shared_ptr<const ClockFit> fit() const;
+  CalibratorStats stats() const;
+  // Every pair the model accepted so far, oldest first (for reports).
+  std::vector<CalibrationPair> accepted_pairs() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace latlab

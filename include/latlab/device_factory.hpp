@@ -1,0 +1,21 @@
+// Opening a LatencyDevice by backend name and device selector.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "latlab/gpu_device.hpp"
+#include "latlab/result.hpp"
+
+namespace latlab {
+
+struct DeviceSelector {
+  std::string backend = "vulkan";  // "vulkan", "cuda", "sim"
+  std::string device;              // index ("0") or name substring; empty = default device
+  bool validation = false;         // Vulkan: enable the Khronos validation layer
+};
+
+// Error (with the devices that exist) when the selector matches nothing.
+Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector& selector);
+
+}  // namespace latlab
