@@ -248,6 +248,31 @@ TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
   }
 }
 
+// The lead's goal on the H200 is within 1 % in at most 12 evaluations; on a
+// near-affine cost with 1 % frame-to-frame noise, over many devices (fixed
+// cost and slope vary by seed), that should hold almost always.
+TEST(LoadCalibration, OnePercentNoiseLandsWithinOnePercentAlmostAlways) {
+  int off_by_more_than_1pct = 0, over_6_evaluations = 0;
+  constexpr int kRuns = 200;
+  for (uint64_t seed = 1; seed <= kRuns; ++seed) {
+    SimLoadDeviceDesc sd;
+    sd.cost.noise_fraction = 0.01;
+    sd.cost.seed = seed;
+    sd.cost.fixed_ns = 20'000.0 + static_cast<double>(seed % 7) * 100'000.0;
+    sd.cost.ns_per_unit = 0.002 * (1.0 + static_cast<double>(seed % 11) * 0.3);
+    SimLoadDevice dev(sd);
+    LoadCalibrationDesc d;
+    auto r = calibrate_load(dev, d);
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_TRUE(r->within_tolerance) << "seed " << seed << ": " << r->outcome;
+    ASSERT_LE(r->evaluations, 12u);
+    if (std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0) > 0.01) ++off_by_more_than_1pct;
+    if (r->evaluations > 6) ++over_6_evaluations;
+  }
+  EXPECT_LE(off_by_more_than_1pct, kRuns / 100);
+  EXPECT_LE(over_6_evaluations, kRuns / 10);
+}
+
 TEST(LoadCalibration, NonMonotonicCostStaysWithinMaxEvaluationsAndPrefersTheClosestVerified) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     SimLoadDeviceDesc sd;
