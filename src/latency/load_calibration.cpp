@@ -235,11 +235,16 @@ Result<LoadCalibrationReport> Calibration::run() {
   // the bracket widths seen, to fall back to bisection when it stops shrinking.
   uint32_t lo_repeats = 0, hi_repeats = 0;
   std::vector<uint32_t> widths;
+  const std::string out_of_evaluations = "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
+  std::string stop;
   for (;;) {
-    if (!can_evaluate()) break;
+    if (!evaluations_left()) { stop = out_of_evaluations; break; }
+    if (!time_left()) { stop = "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent"; break; }
     std::optional<uint32_t> lo, hi;
     bracket(lo, hi);
     if (!lo) return too_low();  // only when a verification moved cmin above the target
+    // Fastest setting still too fast: unreachable, whatever budget is left.
+    if (!hi && *lo >= cmax && !within(points_.at(cmax).ms, tol)) return too_high();
 
     // 1. Is there something worth verifying?
     bool any_verified = false;
@@ -266,7 +271,11 @@ Result<LoadCalibrationReport> Calibration::run() {
       const bool cornered = adjacent || !evaluations_left(2);
       if (close || (cornered && (plausible || !any_verified))) candidate = pick;
     }
-    if (!candidate && adjacent) break;  // nothing left to learn
+    if (!candidate && adjacent) {  // nothing left to learn
+      stop = "no complexity within tolerance: the target falls between adjacent complexities " + std::to_string(*lo) +
+             " and " + std::to_string(*hi);
+      break;
+    }
     if (candidate) {
       const Point before = points_.at(*candidate);
       auto v = evaluate(*candidate, StepKind::verify,
@@ -276,7 +285,10 @@ Result<LoadCalibrationReport> Calibration::run() {
       if (within(v->median_ms, tol)) return polish(*candidate);
       continue;  // the verified point feeds the bracket; search on
     }
-    if (!evaluations_left(2)) break;  // the last evaluation is kept for a verification
+    if (!evaluations_left(2)) {  // the last evaluation is kept for a verification
+      stop = out_of_evaluations + " (the last one kept for a verification)";
+      break;
+    }
 
     // 2. Next search complexity.
     if (!hi && *lo >= cmax) return too_high();
@@ -341,9 +353,7 @@ Result<LoadCalibrationReport> Calibration::run() {
       hi_repeats = below ? 0 : hi_repeats + 1;
     }
   }
-  if (!evaluations_left()) return finish("max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached");
-  if (!time_left()) return finish("time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent");
-  return finish("no complexity within tolerance: the target falls between two adjacent complexities");
+  return finish(stop);
 }
 
 // A verification inside the tolerance but clearly off centre (beyond the
@@ -385,6 +395,9 @@ Result<LoadCalibrationReport> Calibration::too_low() {
     if (within(v->median_ms, d_.tolerance)) return finish("verified within tolerance at the lowest complexity");
     p = points_.at(cmin);
   }
+  if (within(p.ms, d_.tolerance)) {  // no budget left to confirm: report it, unverified
+    return finish("the lowest complexity is within tolerance by its search median; no budget left to verify it");
+  }
   std::string upper;
   if (cmax == cmin) {
     upper = num(p.ms);
@@ -415,6 +428,9 @@ Result<LoadCalibrationReport> Calibration::too_high() {
     if (!v) return v.error();
     if (within(v->median_ms, d_.tolerance)) return finish("verified within tolerance at the highest complexity");
     p = points_.at(cmax);
+  }
+  if (within(p.ms, d_.tolerance)) {
+    return finish("the highest complexity is within tolerance by its search median; no budget left to verify it");
   }
   return make_error("load calibration: target " + num(d_.target_ms, 7) + " ms is above the highest reachable GPU time " +
                     num(p.ms) + " ms at complexity " + std::to_string(cmax) + "; reachable: " +

@@ -211,6 +211,21 @@ TEST(LoadCalibration, TargetAboveTheHighestReachableTimeIsAnErrorWithTheRange) {
   EXPECT_NE(m.find("reachable: " + g4(lowest) + " .. " + g4(highest) + " ms"), std::string::npos) << m;
 }
 
+TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
+  SimLoadDevice dev;
+  LoadCalibrationDesc d;
+  d.min_complexity = d.max_complexity = 4096;
+  d.target_ms = 500;
+  auto r = calibrate_load(dev, d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("above the highest reachable"), std::string::npos) << r.error().message;
+  d.target_ms = model_ms(dev.cost_model(), d, 4096);
+  auto ok = calibrate_load(dev, d);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->complexity, 4096u);
+  EXPECT_TRUE(ok->within_tolerance);
+}
+
 TEST(LoadCalibration, TargetJustAboveTheTopIsConfirmedBeforeGivingUp) {
   SimLoadDevice dev;
   LoadCalibrationDesc d;
