@@ -28,15 +28,19 @@ struct Options {
 };
 
 constexpr const char* kFooter =
-    "Exit codes: 0 calibrated and verified within the tolerance; 1 calibration failed: the target is\n"
-    "outside the reachable range (the message gives the range), no complexity was verified within the\n"
-    "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad usage;\n"
+    "Exit codes: 0 calibrated and verified within the tolerance; 1 calibration failed: the target "
+    "is\n"
+    "outside the reachable range (the message gives the range), no complexity was verified within "
+    "the\n"
+    "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad "
+    "usage;\n"
     "3 the device cannot time GPU work (no timestamps).";
 
 bool parse_size(const std::string& text, uint32_t& w, uint32_t& h) {
   unsigned long a = 0, b = 0;
   char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X')) return false;
+  if (std::sscanf(text.c_str(), "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
+    return false;
   if (a == 0 || b == 0 || a > 16384 || b > 16384) return false;
   w = static_cast<uint32_t>(a);
   h = static_cast<uint32_t>(b);
@@ -44,18 +48,21 @@ bool parse_size(const std::string& text, uint32_t& w, uint32_t& h) {
 }
 
 std::string step_line(const LoadCalibrationStep& s) {
-  return fmt::format("  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  {}/{} frames{}  {}",
-                     s.index, to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0, s.frames_used,
-                     s.frames_used + s.frames_missing,
-                     s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
+  return fmt::format(
+      "  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  {}/{} frames{}  {}", s.index,
+      to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0, s.frames_used,
+      s.frames_used + s.frames_missing,
+      s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
 }
 
 nlohmann::json distribution_json(const Distribution& d) {
-  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev}, {"min", d.min},
-          {"p50", d.p50},     {"p90", d.p90},         {"p95", d.p95},   {"p99", d.p99},       {"max", d.max}};
+  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev},
+          {"min", d.min},     {"p50", d.p50},         {"p90", d.p90},   {"p95", d.p95},
+          {"p99", d.p99},     {"max", d.max}};
 }
 
-nlohmann::json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d, const DeviceInfo& info) {
+nlohmann::json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d,
+                           const DeviceInfo& info) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : r.steps) {
     steps.push_back({{"index", s.index},
@@ -107,7 +114,9 @@ nlohmann::json report_json(const LoadCalibrationReport& r, const LoadCalibration
 int run(const Options& o) {
   LoadCalibrationDesc desc;
   if (!parse_size(o.size, desc.width, desc.height)) {
-    std::fprintf(stderr, "latlab calibrate-load: --size must be WxH with 1..16384 pixels each (e.g. 1920x1080), got '%s'\n",
+    std::fprintf(stderr,
+                 "latlab calibrate-load: --size must be WxH with 1..16384 pixels each (e.g. "
+                 "1920x1080), got '%s'\n",
                  o.size.c_str());
     return kExitUsage;
   }
@@ -123,7 +132,8 @@ int run(const Options& o) {
   sel.validation = o.validation;
   auto device = open_latency_device(sel);
   if (!device) {
-    std::fprintf(stderr, "latlab calibrate-load: cannot open a device: %s\n", device.error().message.c_str());
+    std::fprintf(stderr, "latlab calibrate-load: cannot open a device: %s\n",
+                 device.error().message.c_str());
     return kExitRunFailed;
   }
   LatencyDevice& dev = **device;
@@ -131,20 +141,22 @@ int run(const Options& o) {
   if (!info.can_time) {
     std::string why;
     for (const auto& m : info.missing) why += fmt::format("; {}: {}", m.name, m.reason);
-    std::fprintf(stderr, "latlab calibrate-load: device '%s' (%s) cannot time GPU work%s\n", info.name.c_str(),
-                 info.backend.c_str(), why.c_str());
+    std::fprintf(stderr, "latlab calibrate-load: device '%s' (%s) cannot time GPU work%s\n",
+                 info.name.c_str(), info.backend.c_str(), why.c_str());
     return kExitMissingCapability;
   }
 
   // With --json, stdout carries only the JSON document; progress goes to stderr.
   std::FILE* text = o.json ? stderr : stdout;
-  std::fprintf(text, "%s",
-               fmt::format("calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
-                           "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
-                           info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
-                           desc.passes, o.form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
-                           desc.verify_frames, desc.max_evaluations)
-                   .c_str());
+  std::fprintf(
+      text, "%s",
+      fmt::format(
+          "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
+          "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
+          info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
+          desc.passes, o.form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
+          desc.verify_frames, desc.max_evaluations)
+          .c_str());
   desc.on_step = [text](const LoadCalibrationStep& s) {
     std::fprintf(text, "%s\n", step_line(s).c_str());
     std::fflush(text);
@@ -162,26 +174,31 @@ int run(const Options& o) {
     std::printf("%s\n", report_json(*r, desc, info).dump(2).c_str());
   } else {
     const Distribution& g = r->gpu_ms;
-    std::printf("%s", fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n", r->complexity,
-                                  r->median_ms, r->error_fraction * 100.0, desc.target_ms,
-                                  r->verified ? "" : " (NOT verified)")
-                          .c_str());
+    std::printf("%s",
+                fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n",
+                            r->complexity, r->median_ms, r->error_fraction * 100.0, desc.target_ms,
+                            r->verified ? "" : " (NOT verified)")
+                    .c_str());
     if (r->verified) {
-      std::printf("%s", fmt::format("  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max {:.4f}  "
-                                    "stddev {:.4f} ms\n",
-                                    g.count, g.missing, r->p5_ms, g.p95, g.min, g.max, g.stddev)
-                            .c_str());
+      std::printf(
+          "%s", fmt::format(
+                    "  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max {:.4f}  "
+                    "stddev {:.4f} ms\n",
+                    g.count, g.missing, r->p5_ms, g.p95, g.min, g.max, g.stddev)
+                    .c_str());
     }
-    std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n", r->outcome,
-                                  r->evaluations, r->frames_submitted, r->frames_missing,
-                                  static_cast<double>(r->wall_ns) / 1e6)
+    std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",
+                                  r->outcome, r->evaluations, r->frames_submitted,
+                                  r->frames_missing, static_cast<double>(r->wall_ns) / 1e6)
                           .c_str());
   }
   if (!r->within_tolerance) {
     std::fprintf(stderr,
-                 "latlab calibrate-load: no complexity verified within %.3g%% of %.7g ms (%s); closest: complexity %u "
+                 "latlab calibrate-load: no complexity verified within %.3g%% of %.7g ms (%s); "
+                 "closest: complexity %u "
                  "at %.4g ms\n",
-                 desc.tolerance * 100.0, desc.target_ms, r->outcome.c_str(), r->complexity, r->median_ms);
+                 desc.tolerance * 100.0, desc.target_ms, r->outcome.c_str(), r->complexity,
+                 r->median_ms);
     return kExitRunFailed;
   }
   return kExitOk;
@@ -189,10 +206,10 @@ int run(const Options& o) {
 
 std::function<int()> setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand(
-      "calibrate-load",
-      "Choose the shader complexity (1..4096, four post-process passes) whose GPU time per frame hits a target: "
-      "the load of Loaded latency");
+  CLI::App* sub = app.add_subcommand("calibrate-load",
+                                     "Choose the shader complexity (1..4096, four post-process "
+                                     "passes) whose GPU time per frame hits a target: "
+                                     "the load of Loaded latency");
   sub->add_option("--target-ms", o->target_ms, "GPU time per frame to reach, ms (120 Hz budget)")
       ->default_str("8.333333")
       ->check(CLI::PositiveNumber);
@@ -200,7 +217,8 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--form", o->form, "workload form")
       ->capture_default_str()
       ->check(CLI::IsMember({"compute", "fragment"}));
-  sub->add_option("--device", o->device, "device index or name substring (default: the backend's default device)");
+  sub->add_option("--device", o->device,
+                  "device index or name substring (default: the backend's default device)");
   sub->add_option("--backend", o->backend, "backend: vulkan, cuda, sim")->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")
       ->capture_default_str()

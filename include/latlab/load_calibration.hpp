@@ -43,22 +43,23 @@ inline constexpr double kLoadedTargetMs = 8.333333;  // 120 Hz budget (seeds 001
 struct LoadCalibrationStep;
 
 struct LoadCalibrationDesc {
-  double target_ms = kLoadedTargetMs;   // GPU time per frame to hit, ms (> 0)
-  double tolerance = 0.02;              // accepted |median - target| / target (0 < tol <= 0.5)
-  double refine_fraction = 0.25;        // refine until within tolerance * this, then verify
-  uint32_t width = 1920;                // render target size, pixels
+  double target_ms = kLoadedTargetMs;  // GPU time per frame to hit, ms (> 0)
+  double tolerance = 0.02;             // accepted |median - target| / target (0 < tol <= 0.5)
+  double refine_fraction = 0.25;       // refine until within tolerance * this, then verify
+  uint32_t width = 1920;               // render target size, pixels
   uint32_t height = 1080;
-  uint32_t passes = 4;                  // post-process passes per frame (fixed: four)
+  uint32_t passes = 4;  // post-process passes per frame (fixed: four)
   WorkloadForm form = WorkloadForm::compute;
   uint32_t min_complexity = kMinLoadComplexity;  // search range, within 1..4096
   uint32_t max_complexity = kMaxLoadComplexity;
-  uint32_t discard_frames = 1;          // warm-up frames per evaluation, not measured (>= 0)
-  uint32_t frames_per_eval = 4;         // measured frames per search evaluation (>= 1)
-  uint32_t verify_frames = 30;          // measured frames of a verification (>= 1)
-  uint32_t max_evaluations = 12;        // search + verification evaluations in all (>= 2)
-  double max_growth = 256.0;            // largest complexity multiple per step before bracketing (> 1)
-  int64_t max_wall_ns = 10'000'000'000; // wall-time budget on the host clock, ns (checked between evaluations)
-  uint64_t first_frame_id = 0;          // frame ids used: first_frame_id, +1, ...
+  uint32_t discard_frames = 1;    // warm-up frames per evaluation, not measured (>= 0)
+  uint32_t frames_per_eval = 4;   // measured frames per search evaluation (>= 1)
+  uint32_t verify_frames = 30;    // measured frames of a verification (>= 1)
+  uint32_t max_evaluations = 12;  // search + verification evaluations in all (>= 2)
+  double max_growth = 256.0;      // largest complexity multiple per step before bracketing (> 1)
+  int64_t max_wall_ns =
+      10'000'000'000;  // wall-time budget on the host clock, ns (checked between evaluations)
+  uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
   // Called after every evaluation (progress output). Optional.
   std::function<void(const LoadCalibrationStep&)> on_step;
 };
@@ -69,7 +70,7 @@ enum class StepKind : uint8_t {
 };
 
 struct LoadCalibrationStep {
-  uint32_t index = 0;             // 0-based evaluation number
+  uint32_t index = 0;  // 0-based evaluation number
   StepKind kind = StepKind::search;
   uint32_t complexity = 0;
   double median_ms = 0;           // median GPU time of the ok frames, ms
@@ -95,8 +96,8 @@ struct LoadCalibrationReport {
   double median_ms = 0;           // median GPU time at `complexity` (verification's when verified)
   double error_fraction = 0;      // (median_ms - target_ms) / target_ms
   double p5_ms = 0;               // 5th percentile of the verification frames
-  Distribution gpu_ms;            // verification frames at `complexity` (count, missing, p50..max), ms
-  std::string outcome;            // one line: how the search ended
+  Distribution gpu_ms;  // verification frames at `complexity` (count, missing, p50..max), ms
+  std::string outcome;  // one line: how the search ended
 
   // Affine fit cost = fixed + per_complexity * complexity from the last two
   // points used to step (0 when never fitted).
@@ -107,15 +108,16 @@ struct LoadCalibrationReport {
   uint32_t evaluations = 0;
   uint64_t frames_submitted = 0;
   uint64_t frames_missing = 0;
-  int64_t wall_ns = 0;            // host-clock time the calibration took
-  uint64_t next_frame_id = 0;     // first frame id not used
+  int64_t wall_ns = 0;         // host-clock time the calibration took
+  uint64_t next_frame_id = 0;  // first frame id not used
 };
 
 // Calibrates; see the file comment. Errors: invalid desc, a device that
 // cannot time GPU work, device failures (with the frame), an evaluation in
 // which fewer than half of the measured frames had usable timestamps, and a
 // target outside the reachable range (message gives the range).
-Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device, const LoadCalibrationDesc& desc = {});
+Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
+                                             const LoadCalibrationDesc& desc = {});
 
 const char* to_string(StepKind kind);
 

@@ -19,24 +19,26 @@
 namespace latlab {
 
 struct PerformanceDesc {
-  uint32_t warmup_frames = 5;   // run first and not measured
-  uint32_t in_flight = 2;       // frames queued ahead of the one waited on (>= 1; the device must accept this many)
+  uint32_t warmup_frames = 5;  // run first and not measured
+  uint32_t in_flight =
+      2;  // frames queued ahead of the one waited on (>= 1; the device must accept this many)
   uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
 };
 
 struct PerformanceReport {
   FrameWorkload work;
-  uint32_t frames = 0;          // measured frames
-  Distribution gpu_ms;          // per frame: GPU end - begin, ms
-  Distribution fps;             // per frame: 1000 / (GPU end[i] - GPU end[i-1] in ms)
-  double gpu_timeline_fps = 0;  // measured frames / (last GPU end - end of the frame before the first), 0 if unknown
-  int64_t wall_ns = 0;          // host-clock time of the whole run, warm-up included
-  uint64_t next_frame_id = 0;   // first frame id not used
+  uint32_t frames = 0;  // measured frames
+  Distribution gpu_ms;  // per frame: GPU end - begin, ms
+  Distribution fps;     // per frame: 1000 / (GPU end[i] - GPU end[i-1] in ms)
+  double gpu_timeline_fps =
+      0;  // measured frames / (last GPU end - end of the frame before the first), 0 if unknown
+  int64_t wall_ns = 0;         // host-clock time of the whole run, warm-up included
+  uint64_t next_frame_id = 0;  // first frame id not used
 };
 
 // Errors: frames == 0, in_flight == 0, device without timestamps, and device
 // failures (with the frame id).
-Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWorkload& work, uint32_t frames,
-                                          const PerformanceDesc& desc = {});
+Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWorkload& work,
+                                          uint32_t frames, const PerformanceDesc& desc = {});
 
 }  // namespace latlab

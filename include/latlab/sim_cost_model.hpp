@@ -25,17 +25,17 @@
 namespace latlab {
 
 struct SimCostModelDesc {
-  double fixed_ns = 20'000.0;          // per-frame cost independent of complexity (barriers, launch), ns
-  double ns_per_unit = 0.002;          // ns per pixel per pass per complexity unit (default: 8.33 ms at
-                                       // 1920x1080, 4 passes near complexity 500)
-  double complexity_exponent = 1.0;    // cost grows with complexity^exponent; 1 = affine model
-  double fragment_factor = 1.1;        // per-unit cost multiplier of the fragment form
-  double wobble_fraction = 0.0;        // non-monotonic term: *(1 + w*sin(2*pi*complexity/wobble_period))
-  double wobble_period = 16.0;         // in complexity units
-  double noise_fraction = 0.0;         // relative stddev of per-frame Gaussian noise (0 = none)
-  uint32_t outlier_every = 0;          // every Nth sampled frame is an outlier (0 = never)
-  double outlier_factor = 3.0;         // outlier frames cost this many times more
-  uint64_t seed = 1;                   // noise seed: same seed, same sequence
+  double fixed_ns = 20'000.0;  // per-frame cost independent of complexity (barriers, launch), ns
+  double ns_per_unit = 0.002;  // ns per pixel per pass per complexity unit (default: 8.33 ms at
+                               // 1920x1080, 4 passes near complexity 500)
+  double complexity_exponent = 1.0;  // cost grows with complexity^exponent; 1 = affine model
+  double fragment_factor = 1.1;      // per-unit cost multiplier of the fragment form
+  double wobble_fraction = 0.0;  // non-monotonic term: *(1 + w*sin(2*pi*complexity/wobble_period))
+  double wobble_period = 16.0;   // in complexity units
+  double noise_fraction = 0.0;   // relative stddev of per-frame Gaussian noise (0 = none)
+  uint32_t outlier_every = 0;    // every Nth sampled frame is an outlier (0 = never)
+  double outlier_factor = 3.0;   // outlier frames cost this many times more
+  uint64_t seed = 1;             // noise seed: same seed, same sequence
 };
 
 class SimCostModel {
@@ -61,16 +61,18 @@ class SimCostModel {
 
 struct SimLoadDeviceDesc {
   SimCostModelDesc cost;
-  std::string name = "sim-load";        // DeviceInfo::name
-  TickFormat ticks{};                   // device tick format (default: 1 ns, 64 valid bits)
-  uint64_t tick_at_start = 0;           // device ticks at the virtual start (set near 2^valid_bits to test wrap)
+  std::string name = "sim-load";  // DeviceInfo::name
+  TickFormat ticks{};             // device tick format (default: 1 ns, 64 valid bits)
+  uint64_t tick_at_start =
+      0;  // device ticks at the virtual start (set near 2^valid_bits to test wrap)
   int64_t start_host_ns = 1'000'000'000;  // virtual host clock at construction, ns
-  int64_t submit_cpu_ns = 20'000;       // virtual host time one submit_frame takes, ns
-  int64_t queue_delay_ns = 30'000;      // submit end -> GPU begin when the queue is idle, ns
-  int64_t wake_delay_ns = 10'000;       // GPU end -> CPU sees completion, ns
-  uint32_t max_in_flight = 4;           // submits beyond this many unwaited frames fail
-  bool can_time = true;                 // false: a device without GPU timestamps
-  uint32_t fail_every = 0;              // every Nth submitted frame (1-based) gets fail_status (0 = never, 1 = all)
+  int64_t submit_cpu_ns = 20'000;         // virtual host time one submit_frame takes, ns
+  int64_t queue_delay_ns = 30'000;        // submit end -> GPU begin when the queue is idle, ns
+  int64_t wake_delay_ns = 10'000;         // GPU end -> CPU sees completion, ns
+  uint32_t max_in_flight = 4;             // submits beyond this many unwaited frames fail
+  bool can_time = true;                   // false: a device without GPU timestamps
+  uint32_t fail_every =
+      0;  // every Nth submitted frame (1-based) gets fail_status (0 = never, 1 = all)
   QueryStatus fail_status = QueryStatus::invalid;
 };
 
@@ -106,7 +108,7 @@ class SimLoadDevice final : public LatencyDevice {
   SimCostModel model_;
   mutable std::mutex clock_mutex_;  // guards now_ns_ (sample_calibration may run on another thread)
   int64_t now_ns_;
-  int64_t queue_free_ns_;           // when the GPU finishes the last queued frame
+  int64_t queue_free_ns_;  // when the GPU finishes the last queued frame
   std::deque<Pending> pending_;
   uint64_t frames_submitted_ = 0;
 };

@@ -15,7 +15,8 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
     return make_error("backend " + selector.backend + " is not built (this build has: sim)");
   }
   SimLoadDeviceDesc desc;
-  desc.cost.noise_fraction = 0.01;  // seeded: runs are repeatable but show a spread, like a real GPU
+  desc.cost.noise_fraction =
+      0.01;  // seeded: runs are repeatable but show a spread, like a real GPU
   const std::string& d = selector.device;
   if (!d.empty() && d != "0" && desc.name.find(d) == std::string::npos) {
     return make_error("no sim device matches '" + d + "'; devices: 0: " + desc.name);

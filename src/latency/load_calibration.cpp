@@ -14,9 +14,7 @@
 
 namespace latlab {
 
-const char* to_string(StepKind kind) {
-  return kind == StepKind::verify ? "verify" : "search";
-}
+const char* to_string(StepKind kind) { return kind == StepKind::verify ? "verify" : "search"; }
 
 namespace {
 
@@ -26,21 +24,30 @@ std::string num(double v, int significant = 4) {
   return buf;
 }
 
-const char* form_name(WorkloadForm f) { return f == WorkloadForm::fragment ? "fragment" : "compute"; }
+const char* form_name(WorkloadForm f) {
+  return f == WorkloadForm::fragment ? "fragment" : "compute";
+}
 
 Result<void> validate(const LoadCalibrationDesc& d) {
   auto bad = [](std::string what) { return make_error("load calibration: " + std::move(what)); };
-  if (!(d.target_ms > 0.0) || !std::isfinite(d.target_ms)) return bad("target_ms must be a positive number of ms, got " + num(d.target_ms));
-  if (!(d.tolerance > 0.0) || d.tolerance > 0.5) return bad("tolerance must be in (0, 0.5], got " + num(d.tolerance));
-  if (!(d.refine_fraction > 0.0) || d.refine_fraction > 1.0) return bad("refine_fraction must be in (0, 1], got " + num(d.refine_fraction));
+  if (!(d.target_ms > 0.0) || !std::isfinite(d.target_ms))
+    return bad("target_ms must be a positive number of ms, got " + num(d.target_ms));
+  if (!(d.tolerance > 0.0) || d.tolerance > 0.5)
+    return bad("tolerance must be in (0, 0.5], got " + num(d.tolerance));
+  if (!(d.refine_fraction > 0.0) || d.refine_fraction > 1.0)
+    return bad("refine_fraction must be in (0, 1], got " + num(d.refine_fraction));
   if (d.width == 0 || d.height == 0) return bad("width and height must be at least 1 pixel");
   if (d.passes == 0) return bad("passes must be at least 1");
-  if (d.min_complexity < kMinLoadComplexity || d.max_complexity > kMaxLoadComplexity || d.min_complexity > d.max_complexity) {
-    return bad("complexity range " + std::to_string(d.min_complexity) + ".." + std::to_string(d.max_complexity) +
-               " must lie within " + std::to_string(kMinLoadComplexity) + ".." + std::to_string(kMaxLoadComplexity));
+  if (d.min_complexity < kMinLoadComplexity || d.max_complexity > kMaxLoadComplexity ||
+      d.min_complexity > d.max_complexity) {
+    return bad("complexity range " + std::to_string(d.min_complexity) + ".." +
+               std::to_string(d.max_complexity) + " must lie within " +
+               std::to_string(kMinLoadComplexity) + ".." + std::to_string(kMaxLoadComplexity));
   }
-  if (d.frames_per_eval == 0 || d.verify_frames == 0) return bad("frames_per_eval and verify_frames must be at least 1");
-  if (d.max_evaluations < 2) return bad("max_evaluations must be at least 2 (one search, one verification)");
+  if (d.frames_per_eval == 0 || d.verify_frames == 0)
+    return bad("frames_per_eval and verify_frames must be at least 1");
+  if (d.max_evaluations < 2)
+    return bad("max_evaluations must be at least 2 (one search, one verification)");
   if (!(d.max_growth > 1.0)) return bad("max_growth must be > 1");
   if (d.max_wall_ns <= 0) return bad("max_wall_ns must be positive");
   return {};
@@ -51,7 +58,8 @@ struct Point {
   double ms = 0;
   bool verified = false;
   uint32_t frames = 0;
-  double rel_se = 0;   // standard error of the median relative to it, from the frames' MAD (0 = no noise seen)
+  double rel_se =
+      0;  // standard error of the median relative to it, from the frames' MAD (0 = no noise seen)
 };
 
 struct AffineFit {
@@ -101,8 +109,8 @@ class Calibration {
   void bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& hi) const;
   std::optional<uint32_t> best_unverified() const;
   std::string size_text() const {
-    return std::to_string(d_.width) + "x" + std::to_string(d_.height) + ", " + std::to_string(d_.passes) + " " +
-           form_name(d_.form) + " passes";
+    return std::to_string(d_.width) + "x" + std::to_string(d_.height) + ", " +
+           std::to_string(d_.passes) + " " + form_name(d_.form) + " passes";
   }
   Result<LoadCalibrationReport> polish(uint32_t verified);
   Result<LoadCalibrationReport> too_low();
@@ -118,7 +126,8 @@ class Calibration {
   std::map<uint32_t, std::vector<double>> verified_samples_;  // ms, per verified complexity
 };
 
-Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind kind, std::string why) {
+Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind kind,
+                                                  std::string why) {
   const uint32_t measured = kind == StepKind::verify ? d_.verify_frames : d_.frames_per_eval;
   const uint32_t total = d_.discard_frames + measured;
   const FrameWorkload work{d_.passes, complexity, d_.width, d_.height, d_.form};
@@ -138,15 +147,17 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
   for (uint32_t i = 0; i < total; ++i) {
     const uint64_t id = next_frame_id_++;
     if (auto sub = dev_.submit_frame(id, work); !sub) {
-      return make_error("load calibration: submitting frame " + std::to_string(id) + " at complexity " +
-                        std::to_string(complexity) + " failed: " + sub.error().message);
+      return make_error("load calibration: submitting frame " + std::to_string(id) +
+                        " at complexity " + std::to_string(complexity) +
+                        " failed: " + sub.error().message);
     }
     auto timing = dev_.wait_frame(id);
     ++s.frames_submitted;
     ++r_.frames_submitted;
     if (!timing) {
-      return make_error("load calibration: waiting for frame " + std::to_string(id) + " at complexity " +
-                        std::to_string(complexity) + " failed: " + timing.error().message);
+      return make_error("load calibration: waiting for frame " + std::to_string(id) +
+                        " at complexity " + std::to_string(complexity) +
+                        " failed: " + timing.error().message);
     }
     if (i < d_.discard_frames) continue;  // warm-up: caches, clocks, pipeline creation
     if (timing->gpu_status != QueryStatus::ok) {
@@ -154,18 +165,21 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
       ++bad_status[timing->gpu_status];
       continue;
     }
-    ms.push_back(static_cast<double>(ticks.span_ns(timing->gpu_begin_ticks, timing->gpu_end_ticks)) / 1e6);
+    ms.push_back(
+        static_cast<double>(ticks.span_ns(timing->gpu_begin_ticks, timing->gpu_end_ticks)) / 1e6);
   }
   r_.frames_missing += s.frames_missing;
   s.frames_used = static_cast<uint32_t>(ms.size());
   if (ms.size() * 2 < measured || ms.empty()) {
     std::string statuses;
     for (const auto& [st, n] : bad_status) {
-      statuses += (statuses.empty() ? "" : ", ") + std::string(to_string(st)) + ": " + std::to_string(n);
+      statuses +=
+          (statuses.empty() ? "" : ", ") + std::string(to_string(st)) + ": " + std::to_string(n);
     }
-    return make_error("load calibration: only " + std::to_string(ms.size()) + " of " + std::to_string(measured) +
-                      " measured frames at complexity " + std::to_string(complexity) +
-                      " had usable GPU timestamps (" + statuses + ") on device '" + dev_.info().name +
+    return make_error("load calibration: only " + std::to_string(ms.size()) + " of " +
+                      std::to_string(measured) + " measured frames at complexity " +
+                      std::to_string(complexity) + " had usable GPU timestamps (" + statuses +
+                      ") on device '" + dev_.info().name +
                       "'; the GPU time cannot be calibrated without them");
   }
   std::sort(ms.begin(), ms.end());
@@ -179,9 +193,10 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
   std::sort(dev.begin(), dev.end());
   // Standard error of a median ~ 1.2533 * sigma / sqrt(n), sigma ~ 1.4826 * MAD
   // (normal noise); robust to the odd slow frame, unlike the stddev.
-  const double rel_se = s.median_ms > 0 ? 1.2533 * 1.4826 * percentile_sorted(dev, 0.5) /
-                                              std::sqrt(static_cast<double>(ms.size())) / s.median_ms
-                                        : 0.0;
+  const double rel_se = s.median_ms > 0
+                            ? 1.2533 * 1.4826 * percentile_sorted(dev, 0.5) /
+                                  std::sqrt(static_cast<double>(ms.size())) / s.median_ms
+                            : 0.0;
 
   // A verification is worth more than a search measurement; never let a
   // later, smaller sample overwrite it.
@@ -203,7 +218,10 @@ void Calibration::bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& 
   lo.reset();
   hi.reset();
   for (const auto& [c, p] : points_) {
-    if (p.ms > d_.target_ms) { hi = c; break; }
+    if (p.ms > d_.target_ms) {
+      hi = c;
+      break;
+    }
   }
   for (const auto& [c, p] : points_) {
     if (hi && c >= *hi) break;
@@ -216,7 +234,10 @@ std::optional<uint32_t> Calibration::best_unverified() const {
   double best_err = std::numeric_limits<double>::infinity();
   for (const auto& [c, p] : points_) {
     if (p.verified) continue;
-    if (std::fabs(err(p.ms)) < best_err) { best_err = std::fabs(err(p.ms)); best = c; }
+    if (std::fabs(err(p.ms)) < best_err) {
+      best_err = std::fabs(err(p.ms));
+      best = c;
+    }
   }
   return best;
 }
@@ -235,11 +256,18 @@ Result<LoadCalibrationReport> Calibration::run() {
   // the bracket widths seen, to fall back to bisection when it stops shrinking.
   uint32_t lo_repeats = 0, hi_repeats = 0;
   std::vector<uint32_t> widths;
-  const std::string out_of_evaluations = "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
+  const std::string out_of_evaluations =
+      "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
   std::string stop;
   for (;;) {
-    if (!evaluations_left()) { stop = out_of_evaluations; break; }
-    if (!time_left()) { stop = "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent"; break; }
+    if (!evaluations_left()) {
+      stop = out_of_evaluations;
+      break;
+    }
+    if (!time_left()) {
+      stop = "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent";
+      break;
+    }
     std::optional<uint32_t> lo, hi;
     bracket(lo, hi);
     if (!lo) return too_low();  // only when a verification moved cmin above the target
@@ -256,7 +284,9 @@ Result<LoadCalibrationReport> Calibration::run() {
       // The crossing lies between the two bracket ends: prefer them.
       std::optional<uint32_t> end;
       for (uint32_t c : {*lo, *hi}) {
-        if (!points_.at(c).verified && (!end || std::fabs(err(points_.at(c).ms)) < std::fabs(err(points_.at(*end).ms)))) end = c;
+        if (!points_.at(c).verified &&
+            (!end || std::fabs(err(points_.at(c).ms)) < std::fabs(err(points_.at(*end).ms))))
+          end = c;
       }
       if (end) pick = end;
     }
@@ -272,15 +302,15 @@ Result<LoadCalibrationReport> Calibration::run() {
       if (close || (cornered && (plausible || !any_verified))) candidate = pick;
     }
     if (!candidate && adjacent) {  // nothing left to learn
-      stop = "no complexity within tolerance: the target falls between adjacent complexities " + std::to_string(*lo) +
-             " and " + std::to_string(*hi);
+      stop = "no complexity within tolerance: the target falls between adjacent complexities " +
+             std::to_string(*lo) + " and " + std::to_string(*hi);
       break;
     }
     if (candidate) {
       const Point before = points_.at(*candidate);
       auto v = evaluate(*candidate, StepKind::verify,
-                        "verify: search median " + num(before.ms) + " ms is " + num(err(before.ms) * 100, 3) +
-                            "% from the target");
+                        "verify: search median " + num(before.ms) + " ms is " +
+                            num(err(before.ms) * 100, 3) + "% from the target");
       if (!v) return v.error();
       if (within(v->median_ms, tol)) return polish(*candidate);
       continue;  // the verified point feeds the bracket; search on
@@ -320,29 +350,36 @@ Result<LoadCalibrationReport> Calibration::run() {
                            std::max(upper, *lo + 1));
         why = "proportional guess from complexity " + std::to_string(*lo);
       }
-      if (next >= cmax) why += " (capped at the highest complexity)";
-      else if (next >= upper) why += " (growth capped)";
+      if (next >= cmax)
+        why += " (capped at the highest complexity)";
+      else if (next >= upper)
+        why += " (growth capped)";
     } else {
       const uint32_t a = *lo, b = *hi;
       widths.push_back(b - a);
       const bool stalled = widths.size() >= 4 && widths.back() * 2 > widths[widths.size() - 4];
-      const double ya = (points_.at(a).ms - d_.target_ms) * std::pow(0.5, hi_repeats > 1 ? hi_repeats - 1 : 0);
-      const double yb = (points_.at(b).ms - d_.target_ms) * std::pow(0.5, lo_repeats > 1 ? lo_repeats - 1 : 0);
-      const double x = static_cast<double>(a) + (0.0 - ya) * (static_cast<double>(b) - static_cast<double>(a)) / (yb - ya);
+      const double ya =
+          (points_.at(a).ms - d_.target_ms) * std::pow(0.5, hi_repeats > 1 ? hi_repeats - 1 : 0);
+      const double yb =
+          (points_.at(b).ms - d_.target_ms) * std::pow(0.5, lo_repeats > 1 ? lo_repeats - 1 : 0);
+      const double x = static_cast<double>(a) +
+                       (0.0 - ya) * (static_cast<double>(b) - static_cast<double>(a)) / (yb - ya);
       if (!stalled && std::isfinite(x) && yb > ya) {
         const AffineFit f = fit_two(a, points_.at(a).ms, b, points_.at(b).ms);
         r_.fit_fixed_ms = f.fixed_ms;
         r_.fit_ms_per_complexity = f.per_complexity_ms;
         next = round_clamp(x, a + 1, b - 1);
         why = "interpolation between " + std::to_string(a) + " and " + std::to_string(b) +
-              ((lo_repeats > 1 || hi_repeats > 1) ? " (Illinois-weighted)" : "") + " reaches the target at " + num(x, 6);
+              ((lo_repeats > 1 || hi_repeats > 1) ? " (Illinois-weighted)" : "") +
+              " reaches the target at " + num(x, 6);
       } else {
         // Geometric midpoint while the bracket spans a wide ratio, else arithmetic.
         const double mid = static_cast<double>(b) > 4.0 * static_cast<double>(a)
                                ? std::sqrt(static_cast<double>(a) * static_cast<double>(b))
                                : 0.5 * (static_cast<double>(a) + static_cast<double>(b));
         next = round_clamp(mid, a + 1, b - 1);
-        why = "bisection of " + std::to_string(a) + ".." + std::to_string(b) + " (the bracket did not halve in three steps)";
+        why = "bisection of " + std::to_string(a) + ".." + std::to_string(b) +
+              " (the bracket did not halve in three steps)";
       }
     }
     auto s = evaluate(next, StepKind::search, why);
@@ -368,7 +405,8 @@ Result<LoadCalibrationReport> Calibration::polish(uint32_t verified) {
   // Slope from the point farthest away in GPU time: noise matters least there.
   std::optional<uint32_t> far;
   for (const auto& [c, q] : points_) {
-    if (c != verified && (!far || std::fabs(q.ms - p.ms) > std::fabs(points_.at(*far).ms - p.ms))) far = c;
+    if (c != verified && (!far || std::fabs(q.ms - p.ms) > std::fabs(points_.at(*far).ms - p.ms)))
+      far = c;
   }
   if (!far) return finish("verified within tolerance");
   const AffineFit f = fit_two(*far, points_.at(*far).ms, verified, p.ms);
@@ -379,8 +417,9 @@ Result<LoadCalibrationReport> Calibration::polish(uint32_t verified) {
     return finish("verified within tolerance");
   }
   auto v = evaluate(next, StepKind::verify,
-                    "polish: verified " + num(err(p.ms) * 100, 3) + "% off; slope " + num(f.per_complexity_ms) +
-                        " ms/complexity from complexity " + std::to_string(*far) + " puts the target at " + num(x, 6));
+                    "polish: verified " + num(err(p.ms) * 100, 3) + "% off; slope " +
+                        num(f.per_complexity_ms) + " ms/complexity from complexity " +
+                        std::to_string(*far) + " puts the target at " + num(x, 6));
   if (!v) return v.error();
   return finish("verified within tolerance");
 }
@@ -392,11 +431,14 @@ Result<LoadCalibrationReport> Calibration::too_low() {
   if (!p.verified && within(p.ms, 3.0 * d_.tolerance) && can_evaluate()) {
     auto v = evaluate(cmin, StepKind::verify, "confirm the lower end of the range");
     if (!v) return v.error();
-    if (within(v->median_ms, d_.tolerance)) return finish("verified within tolerance at the lowest complexity");
+    if (within(v->median_ms, d_.tolerance))
+      return finish("verified within tolerance at the lowest complexity");
     p = points_.at(cmin);
   }
   if (within(p.ms, d_.tolerance)) {  // no budget left to confirm: report it, unverified
-    return finish("the lowest complexity is within tolerance by its search median; no budget left to verify it");
+    return finish(
+        "the lowest complexity is within tolerance by its search median; no budget left to verify "
+        "it");
   }
   std::string upper;
   if (cmax == cmin) {
@@ -404,19 +446,22 @@ Result<LoadCalibrationReport> Calibration::too_low() {
   } else {
     const uint32_t c2 = std::min(cmax, std::max(cmin + 1, 2 * cmin));
     if (!points_.contains(c2) && can_evaluate()) {
-      auto s = evaluate(c2, StepKind::search, "second point, to estimate the top of the reachable range");
+      auto s = evaluate(c2, StepKind::search,
+                        "second point, to estimate the top of the reachable range");
       if (!s) return s.error();
     }
     if (points_.contains(c2)) {
       const AffineFit f = fit_two(cmin, p.ms, c2, points_.at(c2).ms);
-      upper = f.usable() ? "~" + num(f.fixed_ms + f.per_complexity_ms * cmax) + " (extrapolated)" : "unknown";
+      upper = f.usable() ? "~" + num(f.fixed_ms + f.per_complexity_ms * cmax) + " (extrapolated)"
+                         : "unknown";
     } else {
       upper = "unknown";
     }
   }
-  return make_error("load calibration: target " + num(d_.target_ms, 7) + " ms is below the lowest reachable GPU time " +
-                    num(p.ms) + " ms at complexity " + std::to_string(cmin) + "; reachable: " + num(p.ms) + " .. " +
-                    upper + " ms at this size (" + size_text() +
+  return make_error("load calibration: target " + num(d_.target_ms, 7) +
+                    " ms is below the lowest reachable GPU time " + num(p.ms) +
+                    " ms at complexity " + std::to_string(cmin) + "; reachable: " + num(p.ms) +
+                    " .. " + upper + " ms at this size (" + size_text() +
                     "). Use a smaller size or a larger target.");
 }
 
@@ -426,16 +471,20 @@ Result<LoadCalibrationReport> Calibration::too_high() {
   if (!p.verified && within(p.ms, 3.0 * d_.tolerance) && can_evaluate()) {
     auto v = evaluate(cmax, StepKind::verify, "confirm the upper end of the range");
     if (!v) return v.error();
-    if (within(v->median_ms, d_.tolerance)) return finish("verified within tolerance at the highest complexity");
+    if (within(v->median_ms, d_.tolerance))
+      return finish("verified within tolerance at the highest complexity");
     p = points_.at(cmax);
   }
   if (within(p.ms, d_.tolerance)) {
-    return finish("the highest complexity is within tolerance by its search median; no budget left to verify it");
+    return finish(
+        "the highest complexity is within tolerance by its search median; no budget left to verify "
+        "it");
   }
-  return make_error("load calibration: target " + num(d_.target_ms, 7) + " ms is above the highest reachable GPU time " +
-                    num(p.ms) + " ms at complexity " + std::to_string(cmax) + "; reachable: " +
-                    num(points_.at(cmin).ms) + " .. " + num(p.ms) + " ms at this size (" + size_text() +
-                    "). Use a larger size or a smaller target.");
+  return make_error(
+      "load calibration: target " + num(d_.target_ms, 7) +
+      " ms is above the highest reachable GPU time " + num(p.ms) + " ms at complexity " +
+      std::to_string(cmax) + "; reachable: " + num(points_.at(cmin).ms) + " .. " + num(p.ms) +
+      " ms at this size (" + size_text() + "). Use a larger size or a smaller target.");
 }
 
 LoadCalibrationReport Calibration::finish(std::string outcome) {
@@ -477,14 +526,17 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
 
 }  // namespace
 
-Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device, const LoadCalibrationDesc& desc) {
+Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
+                                             const LoadCalibrationDesc& desc) {
   if (auto v = validate(desc); !v) return v.error();
   const DeviceInfo& info = device.info();
   if (!info.can_time) {
     std::string why;
-    for (const MissingCapability& m : info.missing) why += (why.empty() ? "" : "; ") + m.name + ": " + m.reason;
-    return make_error("load calibration needs GPU timestamps, which device '" + info.name + "' (" + info.backend +
-                      ") does not provide" + (why.empty() ? std::string() : " (" + why + ")"));
+    for (const MissingCapability& m : info.missing)
+      why += (why.empty() ? "" : "; ") + m.name + ": " + m.reason;
+    return make_error("load calibration needs GPU timestamps, which device '" + info.name + "' (" +
+                      info.backend + ") does not provide" +
+                      (why.empty() ? std::string() : " (" + why + ")"));
   }
   Calibration c(device, desc);
   return c.run();

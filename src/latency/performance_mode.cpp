@@ -7,13 +7,14 @@
 
 namespace latlab {
 
-Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWorkload& work, uint32_t frames,
-                                          const PerformanceDesc& desc) {
+Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWorkload& work,
+                                          uint32_t frames, const PerformanceDesc& desc) {
   if (frames == 0) return make_error("performance: frames must be at least 1");
   if (desc.in_flight == 0) return make_error("performance: in_flight must be at least 1");
   const DeviceInfo& info = device.info();
   if (!info.can_time) {
-    return make_error("performance: device '" + info.name + "' (" + info.backend + ") has no usable GPU timestamps");
+    return make_error("performance: device '" + info.name + "' (" + info.backend +
+                      ") has no usable GPU timestamps");
   }
   const TickFormat& ticks = info.ticks;
   const int64_t start = host_now_ns();
@@ -29,7 +30,7 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
   bool have_first = false;
   uint64_t first_prev_end = 0;  // end of the frame before the first measured one
   uint64_t last_end = 0;
-  bool timeline_ok = true;      // every measured frame had ok timestamps
+  bool timeline_ok = true;  // every measured frame had ok timestamps
 
   uint64_t submitted = 0;
   for (uint64_t waited = 0; waited < total; ++waited) {
@@ -42,8 +43,8 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
     }
     auto t = device.wait_frame(id0 + waited);
     if (!t) {
-      return make_error("performance: waiting for frame " + std::to_string(id0 + waited) + " failed: " +
-                        t.error().message);
+      return make_error("performance: waiting for frame " + std::to_string(id0 + waited) +
+                        " failed: " + t.error().message);
     }
     const bool ok = t->gpu_status == QueryStatus::ok;
     const bool measured = waited >= desc.warmup_frames;
@@ -53,7 +54,8 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
         first_prev_end = prev_end;
       }
       if (ok) {
-        gpu_ms.push_back(static_cast<double>(ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks)) / 1e6);
+        gpu_ms.push_back(static_cast<double>(ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks)) /
+                         1e6);
         const int64_t gap = prev_ok ? ticks.span_ns(prev_end, t->gpu_end_ticks) : 0;
         if (gap > 0) {
           fps.push_back(1e9 / static_cast<double>(gap));
@@ -78,7 +80,8 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
   r.fps = summarize_in_place(fps, fps_missing);
   if (have_first && timeline_ok) {
     const int64_t span = ticks.span_ns(first_prev_end, last_end);
-    if (span > 0) r.gpu_timeline_fps = static_cast<double>(frames) * 1e9 / static_cast<double>(span);
+    if (span > 0)
+      r.gpu_timeline_fps = static_cast<double>(frames) * 1e9 / static_cast<double>(span);
   }
   r.wall_ns = host_now_ns() - start;
   r.next_frame_id = id0 + total;

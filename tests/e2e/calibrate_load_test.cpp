@@ -33,7 +33,8 @@ CliRun run_latlab(const std::string& args) {
                    ("latlab_calibrate_load_e2e_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "out.txt", err = dir / "err.txt";
-  const std::string cmd = std::string("'") + bin + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const std::string cmd =
+      std::string("'") + bin + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -59,11 +60,13 @@ TEST(CalibrateLoadCli, SimBackendCalibratesAndPrintsJson) {
   EXPECT_EQ(j.at("gpu_ms").at("count").get<int>(), 30);
   EXPECT_EQ(j.at("steps").size(), j.at("evaluations").get<size_t>());
   EXPECT_LE(j.at("evaluations").get<int>(), 12);
-  EXPECT_NE(r.err.find("search complexity"), std::string::npos) << "steps are shown on stderr with --json";
+  EXPECT_NE(r.err.find("search complexity"), std::string::npos)
+      << "steps are shown on stderr with --json";
 }
 
 TEST(CalibrateLoadCli, HumanOutputShowsEveryStepAndTheResult) {
-  const CliRun r = run_latlab("calibrate-load --backend sim --target-ms 4 --size 1280x720 --form fragment");
+  const CliRun r =
+      run_latlab("calibrate-load --backend sim --target-ms 4 --size 1280x720 --form fragment");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("target 4 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("#0"), std::string::npos) << r.out;

@@ -31,7 +31,8 @@ double model_ms(const SimCostModel& m, const LoadCalibrationDesc& d, uint32_t c)
 uint32_t closest_complexity(const SimCostModel& m, const LoadCalibrationDesc& d) {
   uint32_t best = d.min_complexity;
   for (uint32_t c = d.min_complexity; c <= d.max_complexity; ++c) {
-    if (std::fabs(model_ms(m, d, c) - d.target_ms) < std::fabs(model_ms(m, d, best) - d.target_ms)) best = c;
+    if (std::fabs(model_ms(m, d, c) - d.target_ms) < std::fabs(model_ms(m, d, best) - d.target_ms))
+      best = c;
   }
   return best;
 }
@@ -48,7 +49,8 @@ SimLoadDeviceDesc sim(F change) {
 TEST(SimCostModel, AffineCostMatchesFormula) {
   SimCostModel m({.fixed_ns = 1000, .ns_per_unit = 0.5});
   EXPECT_DOUBLE_EQ(m.expected_ns({4, 3, 10, 20, WorkloadForm::compute}), 1000 + 0.5 * 200 * 4 * 3);
-  EXPECT_DOUBLE_EQ(m.expected_ns({4, 3, 10, 20, WorkloadForm::fragment}), 1000 + 0.5 * 200 * 4 * 3 * 1.1);
+  EXPECT_DOUBLE_EQ(m.expected_ns({4, 3, 10, 20, WorkloadForm::fragment}),
+                   1000 + 0.5 * 200 * 4 * 3 * 1.1);
 }
 
 TEST(SimCostModel, NoiseIsSeededAndCentred) {
@@ -132,7 +134,8 @@ TEST_P(CalibrationLands, OnTheClosestComplexityWithinTolerance) {
   EXPECT_TRUE(r->verified);
   EXPECT_TRUE(r->within_tolerance) << r->outcome;
   EXPECT_LE(std::fabs(r->median_ms - tc.target_ms), d.tolerance * tc.target_ms);
-  EXPECT_LE(r->evaluations, 6u) << "an affine cost should take start, guess, jump, (refine), verify";
+  EXPECT_LE(r->evaluations, 6u)
+      << "an affine cost should take start, guess, jump, (refine), verify";
   EXPECT_EQ(r->steps.size(), r->evaluations);
   EXPECT_EQ(r->steps.back().kind, StepKind::verify);
   EXPECT_EQ(r->gpu_ms.count, d.verify_frames);
@@ -143,15 +146,14 @@ TEST_P(CalibrationLands, OnTheClosestComplexityWithinTolerance) {
   for (const auto& s : r->steps) EXPECT_FALSE(s.why.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    TargetsAndSizes, CalibrationLands,
-    ::testing::Values(TargetCase{8.333333, 1920, 1080, WorkloadForm::compute},
-                      TargetCase{8.333333, 1920, 1080, WorkloadForm::fragment},
-                      TargetCase{16.666667, 1920, 1080, WorkloadForm::compute},
-                      TargetCase{2.0, 1280, 720, WorkloadForm::compute},
-                      TargetCase{8.333333, 3840, 2160, WorkloadForm::compute},
-                      TargetCase{50.0, 3840, 2160, WorkloadForm::fragment},
-                      TargetCase{0.5, 640, 360, WorkloadForm::compute}));
+INSTANTIATE_TEST_SUITE_P(TargetsAndSizes, CalibrationLands,
+                         ::testing::Values(TargetCase{8.333333, 1920, 1080, WorkloadForm::compute},
+                                           TargetCase{8.333333, 1920, 1080, WorkloadForm::fragment},
+                                           TargetCase{16.666667, 1920, 1080, WorkloadForm::compute},
+                                           TargetCase{2.0, 1280, 720, WorkloadForm::compute},
+                                           TargetCase{8.333333, 3840, 2160, WorkloadForm::compute},
+                                           TargetCase{50.0, 3840, 2160, WorkloadForm::fragment},
+                                           TargetCase{0.5, 640, 360, WorkloadForm::compute}));
 
 TEST(LoadCalibration, NonLinearCostStillLandsWithinTolerance) {
   for (double exponent : {0.7, 1.3, 1.6}) {
@@ -164,7 +166,8 @@ TEST(LoadCalibration, NonLinearCostStillLandsWithinTolerance) {
     auto r = calibrate_load(dev, d);
     ASSERT_TRUE(r) << "exponent " << exponent << ": " << r.error().message;
     EXPECT_TRUE(r->within_tolerance) << "exponent " << exponent << ": " << r->outcome;
-    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) - d.target_ms), d.tolerance * d.target_ms);
+    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) - d.target_ms),
+              d.tolerance * d.target_ms);
     EXPECT_LE(r->evaluations, d.max_evaluations);
   }
 }
@@ -193,7 +196,9 @@ TEST(LoadCalibration, TargetBelowTheLowestReachableTimeIsAnErrorWithTheRange) {
   const std::string& m = r.error().message;
   const double lowest = model_ms(dev.cost_model(), d, 1);
   const double highest = model_ms(dev.cost_model(), d, 4096);
-  EXPECT_NE(m.find("below the lowest reachable GPU time " + g4(lowest) + " ms at complexity 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("below the lowest reachable GPU time " + g4(lowest) + " ms at complexity 1"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("reachable: " + g4(lowest) + " .. ~" + g4(highest)), std::string::npos) << m;
   EXPECT_NE(m.find("1920x1080"), std::string::npos) << m;
 }
@@ -207,8 +212,12 @@ TEST(LoadCalibration, TargetAboveTheHighestReachableTimeIsAnErrorWithTheRange) {
   const std::string& m = r.error().message;
   const double lowest = model_ms(dev.cost_model(), d, 1);
   const double highest = model_ms(dev.cost_model(), d, 4096);
-  EXPECT_NE(m.find("above the highest reachable GPU time " + g4(highest) + " ms at complexity 4096"), std::string::npos) << m;
-  EXPECT_NE(m.find("reachable: " + g4(lowest) + " .. " + g4(highest) + " ms"), std::string::npos) << m;
+  EXPECT_NE(
+      m.find("above the highest reachable GPU time " + g4(highest) + " ms at complexity 4096"),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find("reachable: " + g4(lowest) + " .. " + g4(highest) + " ms"), std::string::npos)
+      << m;
 }
 
 TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
@@ -218,7 +227,8 @@ TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
   d.target_ms = 500;
   auto r = calibrate_load(dev, d);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("above the highest reachable"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("above the highest reachable"), std::string::npos)
+      << r.error().message;
   d.target_ms = model_ms(dev.cost_model(), d, 4096);
   auto ok = calibrate_load(dev, d);
   ASSERT_TRUE(ok) << ok.error().message;
@@ -258,7 +268,8 @@ TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
     EXPECT_TRUE(r->within_tolerance) << "seed " << seed << ": " << r->outcome;
     EXPECT_LE(r->evaluations, d.max_evaluations);
     // The verified median is a measurement; the model says where the truth is.
-    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03) << "seed " << seed;
+    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03)
+        << "seed " << seed;
     EXPECT_GT(r->gpu_ms.stddev, 0.0);
   }
 }
@@ -281,7 +292,8 @@ TEST(LoadCalibration, OnePercentNoiseLandsWithinOnePercentAlmostAlways) {
     ASSERT_TRUE(r) << r.error().message;
     ASSERT_TRUE(r->within_tolerance) << "seed " << seed << ": " << r->outcome;
     ASSERT_LE(r->evaluations, 12u);
-    if (std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0) > 0.01) ++off_by_more_than_1pct;
+    if (std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0) > 0.01)
+      ++off_by_more_than_1pct;
     if (r->evaluations > 6) ++over_6_evaluations;
   }
   EXPECT_LE(off_by_more_than_1pct, kRuns / 100);
@@ -404,14 +416,13 @@ TEST(LoadCalibration, InvalidSettingsAreRejectedBeforeAnyFrame) {
     change(d);
     return d;
   };
-  for (const LoadCalibrationDesc& d : {with([](auto& x) { x.target_ms = 0; }),
-                                       with([](auto& x) { x.target_ms = NAN; }),
-                                       with([](auto& x) { x.tolerance = 0; }),
-                                       with([](auto& x) { x.width = 0; }),
-                                       with([](auto& x) { x.max_complexity = 5000; }),
-                                       with([](auto& x) { x.min_complexity = 10, x.max_complexity = 5; }),
-                                       with([](auto& x) { x.max_evaluations = 1; }),
-                                       with([](auto& x) { x.frames_per_eval = 0; })}) {
+  for (const LoadCalibrationDesc& d :
+       {with([](auto& x) { x.target_ms = 0; }), with([](auto& x) { x.target_ms = NAN; }),
+        with([](auto& x) { x.tolerance = 0; }), with([](auto& x) { x.width = 0; }),
+        with([](auto& x) { x.max_complexity = 5000; }),
+        with([](auto& x) { x.min_complexity = 10, x.max_complexity = 5; }),
+        with([](auto& x) { x.max_evaluations = 1; }),
+        with([](auto& x) { x.frames_per_eval = 0; })}) {
     auto r = calibrate_load(dev, d);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message.rfind("load calibration: ", 0), 0u) << r.error().message;

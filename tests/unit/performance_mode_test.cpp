@@ -42,10 +42,13 @@ TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {
   EXPECT_NEAR(busy->gpu_timeline_fps, 1000.0 / gpu_ms, 1e-3 * 1000.0 / gpu_ms);
   // One in flight: wake + submit + queue delay (60 us on the sim) between frames.
   const SimLoadDeviceDesc sim;
-  const double gap_ms = gpu_ms + static_cast<double>(sim.wake_delay_ns + sim.submit_cpu_ns + sim.queue_delay_ns) / 1e6;
+  const double gap_ms =
+      gpu_ms +
+      static_cast<double>(sim.wake_delay_ns + sim.submit_cpu_ns + sim.queue_delay_ns) / 1e6;
   EXPECT_NEAR(idle->fps.p50, 1000.0 / gap_ms, 1e-3 * 1000.0 / gap_ms);
   EXPECT_LT(idle->fps.p50, busy->fps.p50);
-  EXPECT_NEAR(idle->gpu_ms.p50, busy->gpu_ms.p50, 1e-9);  // GPU time itself does not depend on queueing
+  EXPECT_NEAR(idle->gpu_ms.p50, busy->gpu_ms.p50,
+              1e-9);  // GPU time itself does not depend on queueing
 }
 
 TEST(PerformanceMode, FramesWithoutTimestampsAreCountedAsMissing) {

@@ -34,10 +34,12 @@ double SimCostModel::expected_ns(const FrameWorkload& work) const {
   const double units = std::pow(static_cast<double>(std::max<uint32_t>(work.complexity, 1)),
                                 desc_.complexity_exponent);
   const double form = work.form == WorkloadForm::fragment ? desc_.fragment_factor : 1.0;
-  double ns = desc_.fixed_ns + desc_.ns_per_unit * pixels * static_cast<double>(work.passes) * units * form;
+  double ns =
+      desc_.fixed_ns + desc_.ns_per_unit * pixels * static_cast<double>(work.passes) * units * form;
   if (desc_.wobble_fraction != 0.0 && desc_.wobble_period > 0.0) {
     ns *= 1.0 + desc_.wobble_fraction *
-                    std::sin(2.0 * std::numbers::pi * static_cast<double>(work.complexity) / desc_.wobble_period);
+                    std::sin(2.0 * std::numbers::pi * static_cast<double>(work.complexity) /
+                             desc_.wobble_period);
   }
   return std::max(ns, 1.0);
 }
@@ -68,7 +70,8 @@ SimLoadDevice::SimLoadDevice(SimLoadDeviceDesc desc)
   info_.can_time = desc_.can_time;
   info_.calibration_domain = "virtual";
   if (!desc_.can_time) {
-    info_.missing.push_back({"timestamps", "the simulated device was configured without GPU timestamps"});
+    info_.missing.push_back(
+        {"timestamps", "the simulated device was configured without GPU timestamps"});
   }
 }
 
@@ -107,7 +110,8 @@ Result<void> SimLoadDevice::submit_frame(uint64_t frame_id, const FrameWorkload&
   const int64_t end = begin + gpu_ns;
   queue_free_ns_ = end;
   QueryStatus status = desc_.can_time ? QueryStatus::ok : QueryStatus::missing;
-  if (desc_.fail_every != 0 && frames_submitted_ % desc_.fail_every == 0) status = desc_.fail_status;
+  if (desc_.fail_every != 0 && frames_submitted_ % desc_.fail_every == 0)
+    status = desc_.fail_status;
   pending_.push_back({frame_id, begin, end, status});
   return {};
 }
@@ -116,7 +120,8 @@ Result<GpuFrameTiming> SimLoadDevice::wait_frame(uint64_t frame_id) {
   const auto it = std::find_if(pending_.begin(), pending_.end(),
                                [&](const Pending& p) { return p.frame_id == frame_id; });
   if (it == pending_.end()) {
-    return make_error("sim: frame " + std::to_string(frame_id) + " is not in flight (never submitted or already waited)");
+    return make_error("sim: frame " + std::to_string(frame_id) +
+                      " is not in flight (never submitted or already waited)");
   }
   const Pending p = *it;
   pending_.erase(it);
