@@ -5,12 +5,15 @@
 //  1. measure at min_complexity; if already too slow the target is unreachable;
 //  2. jump to target/t(min) * min (proportional: never overshoots an affine
 //     cost with a fixed part), then fit cost = a + b * complexity through the
-//     two points nearest the target and jump to its solution, growing at most
+//     two highest points and jump to its solution, growing at most
 //     max_growth times per step until the target is bracketed;
-//  3. inside the bracket, secant steps on the integer complexity with a
-//     bisection fallback whenever the fit is unusable or stalls;
+//  3. inside the bracket, regula falsi on the integer complexity (Illinois
+//     weighting against one-sided stalls), bisection if the bracket does not
+//     halve in three steps;
 //  4. verify the best candidate over verify_frames frames; if its median misses
-//     the tolerance, feed it back and continue while evaluations remain.
+//     the tolerance, feed it back and continue while evaluations remain; if it
+//     is inside but clearly off centre, verify the predicted better neighbour
+//     once (polish) and keep the closer.
 //
 // Each evaluation submits discard_frames + N frames one at a time
 // (submit, wait) and takes the median GPU time of the frames whose timestamps
