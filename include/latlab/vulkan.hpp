@@ -86,6 +86,10 @@ struct VulkanContextDesc {
   // Use host query reset when the device has it. false forces query pools to
   // reset in the command buffer (exercises that path). Default true.
   bool host_query_reset = true;
+  // Use VK_EXT_calibrated_timestamps (device + CLOCK_MONOTONIC) when offered.
+  // false forces bracketed, estimated calibration pairs (exercises that
+  // path). Default true.
+  bool calibrated_timestamps = true;
 };
 
 // What the context can and cannot do, each missing piece with its reason.
@@ -148,6 +152,17 @@ class VulkanContext {
   // its fence (blocks). For set-up work, not for frames. Any thread.
   Result<void> run_one_shot(const std::function<void(VkCommandBuffer)>& record) const;
 
+  // One calibration pair now: device ticks and host-clock (CLOCK_MONOTONIC)
+  // ns taken together. With VK_EXT_calibrated_timestamps offering the device
+  // and CLOCK_MONOTONIC domains: vkGetCalibratedTimestampsEXT, max deviation
+  // as the driver reports it; the queue is not touched. Otherwise an
+  // estimate: a timestamp written by a tiny submitted command buffer,
+  // bracketed by host reads before the submit and after its fence; the pair
+  // is (ticks, bracket midpoint), max deviation half the bracket, estimated.
+  // Never CLOCK_MONOTONIC_RAW (not the run's host clock). Blocks for the
+  // estimated submit; error when the device cannot time. Thread-safe.
+  Result<CalibrationPair> sample_calibration() const;
+
   // A memory type index among `type_bits` with all of `want` (error if none).
   Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
 
@@ -158,6 +173,9 @@ class VulkanContext {
   VulkanContext() = default;
   struct Validation;  // messenger state, address-stable for the callback
   struct OneShot;     // command pool for run_one_shot
+  struct Estimator;   // objects of the bracketed calibration estimate
+  Result<void> create_estimator();
+  Result<CalibrationPair> sample_estimated() const;
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
@@ -176,6 +194,7 @@ class VulkanContext {
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
   std::unique_ptr<Validation> validation_;
   std::unique_ptr<OneShot> one_shot_;
+  std::unique_ptr<Estimator> estimator_;
   mutable std::mutex queue_mutex_;
 
 };
@@ -318,7 +337,15 @@ class VulkanComputeWorkload {
 
   // Records the barrier and the dispatch of one pass (no timestamps).
   // `pass_index` only varies the shader's constants.
-  void record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index = 0);
+  void record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index = 0) {
+    record_barrier(cmd);
+    record_dispatch(cmd, complexity, pass_index);
+  }
+  // The two halves of a pass, for callers that place timestamps between:
+  // the barrier that orders a pass after earlier passes (and submissions),
+  // and the dispatch itself.
+  void record_barrier(VkCommandBuffer cmd);
+  void record_dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index = 0);
 
   // Records passes.size() passes; each timed pass allocates its uid in `pool`
   // (frame `frame_id`) and is bracketed by write_begin/write_end. Returns each
@@ -330,7 +357,6 @@ class VulkanComputeWorkload {
  private:
   explicit VulkanComputeWorkload(const VulkanContext& ctx, const ComputeWorkloadDesc& desc)
       : ctx_(ctx), desc_(desc) {}
-  void dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index);
   const VulkanContext& ctx_;
   ComputeWorkloadDesc desc_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
@@ -342,5 +368,62 @@ class VulkanComputeWorkload {
   VkShaderModule module_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
 };
+
+// ---------------------------------------------------------------------------
+// Latency device
+
+// LatencyDevice (latlab/gpu_device.hpp) on Vulkan. Owns its context. Each
+// frame: a command buffer from a small ring with its fence, a timestamp
+// before the first pass and after the last, FrameWorkload's passes of the
+// compute workload in between. wait_frame() blocks in vkWaitForFences (no
+// spinning), takes host_now_ns() as soon as it returns, then reads the
+// frame's timestamps with availability (never invented: not available after
+// the fence gives not_ready/invalid).
+//
+// Threads: submit_frame/wait_frame from one thread; sample_calibration()
+// from any thread (VulkanContext::sample_calibration is thread-safe, the
+// queue is shared under its mutex).
+class VulkanLatencyDevice final : public LatencyDevice {
+ public:
+  static constexpr uint32_t kMaxFramesInFlight = 3;
+  // How long wait_frame waits for one frame before giving up with an error.
+  static constexpr uint64_t kFrameTimeoutNs = 60'000'000'000ull;
+
+  static Result<std::unique_ptr<VulkanLatencyDevice>> create(const VulkanContextDesc& desc);
+  ~VulkanLatencyDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  // Error when kMaxFramesInFlight frames are already in flight, the frame id
+  // is already in flight, the workload is out of range (passes >= 1,
+  // complexity 1..4096, size >= 1x1), its size changes while frames are in
+  // flight, or the driver fails.
+  Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
+  // Error when `frame_id` is not in flight, or the GPU did not finish it in
+  // kFrameTimeoutNs (it stays in flight; wait again).
+  Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
+  Result<CalibrationPair> sample_calibration() override { return ctx_->sample_calibration(); }
+
+  const VulkanContext& context() const { return *ctx_; }
+
+ private:
+  VulkanLatencyDevice() = default;
+  Result<void> ensure_workload(uint32_t width, uint32_t height);
+
+  struct InFlight {
+    bool used = false;
+    uint64_t frame_id = 0;
+    std::string uid;
+    bool timed = false;  // a query pair was allocated
+  };
+  std::unique_ptr<VulkanContext> ctx_;
+  DeviceInfo info_;
+  std::unique_ptr<VulkanTimestampQueryPool> pool_;
+  std::unique_ptr<VulkanFrameRing> ring_;
+  std::unique_ptr<VulkanComputeWorkload> compute_;
+  InFlight slots_[kMaxFramesInFlight];
+};
+
+// The same device behind the backend-neutral interface.
+Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc);
 
 }  // namespace latlab

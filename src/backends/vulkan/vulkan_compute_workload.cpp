@@ -171,11 +171,9 @@ VulkanComputeWorkload::~VulkanComputeWorkload() {
   if (memory_ != VK_NULL_HANDLE) vkFreeMemory(dev, memory_, nullptr);
 }
 
-namespace {
-
 // Each pass reads what the previous one wrote; the first pass of a command
 // buffer also orders after earlier submissions' passes on the queue.
-void compute_barrier(VkCommandBuffer cmd) {
+void VulkanComputeWorkload::record_barrier(VkCommandBuffer cmd) {
   VkMemoryBarrier mb{};
   mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -184,19 +182,12 @@ void compute_barrier(VkCommandBuffer cmd) {
                        nullptr, 0, nullptr);
 }
 
-}  // namespace
-
-void VulkanComputeWorkload::dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index) {
+void VulkanComputeWorkload::record_dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
   const BurnPush push{desc_.width, desc_.height, complexity == 0 ? 1 : complexity, pass_index};
   vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), &push);
   vkCmdDispatch(cmd, (desc_.width + kGroup - 1) / kGroup, (desc_.height + kGroup - 1) / kGroup, 1);
-}
-
-void VulkanComputeWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index) {
-  compute_barrier(cmd);
-  dispatch(cmd, complexity, pass_index);
 }
 
 std::vector<std::optional<uint32_t>> VulkanComputeWorkload::record(VkCommandBuffer cmd,
@@ -209,9 +200,9 @@ std::vector<std::optional<uint32_t>> VulkanComputeWorkload::record(VkCommandBuff
     // The barrier goes before the begin timestamp so the pass's span starts
     // after the previous pass (TOP_OF_PIPE is not held by the barrier's
     // compute stage on every driver; this is the best order available).
-    compute_barrier(cmd);
+    record_barrier(cmd);
     if (offsets[i]) pool->write_begin(cmd, *offsets[i]);
-    dispatch(cmd, p.complexity, i);
+    record_dispatch(cmd, p.complexity, i);
     if (offsets[i]) pool->write_end(cmd, *offsets[i]);
   }
   return offsets;

@@ -18,6 +18,7 @@
 #endif
 
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {
@@ -326,6 +327,16 @@ struct VulkanContext::OneShot {
   VkCommandPool pool = VK_NULL_HANDLE;
 };
 
+// A pre-recorded command buffer that resets one query and writes a
+// timestamp into it, with its fence; one sample at a time (mu).
+struct VulkanContext::Estimator {
+  std::mutex mu;
+  VkQueryPool query = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+};
+
 uint64_t VulkanContext::validation_error_count() const {
   if (!validation_) return 0;
   std::lock_guard lock(validation_->mu);
@@ -558,7 +569,7 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     ctx->reset_query_pool_ = reinterpret_cast<PFN_vkResetQueryPoolEXT>(
         vkGetDeviceProcAddr(ctx->device_, probe.host_reset_core ? "vkResetQueryPool" : "vkResetQueryPoolEXT"));
   }
-  if (probe.calibrated_ext) {
+  if (probe.calibrated_ext && desc.calibrated_timestamps) {
     ctx->get_calibrated_timestamps_ = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
         vkGetDeviceProcAddr(ctx->device_, "vkGetCalibratedTimestampsEXT"));
   }
@@ -578,9 +589,14 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     caps.calibration_method = "vkGetCalibratedTimestampsEXT(device, clock_monotonic)";
     caps.calibration_domain = "CLOCK_MONOTONIC";
   } else {
-    caps.calibration_method = "bracketed submit (estimated)";
+    caps.calibration_method = "bracketed submit (estimated): host reads before vkQueueSubmit and after the fence";
     caps.calibration_domain = "CLOCK_MONOTONIC";
     caps.calibration_estimated = true;
+  }
+  if (!desc.calibrated_timestamps && probe.calibrated_ext) {
+    caps.missing.push_back({"calibrated_timestamps", "turned off by VulkanContextDesc::calibrated_timestamps: "
+                                                     "calibration pairs are estimated by bracketing a submitted "
+                                                     "timestamp"});
   }
   if (!host_reset && (probe.host_reset_core || probe.host_reset_ext)) {
     caps.missing.push_back({"host_query_reset", "turned off by VulkanContextDesc::host_query_reset: queries are "
@@ -608,6 +624,9 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     ctx->one_shot_->pool = VK_NULL_HANDLE;
     return vk::error("vkCreateCommandPool", r);
   }
+  if (caps.timestamps && caps.calibration_estimated) {
+    if (auto e = ctx->create_estimator(); !e) return e.error();
+  }
   return ctx;
 }
 
@@ -616,6 +635,11 @@ VulkanContext::~VulkanContext() {
     {
       std::lock_guard lock(queue_mutex_);
       vkDeviceWaitIdle(device_);
+    }
+    if (estimator_) {
+      if (estimator_->fence != VK_NULL_HANDLE) vkDestroyFence(device_, estimator_->fence, nullptr);
+      if (estimator_->pool != VK_NULL_HANDLE) vkDestroyCommandPool(device_, estimator_->pool, nullptr);
+      if (estimator_->query != VK_NULL_HANDLE) vkDestroyQueryPool(device_, estimator_->query, nullptr);
     }
     if (one_shot_ && one_shot_->pool != VK_NULL_HANDLE) vkDestroyCommandPool(device_, one_shot_->pool, nullptr);
     vkDestroyDevice(device_, nullptr);
@@ -684,6 +708,119 @@ Result<uint32_t> VulkanContext::find_memory_type(uint32_t type_bits, VkMemoryPro
     if ((type_bits & (1u << i)) != 0 && (memory_.memoryTypes[i].propertyFlags & want) == want) return i;
   }
   return make_error("no memory type with the wanted properties on " + device_name());
+}
+
+// ---------------------------------------------------------------------------
+// Calibration
+
+Result<void> VulkanContext::create_estimator() {
+  estimator_ = std::make_unique<Estimator>();
+  Estimator& e = *estimator_;
+  VkQueryPoolCreateInfo qci{};
+  qci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qci.queryCount = 1;
+  if (const VkResult r = vkCreateQueryPool(device_, &qci, nullptr, &e.query); r != VK_SUCCESS) {
+    e.query = VK_NULL_HANDLE;
+    return vk::error("vkCreateQueryPool (calibration)", r);
+  }
+  VkCommandPoolCreateInfo pci{};
+  pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pci.queueFamilyIndex = family_;
+  if (const VkResult r = vkCreateCommandPool(device_, &pci, nullptr, &e.pool); r != VK_SUCCESS) {
+    e.pool = VK_NULL_HANDLE;
+    return vk::error("vkCreateCommandPool (calibration)", r);
+  }
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = e.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  if (const VkResult r = vkAllocateCommandBuffers(device_, &ai, &e.cmd); r != VK_SUCCESS) {
+    return vk::error("vkAllocateCommandBuffers (calibration)", r);
+  }
+  VkFenceCreateInfo fci{};
+  fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  if (const VkResult r = vkCreateFence(device_, &fci, nullptr, &e.fence); r != VK_SUCCESS) {
+    e.fence = VK_NULL_HANDLE;
+    return vk::error("vkCreateFence (calibration)", r);
+  }
+  // Recorded once, resubmitted for every sample (each after the previous
+  // one's fence).
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  vkBeginCommandBuffer(e.cmd, &bi);
+  vkCmdResetQueryPool(e.cmd, e.query, 0, 1);
+  vkCmdWriteTimestamp(e.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e.query, 0);
+  if (const VkResult r = vkEndCommandBuffer(e.cmd); r != VK_SUCCESS) {
+    return vk::error("vkEndCommandBuffer (calibration)", r);
+  }
+  return {};
+}
+
+Result<CalibrationPair> VulkanContext::sample_calibration() const {
+  if (!caps_.timestamps) {
+    return make_error(device_name() + " cannot write GPU timestamps on queue family " + std::to_string(family_) +
+                      ": no calibration possible");
+  }
+  if (!caps_.calibration_estimated && get_calibrated_timestamps_ != nullptr) {
+    // Device and the run's host clock. Never CLOCK_MONOTONIC_RAW: it is not
+    // the host clock (RAW and MONOTONIC differ by the accumulated NTP slew;
+    // a RAW pair used as MONOTONIC was seen ~144 ms off on lavapipe).
+    VkCalibratedTimestampInfoEXT infos[2]{};
+    infos[0].sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
+    infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+    infos[1].sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
+    infos[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+    uint64_t ts[2] = {0, 0};
+    uint64_t deviation = 0;
+    if (const VkResult r = get_calibrated_timestamps_(device_, 2, infos, ts, &deviation); r != VK_SUCCESS) {
+      return vk::error("vkGetCalibratedTimestampsEXT", r);
+    }
+    CalibrationPair pair;
+    pair.device_ticks = ts[0] & ticks_.mask();
+    pair.host_ns = static_cast<int64_t>(ts[1]);
+    pair.max_deviation_ns = static_cast<int64_t>(deviation);
+    pair.estimated = false;
+    return pair;
+  }
+  return sample_estimated();
+}
+
+Result<CalibrationPair> VulkanContext::sample_estimated() const {
+  Estimator& e = *estimator_;
+  std::lock_guard lock(e.mu);
+  if (const VkResult r = vkResetFences(device_, 1, &e.fence); r != VK_SUCCESS) return vk::error("vkResetFences", r);
+  VkSubmitInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &e.cmd;
+  int64_t before = 0;
+  {
+    std::lock_guard queue_lock(queue_mutex_);
+    before = host_now_ns();  // after taking the queue, right before the submit
+    if (const VkResult r = vkQueueSubmit(queue_, 1, &si, e.fence); r != VK_SUCCESS) {
+      return vk::error("vkQueueSubmit (calibration)", r);
+    }
+  }
+  // Blocks without spinning; the command buffer must not be resubmitted
+  // while pending, so this waits as long as it takes.
+  const VkResult w = vkWaitForFences(device_, 1, &e.fence, VK_TRUE, UINT64_MAX);
+  const int64_t after = host_now_ns();
+  if (w != VK_SUCCESS) return vk::error("vkWaitForFences (calibration)", w);
+  uint64_t result[2] = {0, 0};
+  const VkResult r = vkGetQueryPoolResults(device_, e.query, 0, 1, sizeof(result), result, sizeof(result),
+                                           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  if (r != VK_SUCCESS && r != VK_NOT_READY) return vk::error("vkGetQueryPoolResults (calibration)", r);
+  if (result[1] == 0) {
+    return make_error("the calibration timestamp was not available after its fence signalled (driver bug?)");
+  }
+  CalibrationPair pair;
+  pair.device_ticks = result[0] & ticks_.mask();
+  pair.host_ns = before + (after - before) / 2;
+  pair.max_deviation_ns = (after - before + 1) / 2;
+  pair.estimated = true;
+  return pair;
 }
 
 }  // namespace latlab
