@@ -1,5 +1,6 @@
 // latlab run (temporary reference form, replaced by the latency benchmark):
-// times the reference compute workload, several passes per frame, through
+// times the reference workload (compute or fragment form), several passes
+// per frame, through
 // the Vulkan timestamp query pool, two frames in flight, and prints per-pass
 // GPU milliseconds per frame and a per-pass summary.
 #include <fmt/format.h>
@@ -26,6 +27,7 @@ struct RunOptions {
   uint32_t passes = 4;        // compute passes per frame
   uint32_t complexity = 16;   // arithmetic iterations per element and pass
   std::string size = "256x256";
+  std::string form = "compute";  // "compute" or "fragment"
   bool validation = false;
 };
 
@@ -45,21 +47,33 @@ std::optional<ComputeWorkloadDesc> parse_size(const std::string& s) {
   return ComputeWorkloadDesc{*w, *h};
 }
 
-std::string pass_uid(uint32_t pass, uint64_t frame) {
-  return fmt::format("c:0:pass{}:f{}", pass, frame);
+std::string pass_uid(bool fragment, uint32_t pass, uint64_t frame) {
+  return fmt::format("{}:0:pass{}:f{}", fragment ? 'r' : 'c', pass, frame);
 }
 
+// The reference workload in either form: both record the same way.
+struct AnyWorkload {
+  std::unique_ptr<VulkanComputeWorkload> compute;
+  std::unique_ptr<VulkanFragmentWorkload> fragment;
+  void record(VkCommandBuffer cmd, std::span<const WorkloadPass> passes, uint64_t frame,
+              VulkanTimestampQueryPool& pool) {
+    if (compute) (void)compute->record(cmd, passes, frame, &pool);
+    if (fragment) (void)fragment->record(cmd, passes, frame, &pool);
+  }
+};
+
 int run(const RunOptions& opt) {
+  const bool fragment = opt.form == "fragment";
   const auto size = parse_size(opt.size);
   if (!size) {
     std::fprintf(stderr, "latlab run: --size must be WxH with W and H in 1..%u (got \"%s\")\n", kMaxSide,
                  opt.size.c_str());
     return kExitUsage;
   }
-  fmt::print("latlab run: reference compute workload (Vulkan)\n");
-  fmt::print("  device {}  frames {}  passes {}  complexity {}  size {}x{}  frames in flight {}  validation {}\n",
+  fmt::print("latlab run: reference {} workload (Vulkan)\n", opt.form);
+  fmt::print("  device {}  frames {}  passes {}  complexity {}  size {}x{}  form {}  frames in flight {}  validation {}\n",
              opt.device.empty() ? "(default)" : opt.device, opt.frames, opt.passes, opt.complexity, size->width,
-             size->height, kFramesInFlight, opt.validation ? "on" : "off");
+             size->height, opt.form, kFramesInFlight, opt.validation ? "on" : "off");
 
   auto devices = enumerate_vulkan_devices();
   if (devices && devices->empty()) {
@@ -83,20 +97,39 @@ int run(const RunOptions& opt) {
   }
 
   const uint64_t bytes = uint64_t{size->width} * size->height * 16;
-  if (bytes > ctx.properties().limits.maxStorageBufferRange) {
+  if (!fragment && bytes > ctx.properties().limits.maxStorageBufferRange) {
     std::fprintf(stderr, "latlab run: --size %ux%u needs a %llu byte buffer; %s allows %u bytes\n", size->width,
                  size->height, static_cast<unsigned long long>(bytes), ctx.device_name().c_str(),
                  ctx.properties().limits.maxStorageBufferRange);
     return kExitUsage;
   }
-  auto work_r = VulkanComputeWorkload::create(ctx, *size);
-  if (!work_r) {
-    std::fprintf(stderr, "latlab run: %s\n", work_r.error().message.c_str());
-    return kExitRunFailed;
+  if (fragment && (size->width > ctx.properties().limits.maxFramebufferWidth ||
+                   size->height > ctx.properties().limits.maxFramebufferHeight)) {
+    std::fprintf(stderr, "latlab run: --size %ux%u exceeds %s's framebuffer limit %ux%u\n", size->width,
+                 size->height, ctx.device_name().c_str(), ctx.properties().limits.maxFramebufferWidth,
+                 ctx.properties().limits.maxFramebufferHeight);
+    return kExitUsage;
+  }
+  AnyWorkload work;
+  if (fragment) {
+    auto w = VulkanFragmentWorkload::create(ctx, FragmentWorkloadDesc{size->width, size->height});
+    if (!w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      return kExitRunFailed;
+    }
+    work.fragment = std::move(w.value());
+  } else {
+    auto w = VulkanComputeWorkload::create(ctx, *size);
+    if (!w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      return kExitRunFailed;
+    }
+    work.compute = std::move(w.value());
   }
   // Room for every pass of the frames in flight, twice over.
   const uint32_t max_queries = std::max<uint32_t>(16, 2 * 2 * kFramesInFlight * opt.passes);
-  auto pool_r = VulkanTimestampQueryPool::create(ctx, QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
+  auto pool_r = VulkanTimestampQueryPool::create(
+      ctx, QueryPoolDesc{.max_queries = max_queries, .kind = fragment ? QueryKind::render : QueryKind::compute});
   if (!pool_r) {
     std::fprintf(stderr, "latlab run: %s\n", pool_r.error().message.c_str());
     return kExitRunFailed;
@@ -106,7 +139,6 @@ int run(const RunOptions& opt) {
     std::fprintf(stderr, "latlab run: %s\n", ring_r.error().message.c_str());
     return kExitRunFailed;
   }
-  VulkanComputeWorkload& work = *work_r.value();
   VulkanTimestampQueryPool& pool = *pool_r.value();
   VulkanFrameRing& ring = *ring_r.value();
 
@@ -129,7 +161,7 @@ int run(const RunOptions& opt) {
     double total = 0;
     bool complete = true;
     for (uint32_t p = 0; p < opt.passes; ++p) {
-      const TimestampResult r = pool.timestamp(pass_uid(p, frame));
+      const TimestampResult r = pool.timestamp(pass_uid(fragment, p, frame));
       if (r.ok()) {
         per_pass_ms[p].push_back(r.duration_ms());
         total += r.duration_ms();
@@ -151,7 +183,7 @@ int run(const RunOptions& opt) {
     return {};
   };
 
-  std::vector<ComputePass> passes(opt.passes);
+  std::vector<WorkloadPass> passes(opt.passes);
   for (uint64_t frame = 0; frame < opt.frames; ++frame) {
     const auto slot = static_cast<uint32_t>(frame % kFramesInFlight);
     if (auto f = finish(slot); !f) {
@@ -163,8 +195,8 @@ int run(const RunOptions& opt) {
       std::fprintf(stderr, "latlab run: %s\n", cmd.error().message.c_str());
       return kExitRunFailed;
     }
-    for (uint32_t p = 0; p < opt.passes; ++p) passes[p] = ComputePass{pass_uid(p, frame), opt.complexity};
-    (void)work.record(*cmd, passes, frame, &pool);
+    for (uint32_t p = 0; p < opt.passes; ++p) passes[p] = WorkloadPass{pass_uid(fragment, p, frame), opt.complexity};
+    work.record(*cmd, passes, frame, pool);
     slot_frame[slot] = frame;
     if (auto s = ring.submit(slot); !s) {
       std::fprintf(stderr, "latlab run: %s\n", s.error().message.c_str());
@@ -196,7 +228,7 @@ int run(const RunOptions& opt) {
 }
 
 std::function<int()> setup(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Time the reference compute workload per pass (Vulkan timestamps)");
+  auto* sub = app.add_subcommand("run", "Time the reference workload per pass (Vulkan timestamps)");
   auto opt = std::make_shared<RunOptions>();
   sub->add_option("--device", opt->device, "Device index or name substring (default: first discrete GPU, else first)");
   sub->add_option("--frames", opt->frames, "Frames to time")->capture_default_str()->check(CLI::Range(1u, 1000000u));
@@ -204,7 +236,10 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--complexity", opt->complexity, "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 4096u));
-  sub->add_option("--size", opt->size, "Work size WxH (elements)")->capture_default_str();
+  sub->add_option("--size", opt->size, "Work size WxH (elements / pixels)")->capture_default_str();
+  sub->add_option("--form", opt->form, "Workload form: compute (dispatches) or fragment (full-screen passes)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"compute", "fragment"}));
   sub->add_flag("--validation", opt->validation, "Enable the Khronos validation layer (errors fail the run)");
   return [opt]() { return run(*opt); };
 }

@@ -315,10 +315,11 @@ struct ComputeWorkloadDesc {
 };
 
 // One pass of a recorded frame: its pool uid and how much work it does.
-struct ComputePass {
-  std::string uid;          // pool uid ("c:...:f<frame>"); "" records the pass untimed
-  uint32_t complexity = 1;  // iterations of arithmetic per element (>= 1)
+struct WorkloadPass {
+  std::string uid;          // pool uid ("c:..." compute, "r:..." fragment; ":f<frame>"); "" = untimed
+  uint32_t complexity = 1;  // iterations of arithmetic per element / pixel (>= 1)
 };
+using ComputePass = WorkloadPass;
 
 // A compute shader doing `complexity` iterations of arithmetic per element
 // of a width x height storage buffer (vec4 per element), in place. Passes are
@@ -370,12 +371,66 @@ class VulkanComputeWorkload {
 };
 
 // ---------------------------------------------------------------------------
+// Reference fragment workload
+
+struct FragmentWorkloadDesc {
+  uint32_t width = 64;   // target size in pixels (>= 1); default as FrameWorkload
+  uint32_t height = 64;
+};
+
+// The fragment form of the reference workload: each pass is a render pass
+// drawing one full-screen triangle into an offscreen colour target
+// (RGBA8), sampling the previous pass's target, with `complexity`
+// iterations of arithmetic per pixel. Two targets alternate (pass i writes
+// target i % 2 and samples the other). Timestamps are written outside the
+// render passes. Not thread-safe; record into one command buffer at a time.
+class VulkanFragmentWorkload {
+ public:
+  static Result<std::unique_ptr<VulkanFragmentWorkload>> create(const VulkanContext& ctx,
+                                                                const FragmentWorkloadDesc& desc = {});
+  ~VulkanFragmentWorkload();
+  VulkanFragmentWorkload(const VulkanFragmentWorkload&) = delete;
+  VulkanFragmentWorkload& operator=(const VulkanFragmentWorkload&) = delete;
+
+  const FragmentWorkloadDesc& desc() const { return desc_; }
+
+  // Records one pass (a whole render pass; call outside a render pass).
+  void record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index);
+
+  // Records passes.size() passes; each timed pass allocates its uid in
+  // `pool` (a render pool: "r:" uids) and is bracketed by write_begin before
+  // its render pass and write_end after it. Returns each pass's offset,
+  // nullopt where it went untimed.
+  std::vector<std::optional<uint32_t>> record(VkCommandBuffer cmd, std::span<const WorkloadPass> passes,
+                                              uint64_t frame_id, VulkanTimestampQueryPool* pool);
+
+ private:
+  VulkanFragmentWorkload(const VulkanContext& ctx, const FragmentWorkloadDesc& desc) : ctx_(ctx), desc_(desc) {}
+  const VulkanContext& ctx_;
+  FragmentWorkloadDesc desc_;
+  VkImage images_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkDeviceMemory memory_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkImageView views_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkFramebuffer framebuffers_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkDescriptorSet sets_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // sets_[i] samples the target pass i does not write
+  VkSampler sampler_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkRenderPass render_pass_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkShaderModule vert_ = VK_NULL_HANDLE;
+  VkShaderModule frag_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// ---------------------------------------------------------------------------
 // Latency device
 
 // LatencyDevice (latlab/gpu_device.hpp) on Vulkan. Owns its context. Each
 // frame: a command buffer from a small ring with its fence, a timestamp
-// before the first pass and after the last, FrameWorkload's passes of the
-// compute workload in between. wait_frame() blocks in vkWaitForFences (no
+// before the first pass and after the last, FrameWorkload's passes in
+// between (compute form: VulkanComputeWorkload; fragment form:
+// VulkanFragmentWorkload, timestamps outside the render passes). wait_frame() blocks in vkWaitForFences (no
 // spinning), takes host_now_ns() as soon as it returns, then reads the
 // frame's timestamps with availability (never invented: not available after
 // the fence gives not_ready/invalid).
@@ -407,19 +462,22 @@ class VulkanLatencyDevice final : public LatencyDevice {
 
  private:
   VulkanLatencyDevice() = default;
-  Result<void> ensure_workload(uint32_t width, uint32_t height);
+  Result<void> ensure_workload(const FrameWorkload& work);
 
   struct InFlight {
     bool used = false;
     uint64_t frame_id = 0;
     std::string uid;
-    bool timed = false;  // a query pair was allocated
+    bool timed = false;     // a query pair was allocated
+    bool fragment = false;  // in render_pool_ (else compute_pool_)
   };
   std::unique_ptr<VulkanContext> ctx_;
   DeviceInfo info_;
-  std::unique_ptr<VulkanTimestampQueryPool> pool_;
+  std::unique_ptr<VulkanTimestampQueryPool> compute_pool_;  // "c:" uids
+  std::unique_ptr<VulkanTimestampQueryPool> render_pool_;   // "r:" uids
   std::unique_ptr<VulkanFrameRing> ring_;
   std::unique_ptr<VulkanComputeWorkload> compute_;
+  std::unique_ptr<VulkanFragmentWorkload> fragment_;
   InFlight slots_[kMaxFramesInFlight];
 };
 

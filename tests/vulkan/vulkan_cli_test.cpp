@@ -83,9 +83,21 @@ TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
 TEST_F(VulkanCli, RunTimesEveryPassUnderValidation) {
   const Ran r = run_cli("run --frames 4 --passes 3 --complexity 2 --size 64x64 --validation");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("frames 4  passes 3  complexity 2  size 64x64"), std::string::npos) << r.out;  // echo
+  EXPECT_NE(r.out.find("frames 4  passes 3  complexity 2  size 64x64  form compute"), std::string::npos)
+      << r.out;  // settings echoed
   EXPECT_NE(r.out.find("frame    3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pass2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("validation errors: 0"), std::string::npos) << r.out;
+  for (const char* bad : {"total  missing", "not_ready", "invalid", "overflowed"}) {
+    EXPECT_EQ(r.out.find(bad), std::string::npos) << "a pass had no result (" << bad << "):\n" << r.out;
+  }
+}
+
+TEST_F(VulkanCli, RunTimesTheFragmentFormUnderValidation) {
+  const Ran r = run_cli("run --frames 3 --passes 4 --complexity 4 --size 64x48 --form fragment --validation");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("form fragment"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("validation errors: 0"), std::string::npos) << r.out;
   for (const char* bad : {"total  missing", "not_ready", "invalid", "overflowed"}) {
     EXPECT_EQ(r.out.find(bad), std::string::npos) << "a pass had no result (" << bad << "):\n" << r.out;
@@ -95,7 +107,7 @@ TEST_F(VulkanCli, RunTimesEveryPassUnderValidation) {
 TEST_F(VulkanCli, RunRejectsBadOptions) {
   for (const char* args : {"run --size 12", "run --size 0x5", "run --size axb", "run --frames 0",
                            "run --complexity 5000", "run --passes 0", "run --device 97 --frames 1",
-                           "run --size 16384x16384 --frames 1"}) {
+                           "run --size 16384x16384 --frames 1", "run --form vertex"}) {
     const Ran r = run_cli(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_FALSE(r.out.empty()) << args;

@@ -62,9 +62,10 @@ struct FrameResult {
 // Runs `frames` frames (ids 1..frames) of make_passes(frame) with two frames
 // in flight. After a frame's fence it resolves the pool and retires the
 // frame, then collects that frame's per-uid results.
-inline std::vector<FrameResult> run_frames(VulkanContext& ctx, VulkanComputeWorkload& work,
-                                           VulkanTimestampQueryPool& pool, uint32_t frames,
-                                           const std::function<std::vector<ComputePass>(uint64_t)>& make_passes) {
+// `Work` is VulkanComputeWorkload or VulkanFragmentWorkload.
+template <class Work>
+std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, VulkanTimestampQueryPool& pool, uint32_t frames,
+                                    const std::function<std::vector<WorkloadPass>(uint64_t)>& make_passes) {
   constexpr uint32_t kInFlight = 2;
   auto ring_r = VulkanFrameRing::create(ctx, kInFlight);
   if (!ring_r) {

@@ -183,7 +183,9 @@ Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice 
   r.timestamp_period_ns = static_cast<double>(p.props.limits.timestampPeriod);
   r.timestamp_compute_and_graphics = p.props.limits.timestampComputeAndGraphics == VK_TRUE;
 
-  if (at_least(p.usable_api, 1, 2) || has(exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)) {
+  // The *2 queries are core 1.1: a 1.0 device gets the plain facts only.
+  const bool v11 = at_least(p.usable_api, 1, 1);
+  if (v11 && (at_least(p.usable_api, 1, 2) || has(exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME))) {
     VkPhysicalDeviceDriverProperties driver{};
     driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
     VkPhysicalDeviceProperties2 props2{};
@@ -213,7 +215,7 @@ Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice 
 
   // Host query reset: core in 1.2, else the extension; the feature must be on.
   const bool ext_reset = has(exts, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
-  if (at_least(p.usable_api, 1, 2) || ext_reset) {
+  if (v11 && (at_least(p.usable_api, 1, 2) || ext_reset)) {
     VkPhysicalDeviceHostQueryResetFeatures reset{};
     reset.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
     VkPhysicalDeviceFeatures2 f2{};

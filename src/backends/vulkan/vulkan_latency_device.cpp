@@ -28,11 +28,13 @@ Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const V
   info.calibration_estimated = caps.calibration_estimated;
   info.missing = caps.missing;
 
-  // Two queries per frame in flight, with room to spare.
-  auto pool = VulkanTimestampQueryPool::create(
-      c, QueryPoolDesc{.max_queries = 4 * kMaxFramesInFlight, .kind = QueryKind::compute, .retained_frames = 4});
-  if (!pool) return pool.error();
-  dev->pool_ = std::move(pool.value());
+  // Two queries per frame in flight, with room to spare; one pool per uid kind.
+  for (const QueryKind kind : {QueryKind::compute, QueryKind::render}) {
+    auto pool = VulkanTimestampQueryPool::create(
+        c, QueryPoolDesc{.max_queries = 4 * kMaxFramesInFlight, .kind = kind, .retained_frames = 4});
+    if (!pool) return pool.error();
+    (kind == QueryKind::compute ? dev->compute_pool_ : dev->render_pool_) = std::move(pool.value());
+  }
   auto ring = VulkanFrameRing::create(c, kMaxFramesInFlight);
   if (!ring) return ring.error();
   dev->ring_ = std::move(ring.value());
@@ -44,27 +46,37 @@ VulkanLatencyDevice::~VulkanLatencyDevice() {
   if (ring_) (void)ring_->wait_all();
 }
 
-Result<void> VulkanLatencyDevice::ensure_workload(uint32_t width, uint32_t height) {
-  if (compute_ && compute_->desc().width == width && compute_->desc().height == height) return {};
-  // The buffer may be in use by frames in flight. Waiting for them here
+Result<void> VulkanLatencyDevice::ensure_workload(const FrameWorkload& work) {
+  const bool fragment = work.form == WorkloadForm::fragment;
+  if (fragment && fragment_ && fragment_->desc().width == work.width && fragment_->desc().height == work.height) {
+    return {};
+  }
+  if (!fragment && compute_ && compute_->desc().width == work.width && compute_->desc().height == work.height) {
+    return {};
+  }
+  // The old targets may be in use by frames in flight. Waiting for them here
   // would hide when they completed from wait_frame(), so refuse instead.
   for (const InFlight& f : slots_) {
-    if (f.used) {
+    if (f.used && f.fragment == fragment) {
       return make_error("the workload size changed while frame " + std::to_string(f.frame_id) +
                         " is in flight; wait_frame() for every frame first");
     }
   }
-  compute_.reset();
-  auto w = VulkanComputeWorkload::create(*ctx_, ComputeWorkloadDesc{width, height});
-  if (!w) return w.error();
-  compute_ = std::move(w.value());
+  if (fragment) {
+    fragment_.reset();
+    auto w = VulkanFragmentWorkload::create(*ctx_, FragmentWorkloadDesc{work.width, work.height});
+    if (!w) return w.error();
+    fragment_ = std::move(w.value());
+  } else {
+    compute_.reset();
+    auto w = VulkanComputeWorkload::create(*ctx_, ComputeWorkloadDesc{work.width, work.height});
+    if (!w) return w.error();
+    compute_ = std::move(w.value());
+  }
   return {};
 }
 
 Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
-  if (work.form != WorkloadForm::compute) {
-    return make_error("the fragment form of the workload is not implemented on Vulkan yet; use the compute form");
-  }
   if (work.passes == 0 || work.complexity == 0 || work.complexity > kMaxComplexity || work.width == 0 ||
       work.height == 0) {
     return make_error("FrameWorkload out of range: passes >= 1, complexity 1.." + std::to_string(kMaxComplexity) +
@@ -82,26 +94,36 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
   if (!slot) {
     return make_error(std::to_string(kMaxFramesInFlight) + " frames are in flight already; wait_frame() first");
   }
-  if (auto w = ensure_workload(work.width, work.height); !w) return w.error();
+  if (auto w = ensure_workload(work); !w) return w.error();
 
   auto cmd = ring_->begin(*slot);
   if (!cmd) return cmd.error();
   InFlight& f = slots_[*slot];
   f.frame_id = frame_id;
-  f.uid = "c:0:frame:f" + std::to_string(frame_id);
-  const auto offset = pool_->allocate_queries_for_context(f.uid, frame_id);
+  f.fragment = work.form == WorkloadForm::fragment;
+  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
+  f.uid = (f.fragment ? "r:0:frame:f" : "c:0:frame:f") + std::to_string(frame_id);
+  const auto offset = pool.allocate_queries_for_context(f.uid, frame_id);
   f.timed = offset.has_value();
-  // GPU begin: after the barrier that orders this frame after earlier work,
-  // before the first dispatch. GPU end: after the last pass.
-  for (uint32_t p = 0; p < work.passes; ++p) {
-    compute_->record_barrier(*cmd);
-    if (p == 0 && offset) pool_->write_begin(*cmd, *offset);
-    compute_->record_dispatch(*cmd, work.complexity, p);
+  if (f.fragment) {
+    // GPU begin before the first render pass, end after the last: both
+    // outside render passes.
+    if (offset) pool.write_begin(*cmd, *offset);
+    for (uint32_t p = 0; p < work.passes; ++p) fragment_->record_pass(*cmd, work.complexity, p);
+  } else {
+    // GPU begin: after the barrier that orders this frame after earlier
+    // work, before the first dispatch. GPU end: after the last pass.
+    for (uint32_t p = 0; p < work.passes; ++p) {
+      compute_->record_barrier(*cmd);
+      if (p == 0 && offset) pool.write_begin(*cmd, *offset);
+      compute_->record_dispatch(*cmd, work.complexity, p);
+    }
   }
-  if (offset) pool_->write_end(*cmd, *offset);
+  if (offset) pool.write_end(*cmd, *offset);
   if (auto s = ring_->submit(*slot); !s) {
     // Nothing was submitted: the pair can never be written.
-    pool_->retire_frame(frame_id);
+    pool.retire_frame(frame_id);
+    f = InFlight{};
     return s.error();
   }
   f.used = true;
@@ -125,18 +147,19 @@ Result<GpuFrameTiming> VulkanLatencyDevice::wait_frame(uint64_t frame_id) {
   t.fence_status = QueryStatus::ok;
   t.fence_wake_ns = wake_ns;
   InFlight& f = slots_[*slot];
+  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
   if (f.timed) {
     // Its fence signalled: the pair is final now (ok, or invalid if the
     // device never wrote it); retire_frame reads it with availability.
-    pool_->retire_frame(frame_id);
-    const TimestampResult r = pool_->timestamp(f.uid);
+    pool.retire_frame(frame_id);
+    const TimestampResult r = pool.timestamp(f.uid);
     t.gpu_status = r.status;
     if (r.ok()) {
       t.gpu_begin_ticks = r.begin_ticks;
       t.gpu_end_ticks = r.end_ticks;
     }
   } else {
-    t.gpu_status = pool_->timestamp(f.uid).status == QueryStatus::overflowed ? QueryStatus::overflowed
+    t.gpu_status = pool.timestamp(f.uid).status == QueryStatus::overflowed ? QueryStatus::overflowed
                                                                             : QueryStatus::missing;
   }
   f = InFlight{};
