@@ -58,12 +58,13 @@ struct ClockFit {
   TickFormat ticks;
   // host_ns = anchor_host_ns + (device_ns - anchor_device_ns) * (1 + drift)
   uint64_t anchor_device_ticks = 0;  // unwrapped anchor (newest pair)
-  int64_t anchor_host_ns = 0;
+  int64_t anchor_host_ns = 0;        // the fitted host time of the anchor tick
   double drift = 0.0;               // relative rate, e.g. 4e-6 for 4 ppm
   int64_t base_error_ns = 0;        // bound at the anchor (deviations + residual spread), ns
   double drift_error = 0.0;         // bound on |drift - true drift| (relative); the bound grows
                                     // by drift_error * |device ns - anchor|. A fit of one pair
-                                    // knows no drift: then drift = 0, drift_error = max_drift_ppm.
+                                    // knows no drift: then drift = 0, drift_error =
+                                    // max_drift_ppm * 1e-6.
   int64_t newest_pair_host_ns = 0;
   uint32_t pairs_used = 0;
   bool estimated = false;           // built from estimated pairs only
@@ -94,6 +95,7 @@ class ClockModel {
   std::vector<int64_t> residuals() const;
   uint64_t accepted_count() const;
   uint64_t rejected_count() const;
+  // Lowest deviation of the last `window` pairs offered (0 before any).
   int64_t best_deviation_ns() const;
 
  private:

@@ -153,7 +153,7 @@ TEST(SimClock, PairErrorsStayWithinTheirDeviation) {
   int64_t now = 0;
   SimClock clock(SimClockDesc{.ticks = TickFormat{.valid_bits = 32}, .offset_ns = -5 * kSecond,
                               .drift_ppm = -60.0, .host_clock = [&now] { return now; }});
-  for (int i = 0; i < 1000; ++i) {
+  for (int64_t i = 0; i < 1000; ++i) {
     now = i * 10'000'000;
     const CalibrationPair p = *clock.sample();
     const int64_t truth = clock.true_host_ns(p.device_ticks, p.host_ns);

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "latlab/clock_study.hpp"
+#include "latlab/device_factory.hpp"
+#include "latlab/sim_clock_device.hpp"
 #include "latlab/sim_clock.hpp"
 
 namespace latlab {
@@ -155,6 +157,35 @@ TEST(ClockStudy, InvalidSettingsAreErrors) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("fresh_pairs"), std::string::npos);
   EXPECT_EQ(clock.calls(), 0u);
+}
+
+TEST(ClockStudy, RunsThroughTheDeviceInterface) {
+  auto opened = open_latency_device(DeviceSelector{.backend = "sim", .device = ""});
+  ASSERT_TRUE(opened) << opened.error().message;
+  LatencyDevice& dev = **opened;
+  EXPECT_EQ(dev.info().backend, "sim");
+  EXPECT_EQ(dev.info().calibration_domain, "CLOCK_MONOTONIC");
+  EXPECT_FALSE(dev.info().can_time);
+  ASSERT_FALSE(dev.info().missing.empty());
+  EXPECT_FALSE(dev.submit_frame(1, FrameWorkload{}));  // a clock-only device runs no frames
+  EXPECT_FALSE(dev.wait_frame(1));
+  ClockStudyDesc desc;
+  desc.seconds = 0.02;  // real host time: keep it short
+  desc.interval_ns = 5'000'000;
+  desc.fresh_pairs = 4;
+  Result<ClockStudyResult> r = run_clock_study([&dev] { return dev.sample_calibration(); }, dev.info().ticks, desc);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->fresh_within_bound, r->fresh_count);
+  EXPECT_GE(r->refreshes, 2u);
+}
+
+TEST(DeviceFactory, UnknownBackendOrDeviceIsAnError) {
+  auto a = open_latency_device(DeviceSelector{.backend = "nosuch", .device = ""});
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message.find("nosuch"), std::string::npos) << a.error().message;
+  auto b = open_latency_device(DeviceSelector{.backend = "sim", .device = "7"});
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("devices"), std::string::npos) << b.error().message;
 }
 
 }  // namespace
