@@ -31,7 +31,8 @@ int64_t nearest_tick_delta(const TickFormat& f, uint64_t begin, uint64_t end) {
 int128_t signed_ticks_to_ns(const TickFormat& f, int128_t ticks) {
   const bool neg = ticks < 0;
   const auto mag = static_cast<uint128_t>(neg ? -ticks : ticks);
-  const uint128_t ns = (mag * f.period_num + f.period_den / 2) / f.period_den;
+  // Integer periods (1 ns on NVIDIA and lavapipe) skip the 128-bit division.
+  const uint128_t ns = f.period_den == 1 ? mag * f.period_num : (mag * f.period_num + f.period_den / 2) / f.period_den;
   return neg ? -static_cast<int128_t>(ns) : static_cast<int128_t>(ns);
 }
 
@@ -87,6 +88,7 @@ struct ClockModel::Impl {
   uint64_t rejected = 0;
   std::shared_ptr<const ClockFit> fit;
   std::vector<int64_t> residuals;
+  std::vector<double> x, z, e, w;  // refit scratch, kept to avoid allocating per pair
 
   int64_t best_recent() const {
     return recent_devs.empty() ? 0 : *std::min_element(recent_devs.begin(), recent_devs.end());
@@ -116,7 +118,10 @@ uint64_t ClockModel::Impl::unwrap(const CalibrationPair& p) const {
 void ClockModel::Impl::refit() {
   const Entry& anchor = window.back();
   const size_t n = window.size();
-  std::vector<double> x(n), z(n), e(n), w(n);
+  x.resize(n);
+  z.resize(n);
+  e.resize(n);
+  w.resize(n);
   bool all_estimated = true;
   int64_t newest_host = anchor.pair.host_ns;
   for (size_t i = 0; i < n; ++i) {
