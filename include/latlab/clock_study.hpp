@@ -27,7 +27,8 @@
 namespace latlab {
 
 struct ClockStudyDesc {
-  double seconds = 10.0;                  // sampling duration after the start-up pair, s (> 0)
+  double seconds = 10.0;                  // sampling duration after the start-up pair, s (> 0):
+                                          // floor(seconds / interval) refreshes follow it
   int64_t interval_ns = 100'000'000;      // between model refreshes, ns (default 100 ms)
   uint32_t samples_per_refresh = 8;       // best-of-N per refresh (and per fresh pair)
   uint32_t max_tries = 32;                // source calls per refresh at most

@@ -1,6 +1,5 @@
 #include "latlab/clock_study.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <ctime>
@@ -62,13 +61,14 @@ Result<ClockStudyResult> run_clock_study(const Calibrator::Source& source, TickF
   out.refreshes = 1;
   out.start_fit = model.fit();
   const int64_t t0 = start->pair.host_ns;
-  const auto span_ns = static_cast<int64_t>(std::llround(desc.seconds * 1e9));
-  const int64_t end = t0 + span_ns;
   int64_t last = t0;
 
   // Absolute deadlines from the start; a late wake does not shift them.
-  for (int64_t next = now() + desc.interval_ns; next <= end; next += desc.interval_ns) {
-    sleep_until(next);
+  const int64_t start_ns = now();
+  const auto span_ns = static_cast<int64_t>(std::llround(desc.seconds * 1e9));
+  const int64_t steps = span_ns / desc.interval_ns;
+  for (int64_t k = 1; k <= steps; ++k) {
+    sleep_until(start_ns + k * desc.interval_ns);
     Result<BestOfN> b = best_pair();
     if (!b) {
       ++out.failed_refreshes;
@@ -76,9 +76,7 @@ Result<ClockStudyResult> run_clock_study(const Calibrator::Source& source, TickF
       ++out.refreshes;
       last = b->pair.host_ns;
     }
-    if (desc.progress) {
-      desc.progress(std::clamp(static_cast<double>(now() - t0) / static_cast<double>(span_ns), 0.0, 1.0));
-    }
+    if (desc.progress) desc.progress(static_cast<double>(k) / static_cast<double>(steps));
   }
   out.sampled_seconds = static_cast<double>(last - t0) / 1e9;
   out.rejected_pairs = model.rejected_count();
