@@ -132,7 +132,8 @@ void BM_MappingAccuracy(benchmark::State& state) {
         sum_bound += static_cast<double>(m.error_ns);
         count += 1;
         if (s == 600 && k == 99) {
-          single_err = static_cast<double>(std::llabs(start->map(tick).host_ns - clock.true_host_ns(tick, t)));
+          single_err = static_cast<double>(
+              std::llabs(start->map(tick).host_ns - clock.true_host_ns(tick, t)));
         }
       }
       now = s * 1'000'000'000;

@@ -37,23 +37,27 @@ nlohmann::ordered_json to_json(const Distribution& d) {
 
 std::string dist_line(const Distribution& d) {
   if (d.empty()) return fmt::format("no samples ({} missing)", d.missing);
-  return fmt::format("p50 {:.3f}  p99 {:.3f}  min {:.3f}  max {:.3f}  mean {:.3f}  (n={}{})", d.p50, d.p99,
-                     d.min, d.max, d.mean, d.count, d.missing ? fmt::format(", {} missing", d.missing) : "");
+  return fmt::format("p50 {:.3f}  p99 {:.3f}  min {:.3f}  max {:.3f}  mean {:.3f}  (n={}{})", d.p50,
+                     d.p99, d.min, d.max, d.mean, d.count,
+                     d.missing ? fmt::format(", {} missing", d.missing) : "");
 }
 
 void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
-  fmt::print("device: {} [{}, {}], tick {:.6g} ns, {} valid bits{}\n", info.name, info.backend, info.driver,
-             r.ticks.period_ns(), r.ticks.valid_bits, info.calibration_estimated ? ", estimated pairs" : "");
+  fmt::print("device: {} [{}, {}], tick {:.6g} ns, {} valid bits{}\n", info.name, info.backend,
+             info.driver, r.ticks.period_ns(), r.ticks.valid_bits,
+             info.calibration_estimated ? ", estimated pairs" : "");
   fmt::print("host domain: {}\n", r.host_domain);
-  fmt::print("sampled {:.1f} s: {} refreshes, {} failed, {} pairs rejected, {} source calls ({} errors)\n",
-             r.sampled_seconds, r.refreshes, r.failed_refreshes, r.rejected_pairs, r.source_calls,
-             r.source_errors);
+  fmt::print(
+      "sampled {:.1f} s: {} refreshes, {} failed, {} pairs rejected, {} source calls ({} errors)\n",
+      r.sampled_seconds, r.refreshes, r.failed_refreshes, r.rejected_pairs, r.source_calls,
+      r.source_errors);
   fmt::print("deviation (us):   {}\n", dist_line(r.deviation_us));
-  fmt::print("fitted drift:     {:+.4f} ppm (bound +-{:.4f} ppm), {} pairs in the fit\n", r.drift_ppm,
-             r.drift_uncertainty_ppm, r.pairs_used);
+  fmt::print("fitted drift:     {:+.4f} ppm (bound +-{:.4f} ppm), {} pairs in the fit\n",
+             r.drift_ppm, r.drift_uncertainty_ppm, r.pairs_used);
   fmt::print("residuals (us):   {}\n", dist_line(r.residual_us));
   fmt::print("error bound now:  {:.3f} us\n", static_cast<double>(r.bound_now_ns) / 1e3);
-  fmt::print("at the end, {} fresh pairs not in the fit (mapped host - pair host, us):\n", r.fresh_count);
+  fmt::print("at the end, {} fresh pairs not in the fit (mapped host - pair host, us):\n",
+             r.fresh_count);
   const Distribution& m = r.model_error_us;
   const Distribution& s = r.single_pair_error_us;
   fmt::print("  {:<8} {:>22} {:>22}\n", "", "drift-corrected model", "single start-up pair");
@@ -66,14 +70,14 @@ void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
 }
 
 nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, const DeviceInfo& info,
-                           const ClockStudyResult& r) {
+                                   const ClockStudyResult& r) {
   nlohmann::ordered_json settings = {{"backend", sim_direct ? "sim" : o.backend},
-                             {"device", o.device},
-                             {"seconds", o.seconds},
-                             {"interval_ms", o.interval_ms},
-                             {"samples_per_refresh", o.samples},
-                             {"fresh_pairs", o.fresh},
-                             {"window", o.window}};
+                                     {"device", o.device},
+                                     {"seconds", o.seconds},
+                                     {"interval_ms", o.interval_ms},
+                                     {"samples_per_refresh", o.samples},
+                                     {"fresh_pairs", o.fresh},
+                                     {"window", o.window}};
   if (sim_direct) settings["sim_drift_ppm"] = o.sim_drift_ppm;
   return {
       {"command", "clocks"},
@@ -131,15 +135,18 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     for (const auto& m : info.missing) {
       if (m.name.find("calibrat") != std::string::npos) why = m.reason;
     }
-    std::fprintf(stderr, "latlab clocks: %s: no clock calibration: %s\n", info.name.c_str(), why.c_str());
+    std::fprintf(stderr, "latlab clocks: %s: no clock calibration: %s\n", info.name.c_str(),
+                 why.c_str());
     return kExitMissingCapability;
   }
 
   if (!o.json) {
-    fmt::print("latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh pairs, "
-               "window {}\n",
-               sim_direct ? "sim (direct)" : o.backend, o.device, o.seconds, o.interval_ms, o.samples, o.fresh,
-               o.window);
+    fmt::print(
+        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
+        "pairs, "
+        "window {}\n",
+        sim_direct ? "sim (direct)" : o.backend, o.device, o.seconds, o.interval_ms, o.samples,
+        o.fresh, o.window);
     std::fflush(stdout);
   }
 
@@ -153,7 +160,8 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) {
     desc.progress = [&](double f) {
-      std::fprintf(stderr, "\r  sampling %s: %5.1f / %.1f s", info.name.c_str(), f * o.seconds, o.seconds);
+      std::fprintf(stderr, "\r  sampling %s: %5.1f / %.1f s", info.name.c_str(), f * o.seconds,
+                   o.seconds);
       std::fflush(stderr);
     };
   }
@@ -177,13 +185,15 @@ const RegisterCommand reg{Command{
     "clocks",
     [](CLI::App& app) -> std::function<int()> {
       auto opts = std::make_shared<ClocksOptions>();
-      CLI::App* sub = app.add_subcommand(
-          "clocks", "Measure a device clock against the host clock: deviation, drift, residuals, error bound, "
-                    "and how far a single start-up calibration pair drifts");
+      CLI::App* sub = app.add_subcommand("clocks",
+                                         "Measure a device clock against the host clock: "
+                                         "deviation, drift, residuals, error bound, "
+                                         "and how far a single start-up calibration pair drifts");
       sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, opengl, sim")
           ->capture_default_str()
           ->check(CLI::IsMember({"vulkan", "cuda", "opengl", "sim"}));
-      sub->add_option("--device,-d", opts->device, "Device index or name substring (empty: the default device)");
+      sub->add_option("--device,-d", opts->device,
+                      "Device index or name substring (empty: the default device)");
       sub->add_option("--seconds,-s", opts->seconds, "Sampling duration, seconds")
           ->capture_default_str()
           ->check(CLI::Range(0.001, 604800.0));

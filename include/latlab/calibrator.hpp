@@ -18,10 +18,12 @@
 namespace latlab {
 
 struct CalibratorDesc {
-  uint32_t samples_per_refresh = 8;     // pairs sampled per refresh; the best (lowest deviation) is kept
-  uint32_t max_tries = 32;              // give up a refresh after this many source calls (never loops forever)
+  // Pairs sampled per refresh; the best (lowest deviation) is kept.
+  uint32_t samples_per_refresh = 8;
+  // Give up a refresh after this many source calls (never loops forever).
+  uint32_t max_tries = 32;
   int64_t refresh_interval_ns = 1'000'000'000;  // periodic refresh period, ns (default 1 s)
-  ClockModelDesc model{};               // passed to the ClockModel
+  ClockModelDesc model{};                       // passed to the ClockModel
 };
 
 struct CalibratorStats {
@@ -29,7 +31,7 @@ struct CalibratorStats {
   uint64_t failed_refreshes = 0;  // refreshes that got no usable pair (source failed
                                   // max_tries times, or the model rejected the best pair)
   uint64_t source_calls = 0;
-  uint64_t rejected_pairs = 0;    // rejected by the model (ClockModel::rejected_count)
+  uint64_t rejected_pairs = 0;       // rejected by the model (ClockModel::rejected_count)
   int64_t last_refresh_cost_ns = 0;  // host time one refresh took (on the calibrator's thread)
   int64_t max_refresh_cost_ns = 0;
 };
@@ -73,6 +75,7 @@ struct BestOfN {
 // made (never more), and keeps the pair with the lowest deviation. Error,
 // with the last source error, when no call gave a pair. Runs on the caller's
 // thread.
-Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t samples, uint32_t max_tries);
+Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t samples,
+                               uint32_t max_tries);
 
 }  // namespace latlab

@@ -45,10 +45,10 @@ struct MappedTime {
 };
 
 struct ClockModelDesc {
-  uint32_t window = 64;          // newest good pairs kept for the fit (>= 2)
-  double reject_factor = 4.0;    // reject a pair whose deviation > factor * best + reject_slack_ns;
-                                 // best = lowest deviation of the last `window` pairs offered
-                                 // (so one freak low value ages out instead of starving the fit)
+  uint32_t window = 64;        // newest good pairs kept for the fit (>= 2)
+  double reject_factor = 4.0;  // reject a pair whose deviation > factor * best + reject_slack_ns;
+                               // best = lowest deviation of the last `window` pairs offered
+                               // (so one freak low value ages out instead of starving the fit)
   int64_t reject_slack_ns = 2'000;
   double max_drift_ppm = 500.0;  // a fit beyond this is a broken clock: fall back to offset only
 };
@@ -59,15 +59,15 @@ struct ClockFit {
   // host_ns = anchor_host_ns + (device_ns - anchor_device_ns) * (1 + drift)
   uint64_t anchor_device_ticks = 0;  // unwrapped anchor (newest pair)
   int64_t anchor_host_ns = 0;        // the fitted host time of the anchor tick
-  double drift = 0.0;               // relative rate, e.g. 4e-6 for 4 ppm
-  int64_t base_error_ns = 0;        // bound at the anchor (deviations + residual spread), ns
-  double drift_error = 0.0;         // bound on |drift - true drift| (relative); the bound grows
-                                    // by drift_error * |device ns - anchor|. A fit of one pair
-                                    // knows no drift: then drift = 0, drift_error =
-                                    // max_drift_ppm * 1e-6.
+  double drift = 0.0;                // relative rate, e.g. 4e-6 for 4 ppm
+  int64_t base_error_ns = 0;         // bound at the anchor (deviations + residual spread), ns
+  double drift_error = 0.0;          // bound on |drift - true drift| (relative); the bound grows
+                                     // by drift_error * |device ns - anchor|. A fit of one pair
+                                     // knows no drift: then drift = 0, drift_error =
+                                     // max_drift_ppm * 1e-6.
   int64_t newest_pair_host_ns = 0;
   uint32_t pairs_used = 0;
-  bool estimated = false;           // built from estimated pairs only
+  bool estimated = false;  // built from estimated pairs only
 
   // Maps a device timestamp (wrap-aware around the anchor) to the host clock.
   // A raw tick is resolved to the unwrapped value nearest the anchor, so with

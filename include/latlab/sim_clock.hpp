@@ -27,20 +27,21 @@
 namespace latlab {
 
 struct SimClockDesc {
-  TickFormat ticks{};                // device tick period and valid bits; default 1 ns, 64 bits
-  int64_t offset_ns = 0;             // true host ns at unwrapped device tick 0
-  double drift_ppm = 0.0;            // host ns per device ns minus one, in ppm, as
-                                     // ClockFit::drift_ppm() reports it (+: device runs slow);
-                                     // real clocks: within +-100
-  int64_t deviation_ns = 1'000;      // smallest deviation a good pair reports, ns
-  int64_t deviation_spread_ns = 1'000;  // a good pair's deviation: deviation_ns + uniform [0, spread]
-  double error_fraction = 1.0;       // actual host error within +-fraction * deviation
-                                     // (> 1: a device that understates its deviation)
-  uint32_t bad_every = 0;            // every n-th pair is bad (0: none)
-  int64_t bad_deviation_ns = 1'000'000;  // a bad pair's deviation (its error is as large)
-  uint32_t fail_every = 0;           // every n-th sample() call fails with an Error (0: never)
-  bool estimated = false;            // mark pairs as bracketed estimates
-  uint64_t seed = 1;                 // jitter and deviation randomness
+  TickFormat ticks{};            // device tick period and valid bits; default 1 ns, 64 bits
+  int64_t offset_ns = 0;         // true host ns at unwrapped device tick 0
+  double drift_ppm = 0.0;        // host ns per device ns minus one, in ppm, as
+                                 // ClockFit::drift_ppm() reports it (+: device runs slow);
+                                 // real clocks: within +-100
+  int64_t deviation_ns = 1'000;  // smallest deviation a good pair reports, ns
+  // A good pair's deviation: deviation_ns + uniform [0, deviation_spread_ns].
+  int64_t deviation_spread_ns = 1'000;
+  double error_fraction = 1.0;            // actual host error within +-fraction * deviation
+                                          // (> 1: a device that understates its deviation)
+  uint32_t bad_every = 0;                 // every n-th pair is bad (0: none)
+  int64_t bad_deviation_ns = 1'000'000;   // a bad pair's deviation (its error is as large)
+  uint32_t fail_every = 0;                // every n-th sample() call fails with an Error (0: never)
+  bool estimated = false;                 // mark pairs as bracketed estimates
+  uint64_t seed = 1;                      // jitter and deviation randomness
   std::function<int64_t()> host_clock{};  // host time source; null = host_now_ns()
 };
 
@@ -63,7 +64,9 @@ class SimClock {
   // Unwrapped device ticks at true host time `host_ns` (floored to the tick).
   uint64_t device_ticks_unwrapped_at(int64_t host_ns) const;
   // Raw (masked) device ticks at true host time `host_ns`.
-  uint64_t device_ticks_at(int64_t host_ns) const { return device_ticks_unwrapped_at(host_ns) & desc_.ticks.mask(); }
+  uint64_t device_ticks_at(int64_t host_ns) const {
+    return device_ticks_unwrapped_at(host_ns) & desc_.ticks.mask();
+  }
   // True host ns (rounded) of an unwrapped device tick.
   int64_t true_host_ns_unwrapped(uint64_t unwrapped_ticks) const;
   // True host ns of a raw tick, taking the wrap occurrence nearest `near_host_ns`.

@@ -11,7 +11,8 @@
 
 namespace latlab {
 
-Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t samples, uint32_t max_tries) {
+Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t samples,
+                               uint32_t max_tries) {
   samples = std::max<uint32_t>(samples, 1);
   max_tries = std::max<uint32_t>(max_tries, 1);
   BestOfN best;
@@ -19,7 +20,8 @@ Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t sample
   std::string last_error;
   while (good < samples && best.calls < max_tries) {
     ++best.calls;
-    Result<CalibrationPair> r = source ? source() : Result<CalibrationPair>(make_error("no calibration source"));
+    Result<CalibrationPair> r =
+        source ? source() : Result<CalibrationPair>(make_error("no calibration source"));
     if (!r) {
       ++best.errors;
       last_error = r.error().message;
@@ -76,7 +78,8 @@ Result<void> Calibrator::Impl::refresh() {
     } else {
       stats.source_calls += best->calls;
       const bool added = model.add_pair(best->pair);
-      stats.rejected_pairs = model.rejected_count();  // includes pairs dropped from the window later
+      // Includes pairs dropped from the window later.
+      stats.rejected_pairs = model.rejected_count();
       if (added) {
         ++stats.refreshes;
         accepted.push_back(best->pair);
@@ -84,7 +87,8 @@ Result<void> Calibrator::Impl::refresh() {
       } else {
         ++stats.failed_refreshes;
         outcome = make_error("calibration pair rejected: deviation " +
-                             std::to_string(best->pair.max_deviation_ns) + " ns is far above the best seen (" +
+                             std::to_string(best->pair.max_deviation_ns) +
+                             " ns is far above the best seen (" +
                              std::to_string(model.best_deviation_ns()) + " ns)");
       }
     }

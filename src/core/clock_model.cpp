@@ -32,7 +32,8 @@ int128_t signed_ticks_to_ns(const TickFormat& f, int128_t ticks) {
   const bool neg = ticks < 0;
   const auto mag = static_cast<uint128_t>(neg ? -ticks : ticks);
   // Integer periods (1 ns on NVIDIA and lavapipe) skip the 128-bit division.
-  const uint128_t ns = f.period_den == 1 ? mag * f.period_num : (mag * f.period_num + f.period_den / 2) / f.period_den;
+  const uint128_t ns = f.period_den == 1 ? mag * f.period_num
+                                         : (mag * f.period_num + f.period_den / 2) / f.period_den;
   return neg ? -static_cast<int128_t>(ns) : static_cast<int128_t>(ns);
 }
 
@@ -59,7 +60,8 @@ uint64_t ClockFit::unwrap(uint64_t device_ticks) const {
 }
 
 MappedTime ClockFit::map_unwrapped(uint64_t unwrapped_ticks) const {
-  const int128_t x = signed_ticks_to_ns(ticks, unwrapped_delta(unwrapped_ticks, anchor_device_ticks));
+  const int128_t x =
+      signed_ticks_to_ns(ticks, unwrapped_delta(unwrapped_ticks, anchor_device_ticks));
   if (x > kMaxMappedNs || x < -kMaxMappedNs) {
     return MappedTime{anchor_host_ns, std::numeric_limits<int64_t>::max()};
   }
@@ -74,14 +76,16 @@ MappedTime ClockFit::map_unwrapped(uint64_t unwrapped_ticks) const {
   return m;
 }
 
-MappedTime ClockFit::map(uint64_t device_ticks) const { return map_unwrapped(unwrap(device_ticks)); }
+MappedTime ClockFit::map(uint64_t device_ticks) const {
+  return map_unwrapped(unwrap(device_ticks));
+}
 
 struct ClockModel::Impl {
   TickFormat ticks;
   ClockModelDesc desc;
-  std::deque<Entry> window;          // accepted pairs, oldest first
-  std::deque<int64_t> recent_devs;   // deviations of the last `window` pairs offered
-  bool have_ref = false;             // newest accepted-on-arrival pair: unwrap reference
+  std::deque<Entry> window;         // accepted pairs, oldest first
+  std::deque<int64_t> recent_devs;  // deviations of the last `window` pairs offered
+  bool have_ref = false;            // newest accepted-on-arrival pair: unwrap reference
   uint64_t ref_unwrapped = 0;
   int64_t ref_host_ns = 0;
   uint64_t accepted = 0;
@@ -108,8 +112,8 @@ uint64_t ClockModel::Impl::unwrap(const CalibrationPair& p) const {
   // half a wrap period, however many wraps lie in between.
   const double slope = fit ? 1.0 + fit->drift : 1.0;
   const double host_delta = static_cast<double>(p.host_ns - ref_host_ns);
-  const double predicted_ticks =
-      host_delta / slope * static_cast<double>(ticks.period_den) / static_cast<double>(ticks.period_num);
+  const double predicted_ticks = host_delta / slope * static_cast<double>(ticks.period_den) /
+                                 static_cast<double>(ticks.period_num);
   const uint64_t candidate = ref_unwrapped + static_cast<uint64_t>(std::llround(predicted_ticks));
   const int64_t d = nearest_tick_delta(ticks, candidate, p.device_ticks);
   return candidate + static_cast<uint64_t>(d);

@@ -18,7 +18,8 @@ std::string validate(const ClockStudyDesc& d) {
   if (!(d.seconds > 0.0) || !std::isfinite(d.seconds) || d.seconds > 7 * 86400.0) {
     return "seconds must be in (0, 604800], got " + std::to_string(d.seconds);
   }
-  if (d.interval_ns < 1'000) return "interval_ns must be >= 1000, got " + std::to_string(d.interval_ns);
+  if (d.interval_ns < 1'000)
+    return "interval_ns must be >= 1000, got " + std::to_string(d.interval_ns);
   if (d.samples_per_refresh == 0) return "samples_per_refresh must be >= 1";
   if (d.max_tries == 0) return "max_tries must be >= 1";
   if (d.fresh_pairs == 0) return "fresh_pairs must be >= 1";
@@ -31,7 +32,8 @@ Result<ClockStudyResult> run_clock_study(const Calibrator::Source& source, TickF
                                          const ClockStudyDesc& desc) {
   if (std::string why = validate(desc); !why.empty()) return make_error("clock study: " + why);
   const auto now = desc.now ? desc.now : std::function<int64_t()>(host_now_ns);
-  const auto sleep_until = desc.sleep_until ? desc.sleep_until : std::function<void(int64_t)>(host_sleep_until);
+  const auto sleep_until =
+      desc.sleep_until ? desc.sleep_until : std::function<void(int64_t)>(host_sleep_until);
 
   ClockStudyResult out;
   out.host_domain = desc.host_domain;
@@ -49,11 +51,14 @@ Result<ClockStudyResult> run_clock_study(const Calibrator::Source& source, TickF
     }
     return r;
   };
-  auto best_pair = [&] { return sample_best_of(recording, desc.samples_per_refresh, desc.max_tries); };
+  auto best_pair = [&] {
+    return sample_best_of(recording, desc.samples_per_refresh, desc.max_tries);
+  };
 
   ClockModel model(ticks, desc.model);
   Result<BestOfN> start = best_pair();
-  if (!start) return make_error("clock study: no calibration pair at the start: " + start.error().message);
+  if (!start)
+    return make_error("clock study: no calibration pair at the start: " + start.error().message);
   if (!model.add_pair(start->pair)) {
     return make_error("clock study: the start-up pair was refused (negative deviation " +
                       std::to_string(start->pair.max_deviation_ns) + " ns)");

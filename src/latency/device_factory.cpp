@@ -8,7 +8,8 @@ namespace latlab {
 
 Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector& selector) {
   if (selector.backend == "sim") {
-    if (!selector.device.empty() && selector.device != "0" && selector.device.find("sim") == std::string::npos) {
+    if (!selector.device.empty() && selector.device != "0" &&
+        selector.device.find("sim") == std::string::npos) {
       return make_error("no sim device matches \"" + selector.device + "\"; devices: 0: sim clock");
     }
     // Drifts like the H200 measured against the host (~4 ppm), 1-2 us deviations.
@@ -17,7 +18,8 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
     clock.offset_ns = 1'000'000'000;
     return make_sim_clock_device(clock);
   }
-  return make_error("backend \"" + selector.backend + "\" is not built into this latlab (built: sim)");
+  return make_error("backend \"" + selector.backend +
+                    "\" is not built into this latlab (built: sim)");
 }
 
 }  // namespace latlab

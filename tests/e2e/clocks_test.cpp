@@ -68,11 +68,13 @@ TEST(ClocksCli, SimDriftJson) {
 TEST(ClocksCli, SimBackendHumanOutputSideBySide) {
   const CliRun r = run_latlab("clocks --backend sim --seconds 0.2 --interval-ms 20");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* s : {"host domain: CLOCK_MONOTONIC", "deviation (us)", "fitted drift", "residuals (us)",
-                        "error bound now", "drift-corrected model", "single start-up pair", "within the model's bound"}) {
+  for (const char* s : {"host domain: CLOCK_MONOTONIC", "deviation (us)", "fitted drift",
+                        "residuals (us)", "error bound now", "drift-corrected model",
+                        "single start-up pair", "within the model's bound"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << r.out;
   }
-  EXPECT_EQ(r.out.find("\r"), std::string::npos) << "no progress line when stdout is not a terminal";
+  EXPECT_EQ(r.out.find("\r"), std::string::npos)
+      << "no progress line when stdout is not a terminal";
 }
 
 TEST(ClocksCli, BadUsageExitsTwo) {

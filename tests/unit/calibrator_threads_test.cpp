@@ -45,11 +45,12 @@ struct CountingSource {
 };
 
 TEST(CalibratorThreads, PeriodicRefreshWithConcurrentReaders) {
-  SimClock clock(SimClockDesc{.ticks = TickFormat{.valid_bits = 36}, .offset_ns = -1'000'000'000,
-                              .drift_ppm = 40.0});
+  SimClock clock(SimClockDesc{
+      .ticks = TickFormat{.valid_bits = 36}, .offset_ns = -1'000'000'000, .drift_ppm = 40.0});
   CountingSource counting{clock};
-  Calibrator cal(counting.source(), clock.ticks(),
-                 CalibratorDesc{.samples_per_refresh = 4, .refresh_interval_ns = 200'000});  // 0.2 ms
+  Calibrator cal(
+      counting.source(), clock.ticks(),
+      CalibratorDesc{.samples_per_refresh = 4, .refresh_interval_ns = 200'000});  // 0.2 ms
   ASSERT_TRUE(cal.calibrate_now());
   cal.start_periodic();
   cal.start_periodic();  // idempotent
@@ -68,7 +69,8 @@ TEST(CalibratorThreads, PeriodicRefreshWithConcurrentReaders) {
         const int64_t t = host_now_ns();
         const uint64_t tick = clock.device_ticks_at(t);
         const MappedTime m = fit->map(tick);
-        if (std::llabs(m.host_ns - clock.true_host_ns(tick, t)) > m.error_ns) out_of_bound.fetch_add(1);
+        if (std::llabs(m.host_ns - clock.true_host_ns(tick, t)) > m.error_ns)
+          out_of_bound.fetch_add(1);
         (void)cal.stats();
         reads.fetch_add(1);
         std::this_thread::yield();
@@ -109,8 +111,9 @@ TEST(CalibratorThreads, FailingSourceNeverWedgesTheThread) {
   SimClock clock(SimClockDesc{});
   clock.set_failing(true);
   CountingSource counting{clock};
-  Calibrator cal(counting.source(), clock.ticks(),
-                 CalibratorDesc{.samples_per_refresh = 2, .max_tries = 3, .refresh_interval_ns = 100'000});
+  Calibrator cal(
+      counting.source(), clock.ticks(),
+      CalibratorDesc{.samples_per_refresh = 2, .max_tries = 3, .refresh_interval_ns = 100'000});
   cal.start_periodic();
   ASSERT_TRUE(counting.wait_for_calls(3 * 10));
   cal.stop();

@@ -24,7 +24,8 @@ struct Script {
       const int64_t d = devs[next++ % devs.size()];
       if (d < 0) return make_error("scripted failure");
       const auto t = static_cast<int64_t>(next) * kSecond;
-      return CalibrationPair{.device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = d};
+      return CalibrationPair{
+          .device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = d};
     };
   }
 };
@@ -71,7 +72,8 @@ TEST(Calibrator, NoFitBeforeAPair) {
 TEST(Calibrator, GivesUpAfterMaxTriesWhenTheSourceAlwaysFails) {
   SimClock clock(SimClockDesc{});
   clock.set_failing(true);
-  Calibrator cal(clock.source(), clock.ticks(), CalibratorDesc{.samples_per_refresh = 8, .max_tries = 12});
+  Calibrator cal(clock.source(), clock.ticks(),
+                 CalibratorDesc{.samples_per_refresh = 8, .max_tries = 12});
   Result<void> r = cal.calibrate_now();
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("12 tries"), std::string::npos) << r.error().message;
@@ -151,8 +153,10 @@ TEST(SimClock, SameSeedSameRun) {
 
 TEST(SimClock, PairErrorsStayWithinTheirDeviation) {
   int64_t now = 0;
-  SimClock clock(SimClockDesc{.ticks = TickFormat{.valid_bits = 32}, .offset_ns = -5 * kSecond,
-                              .drift_ppm = -60.0, .host_clock = [&now] { return now; }});
+  SimClock clock(SimClockDesc{.ticks = TickFormat{.valid_bits = 32},
+                              .offset_ns = -5 * kSecond,
+                              .drift_ppm = -60.0,
+                              .host_clock = [&now] { return now; }});
   for (int64_t i = 0; i < 1000; ++i) {
     now = i * 10'000'000;
     const CalibrationPair p = *clock.sample();

@@ -1,6 +1,8 @@
 // ClockModel on simulated clocks (virtual host time: fast, deterministic):
 // the mapping stays within its bound, the bound is not wildly loose, wraps
 // at 32 and 36 bits, bad pairs are rejected, the window is bounded.
+#include "latlab/clock_model.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include <tuple>
 #include <vector>
 
-#include "latlab/clock_model.hpp"
 #include "latlab/sim_clock.hpp"
 
 namespace latlab {
@@ -46,7 +47,8 @@ struct Scan {
 
 // Maps ticks at host times `t + d` for each d through `fit` and compares with
 // the truth.
-void scan(const SimClock& clock, const ClockFit& fit, int64_t t, const std::vector<int64_t>& offsets, Scan& s) {
+void scan(const SimClock& clock, const ClockFit& fit, int64_t t,
+          const std::vector<int64_t>& offsets, Scan& s) {
   for (int64_t d : offsets) {
     const int64_t h = t + d;
     const uint64_t tick = clock.device_ticks_at(h);
@@ -58,8 +60,8 @@ void scan(const SimClock& clock, const ClockFit& fit, int64_t t, const std::vect
     s.max_ratio = std::max(s.max_ratio, static_cast<double>(err) / static_cast<double>(m.error_ns));
     if (err > m.error_ns && s.all_within) {
       s.all_within = false;
-      s.first_miss = "at host " + std::to_string(h) + ": error " + std::to_string(err) + " ns > bound " +
-                     std::to_string(m.error_ns) + " ns";
+      s.first_miss = "at host " + std::to_string(h) + ": error " + std::to_string(err) +
+                     " ns > bound " + std::to_string(m.error_ns) + " ns";
     }
   }
 }
@@ -119,10 +121,12 @@ TEST_P(ClockModelFit, MapsWithinBoundAndBoundIsTight) {
     if (i < 2) continue;  // fitted from here on
     // Within half a wrap of the anchor for every case (32 bits at 1 ns:
     // +-2.1 s): the past frame, now, the next refresh.
-    scan(clock, *fit, vc.now, {-2 * kSecond + kSecond / 10, -kSecond / 2, 0, kSecond / 3, kSecond}, s);
+    scan(clock, *fit, vc.now, {-2 * kSecond + kSecond / 10, -kSecond / 2, 0, kSecond / 3, kSecond},
+         s);
     // The bound at the anchor is on the scale of the pair deviations, not
     // wildly above it (worst case: ~1.7x for a window fit).
-    EXPECT_LE(fit->base_error_ns, 3 * (jitter_scale + static_cast<int64_t>(std::ceil(period)) + 1)) << "pair " << i;
+    EXPECT_LE(fit->base_error_ns, 3 * (jitter_scale + static_cast<int64_t>(std::ceil(period)) + 1))
+        << "pair " << i;
     if (i >= 10) {
       EXPECT_NEAR(fit->drift_ppm(), drift_ppm, fit->drift_error * 1e6) << "pair " << i;
     }
@@ -135,16 +139,18 @@ TEST_P(ClockModelFit, MapsWithinBoundAndBoundIsTight) {
     EXPECT_TRUE(crossed_wrap) << "the test meant to cross a wrap";
   }
   const auto fit = model.fit();
-  EXPECT_EQ(fit->pairs_used, 64u);  // default window
+  EXPECT_EQ(fit->pairs_used, 64u);         // default window
   EXPECT_LT(fit->drift_error * 1e6, 0.5);  // 64 s window, 1-2 us deviations
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Clocks, ClockModelFit,
     ::testing::Values(FitCase{0.0, 64, 1.0, 1}, FitCase{4.0, 64, 1.0, 2}, FitCase{-4.0, 64, 1.0, 3},
-                      FitCase{100.0, 64, 1.0, 4}, FitCase{-100.0, 64, 1.0, 5}, FitCase{4.0, 64, 41.666668, 6},
-                      FitCase{4.0, 32, 1.0, 7}, FitCase{-100.0, 32, 1.0, 8}, FitCase{100.0, 32, 41.666668, 9},
-                      FitCase{4.0, 36, 1.0, 10}, FitCase{-37.5, 36, 41.666668, 11}, FitCase{100.0, 36, 52.08, 12}));
+                      FitCase{100.0, 64, 1.0, 4}, FitCase{-100.0, 64, 1.0, 5},
+                      FitCase{4.0, 64, 41.666668, 6}, FitCase{4.0, 32, 1.0, 7},
+                      FitCase{-100.0, 32, 1.0, 8}, FitCase{100.0, 32, 41.666668, 9},
+                      FitCase{4.0, 36, 1.0, 10}, FitCase{-37.5, 36, 41.666668, 11},
+                      FitCase{100.0, 36, 52.08, 12}));
 
 TEST(ClockModel, UnwrapsAcrossManyWrapsBetweenPairs) {
   // 32 bits at 1 ns wrap every 4.29 s; pairs 10 s apart skip two wraps each.
@@ -187,7 +193,8 @@ TEST(ClockModel, RejectsBadDeviationPairs) {
     vc.now = i * kSecond;
     const CalibrationPair p = *clock.sample();
     const bool ok = model.add_pair(p);
-    EXPECT_EQ(ok, p.max_deviation_ns < 100'000) << "pair " << i << " deviation " << p.max_deviation_ns;
+    EXPECT_EQ(ok, p.max_deviation_ns < 100'000)
+        << "pair " << i << " deviation " << p.max_deviation_ns;
     refused += ok ? 0 : 1;
   }
   EXPECT_EQ(refused, 25);
@@ -224,13 +231,16 @@ TEST(ClockModel, BadFirstPairIsDroppedOnceABetterBestArrives) {
 TEST(ClockModel, AFreakLowDeviationAgesOutInsteadOfStarvingTheFit) {
   ClockModel model(TickFormat{}, ClockModelDesc{.window = 8});
   int64_t t = kSecond;
-  ASSERT_TRUE(model.add_pair({.device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = 0}));
+  ASSERT_TRUE(model.add_pair(
+      {.device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = 0}));
   int accepted = 0;
   for (int i = 0; i < 20; ++i) {
     t += kSecond;
-    accepted += model.add_pair({.device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = 50'000})
-                    ? 1
-                    : 0;
+    accepted +=
+        model.add_pair(
+            {.device_ticks = static_cast<uint64_t>(t), .host_ns = t, .max_deviation_ns = 50'000})
+            ? 1
+            : 0;
   }
   EXPECT_EQ(model.best_deviation_ns(), 50'000);
   EXPECT_EQ(accepted, 13);  // the first 7 fall within the freak's window of 8 offers
@@ -301,7 +311,8 @@ TEST(ClockModel, UnderstatedDeviationsWidenTheBound) {
 
 TEST(ClockModel, GarbageTicksFarFromTheAnchorAreUnbounded) {
   ClockModel model(TickFormat{});
-  ASSERT_TRUE(model.add_pair({.device_ticks = 1'000'000, .host_ns = 2'000'000, .max_deviation_ns = 100}));
+  ASSERT_TRUE(
+      model.add_pair({.device_ticks = 1'000'000, .host_ns = 2'000'000, .max_deviation_ns = 100}));
   const MappedTime m = model.fit()->map(1'000'000 + (1ull << 62));
   EXPECT_EQ(m.error_ns, std::numeric_limits<int64_t>::max());
 }
@@ -316,7 +327,8 @@ TEST(ClockModel, ExactTickConversionOverLongSpans) {
   const int64_t base = 7 * kSecond;
   for (int i = 0; i < 5; ++i) {
     const uint64_t ticks = 3ull * 1'000'000'000ull * static_cast<uint64_t>(i);  // i * 125 s
-    ASSERT_TRUE(model.add_pair({.device_ticks = ticks, .host_ns = base + i * 125 * kSecond, .max_deviation_ns = 0}));
+    ASSERT_TRUE(model.add_pair(
+        {.device_ticks = ticks, .host_ns = base + i * 125 * kSecond, .max_deviation_ns = 0}));
   }
   const uint64_t day_ticks = 3ull * 86'400ull * 1'000'000'000ull / 125ull;  // 86400 s
   const MappedTime m = model.fit()->map(day_ticks);

@@ -1,14 +1,15 @@
 // run_clock_study on a SimClock with a virtual host clock: ten simulated
 // minutes run in milliseconds, deterministically.
+#include "latlab/clock_study.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "latlab/clock_study.hpp"
 #include "latlab/device_factory.hpp"
-#include "latlab/sim_clock_device.hpp"
 #include "latlab/sim_clock.hpp"
+#include "latlab/sim_clock_device.hpp"
 
 namespace latlab {
 namespace {
@@ -139,7 +140,8 @@ TEST(ClockStudy, FailuresDuringTheRunAreCounted) {
   vt.attach(desc);
   Result<ClockStudyResult> r = run_clock_study(clock.source(), clock.ticks(), desc);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->source_errors * 2, r->source_calls - 1);  // every second call fails (calls end on a success)
+  EXPECT_EQ(r->source_errors * 2,
+            r->source_calls - 1);  // every second call fails (calls end on a success)
   EXPECT_EQ(r->failed_refreshes, 0u);
 }
 
@@ -173,7 +175,8 @@ TEST(ClockStudy, RunsThroughTheDeviceInterface) {
   desc.seconds = 0.02;  // real host time: keep it short
   desc.interval_ns = 5'000'000;
   desc.fresh_pairs = 4;
-  Result<ClockStudyResult> r = run_clock_study([&dev] { return dev.sample_calibration(); }, dev.info().ticks, desc);
+  Result<ClockStudyResult> r =
+      run_clock_study([&dev] { return dev.sample_calibration(); }, dev.info().ticks, desc);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->fresh_within_bound, r->fresh_count);
   EXPECT_GE(r->refreshes, 2u);

@@ -47,7 +47,8 @@ Result<CalibrationPair> SimClock::sample() {
   const int64_t dev =
       bad ? desc_.bad_deviation_ns
           : desc_.deviation_ns +
-                static_cast<int64_t>(std::floor(next_unit() * static_cast<double>(desc_.deviation_spread_ns + 1)));
+                static_cast<int64_t>(
+                    std::floor(next_unit() * static_cast<double>(desc_.deviation_spread_ns + 1)));
   const double err_span = desc_.error_fraction * static_cast<double>(dev);
   const auto err = static_cast<int64_t>(std::trunc((next_unit() * 2.0 - 1.0) * err_span));
   CalibrationPair p;
@@ -75,7 +76,8 @@ uint64_t SimClock::calls() const {
 uint64_t SimClock::device_ticks_unwrapped_at(int64_t host_ns) const {
   // long double: 64-bit mantissa, sub-ns exact for any realistic span.
   using LD = long double;
-  const LD device_ns = static_cast<LD>(host_ns - desc_.offset_ns) / (1.0L + static_cast<LD>(desc_.drift_ppm) * 1e-6L);
+  const LD device_ns = static_cast<LD>(host_ns - desc_.offset_ns) /
+                       (1.0L + static_cast<LD>(desc_.drift_ppm) * 1e-6L);
   const LD ticks = std::floor(device_ns * static_cast<LD>(desc_.ticks.period_den) /
                               static_cast<LD>(desc_.ticks.period_num));
   return static_cast<uint64_t>(static_cast<int128_t>(ticks));  // modular below 0
@@ -83,17 +85,19 @@ uint64_t SimClock::device_ticks_unwrapped_at(int64_t host_ns) const {
 
 int64_t SimClock::true_host_ns_unwrapped(uint64_t unwrapped_ticks) const {
   using LD = long double;
-  const LD device_ns = static_cast<LD>(static_cast<uint128_t>(unwrapped_ticks) * desc_.ticks.period_num) /
-                       static_cast<LD>(desc_.ticks.period_den);
-  return desc_.offset_ns +
-         static_cast<int64_t>(std::llroundl(device_ns * (1.0L + static_cast<LD>(desc_.drift_ppm) * 1e-6L)));
+  const LD device_ns =
+      static_cast<LD>(static_cast<uint128_t>(unwrapped_ticks) * desc_.ticks.period_num) /
+      static_cast<LD>(desc_.ticks.period_den);
+  return desc_.offset_ns + static_cast<int64_t>(std::llroundl(
+                               device_ns * (1.0L + static_cast<LD>(desc_.drift_ppm) * 1e-6L)));
 }
 
 int64_t SimClock::true_host_ns(uint64_t raw_ticks, int64_t near_host_ns) const {
   const TickFormat& f = desc_.ticks;
   const uint64_t near = device_ticks_unwrapped_at(near_host_ns);
   uint64_t d = (raw_ticks - near) & f.mask();
-  if (f.valid_bits < 64 && d >= (1ull << (f.valid_bits - 1))) d -= 1ull << f.valid_bits;  // modular: negative
+  if (f.valid_bits < 64 && d >= (1ull << (f.valid_bits - 1)))
+    d -= 1ull << f.valid_bits;  // modular: negative
   return true_host_ns_unwrapped(near + d);
 }
 
