@@ -21,6 +21,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 // This command exists to show the profiler: its zones stay in whatever
 // LATLAB_ENABLE_PROFILER the build chose for user code.
@@ -35,7 +36,6 @@ namespace latlab::cli {
 namespace {
 
 constexpr uint32_t kMaxSide = 4096;
-constexpr uint64_t kCalibrationEveryFrames = 60;
 
 struct ProfileOptions {
   uint32_t frames = 120;          // frames to record
@@ -61,18 +61,6 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
   const auto h = parse(s.data() + x + 1, s.data() + s.size());
   if (!w || !h) return std::nullopt;
   return std::make_pair(*w, *h);
-}
-
-// Device ticks -> host clock through one calibration pair: offset only (the
-// drift over the ~1 s between refreshes is not modelled here; the clock
-// model replaces this once it is in the tree). Error: the pair's deviation.
-GpuClockMapper offset_mapper(const CalibrationPair& pair, const TickFormat& tf) {
-  return [pair, tf](uint64_t t) -> std::optional<MappedTime> {
-    const uint64_t fwd = tf.elapsed_ticks(pair.device_ticks, t);
-    const int64_t d = fwd <= (tf.mask() >> 1) ? tf.ticks_to_ns(fwd)
-                                                : -tf.ticks_to_ns(tf.elapsed_ticks(t, pair.device_ticks));
-    return MappedTime{pair.host_ns + d, pair.max_deviation_ns};
-  };
 }
 
 int fail(const char* what, const std::string& message, int code) {
@@ -130,6 +118,17 @@ int profile(const ProfileOptions& opt) {
                 kExitUsage);
   }
 
+  // Device ticks -> host clock: the clock model, fed by a calibrator that
+  // refreshes on its own thread (never in the frame loop).
+  Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
+  std::string mapping;
+  if (auto c = calibrator.calibrate_now(); c) {
+    calibrator.start_periodic();
+    mapping = caps.calibration_method + ", clock model refreshed every 1 s";
+  } else {
+    mapping = "none (" + c.error().message + ")";
+  }
+
   constexpr uint32_t kZonesPerFrame = 8;
   GpuProfilerDesc pdesc{.name = "vulkan queue " + std::to_string(ctx.queue_family()),
                         .max_zones_per_frame = 64,
@@ -153,18 +152,11 @@ int profile(const ProfileOptions& opt) {
   VulkanFragmentWorkload& fragment = *fragment_r.value();
   VulkanFrameRing& ring = *ring_r.value();
 
-  std::string mapping = "none";
-  const auto calibrate = [&] {
-    auto pair = ctx.sample_calibration();
-    if (!pair) {
-      mapping = "none (" + pair.error().message + ")";
-      return;
-    }
-    mapping = caps.calibration_method + ", offset only, refreshed every " +
-              std::to_string(kCalibrationEveryFrames) + " frames";
-    prof.set_clock_mapper(offset_mapper(pair.value(), ctx.tick_format()));
-  };
-  calibrate();
+  prof.set_clock_mapper([&calibrator](uint64_t t) -> std::optional<MappedTime> {
+    const auto fit = calibrator.fit();
+    if (!fit) return std::nullopt;
+    return fit->map(t);
+  });
 
   ChromeTrace trace;
   const bool want_trace = !opt.trace.empty();
@@ -181,7 +173,6 @@ int profile(const ProfileOptions& opt) {
       if (want_trace) trace.add_span("CPU main", "fence wait", w0, host_now_ns());
     }
     if (frame > 0) prof.next_frame();  // closes the previous frame, collects what is ready
-    if (frame > 0 && frame % kCalibrationEveryFrames == 0) calibrate();
     const int64_t r0 = host_now_ns();
     auto cmd_r = ring.begin(slot);
     if (!cmd_r) return fail("", cmd_r.error().message, kExitRunFailed);
@@ -225,6 +216,8 @@ int profile(const ProfileOptions& opt) {
   if (auto w = ring.wait_all(); !w) return fail("", w.error().message, kExitRunFailed);
   prof.next_frame();  // closes the last frame; every result is available now
   prof.collect();
+  calibrator.stop();
+  const auto fit = calibrator.fit();
 
   const ProfilerCounters counters = prof.counters();
   const auto stats = prof.stats();
@@ -259,6 +252,12 @@ int profile(const ProfileOptions& opt) {
           {"frames_in_flight", opt.frames_in_flight},
           {"validation", opt.validation}}},
         {"host_mapping", mapping},
+        {"clock_fit",
+         fit ? nlohmann::json{{"pairs_used", fit->pairs_used},
+                              {"drift_ppm", fit->drift_ppm()},
+                              {"base_error_ns", fit->base_error_ns},
+                              {"estimated", fit->estimated}}
+             : nlohmann::json()},
         {"zones", stats_json(stats)},
         {"counters",
          {{"frames_collected", counters.frames_collected},
@@ -277,7 +276,12 @@ int profile(const ProfileOptions& opt) {
     fmt::print("{}\n", out.dump(2));
     return code;
   }
-  fmt::print("  host mapping: {}\n\n", mapping);
+  fmt::print("  host mapping: {}", mapping);
+  if (fit) {
+    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used, fit->drift_ppm(),
+               fit->base_error_ns);
+  }
+  fmt::print("\n\n");
   fmt::print("{}\n", format_stat_table(pdesc.name, stats));
   // The newest frame with zones (the very last one closed empty).
   for (uint64_t id = last ? last->frame_id + 1 : 0; id-- > 0;) {

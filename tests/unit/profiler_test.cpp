@@ -9,6 +9,7 @@
 // library is the same either way).
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_sim.hpp"
 #include "latlab/stats.hpp"
@@ -409,6 +410,28 @@ TEST(Profiler, ClockMapperPlacesZonesOnTheHostTimeline) {
   EXPECT_FALSE(f->host_mapped);
   EXPECT_FALSE(f->zones[0].host_mapped);
   EXPECT_TRUE(f->zones[0].ok());
+}
+
+TEST(Profiler, ClockMapperFromAClockFit) {
+  EXPECT_FALSE(clock_mapper_from_fit(nullptr)(123).has_value());
+  auto fit = std::make_shared<ClockFit>();
+  fit->ticks = TickFormat{};
+  fit->anchor_device_ticks = 1'000'000;
+  fit->anchor_host_ns = 9'000'000;
+  fit->drift = 0.0;
+  fit->base_error_ns = 40;
+  fit->pairs_used = 2;
+  Rig r = make_rig();
+  r.prof->set_clock_mapper(clock_mapper_from_fit(fit));
+  SimCommandStream cmd;
+  { LATLAB_GPU_ZONE(r.prof, &cmd, "z"); }
+  r.writer->execute(cmd, 1'000'500, 250);
+  r.prof->next_frame();
+  const auto f = r.prof->latest_frame();
+  ASSERT_TRUE(f && f->host_mapped);
+  EXPECT_EQ(f->zones[0].gpu_begin_host_ns, 9'000'500);
+  EXPECT_EQ(f->zones[0].gpu_end_host_ns, 9'000'750);
+  EXPECT_GE(f->map_error_ns, 40);
 }
 
 TEST(Profiler, StatsOverASlidingWindow) {
