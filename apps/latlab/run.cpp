@@ -1,0 +1,324 @@
+// latlab run: the latency benchmark (Baseline mode).
+//
+//   latlab run [--mode baseline] [--backend vulkan|cuda|sim] [--device D]
+//              [--frames N | --seconds S] [--seed X] [--interval-ms A-B]
+//              [--blocks K] [--warmup N] [--out FILE] [--frames-csv FILE] ...
+//
+// Prints the settings, a progress line when stdout is a terminal, then the
+// per-stage table; writes the JSON result atomically. Exit codes: 0 ok,
+// 1 run failed or interrupted (result written with "partial": true),
+// 2 bad input, 3 device/backend unavailable, 4 result could not be written.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "command.hpp"
+#include "latlab/device_factory.hpp"
+#include "latlab/latency_report.hpp"
+#include "latlab/latency_run.hpp"
+#include "latlab/sim_device.hpp"
+#include "latlab/tick_mapper.hpp"
+
+namespace latlab::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+struct RunOptions {
+  std::string mode = "baseline";
+  std::string backend = "vulkan";
+  std::string device;
+  uint32_t frames = 2500;
+  double seconds = 0;
+  uint64_t seed = 1;
+  std::string interval_ms = "8-12";
+  uint32_t blocks = 5;
+  uint32_t warmup = 100;
+  uint32_t cpu_iterations = 2000;
+  std::string out = "latlab-result.json";
+  std::string frames_csv;
+  bool bare = false;
+  bool keep_timer_slack = false;
+  bool json = false;
+  bool validation = false;
+  int64_t time_scale = 1;
+  std::string command_line;
+};
+
+// "A-B" or "A" (ms, decimals allowed) -> ns range.
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text, std::string& why) {
+  auto parse_one = [&](const std::string& s, int64_t& ns) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+    if (v <= 0 || v > 10'000) return false;
+    ns = std::llround(v * 1e6);
+    return ns > 0;
+  };
+  const size_t dash = text.find('-', 1);
+  int64_t lo = 0;
+  int64_t hi = 0;
+  const std::string a = dash == std::string::npos ? text : text.substr(0, dash);
+  const std::string b = dash == std::string::npos ? text : text.substr(dash + 1);
+  if (!parse_one(a, lo) || !parse_one(b, hi)) {
+    why = "--interval-ms '" + text + "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
+    return std::nullopt;
+  }
+  if (hi < lo) {
+    why = "--interval-ms '" + text + "' is reversed: give MIN-MAX with MIN <= MAX";
+    return std::nullopt;
+  }
+  return std::pair{lo, hi};
+}
+
+bool output_dir_writable(const std::string& path, std::string& why) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(dir.c_str(), W_OK) != 0) {
+    why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
+    return false;
+  }
+  return true;
+}
+
+int run_command(const RunOptions& o) {
+  std::FILE* info = o.json ? stderr : stdout;  // --json keeps stdout for the document
+
+  // --- settings ------------------------------------------------------------
+  std::string why;
+  const auto interval = parse_interval_ms(o.interval_ms, why);
+  if (!interval) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  LatencyRunDesc desc;
+  desc.schedule.seed = o.seed;
+  desc.schedule.min_interval_ns = interval->first;
+  desc.schedule.max_interval_ns = interval->second;
+  desc.frames = o.frames;
+  if (o.seconds > 0) {
+    const double mean_ns = 0.5 * static_cast<double>(interval->first + interval->second);
+    const double n = std::ceil(o.seconds * 1e9 / mean_ns);
+    if (n > 10'000'000) {
+      std::fprintf(stderr, "latlab run: --seconds %.1f gives more than 10 million frames\n", o.seconds);
+      return kExitUsage;
+    }
+    desc.frames = static_cast<uint32_t>(std::max(1.0, n));
+  }
+  desc.blocks = o.blocks;
+  desc.warmup_frames = o.warmup;
+  desc.cpu_step_iterations = o.cpu_iterations;
+  desc.timer_slack_ns = o.keep_timer_slack ? 0 : 1;
+  desc.bare_comparison = o.bare;
+  if (Result<void> v = validate(desc); !v) {
+    std::fprintf(stderr, "latlab run: %s\n", v.error().message.c_str());
+    return kExitUsage;
+  }
+  if (o.time_scale != 1 && o.backend != "sim") {
+    std::fprintf(stderr, "latlab run: --time-scale only works with --backend sim (a GPU runs on real time)\n");
+    return kExitUsage;
+  }
+  if (!o.out.empty() && !output_dir_writable(o.out, why)) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
+  }
+
+  // --- device ----------------------------------------------------------------
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<LatencyDevice> device;
+  if (o.time_scale != 1) {
+    time = std::make_shared<ScaledHostTime>(o.time_scale);
+    device = SimLatencyDevice::create(SimDeviceDesc{}, time);
+  } else {
+    time = std::make_shared<RealHostTime>();
+    Result<std::unique_ptr<LatencyDevice>> opened =
+        open_latency_device(DeviceSelector{o.backend, o.device, o.validation});
+    if (!opened) {
+      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
+                   opened.error().message.c_str());
+      return kExitMissingCapability;
+    }
+    device = std::move(opened.value());
+  }
+  const DeviceInfo& di = device->info();
+  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(*device);
+
+  // Ctrl-C / SIGTERM from here on ends the run early with a partial result
+  // (installed before the settings are echoed, so a caller that saw them can
+  // interrupt safely). A second Ctrl-C ends the process.
+  g_interrupted.store(false);
+  struct sigaction sa {};
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = static_cast<int>(SA_RESETHAND);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, di.backend, di.name, di.driver);
+  fmt::print(info, "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} warm-up frames\n",
+             desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
+             static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks, desc.warmup_frames);
+  fmt::print(info, "  cpu step {} iterations, workload {} pass(es) x complexity {}, timer slack {}{}\n",
+             desc.cpu_step_iterations, desc.workload.passes, desc.workload.complexity,
+             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
+             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+  if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
+  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName, o.out.empty() ? "(none)" : o.out,
+             o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
+  std::fflush(info);
+
+  // --- run -------------------------------------------------------------------
+  const bool tty = !o.json && isatty(STDOUT_FILENO) == 1;
+  LatencyRunEnv env;
+  env.device = device.get();
+  env.mapper = mapper.get();
+  env.time = time.get();
+  env.interrupt = &g_interrupted;
+  if (tty) {
+    env.on_progress = [](const RunProgress& p) {
+      if (p.kind == BlockKind::warmup) {
+        std::printf("\r\033[K  warm-up %llu/%llu", static_cast<unsigned long long>(p.block_frames_done),
+                    static_cast<unsigned long long>(p.block_frames));
+      } else {
+        std::printf("\r\033[K  %s block %u/%u: %llu/%llu frames", std::string(to_string(p.kind)).c_str(),
+                    p.block + 1, p.blocks, static_cast<unsigned long long>(p.block_frames_done),
+                    static_cast<unsigned long long>(p.block_frames));
+      }
+      std::fflush(stdout);
+    };
+  }
+  Result<LatencyRun> result = run_latency(desc, env);
+  if (tty) {
+    std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!result) {
+    std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
+    return kExitUsage;
+  }
+  const LatencyRun& run = result.value();
+  if (run.measured_frames_run() == 0 && run.partial) {
+    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                 run.partial_reason.c_str());
+    return kExitRunFailed;
+  }
+
+  // --- report ------------------------------------------------------------------
+  RunMeta meta;
+  meta.mode = o.mode;
+  meta.backend = o.backend;
+  meta.device = o.device;
+  meta.command_line = o.command_line;
+  meta.created_utc = utc_now_iso8601();
+  meta.machine = collect_machine_info();
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  if (o.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(format_run_table(run).c_str(), stdout);
+  }
+  int rc = run.partial ? kExitRunFailed : kExitOk;
+  if (!o.out.empty()) {
+    if (Result<void> w = write_file_atomic(o.out, doc.dump(2) + "\n"); !w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      rc = kExitWriteFailed;
+    } else {
+      fmt::print(info, "result written to {}{}\n", o.out, run.partial ? " (partial)" : "");
+    }
+  }
+  if (!o.frames_csv.empty()) {
+    if (Result<void> w = write_frames_csv(o.frames_csv, run); !w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      rc = kExitWriteFailed;
+    } else {
+      fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+    }
+  }
+  if (run.partial) std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  return rc;
+}
+
+// argv as the kernel holds it (main owns argv; this keeps run self-contained).
+std::string own_command_line() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return "";
+  std::string s;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& ch : s) {
+    if (ch == '\0') ch = ' ';
+  }
+  return s;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run", "Latency benchmark: a software signal through every stage of a frame");
+  sub->add_option("--mode", opts->mode, "Latency mode (only baseline so far)")
+      ->check(CLI::IsMember({"baseline"}))
+      ->capture_default_str();
+  sub->add_option("--backend", opts->backend, "GPU backend")
+      ->check(CLI::IsMember({"vulkan", "cuda", "sim"}))
+      ->capture_default_str();
+  sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
+  auto* frames = sub->add_option("--frames", opts->frames, "Measured frames over all blocks")
+                     ->check(CLI::Range(1u, 10'000'000u))
+                     ->capture_default_str();
+  auto* seconds = sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
+                      ->check(CLI::Range(0.001, 864000.0));
+  frames->excludes(seconds);
+  sub->add_option("--seed", opts->seed, "Schedule seed (same seed, same deadlines)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--interval-ms", opts->interval_ms, "Signal interval range MIN-MAX in ms, uniform")
+      ->capture_default_str();
+  sub->add_option("--blocks", opts->blocks, "Measured blocks")->check(CLI::Range(1u, 100'000u))->capture_default_str();
+  sub->add_option("--warmup", opts->warmup, "Warm-up frames, run and discarded")
+      ->check(CLI::Range(0u, 1'000'000u))
+      ->capture_default_str();
+  sub->add_option("--cpu-iterations", opts->cpu_iterations, "CPU simulation step cost (hash rounds)")
+      ->check(CLI::Range(0u, 100'000'000u))
+      ->capture_default_str();
+  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")->capture_default_str();
+  sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
+  sub->add_flag("--bare", opts->bare,
+                "After each block, run a bare loop (same path, no instrumentation) and a raw clock_nanosleep loop");
+  sub->add_flag("--keep-timer-slack", opts->keep_timer_slack, "Do not lower the generator thread's timer slack");
+  sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");
+  sub->add_flag("--validation", opts->validation, "Vulkan: enable the Khronos validation layer");
+  sub->add_option("--time-scale", opts->time_scale, "Sim backend only: run the clock this many times faster")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
+      ->capture_default_str();
+  return [opts] {
+    opts->command_line = own_command_line();
+    return run_command(*opts);
+  };
+}
+
+const RegisterCommand kRegister{{"run", setup, 20}};
+
+}  // namespace
+}  // namespace latlab::cli
