@@ -140,11 +140,23 @@ int run_command(const RunOptions& o) {
   }
 
   // --- device ----------------------------------------------------------------
+  // The sim backend is opened here, not through the factory: `run` needs the
+  // SimLatencyDevice, which lives on the run's own (real or scaled) clock.
   std::shared_ptr<HostTime> time;
   std::unique_ptr<LatencyDevice> device;
-  if (o.time_scale != 1) {
-    time = std::make_shared<ScaledHostTime>(o.time_scale);
-    device = SimLatencyDevice::create(SimDeviceDesc{}, time);
+  if (o.backend == "sim") {
+    const SimDeviceDesc sim_desc;
+    if (!o.device.empty() && o.device != "0" && sim_desc.name.find(o.device) == std::string::npos) {
+      std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n", o.device.c_str(),
+                   sim_desc.name.c_str());
+      return kExitUsage;
+    }
+    if (o.time_scale != 1) {
+      time = std::make_shared<ScaledHostTime>(o.time_scale);
+    } else {
+      time = std::make_shared<RealHostTime>();
+    }
+    device = SimLatencyDevice::create(sim_desc, time);
   } else {
     time = std::make_shared<RealHostTime>();
     Result<std::unique_ptr<LatencyDevice>> opened =

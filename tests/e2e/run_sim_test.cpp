@@ -56,6 +56,7 @@ TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
       "--frames 0",                  "--mode loaded",         "--blocks 0",
       "--frames 3 --blocks 5",       "--frames 10 --seconds 1", "--backend metal",
       "--time-scale 10 --backend vulkan", "--out /nonexistent-dir/x.json", "--seed -1",
+      "--device nosuch",
   };
   for (const std::string& b : bad) {
     const CliResult r = run_cli("run --backend sim --out " + out.string() + " " + b);

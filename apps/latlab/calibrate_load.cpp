@@ -1,0 +1,241 @@
+// latlab calibrate-load: find the shader complexity whose GPU time per frame
+// hits a target (the load of Loaded latency). See docs/load-calibration.md.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "command.hpp"
+#include "latlab/device_factory.hpp"
+#include "latlab/load_calibration.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct Options {
+  double target_ms = kLoadedTargetMs;
+  std::string size = "1920x1080";
+  std::string form = "compute";
+  std::string device;
+  std::string backend = "vulkan";
+  double tolerance = 0.02;
+  uint32_t max_evaluations = 12;
+  uint32_t verify_frames = 30;
+  bool validation = false;
+  bool json = false;
+};
+
+constexpr const char* kFooter =
+    "Exit codes: 0 calibrated and verified within the tolerance; 1 calibration failed: the target "
+    "is\n"
+    "outside the reachable range (the message gives the range), no complexity was verified within "
+    "the\n"
+    "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad "
+    "usage;\n"
+    "3 the device cannot time GPU work (no timestamps).";
+
+bool parse_size(const std::string& text, uint32_t& w, uint32_t& h) {
+  unsigned long a = 0, b = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
+    return false;
+  if (a == 0 || b == 0 || a > 16384 || b > 16384) return false;
+  w = static_cast<uint32_t>(a);
+  h = static_cast<uint32_t>(b);
+  return true;
+}
+
+std::string step_line(const LoadCalibrationStep& s) {
+  return fmt::format(
+      "  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  {}/{} frames{}  {}", s.index,
+      to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0, s.frames_used,
+      s.frames_used + s.frames_missing,
+      s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
+}
+
+nlohmann::json distribution_json(const Distribution& d) {
+  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev},
+          {"min", d.min},     {"p50", d.p50},         {"p90", d.p90},   {"p95", d.p95},
+          {"p99", d.p99},     {"max", d.max}};
+}
+
+nlohmann::json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d,
+                           const DeviceInfo& info) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : r.steps) {
+    steps.push_back({{"index", s.index},
+                     {"kind", to_string(s.kind)},
+                     {"complexity", s.complexity},
+                     {"median_ms", s.median_ms},
+                     {"min_ms", s.min_ms},
+                     {"max_ms", s.max_ms},
+                     {"error_fraction", s.error_fraction},
+                     {"frames_submitted", s.frames_submitted},
+                     {"frames_used", s.frames_used},
+                     {"frames_missing", s.frames_missing},
+                     {"why", s.why}});
+  }
+  nlohmann::json gpu = distribution_json(r.gpu_ms);
+  gpu["p5"] = r.p5_ms;
+  return {
+      {"schema", "latlab.calibrate_load/1"},
+      {"device", {{"backend", info.backend}, {"name", info.name}, {"driver", info.driver}}},
+      {"settings",
+       {{"target_ms", d.target_ms},
+        {"tolerance", d.tolerance},
+        {"width", d.width},
+        {"height", d.height},
+        {"passes", d.passes},
+        {"form", d.form == WorkloadForm::fragment ? "fragment" : "compute"},
+        {"min_complexity", d.min_complexity},
+        {"max_complexity", d.max_complexity},
+        {"discard_frames", d.discard_frames},
+        {"frames_per_eval", d.frames_per_eval},
+        {"verify_frames", d.verify_frames},
+        {"max_evaluations", d.max_evaluations}}},
+      {"complexity", r.complexity},
+      {"verified", r.verified},
+      {"within_tolerance", r.within_tolerance},
+      {"median_ms", r.median_ms},
+      {"error_fraction", r.error_fraction},
+      {"gpu_ms", gpu},
+      {"outcome", r.outcome},
+      {"fit", {{"fixed_ms", r.fit_fixed_ms}, {"ms_per_complexity", r.fit_ms_per_complexity}}},
+      {"evaluations", r.evaluations},
+      {"frames_submitted", r.frames_submitted},
+      {"frames_missing", r.frames_missing},
+      {"wall_ms", static_cast<double>(r.wall_ns) / 1e6},
+      {"steps", steps},
+  };
+}
+
+int run(const Options& o) {
+  LoadCalibrationDesc desc;
+  if (!parse_size(o.size, desc.width, desc.height)) {
+    std::fprintf(stderr,
+                 "latlab calibrate-load: --size must be WxH with 1..16384 pixels each (e.g. "
+                 "1920x1080), got '%s'\n",
+                 o.size.c_str());
+    return kExitUsage;
+  }
+  desc.target_ms = o.target_ms;
+  desc.tolerance = o.tolerance;
+  desc.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
+  desc.max_evaluations = o.max_evaluations;
+  desc.verify_frames = o.verify_frames;
+
+  DeviceSelector sel;
+  sel.backend = o.backend;
+  sel.device = o.device;
+  sel.validation = o.validation;
+  auto device = open_latency_device(sel);
+  if (!device) {
+    std::fprintf(stderr, "latlab calibrate-load: cannot open a device: %s\n",
+                 device.error().message.c_str());
+    return kExitRunFailed;
+  }
+  LatencyDevice& dev = **device;
+  const DeviceInfo& info = dev.info();
+  if (!info.can_time) {
+    std::string why;
+    for (const auto& m : info.missing) why += fmt::format("; {}: {}", m.name, m.reason);
+    std::fprintf(stderr, "latlab calibrate-load: device '%s' (%s) cannot time GPU work%s\n",
+                 info.name.c_str(), info.backend.c_str(), why.c_str());
+    return kExitMissingCapability;
+  }
+
+  // With --json, stdout carries only the JSON document; progress goes to stderr.
+  std::FILE* text = o.json ? stderr : stdout;
+  std::fprintf(
+      text, "%s",
+      fmt::format(
+          "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
+          "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
+          info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
+          desc.passes, o.form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
+          desc.verify_frames, desc.max_evaluations)
+          .c_str());
+  desc.on_step = [text](const LoadCalibrationStep& s) {
+    std::fprintf(text, "%s\n", step_line(s).c_str());
+    std::fflush(text);
+  };
+
+  auto r = calibrate_load(dev, desc);
+  if (!r) {
+    std::string message = r.error().message;
+    const std::string prefix = "load calibration: ";
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    std::fprintf(stderr, "latlab calibrate-load: %s\n", message.c_str());
+    return kExitRunFailed;
+  }
+  if (o.json) {
+    std::printf("%s\n", report_json(*r, desc, info).dump(2).c_str());
+  } else {
+    const Distribution& g = r->gpu_ms;
+    std::printf("%s",
+                fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n",
+                            r->complexity, r->median_ms, r->error_fraction * 100.0, desc.target_ms,
+                            r->verified ? "" : " (NOT verified)")
+                    .c_str());
+    if (r->verified) {
+      std::printf(
+          "%s", fmt::format(
+                    "  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max {:.4f}  "
+                    "stddev {:.4f} ms\n",
+                    g.count, g.missing, r->p5_ms, g.p95, g.min, g.max, g.stddev)
+                    .c_str());
+    }
+    std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",
+                                  r->outcome, r->evaluations, r->frames_submitted,
+                                  r->frames_missing, static_cast<double>(r->wall_ns) / 1e6)
+                          .c_str());
+  }
+  if (!r->within_tolerance) {
+    std::fprintf(stderr,
+                 "latlab calibrate-load: no complexity verified within %.3g%% of %.7g ms (%s); "
+                 "closest: complexity %u "
+                 "at %.4g ms\n",
+                 desc.tolerance * 100.0, desc.target_ms, r->outcome.c_str(), r->complexity,
+                 r->median_ms);
+    return kExitRunFailed;
+  }
+  return kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("calibrate-load",
+                                     "Choose the shader complexity (1..4096, four post-process "
+                                     "passes) whose GPU time per frame hits a target: "
+                                     "the load of Loaded latency");
+  sub->add_option("--target-ms", o->target_ms, "GPU time per frame to reach, ms (120 Hz budget)")
+      ->default_str("8.333333")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--size", o->size, "render target size, WxH pixels")->capture_default_str();
+  sub->add_option("--form", o->form, "workload form")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"compute", "fragment"}));
+  sub->add_option("--device", o->device,
+                  "device index or name substring (default: the backend's default device)");
+  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, sim")->capture_default_str();
+  sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 0.5));
+  sub->add_option("--max-evaluations", o->max_evaluations, "search + verification steps at most")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+  sub->add_option("--verify-frames", o->verify_frames, "measured frames of a verification")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  sub->add_flag("--validation", o->validation, "Vulkan: enable the Khronos validation layer");
+  sub->add_flag("--json", o->json, "print the report as JSON on stdout (progress goes to stderr)");
+  sub->footer(kFooter);
+  return [o] { return run(*o); };
+}
+
+const RegisterCommand kRegister{{"calibrate-load", setup, 40}};
+
+}  // namespace
+}  // namespace latlab::cli

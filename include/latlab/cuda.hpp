@@ -1,0 +1,261 @@
+// CUDA backend: a timestamp query pool for the user's streams, bracketed
+// GPU->host calibration pairs, and the LatencyDevice for the latency path.
+//
+// Technique. A timestamp is a one-thread kernel launched into the stream
+// that reads %globaltimer (the GPU's 64-bit nanosecond timer) and writes it
+// into a slot of pinned, host-mapped memory, followed by a tag that binds the
+// value to the generation of the slot's allocation (see cuda_kernels.hpp).
+// Why this and not cudaEvents alone:
+//  * reads never block and need no API call: a slot is a plain host memory
+//    load (acquire), availability is the tag (cudaEventQuery per slot would
+//    be a driver call per query, and cudaEventElapsedTime gives only a
+//    difference, never a time that can be placed on the host clock);
+//  * the raw ns value can be calibrated against CLOCK_MONOTONIC, so kernel
+//    begin/end land on the host timeline (launch latency, core latency);
+//  * the generation tag detects a late write from a previous use of a slot,
+//    which an event cannot tell apart.
+// Each slot also keeps a cudaEvent recorded right after its stamp kernel, so
+// durations can be cross-checked against cudaEventElapsedTime (the stamp and
+// the event are in the same order at both ends, so their spans are equal up
+// to jitter and the two clocks' resolutions).
+//
+// Cost: a stamp is one extra kernel in the stream (a few us of stream time
+// per stamp: the launch, and the kernel's system fence) plus one
+// cudaEventRecord on the host. A measured span therefore includes the tail of
+// the begin stamp and the launch of the end stamp around the user's work.
+//
+// The GPU clock is not the host clock. %globaltimer counts ns on its own
+// epoch (on recent drivers close to, but not equal to, CLOCK_REALTIME; it may
+// also step and update in coarse increments, e.g. 32 ns to 1 us depending on
+// the GPU and driver). It is never trusted as a host time: map it with
+// calibration pairs (CudaCalibrationSampler, LatencyDevice::sample_calibration)
+// and a ClockModel.
+//
+// Host clock: every host time here is latlab::host_now_ns() (CLOCK_MONOTONIC).
+// Device ticks: %globaltimer ns, TickFormat{1, 1, 64} (kCudaGlobaltimerTicks).
+//
+// This header needs no CUDA header: streams are passed as CUstream_st*, the
+// type cudaStream_t names.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/gpu_device.hpp"
+#include "latlab/query_status.hpp"
+#include "latlab/result.hpp"
+#include "latlab/tick_format.hpp"
+#include "latlab/timestamp_query_pool.hpp"
+
+struct CUstream_st;  // cudaStream_t == CUstream_st*
+struct CUevent_st;   // cudaEvent_t == CUevent_st*
+
+namespace latlab {
+
+using CudaStream = CUstream_st*;  // a cudaStream_t; nullptr is the legacy default stream
+
+// %globaltimer: 1 ns per tick, 64 valid bits.
+inline constexpr TickFormat kCudaGlobaltimerTicks{1, 1, 64};
+inline constexpr const char* kCudaCalibrationDomain = "CLOCK_MONOTONIC (bracketed %globaltimer)";
+
+// ---------------------------------------------------------------------------
+// Devices
+// ---------------------------------------------------------------------------
+
+// What `latlab devices` shows for one CUDA device.
+struct CudaDeviceReport {
+  int index = 0;           // CUDA device ordinal
+  std::string name;        // cudaDeviceProp::name
+  std::string pci_bus_id;  // "0000:01:00.0"
+  int cc_major = 0;        // compute capability
+  int cc_minor = 0;
+  int sm_count = 0;  // multiprocessors
+  uint64_t total_memory_bytes = 0;
+  int clock_khz = 0;         // peak SM clock (cudaDevAttrClockRate), 0 if unknown
+  int memory_clock_khz = 0;  // peak memory clock, 0 if unknown
+  int memory_bus_width_bits = 0;
+  int driver_version = 0;            // cudaDriverGetVersion, e.g. 13000
+  int runtime_version = 0;           // cudaRuntimeGetVersion
+  bool can_map_host_memory = false;  // required for timestamps and calibration
+  bool concurrent_kernels = false;
+  bool unified_addressing = false;
+  std::vector<MissingCapability> missing;  // what latlab cannot use on it, with why
+};
+
+// Every CUDA device. Error (with the CUDA error and what to check) when CUDA
+// cannot be used at all: no driver, driver too old, no device visible.
+// Creates no context and launches nothing.
+Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices();
+
+// "13.0" for 13000 (CUDA's encoding 1000*major + 10*minor).
+std::string format_cuda_version(int version);
+
+// ---------------------------------------------------------------------------
+// Timestamp query pool
+// ---------------------------------------------------------------------------
+
+struct CudaQueryPoolDesc {
+  QueryPoolDesc pool;              // capacity (even), uid kind, retained frames
+  int device = -1;                 // CUDA ordinal; -1 = the calling thread's current device
+  bool cross_check_events = true;  // timing cudaEvents beside the stamps (event_elapsed);
+                                   // off: events are created without timing (cheaper)
+};
+
+// The pool contract of timestamp_query_pool.hpp on CUDA streams. Not
+// thread-safe (like every pool). Owns its mapped memory and events; the
+// destructor (or dispose()) waits for stamp kernels still queued so the GPU
+// never writes into freed memory.
+class CudaTimestampQueryPool final : public TimestampQueryPool {
+ public:
+  // Error if the device cannot be used or cannot map host memory.
+  static Result<std::unique_ptr<CudaTimestampQueryPool>> create(const CudaQueryPoolDesc& desc = {});
+  ~CudaTimestampQueryPool() override;
+
+  // Launches the stamp of `query` (an offset from allocate_queries_for_context
+  // or that +1) into `stream`, then records the query's event. The stream
+  // must belong to the pool's device, with that device current. Error: query
+  // out of range, pool disposed, or the launch failed (the CUDA error).
+  Result<void> write_timestamp(CudaStream stream, uint32_t query);
+
+  // cudaEventElapsedTime between the events recorded with the latest stamps
+  // of `begin_query` and `begin_query + 1`; never blocks. Status: ok (ms
+  // set), not_ready (an event has not completed), missing (never recorded,
+  // the two stamps belong to different allocations, or cross-checking off),
+  // invalid (CUDA reported an error).
+  struct EventSpan {
+    QueryStatus status = QueryStatus::missing;
+    double ms = 0.0;  // valid when status == ok
+  };
+  EventSpan event_elapsed(uint32_t begin_query) const;
+
+  int device() const { return device_; }
+
+ private:
+  CudaTimestampQueryPool(const QueryPoolDesc& desc, int device, bool timing_events);
+  void read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) override;
+  void reset_queries(uint32_t first, uint32_t count, uint64_t generation) override;
+  void release_device_objects() override;
+
+  int device_ = 0;
+  bool timing_events_ = true;
+  void* host_slots_ = nullptr;              // cuda_detail::StampSlot[max_queries], mapped
+  void* device_slots_ = nullptr;            // the same memory, device address
+  std::vector<uint64_t> slot_generation_;   // the allocation a slot belongs to now
+  std::vector<CUevent_st*> events_;         // one per slot
+  std::vector<uint64_t> event_generation_;  // generation of the slot's last record (0: none)
+};
+
+// ---------------------------------------------------------------------------
+// Calibration
+// ---------------------------------------------------------------------------
+
+struct CudaCalibrationDesc {
+  int device = -1;        // CUDA ordinal; -1 = current device
+  uint32_t brackets = 4;  // brackets per sample(); the narrowest is returned (>= 1)
+  int64_t start_timeout_ns =
+      200'000'000;                        // wait for the kernel to start (GPU busy), default 200 ms
+  int64_t reply_timeout_ns = 10'000'000;  // wait for the GPU's reply after the flag, default 10 ms
+  int64_t gpu_wait_timeout_ns = 50'000'000;  // the kernel stops waiting for the flag after this
+};
+
+// Takes calibration pairs by a handshake in mapped memory. On its own
+// high-priority non-blocking stream, a one-thread kernel announces that it
+// runs and spins on a host-written flag; the host reads host_now_ns() (t0),
+// writes the flag, and waits (a bounded spin of a few us) for the kernel's
+// %globaltimer reply, read right after it saw the flag; then host_now_ns()
+// (t2). The GPU read happened inside [t0, t2], so the pair is
+// (ticks, midpoint, half width): one bus round trip wide, independent of the
+// launch latency. Pairs are `estimated` (bracketed, not driver-calibrated).
+//
+// Thread-safe: sample() serialises on an internal mutex and selects the
+// sampler's device on the calling thread for the call only.
+class CudaCalibrationSampler {
+ public:
+  static Result<std::unique_ptr<CudaCalibrationSampler>> create(
+      const CudaCalibrationDesc& desc = {});
+  ~CudaCalibrationSampler();
+  CudaCalibrationSampler(const CudaCalibrationSampler&) = delete;
+  CudaCalibrationSampler& operator=(const CudaCalibrationSampler&) = delete;
+
+  // The narrowest of desc.brackets brackets. Error if none succeeded (each
+  // failure's reason is in the message: kernel did not start, no reply,
+  // CUDA error).
+  Result<CalibrationPair> sample();
+  int device() const;
+
+ private:
+  struct Impl;
+  explicit CudaCalibrationSampler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------
+// Latency device
+// ---------------------------------------------------------------------------
+
+struct CudaLatencyDeviceDesc {
+  std::string device;  // ordinal ("0") or name substring (case-insensitive); "" = device 0
+  uint32_t frames_in_flight = 4;    // frames submitted and not yet waited (>= 1)
+  CudaCalibrationDesc calibration;  // its `device` is replaced by the selected one
+};
+
+// A LatencyDevice on a CUDA stream. submit_frame launches: begin stamp, the
+// workload (FrameWorkload::passes kernels over width*height elements, each
+// element running `complexity` iterations of a fixed hash + FMA loop; compute
+// form only), end stamp, then records a cudaEventBlockingSync event.
+// wait_frame sleeps in cudaEventSynchronize (no spin), takes host_now_ns()
+// right after (fence_wake_ns), and reads the two stamps from mapped memory:
+// gpu_status is ok only when both carry this frame's generation.
+// Threads: frame calls from one thread; sample_calibration from any thread.
+Result<std::unique_ptr<LatencyDevice>> create_cuda_latency_device(
+    const std::string& device_selector);
+Result<std::unique_ptr<LatencyDevice>> create_cuda_latency_device(
+    const CudaLatencyDeviceDesc& desc);
+
+// ---------------------------------------------------------------------------
+// Helpers for tests and benchmarks (device code lives in the library)
+// ---------------------------------------------------------------------------
+
+// Launches the frame workload's kernels into `stream` over `data` (device
+// memory holding at least work.width * work.height floats). Error: bad
+// workload (passes 0, complexity outside 1..4096, empty or too big target,
+// fragment form) or the launch failed.
+Result<void> cuda_launch_workload(CudaStream stream, const FrameWorkload& work, float* data);
+
+// A one-thread kernel that spins for `duration_ns` of %globaltimer.
+Result<void> cuda_launch_spin(CudaStream stream, int64_t duration_ns);
+
+// Holds streams until open(): hold() launches a one-thread kernel that waits
+// for a flag in mapped memory (at most `timeout_ns`, so a forgotten gate
+// never hangs the GPU). The destructor opens the gate and waits for its
+// kernels. Not thread-safe.
+class CudaStreamGate {
+ public:
+  static Result<std::unique_ptr<CudaStreamGate>> create(int device = -1,
+                                                        int64_t timeout_ns = 10'000'000'000);
+  ~CudaStreamGate();
+  CudaStreamGate(const CudaStreamGate&) = delete;
+  CudaStreamGate& operator=(const CudaStreamGate&) = delete;
+  Result<void> hold(CudaStream stream);
+  void open();
+
+ private:
+  struct Impl;
+  explicit CudaStreamGate(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// How %globaltimer advances: `steps` successive changes read by one thread.
+struct GlobaltimerProbe {
+  uint32_t steps = 0;  // changes observed (fewer than asked: the timer stalled)
+  uint64_t min_step_ns = 0;
+  uint64_t median_step_ns = 0;
+  uint64_t max_step_ns = 0;
+};
+// Runs on `device` (-1: current) and waits for the result (blocking).
+Result<GlobaltimerProbe> probe_globaltimer(int device = -1, uint32_t steps = 1000);
+
+}  // namespace latlab

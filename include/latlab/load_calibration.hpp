@@ -1,0 +1,127 @@
+// Load calibration for Loaded latency: choose the shader complexity (1..4096)
+// of four fixed post-process passes so that one frame's GPU time hits a
+// target (default 8.333333 ms, a 120 Hz budget). Bracket, refine, verify:
+//
+//  1. measure at min_complexity; if already too slow the target is unreachable;
+//  2. jump to target/t(min) * min (proportional: never overshoots an affine
+//     cost with a fixed part), then fit cost = a + b * complexity through the
+//     two highest points and jump to its solution, growing at most
+//     max_growth times per step until the target is bracketed;
+//  3. inside the bracket, regula falsi on the integer complexity (Illinois
+//     weighting against one-sided stalls), bisection if the bracket does not
+//     halve in three steps;
+//  4. verify the best candidate over verify_frames frames; if its median misses
+//     the tolerance, feed it back and continue while evaluations remain; if it
+//     is inside but clearly off centre, verify the predicted better neighbour
+//     once (polish) and keep the closer.
+//
+// Each evaluation submits discard_frames + N frames one at a time
+// (submit, wait) and takes the median GPU time of the frames whose timestamps
+// are ok; frames with any other status are counted as missing, never replaced.
+// GPU time = span_ns(gpu_begin_ticks, gpu_end_ticks) in the device's tick
+// format.
+//
+// Honesty: a target outside the reachable range is an Error naming the range,
+// never a silent clamp. Running out of evaluations or time returns the best
+// verified complexity with within_tolerance = false.
+//
+// Thread safety: drives `device` from the calling thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "latlab/gpu_device.hpp"
+#include "latlab/result.hpp"
+#include "latlab/stats.hpp"
+
+namespace latlab {
+
+inline constexpr uint32_t kMinLoadComplexity = 1;
+inline constexpr uint32_t kMaxLoadComplexity = 4096;
+inline constexpr double kLoadedTargetMs = 8.333333;  // 120 Hz budget (seeds 001/002)
+
+struct LoadCalibrationStep;
+
+struct LoadCalibrationDesc {
+  double target_ms = kLoadedTargetMs;  // GPU time per frame to hit, ms (> 0)
+  double tolerance = 0.02;             // accepted |median - target| / target (0 < tol <= 0.5)
+  double refine_fraction = 0.25;       // refine until within tolerance * this, then verify
+  uint32_t width = 1920;               // render target size, pixels
+  uint32_t height = 1080;
+  uint32_t passes = 4;  // post-process passes per frame (fixed: four)
+  WorkloadForm form = WorkloadForm::compute;
+  uint32_t min_complexity = kMinLoadComplexity;  // search range, within 1..4096
+  uint32_t max_complexity = kMaxLoadComplexity;
+  uint32_t discard_frames = 1;    // warm-up frames per evaluation, not measured (>= 0)
+  uint32_t frames_per_eval = 4;   // measured frames per search evaluation (>= 1)
+  uint32_t verify_frames = 30;    // measured frames of a verification (>= 1)
+  uint32_t max_evaluations = 12;  // search + verification evaluations in all (>= 2)
+  double max_growth = 256.0;      // largest complexity multiple per step before bracketing (> 1)
+  int64_t max_wall_ns =
+      10'000'000'000;  // wall-time budget on the host clock, ns (checked between evaluations)
+  uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
+  // Called after every evaluation (progress output). Optional.
+  std::function<void(const LoadCalibrationStep&)> on_step;
+};
+
+enum class StepKind : uint8_t {
+  search,  // a few frames, to move the search
+  verify,  // verify_frames frames, to accept (or reject) a complexity
+};
+
+struct LoadCalibrationStep {
+  uint32_t index = 0;  // 0-based evaluation number
+  StepKind kind = StepKind::search;
+  uint32_t complexity = 0;
+  double median_ms = 0;           // median GPU time of the ok frames, ms
+  double min_ms = 0, max_ms = 0;  // of the ok frames
+  uint32_t frames_submitted = 0;  // including discarded warm-up frames
+  uint32_t frames_used = 0;       // measured frames with ok timestamps
+  uint32_t frames_missing = 0;    // measured frames without a usable GPU time
+  double error_fraction = 0;      // (median - target) / target
+  std::string why;                // why this complexity was measured
+};
+
+struct LoadCalibrationReport {
+  // Settings echoed.
+  double target_ms = 0;
+  double tolerance = 0;
+  uint32_t width = 0, height = 0, passes = 0;
+  WorkloadForm form = WorkloadForm::compute;
+
+  // Outcome.
+  uint32_t complexity = 0;        // the chosen complexity
+  bool verified = false;          // `gpu_ms` comes from a verification run
+  bool within_tolerance = false;  // verified and |median - target| <= tolerance * target
+  double median_ms = 0;           // median GPU time at `complexity` (verification's when verified)
+  double error_fraction = 0;      // (median_ms - target_ms) / target_ms
+  double p5_ms = 0;               // 5th percentile of the verification frames
+  Distribution gpu_ms;  // verification frames at `complexity` (count, missing, p50..max), ms
+  std::string outcome;  // one line: how the search ended
+
+  // Affine fit cost = fixed + per_complexity * complexity from the last two
+  // points used to step (0 when never fitted).
+  double fit_fixed_ms = 0;
+  double fit_ms_per_complexity = 0;
+
+  std::vector<LoadCalibrationStep> steps;  // every evaluation, in order
+  uint32_t evaluations = 0;
+  uint64_t frames_submitted = 0;
+  uint64_t frames_missing = 0;
+  int64_t wall_ns = 0;         // host-clock time the calibration took
+  uint64_t next_frame_id = 0;  // first frame id not used
+};
+
+// Calibrates; see the file comment. Errors: invalid desc, a device that
+// cannot time GPU work, device failures (with the frame), an evaluation in
+// which fewer than half of the measured frames had usable timestamps, and a
+// target outside the reachable range (message gives the range).
+Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
+                                             const LoadCalibrationDesc& desc = {});
+
+const char* to_string(StepKind kind);
+
+}  // namespace latlab

@@ -1,0 +1,44 @@
+// Performance mode: a fixed workload run back-to-back offscreen (no present),
+// reporting GPU time per frame and frames per second as distributions.
+//
+// Frames are queued `in_flight` ahead so the GPU never waits on the CPU;
+// GPU time per frame comes from the frame's begin/end timestamps, and the
+// per-frame rate from the spacing of consecutive GPU end timestamps (so gaps
+// the GPU spent idle count against the rate, as they should). A frame without
+// ok timestamps is counted as missing in both, never replaced.
+//
+// Thread safety: drives `device` from the calling thread only.
+#pragma once
+
+#include <cstdint>
+
+#include "latlab/gpu_device.hpp"
+#include "latlab/result.hpp"
+#include "latlab/stats.hpp"
+
+namespace latlab {
+
+struct PerformanceDesc {
+  uint32_t warmup_frames = 5;  // run first and not measured
+  uint32_t in_flight =
+      2;  // frames queued ahead of the one waited on (>= 1; the device must accept this many)
+  uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
+};
+
+struct PerformanceReport {
+  FrameWorkload work;
+  uint32_t frames = 0;  // measured frames
+  Distribution gpu_ms;  // per frame: GPU end - begin, ms
+  Distribution fps;     // per frame: 1000 / (GPU end[i] - GPU end[i-1] in ms)
+  double gpu_timeline_fps =
+      0;  // measured frames / (last GPU end - end of the frame before the first), 0 if unknown
+  int64_t wall_ns = 0;         // host-clock time of the whole run, warm-up included
+  uint64_t next_frame_id = 0;  // first frame id not used
+};
+
+// Errors: frames == 0, in_flight == 0, device without timestamps, and device
+// failures (with the frame id).
+Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWorkload& work,
+                                          uint32_t frames, const PerformanceDesc& desc = {});
+
+}  // namespace latlab

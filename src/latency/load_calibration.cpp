@@ -1,0 +1,545 @@
+#include "latlab/load_calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "latlab/host_clock.hpp"
+
+namespace latlab {
+
+const char* to_string(StepKind kind) { return kind == StepKind::verify ? "verify" : "search"; }
+
+namespace {
+
+std::string num(double v, int significant = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
+}
+
+const char* form_name(WorkloadForm f) {
+  return f == WorkloadForm::fragment ? "fragment" : "compute";
+}
+
+Result<void> validate(const LoadCalibrationDesc& d) {
+  auto bad = [](std::string what) { return make_error("load calibration: " + std::move(what)); };
+  if (!(d.target_ms > 0.0) || !std::isfinite(d.target_ms))
+    return bad("target_ms must be a positive number of ms, got " + num(d.target_ms));
+  if (!(d.tolerance > 0.0) || d.tolerance > 0.5)
+    return bad("tolerance must be in (0, 0.5], got " + num(d.tolerance));
+  if (!(d.refine_fraction > 0.0) || d.refine_fraction > 1.0)
+    return bad("refine_fraction must be in (0, 1], got " + num(d.refine_fraction));
+  if (d.width == 0 || d.height == 0) return bad("width and height must be at least 1 pixel");
+  if (d.passes == 0) return bad("passes must be at least 1");
+  if (d.min_complexity < kMinLoadComplexity || d.max_complexity > kMaxLoadComplexity ||
+      d.min_complexity > d.max_complexity) {
+    return bad("complexity range " + std::to_string(d.min_complexity) + ".." +
+               std::to_string(d.max_complexity) + " must lie within " +
+               std::to_string(kMinLoadComplexity) + ".." + std::to_string(kMaxLoadComplexity));
+  }
+  if (d.frames_per_eval == 0 || d.verify_frames == 0)
+    return bad("frames_per_eval and verify_frames must be at least 1");
+  if (d.max_evaluations < 2)
+    return bad("max_evaluations must be at least 2 (one search, one verification)");
+  if (!(d.max_growth > 1.0)) return bad("max_growth must be > 1");
+  if (d.max_wall_ns <= 0) return bad("max_wall_ns must be positive");
+  return {};
+}
+
+// One measured complexity: the best knowledge we have of its GPU time.
+struct Point {
+  double ms = 0;
+  bool verified = false;
+  uint32_t frames = 0;
+  double rel_se =
+      0;  // standard error of the median relative to it, from the frames' MAD (0 = no noise seen)
+};
+
+struct AffineFit {
+  double fixed_ms = 0, per_complexity_ms = 0;
+  bool usable() const { return per_complexity_ms > 0.0 && std::isfinite(per_complexity_ms); }
+  double solve(double target_ms) const { return (target_ms - fixed_ms) / per_complexity_ms; }
+};
+
+AffineFit fit_two(uint32_t c1, double t1, uint32_t c2, double t2) {
+  AffineFit f;
+  if (c1 == c2) return f;
+  f.per_complexity_ms = (t2 - t1) / (static_cast<double>(c2) - static_cast<double>(c1));
+  f.fixed_ms = t1 - f.per_complexity_ms * static_cast<double>(c1);
+  return f;
+}
+
+uint32_t round_clamp(double c, uint32_t lo, uint32_t hi) {
+  if (!std::isfinite(c)) return c > 0 ? hi : lo;
+  const double r = std::round(c);
+  if (r <= static_cast<double>(lo)) return lo;
+  if (r >= static_cast<double>(hi)) return hi;
+  return static_cast<uint32_t>(r);
+}
+
+class Calibration {
+ public:
+  Calibration(LatencyDevice& device, const LoadCalibrationDesc& desc)
+      : dev_(device), d_(desc), start_ns_(host_now_ns()), next_frame_id_(desc.first_frame_id) {
+    r_.target_ms = d_.target_ms;
+    r_.tolerance = d_.tolerance;
+    r_.width = d_.width;
+    r_.height = d_.height;
+    r_.passes = d_.passes;
+    r_.form = d_.form;
+  }
+
+  Result<LoadCalibrationReport> run();
+
+ private:
+  double err(double ms) const { return (ms - d_.target_ms) / d_.target_ms; }
+  bool within(double ms, double fraction) const { return std::fabs(err(ms)) <= fraction; }
+  bool evaluations_left(uint32_t n = 1) const { return r_.evaluations + n <= d_.max_evaluations; }
+  bool time_left() const { return host_now_ns() - start_ns_ < d_.max_wall_ns; }
+  bool can_evaluate() const { return evaluations_left() && time_left(); }
+
+  Result<LoadCalibrationStep> evaluate(uint32_t complexity, StepKind kind, std::string why);
+  void bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& hi) const;
+  std::optional<uint32_t> best_unverified() const;
+  std::string size_text() const {
+    return std::to_string(d_.width) + "x" + std::to_string(d_.height) + ", " +
+           std::to_string(d_.passes) + " " + form_name(d_.form) + " passes";
+  }
+  Result<LoadCalibrationReport> polish(uint32_t verified);
+  Result<LoadCalibrationReport> too_low();
+  Result<LoadCalibrationReport> too_high();
+  LoadCalibrationReport finish(std::string outcome);
+
+  LatencyDevice& dev_;
+  const LoadCalibrationDesc& d_;
+  int64_t start_ns_;
+  uint64_t next_frame_id_;
+  LoadCalibrationReport r_;
+  std::map<uint32_t, Point> points_;
+  std::map<uint32_t, std::vector<double>> verified_samples_;  // ms, per verified complexity
+};
+
+Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind kind,
+                                                  std::string why) {
+  const uint32_t measured = kind == StepKind::verify ? d_.verify_frames : d_.frames_per_eval;
+  const uint32_t total = d_.discard_frames + measured;
+  const FrameWorkload work{d_.passes, complexity, d_.width, d_.height, d_.form};
+  const TickFormat& ticks = dev_.info().ticks;
+
+  LoadCalibrationStep s;
+  s.index = r_.evaluations++;
+  s.kind = kind;
+  s.complexity = complexity;
+  s.why = std::move(why);
+  std::vector<double> ms;
+  ms.reserve(measured);
+  std::map<QueryStatus, uint32_t> bad_status;
+  // One frame at a time, as Loaded latency runs them: the GPU time of a
+  // frame does not depend on whether others queue behind it, and waiting
+  // keeps a slow device from piling up seconds of work.
+  for (uint32_t i = 0; i < total; ++i) {
+    const uint64_t id = next_frame_id_++;
+    if (auto sub = dev_.submit_frame(id, work); !sub) {
+      return make_error("load calibration: submitting frame " + std::to_string(id) +
+                        " at complexity " + std::to_string(complexity) +
+                        " failed: " + sub.error().message);
+    }
+    auto timing = dev_.wait_frame(id);
+    ++s.frames_submitted;
+    ++r_.frames_submitted;
+    if (!timing) {
+      return make_error("load calibration: waiting for frame " + std::to_string(id) +
+                        " at complexity " + std::to_string(complexity) +
+                        " failed: " + timing.error().message);
+    }
+    if (i < d_.discard_frames) continue;  // warm-up: caches, clocks, pipeline creation
+    if (timing->gpu_status != QueryStatus::ok) {
+      ++s.frames_missing;
+      ++bad_status[timing->gpu_status];
+      continue;
+    }
+    ms.push_back(
+        static_cast<double>(ticks.span_ns(timing->gpu_begin_ticks, timing->gpu_end_ticks)) / 1e6);
+  }
+  r_.frames_missing += s.frames_missing;
+  s.frames_used = static_cast<uint32_t>(ms.size());
+  if (ms.size() * 2 < measured || ms.empty()) {
+    std::string statuses;
+    for (const auto& [st, n] : bad_status) {
+      statuses +=
+          (statuses.empty() ? "" : ", ") + std::string(to_string(st)) + ": " + std::to_string(n);
+    }
+    return make_error("load calibration: only " + std::to_string(ms.size()) + " of " +
+                      std::to_string(measured) + " measured frames at complexity " +
+                      std::to_string(complexity) + " had usable GPU timestamps (" + statuses +
+                      ") on device '" + dev_.info().name +
+                      "'; the GPU time cannot be calibrated without them");
+  }
+  std::sort(ms.begin(), ms.end());
+  s.median_ms = percentile_sorted(ms, 0.5);
+  s.min_ms = ms.front();
+  s.max_ms = ms.back();
+  s.error_fraction = err(s.median_ms);
+  std::vector<double> dev;
+  dev.reserve(ms.size());
+  for (double v : ms) dev.push_back(std::fabs(v - s.median_ms));
+  std::sort(dev.begin(), dev.end());
+  // Standard error of a median ~ 1.2533 * sigma / sqrt(n), sigma ~ 1.4826 * MAD
+  // (normal noise); robust to the odd slow frame, unlike the stddev.
+  const double rel_se = s.median_ms > 0
+                            ? 1.2533 * 1.4826 * percentile_sorted(dev, 0.5) /
+                                  std::sqrt(static_cast<double>(ms.size())) / s.median_ms
+                            : 0.0;
+
+  // A verification is worth more than a search measurement; never let a
+  // later, smaller sample overwrite it.
+  Point p{s.median_ms, kind == StepKind::verify, s.frames_used, rel_se};
+  auto it = points_.find(complexity);
+  if (it == points_.end() || p.verified || !it->second.verified) points_[complexity] = p;
+  if (kind == StepKind::verify) verified_samples_[complexity] = ms;
+
+  r_.steps.push_back(s);
+  if (d_.on_step) d_.on_step(s);
+  return s;
+}
+
+// lo: the highest complexity measured at or below the target that lies under
+// hi; hi: the lowest complexity measured above it. Recomputed from every
+// point, so a verification that moves a point to the other side, or a
+// non-monotonic cost, still leaves a valid bracket (a crossing lies between).
+void Calibration::bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& hi) const {
+  lo.reset();
+  hi.reset();
+  for (const auto& [c, p] : points_) {
+    if (p.ms > d_.target_ms) {
+      hi = c;
+      break;
+    }
+  }
+  for (const auto& [c, p] : points_) {
+    if (hi && c >= *hi) break;
+    if (p.ms <= d_.target_ms) lo = c;
+  }
+}
+
+std::optional<uint32_t> Calibration::best_unverified() const {
+  std::optional<uint32_t> best;
+  double best_err = std::numeric_limits<double>::infinity();
+  for (const auto& [c, p] : points_) {
+    if (p.verified) continue;
+    if (std::fabs(err(p.ms)) < best_err) {
+      best_err = std::fabs(err(p.ms));
+      best = c;
+    }
+  }
+  return best;
+}
+
+Result<LoadCalibrationReport> Calibration::run() {
+  const double tol = d_.tolerance;
+  const double aim = d_.tolerance * d_.refine_fraction;
+  const uint32_t cmin = d_.min_complexity, cmax = d_.max_complexity;
+
+  auto first = evaluate(cmin, StepKind::search, "start of the range");
+  if (!first) return first.error();
+  if (first->median_ms > d_.target_ms * (1.0 + tol)) return too_low();
+
+  // Regula falsi state: how many search steps in a row replaced the same
+  // bracket end (Illinois: the other end's residual is halved each time), and
+  // the bracket widths seen, to fall back to bisection when it stops shrinking.
+  uint32_t lo_repeats = 0, hi_repeats = 0;
+  std::vector<uint32_t> widths;
+  const std::string out_of_evaluations =
+      "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
+  std::string stop;
+  for (;;) {
+    if (!evaluations_left()) {
+      stop = out_of_evaluations;
+      break;
+    }
+    if (!time_left()) {
+      stop = "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent";
+      break;
+    }
+    std::optional<uint32_t> lo, hi;
+    bracket(lo, hi);
+    if (!lo) return too_low();  // only when a verification moved cmin above the target
+    // Fastest setting still too fast: unreachable, whatever budget is left.
+    if (!hi && *lo >= cmax && !within(points_.at(cmax).ms, tol)) return too_high();
+
+    // 1. Is there something worth verifying?
+    bool any_verified = false;
+    for (const auto& [c, p] : points_) any_verified = any_verified || p.verified;
+    std::optional<uint32_t> candidate;
+    const bool adjacent = hi && *hi - *lo <= 1;
+    std::optional<uint32_t> pick = best_unverified();
+    if (adjacent) {
+      // The crossing lies between the two bracket ends: prefer them.
+      std::optional<uint32_t> end;
+      for (uint32_t c : {*lo, *hi}) {
+        if (!points_.at(c).verified &&
+            (!end || std::fabs(err(points_.at(c).ms)) < std::fabs(err(points_.at(*end).ms))))
+          end = c;
+      }
+      if (end) pick = end;
+    }
+    if (pick) {
+      const Point& p = points_.at(*pick);
+      const double e = std::fabs(err(p.ms));
+      // Close: near enough, or within tolerance and within this measurement's
+      // own noise (more search frames would chase noise; a verification
+      // averages it out). Plausible: could be within tolerance given noise.
+      const bool close = e <= aim || (e <= tol && e <= 2.0 * p.rel_se);
+      const bool plausible = e <= tol + 3.0 * p.rel_se;
+      const bool cornered = adjacent || !evaluations_left(2);
+      if (close || (cornered && (plausible || !any_verified))) candidate = pick;
+    }
+    if (!candidate && adjacent) {  // nothing left to learn
+      stop = "no complexity within tolerance: the target falls between adjacent complexities " +
+             std::to_string(*lo) + " and " + std::to_string(*hi);
+      break;
+    }
+    if (candidate) {
+      const Point before = points_.at(*candidate);
+      auto v = evaluate(*candidate, StepKind::verify,
+                        "verify: search median " + num(before.ms) + " ms is " +
+                            num(err(before.ms) * 100, 3) + "% from the target");
+      if (!v) return v.error();
+      if (within(v->median_ms, tol)) return polish(*candidate);
+      continue;  // the verified point feeds the bracket; search on
+    }
+    if (!evaluations_left(2)) {  // the last evaluation is kept for a verification
+      stop = out_of_evaluations + " (the last one kept for a verification)";
+      break;
+    }
+
+    // 2. Next search complexity.
+    if (!hi && *lo >= cmax) return too_high();
+    uint32_t next = 0;
+    std::string why;
+    if (!hi) {
+      // Below the target everywhere so far: extrapolate, growth-limited.
+      const uint32_t upper = static_cast<uint32_t>(
+          std::min<double>(cmax, std::floor(static_cast<double>(*lo) * d_.max_growth)));
+      std::vector<uint32_t> below;
+      for (const auto& [c, p] : points_) below.push_back(c);  // all are <= lo and below target
+      AffineFit f;
+      if (below.size() >= 2) {
+        const uint32_t c1 = below[below.size() - 2], c2 = below.back();
+        f = fit_two(c1, points_.at(c1).ms, c2, points_.at(c2).ms);
+      }
+      if (f.usable()) {
+        r_.fit_fixed_ms = f.fixed_ms;
+        r_.fit_ms_per_complexity = f.per_complexity_ms;
+        next = round_clamp(f.solve(d_.target_ms), *lo + 1, std::max(upper, *lo + 1));
+        why = "affine fit " + num(f.fixed_ms) + " + " + num(f.per_complexity_ms) +
+              " ms/complexity reaches the target at " + num(f.solve(d_.target_ms), 6);
+      } else if (below.size() >= 2) {
+        next = round_clamp(static_cast<double>(*lo) * 4.0, *lo + 1, std::max(upper, *lo + 1));
+        why = "GPU time did not grow with complexity; growing 4x";
+      } else {
+        const Point& p = points_.at(*lo);
+        next = round_clamp(static_cast<double>(*lo) * d_.target_ms / std::max(p.ms, 1e-9), *lo + 1,
+                           std::max(upper, *lo + 1));
+        why = "proportional guess from complexity " + std::to_string(*lo);
+      }
+      if (next >= cmax)
+        why += " (capped at the highest complexity)";
+      else if (next >= upper)
+        why += " (growth capped)";
+    } else {
+      const uint32_t a = *lo, b = *hi;
+      widths.push_back(b - a);
+      const bool stalled = widths.size() >= 4 && widths.back() * 2 > widths[widths.size() - 4];
+      const double ya =
+          (points_.at(a).ms - d_.target_ms) * std::pow(0.5, hi_repeats > 1 ? hi_repeats - 1 : 0);
+      const double yb =
+          (points_.at(b).ms - d_.target_ms) * std::pow(0.5, lo_repeats > 1 ? lo_repeats - 1 : 0);
+      const double x = static_cast<double>(a) +
+                       (0.0 - ya) * (static_cast<double>(b) - static_cast<double>(a)) / (yb - ya);
+      if (!stalled && std::isfinite(x) && yb > ya) {
+        const AffineFit f = fit_two(a, points_.at(a).ms, b, points_.at(b).ms);
+        r_.fit_fixed_ms = f.fixed_ms;
+        r_.fit_ms_per_complexity = f.per_complexity_ms;
+        next = round_clamp(x, a + 1, b - 1);
+        why = "interpolation between " + std::to_string(a) + " and " + std::to_string(b) +
+              ((lo_repeats > 1 || hi_repeats > 1) ? " (Illinois-weighted)" : "") +
+              " reaches the target at " + num(x, 6);
+      } else {
+        // Geometric midpoint while the bracket spans a wide ratio, else arithmetic.
+        const double mid = static_cast<double>(b) > 4.0 * static_cast<double>(a)
+                               ? std::sqrt(static_cast<double>(a) * static_cast<double>(b))
+                               : 0.5 * (static_cast<double>(a) + static_cast<double>(b));
+        next = round_clamp(mid, a + 1, b - 1);
+        why = "bisection of " + std::to_string(a) + ".." + std::to_string(b) +
+              " (the bracket did not halve in three steps)";
+      }
+    }
+    auto s = evaluate(next, StepKind::search, why);
+    if (!s) return s.error();
+    if (hi) {
+      const bool below = s->median_ms <= d_.target_ms;
+      lo_repeats = below ? lo_repeats + 1 : 0;
+      hi_repeats = below ? 0 : hi_repeats + 1;
+    }
+  }
+  return finish(stop);
+}
+
+// A verification inside the tolerance but clearly off centre (beyond the
+// refine aim and beyond its own noise) gets one more verification at the
+// complexity the long-baseline slope predicts; the closer of the two wins.
+Result<LoadCalibrationReport> Calibration::polish(uint32_t verified) {
+  const Point p = points_.at(verified);
+  const double e = std::fabs(err(p.ms));
+  if (e <= d_.tolerance * d_.refine_fraction || e <= 2.0 * p.rel_se || !can_evaluate()) {
+    return finish("verified within tolerance");
+  }
+  // Slope from the point farthest away in GPU time: noise matters least there.
+  std::optional<uint32_t> far;
+  for (const auto& [c, q] : points_) {
+    if (c != verified && (!far || std::fabs(q.ms - p.ms) > std::fabs(points_.at(*far).ms - p.ms)))
+      far = c;
+  }
+  if (!far) return finish("verified within tolerance");
+  const AffineFit f = fit_two(*far, points_.at(*far).ms, verified, p.ms);
+  if (!f.usable()) return finish("verified within tolerance");
+  const double x = static_cast<double>(verified) + (d_.target_ms - p.ms) / f.per_complexity_ms;
+  const uint32_t next = round_clamp(x, d_.min_complexity, d_.max_complexity);
+  if (next == verified || (points_.contains(next) && points_.at(next).verified)) {
+    return finish("verified within tolerance");
+  }
+  auto v = evaluate(next, StepKind::verify,
+                    "polish: verified " + num(err(p.ms) * 100, 3) + "% off; slope " +
+                        num(f.per_complexity_ms) + " ms/complexity from complexity " +
+                        std::to_string(*far) + " puts the target at " + num(x, 6));
+  if (!v) return v.error();
+  return finish("verified within tolerance");
+}
+
+Result<LoadCalibrationReport> Calibration::too_low() {
+  const uint32_t cmin = d_.min_complexity, cmax = d_.max_complexity;
+  Point p = points_.at(cmin);
+  // A near miss measured over a few frames is confirmed over verify_frames.
+  if (!p.verified && within(p.ms, 3.0 * d_.tolerance) && can_evaluate()) {
+    auto v = evaluate(cmin, StepKind::verify, "confirm the lower end of the range");
+    if (!v) return v.error();
+    if (within(v->median_ms, d_.tolerance))
+      return finish("verified within tolerance at the lowest complexity");
+    p = points_.at(cmin);
+  }
+  if (within(p.ms, d_.tolerance)) {  // no budget left to confirm: report it, unverified
+    return finish(
+        "the lowest complexity is within tolerance by its search median; no budget left to verify "
+        "it");
+  }
+  std::string upper;
+  if (cmax == cmin) {
+    upper = num(p.ms);
+  } else {
+    const uint32_t c2 = std::min(cmax, std::max(cmin + 1, 2 * cmin));
+    if (!points_.contains(c2) && can_evaluate()) {
+      auto s = evaluate(c2, StepKind::search,
+                        "second point, to estimate the top of the reachable range");
+      if (!s) return s.error();
+    }
+    if (points_.contains(c2)) {
+      const AffineFit f = fit_two(cmin, p.ms, c2, points_.at(c2).ms);
+      upper = f.usable() ? "~" + num(f.fixed_ms + f.per_complexity_ms * cmax) + " (extrapolated)"
+                         : "unknown";
+    } else {
+      upper = "unknown";
+    }
+  }
+  return make_error("load calibration: target " + num(d_.target_ms, 7) +
+                    " ms is below the lowest reachable GPU time " + num(p.ms) +
+                    " ms at complexity " + std::to_string(cmin) + "; reachable: " + num(p.ms) +
+                    " .. " + upper + " ms at this size (" + size_text() +
+                    "). Use a smaller size or a larger target.");
+}
+
+Result<LoadCalibrationReport> Calibration::too_high() {
+  const uint32_t cmin = d_.min_complexity, cmax = d_.max_complexity;
+  Point p = points_.at(cmax);
+  if (!p.verified && within(p.ms, 3.0 * d_.tolerance) && can_evaluate()) {
+    auto v = evaluate(cmax, StepKind::verify, "confirm the upper end of the range");
+    if (!v) return v.error();
+    if (within(v->median_ms, d_.tolerance))
+      return finish("verified within tolerance at the highest complexity");
+    p = points_.at(cmax);
+  }
+  if (within(p.ms, d_.tolerance)) {
+    return finish(
+        "the highest complexity is within tolerance by its search median; no budget left to verify "
+        "it");
+  }
+  return make_error(
+      "load calibration: target " + num(d_.target_ms, 7) +
+      " ms is above the highest reachable GPU time " + num(p.ms) + " ms at complexity " +
+      std::to_string(cmax) + "; reachable: " + num(points_.at(cmin).ms) + " .. " + num(p.ms) +
+      " ms at this size (" + size_text() + "). Use a larger size or a smaller target.");
+}
+
+LoadCalibrationReport Calibration::finish(std::string outcome) {
+  // Prefer the verified complexity closest to the target; without any
+  // verification, the closest search point (reported as unverified).
+  std::optional<uint32_t> best;
+  double best_err = std::numeric_limits<double>::infinity();
+  bool best_verified = false;
+  for (const auto& [c, p] : points_) {
+    const double e = std::fabs(err(p.ms));
+    if ((p.verified && !best_verified) || (p.verified == best_verified && e < best_err)) {
+      best = c;
+      best_err = e;
+      best_verified = p.verified;
+    }
+  }
+  if (best) {
+    const Point& p = points_.at(*best);
+    r_.complexity = *best;
+    r_.verified = p.verified;
+    r_.median_ms = p.ms;
+    r_.error_fraction = err(p.ms);
+    r_.within_tolerance = p.verified && within(p.ms, d_.tolerance);
+    if (p.verified) {
+      std::vector<double>& samples = verified_samples_.at(*best);
+      uint64_t missing = 0;
+      for (const LoadCalibrationStep& s : r_.steps) {
+        if (s.kind == StepKind::verify && s.complexity == *best) missing = s.frames_missing;
+      }
+      r_.gpu_ms = summarize_in_place(samples, missing);
+      r_.p5_ms = percentile_sorted(samples, 0.05);
+    }
+  }
+  r_.outcome = std::move(outcome);
+  r_.wall_ns = host_now_ns() - start_ns_;
+  r_.next_frame_id = next_frame_id_;
+  return r_;
+}
+
+}  // namespace
+
+Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
+                                             const LoadCalibrationDesc& desc) {
+  if (auto v = validate(desc); !v) return v.error();
+  const DeviceInfo& info = device.info();
+  if (!info.can_time) {
+    std::string why;
+    for (const MissingCapability& m : info.missing)
+      why += (why.empty() ? "" : "; ") + m.name + ": " + m.reason;
+    return make_error("load calibration needs GPU timestamps, which device '" + info.name + "' (" +
+                      info.backend + ") does not provide" +
+                      (why.empty() ? std::string() : " (" + why + ")"));
+  }
+  Calibration c(device, desc);
+  return c.run();
+}
+
+}  // namespace latlab

@@ -1,0 +1,110 @@
+// `latlab calibrate-load` end to end on the sim backend (env LATLAB_BINARY).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs the CLI with `args` (shell words), capturing stdout and stderr.
+CliRun run_latlab(const std::string& args) {
+  const char* bin = std::getenv("LATLAB_BINARY");
+  EXPECT_NE(bin, nullptr) << "LATLAB_BINARY is not set (ctest sets it)";
+  if (bin == nullptr) return {};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("latlab_calibrate_load_e2e_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "out.txt", err = dir / "err.txt";
+  const std::string cmd =
+      std::string("'") + bin + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+TEST(CalibrateLoadCli, SimBackendCalibratesAndPrintsJson) {
+  const CliRun r = run_latlab("calibrate-load --backend sim --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out;
+  EXPECT_EQ(j.at("schema"), "latlab.calibrate_load/1");
+  const auto complexity = j.at("complexity").get<int>();
+  EXPECT_GE(complexity, 1);
+  EXPECT_LE(complexity, 4096);
+  EXPECT_TRUE(j.at("within_tolerance").get<bool>());
+  EXPECT_NEAR(j.at("median_ms").get<double>(), 8.333333, 0.02 * 8.333333);
+  EXPECT_DOUBLE_EQ(j.at("settings").at("target_ms").get<double>(), 8.333333);
+  EXPECT_EQ(j.at("settings").at("passes").get<int>(), 4);
+  EXPECT_EQ(j.at("gpu_ms").at("count").get<int>(), 30);
+  EXPECT_EQ(j.at("steps").size(), j.at("evaluations").get<size_t>());
+  EXPECT_LE(j.at("evaluations").get<int>(), 12);
+  EXPECT_NE(r.err.find("search complexity"), std::string::npos)
+      << "steps are shown on stderr with --json";
+}
+
+TEST(CalibrateLoadCli, HumanOutputShowsEveryStepAndTheResult) {
+  const CliRun r =
+      run_latlab("calibrate-load --backend sim --target-ms 4 --size 1280x720 --form fragment");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("target 4 ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verify complexity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result: complexity"), std::string::npos) << r.out;
+}
+
+TEST(CalibrateLoadCli, UnreachableTargetsFailWithTheRange) {
+  const CliRun low = run_latlab("calibrate-load --backend sim --target-ms 0.001 --json");
+  EXPECT_EQ(low.exit_code, 1);
+  EXPECT_NE(low.err.find("below the lowest reachable GPU time"), std::string::npos) << low.err;
+  EXPECT_NE(low.err.find("reachable: "), std::string::npos) << low.err;
+  EXPECT_EQ(low.out.find('{'), std::string::npos) << "no JSON document for a failed calibration";
+
+  const CliRun high = run_latlab("calibrate-load --backend sim --target-ms 1000");
+  EXPECT_EQ(high.exit_code, 1);
+  EXPECT_NE(high.err.find("above the highest reachable GPU time"), std::string::npos) << high.err;
+  EXPECT_NE(high.err.find("reachable: "), std::string::npos) << high.err;
+}
+
+TEST(CalibrateLoadCli, BadInputIsAUsageError) {
+  EXPECT_EQ(run_latlab("calibrate-load --backend sim --size 1920by1080").exit_code, 2);
+  EXPECT_EQ(run_latlab("calibrate-load --backend sim --form mesh").exit_code, 2);
+  EXPECT_EQ(run_latlab("calibrate-load --backend sim --target-ms -3").exit_code, 2);
+  EXPECT_EQ(run_latlab("calibrate-load --backend sim --tolerance 2").exit_code, 2);
+}
+
+TEST(CalibrateLoadCli, UnknownBackendFailsClearly) {
+  const CliRun r = run_latlab("calibrate-load --backend nosuch");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+}
+
+TEST(CalibrateLoadCli, HelpDocumentsTheExitCodes) {
+  const CliRun r = run_latlab("calibrate-load --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8.333333"), std::string::npos) << r.out;
+}
+
+}  // namespace

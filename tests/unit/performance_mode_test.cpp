@@ -1,0 +1,99 @@
+// Performance mode on the sim cost model: fixed workload, back-to-back.
+#include "latlab/performance_mode.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "latlab/sim_cost_model.hpp"
+
+namespace latlab {
+namespace {
+
+const FrameWorkload kWork{4, 200, 1280, 720, WorkloadForm::compute};
+
+TEST(PerformanceMode, GpuTimePerFrameMatchesTheModel) {
+  SimLoadDevice dev;
+  auto r = run_performance(dev, kWork, 100);
+  ASSERT_TRUE(r) << r.error().message;
+  const double want_ms = dev.cost_model().expected_ns(kWork) / 1e6;
+  EXPECT_EQ(r->frames, 100u);
+  EXPECT_EQ(r->gpu_ms.count, 100u);
+  EXPECT_EQ(r->gpu_ms.missing, 0u);
+  EXPECT_NEAR(r->gpu_ms.p50, want_ms, 1e-6);
+  EXPECT_NEAR(r->gpu_ms.max, want_ms, 1e-6);
+  EXPECT_EQ(dev.frames_submitted(), 105u);  // 5 warm-up frames
+  EXPECT_EQ(r->next_frame_id, 105u);
+}
+
+TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {
+  SimLoadDevice busy_dev, idle_dev;
+  PerformanceDesc two;
+  two.in_flight = 2;
+  PerformanceDesc one;
+  one.in_flight = 1;
+  auto busy = run_performance(busy_dev, kWork, 50, two);
+  auto idle = run_performance(idle_dev, kWork, 50, one);
+  ASSERT_TRUE(busy && idle);
+  const double gpu_ms = busy_dev.cost_model().expected_ns(kWork) / 1e6;
+  // Two in flight: the next frame is queued before the GPU finishes, so
+  // frames end exactly one GPU time apart.
+  EXPECT_NEAR(busy->fps.p50, 1000.0 / gpu_ms, 1e-3 * 1000.0 / gpu_ms);
+  EXPECT_NEAR(busy->gpu_timeline_fps, 1000.0 / gpu_ms, 1e-3 * 1000.0 / gpu_ms);
+  // One in flight: wake + submit + queue delay (60 us on the sim) between frames.
+  const SimLoadDeviceDesc sim;
+  const double gap_ms =
+      gpu_ms +
+      static_cast<double>(sim.wake_delay_ns + sim.submit_cpu_ns + sim.queue_delay_ns) / 1e6;
+  EXPECT_NEAR(idle->fps.p50, 1000.0 / gap_ms, 1e-3 * 1000.0 / gap_ms);
+  EXPECT_LT(idle->fps.p50, busy->fps.p50);
+  EXPECT_NEAR(idle->gpu_ms.p50, busy->gpu_ms.p50,
+              1e-9);  // GPU time itself does not depend on queueing
+}
+
+TEST(PerformanceMode, FramesWithoutTimestampsAreCountedAsMissing) {
+  SimLoadDeviceDesc sd;
+  sd.fail_every = 4;  // frames 4, 8, ... (1-based, warm-up included)
+  SimLoadDevice dev(sd);
+  PerformanceDesc desc;
+  desc.warmup_frames = 0;
+  auto r = run_performance(dev, kWork, 40, desc);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->gpu_ms.missing, 10u);
+  EXPECT_EQ(r->gpu_ms.count + r->gpu_ms.missing, 40u);
+  // A rate needs two consecutive ends: the failed frame and the one after it
+  // lose theirs, and the very first frame has no predecessor.
+  EXPECT_EQ(r->fps.count + r->fps.missing, 40u);
+  EXPECT_EQ(r->fps.missing, 1u + 10u + 9u);
+  EXPECT_EQ(r->gpu_timeline_fps, 0.0) << "no timeline rate across a gap in the data";
+}
+
+TEST(PerformanceMode, BadInputAndMissingCapabilitiesAreErrors) {
+  SimLoadDevice dev;
+  EXPECT_FALSE(run_performance(dev, kWork, 0));
+  PerformanceDesc zero;
+  zero.in_flight = 0;
+  EXPECT_FALSE(run_performance(dev, kWork, 10, zero));
+  SimLoadDeviceDesc no_ts;
+  no_ts.can_time = false;
+  SimLoadDevice blind(no_ts);
+  auto r = run_performance(blind, kWork, 10);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no usable GPU timestamps"), std::string::npos);
+  EXPECT_EQ(blind.frames_submitted(), 0u);
+}
+
+TEST(PerformanceMode, DeviceFailuresNameTheFrame) {
+  SimLoadDeviceDesc sd;
+  sd.max_in_flight = 1;
+  SimLoadDevice dev(sd);
+  PerformanceDesc desc;
+  desc.in_flight = 2;
+  desc.first_frame_id = 7;
+  auto r = run_performance(dev, kWork, 10, desc);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("submitting frame 8"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace latlab
