@@ -217,7 +217,9 @@ int run_command(const RunOptions& o) {
       std::fflush(stdout);
     };
   }
+  const ProcessMemory memory_before = read_process_memory();
   Result<LatencyRun> result = run_latency(desc, env);
+  const ProcessMemory memory_after = read_process_memory();
   if (tty) {
     std::printf("\r\033[K");
     std::fflush(stdout);
@@ -243,6 +245,8 @@ int run_command(const RunOptions& o) {
   meta.command_line = o.command_line;
   meta.created_utc = utc_now_iso8601();
   meta.machine = collect_machine_info();
+  meta.memory_before = memory_before;
+  meta.memory_after = memory_after;
   const nlohmann::ordered_json doc = latency_run_to_json(run, meta);
   if (o.json) {
     std::printf("%s\n", doc.dump(2).c_str());

@@ -26,6 +26,13 @@ struct MachineInfo {
 };
 MachineInfo collect_machine_info();
 
+// The process's resident memory (/proc/self/status VmRSS, VmHWM), kB; -1 if unknown.
+struct ProcessMemory {
+  int64_t rss_kb = -1;
+  int64_t peak_rss_kb = -1;
+};
+ProcessMemory read_process_memory();
+
 // What the CLI knows that the run does not.
 struct RunMeta {
   std::string mode = "baseline";
@@ -35,6 +42,8 @@ struct RunMeta {
   std::string created_utc;    // ISO 8601, e.g. 2026-01-31T12:00:00Z
   std::string tool_version = "0.1.0";
   MachineInfo machine;
+  ProcessMemory memory_before;  // just before the run started (after the device opened)
+  ProcessMemory memory_after;   // after the run, before the report was built
 };
 
 // ISO 8601 UTC of now.

@@ -50,6 +50,21 @@ MachineInfo collect_machine_info() {
   return m;
 }
 
+ProcessMemory read_process_memory() {
+  ProcessMemory m;
+  auto kb = [](const std::string& v) -> int64_t {
+    if (v.empty()) return -1;
+    try {
+      return std::stoll(v);  // "1234 kB"
+    } catch (...) {
+      return -1;
+    }
+  };
+  m.rss_kb = kb(read_keyed("/proc/self/status", "VmRSS", ':'));
+  m.peak_rss_kb = kb(read_keyed("/proc/self/status", "VmHWM", ':'));
+  return m;
+}
+
 std::string utc_now_iso8601() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

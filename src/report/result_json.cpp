@@ -203,6 +203,15 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
                        {"wall_ns", run.generator_wall_ns},
                        {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
   diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
+  auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+  diag["process_memory"] = {
+      {"rss_kb_before_run", kb(meta.memory_before.rss_kb)},
+      {"rss_kb_after_run", kb(meta.memory_after.rss_kb)},
+      {"peak_rss_kb", kb(meta.memory_after.peak_rss_kb)},
+      {"peak_growth_kb", meta.memory_before.rss_kb >= 0 && meta.memory_after.peak_rss_kb >= 0
+                             ? json(meta.memory_after.peak_rss_kb - meta.memory_before.rss_kb)
+                             : json(nullptr)},
+      {"frame_record_bytes", sizeof(FrameRecord)}};
   if (d.bare_comparison) {
     json bare_blocks = json::array();
     json raw_blocks = json::array();

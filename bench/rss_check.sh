@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Memory check for `latlab run`: a 60 000-frame run (sim backend, clock
+# accelerated x100, so ~6 s of wall time for 10 min of schedule) must not grow
+# the process's resident memory by more than 10 MB.
+#
+# Reports, for a 600-frame and a 60 000-frame run:
+#   peak_growth_kb - VmHWM after the run minus VmRSS just before it (from the
+#                    result's diagnostics.process_memory)
+#   maxrss_kb      - /usr/bin/time's maximum resident set, as a cross-check
+# and fails (exit 1) if the 60 000-frame run's peak growth exceeds 10 MB.
+#
+# usage: bench/rss_check.sh [path/to/latlab]   (default build/release/apps/latlab/latlab)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-build/release/apps/latlab/latlab}
+LIMIT_KB=${LIMIT_KB:-10240}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+measure() {  # frames -> prints "frames peak_growth_kb maxrss_kb"
+  local n=$1
+  /usr/bin/time -f '%M' -o "$tmp/time$n" "$BIN" run --backend sim --time-scale 100 --frames "$n" \
+    --warmup 100 --blocks 10 --interval-ms 8-12 --out "$tmp/r$n.json" >/dev/null
+  local growth
+  growth=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["diagnostics"]["process_memory"]["peak_growth_kb"])' "$tmp/r$n.json")
+  echo "$n $growth $(tail -1 "$tmp/time$n")"
+}
+
+read -r n1 g1 m1 < <(measure 600)
+read -r n2 g2 m2 < <(measure 60000)
+echo "frames=$n1 peak_growth_kb=$g1 maxrss_kb=$m1"
+echo "frames=$n2 peak_growth_kb=$g2 maxrss_kb=$m2"
+echo "60000 vs 600 frames: maxrss difference $((m2 - m1)) kB; limit ${LIMIT_KB} kB"
+if (( g2 > LIMIT_KB )); then
+  echo "FAIL: the 60000-frame run grew RSS by $g2 kB (> $LIMIT_KB kB)"
+  exit 1
+fi
+echo "OK"
