@@ -27,6 +27,7 @@
 #include "latlab/latency_run.hpp"
 #include "latlab/sim_device.hpp"
 #include "latlab/tick_mapper.hpp"
+#include "latlab/vulkan.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -45,6 +46,10 @@ struct RunOptions {
   uint32_t blocks = 5;
   uint32_t warmup = 100;
   uint32_t cpu_iterations = 2000;
+  uint32_t passes = 1;
+  uint32_t complexity = 1;
+  std::string size = "64x64";
+  std::string form = "compute";
   std::string out = "latlab-result.json";
   std::string frames_csv;
   bool bare = false;
@@ -81,6 +86,26 @@ std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& 
     return std::nullopt;
   }
   return std::pair{lo, hi};
+}
+
+// "WxH" with both sides in 1..16384.
+std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
+  const size_t x = s.find('x');
+  if (x == std::string::npos) return std::nullopt;
+  auto side = [](const std::string& t) -> std::optional<uint32_t> {
+    if (t.empty() || t.size() > 5) return std::nullopt;
+    uint32_t v = 0;
+    for (char ch : t) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      v = v * 10 + static_cast<uint32_t>(ch - '0');
+    }
+    if (v < 1 || v > 16384) return std::nullopt;
+    return v;
+  };
+  const auto w = side(s.substr(0, x));
+  const auto h = side(s.substr(x + 1));
+  if (!w || !h) return std::nullopt;
+  return std::pair{*w, *h};
 }
 
 bool output_dir_writable(const std::string& path, std::string& why) {
@@ -121,6 +146,17 @@ int run_command(const RunOptions& o) {
   desc.warmup_frames = o.warmup;
   desc.cpu_step_iterations = o.cpu_iterations;
   desc.timer_slack_ns = o.keep_timer_slack ? 0 : 1;
+  const auto size = parse_size(o.size);
+  if (!size) {
+    std::fprintf(stderr, "latlab run: --size '%s' is not WxH with sides in 1..16384 (e.g. 64x64)\n",
+                 o.size.c_str());
+    return kExitUsage;
+  }
+  desc.workload.passes = o.passes;
+  desc.workload.complexity = o.complexity;
+  desc.workload.width = size->first;
+  desc.workload.height = size->second;
+  desc.workload.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
   desc.bare_comparison = o.bare;
   if (Result<void> v = validate(desc); !v) {
     std::fprintf(stderr, "latlab run: %s\n", v.error().message.c_str());
@@ -162,6 +198,13 @@ int run_command(const RunOptions& o) {
     Result<std::unique_ptr<LatencyDevice>> opened =
         open_latency_device(DeviceSelector{o.backend, o.device, o.validation});
     if (!opened) {
+      // A device that was asked for by name or index and not opened is bad
+      // input; without --device, the backend itself is unavailable.
+      if (!o.device.empty()) {
+        std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", o.backend.c_str(),
+                     o.device.c_str(), opened.error().message.c_str());
+        return kExitUsage;
+      }
       std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
                    opened.error().message.c_str());
       return kExitMissingCapability;
@@ -188,9 +231,11 @@ int run_command(const RunOptions& o) {
   fmt::print(info, "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} warm-up frames\n",
              desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
              static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks, desc.warmup_frames);
-  fmt::print(info, "  cpu step {} iterations, workload {} pass(es) x complexity {}, timer slack {}{}\n",
-             desc.cpu_step_iterations, desc.workload.passes, desc.workload.complexity,
+  fmt::print(info, "  workload: passes {}  complexity {}  size {}x{}  form {}\n", desc.workload.passes,
+             desc.workload.complexity, desc.workload.width, desc.workload.height, o.form);
+  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
+             o.validation && di.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName, o.out.empty() ? "(none)" : o.out,
@@ -247,6 +292,14 @@ int run_command(const RunOptions& o) {
   meta.machine = collect_machine_info();
   meta.memory_before = memory_before;
   meta.memory_after = memory_after;
+  uint64_t validation_errors = 0;
+  if (const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(device.get()); vk != nullptr && o.validation) {
+    ValidationReport v;
+    v.error_count = vk->context().validation_error_count();
+    v.messages = vk->context().validation_messages();
+    validation_errors = v.error_count;
+    meta.validation = std::move(v);
+  }
   const nlohmann::ordered_json doc = latency_run_to_json(run, meta);
   if (o.json) {
     std::printf("%s\n", doc.dump(2).c_str());
@@ -268,6 +321,15 @@ int run_command(const RunOptions& o) {
       rc = kExitWriteFailed;
     } else {
       fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+    }
+  }
+  if (meta.validation) {
+    fmt::print(info, "validation errors: {}\n", validation_errors);
+    if (validation_errors > 0) {
+      for (const std::string& m : meta.validation->messages) std::fprintf(stderr, "  %s\n", m.c_str());
+      std::fprintf(stderr, "latlab run: the Vulkan validation layer reported %llu errors\n",
+                   static_cast<unsigned long long>(validation_errors));
+      if (rc == kExitOk) rc = kExitRunFailed;
     }
   }
   if (run.partial) std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
@@ -317,6 +379,16 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--cpu-iterations", opts->cpu_iterations, "CPU simulation step cost (hash rounds)")
       ->check(CLI::Range(0u, 100'000'000u))
+      ->capture_default_str();
+  sub->add_option("--passes", opts->passes, "GPU passes per frame")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  sub->add_option("--complexity", opts->complexity, "Per-pixel cost of each pass (1..4096)")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
+  sub->add_option("--form", opts->form, "Workload form")
+      ->check(CLI::IsMember({"compute", "fragment"}))
       ->capture_default_str();
   sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")->capture_default_str();
   sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "latlab/latency_run.hpp"
 #include "latlab/result.hpp"
@@ -33,6 +35,12 @@ struct ProcessMemory {
 };
 ProcessMemory read_process_memory();
 
+// Vulkan validation-layer findings of the run (when validation was on).
+struct ValidationReport {
+  uint64_t error_count = 0;
+  std::vector<std::string> messages;  // oldest first, bounded by the backend
+};
+
 // What the CLI knows that the run does not.
 struct RunMeta {
   std::string mode = "baseline";
@@ -44,6 +52,7 @@ struct RunMeta {
   MachineInfo machine;
   ProcessMemory memory_before;  // just before the run started (after the device opened)
   ProcessMemory memory_after;   // after the run, before the report was built
+  std::optional<ValidationReport> validation;  // set when validation was on
 };
 
 // ISO 8601 UTC of now.

@@ -173,6 +173,12 @@ class TimestampQueryPool {
 
   // Generation of the pair's current allocation (backends tag writes with it).
   uint64_t generation_of_offset(uint32_t offset) const { return pairs_[offset / 2].generation; }
+  // Frame of the pair's current allocation (valid inside reset_queries).
+  uint64_t frame_of_offset(uint32_t offset) const { return pairs_[offset / 2].frame_id; }
+  // retire_frame(frame_id) calls this first: the owner states that
+  // `frame_id`'s work has completed on the device. Backends that must know
+  // when a slot's previous use finished (Vulkan host resets) track it here.
+  virtual void on_frame_retired(uint64_t /*frame_id*/) {}
 
  private:
   enum class PairState : uint8_t { free, held };

@@ -212,6 +212,7 @@ ResolveTicket TimestampQueryPool::resolve_queries_async() {
 
 void TimestampQueryPool::retire_frame(uint64_t frame_id) {
   if (disposed_) return;
+  on_frame_retired(frame_id);
   for (uint32_t idx = 0; idx < pairs_.size(); ++idx) {
     Pair& p = pairs_[idx];
     if (p.state != PairState::held || p.frame_id != frame_id) continue;

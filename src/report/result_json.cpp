@@ -249,6 +249,13 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
     diag["raw_sleep"] = nullptr;
     diag["comparison"] = nullptr;
   }
+  if (meta.validation) {
+    json msgs = json::array();
+    for (const std::string& msg : meta.validation->messages) msgs.push_back(msg);
+    diag["validation"] = {{"errors", meta.validation->error_count}, {"messages", msgs}};
+  } else {
+    diag["validation"] = nullptr;
+  }
   j["diagnostics"] = diag;
 
   json unavailable = json::array();

@@ -1,0 +1,487 @@
+// The Vulkan backend of latlab: device bootstrap (VulkanContext), device
+// reports (enumerate_vulkan_devices), the timestamp query pool on a
+// VkQueryPool (VulkanTimestampQueryPool), a ring of per-frame command buffers
+// and fences (VulkanFrameRing) and the reference compute workload
+// (VulkanComputeWorkload). The one public header of the backend.
+//
+// Clocks: device timestamps are raw ticks; tick_format() converts them to ns.
+// Host times are host_now_ns() (CLOCK_MONOTONIC), the run's one host clock.
+//
+// Ownership: every object is created by a factory returning an owning
+// unique_ptr. Objects made from a VulkanContext keep a reference to it: the
+// context must outlive them. Thread safety is stated per class.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/gpu_device.hpp"
+#include "latlab/result.hpp"
+#include "latlab/tick_format.hpp"
+#include "latlab/timestamp_query_pool.hpp"
+
+namespace latlab {
+
+// ---------------------------------------------------------------------------
+// Device reports
+
+struct VulkanQueueFamilyReport {
+  uint32_t index = 0;
+  VkQueueFlags flags = 0;
+  std::string flags_text;             // e.g. "graphics|compute|transfer"
+  uint32_t queue_count = 0;
+  uint32_t timestamp_valid_bits = 0;  // 0: this family cannot write timestamps
+};
+
+struct VulkanDeviceReport {
+  uint32_t index = 0;                 // position in vkEnumeratePhysicalDevices (what --device takes)
+  std::string name;
+  std::string type;                   // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::string driver_name;            // VkPhysicalDeviceDriverProperties; "" when not reported
+  std::string driver_info;
+  uint32_t driver_id = 0;             // VkDriverId; 0 when not reported
+  uint32_t driver_version = 0;        // raw, vendor-encoded
+  uint32_t api_version = 0;
+  std::string api_version_text;       // "1.3.230"
+  double timestamp_period_ns = 0.0;   // ns per tick
+  bool timestamp_compute_and_graphics = false;
+  std::vector<VulkanQueueFamilyReport> queue_families;
+  bool host_query_reset = false;      // feature (Vulkan 1.2 or VK_EXT_host_query_reset)
+  bool calibrated_timestamps = false; // VK_EXT/KHR_calibrated_timestamps offered
+  std::vector<std::string> time_domains;  // calibrateable: "device", "clock_monotonic", ...
+  std::vector<MissingCapability> missing; // what latlab cannot use on it, and why
+};
+
+// Every Vulkan device the loader sees. An empty vector when there is no
+// driver or no device (not an error); an Error when the loader fails otherwise.
+Result<std::vector<VulkanDeviceReport>> enumerate_vulkan_devices();
+
+// Name of a time domain as the reports spell it ("clock_monotonic", ...).
+std::string time_domain_name(VkTimeDomainEXT domain);
+
+// ---------------------------------------------------------------------------
+// Context
+
+struct VulkanContextDesc {
+  // Index ("0") or case-insensitive name substring. Empty: the first discrete
+  // GPU, else the first device. Default empty.
+  std::string device;
+  // Enable VK_LAYER_KHRONOS_validation and a VK_EXT_debug_utils messenger
+  // (errors are counted, see validation_error_count()). Creation fails when
+  // the layer is not installed. Default off.
+  bool validation = false;
+  // Highest Vulkan API version asked for; at least 1.1. Default 1.3.
+  uint32_t max_api_version = VK_API_VERSION_1_3;
+  // Use host query reset when the device has it. false forces query pools to
+  // reset in the command buffer (exercises that path). Default true.
+  bool host_query_reset = true;
+  // Use VK_EXT_calibrated_timestamps (device + CLOCK_MONOTONIC) when offered.
+  // false forces bracketed, estimated calibration pairs (exercises that
+  // path). Default true.
+  bool calibrated_timestamps = true;
+};
+
+// What the context can and cannot do, each missing piece with its reason.
+struct VulkanCapabilities {
+  bool timestamps = false;              // the queue family writes timestamps (valid bits > 0)
+  uint32_t timestamp_valid_bits = 0;
+  bool host_query_reset = false;        // vkResetQueryPool usable from the host
+  bool calibrated_timestamps = false;   // VK_EXT_calibrated_timestamps enabled
+  // The driver waits for the whole device to go idle inside
+  // vkGetQueryPoolResults, even for available queries and without the WAIT
+  // flag (lavapipe, Mesa 22.3): results stay right, but a read stalls the
+  // caller while work is in flight. Reported in `missing`.
+  bool query_reads_wait_idle = false;
+  std::vector<std::string> time_domains;  // calibrateable domains the device offers
+  // How sample_calibration() pairs device and host clock:
+  // "vkGetCalibratedTimestampsEXT(device, clock_monotonic)" or
+  // "bracketed submit (estimated)"; "" when the device cannot time at all.
+  std::string calibration_method;
+  std::string calibration_domain;       // host domain of the pairs: "CLOCK_MONOTONIC" or ""
+  bool calibration_estimated = false;   // pairs are bracketed estimates
+  std::vector<MissingCapability> missing;
+};
+
+// Instance, physical device, logical device and one queue that can time.
+//
+// Threads: the accessors are safe from any thread. The queue is shared:
+// submit through submit()/run_one_shot(), or hold queue_mutex() around your
+// own vkQueueSubmit. validation_* and sample_calibration() are thread-safe.
+class VulkanContext {
+ public:
+  static Result<std::unique_ptr<VulkanContext>> create(const VulkanContextDesc& desc = {});
+  ~VulkanContext();
+  VulkanContext(const VulkanContext&) = delete;
+  VulkanContext& operator=(const VulkanContext&) = delete;
+
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return family_; }
+  uint32_t device_index() const { return device_index_; }
+  uint32_t api_version() const { return api_version_; }  // used version: min(instance, device)
+  const VkPhysicalDeviceProperties& properties() const { return props_; }
+  std::string device_name() const { return props_.deviceName; }
+  const VulkanDeviceReport& report() const { return report_; }
+  // Tick period and valid bits of the chosen queue's timestamps.
+  const TickFormat& tick_format() const { return ticks_; }
+  const VulkanCapabilities& capabilities() const { return caps_; }
+
+  // Validation-layer messages of ERROR severity seen so far (0 without validation).
+  uint64_t validation_error_count() const;
+  // Validation messages (errors and warnings, "[error] ..."), oldest first, bounded.
+  std::vector<std::string> validation_messages() const;
+
+  // Guards the queue: hold it around any vkQueueSubmit/vkQueueWaitIdle.
+  std::mutex& queue_mutex() const { return queue_mutex_; }
+  // vkQueueSubmit of one command buffer signalling `fence` (may be null).
+  Result<void> submit(VkCommandBuffer cmd, VkFence fence) const;
+  // Records `record` into a fresh command buffer, submits it and waits for
+  // its fence (blocks). For set-up work, not for frames. Any thread.
+  Result<void> run_one_shot(const std::function<void(VkCommandBuffer)>& record) const;
+
+  // One calibration pair now: device ticks and host-clock (CLOCK_MONOTONIC)
+  // ns taken together. With VK_EXT_calibrated_timestamps offering the device
+  // and CLOCK_MONOTONIC domains: vkGetCalibratedTimestampsEXT, max deviation
+  // as the driver reports it; the queue is not touched. Otherwise an
+  // estimate: a timestamp written by a tiny submitted command buffer,
+  // bracketed by host reads before the submit and after its fence; the pair
+  // is (ticks, bracket midpoint), max deviation half the bracket, estimated.
+  // Never CLOCK_MONOTONIC_RAW (not the run's host clock). Blocks for the
+  // estimated submit; error when the device cannot time. Thread-safe.
+  Result<CalibrationPair> sample_calibration() const;
+
+  // A memory type index among `type_bits` with all of `want` (error if none).
+  Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
+
+  // Host query reset entry point (core 1.2 or EXT); null when unavailable.
+  PFN_vkResetQueryPoolEXT reset_query_pool_fn() const { return reset_query_pool_; }
+
+ private:
+  VulkanContext() = default;
+  struct Validation;  // messenger state, address-stable for the callback
+  struct OneShot;     // command pool for run_one_shot
+  struct Estimator;   // objects of the bracketed calibration estimate
+  Result<void> create_estimator();
+  Result<CalibrationPair> sample_estimated() const;
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+  uint32_t device_index_ = 0;
+  uint32_t api_version_ = 0;
+  VkPhysicalDeviceProperties props_{};
+  VkPhysicalDeviceMemoryProperties memory_{};
+  VulkanDeviceReport report_;
+  TickFormat ticks_;
+  VulkanCapabilities caps_;
+  PFN_vkResetQueryPoolEXT reset_query_pool_ = nullptr;
+  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
+  std::unique_ptr<Validation> validation_;
+  std::unique_ptr<OneShot> one_shot_;
+  std::unique_ptr<Estimator> estimator_;
+  mutable std::mutex queue_mutex_;
+
+};
+
+// ---------------------------------------------------------------------------
+// Timestamp query pool
+
+// The query pool contract (latlab/timestamp_query_pool.hpp) on a VkQueryPool.
+// Record write_begin/write_end at the offset allocate_queries_for_context()
+// returned. Reads never ask the driver to wait (availability bits, no WAIT
+// flag); a driver that waits anyway is flagged in VulkanCapabilities::
+// query_reads_wait_idle.
+//
+// Resets: a pair is reset on the host (vkResetQueryPool) when it is handed
+// out, if the device has host query reset and the pair's previous use is
+// known complete (its frame, or a later one, was retired: retire_frame()
+// after the frame's fence). Otherwise write_begin first records
+// vkCmdResetQueryPool into the command buffer, which the queue orders after
+// the previous use; until that reset has run, the old value still reads as
+// available and is reported not ready (it is recognised by its tick value).
+// So write_begin must be outside a render pass, or call
+// record_pending_resets() before the render pass begins.
+//
+// Frames must be submitted in increasing frame id on the context's one
+// queue (retiring frame N then means every earlier frame completed).
+// Not thread-safe (one recording thread), like every pool.
+class VulkanTimestampQueryPool final : public TimestampQueryPool {
+ public:
+  // Error when the VkQueryPool cannot be created. On a queue with 0 valid
+  // bits the pool is made but track_timestamp() is false.
+  static Result<std::unique_ptr<VulkanTimestampQueryPool>> create(const VulkanContext& ctx,
+                                                                   const QueryPoolDesc& desc);
+  ~VulkanTimestampQueryPool() override;
+
+  // vkCmdWriteTimestamp(TOP_OF_PIPE) into the begin query of the pair at `offset`.
+  void write_begin(VkCommandBuffer cmd, uint32_t offset);
+  // vkCmdWriteTimestamp(BOTTOM_OF_PIPE) into the end query (offset + 1).
+  void write_end(VkCommandBuffer cmd, uint32_t offset);
+  // Records every reset still pending (only without host query reset);
+  // call outside a render pass before writes inside it.
+  void record_pending_resets(VkCommandBuffer cmd);
+
+  VkQueryPool handle() const { return pool_; }
+  bool uses_host_reset() const { return host_reset_ != nullptr; }
+
+ private:
+  VulkanTimestampQueryPool(const VulkanContext& ctx, const QueryPoolDesc& desc, bool can_time);
+  void read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) override;
+  void reset_queries(uint32_t first, uint32_t count, uint64_t generation) override;
+  void release_device_objects() override;
+  void on_frame_retired(uint64_t frame_id) override;
+  void record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
+
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+  PFN_vkResetQueryPoolEXT host_reset_ = nullptr;
+  struct Slot {
+    bool reset_pending = false;    // a command-buffer reset is owed before the next write
+    bool stale_valid = false;      // the query may still hold `stale` from its previous use
+    bool last_read_valid = false;  // `last_read` is this use's value, read available
+    uint64_t stale = 0;
+    uint64_t last_read = 0;
+  };
+  struct PairUse {
+    bool used = false;
+    uint64_t frame_id = 0;  // frame of the pair's latest allocation
+  };
+  std::vector<Slot> slots_;
+  std::vector<PairUse> pair_use_;
+  std::optional<uint64_t> completed_frame_;  // newest retired frame
+  std::vector<uint64_t> scratch_;  // vkGetQueryPoolResults output: value, availability
+};
+
+// ---------------------------------------------------------------------------
+// Frames in flight
+
+// A ring of primary command buffers, each with its fence, for frames in
+// flight. Slot i is free again once wait() saw its fence. Not thread-safe.
+class VulkanFrameRing {
+ public:
+  static Result<std::unique_ptr<VulkanFrameRing>> create(const VulkanContext& ctx, uint32_t slots);
+  ~VulkanFrameRing();  // waits for every slot still in flight
+  VulkanFrameRing(const VulkanFrameRing&) = delete;
+  VulkanFrameRing& operator=(const VulkanFrameRing&) = delete;
+
+  uint32_t size() const { return static_cast<uint32_t>(slots_.size()); }
+  bool in_flight(uint32_t slot) const { return slots_[slot].in_flight; }
+  VkFence fence(uint32_t slot) const { return slots_[slot].fence; }
+  // Resets and begins slot's command buffer (one-time submit). Error when the
+  // slot is still in flight (wait() first) or the driver fails.
+  Result<VkCommandBuffer> begin(uint32_t slot);
+  // Ends the command buffer and submits it with the slot's fence.
+  Result<void> submit(uint32_t slot);
+  // Blocks (vkWaitForFences, no spinning) until the slot's work completed or
+  // `timeout_ns` passed. true: completed (the slot is free); false: timeout.
+  Result<bool> wait(uint32_t slot, uint64_t timeout_ns = UINT64_MAX);
+  // Waits for every slot in flight.
+  Result<void> wait_all(uint64_t timeout_ns = UINT64_MAX);
+
+ private:
+  explicit VulkanFrameRing(const VulkanContext& ctx) : ctx_(ctx) {}
+  struct Slot {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    bool in_flight = false;
+  };
+  const VulkanContext& ctx_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  std::vector<Slot> slots_;
+};
+
+// ---------------------------------------------------------------------------
+// Reference compute workload
+
+struct ComputeWorkloadDesc {
+  uint32_t width = 256;   // elements per row (>= 1)
+  uint32_t height = 256;  // rows (>= 1)
+};
+
+// One pass of a recorded frame: its pool uid and how much work it does.
+struct WorkloadPass {
+  std::string uid;          // pool uid ("c:..." compute, "r:..." fragment; ":f<frame>"); "" = untimed
+  uint32_t complexity = 1;  // iterations of arithmetic per element / pixel (>= 1)
+};
+using ComputePass = WorkloadPass;
+
+// A compute shader doing `complexity` iterations of arithmetic per element
+// of a width x height storage buffer (vec4 per element), in place. Passes are
+// separated by pipeline barriers (each pass reads what the previous wrote, and
+// the first pass waits for earlier submissions' passes). Not thread-safe;
+// record into one command buffer at a time.
+class VulkanComputeWorkload {
+ public:
+  static Result<std::unique_ptr<VulkanComputeWorkload>> create(const VulkanContext& ctx,
+                                                               const ComputeWorkloadDesc& desc = {});
+  ~VulkanComputeWorkload();
+  VulkanComputeWorkload(const VulkanComputeWorkload&) = delete;
+  VulkanComputeWorkload& operator=(const VulkanComputeWorkload&) = delete;
+
+  const ComputeWorkloadDesc& desc() const { return desc_; }
+
+  // Records the barrier and the dispatch of one pass (no timestamps).
+  // `pass_index` only varies the shader's constants.
+  void record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index = 0) {
+    record_barrier(cmd);
+    record_dispatch(cmd, complexity, pass_index);
+  }
+  // The two halves of a pass, for callers that place timestamps between:
+  // the barrier that orders a pass after earlier passes (and submissions),
+  // and the dispatch itself.
+  void record_barrier(VkCommandBuffer cmd);
+  void record_dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index = 0);
+
+  // Records passes.size() passes; each timed pass allocates its uid in `pool`
+  // (frame `frame_id`) and is bracketed by write_begin/write_end. Returns each
+  // pass's query offset, nullopt where the pass went untimed (empty uid, no
+  // pool, or the pool gave no pair: see its status for the uid).
+  std::vector<std::optional<uint32_t>> record(VkCommandBuffer cmd, std::span<const ComputePass> passes,
+                                              uint64_t frame_id, VulkanTimestampQueryPool* pool);
+
+ private:
+  explicit VulkanComputeWorkload(const VulkanContext& ctx, const ComputeWorkloadDesc& desc)
+      : ctx_(ctx), desc_(desc) {}
+  const VulkanContext& ctx_;
+  ComputeWorkloadDesc desc_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkDescriptorSet set_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkShaderModule module_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// ---------------------------------------------------------------------------
+// Reference fragment workload
+
+struct FragmentWorkloadDesc {
+  uint32_t width = 64;   // target size in pixels (>= 1); default as FrameWorkload
+  uint32_t height = 64;
+};
+
+// The fragment form of the reference workload: each pass is a render pass
+// drawing one full-screen triangle into an offscreen colour target
+// (RGBA8), sampling the previous pass's target, with `complexity`
+// iterations of arithmetic per pixel. Two targets alternate (pass i writes
+// target i % 2 and samples the other). Timestamps are written outside the
+// render passes. Not thread-safe; record into one command buffer at a time.
+class VulkanFragmentWorkload {
+ public:
+  static Result<std::unique_ptr<VulkanFragmentWorkload>> create(const VulkanContext& ctx,
+                                                                const FragmentWorkloadDesc& desc = {});
+  ~VulkanFragmentWorkload();
+  VulkanFragmentWorkload(const VulkanFragmentWorkload&) = delete;
+  VulkanFragmentWorkload& operator=(const VulkanFragmentWorkload&) = delete;
+
+  const FragmentWorkloadDesc& desc() const { return desc_; }
+
+  // Records one pass (a whole render pass; call outside a render pass).
+  void record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index);
+
+  // Records passes.size() passes; each timed pass allocates its uid in
+  // `pool` (a render pool: "r:" uids) and is bracketed by write_begin before
+  // its render pass and write_end after it. Returns each pass's offset,
+  // nullopt where it went untimed.
+  std::vector<std::optional<uint32_t>> record(VkCommandBuffer cmd, std::span<const WorkloadPass> passes,
+                                              uint64_t frame_id, VulkanTimestampQueryPool* pool);
+
+ private:
+  VulkanFragmentWorkload(const VulkanContext& ctx, const FragmentWorkloadDesc& desc) : ctx_(ctx), desc_(desc) {}
+  const VulkanContext& ctx_;
+  FragmentWorkloadDesc desc_;
+  VkImage images_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkDeviceMemory memory_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkImageView views_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkFramebuffer framebuffers_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkDescriptorSet sets_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // sets_[i] samples the target pass i does not write
+  VkSampler sampler_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkRenderPass render_pass_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkShaderModule vert_ = VK_NULL_HANDLE;
+  VkShaderModule frag_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// ---------------------------------------------------------------------------
+// Latency device
+
+// LatencyDevice (latlab/gpu_device.hpp) on Vulkan. Owns its context. Each
+// frame: a command buffer from a small ring with its fence, a timestamp
+// before the first pass and after the last, FrameWorkload's passes in
+// between (compute form: VulkanComputeWorkload; fragment form:
+// VulkanFragmentWorkload, timestamps outside the render passes). wait_frame() blocks in vkWaitForFences (no
+// spinning), takes host_now_ns() as soon as it returns, then reads the
+// frame's timestamps with availability (never invented: not available after
+// the fence gives not_ready/invalid).
+//
+// Threads: submit_frame/wait_frame from one thread; sample_calibration()
+// from any thread (VulkanContext::sample_calibration is thread-safe, the
+// queue is shared under its mutex).
+class VulkanLatencyDevice final : public LatencyDevice {
+ public:
+  static constexpr uint32_t kMaxFramesInFlight = 3;
+  // How long wait_frame waits for one frame before giving up with an error.
+  static constexpr uint64_t kFrameTimeoutNs = 60'000'000'000ull;
+
+  static Result<std::unique_ptr<VulkanLatencyDevice>> create(const VulkanContextDesc& desc);
+  ~VulkanLatencyDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  // Error when kMaxFramesInFlight frames are already in flight, the frame id
+  // is already in flight, the workload is out of range (passes >= 1,
+  // complexity 1..4096, size >= 1x1), its size changes while frames are in
+  // flight, or the driver fails.
+  Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
+  // Error when `frame_id` is not in flight, or the GPU did not finish it in
+  // kFrameTimeoutNs (it stays in flight; wait again).
+  Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
+  Result<CalibrationPair> sample_calibration() override { return ctx_->sample_calibration(); }
+
+  const VulkanContext& context() const { return *ctx_; }
+
+ private:
+  VulkanLatencyDevice() = default;
+  Result<void> ensure_workload(const FrameWorkload& work);
+
+  struct InFlight {
+    bool used = false;
+    uint64_t frame_id = 0;
+    std::string uid;
+    bool timed = false;     // a query pair was allocated
+    bool fragment = false;  // in render_pool_ (else compute_pool_)
+  };
+  std::unique_ptr<VulkanContext> ctx_;
+  DeviceInfo info_;
+  std::unique_ptr<VulkanTimestampQueryPool> compute_pool_;  // "c:" uids
+  std::unique_ptr<VulkanTimestampQueryPool> render_pool_;   // "r:" uids
+  std::unique_ptr<VulkanFrameRing> ring_;
+  std::unique_ptr<VulkanComputeWorkload> compute_;
+  std::unique_ptr<VulkanFragmentWorkload> fragment_;
+  InFlight slots_[kMaxFramesInFlight];
+};
+
+// The same device behind the backend-neutral interface.
+Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc);
+
+}  // namespace latlab

@@ -1,0 +1,91 @@
+// VulkanFrameRing: per-frame command buffers and fences for frames in flight.
+#include "backends/vulkan/vk_util.hpp"
+#include "latlab/vulkan.hpp"
+
+namespace latlab {
+
+Result<std::unique_ptr<VulkanFrameRing>> VulkanFrameRing::create(const VulkanContext& ctx, uint32_t slots) {
+  if (slots == 0) return make_error("VulkanFrameRing needs at least one slot");
+  std::unique_ptr<VulkanFrameRing> ring(new VulkanFrameRing(ctx));
+  const VkDevice dev = ctx.device();
+  VkCommandPoolCreateInfo pci{};
+  pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = ctx.queue_family();
+  if (const VkResult r = vkCreateCommandPool(dev, &pci, nullptr, &ring->pool_); r != VK_SUCCESS) {
+    ring->pool_ = VK_NULL_HANDLE;
+    return vk::error("vkCreateCommandPool", r);
+  }
+  std::vector<VkCommandBuffer> cmds(slots);
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = ring->pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = slots;
+  if (const VkResult r = vkAllocateCommandBuffers(dev, &ai, cmds.data()); r != VK_SUCCESS) {
+    return vk::error("vkAllocateCommandBuffers", r);
+  }
+  ring->slots_.resize(slots);
+  for (uint32_t i = 0; i < slots; ++i) ring->slots_[i].cmd = cmds[i];
+  for (auto& s : ring->slots_) {
+    VkFenceCreateInfo fci{};
+    fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    if (const VkResult r = vkCreateFence(dev, &fci, nullptr, &s.fence); r != VK_SUCCESS) {
+      s.fence = VK_NULL_HANDLE;
+      return vk::error("vkCreateFence", r);
+    }
+  }
+  return ring;
+}
+
+VulkanFrameRing::~VulkanFrameRing() {
+  (void)wait_all();
+  const VkDevice dev = ctx_.device();
+  for (auto& s : slots_) {
+    if (s.fence != VK_NULL_HANDLE) vkDestroyFence(dev, s.fence, nullptr);
+  }
+  // Destroying the pool frees its command buffers.
+  if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, pool_, nullptr);
+}
+
+Result<VkCommandBuffer> VulkanFrameRing::begin(uint32_t slot) {
+  Slot& s = slots_.at(slot);
+  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is still in flight; wait() first");
+  if (const VkResult r = vkResetCommandBuffer(s.cmd, 0); r != VK_SUCCESS) return vk::error("vkResetCommandBuffer", r);
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (const VkResult r = vkBeginCommandBuffer(s.cmd, &bi); r != VK_SUCCESS) return vk::error("vkBeginCommandBuffer", r);
+  return s.cmd;
+}
+
+Result<void> VulkanFrameRing::submit(uint32_t slot) {
+  Slot& s = slots_.at(slot);
+  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
+  if (const VkResult r = vkEndCommandBuffer(s.cmd); r != VK_SUCCESS) return vk::error("vkEndCommandBuffer", r);
+  if (const VkResult r = vkResetFences(ctx_.device(), 1, &s.fence); r != VK_SUCCESS) return vk::error("vkResetFences", r);
+  if (auto r = ctx_.submit(s.cmd, s.fence); !r) return r.error();
+  s.in_flight = true;
+  return {};
+}
+
+Result<bool> VulkanFrameRing::wait(uint32_t slot, uint64_t timeout_ns) {
+  Slot& s = slots_.at(slot);
+  if (!s.in_flight) return true;
+  const VkResult r = vkWaitForFences(ctx_.device(), 1, &s.fence, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT) return false;
+  if (r != VK_SUCCESS) return vk::error("vkWaitForFences", r);
+  s.in_flight = false;
+  return true;
+}
+
+Result<void> VulkanFrameRing::wait_all(uint64_t timeout_ns) {
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    auto r = wait(i, timeout_ns);
+    if (!r) return r.error();
+    if (!*r) return make_error("timed out waiting for frame ring slot " + std::to_string(i));
+  }
+  return {};
+}
+
+}  // namespace latlab

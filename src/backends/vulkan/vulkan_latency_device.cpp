@@ -1,0 +1,175 @@
+// VulkanLatencyDevice: the latency engine's device interface on Vulkan.
+#include "backends/vulkan/vk_util.hpp"
+#include "latlab/host_clock.hpp"
+#include "latlab/vulkan.hpp"
+
+namespace latlab {
+
+namespace {
+constexpr uint32_t kMaxComplexity = 4096;
+}  // namespace
+
+Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const VulkanContextDesc& desc) {
+  std::unique_ptr<VulkanLatencyDevice> dev(new VulkanLatencyDevice());
+  auto ctx = VulkanContext::create(desc);
+  if (!ctx) return ctx.error();
+  dev->ctx_ = std::move(ctx.value());
+  const VulkanContext& c = *dev->ctx_;
+  const VulkanCapabilities& caps = c.capabilities();
+
+  DeviceInfo& info = dev->info_;
+  info.backend = "vulkan";
+  info.name = c.device_name();
+  info.driver = c.report().driver_name.empty() ? "driver version " + std::to_string(c.report().driver_version)
+                                               : c.report().driver_name + " " + c.report().driver_info;
+  info.ticks = c.tick_format();
+  info.can_time = caps.timestamps;
+  info.calibration_domain = caps.calibration_domain;
+  info.calibration_estimated = caps.calibration_estimated;
+  info.missing = caps.missing;
+
+  // Two queries per frame in flight, with room to spare; one pool per uid kind.
+  for (const QueryKind kind : {QueryKind::compute, QueryKind::render}) {
+    auto pool = VulkanTimestampQueryPool::create(
+        c, QueryPoolDesc{.max_queries = 4 * kMaxFramesInFlight, .kind = kind, .retained_frames = 4});
+    if (!pool) return pool.error();
+    (kind == QueryKind::compute ? dev->compute_pool_ : dev->render_pool_) = std::move(pool.value());
+  }
+  auto ring = VulkanFrameRing::create(c, kMaxFramesInFlight);
+  if (!ring) return ring.error();
+  dev->ring_ = std::move(ring.value());
+  return dev;
+}
+
+VulkanLatencyDevice::~VulkanLatencyDevice() {
+  // Frames still in flight finish before their objects go.
+  if (ring_) (void)ring_->wait_all();
+}
+
+Result<void> VulkanLatencyDevice::ensure_workload(const FrameWorkload& work) {
+  const bool fragment = work.form == WorkloadForm::fragment;
+  if (fragment && fragment_ && fragment_->desc().width == work.width && fragment_->desc().height == work.height) {
+    return {};
+  }
+  if (!fragment && compute_ && compute_->desc().width == work.width && compute_->desc().height == work.height) {
+    return {};
+  }
+  // The old targets may be in use by frames in flight. Waiting for them here
+  // would hide when they completed from wait_frame(), so refuse instead.
+  for (const InFlight& f : slots_) {
+    if (f.used && f.fragment == fragment) {
+      return make_error("the workload size changed while frame " + std::to_string(f.frame_id) +
+                        " is in flight; wait_frame() for every frame first");
+    }
+  }
+  if (fragment) {
+    fragment_.reset();
+    auto w = VulkanFragmentWorkload::create(*ctx_, FragmentWorkloadDesc{work.width, work.height});
+    if (!w) return w.error();
+    fragment_ = std::move(w.value());
+  } else {
+    compute_.reset();
+    auto w = VulkanComputeWorkload::create(*ctx_, ComputeWorkloadDesc{work.width, work.height});
+    if (!w) return w.error();
+    compute_ = std::move(w.value());
+  }
+  return {};
+}
+
+Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
+  if (work.passes == 0 || work.complexity == 0 || work.complexity > kMaxComplexity || work.width == 0 ||
+      work.height == 0) {
+    return make_error("FrameWorkload out of range: passes >= 1, complexity 1.." + std::to_string(kMaxComplexity) +
+                      ", size >= 1x1 (got passes " + std::to_string(work.passes) + ", complexity " +
+                      std::to_string(work.complexity) + ", " + std::to_string(work.width) + "x" +
+                      std::to_string(work.height) + ")");
+  }
+  std::optional<uint32_t> slot;
+  for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
+    if (slots_[i].used && slots_[i].frame_id == frame_id) {
+      return make_error("frame " + std::to_string(frame_id) + " is already in flight");
+    }
+    if (!slots_[i].used && !slot) slot = i;
+  }
+  if (!slot) {
+    return make_error(std::to_string(kMaxFramesInFlight) + " frames are in flight already; wait_frame() first");
+  }
+  if (auto w = ensure_workload(work); !w) return w.error();
+
+  auto cmd = ring_->begin(*slot);
+  if (!cmd) return cmd.error();
+  InFlight& f = slots_[*slot];
+  f.frame_id = frame_id;
+  f.fragment = work.form == WorkloadForm::fragment;
+  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
+  f.uid = (f.fragment ? "r:0:frame:f" : "c:0:frame:f") + std::to_string(frame_id);
+  const auto offset = pool.allocate_queries_for_context(f.uid, frame_id);
+  f.timed = offset.has_value();
+  if (f.fragment) {
+    // GPU begin before the first render pass, end after the last: both
+    // outside render passes.
+    if (offset) pool.write_begin(*cmd, *offset);
+    for (uint32_t p = 0; p < work.passes; ++p) fragment_->record_pass(*cmd, work.complexity, p);
+  } else {
+    // GPU begin: after the barrier that orders this frame after earlier
+    // work, before the first dispatch. GPU end: after the last pass.
+    for (uint32_t p = 0; p < work.passes; ++p) {
+      compute_->record_barrier(*cmd);
+      if (p == 0 && offset) pool.write_begin(*cmd, *offset);
+      compute_->record_dispatch(*cmd, work.complexity, p);
+    }
+  }
+  if (offset) pool.write_end(*cmd, *offset);
+  if (auto s = ring_->submit(*slot); !s) {
+    // Nothing was submitted: the pair can never be written.
+    pool.retire_frame(frame_id);
+    f = InFlight{};
+    return s.error();
+  }
+  f.used = true;
+  return {};
+}
+
+Result<GpuFrameTiming> VulkanLatencyDevice::wait_frame(uint64_t frame_id) {
+  std::optional<uint32_t> slot;
+  for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
+    if (slots_[i].used && slots_[i].frame_id == frame_id) slot = i;
+  }
+  if (!slot) return make_error("frame " + std::to_string(frame_id) + " is not in flight");
+  auto done = ring_->wait(*slot, kFrameTimeoutNs);
+  const int64_t wake_ns = host_now_ns();  // first thing after the wait returns
+  if (!done) return done.error();
+  if (!*done) {
+    return make_error("the GPU did not finish frame " + std::to_string(frame_id) + " within " +
+                      std::to_string(kFrameTimeoutNs / 1'000'000'000ull) + " s");
+  }
+  GpuFrameTiming t;
+  t.fence_status = QueryStatus::ok;
+  t.fence_wake_ns = wake_ns;
+  InFlight& f = slots_[*slot];
+  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
+  if (f.timed) {
+    // Its fence signalled: the pair is final now (ok, or invalid if the
+    // device never wrote it); retire_frame reads it with availability.
+    pool.retire_frame(frame_id);
+    const TimestampResult r = pool.timestamp(f.uid);
+    t.gpu_status = r.status;
+    if (r.ok()) {
+      t.gpu_begin_ticks = r.begin_ticks;
+      t.gpu_end_ticks = r.end_ticks;
+    }
+  } else {
+    t.gpu_status = pool.timestamp(f.uid).status == QueryStatus::overflowed ? QueryStatus::overflowed
+                                                                            : QueryStatus::missing;
+  }
+  f = InFlight{};
+  return t;
+}
+
+Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc) {
+  auto dev = VulkanLatencyDevice::create(desc);
+  if (!dev) return dev.error();
+  return std::unique_ptr<LatencyDevice>(std::move(dev.value()));
+}
+
+}  // namespace latlab
