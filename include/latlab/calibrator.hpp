@@ -18,17 +18,20 @@
 namespace latlab {
 
 struct CalibratorDesc {
-  uint32_t samples_per_refresh = 8;     // pairs sampled per refresh; the best (lowest deviation) is kept
-  uint32_t max_tries = 32;              // give up a refresh after this many source calls (never loops forever)
+  // Pairs sampled per refresh; the best (lowest deviation) is kept.
+  uint32_t samples_per_refresh = 8;
+  // Give up a refresh after this many source calls (never loops forever).
+  uint32_t max_tries = 32;
   int64_t refresh_interval_ns = 1'000'000'000;  // periodic refresh period, ns (default 1 s)
-  ClockModelDesc model;                 // passed to the ClockModel
+  ClockModelDesc model{};                       // passed to the ClockModel
 };
 
 struct CalibratorStats {
-  uint64_t refreshes = 0;         // completed refreshes (start + periodic)
-  uint64_t failed_refreshes = 0;  // refreshes that got no usable pair
+  uint64_t refreshes = 0;         // refreshes that updated the fit (start + periodic)
+  uint64_t failed_refreshes = 0;  // refreshes that got no usable pair (source failed
+                                  // max_tries times, or the model rejected the best pair)
   uint64_t source_calls = 0;
-  uint64_t rejected_pairs = 0;    // rejected by the model
+  uint64_t rejected_pairs = 0;       // rejected by the model (ClockModel::rejected_count)
   int64_t last_refresh_cost_ns = 0;  // host time one refresh took (on the calibrator's thread)
   int64_t max_refresh_cost_ns = 0;
 };
@@ -60,5 +63,19 @@ class Calibrator {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// What one best-of-N sampling found.
+struct BestOfN {
+  CalibrationPair pair;  // the lowest-deviation pair that came back
+  uint32_t calls = 0;    // source calls made (<= max_tries)
+  uint32_t errors = 0;   // calls that returned an Error
+};
+
+// Calls `source` until `samples` pairs came back or `max_tries` calls were
+// made (never more), and keeps the pair with the lowest deviation. Error,
+// with the last source error, when no call gave a pair. Runs on the caller's
+// thread.
+Result<BestOfN> sample_best_of(const Calibrator::Source& source, uint32_t samples,
+                               uint32_t max_tries);
 
 }  // namespace latlab

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "latlab/sim_clock_device.hpp"
 #include "latlab/sim_cost_model.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_CUDA
@@ -21,14 +22,24 @@ constexpr const char* kBackends =
     "vulkan, sim";
 #endif
 
-Result<std::unique_ptr<LatencyDevice>> open_sim(const DeviceSelector& selector) {
-  SimLoadDeviceDesc desc;
-  desc.cost.noise_fraction = 0.01;  // seeded: repeatable, but with a spread like a real GPU
-  const std::string& d = selector.device;
-  if (!d.empty() && d != "0" && desc.name.find(d) == std::string::npos) {
-    return make_error("no sim device matches '" + d + "'; devices: 0: " + desc.name);
+// The simulated devices, by index and name. Each command picks the one that
+// suits it when none is named (sim_default_device).
+constexpr const char* kSimDevices = "0: load (scripted GPU cost model), 1: clock (4 ppm drifting clock)";
+
+Result<std::unique_ptr<LatencyDevice>> open_sim(const std::string& device) {
+  if (device.empty() || device == "0" || device == "load") {
+    SimLoadDeviceDesc desc;
+    desc.cost.noise_fraction = 0.01;  // seeded: repeatable, but with a spread like a real GPU
+    return std::unique_ptr<LatencyDevice>(std::make_unique<SimLoadDevice>(desc));
   }
-  return std::unique_ptr<LatencyDevice>(std::make_unique<SimLoadDevice>(desc));
+  if (device == "1" || device == "clock") {
+    // Drifts like the H200 measured against the host (~4 ppm), 1-2 us deviations.
+    SimClockDesc clock;
+    clock.drift_ppm = 4.0;
+    clock.offset_ns = 1'000'000'000;
+    return make_sim_clock_device(clock);
+  }
+  return make_error("no sim device matches '" + device + "'; devices: " + kSimDevices);
 }
 
 }  // namespace
@@ -47,7 +58,7 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
     return make_error("backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
 #endif
   }
-  if (selector.backend == "sim") return open_sim(selector);
+  if (selector.backend == "sim") return open_sim(selector.device);
   return make_error("unknown backend '" + selector.backend + "'; this build has: " + kBackends);
 }
 

@@ -1,0 +1,224 @@
+// latlab clocks: how a device clock drifts against the host clock, and what
+// a drift-corrected model buys over a single start-up calibration pair.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "command.hpp"
+#include "latlab/clock_study.hpp"
+#include "latlab/device_factory.hpp"
+#include "latlab/sim_clock_device.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct ClocksOptions {
+  std::string backend = "vulkan";
+  std::string device;
+  double seconds = 10.0;
+  double interval_ms = 100.0;
+  uint32_t samples = 8;
+  uint32_t fresh = 32;
+  uint32_t window = 1024;
+  bool json = false;
+  double sim_drift_ppm = 0.0;  // hidden: SimClock without the factory (tests)
+};
+
+nlohmann::ordered_json to_json(const Distribution& d) {
+  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev},
+          {"min", d.min},     {"p50", d.p50},         {"p90", d.p90},   {"p95", d.p95},
+          {"p99", d.p99},     {"p999", d.p999},       {"max", d.max}};
+}
+
+std::string dist_line(const Distribution& d) {
+  if (d.empty()) return fmt::format("no samples ({} missing)", d.missing);
+  return fmt::format("p50 {:.3f}  p99 {:.3f}  min {:.3f}  max {:.3f}  mean {:.3f}  (n={}{})", d.p50,
+                     d.p99, d.min, d.max, d.mean, d.count,
+                     d.missing ? fmt::format(", {} missing", d.missing) : "");
+}
+
+void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
+  fmt::print("device: {} [{}, {}], tick {:.6g} ns, {} valid bits{}\n", info.name, info.backend,
+             info.driver, r.ticks.period_ns(), r.ticks.valid_bits,
+             info.calibration_estimated ? ", estimated pairs" : "");
+  fmt::print("host domain: {}\n", r.host_domain);
+  fmt::print(
+      "sampled {:.1f} s: {} refreshes, {} failed, {} pairs rejected, {} source calls ({} errors)\n",
+      r.sampled_seconds, r.refreshes, r.failed_refreshes, r.rejected_pairs, r.source_calls,
+      r.source_errors);
+  fmt::print("deviation (us):   {}\n", dist_line(r.deviation_us));
+  fmt::print("fitted drift:     {:+.4f} ppm (bound +-{:.4f} ppm), {} pairs in the fit\n",
+             r.drift_ppm, r.drift_uncertainty_ppm, r.pairs_used);
+  fmt::print("residuals (us):   {}\n", dist_line(r.residual_us));
+  fmt::print("error bound now:  {:.3f} us\n", static_cast<double>(r.bound_now_ns) / 1e3);
+  fmt::print("at the end, {} fresh pairs not in the fit (mapped host - pair host, us):\n",
+             r.fresh_count);
+  const Distribution& m = r.model_error_us;
+  const Distribution& s = r.single_pair_error_us;
+  fmt::print("  {:<8} {:>22} {:>22}\n", "", "drift-corrected model", "single start-up pair");
+  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "mean", m.mean, s.mean);
+  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "p50", m.p50, s.p50);
+  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "min", m.min, s.min);
+  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "max", m.max, s.max);
+  fmt::print("  within the model's bound: {}/{} ({:.1f}%)\n", r.fresh_within_bound, r.fresh_count,
+             100.0 * r.fresh_within_bound_fraction());
+}
+
+nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, const DeviceInfo& info,
+                                   const ClockStudyResult& r) {
+  nlohmann::ordered_json settings = {{"backend", sim_direct ? "sim" : o.backend},
+                                     {"device", o.device},
+                                     {"seconds", o.seconds},
+                                     {"interval_ms", o.interval_ms},
+                                     {"samples_per_refresh", o.samples},
+                                     {"fresh_pairs", o.fresh},
+                                     {"window", o.window}};
+  if (sim_direct) settings["sim_drift_ppm"] = o.sim_drift_ppm;
+  return {
+      {"command", "clocks"},
+      {"settings", settings},
+      {"device",
+       {{"backend", info.backend},
+        {"name", info.name},
+        {"driver", info.driver},
+        {"tick_period_ns", r.ticks.period_ns()},
+        {"tick_period_num", r.ticks.period_num},
+        {"tick_period_den", r.ticks.period_den},
+        {"valid_bits", r.ticks.valid_bits},
+        {"calibration_estimated", info.calibration_estimated}}},
+      {"host_domain", r.host_domain},
+      {"sampled_seconds", r.sampled_seconds},
+      {"refreshes", r.refreshes},
+      {"failed_refreshes", r.failed_refreshes},
+      {"rejected_pairs", r.rejected_pairs},
+      {"source_calls", r.source_calls},
+      {"source_errors", r.source_errors},
+      {"deviation_us", to_json(r.deviation_us)},
+      {"drift_ppm", r.drift_ppm},
+      {"drift_uncertainty_ppm", r.drift_uncertainty_ppm},
+      {"pairs_used", r.pairs_used},
+      {"residual_us", to_json(r.residual_us)},
+      {"bound_now_ns", r.bound_now_ns},
+      {"fresh",
+       {{"count", r.fresh_count},
+        {"within_bound", r.fresh_within_bound},
+        {"within_bound_fraction", r.fresh_within_bound_fraction()},
+        {"model_error_us", to_json(r.model_error_us)},
+        {"single_pair_error_us", to_json(r.single_pair_error_us)}}},
+  };
+}
+
+int run_clocks(const ClocksOptions& o, bool sim_direct) {
+  std::unique_ptr<LatencyDevice> device;
+  if (sim_direct) {
+    SimClockDesc clock;
+    clock.drift_ppm = o.sim_drift_ppm;
+    clock.offset_ns = 1'000'000'000;
+    device = make_sim_clock_device(clock);
+  } else {
+    // The sim backend's clock device is the one with a drifting clock.
+    const std::string selected = o.backend == "sim" && o.device.empty() ? "clock" : o.device;
+    auto opened = open_latency_device(DeviceSelector{.backend = o.backend, .device = selected});
+    if (!opened) {
+      std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n", o.backend.c_str(),
+                   opened.error().message.c_str());
+      return kExitRunFailed;
+    }
+    device = std::move(opened.value());
+  }
+  const DeviceInfo& info = device->info();
+  if (info.calibration_domain.empty()) {
+    std::string why = "the device offers no calibration pairs";
+    for (const auto& m : info.missing) {
+      if (m.name.find("calibrat") != std::string::npos) why = m.reason;
+    }
+    std::fprintf(stderr, "latlab clocks: %s: no clock calibration: %s\n", info.name.c_str(),
+                 why.c_str());
+    return kExitMissingCapability;
+  }
+
+  if (!o.json) {
+    fmt::print(
+        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
+        "pairs, "
+        "window {}\n",
+        sim_direct ? "sim (direct)" : o.backend, o.device, o.seconds, o.interval_ms, o.samples,
+        o.fresh, o.window);
+    std::fflush(stdout);
+  }
+
+  ClockStudyDesc desc;
+  desc.seconds = o.seconds;
+  desc.interval_ns = std::llround(o.interval_ms * 1e6);
+  desc.samples_per_refresh = o.samples;
+  desc.fresh_pairs = o.fresh;
+  desc.model.window = o.window;
+  desc.host_domain = info.calibration_domain;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    desc.progress = [&](double f) {
+      std::fprintf(stderr, "\r  sampling %s: %5.1f / %.1f s", info.name.c_str(), f * o.seconds,
+                   o.seconds);
+      std::fflush(stderr);
+    };
+  }
+  LatencyDevice* dev = device.get();
+  Result<ClockStudyResult> r =
+      run_clock_study([dev] { return dev->sample_calibration(); }, info.ticks, desc);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!r) {
+    std::fprintf(stderr, "latlab clocks: %s: %s\n", info.name.c_str(), r.error().message.c_str());
+    return kExitRunFailed;
+  }
+  if (o.json) {
+    fmt::print("{}\n", result_json(o, sim_direct, info, *r).dump(2));
+  } else {
+    print_human(info, *r);
+  }
+  return kExitOk;
+}
+
+const RegisterCommand reg{Command{
+    "clocks",
+    [](CLI::App& app) -> std::function<int()> {
+      auto opts = std::make_shared<ClocksOptions>();
+      CLI::App* sub = app.add_subcommand("clocks",
+                                         "Measure a device clock against the host clock: "
+                                         "deviation, drift, residuals, error bound, "
+                                         "and how far a single start-up calibration pair drifts");
+      sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, sim")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"vulkan", "cuda", "sim"}));
+      sub->add_option("--device,-d", opts->device,
+                      "Device index or name substring (empty: the default device)");
+      sub->add_option("--seconds,-s", opts->seconds, "Sampling duration, seconds")
+          ->capture_default_str()
+          ->check(CLI::Range(0.001, 604800.0));
+      sub->add_option("--interval-ms", opts->interval_ms, "Between model refreshes, ms")
+          ->capture_default_str()
+          ->check(CLI::Range(0.001, 3'600'000.0));
+      sub->add_option("--samples", opts->samples, "Pairs per refresh; the lowest deviation is kept")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 1024));
+      sub->add_option("--fresh", opts->fresh, "Pairs taken at the end and kept out of the fit")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000));
+      sub->add_option("--window", opts->window, "Newest pairs kept in the fit")
+          ->capture_default_str()
+          ->check(CLI::Range(2, 1000000));
+      sub->add_flag("--json", opts->json, "Print the result as JSON on stdout");
+      CLI::Option* sim = sub->add_option("--sim-drift-ppm", opts->sim_drift_ppm,
+                                         "Use a simulated clock drifting this much (tests)")
+                             ->check(CLI::Range(-1000.0, 1000.0))
+                             ->group("");  // hidden
+      return [opts, sim] { return run_clocks(*opts, sim->count() > 0); };
+    },
+    40}};
+
+}  // namespace
+}  // namespace latlab::cli
