@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -186,6 +187,44 @@ TEST(LatencyThreads, TimerSlackIsPerThreadAndRecorded) {
   EXPECT_EQ(inner.obtained_ns, 1);
   EXPECT_GT(inner.previous_ns, 0);
   EXPECT_EQ(outer_after.obtained_ns, outer_before.obtained_ns);  // this thread untouched
+}
+
+}  // namespace
+}  // namespace latlab
+
+namespace latlab {
+namespace {
+
+// The Calibrator-driven mapper with its refresh thread running while the
+// consumer maps every frame: the mapped GPU times stay within the reported
+// bound of the sim device's ground truth.
+TEST(LatencyThreads, CalibratedMapperRefreshesWhileFramesAreMapped) {
+  auto time = std::make_shared<RealHostTime>();
+  SimDeviceDesc dd;
+  dd.drift_ppb = 3'000;  // 3 ppm
+  dd.calibration_deviation_ns = 200;
+  auto dev = SimLatencyDevice::create(dd, time);
+  CalibratorDesc cd;
+  cd.refresh_interval_ns = 5'000'000;  // many refreshes during the run
+  auto mapper = make_calibrated_mapper(*dev, cd);
+  LatencyRunEnv env;
+  env.device = dev.get();
+  env.mapper = mapper.get();
+  env.time = time.get();
+  LatencyRunDesc d = short_desc();
+  d.frames = 100;
+  const Result<LatencyRun> r = run_latency(d, env);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->partial) << r->partial_reason;
+  EXPECT_TRUE(r->clock_model.available) << r->clock_model.reason;
+  EXPECT_GT(r->clock_model.refreshes, 3u);
+  EXPECT_EQ(r->total[static_cast<size_t>(Series::core_latency)].count, 100u);
+  for (const FrameRecord& f : r->frames) {
+    ASSERT_TRUE(f.has(Marker::gpu_end_host));
+    const int64_t truth = dev->host_at(f.gpu_end_ticks);
+    EXPECT_LE(std::llabs(f.gpu_end_host_ns - truth), static_cast<long long>(f.map_error_ns) + 1)
+        << "mapped " << f.gpu_end_host_ns << " truth " << truth << " bound " << f.map_error_ns;
+  }
 }
 
 }  // namespace

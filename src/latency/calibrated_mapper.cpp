@@ -1,9 +1,6 @@
-// The Calibrator-driven TickMapper.
-//
-// PENDING: this file is kept out of the build (.cpp.pending) until
-// src/core/calibrator.cpp lands on main. To activate it:
-//   git mv src/latency/calibrated_mapper.cpp.pending src/latency/calibrated_mapper.cpp
-//   git rm src/latency/calibrated_mapper_fallback.cpp
+// The Calibrator-driven TickMapper: start-up calibration on the caller's
+// thread, then the Calibrator's periodic refresh; every frame's GPU ticks are
+// mapped by the newest fit (one snapshot for both ends of a frame).
 #include <algorithm>
 #include <utility>
 
