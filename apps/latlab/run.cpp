@@ -61,7 +61,8 @@ struct RunOptions {
 };
 
 // "A-B" or "A" (ms, decimals allowed) -> ns range.
-std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text, std::string& why) {
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
+                                                             std::string& why) {
   auto parse_one = [&](const std::string& s, int64_t& ns) {
     if (s.empty()) return false;
     char* end = nullptr;
@@ -78,7 +79,8 @@ std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& 
   const std::string a = dash == std::string::npos ? text : text.substr(0, dash);
   const std::string b = dash == std::string::npos ? text : text.substr(dash + 1);
   if (!parse_one(a, lo) || !parse_one(b, hi)) {
-    why = "--interval-ms '" + text + "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
+    why = "--interval-ms '" + text +
+          "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
     return std::nullopt;
   }
   if (hi < lo) {
@@ -110,7 +112,8 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
 
 bool output_dir_writable(const std::string& path, std::string& why) {
   const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   if (access(dir.c_str(), W_OK) != 0) {
     why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
     return false;
@@ -137,7 +140,8 @@ int run_command(const RunOptions& o) {
     const double mean_ns = 0.5 * static_cast<double>(interval->first + interval->second);
     const double n = std::ceil(o.seconds * 1e9 / mean_ns);
     if (n > 10'000'000) {
-      std::fprintf(stderr, "latlab run: --seconds %.1f gives more than 10 million frames\n", o.seconds);
+      std::fprintf(stderr, "latlab run: --seconds %.1f gives more than 10 million frames\n",
+                   o.seconds);
       return kExitUsage;
     }
     desc.frames = static_cast<uint32_t>(std::max(1.0, n));
@@ -163,7 +167,9 @@ int run_command(const RunOptions& o) {
     return kExitUsage;
   }
   if (o.time_scale != 1 && o.backend != "sim") {
-    std::fprintf(stderr, "latlab run: --time-scale only works with --backend sim (a GPU runs on real time)\n");
+    std::fprintf(
+        stderr,
+        "latlab run: --time-scale only works with --backend sim (a GPU runs on real time)\n");
     return kExitUsage;
   }
   if (!o.out.empty() && !output_dir_writable(o.out, why)) {
@@ -183,8 +189,8 @@ int run_command(const RunOptions& o) {
   if (o.backend == "sim") {
     const SimDeviceDesc sim_desc;
     if (!o.device.empty() && o.device != "0" && sim_desc.name.find(o.device) == std::string::npos) {
-      std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n", o.device.c_str(),
-                   sim_desc.name.c_str());
+      std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n",
+                   o.device.c_str(), sim_desc.name.c_str());
       return kExitUsage;
     }
     if (o.time_scale != 1) {
@@ -227,18 +233,24 @@ int run_command(const RunOptions& o) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, di.backend, di.name, di.driver);
-  fmt::print(info, "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} warm-up frames\n",
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, di.backend,
+             di.name, di.driver);
+  fmt::print(info,
+             "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
+             "warm-up frames\n",
              desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
-             static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks, desc.warmup_frames);
-  fmt::print(info, "  workload: passes {}  complexity {}  size {}x{}  form {}\n", desc.workload.passes,
-             desc.workload.complexity, desc.workload.width, desc.workload.height, o.form);
+             static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
+             desc.warmup_frames);
+  fmt::print(info, "  workload: passes {}  complexity {}  size {}x{}  form {}\n",
+             desc.workload.passes, desc.workload.complexity, desc.workload.width,
+             desc.workload.height, o.form);
   fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
              o.validation && di.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
-  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName, o.out.empty() ? "(none)" : o.out,
+  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
+             o.out.empty() ? "(none)" : o.out,
              o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
   std::fflush(info);
 
@@ -252,11 +264,13 @@ int run_command(const RunOptions& o) {
   if (tty) {
     env.on_progress = [](const RunProgress& p) {
       if (p.kind == BlockKind::warmup) {
-        std::printf("\r\033[K  warm-up %llu/%llu", static_cast<unsigned long long>(p.block_frames_done),
+        std::printf("\r\033[K  warm-up %llu/%llu",
+                    static_cast<unsigned long long>(p.block_frames_done),
                     static_cast<unsigned long long>(p.block_frames));
       } else {
-        std::printf("\r\033[K  %s block %u/%u: %llu/%llu frames", std::string(to_string(p.kind)).c_str(),
-                    p.block + 1, p.blocks, static_cast<unsigned long long>(p.block_frames_done),
+        std::printf("\r\033[K  %s block %u/%u: %llu/%llu frames",
+                    std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
+                    static_cast<unsigned long long>(p.block_frames_done),
                     static_cast<unsigned long long>(p.block_frames));
       }
       std::fflush(stdout);
@@ -293,7 +307,8 @@ int run_command(const RunOptions& o) {
   meta.memory_before = memory_before;
   meta.memory_after = memory_after;
   uint64_t validation_errors = 0;
-  if (const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(device.get()); vk != nullptr && o.validation) {
+  if (const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(device.get());
+      vk != nullptr && o.validation) {
     ValidationReport v;
     v.error_count = vk->context().validation_error_count();
     v.messages = vk->context().validation_messages();
@@ -326,13 +341,15 @@ int run_command(const RunOptions& o) {
   if (meta.validation) {
     fmt::print(info, "validation errors: {}\n", validation_errors);
     if (validation_errors > 0) {
-      for (const std::string& m : meta.validation->messages) std::fprintf(stderr, "  %s\n", m.c_str());
+      for (const std::string& m : meta.validation->messages)
+        std::fprintf(stderr, "  %s\n", m.c_str());
       std::fprintf(stderr, "latlab run: the Vulkan validation layer reported %llu errors\n",
                    static_cast<unsigned long long>(validation_errors));
       if (rc == kExitOk) rc = kExitRunFailed;
     }
   }
-  if (run.partial) std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  if (run.partial)
+    std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
   return rc;
 }
 
@@ -354,7 +371,8 @@ std::string own_command_line() {
 
 std::function<int()> setup(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand("run", "Latency benchmark: a software signal through every stage of a frame");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Latency benchmark: a software signal through every stage of a frame");
   sub->add_option("--mode", opts->mode, "Latency mode (only baseline so far)")
       ->check(CLI::IsMember({"baseline"}))
       ->capture_default_str();
@@ -365,19 +383,24 @@ std::function<int()> setup(CLI::App& app) {
   auto* frames = sub->add_option("--frames", opts->frames, "Measured frames over all blocks")
                      ->check(CLI::Range(1u, 10'000'000u))
                      ->capture_default_str();
-  auto* seconds = sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
-                      ->check(CLI::Range(0.001, 864000.0));
+  auto* seconds =
+      sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
+          ->check(CLI::Range(0.001, 864000.0));
   frames->excludes(seconds);
   sub->add_option("--seed", opts->seed, "Schedule seed (same seed, same deadlines)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--interval-ms", opts->interval_ms, "Signal interval range MIN-MAX in ms, uniform")
+  sub->add_option("--interval-ms", opts->interval_ms,
+                  "Signal interval range MIN-MAX in ms, uniform")
       ->capture_default_str();
-  sub->add_option("--blocks", opts->blocks, "Measured blocks")->check(CLI::Range(1u, 100'000u))->capture_default_str();
+  sub->add_option("--blocks", opts->blocks, "Measured blocks")
+      ->check(CLI::Range(1u, 100'000u))
+      ->capture_default_str();
   sub->add_option("--warmup", opts->warmup, "Warm-up frames, run and discarded")
       ->check(CLI::Range(0u, 1'000'000u))
       ->capture_default_str();
-  sub->add_option("--cpu-iterations", opts->cpu_iterations, "CPU simulation step cost (hash rounds)")
+  sub->add_option("--cpu-iterations", opts->cpu_iterations,
+                  "CPU simulation step cost (hash rounds)")
       ->check(CLI::Range(0u, 100'000'000u))
       ->capture_default_str();
   sub->add_option("--passes", opts->passes, "GPU passes per frame")
@@ -390,14 +413,18 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--form", opts->form, "Workload form")
       ->check(CLI::IsMember({"compute", "fragment"}))
       ->capture_default_str();
-  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")->capture_default_str();
+  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
+      ->capture_default_str();
   sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
   sub->add_flag("--bare", opts->bare,
-                "After each block, run a bare loop (same path, no instrumentation) and a raw clock_nanosleep loop");
-  sub->add_flag("--keep-timer-slack", opts->keep_timer_slack, "Do not lower the generator thread's timer slack");
+                "After each block, run a bare loop (same path, no instrumentation) and a raw "
+                "clock_nanosleep loop");
+  sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
+                "Do not lower the generator thread's timer slack");
   sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");
   sub->add_flag("--validation", opts->validation, "Vulkan: enable the Khronos validation layer");
-  sub->add_option("--time-scale", opts->time_scale, "Sim backend only: run the clock this many times faster")
+  sub->add_option("--time-scale", opts->time_scale,
+                  "Sim backend only: run the clock this many times faster")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
       ->capture_default_str();
   return [opts] {

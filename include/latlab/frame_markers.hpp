@@ -26,26 +26,27 @@
 namespace latlab {
 
 enum class Marker : uint8_t {
-  deadline,          // scheduled deadline
-  generator_wake,    // generator thread returned from its sleep
-  signal,            // generator published the signal
-  consumer_wake,     // consumer thread returned from its wait
-  cpu_start,         // CPU simulation step begins
+  deadline,        // scheduled deadline
+  generator_wake,  // generator thread returned from its sleep
+  signal,          // generator published the signal
+  consumer_wake,   // consumer thread returned from its wait
+  cpu_start,       // CPU simulation step begins
   cpu_end,
-  submit_start,      // host time before LatencyDevice::submit_frame
-  submit_end,        // and after it
-  gpu_begin,         // device ticks before the first pass (status ok)
-  gpu_end,           // device ticks after the last pass (status ok)
-  gpu_begin_host,    // gpu_begin mapped onto the host clock
-  gpu_end_host,      // gpu_end mapped onto the host clock
-  fence_wake,        // host time right after the CPU saw completion
+  submit_start,    // host time before LatencyDevice::submit_frame
+  submit_end,      // and after it
+  gpu_begin,       // device ticks before the first pass (status ok)
+  gpu_end,         // device ticks after the last pass (status ok)
+  gpu_begin_host,  // gpu_begin mapped onto the host clock
+  gpu_end_host,    // gpu_end mapped onto the host clock
+  fence_wake,      // host time right after the CPU saw completion
 };
 inline constexpr size_t kMarkerCount = 13;
 std::string_view to_string(Marker m);
 
 // Frame flags (FrameRecord::flags).
-inline constexpr uint8_t kFrameConsumerBehind = 1;  // the signal was already pending when the consumer looked
-inline constexpr uint8_t kFrameDeviceError = 2;     // submit_frame or wait_frame failed
+inline constexpr uint8_t kFrameConsumerBehind =
+    1;  // the signal was already pending when the consumer looked
+inline constexpr uint8_t kFrameDeviceError = 2;  // submit_frame or wait_frame failed
 
 struct FrameRecord {
   int64_t deadline_ns = 0;
@@ -68,7 +69,9 @@ struct FrameRecord {
   uint8_t flags = 0;
 
   bool has(Marker m) const { return (present >> static_cast<unsigned>(m)) & 1u; }
-  void set(Marker m) { present = static_cast<uint16_t>(present | (1u << static_cast<unsigned>(m))); }
+  void set(Marker m) {
+    present = static_cast<uint16_t>(present | (1u << static_cast<unsigned>(m)));
+  }
   // The host-ns value of a host marker (not gpu_begin/gpu_end, which are ticks).
   int64_t host_ns(Marker m) const;
 };
@@ -105,10 +108,10 @@ SeriesDistributions summarize_frames(std::span<const FrameRecord> frames, const 
 
 // Why frames lacked markers, counted (a frame may count in several).
 struct MissingBreakdown {
-  uint64_t gpu_not_ok = 0;         // gpu_status != ok (not_ready, invalid, missing, ...)
-  uint64_t gpu_unmapped = 0;       // GPU ticks ok but the clock model could not map them
-  uint64_t fence_not_ok = 0;       // fence_status != ok
-  uint64_t device_error = 0;       // submit/wait failed
+  uint64_t gpu_not_ok = 0;    // gpu_status != ok (not_ready, invalid, missing, ...)
+  uint64_t gpu_unmapped = 0;  // GPU ticks ok but the clock model could not map them
+  uint64_t fence_not_ok = 0;  // fence_status != ok
+  uint64_t device_error = 0;  // submit/wait failed
   std::array<uint64_t, 6> gpu_status_counts{};  // by QueryStatus value
 };
 MissingBreakdown count_missing(std::span<const FrameRecord> frames);

@@ -20,10 +20,10 @@ inline constexpr int kResultSchemaVersion = 1;
 
 struct MachineInfo {
   std::string hostname;
-  std::string os;          // /etc/os-release PRETTY_NAME, "" if unknown
-  std::string kernel;      // uname: sysname release version
-  std::string arch;        // uname machine
-  std::string cpu_model;   // /proc/cpuinfo "model name", "" if unknown
+  std::string os;         // /etc/os-release PRETTY_NAME, "" if unknown
+  std::string kernel;     // uname: sysname release version
+  std::string arch;       // uname machine
+  std::string cpu_model;  // /proc/cpuinfo "model name", "" if unknown
   uint32_t logical_cpus = 0;
 };
 MachineInfo collect_machine_info();
@@ -44,10 +44,10 @@ struct ValidationReport {
 // What the CLI knows that the run does not.
 struct RunMeta {
   std::string mode = "baseline";
-  std::string backend;        // as requested
-  std::string device;         // selector as given ("" = default)
+  std::string backend;  // as requested
+  std::string device;   // selector as given ("" = default)
   std::string command_line;
-  std::string created_utc;    // ISO 8601, e.g. 2026-01-31T12:00:00Z
+  std::string created_utc;  // ISO 8601, e.g. 2026-01-31T12:00:00Z
   std::string tool_version = "0.1.0";
   MachineInfo machine;
   ProcessMemory memory_before;  // just before the run started (after the device opened)

@@ -39,15 +39,19 @@
 namespace latlab {
 
 struct LatencyRunDesc {
-  ScheduleDesc schedule;            // seed and interval range (default 8-12 ms, seed 1)
-  uint32_t frames = 2500;           // measured frames over all blocks (>= blocks). Default 2500.
-  uint32_t blocks = 5;              // measured blocks (>= 1); frames split evenly, earlier blocks take the remainder
-  uint32_t warmup_frames = 100;     // frames run and recorded before block 0, left out of every distribution
-  uint32_t cpu_step_iterations = 2000;  // CPU simulation step cost (hash rounds; ~2 us on a desktop core)
-  FrameWorkload workload;           // the GPU work of a frame (Baseline: one minimal pass)
-  int64_t timer_slack_ns = 1;       // generator threads' timer slack; 0 = leave it unchanged
-  bool bare_comparison = false;     // add a bare-loop and a raw-sleep block after each measured block
-  int64_t block_lead_ns = 20'000'000;  // a block's first deadline is start + lead + interval_0 (threads settle)
+  ScheduleDesc schedule;   // seed and interval range (default 8-12 ms, seed 1)
+  uint32_t frames = 2500;  // measured frames over all blocks (>= blocks). Default 2500.
+  uint32_t blocks =
+      5;  // measured blocks (>= 1); frames split evenly, earlier blocks take the remainder
+  uint32_t warmup_frames =
+      100;  // frames run and recorded before block 0, left out of every distribution
+  uint32_t cpu_step_iterations =
+      2000;                      // CPU simulation step cost (hash rounds; ~2 us on a desktop core)
+  FrameWorkload workload;        // the GPU work of a frame (Baseline: one minimal pass)
+  int64_t timer_slack_ns = 1;    // generator threads' timer slack; 0 = leave it unchanged
+  bool bare_comparison = false;  // add a bare-loop and a raw-sleep block after each measured block
+  int64_t block_lead_ns =
+      20'000'000;  // a block's first deadline is start + lead + interval_0 (threads settle)
 };
 
 // Invalid settings, with what to change.
@@ -66,17 +70,18 @@ std::string_view to_string(BlockKind k);
 // exactly what the script and the sim device say. Each function gets the
 // frame id; a null function means 0 ns.
 struct LockstepScript {
-  std::function<int64_t(uint64_t)> timer_lateness_ns;     // generator wakes this long after the deadline
-  std::function<int64_t(uint64_t)> wake_to_signal_ns;     // generator wake -> signal
+  std::function<int64_t(uint64_t)>
+      timer_lateness_ns;  // generator wakes this long after the deadline
+  std::function<int64_t(uint64_t)> wake_to_signal_ns;       // generator wake -> signal
   std::function<int64_t(uint64_t)> consumer_wake_delay_ns;  // signal -> consumer wake
-  std::function<int64_t(uint64_t)> cpu_cost_ns;           // replaces the CPU step
-  std::function<int64_t(uint64_t)> cpu_to_submit_ns;      // cpu end -> submit start
+  std::function<int64_t(uint64_t)> cpu_cost_ns;             // replaces the CPU step
+  std::function<int64_t(uint64_t)> cpu_to_submit_ns;        // cpu end -> submit start
 };
 
 struct RunProgress {
   BlockKind kind = BlockKind::warmup;
-  uint32_t block = 0;          // index within its kind
-  uint32_t blocks = 0;         // measured blocks
+  uint32_t block = 0;   // index within its kind
+  uint32_t blocks = 0;  // measured blocks
   uint64_t block_frames_done = 0;
   uint64_t block_frames = 0;
 };
@@ -85,28 +90,30 @@ struct LatencyRunEnv {
   LatencyDevice* device = nullptr;  // required; driven from the consumer thread
   TickMapper* mapper = nullptr;     // optional: null -> nothing mapped, mapped stages missing.
                                     // run_latency calls start() and stop().
-  HostTime* time = nullptr;         // optional: null -> RealHostTime. Must be the device's clock too.
+  HostTime* time = nullptr;  // optional: null -> RealHostTime. Must be the device's clock too.
   const std::atomic<bool>* interrupt = nullptr;  // optional: once true, the run stops (partial)
-  std::function<void(const RunProgress&)> on_progress;  // optional: called on the calling thread, ~4 Hz
-  const LockstepScript* lockstep = nullptr;  // optional (tests): single-threaded, scripted host delays
+  std::function<void(const RunProgress&)>
+      on_progress;  // optional: called on the calling thread, ~4 Hz
+  const LockstepScript* lockstep =
+      nullptr;  // optional (tests): single-threaded, scripted host delays
 };
 
 struct BlockResult {
-  uint32_t order = 0;           // position in the run (0 = first block run)
+  uint32_t order = 0;  // position in the run (0 = first block run)
   BlockKind kind = BlockKind::measured;
-  uint32_t index = 0;           // index within its kind
-  uint64_t first_frame = 0;     // warmup/measured: index into LatencyRun::frames;
-                                // bare_loop: into bare_frames; raw_sleep: into raw_lateness_ns
+  uint32_t index = 0;        // index within its kind
+  uint64_t first_frame = 0;  // warmup/measured: index into LatencyRun::frames;
+                             // bare_loop: into bare_frames; raw_sleep: into raw_lateness_ns
   uint64_t frames_planned = 0;
-  uint64_t frames_run = 0;      // frames scheduled (< planned only when the run stopped)
-  int64_t start_ns = 0;         // host clock
+  uint64_t frames_run = 0;  // frames scheduled (< planned only when the run stopped)
+  int64_t start_ns = 0;     // host clock
   int64_t end_ns = 0;
-  SeriesDistributions series{}; // warmup/measured: every series
-  MissingBreakdown missing;     // warmup/measured
-  uint64_t consumer_behind = 0; // frames whose signal was already pending when the consumer looked
-  Distribution bare_latency;    // bare_loop: fence wake - signal, us
-  Distribution raw_lateness;    // raw_sleep: wake - deadline, us
-  int64_t generator_cpu_ns = 0; // CPU time of the block's sleeping thread (generator or raw loop)
+  SeriesDistributions series{};  // warmup/measured: every series
+  MissingBreakdown missing;      // warmup/measured
+  uint64_t consumer_behind = 0;  // frames whose signal was already pending when the consumer looked
+  Distribution bare_latency;     // bare_loop: fence wake - signal, us
+  Distribution raw_lateness;     // raw_sleep: wake - deadline, us
+  int64_t generator_cpu_ns = 0;  // CPU time of the block's sleeping thread (generator or raw loop)
 };
 
 struct BareFrame {
@@ -118,31 +125,32 @@ struct BareFrame {
 struct LatencyRun {
   LatencyRunDesc desc;
   DeviceInfo device;
-  std::string time_source;       // HostTime::name()
-  std::string execution;         // "threads" or "lockstep"
-  TimerSlack timer_slack;        // as set on the first generator thread
+  std::string time_source;  // HostTime::name()
+  std::string execution;    // "threads" or "lockstep"
+  TimerSlack timer_slack;   // as set on the first generator thread
   ClockModelReport clock_model;
   std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
 
-  std::vector<FrameRecord> frames;   // frame id = index: warm-up frames, then measured blocks in order
-  std::vector<BlockResult> blocks;   // in run order
-  SeriesDistributions total{};       // over every measured frame
+  std::vector<FrameRecord>
+      frames;  // frame id = index: warm-up frames, then measured blocks in order
+  std::vector<BlockResult> blocks;  // in run order
+  SeriesDistributions total{};      // over every measured frame
   MissingBreakdown total_missing;
-  uint64_t consumer_behind = 0;      // over measured frames
+  uint64_t consumer_behind = 0;  // over measured frames
 
   // bare comparison (empty unless desc.bare_comparison)
   std::vector<BareFrame> bare_frames;
   std::vector<int64_t> raw_lateness_ns;
-  Distribution bare_total;           // fence wake - signal, us
-  Distribution raw_total;            // clock_nanosleep lateness, us
+  Distribution bare_total;  // fence wake - signal, us
+  Distribution raw_total;   // clock_nanosleep lateness, us
 
-  int64_t generator_cpu_ns = 0;      // generator threads, measured blocks
+  int64_t generator_cpu_ns = 0;  // generator threads, measured blocks
   int64_t generator_wall_ns = 0;
-  int64_t raw_sleep_cpu_ns = 0;      // raw-sleep threads
+  int64_t raw_sleep_cpu_ns = 0;  // raw-sleep threads
   int64_t raw_sleep_wall_ns = 0;
-  uint64_t cpu_checksum = 0;         // XOR of every CPU step's hash (deterministic per settings)
+  uint64_t cpu_checksum = 0;  // XOR of every CPU step's hash (deterministic per settings)
 
-  int64_t started_ns = 0;            // host clock
+  int64_t started_ns = 0;  // host clock
   int64_t finished_ns = 0;
   bool partial = false;
   std::string partial_reason;

@@ -39,7 +39,7 @@ class SplitMix64 {
 };
 
 struct ScheduleDesc {
-  uint64_t seed = 1;                   // generator seed; same seed -> same intervals
+  uint64_t seed = 1;                     // generator seed; same seed -> same intervals
   int64_t min_interval_ns = 8'000'000;   // shortest interval, ns (default 8 ms); > 0
   int64_t max_interval_ns = 12'000'000;  // longest interval, ns (default 12 ms); >= min
 };

@@ -17,7 +17,7 @@ namespace latlab {
 class SignalChannel {
  public:
   struct Wait {
-    bool available = false;  // false: the channel closed before the frame was published
+    bool available = false;    // false: the channel closed before the frame was published
     bool was_pending = false;  // the frame was already published when the consumer looked
   };
 

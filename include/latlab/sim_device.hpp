@@ -33,25 +33,25 @@
 namespace latlab {
 
 struct SimFrameScript {
-  int64_t submit_cost_ns = 20'000;       // host time submit_frame takes (default 20 us)
-  int64_t queue_delay_ns = 30'000;       // submit end -> GPU begin, GPU idle (default 30 us)
-  int64_t gpu_duration_ns = 50'000;      // GPU begin -> end (default 50 us)
-  int64_t fence_wake_delay_ns = 10'000;  // GPU end -> CPU sees completion (default 10 us)
+  int64_t submit_cost_ns = 20'000;           // host time submit_frame takes (default 20 us)
+  int64_t queue_delay_ns = 30'000;           // submit end -> GPU begin, GPU idle (default 30 us)
+  int64_t gpu_duration_ns = 50'000;          // GPU begin -> end (default 50 us)
+  int64_t fence_wake_delay_ns = 10'000;      // GPU end -> CPU sees completion (default 10 us)
   QueryStatus gpu_status = QueryStatus::ok;  // not ok: both GPU timestamps carry this status
-  bool drop_fence = false;   // wait_frame reports the fence observation as missing
-  bool fail_submit = false;  // submit_frame returns an Error
-  bool fail_wait = false;    // wait_frame returns an Error
+  bool drop_fence = false;                   // wait_frame reports the fence observation as missing
+  bool fail_submit = false;                  // submit_frame returns an Error
+  bool fail_wait = false;                    // wait_frame returns an Error
 };
 
 struct SimDeviceDesc {
   std::string name = "latlab simulated device";
-  TickFormat ticks;                        // default: 1 ns ticks, 64 valid bits
+  TickFormat ticks;                          // default: 1 ns ticks, 64 valid bits
   uint64_t tick_origin = 1'000'000'000'000;  // device ticks at the epoch
-  int64_t drift_ppb = 0;                   // device clock rate error, parts per billion
-  int64_t calibration_deviation_ns = 0;    // max_deviation_ns of every calibration pair
-  bool can_time = true;                    // false: no GPU timestamps (status missing)
-  bool calibration = true;                 // false: sample_calibration fails
-  SimFrameScript frame;                    // every frame's script, unless `script` is set
+  int64_t drift_ppb = 0;                     // device clock rate error, parts per billion
+  int64_t calibration_deviation_ns = 0;      // max_deviation_ns of every calibration pair
+  bool can_time = true;                      // false: no GPU timestamps (status missing)
+  bool calibration = true;                   // false: sample_calibration fails
+  SimFrameScript frame;                      // every frame's script, unless `script` is set
   std::function<SimFrameScript(uint64_t frame_id)> script;  // per-frame script (optional)
 };
 

@@ -24,19 +24,19 @@ namespace latlab {
 
 // What the result says about the clock model.
 struct ClockModelReport {
-  bool available = false;     // a fit existed at the end of the run
-  std::string reason;         // why not, when !available
-  std::string source;         // "calibrator", "function", ...
-  double drift_ppm = 0.0;     // of the newest fit
-  int64_t error_bound_ns = 0; // bound at the newest fit's anchor (base_error_ns)
+  bool available = false;      // a fit existed at the end of the run
+  std::string reason;          // why not, when !available
+  std::string source;          // "calibrator", "function", ...
+  double drift_ppm = 0.0;      // of the newest fit
+  int64_t error_bound_ns = 0;  // bound at the newest fit's anchor (base_error_ns)
   double drift_error_ppm = 0.0;
-  uint32_t pairs_used = 0;    // pairs in the newest fit
+  uint32_t pairs_used = 0;  // pairs in the newest fit
   uint64_t pairs_accepted = 0;
   uint64_t pairs_rejected = 0;
   uint64_t refreshes = 0;
   uint64_t failed_refreshes = 0;
   int64_t max_refresh_cost_ns = 0;
-  bool estimated = false;     // fit built from bracketed estimates only
+  bool estimated = false;              // fit built from bracketed estimates only
   std::vector<CalibrationPair> pairs;  // accepted pairs, oldest first (bounded)
 };
 
@@ -62,10 +62,11 @@ class TickMapper {
 
 // The Calibrator-driven mapper over `device` (which must outlive it).
 // Defined in src/latency/calibrated_mapper.cpp.
-std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device, const CalibratorDesc& desc = {});
+std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device,
+                                                   const CalibratorDesc& desc = {});
 
 // A mapper from a function (sim ground truth, tests). `fn` must be thread-safe.
-std::unique_ptr<TickMapper> make_function_mapper(std::function<std::optional<MappedTime>(uint64_t)> fn,
-                                                 std::string source);
+std::unique_ptr<TickMapper> make_function_mapper(
+    std::function<std::optional<MappedTime>(uint64_t)> fn, std::string source);
 
 }  // namespace latlab

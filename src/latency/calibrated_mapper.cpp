@@ -81,7 +81,8 @@ class CalibratedMapper final : public TickMapper {
 
 }  // namespace
 
-std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device, const CalibratorDesc& desc) {
+std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device,
+                                                   const CalibratorDesc& desc) {
   return std::make_unique<CalibratedMapper>(device, desc);
 }
 

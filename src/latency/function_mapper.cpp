@@ -35,8 +35,8 @@ class FunctionMapper final : public TickMapper {
 
 }  // namespace
 
-std::unique_ptr<TickMapper> make_function_mapper(std::function<std::optional<MappedTime>(uint64_t)> fn,
-                                                 std::string source) {
+std::unique_ptr<TickMapper> make_function_mapper(
+    std::function<std::optional<MappedTime>(uint64_t)> fn, std::string source) {
   return std::make_unique<FunctionMapper>(std::move(fn), std::move(source));
 }
 

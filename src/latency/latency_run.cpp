@@ -14,10 +14,14 @@ namespace latlab {
 
 std::string_view to_string(BlockKind k) {
   switch (k) {
-    case BlockKind::warmup: return "warmup";
-    case BlockKind::measured: return "measured";
-    case BlockKind::bare_loop: return "bare_loop";
-    case BlockKind::raw_sleep: return "raw_sleep";
+    case BlockKind::warmup:
+      return "warmup";
+    case BlockKind::measured:
+      return "measured";
+    case BlockKind::bare_loop:
+      return "bare_loop";
+    case BlockKind::raw_sleep:
+      return "raw_sleep";
   }
   return "unknown";
 }
@@ -68,8 +72,8 @@ int64_t script_ns(const std::function<int64_t(uint64_t)>& f, uint64_t id) {
 // State shared by the threads of a run. The consumer is the only writer of
 // `checksum` and `error`; both are read after the threads are joined.
 struct Ctx {
-  Ctx(const LatencyRunDesc& d, LatencyDevice& dev, TickMapper* m, HostTime& t, const LockstepScript* s,
-      const std::atomic<bool>* i)
+  Ctx(const LatencyRunDesc& d, LatencyDevice& dev, TickMapper* m, HostTime& t,
+      const LockstepScript* s, const std::atomic<bool>* i)
       : desc(d), device(dev), mapper(m), time(t), script(s), interrupt(i) {}
   const LatencyRunDesc& desc;
   LatencyDevice& device;
@@ -82,7 +86,9 @@ struct Ctx {
   uint64_t checksum = 0;
   std::atomic<uint64_t> done{0};  // frames the current block has finished (progress)
 
-  bool interrupted() const { return interrupt != nullptr && interrupt->load(std::memory_order_relaxed); }
+  bool interrupted() const {
+    return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
+  }
   bool stop_requested() const { return interrupted() || failed.load(std::memory_order_acquire); }
   void fail(std::string message) {
     error = std::move(message);
@@ -203,7 +209,7 @@ class ProgressWaiter {
 
 struct BlockOutcome {
   uint64_t frames_run = 0;
-  int64_t sleeper_cpu_ns = 0;   // CPU of the thread that slept to the deadlines
+  int64_t sleeper_cpu_ns = 0;  // CPU of the thread that slept to the deadlines
   int64_t sleeper_wall_ns = 0;
   TimerSlack slack;
 };
@@ -396,7 +402,7 @@ Distribution summarize_ns(std::span<const int64_t> ns) {
 struct PlannedBlock {
   BlockKind kind;
   uint32_t index;
-  uint64_t first;      // into frames / bare_frames / raw_lateness_ns
+  uint64_t first;  // into frames / bare_frames / raw_lateness_ns
   uint64_t count;
   uint64_t schedule_start;  // interval index of the block's first frame
 };
@@ -474,7 +480,8 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     switch (p.kind) {
       case BlockKind::warmup:
       case BlockKind::measured:
-        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), p.first, sched, progress);
+        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), p.first, sched,
+                           progress);
         break;
       case BlockKind::bare_loop:
         o = run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
@@ -498,14 +505,16 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
       run.raw_sleep_cpu_ns += o.sleeper_cpu_ns;
       run.raw_sleep_wall_ns += o.sleeper_wall_ns;
     }
-    if (env.on_progress) env.on_progress(RunProgress{p.kind, p.index, desc.blocks, o.frames_run, p.count});
+    if (env.on_progress)
+      env.on_progress(RunProgress{p.kind, p.index, desc.blocks, o.frames_run, p.count});
 
     if (br.frames_run < br.frames_planned && !run.partial) {
       run.partial = true;
-      const std::string where = std::string(to_string(p.kind)) + " block " + std::to_string(p.index) +
-                                " after " + std::to_string(br.frames_run) + " of " +
-                                std::to_string(br.frames_planned) + " frames";
-      run.partial_reason = c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
+      const std::string where =
+          std::string(to_string(p.kind)) + " block " + std::to_string(p.index) + " after " +
+          std::to_string(br.frames_run) + " of " + std::to_string(br.frames_planned) + " frames";
+      run.partial_reason =
+          c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
     }
     run.blocks.push_back(std::move(br));
   }
@@ -535,10 +544,12 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     switch (b.kind) {
       case BlockKind::warmup:
       case BlockKind::measured: {
-        const auto span = std::span<const FrameRecord>(run.frames).subspan(b.first_frame, b.frames_run);
+        const auto span =
+            std::span<const FrameRecord>(run.frames).subspan(b.first_frame, b.frames_run);
         b.series = summarize_frames(span, ticks);
         b.missing = count_missing(span);
-        for (const FrameRecord& f : span) b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
+        for (const FrameRecord& f : span)
+          b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
         if (b.kind == BlockKind::measured) {
           measured_count += b.frames_run;
           run.consumer_behind += b.consumer_behind;
@@ -546,16 +557,19 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
         break;
       }
       case BlockKind::bare_loop:
-        b.bare_latency = summarize_bare(std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
+        b.bare_latency = summarize_bare(
+            std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
         break;
       case BlockKind::raw_sleep:
-        b.raw_lateness = summarize_ns(std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
+        b.raw_lateness = summarize_ns(
+            std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
         break;
     }
   }
   // Measured blocks are contiguous in `frames` and the run stops at the first
   // short block, so the frames run form one range.
-  const auto measured = std::span<const FrameRecord>(run.frames).subspan(measured_begin, measured_count);
+  const auto measured =
+      std::span<const FrameRecord>(run.frames).subspan(measured_begin, measured_count);
   run.total = summarize_frames(measured, ticks);
   run.total_missing = count_missing(measured);
   if (desc.bare_comparison) {

@@ -31,7 +31,8 @@ AtomicFile::~AtomicFile() { abandon(); }
 Result<void> AtomicFile::open(const std::string& path) {
   path_ = path;
   if (path.empty()) return make_error("no output path given");
-  if (!path.empty() && path.back() == '/') return make_error("'" + path + "' names a directory, not a file");
+  if (!path.empty() && path.back() == '/')
+    return make_error("'" + path + "' names a directory, not a file");
   temp_ = path + ".tmp.XXXXXX";
   const int fd = mkstemp(temp_.data());
   if (fd < 0) {

@@ -25,7 +25,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
     }
   }
   buf += ",map_error_ns,gpu_status,fence_status,consumer_behind,device_error";
-  for (size_t s = 0; s < kSeriesCount; ++s) fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
+  for (size_t s = 0; s < kSeriesCount; ++s)
+    fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
   buf += '\n';
 
   const TickFormat& ticks = run.device.ticks;
@@ -53,7 +54,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
         buf += ',';
       }
       fmt::format_to(out, ",{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
-                     (r.flags & kFrameConsumerBehind) ? 1 : 0, (r.flags & kFrameDeviceError) ? 1 : 0);
+                     (r.flags & kFrameConsumerBehind) ? 1 : 0,
+                     (r.flags & kFrameDeviceError) ? 1 : 0);
       for (size_t s = 0; s < kSeriesCount; ++s) {
         if (const auto v = series_value_ns(r, static_cast<Series>(s), ticks)) {
           fmt::format_to(out, ",{}", *v);

@@ -98,13 +98,18 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   j["units"] = {{"distributions", "us"}, {"times", "ns"}};
 
   const MachineInfo& m = meta.machine;
-  j["machine"] = {{"hostname", m.hostname}, {"os", or_null(m.os)},          {"kernel", m.kernel},
-                  {"arch", m.arch},         {"cpu_model", or_null(m.cpu_model)}, {"logical_cpus", m.logical_cpus}};
+  j["machine"] = {{"hostname", m.hostname},
+                  {"os", or_null(m.os)},
+                  {"kernel", m.kernel},
+                  {"arch", m.arch},
+                  {"cpu_model", or_null(m.cpu_model)},
+                  {"logical_cpus", m.logical_cpus}};
   j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
 
   const DeviceInfo& di = run.device;
   json missing_caps = json::array();
-  for (const MissingCapability& c : di.missing) missing_caps.push_back({{"name", c.name}, {"reason", c.reason}});
+  for (const MissingCapability& c : di.missing)
+    missing_caps.push_back({{"name", c.name}, {"reason", c.reason}});
   j["device"] = {{"backend", di.backend},
                  {"name", di.name},
                  {"driver", di.driver},
@@ -149,8 +154,9 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
       {"backend", meta.backend},
       {"device", meta.device},
       {"seed", d.schedule.seed},
-      {"interval_ms", {{"min", static_cast<double>(d.schedule.min_interval_ns) / 1e6},
-                       {"max", static_cast<double>(d.schedule.max_interval_ns) / 1e6}}},
+      {"interval_ms",
+       {{"min", static_cast<double>(d.schedule.min_interval_ns) / 1e6},
+        {"max", static_cast<double>(d.schedule.max_interval_ns) / 1e6}}},
       {"interval_ns", {{"min", d.schedule.min_interval_ns}, {"max", d.schedule.max_interval_ns}}},
       {"schedule_generator", "splitmix64 + Lemire uniform integer ns, inclusive range"},
       {"frames", d.frames},
@@ -158,17 +164,19 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
       {"frames_per_block", per_block},
       {"warmup_frames", d.warmup_frames},
       {"cpu_step_iterations", d.cpu_step_iterations},
-      {"workload", {{"passes", d.workload.passes},
-                    {"complexity", d.workload.complexity},
-                    {"width", d.workload.width},
-                    {"height", d.workload.height},
-                    {"form", d.workload.form == WorkloadForm::compute ? "compute" : "fragment"}}},
-      {"timer_slack", {{"requested", ts.requested},
-                       {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
-                       {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
-                       {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
-                       {"applied", ts.applied},
-                       {"error", or_null(ts.error)}}},
+      {"workload",
+       {{"passes", d.workload.passes},
+        {"complexity", d.workload.complexity},
+        {"width", d.workload.width},
+        {"height", d.workload.height},
+        {"form", d.workload.form == WorkloadForm::compute ? "compute" : "fragment"}}},
+      {"timer_slack",
+       {{"requested", ts.requested},
+        {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
+        {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
+        {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
+        {"applied", ts.applied},
+        {"error", or_null(ts.error)}}},
       {"bare_comparison", d.bare_comparison},
       {"block_lead_ns", d.block_lead_ns},
       {"execution", run.execution},
@@ -176,8 +184,11 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
 
   json order = json::array();
   for (const BlockResult& b : run.blocks) {
-    order.push_back({{"order", b.order}, {"kind", to_string(b.kind)}, {"index", b.index},
-                     {"mode", meta.mode}, {"frames_run", b.frames_run}});
+    order.push_back({{"order", b.order},
+                     {"kind", to_string(b.kind)},
+                     {"index", b.index},
+                     {"mode", meta.mode},
+                     {"frames_run", b.frames_run}});
   }
   j["block_order"] = order;
 
@@ -194,14 +205,16 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   total["missing_markers"] = missing_to_json(run.total_missing);
   total["consumer_behind_frames"] = run.consumer_behind;
   mode["total"] = total;
-  mode["observers"] = {{"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
-                       {"fence_latency", "CPU fence wake - signal"}};
+  mode["observers"] = {
+      {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
+      {"fence_latency", "CPU fence wake - signal"}};
   j["modes"] = {{meta.mode, mode}};
 
   json diag;
-  diag["generator"] = {{"cpu_ns", run.generator_cpu_ns},
-                       {"wall_ns", run.generator_wall_ns},
-                       {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
+  diag["generator"] = {
+      {"cpu_ns", run.generator_cpu_ns},
+      {"wall_ns", run.generator_wall_ns},
+      {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
   diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
   auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
   diag["process_memory"] = {
@@ -217,21 +230,27 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
     json raw_blocks = json::array();
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::bare_loop) {
-        bare_blocks.push_back({{"index", b.index}, {"order", b.order}, {"frames_run", b.frames_run},
+        bare_blocks.push_back({{"index", b.index},
+                               {"order", b.order},
+                               {"frames_run", b.frames_run},
                                {"latency", distribution_to_json(b.bare_latency)}});
       }
       if (b.kind == BlockKind::raw_sleep) {
-        raw_blocks.push_back({{"index", b.index}, {"order", b.order}, {"frames_run", b.frames_run},
+        raw_blocks.push_back({{"index", b.index},
+                              {"order", b.order},
+                              {"frames_run", b.frames_run},
                               {"lateness", distribution_to_json(b.raw_lateness)}});
       }
     }
-    diag["bare_loop"] = {{"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
-                         {"latency", distribution_to_json(run.bare_total)},
-                         {"blocks", bare_blocks}};
-    diag["raw_sleep"] = {{"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
-                         {"lateness", distribution_to_json(run.raw_total)},
-                         {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
-                         {"blocks", raw_blocks}};
+    diag["bare_loop"] = {
+        {"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
+        {"latency", distribution_to_json(run.bare_total)},
+        {"blocks", bare_blocks}};
+    diag["raw_sleep"] = {
+        {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
+        {"lateness", distribution_to_json(run.raw_total)},
+        {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
+        {"blocks", raw_blocks}};
     const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
     const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
     const Distribution& late = run.total[static_cast<size_t>(Series::timer_lateness)];
@@ -239,10 +258,14 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
     const Distribution& raw = run.raw_total;
     const bool have_bare = !bare.empty();
     diag["comparison"] = {
-        {"core_latency_p50_over_bare_p50", opt(ratio(core.p50, bare.p50, have_bare && !core.empty()))},
-        {"fence_latency_p50_over_bare_p50", opt(ratio(fence.p50, bare.p50, have_bare && !fence.empty()))},
-        {"fence_latency_p99_over_bare_p99", opt(ratio(fence.p99, bare.p99, have_bare && !fence.empty()))},
-        {"timer_lateness_p99_over_raw_p99", opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
+        {"core_latency_p50_over_bare_p50",
+         opt(ratio(core.p50, bare.p50, have_bare && !core.empty()))},
+        {"fence_latency_p50_over_bare_p50",
+         opt(ratio(fence.p50, bare.p50, have_bare && !fence.empty()))},
+        {"fence_latency_p99_over_bare_p99",
+         opt(ratio(fence.p99, bare.p99, have_bare && !fence.empty()))},
+        {"timer_lateness_p99_over_raw_p99",
+         opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
     };
   } else {
     diag["bare_loop"] = nullptr;
@@ -259,7 +282,8 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   j["diagnostics"] = diag;
 
   json unavailable = json::array();
-  for (const MissingCapability& c : run.unavailable) unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
+  for (const MissingCapability& c : run.unavailable)
+    unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
   j["unavailable"] = unavailable;
   return j;
 }

@@ -15,12 +15,13 @@ void row(std::string& out, std::string_view name, const Distribution& d) {
     fmt::format_to(it, "  {:<28} {:>7} {:>7}   (no samples)\n", name, d.count, d.missing);
     return;
   }
-  fmt::format_to(it, "  {:<28} {:>7} {:>7} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}\n", name, d.count,
-                 d.missing, d.mean, d.p50, d.p90, d.p99, d.p999, d.max);
+  fmt::format_to(it, "  {:<28} {:>7} {:>7} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}\n",
+                 name, d.count, d.missing, d.mean, d.p50, d.p90, d.p99, d.p999, d.max);
 }
 
 void header(std::string& out) {
-  fmt::format_to(std::back_inserter(out), "  {:<28} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "us", "count",
+  fmt::format_to(std::back_inserter(out),
+                 "  {:<28} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "us", "count",
                  "missing", "mean", "p50", "p90", "p99", "p99.9", "max");
 }
 
@@ -32,7 +33,8 @@ std::string format_run_table(const LatencyRun& run) {
   fmt::format_to(it, "latency path, {} measured frames in {} blocks{}\n", run.measured_frames_run(),
                  run.desc.blocks, run.partial ? " (PARTIAL: " + run.partial_reason + ")" : "");
   header(out);
-  for (size_t i = 0; i < kStageCount; ++i) row(out, to_string(static_cast<Series>(i)), run.total[i]);
+  for (size_t i = 0; i < kStageCount; ++i)
+    row(out, to_string(static_cast<Series>(i)), run.total[i]);
   out += "  observers of completion\n";
   row(out, "core_latency", run.total[static_cast<size_t>(Series::core_latency)]);
   row(out, "fence_latency", run.total[static_cast<size_t>(Series::fence_latency)]);
@@ -45,7 +47,8 @@ std::string format_run_table(const LatencyRun& run) {
   }
   if (run.generator_wall_ns > 0) {
     fmt::format_to(it, "  generator thread CPU: {:.3f}% of a core\n",
-                   100.0 * static_cast<double>(run.generator_cpu_ns) / static_cast<double>(run.generator_wall_ns));
+                   100.0 * static_cast<double>(run.generator_cpu_ns) /
+                       static_cast<double>(run.generator_wall_ns));
   }
   if (run.consumer_behind > 0) {
     fmt::format_to(it, "  consumer behind on {} frames (signal already pending when it looked)\n",
@@ -53,8 +56,8 @@ std::string format_run_table(const LatencyRun& run) {
   }
   const ClockModelReport& cm = run.clock_model;
   if (cm.available) {
-    fmt::format_to(it, "  clock model ({}): drift {:.3f} ppm, error bound {} ns, {} pairs\n", cm.source, cm.drift_ppm,
-                   cm.error_bound_ns, cm.pairs_used);
+    fmt::format_to(it, "  clock model ({}): drift {:.3f} ppm, error bound {} ns, {} pairs\n",
+                   cm.source, cm.drift_ppm, cm.error_bound_ns, cm.pairs_used);
   }
   for (const MissingCapability& c : run.unavailable) {
     fmt::format_to(it, "  unavailable: {}: {}\n", c.name, c.reason);

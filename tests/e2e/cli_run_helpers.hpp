@@ -26,7 +26,8 @@ inline std::string latlab_binary() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const std::filesystem::path guess = self.parent_path().parent_path() / "apps" / "latlab" / "latlab";
+    const std::filesystem::path guess =
+        self.parent_path().parent_path() / "apps" / "latlab" / "latlab";
     if (std::filesystem::exists(guess, ec)) return guess.string();
   }
   return "latlab";

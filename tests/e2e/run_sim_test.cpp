@@ -1,6 +1,6 @@
 // `latlab run` end to end on the sim backend: exit codes, files, bad input.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -20,8 +20,9 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const auto csv = dir.path / "f.csv";
-  const CliResult r = run_cli("run --backend sim --frames 60 --warmup 6 --blocks 3 --interval-ms 1-2 --seed 9 --out " +
-                              out.string() + " --frames-csv " + csv.string());
+  const CliResult r = run_cli(
+      "run --backend sim --frames 60 --warmup 6 --blocks 3 --interval-ms 1-2 --seed 9 --out " +
+      out.string() + " --frames-csv " + csv.string());
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_NE(r.output.find("seed 9"), std::string::npos) << "settings echoed";
   EXPECT_NE(r.output.find("signal_to_consumer_wake"), std::string::npos) << "table printed";
@@ -36,7 +37,8 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
 }
 
 TEST(RunSimCli, JsonFlagPrintsTheDocument) {
-  const CliResult r = run_cli("run --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out '' --json");
+  const CliResult r = run_cli(
+      "run --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out '' --json");
   ASSERT_EQ(r.rc, 0) << r.output;
   const size_t brace = r.output.find('{');
   ASSERT_NE(brace, std::string::npos);
@@ -52,10 +54,18 @@ TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
     f << "previous";
   }
   const std::vector<std::string> bad{
-      "--interval-ms 12-8",          "--interval-ms abc",     "--interval-ms 0-5",
-      "--frames 0",                  "--mode loaded",         "--blocks 0",
-      "--frames 3 --blocks 5",       "--frames 10 --seconds 1", "--backend metal",
-      "--time-scale 10 --backend vulkan", "--out /nonexistent-dir/x.json", "--seed -1",
+      "--interval-ms 12-8",
+      "--interval-ms abc",
+      "--interval-ms 0-5",
+      "--frames 0",
+      "--mode loaded",
+      "--blocks 0",
+      "--frames 3 --blocks 5",
+      "--frames 10 --seconds 1",
+      "--backend metal",
+      "--time-scale 10 --backend vulkan",
+      "--out /nonexistent-dir/x.json",
+      "--seed -1",
       "--device nosuch",
   };
   for (const std::string& b : bad) {
@@ -69,18 +79,20 @@ TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
 TEST(RunSimCli, AcceleratedSimClockRunsALongScheduleFast) {
   TempDir dir;
   const auto t0 = std::chrono::steady_clock::now();
-  const CliResult r = run_cli("run --backend sim --time-scale 100 --frames 1000 --warmup 10 --out " +
-                              (dir.path / "r.json").string());
+  const CliResult r =
+      run_cli("run --backend sim --time-scale 100 --frames 1000 --warmup 10 --out " +
+              (dir.path / "r.json").string());
   ASSERT_EQ(r.rc, 0) << r.output;
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));  // ~10 s of schedule at x100
+  EXPECT_LT(std::chrono::steady_clock::now() - t0,
+            std::chrono::seconds(20));  // ~10 s of schedule at x100
 }
 
 TEST(RunSimCli, InterruptWritesAPartialResult) {
   TempDir dir;
   const std::string out = (dir.path / "r.json").string();
   const std::string bin = latlab_binary();
-  std::vector<std::string> args{bin, "run", "--backend", "sim", "--frames", "100000", "--warmup", "0",
-                                "--interval-ms", "1-2", "--out", out};
+  std::vector<std::string> args{bin,        "run", "--backend",     "sim", "--frames", "100000",
+                                "--warmup", "0",   "--interval-ms", "1-2", "--out",    out};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -27,8 +27,10 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const auto csv = dir.path / "f.csv";
-  const CliResult r = run_cli("run --backend vulkan --validation --frames 300 --warmup 30 --blocks 3 "
-                              "--interval-ms 4-6 --out " + out.string() + " --frames-csv " + csv.string());
+  const CliResult r = run_cli(
+      "run --backend vulkan --validation --frames 300 --warmup 30 --blocks 3 "
+      "--interval-ms 4-6 --out " +
+      out.string() + " --frames-csv " + csv.string());
   if (r.rc == 3 && r.output.find("vulkan backend unavailable") != std::string::npos) {
     GTEST_SKIP() << "the binary reports the Vulkan backend unavailable: " << r.output;
   }
@@ -38,7 +40,8 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   EXPECT_EQ(j["device"]["backend"], "vulkan");
   EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
   if (!j["clock_model"]["available"].get<bool>() &&
-      j["clock_model"]["reason"].get<std::string>().find("not built into this binary") != std::string::npos) {
+      j["clock_model"]["reason"].get<std::string>().find("not built into this binary") !=
+          std::string::npos) {
     GTEST_SKIP() << "this binary has no clock calibration: " << j["clock_model"]["reason"];
   }
   ASSERT_TRUE(j["clock_model"]["available"].get<bool>()) << j["clock_model"].dump();

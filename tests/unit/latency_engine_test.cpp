@@ -41,7 +41,10 @@ struct Fixture {
     device = SimLatencyDevice::create(dd, time);
     SimLatencyDevice* dev = device.get();
     mapper = make_function_mapper(
-        [dev](uint64_t t) { return std::optional<MappedTime>(MappedTime{dev->host_at(t), 0}); }, "sim truth");
+        [dev](uint64_t t) {
+          return std::optional<MappedTime>(MappedTime{dev->host_at(t), 0});
+        },
+        "sim truth");
     script.timer_lateness_ns = lateness;
     script.wake_to_signal_ns = to_signal;
     script.consumer_wake_delay_ns = wake_delay;
@@ -66,20 +69,30 @@ LatencyRunDesc small_desc() {
 int64_t expect(const FrameRecord& f, Series s, uint64_t id) {
   const SimFrameScript d = device_script(id);
   switch (s) {
-    case Series::signal_to_consumer_wake: return wake_delay(id);
-    case Series::cpu_processing: return cpu_cost(id);
-    case Series::cpu_end_to_submit_start: return gap(id);
-    case Series::workload_submit_cpu_span: return d.submit_cost_ns;
-    case Series::submit_start_to_gpu_begin: return d.submit_cost_ns + d.queue_delay_ns;
-    case Series::gpu_execution: return d.gpu_duration_ns;
-    case Series::gpu_end_to_fence_wake: return d.fence_wake_delay_ns;
+    case Series::signal_to_consumer_wake:
+      return wake_delay(id);
+    case Series::cpu_processing:
+      return cpu_cost(id);
+    case Series::cpu_end_to_submit_start:
+      return gap(id);
+    case Series::workload_submit_cpu_span:
+      return d.submit_cost_ns;
+    case Series::submit_start_to_gpu_begin:
+      return d.submit_cost_ns + d.queue_delay_ns;
+    case Series::gpu_execution:
+      return d.gpu_duration_ns;
+    case Series::gpu_end_to_fence_wake:
+      return d.fence_wake_delay_ns;
     case Series::core_latency:
-      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns + d.gpu_duration_ns;
+      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns +
+             d.gpu_duration_ns;
     case Series::fence_latency:
-      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns + d.gpu_duration_ns +
-             d.fence_wake_delay_ns;
-    case Series::timer_lateness: return lateness(id) + to_signal(id);
-    case Series::clock_map_error: return 0;
+      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns +
+             d.gpu_duration_ns + d.fence_wake_delay_ns;
+    case Series::timer_lateness:
+      return lateness(id) + to_signal(id);
+    case Series::clock_map_error:
+      return 0;
   }
   (void)f;
   return -1;
@@ -127,7 +140,8 @@ TEST(LatencyEngine, DeadlinesFollowTheScheduleWithoutRebasing) {
   const int64_t first = run.blocks[0].start_ns + d.block_lead_ns + sched.next_interval_ns();
   EXPECT_EQ(run.frames[0].deadline_ns, first);
   for (size_t i = 1; i < run.frames.size(); ++i) {
-    EXPECT_EQ(run.frames[i].deadline_ns - run.frames[i - 1].deadline_ns, sched.next_interval_ns()) << i;
+    EXPECT_EQ(run.frames[i].deadline_ns - run.frames[i - 1].deadline_ns, sched.next_interval_ns())
+        << i;
   }
   // Lateness grows (about 15 ms per frame) and is reported, not hidden.
   const int64_t late_last = run.frames.back().signal_ns - run.frames.back().deadline_ns;
@@ -173,9 +187,10 @@ TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
   const LatencyRun& run = r.value();
   for (size_t s = 0; s < kSeriesCount; ++s) {
     const auto series = static_cast<Series>(s);
-    const bool needs_gpu = series == Series::submit_start_to_gpu_begin || series == Series::gpu_execution ||
-                           series == Series::gpu_end_to_fence_wake || series == Series::core_latency ||
-                           series == Series::clock_map_error;
+    const bool needs_gpu = series == Series::submit_start_to_gpu_begin ||
+                           series == Series::gpu_execution ||
+                           series == Series::gpu_end_to_fence_wake ||
+                           series == Series::core_latency || series == Series::clock_map_error;
     EXPECT_EQ(run.total[s].missing, needs_gpu ? 2u : 0u) << to_string(series);
     EXPECT_EQ(run.total[s].count, needs_gpu ? 101u : 103u) << to_string(series);
   }
@@ -201,7 +216,8 @@ TEST(LatencyEngine, DroppedFenceCountsOnlyInFenceStages) {
   const LatencyRun& run = r.value();
   for (size_t s = 0; s < kSeriesCount; ++s) {
     const auto series = static_cast<Series>(s);
-    const bool needs_fence = series == Series::gpu_end_to_fence_wake || series == Series::fence_latency;
+    const bool needs_fence =
+        series == Series::gpu_end_to_fence_wake || series == Series::fence_latency;
     EXPECT_EQ(run.total[s].missing, needs_fence ? 1u : 0u) << to_string(series);
   }
   EXPECT_EQ(run.total_missing.fence_not_ok, 1u);
@@ -214,7 +230,8 @@ TEST(LatencyEngine, WithoutAClockModelMappedStagesAreMissingWithAReason) {
   const LatencyRun& run = r.value();
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 0u);
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 103u);
-  EXPECT_EQ(run.total[static_cast<size_t>(Series::gpu_execution)].count, 103u);  // ticks alone suffice
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::gpu_execution)].count,
+            103u);  // ticks alone suffice
   EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 103u);
   ASSERT_FALSE(run.unavailable.empty());
   EXPECT_EQ(run.unavailable.back().name, "clock_model");
@@ -246,10 +263,14 @@ TEST(LatencyEngine, NonUnitTickPeriodAndDriftStayWithinATick) {
     const FrameRecord& f = run.frames[id];
     const auto core = series_value_ns(f, Series::core_latency, run.device.ticks);
     ASSERT_TRUE(core.has_value());
-    EXPECT_NEAR(static_cast<double>(*core), static_cast<double>(expect(f, Series::core_latency, id)), 43.0) << id;
+    EXPECT_NEAR(static_cast<double>(*core),
+                static_cast<double>(expect(f, Series::core_latency, id)), 43.0)
+        << id;
     const auto gpu = series_value_ns(f, Series::gpu_execution, run.device.ticks);
     // Device time runs 4 ppm fast: 100 us of host time is 100.0004 us of device time.
-    EXPECT_NEAR(static_cast<double>(*gpu), static_cast<double>(expect(f, Series::gpu_execution, id)), 43.0) << id;
+    EXPECT_NEAR(static_cast<double>(*gpu),
+                static_cast<double>(expect(f, Series::gpu_execution, id)), 43.0)
+        << id;
   }
 }
 

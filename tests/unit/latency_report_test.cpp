@@ -1,3 +1,5 @@
+#include "latlab/latency_report.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "latlab/latency_report.hpp"
 #include "latlab/sim_device.hpp"
 
 namespace latlab {
@@ -46,7 +47,10 @@ LatencyRun small_run(bool bare = false) {
   auto dev = SimLatencyDevice::create(dd, time);
   SimLatencyDevice* raw = dev.get();
   auto mapper = make_function_mapper(
-      [raw](uint64_t t) { return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5}); }, "sim truth");
+      [raw](uint64_t t) {
+        return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5});
+      },
+      "sim truth");
   LockstepScript script;
   script.cpu_cost_ns = [](uint64_t) { return 2'000; };
   LatencyRunEnv env;
@@ -79,8 +83,8 @@ TEST(LatencyReport, JsonHasSchemaVersionAndEveryPart) {
   const nlohmann::json back = nlohmann::json::parse(j.dump());
   EXPECT_EQ(back.at("schema_version"), 1);
   EXPECT_EQ(back.at("partial"), false);
-  for (const char* key : {"machine", "host_clock", "device", "clock_model", "settings", "block_order", "modes",
-                          "diagnostics", "unavailable"}) {
+  for (const char* key : {"machine", "host_clock", "device", "clock_model", "settings",
+                          "block_order", "modes", "diagnostics", "unavailable"}) {
     EXPECT_TRUE(back.contains(key)) << key;
   }
   EXPECT_FALSE(back["machine"]["hostname"].get<std::string>().empty());
@@ -123,7 +127,8 @@ TEST(LatencyReport, BareComparisonAppearsUnderDiagnostics) {
   EXPECT_EQ(diag["raw_sleep"]["lateness"]["count"], 20);
   EXPECT_EQ(diag["bare_loop"]["blocks"].size(), 2u);
   EXPECT_TRUE(diag["comparison"]["fence_latency_p50_over_bare_p50"].is_number());
-  EXPECT_TRUE(diag["comparison"]["timer_lateness_p99_over_raw_p99"].is_null());  // raw p99 is 0 on a virtual clock
+  EXPECT_TRUE(diag["comparison"]["timer_lateness_p99_over_raw_p99"]
+                  .is_null());  // raw p99 is 0 on a virtual clock
 }
 
 TEST(LatencyReport, AtomicWriteReplacesTheFile) {
@@ -132,7 +137,8 @@ TEST(LatencyReport, AtomicWriteReplacesTheFile) {
   ASSERT_TRUE(write_file_atomic(p, "old").ok());
   ASSERT_TRUE(write_file_atomic(p, "new content").ok());
   EXPECT_EQ(slurp(p), "new content");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}), 1);  // no temp left
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}),
+            1);  // no temp left
 }
 
 TEST(LatencyReport, FailedWriteMidwayLeavesTheOldFileIntact) {
@@ -152,7 +158,8 @@ TEST(LatencyReport, FailedWriteMidwayLeavesTheOldFileIntact) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("result.json"), std::string::npos) << r.error().message;
   EXPECT_EQ(slurp(p), "previous result");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}), 1);  // temp removed
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}),
+            1);  // temp removed
 }
 
 TEST(LatencyReport, MissingDirectoryFailsWithAMessage) {
@@ -199,7 +206,8 @@ TEST(LatencyReport, FramesCsvHasOneRowPerScheduledFrameAndEmptyCellsForAbsentMar
 TEST(LatencyReport, TableNamesEveryStage) {
   const std::string t = format_run_table(small_run());
   for (size_t i = 0; i < kSeriesCount; ++i) {
-    EXPECT_NE(t.find(to_string(static_cast<Series>(i))), std::string::npos) << to_string(static_cast<Series>(i));
+    EXPECT_NE(t.find(to_string(static_cast<Series>(i))), std::string::npos)
+        << to_string(static_cast<Series>(i));
   }
 }
 

@@ -10,7 +10,8 @@ namespace {
 TEST(LatencySimDevice, FollowsItsScriptOnAVirtualClock) {
   auto time = std::make_shared<VirtualHostTime>(1'000'000);
   SimDeviceDesc d;
-  d.frame = SimFrameScript{.submit_cost_ns = 10, .queue_delay_ns = 20, .gpu_duration_ns = 30, .fence_wake_delay_ns = 40};
+  d.frame = SimFrameScript{
+      .submit_cost_ns = 10, .queue_delay_ns = 20, .gpu_duration_ns = 30, .fence_wake_delay_ns = 40};
   auto dev = SimLatencyDevice::create(d, time);
   ASSERT_TRUE(dev->submit_frame(0, {}).ok());
   EXPECT_EQ(time->now_ns(), 1'000'010);
@@ -27,7 +28,8 @@ TEST(LatencySimDevice, FollowsItsScriptOnAVirtualClock) {
 TEST(LatencySimDevice, GpuWorkQueuesBehindEarlierWork) {
   auto time = std::make_shared<VirtualHostTime>(0);
   SimDeviceDesc d;
-  d.frame = SimFrameScript{.submit_cost_ns = 0, .queue_delay_ns = 0, .gpu_duration_ns = 100, .fence_wake_delay_ns = 0};
+  d.frame = SimFrameScript{
+      .submit_cost_ns = 0, .queue_delay_ns = 0, .gpu_duration_ns = 100, .fence_wake_delay_ns = 0};
   auto dev = SimLatencyDevice::create(d, time);
   ASSERT_TRUE(dev->submit_frame(0, {}).ok());
   ASSERT_TRUE(dev->submit_frame(1, {}).ok());
@@ -47,7 +49,8 @@ TEST(LatencySimDevice, TicksRoundTripWithDriftPeriodAndWrap) {
   auto dev = SimLatencyDevice::create(d, time);
   for (int64_t dt : {int64_t{0}, int64_t{41}, int64_t{1'000'000}, int64_t{3'000'000'000}}) {
     const int64_t h = dev->epoch_ns() + dt;
-    EXPECT_NEAR(static_cast<double>(dev->host_at(dev->ticks_at(h))), static_cast<double>(h), 42.0) << dt;
+    EXPECT_NEAR(static_cast<double>(dev->host_at(dev->ticks_at(h))), static_cast<double>(h), 42.0)
+        << dt;
   }
   EXPECT_LT(dev->ticks_at(dev->epoch_ns() + 1'000'000), 1ull << 36);
 }

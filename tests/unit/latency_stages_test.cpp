@@ -14,16 +14,16 @@ FrameRecord full_frame(int64_t base) {
   f.deadline_ns = base;
   f.generator_wake_ns = base + 100;
   f.signal_ns = base + 150;
-  f.consumer_wake_ns = base + 1'150;      // +1000
+  f.consumer_wake_ns = base + 1'150;  // +1000
   f.cpu_start_ns = base + 1'200;
-  f.cpu_end_ns = base + 3'200;            // 2000
-  f.submit_start_ns = base + 3'500;       // 300
-  f.submit_end_ns = base + 23'500;        // 20000
+  f.cpu_end_ns = base + 3'200;       // 2000
+  f.submit_start_ns = base + 3'500;  // 300
+  f.submit_end_ns = base + 23'500;   // 20000
   f.gpu_begin_ticks = 5'000;
-  f.gpu_end_ticks = 55'000;               // 50000 ticks of 1 ns
-  f.gpu_begin_host_ns = base + 53'500;    // submit_start + 50000
+  f.gpu_end_ticks = 55'000;             // 50000 ticks of 1 ns
+  f.gpu_begin_host_ns = base + 53'500;  // submit_start + 50000
   f.gpu_end_host_ns = base + 103'500;
-  f.fence_wake_ns = base + 113'500;       // +10000
+  f.fence_wake_ns = base + 113'500;  // +10000
   f.map_error_ns = 250;
   f.gpu_status = QueryStatus::ok;
   f.fence_status = QueryStatus::ok;
@@ -66,15 +66,18 @@ TEST(LatencyStages, AnAbsentMarkerAffectsOnlyTheSeriesThatNeedIt) {
   const std::vector<Case> cases{
       {Marker::deadline, {Series::timer_lateness}},
       {Marker::signal,
-       {Series::signal_to_consumer_wake, Series::core_latency, Series::fence_latency, Series::timer_lateness}},
+       {Series::signal_to_consumer_wake, Series::core_latency, Series::fence_latency,
+        Series::timer_lateness}},
       {Marker::consumer_wake, {Series::signal_to_consumer_wake}},
       {Marker::cpu_end, {Series::cpu_processing, Series::cpu_end_to_submit_start}},
       {Marker::submit_start,
-       {Series::cpu_end_to_submit_start, Series::workload_submit_cpu_span, Series::submit_start_to_gpu_begin}},
+       {Series::cpu_end_to_submit_start, Series::workload_submit_cpu_span,
+        Series::submit_start_to_gpu_begin}},
       {Marker::submit_end, {Series::workload_submit_cpu_span}},
       {Marker::gpu_begin, {Series::gpu_execution}},
       {Marker::gpu_begin_host, {Series::submit_start_to_gpu_begin}},
-      {Marker::gpu_end_host, {Series::gpu_end_to_fence_wake, Series::core_latency, Series::clock_map_error}},
+      {Marker::gpu_end_host,
+       {Series::gpu_end_to_fence_wake, Series::core_latency, Series::clock_map_error}},
       {Marker::fence_wake, {Series::gpu_end_to_fence_wake, Series::fence_latency}},
   };
   for (const Case& c : cases) {
@@ -82,7 +85,8 @@ TEST(LatencyStages, AnAbsentMarkerAffectsOnlyTheSeriesThatNeedIt) {
     f.present = static_cast<uint16_t>(f.present & ~(1u << static_cast<unsigned>(c.absent)));
     for (size_t i = 0; i < kSeriesCount; ++i) {
       const auto s = static_cast<Series>(i);
-      const bool should_miss = std::find(c.affected.begin(), c.affected.end(), s) != c.affected.end();
+      const bool should_miss =
+          std::find(c.affected.begin(), c.affected.end(), s) != c.affected.end();
       EXPECT_EQ(!series_value_ns(f, s, ticks).has_value(), should_miss)
           << "marker " << to_string(c.absent) << ", series " << to_string(s);
     }
@@ -109,7 +113,9 @@ TEST(LatencyStages, DistributionsMatchAReferenceComputation) {
     const auto jitter = static_cast<int64_t>(seed >> 44);  // 0..1M ns
     f.consumer_wake_ns = f.signal_ns + 500 + jitter;
     expect_us.push_back(static_cast<double>(500 + jitter) / 1000.0);
-    if (i % 97 == 5) f.present = static_cast<uint16_t>(f.present & ~(1u << static_cast<unsigned>(Marker::consumer_wake)));
+    if (i % 97 == 5)
+      f.present =
+          static_cast<uint16_t>(f.present & ~(1u << static_cast<unsigned>(Marker::consumer_wake)));
     frames.push_back(f);
   }
   std::vector<double> kept;
@@ -123,7 +129,11 @@ TEST(LatencyStages, DistributionsMatchAReferenceComputation) {
   EXPECT_EQ(s.missing, 11u);
   for (double q : {0.5, 0.9, 0.95, 0.99, 0.999}) {
     const double ref = reference_percentile(kept, q);
-    const double got = q == 0.5 ? s.p50 : q == 0.9 ? s.p90 : q == 0.95 ? s.p95 : q == 0.99 ? s.p99 : s.p999;
+    const double got = q == 0.5    ? s.p50
+                       : q == 0.9  ? s.p90
+                       : q == 0.95 ? s.p95
+                       : q == 0.99 ? s.p99
+                                   : s.p999;
     EXPECT_NEAR(got, ref, 1e-9) << q;
   }
   EXPECT_DOUBLE_EQ(s.min, *std::min_element(kept.begin(), kept.end()));
@@ -140,7 +150,8 @@ TEST(LatencyStages, MissingBreakdownCountsReasons) {
   std::vector<FrameRecord> frames(4, full_frame(0));
   frames[1].gpu_status = QueryStatus::not_ready;
   frames[2].fence_status = QueryStatus::missing;
-  frames[3].present = static_cast<uint16_t>(frames[3].present & ~(1u << static_cast<unsigned>(Marker::gpu_end_host)));
+  frames[3].present = static_cast<uint16_t>(frames[3].present &
+                                            ~(1u << static_cast<unsigned>(Marker::gpu_end_host)));
   const MissingBreakdown m = count_missing(frames);
   EXPECT_EQ(m.gpu_not_ok, 1u);
   EXPECT_EQ(m.fence_not_ok, 1u);

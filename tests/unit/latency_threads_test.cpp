@@ -21,14 +21,20 @@ struct RealFixture {
   std::unique_ptr<TickMapper> mapper;
   LatencyRunEnv env;
 
-  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>()) : time(std::move(t)) {
+  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>())
+      : time(std::move(t)) {
     SimDeviceDesc dd;
-    dd.frame = SimFrameScript{.submit_cost_ns = 5'000, .queue_delay_ns = 10'000, .gpu_duration_ns = 20'000,
+    dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
+                              .queue_delay_ns = 10'000,
+                              .gpu_duration_ns = 20'000,
                               .fence_wake_delay_ns = 5'000};
     device = SimLatencyDevice::create(dd, time);
     SimLatencyDevice* dev = device.get();
     mapper = make_function_mapper(
-        [dev](uint64_t ticks) { return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0}); }, "sim truth");
+        [dev](uint64_t ticks) {
+          return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0});
+        },
+        "sim truth");
     env.device = device.get();
     env.mapper = mapper.get();
     env.time = time.get();
@@ -57,7 +63,8 @@ TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
   uint64_t checksum = 0;
   for (uint64_t id = 0; id < run.frames.size(); ++id) {
     const FrameRecord& f = run.frames[id];
-    for (size_t m = 0; m < kMarkerCount; ++m) ASSERT_TRUE(f.has(static_cast<Marker>(m))) << id << " " << m;
+    for (size_t m = 0; m < kMarkerCount; ++m)
+      ASSERT_TRUE(f.has(static_cast<Marker>(m))) << id << " " << m;
     // Causal order of the host markers.
     EXPECT_LE(f.deadline_ns, f.generator_wake_ns);
     EXPECT_LE(f.generator_wake_ns, f.signal_ns);

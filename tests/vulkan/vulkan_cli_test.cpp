@@ -1,6 +1,7 @@
 // The CLI's Vulkan commands (`latlab devices`, `latlab run`) on
 // this machine's devices. LATLAB_BINARY is set by ctest.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 
 namespace latlab::test {
 namespace {
@@ -48,7 +48,8 @@ Ran run_cli(const std::string& args, const std::string& env = "") {
 class VulkanCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (latlab_binary().empty()) GTEST_SKIP() << "the latlab binary was not found (set LATLAB_BINARY)";
+    if (latlab_binary().empty())
+      GTEST_SKIP() << "the latlab binary was not found (set LATLAB_BINARY)";
   }
 };
 
@@ -75,7 +76,8 @@ TEST_F(VulkanCli, DevicesTableNamesEveryDevice) {
 }
 
 TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
-  const Ran r = run_cli("devices", "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json");
+  const Ran r = run_cli(
+      "devices", "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("no Vulkan device"), std::string::npos) << r.out;
 }
@@ -84,7 +86,8 @@ TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
 // short Baseline run on this machine's device under validation.
 TEST_F(VulkanCli, RunMeasuresTheLatencyPathUnderValidation) {
   const Ran r = run_cli(
-      "run --frames 20 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 3 --complexity 2 --size 64x64 "
+      "run --frames 20 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 3 --complexity 2 --size "
+      "64x64 "
       "--validation --out ''");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("passes 3  complexity 2  size 64x64  form compute"), std::string::npos)
@@ -96,7 +99,8 @@ TEST_F(VulkanCli, RunMeasuresTheLatencyPathUnderValidation) {
 
 TEST_F(VulkanCli, RunMeasuresTheFragmentFormUnderValidation) {
   const Ran r = run_cli(
-      "run --frames 12 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 4 --complexity 4 --size 64x48 "
+      "run --frames 12 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 4 --complexity 4 --size "
+      "64x48 "
       "--form fragment --validation --out ''");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("form fragment"), std::string::npos) << r.out;

@@ -29,7 +29,8 @@ SimLatencyDevice::SimLatencyDevice(SimDeviceDesc desc, std::shared_ptr<HostTime>
   info_.calibration_domain = desc_.calibration ? kHostClockName : "";
   info_.calibration_estimated = false;
   if (!desc_.can_time) {
-    info_.missing.push_back({"timestamps", "the simulated device was configured without GPU timestamps"});
+    info_.missing.push_back(
+        {"timestamps", "the simulated device was configured without GPU timestamps"});
   }
   if (!desc_.calibration) {
     info_.missing.push_back(
@@ -56,7 +57,8 @@ int64_t SimLatencyDevice::host_at(uint64_t ticks) const {
   const uint64_t mask = desc_.ticks.mask();
   uint64_t d = (ticks - desc_.tick_origin) & mask;
   int128_t signed_ticks = d;
-  if (desc_.ticks.valid_bits < 64 && d > (mask >> 1)) signed_ticks -= static_cast<int128_t>(mask) + 1;
+  if (desc_.ticks.valid_bits < 64 && d > (mask >> 1))
+    signed_ticks -= static_cast<int128_t>(mask) + 1;
   if (desc_.ticks.valid_bits >= 64) signed_ticks = static_cast<int64_t>(d);
   const int128_t device_ns = signed_ticks * static_cast<int128_t>(desc_.ticks.period_num) /
                              static_cast<int128_t>(desc_.ticks.period_den);
@@ -87,14 +89,16 @@ Result<void> SimLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorklo
 Result<GpuFrameTiming> SimLatencyDevice::wait_frame(uint64_t frame_id) {
   const auto it = pending_.find(frame_id);
   if (it == pending_.end()) {
-    return make_error("frame " + std::to_string(frame_id) + " was never submitted to the sim device");
+    return make_error("frame " + std::to_string(frame_id) +
+                      " was never submitted to the sim device");
   }
   const Pending p = it->second;
   pending_.erase(it);
   time_->sleep_until(p.gpu_end_ns + p.script.fence_wake_delay_ns);
   const int64_t wake = time_->now_ns();
   if (p.script.fail_wait) {
-    return make_error("simulated device loss while waiting (frame " + std::to_string(frame_id) + ")");
+    return make_error("simulated device loss while waiting (frame " + std::to_string(frame_id) +
+                      ")");
   }
   GpuFrameTiming t;
   if (!desc_.can_time) {
