@@ -101,9 +101,12 @@ struct LatencyRunEnv {
 struct BlockResult {
   uint32_t order = 0;  // position in the run (0 = first block run)
   BlockKind kind = BlockKind::measured;
-  uint32_t index = 0;        // index within its kind
-  uint64_t first_frame = 0;  // warmup/measured: index into LatencyRun::frames;
-                             // bare_loop: into bare_frames; raw_sleep: into raw_lateness_ns
+  uint32_t index = 0;               // index within its kind
+  uint64_t first_device_frame = 0;  // frame id given to the device for the block's first
+                                    // frame; ids rise by one per frame in run order across
+                                    // blocks (raw_sleep blocks use none)
+  uint64_t first_frame = 0;         // warmup/measured: index into LatencyRun::frames;
+                                    // bare_loop: into bare_frames; raw_sleep: into raw_lateness_ns
   uint64_t frames_planned = 0;
   uint64_t frames_run = 0;  // frames scheduled (< planned only when the run stopped)
   int64_t start_ns = 0;     // host clock
@@ -131,8 +134,10 @@ struct LatencyRun {
   ClockModelReport clock_model;
   std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
 
-  std::vector<FrameRecord>
-      frames;  // frame id = index: warm-up frames, then measured blocks in order
+  // Warm-up frames, then measured blocks in order. Without bare comparison a
+  // record's index is its frame id; with it, the id is the block's
+  // first_device_frame + the offset in the block.
+  std::vector<FrameRecord> frames;
   std::vector<BlockResult> blocks;  // in run order
   SeriesDistributions total{};      // over every measured frame
   MissingBreakdown total_missing;

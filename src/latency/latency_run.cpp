@@ -458,6 +458,9 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   run.started_ns = time.now_ns();
   bool slack_recorded = false;
+  // Device frame ids rise in run order (a backend may rely on it, e.g. to
+  // retire query slots): interleaved blocks take the next ids in turn.
+  uint64_t next_device_frame = 0;
   for (size_t order = 0; order < plan.size(); ++order) {
     const PlannedBlock& p = plan[order];
     if (c.stop_requested()) break;
@@ -466,6 +469,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     br.kind = p.kind;
     br.index = p.index;
     br.first_frame = p.first;
+    br.first_device_frame = next_device_frame;
     br.frames_planned = p.count;
     Schedule sched(desc.schedule);
     sched.skip(p.schedule_start);
@@ -480,12 +484,12 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     switch (p.kind) {
       case BlockKind::warmup:
       case BlockKind::measured:
-        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), p.first, sched,
-                           progress);
+        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), next_device_frame,
+                           sched, progress);
         break;
       case BlockKind::bare_loop:
         o = run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
-                           total_path + p.first, sched, progress);
+                           next_device_frame, sched, progress);
         break;
       case BlockKind::raw_sleep:
         o = run_raw_sleep_block(c, std::span(run.raw_lateness_ns).subspan(p.first, p.count), sched);
@@ -493,6 +497,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     }
     br.end_ns = time.now_ns();
     br.frames_run = o.frames_run;
+    if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
     br.generator_cpu_ns = o.sleeper_cpu_ns;
     if (!slack_recorded && p.kind != BlockKind::raw_sleep && env.lockstep == nullptr) {
       run.timer_slack = o.slack;

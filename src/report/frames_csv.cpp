@@ -33,8 +33,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
   for (const BlockResult& b : run.blocks) {
     if (b.kind != BlockKind::warmup && b.kind != BlockKind::measured) continue;
     for (uint64_t i = 0; i < b.frames_run; ++i) {
-      const uint64_t id = b.first_frame + i;
-      const FrameRecord& r = run.frames[id];
+      const uint64_t id = b.first_device_frame + i;
+      const FrameRecord& r = run.frames[b.first_frame + i];
       fmt::format_to(out, "{},{},{}", id, to_string(b.kind), b.index);
       for (size_t m = 0; m < kMarkerCount; ++m) {
         const auto marker = static_cast<Marker>(m);

@@ -61,7 +61,7 @@ json path_block_to_json(const BlockResult& b) {
   json j = series_to_json(b.series);
   j["index"] = b.index;
   j["order"] = b.order;
-  j["first_frame_id"] = b.first_frame;
+  j["first_frame_id"] = b.first_device_frame;
   j["frames_planned"] = b.frames_planned;
   j["frames_run"] = b.frames_run;
   j["start_ns"] = b.start_ns;

@@ -325,15 +325,28 @@ TEST(LatencyEngine, BareComparisonInterleavesBlocksOnTheSameDeadlines) {
     EXPECT_EQ(run.blocks[i].kind, order[(i - 1) % 3]) << i;
     EXPECT_EQ(run.blocks[i].index, (i - 1) / 3) << i;
   }
+  // Device frame ids rise in run order: warm-up 0..8, measured 0 9..34,
+  // bare 0 35..60, measured 1 61..86, ...
+  uint64_t expect_id = 0;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::raw_sleep) continue;
+    EXPECT_EQ(b.first_device_frame, expect_id) << b.order;
+    expect_id += b.frames_run;
+  }
+  EXPECT_EQ(run.blocks[2].first_device_frame, 35u);
+  EXPECT_EQ(fx.device->submitted_frames(), 9u + 2 * 103u);
   // Lockstep bare loop: fence - signal is the device script alone (no host
-  // delays); bare frame ids follow the path frames (9 + 103 = 112).
+  // delays), frame by frame under its own device frame id.
   EXPECT_EQ(run.bare_total.count, 103u);
   ASSERT_EQ(run.bare_frames.size(), 103u);
-  for (uint64_t i = 0; i < run.bare_frames.size(); ++i) {
-    const SimFrameScript s = device_script(112 + i);
-    EXPECT_EQ(run.bare_frames[i].fence_wake_ns - run.bare_frames[i].signal_ns,
-              s.submit_cost_ns + s.queue_delay_ns + s.gpu_duration_ns + s.fence_wake_delay_ns)
-        << i;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind != BlockKind::bare_loop) continue;
+    for (uint64_t k = 0; k < b.frames_run; ++k) {
+      const BareFrame& f = run.bare_frames[b.first_frame + k];
+      const SimFrameScript s = device_script(b.first_device_frame + k);
+      EXPECT_EQ(f.fence_wake_ns - f.signal_ns,
+                s.submit_cost_ns + s.queue_delay_ns + s.gpu_duration_ns + s.fence_wake_delay_ns);
+    }
   }
   EXPECT_EQ(run.raw_total.count, 103u);
   EXPECT_DOUBLE_EQ(run.raw_total.max, 0.0);  // the virtual clock wakes exactly on time
