@@ -36,6 +36,15 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 66);
 }
 
+TEST(RunSimCli, SecondsSetsTheFrameCountFromTheMeanInterval) {
+  const CliResult r = run_cli(
+      "run --backend sim --seconds 0.3 --interval-ms 1-2 --warmup 0 --blocks 2 --out '' --json");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["settings"]["frames"], 200);  // ceil(0.3 s / 1.5 ms)
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 200);
+}
+
 TEST(RunSimCli, JsonFlagPrintsTheDocument) {
   const CliResult r = run_cli(
       "run --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out '' --json");
