@@ -7,6 +7,7 @@
 #   * the memory check (bench/rss_check.sh, sim backend, 60 000 frames).
 #
 #   bench/device/latency.sh [FRAMES]    (measured frames per backend, default 2500)
+#   LATLAB_BINARY=path/to/latlab bench/device/latency.sh   (use a prebuilt binary, no build)
 #
 # Targets (checked and printed at the end):
 #   - instrumented latency within 5% of the bare loop: fence_latency p50 / bare p50 <= 1.05
@@ -17,7 +18,9 @@
 #   - 60 000-frame run grows RSS by at most 10 MB.
 # Output: $OUT (the device tool's folder) or build/device-latency/out: machine.txt,
 # baseline_<backend>.json, run_<backend>.txt, frames_vulkan.csv, summary.txt, rss.txt (8 files).
-# Takes about 2-4 min to build on 16 cores, then ~85 s per backend + ~20 s memory check.
+# Takes about 2-4 min to build on 16 cores (none with LATLAB_BINARY), then ~85 s per
+# backend + ~20 s memory check. The summary needs python3 (skipped without it; the JSON
+# files hold everything).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -38,12 +41,17 @@ mkdir -p -m 700 "$XDG_RUNTIME_DIR"
   echo "timer slack of this shell: $(cat /proc/self/timerslack_ns 2>/dev/null || echo unknown) ns"
 } | tee "$out/machine.txt"
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATLAB_WERROR=ON \
-      -DLATLAB_BUILD_TESTS=OFF -DLATLAB_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
-  || { echo "configure failed"; tail -30 "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target latlab >"$build.build.log" 2>&1 \
-  || { echo "build failed"; tail -40 "$build.build.log"; exit 1; }
-bin="$build/apps/latlab/latlab"
+if [ -n "${LATLAB_BINARY:-}" ] && [ -x "${LATLAB_BINARY}" ]; then
+  bin="$LATLAB_BINARY"  # prebuilt (bench/device/h200_round.sh carries it in .devbin/)
+else
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATLAB_WERROR=ON \
+        -DLATLAB_BUILD_TESTS=OFF -DLATLAB_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
+    || { echo "configure failed"; tail -30 "$build.configure.log"; exit 1; }
+  cmake --build "$build" -j"$(nproc)" --target latlab >"$build.build.log" 2>&1 \
+    || { echo "build failed"; tail -40 "$build.build.log"; exit 1; }
+  bin="$build/apps/latlab/latlab"
+fi
+echo "binary: $bin" | tee -a "$out/machine.txt"
 
 status=0
 for backend in vulkan cuda; do
