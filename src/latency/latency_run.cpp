@@ -179,9 +179,8 @@ bool consumer_frame(Ctx& c, FrameRecord& r, uint64_t id, bool was_pending) {
   return true;
 }
 
-// Runs `body` on the calling thread's behalf while reporting progress about
-// every 250 ms until `finished` is signalled (a timed wait, not a poll loop
-// that burns a core).
+// Lets the calling thread report progress about every 250 ms until the
+// consumer calls finish() (a timed wait on a condition variable, no polling).
 class ProgressWaiter {
  public:
   void finish() {
