@@ -1,0 +1,333 @@
+// latlab profile: a multi-pass reference frame loop on Vulkan, timed by the
+// scoped GPU profiler (nested zones, frames in flight). Prints the `stat gpu`
+// table and the newest frame's zone tree, and writes a Chrome trace (Perfetto,
+// chrome://tracing) with CPU and GPU tracks on the host clock.
+//
+// The frame:  frame
+//               simulate            compute pass, complexity C
+//               lighting
+//                 lighting.direct   compute pass, 2C
+//                 lighting.indirect compute pass, C
+//               post
+//                 post.bloom        full-screen fragment pass, C
+//                 post.tonemap      full-screen fragment pass, C
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "command.hpp"
+#include "latlab/calibrator.hpp"
+#include "latlab/host_clock.hpp"
+// This command exists to show the profiler: its zones stay in whatever
+// LATLAB_ENABLE_PROFILER the build chose for user code.
+#undef LATLAB_ENABLE_PROFILER
+#define LATLAB_ENABLE_PROFILER 1
+#include "latlab/profiler.hpp"
+#include "latlab/profiler_trace.hpp"
+#include "latlab/profiler_vulkan.hpp"
+#include "latlab/vulkan.hpp"
+
+namespace latlab::cli {
+namespace {
+
+constexpr uint32_t kMaxSide = 4096;
+
+struct ProfileOptions {
+  uint32_t frames = 120;          // frames to record
+  std::string trace;              // Chrome trace path; empty: none
+  std::string device;             // index or name substring; empty = default device
+  uint32_t complexity = 8;        // arithmetic iterations per element / pixel of the base pass
+  std::string size = "128x128";   // work size of every pass
+  uint32_t frames_in_flight = 3;  // command buffers on the device at once
+  bool json = false;
+  bool validation = false;
+};
+
+std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
+  const auto x = s.find('x');
+  if (x == std::string::npos) return std::nullopt;
+  const auto parse = [](const char* first, const char* last) -> std::optional<uint32_t> {
+    uint32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v);
+    if (ec != std::errc{} || ptr != last || v == 0 || v > kMaxSide) return std::nullopt;
+    return v;
+  };
+  const auto w = parse(s.data(), s.data() + x);
+  const auto h = parse(s.data() + x + 1, s.data() + s.size());
+  if (!w || !h) return std::nullopt;
+  return std::make_pair(*w, *h);
+}
+
+int fail(const char* what, const std::string& message, int code) {
+  std::fprintf(stderr, "latlab profile: %s%s\n", what, message.c_str());
+  return code;
+}
+
+nlohmann::json stats_json(const std::vector<ZoneStat>& stats) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : stats) {
+    out.push_back({{"zone", s.name},
+                   {"frames", s.frames},
+                   {"calls_per_frame", s.calls_per_frame},
+                   {"avg_ms", s.avg_ms},
+                   {"min_ms", s.min_ms},
+                   {"max_ms", s.max_ms},
+                   {"p95_ms", s.p95_ms},
+                   {"missing", s.missing}});
+  }
+  return out;
+}
+
+int profile(const ProfileOptions& opt) {
+  const auto size = parse_size(opt.size);
+  if (!size) {
+    return fail("", fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
+                kExitUsage);
+  }
+  if (!opt.json) {
+    fmt::print("latlab profile: reference frame on Vulkan, scoped GPU zones\n");
+    fmt::print("  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  validation {}\n",
+               opt.device.empty() ? "(default)" : opt.device, opt.frames, opt.complexity, size->first,
+               size->second, opt.frames_in_flight, opt.trace.empty() ? "(none)" : opt.trace,
+               opt.validation ? "on" : "off");
+  }
+  auto devices = enumerate_vulkan_devices();
+  if (devices && devices->empty()) {
+    return fail("", "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
+                    "software device",
+                kExitMissingCapability);
+  }
+  auto ctx_r = VulkanContext::create(VulkanContextDesc{.device = opt.device, .validation = opt.validation});
+  if (!ctx_r) return fail("", ctx_r.error().message, opt.device.empty() ? kExitRunFailed : kExitUsage);
+  VulkanContext& ctx = *ctx_r.value();
+  const auto& caps = ctx.capabilities();
+  if (!opt.json) {
+    fmt::print("  on [{}] {}: tick {} ns, {} valid bits\n", ctx.device_index(), ctx.device_name(),
+               ctx.tick_format().period_ns(), caps.timestamp_valid_bits);
+    for (const auto& m : caps.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
+  }
+  const auto& limits = ctx.properties().limits;
+  if (uint64_t{size->first} * size->second * 16 > limits.maxStorageBufferRange ||
+      size->first > limits.maxFramebufferWidth || size->second > limits.maxFramebufferHeight) {
+    return fail("", fmt::format("--size {}x{} exceeds {}'s limits", size->first, size->second, ctx.device_name()),
+                kExitUsage);
+  }
+
+  // Device ticks -> host clock: the clock model, fed by a calibrator that
+  // refreshes on its own thread (never in the frame loop).
+  Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
+  std::string mapping;
+  if (auto c = calibrator.calibrate_now(); c) {
+    calibrator.start_periodic();
+    mapping = caps.calibration_method + ", clock model refreshed every 1 s";
+  } else {
+    mapping = "none (" + c.error().message + ")";
+  }
+
+  constexpr uint32_t kZonesPerFrame = 8;
+  GpuProfilerDesc pdesc{.name = "vulkan queue " + std::to_string(ctx.queue_family()),
+                        .max_zones_per_frame = 64,
+                        .frames_in_flight = opt.frames_in_flight,
+                        .stat_window_frames = opt.frames,
+                        .cpu_zone_times = !opt.trace.empty()};
+  auto writer_r = VulkanTimestampWriter::create(
+      ctx, {.query_count = 2 * pdesc.max_zones_per_frame * (pdesc.frames_in_flight + 1)});
+  if (!writer_r) return fail("", writer_r.error().message, kExitMissingCapability);
+  auto prof_r = GpuProfiler::create(writer_r.value(), pdesc);
+  if (!prof_r) return fail("", prof_r.error().message, kExitRunFailed);
+  GpuProfiler& prof = *prof_r.value();
+
+  auto compute_r = VulkanComputeWorkload::create(ctx, {size->first, size->second});
+  if (!compute_r) return fail("", compute_r.error().message, kExitRunFailed);
+  auto fragment_r = VulkanFragmentWorkload::create(ctx, {size->first, size->second});
+  if (!fragment_r) return fail("", fragment_r.error().message, kExitRunFailed);
+  auto ring_r = VulkanFrameRing::create(ctx, opt.frames_in_flight);
+  if (!ring_r) return fail("", ring_r.error().message, kExitRunFailed);
+  VulkanComputeWorkload& compute = *compute_r.value();
+  VulkanFragmentWorkload& fragment = *fragment_r.value();
+  VulkanFrameRing& ring = *ring_r.value();
+
+  prof.set_clock_mapper([&calibrator](uint64_t t) -> std::optional<MappedTime> {
+    const auto fit = calibrator.fit();
+    if (!fit) return std::nullopt;
+    return fit->map(t);
+  });
+
+  ChromeTrace trace;
+  const bool want_trace = !opt.trace.empty();
+  if (want_trace) prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
+
+  const uint32_t c = opt.complexity;
+  const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
+  for (uint64_t frame = 0; frame < opt.frames; ++frame) {
+    const auto slot = static_cast<uint32_t>(frame % opt.frames_in_flight);
+    if (ring.in_flight(slot)) {
+      const int64_t w0 = host_now_ns();
+      auto waited = ring.wait(slot);  // the frame that used this slot: frames_in_flight ago
+      if (!waited) return fail("", waited.error().message, kExitRunFailed);
+      if (want_trace) trace.add_span("CPU main", "fence wait", w0, host_now_ns());
+    }
+    if (frame > 0) prof.next_frame();  // closes the previous frame, collects what is ready
+    const int64_t r0 = host_now_ns();
+    auto cmd_r = ring.begin(slot);
+    if (!cmd_r) return fail("", cmd_r.error().message, kExitRunFailed);
+    VkCommandBuffer cmd = cmd_r.value();
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "frame");
+      {
+        LATLAB_GPU_ZONE(prof, cmd, "simulate");
+        compute.record_pass(cmd, c, 0);
+      }
+      {
+        LATLAB_GPU_ZONE(prof, cmd, "lighting");
+        {
+          LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
+          compute.record_pass(cmd, c2, 1);
+        }
+        {
+          LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
+          compute.record_pass(cmd, c, 2);
+        }
+      }
+      {
+        LATLAB_GPU_ZONE(prof, cmd, "post");
+        {
+          LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
+          fragment.record_pass(cmd, c, 0);
+        }
+        {
+          LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
+          fragment.record_pass(cmd, c, 1);
+        }
+      }
+    }
+    const int64_t s0 = host_now_ns();
+    if (auto s = ring.submit(slot); !s) return fail("", s.error().message, kExitRunFailed);
+    if (want_trace) {
+      trace.add_span("CPU main", "record", r0, s0);
+      trace.add_span("CPU main", "submit", s0, host_now_ns());
+    }
+  }
+  if (auto w = ring.wait_all(); !w) return fail("", w.error().message, kExitRunFailed);
+  prof.next_frame();  // closes the last frame; every result is available now
+  prof.collect();
+  calibrator.stop();
+  const auto fit = calibrator.fit();
+
+  const ProfilerCounters counters = prof.counters();
+  const auto stats = prof.stats();
+  const auto last = prof.latest_frame();
+  const uint64_t expected_zones = uint64_t{opt.frames} * kZonesPerFrame;
+  int code = kExitOk;
+  if (counters.zones_ok != expected_zones) {
+    std::fprintf(stderr, "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
+                 static_cast<unsigned long long>(counters.zones_ok), static_cast<unsigned long long>(expected_zones),
+                 static_cast<unsigned long long>(counters.zones_dropped),
+                 static_cast<unsigned long long>(counters.zones_invalid));
+  }
+  if (want_trace) {
+    if (auto w = trace.write_file(opt.trace); !w) {
+      std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
+      code = kExitWriteFailed;
+    }
+  }
+  if (opt.validation && ctx.validation_error_count() > 0) {
+    for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());
+    code = kExitRunFailed;
+  }
+
+  if (opt.json) {
+    nlohmann::json out = {
+        {"device", ctx.device_name()},
+        {"host_clock", kHostClockName},
+        {"settings",
+         {{"frames", opt.frames},
+          {"complexity", opt.complexity},
+          {"size", opt.size},
+          {"frames_in_flight", opt.frames_in_flight},
+          {"validation", opt.validation}}},
+        {"host_mapping", mapping},
+        {"clock_fit",
+         fit ? nlohmann::json{{"pairs_used", fit->pairs_used},
+                              {"drift_ppm", fit->drift_ppm()},
+                              {"base_error_ns", fit->base_error_ns},
+                              {"estimated", fit->estimated}}
+             : nlohmann::json()},
+        {"zones", stats_json(stats)},
+        {"counters",
+         {{"frames_collected", counters.frames_collected},
+          {"zones_ok", counters.zones_ok},
+          {"zones_dropped", counters.zones_dropped},
+          {"zones_invalid", counters.zones_invalid},
+          {"frames_without_queries", counters.frames_without_queries}}},
+        {"validation_errors", ctx.validation_error_count()},
+    };
+    if (want_trace) {
+      out["trace"] = {{"path", opt.trace},
+                      {"spans", trace.span_count()},
+                      {"gpu_zones_unmapped", trace.gpu_zones_unmapped()},
+                      {"written", code != kExitWriteFailed}};
+    }
+    fmt::print("{}\n", out.dump(2));
+    return code;
+  }
+  fmt::print("  host mapping: {}", mapping);
+  if (fit) {
+    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used, fit->drift_ppm(),
+               fit->base_error_ns);
+  }
+  fmt::print("\n\n");
+  fmt::print("{}\n", format_stat_table(pdesc.name, stats));
+  // The newest frame with zones (the very last one closed empty).
+  for (uint64_t id = last ? last->frame_id + 1 : 0; id-- > 0;) {
+    const auto f = prof.frame(id);
+    if (!f) break;
+    if (f->zones.empty()) continue;
+    fmt::print("{}\n", format_frame_tree(pdesc.name, *f));
+    break;
+  }
+  fmt::print("frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries {}\n",
+             counters.frames_collected, counters.zones_ok, counters.zones_dropped, counters.zones_invalid,
+             counters.frames_without_queries);
+  if (caps.query_reads_wait_idle) {
+    fmt::print("note: this driver waits for the device to go idle inside vkGetQueryPoolResults; collection\n"
+               "      never asks it to wait, but stalls here anyway while frames are in flight\n");
+  }
+  if (want_trace && code != kExitWriteFailed) {
+    fmt::print("trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", opt.trace,
+               trace.span_count(),
+               trace.gpu_zones_unmapped() > 0
+                   ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
+                   : "");
+  }
+  if (opt.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
+  return code;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto* sub = app.add_subcommand("profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan)");
+  auto opt = std::make_shared<ProfileOptions>();
+  sub->add_option("--frames", opt->frames, "Frames to record")->capture_default_str()->check(CLI::Range(1u, 1000000u));
+  sub->add_option("--trace", opt->trace, "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
+  sub->add_option("--device", opt->device, "Device index or name substring (default: first discrete GPU, else first)");
+  sub->add_option("--complexity", opt->complexity, "Arithmetic iterations per element and pass (1..4096)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4096u));
+  sub->add_option("--size", opt->size, "Work size WxH of every pass")->capture_default_str();
+  sub->add_option("--frames-in-flight", opt->frames_in_flight, "Frames on the device at once (1..8)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 8u));
+  sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
+  sub->add_flag("--validation", opt->validation, "Enable the Khronos validation layer (errors fail the run)");
+  return [opt]() { return profile(*opt); };
+}
+
+const RegisterCommand kRegister{{"profile", setup, 40}};
+
+}  // namespace
+}  // namespace latlab::cli

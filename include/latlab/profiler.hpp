@@ -1,0 +1,402 @@
+// Scoped GPU profiler: nested zones recorded into the user's command streams,
+// frames in flight, per-zone statistics over a sliding window, one frame's tree
+// on demand. What seed 003 calls SCOPED_GPU_STAT / FRealtimeGPUProfiler.
+//
+//   auto prof = GpuProfiler::create(writer, {.name = "graphics"}).value();
+//   {
+//     LATLAB_GPU_ZONE(prof, cmd, "shadows");      // begin timestamp into cmd
+//     { LATLAB_GPU_ZONE(prof, cmd, "cascade0"); }  // nested, any depth
+//   }                                              // end timestamp into cmd
+//   prof->next_frame();  // once per frame: closes it, collects what is ready
+//
+// Clock: every host time here is int64 ns of the host clock (CLOCK_MONOTONIC,
+// host_clock.hpp). Device ticks become host ns once, at collection, through the
+// clock mapper (a ClockFit of the run's clock model, or a test's fake).
+//
+// Threads and ownership:
+//  * Zones may be recorded from any number of threads at once, each into its
+//    own command stream. Recording is lock-free: one atomic fetch_add per zone
+//    hands out a begin/end query pair and a zone record of the current frame.
+//  * A zone record becomes visible to the collector only when it is complete
+//    (its end is stored with release order); a collected frame becomes visible
+//    to readers only when it is fully built. Nothing is published half
+//    initialised (seed 003's crash was a query read through a pointer that
+//    was set before the object behind it was initialised).
+//  * next_frame / collect / retire_frame / setters and every reader take one
+//    internal mutex that recording never touches; call them from any thread.
+//  * The profiler does not own its GpuTimestampWriter's device objects; it
+//    holds the writer through shared_ptr. Destroy it only after the device has
+//    finished the work recorded with it (the writer's queries must outlive it).
+//
+// Memory is bounded and fixed at create(): the query ring, zone records,
+// retained frames and the stat table are allocated once. When a frame runs out
+// of queries, or every frame slot still waits for the device, zones are
+// dropped and counted: never given made-up times, never a stall.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/host_clock.hpp"
+#include "latlab/query_status.hpp"
+#include "latlab/result.hpp"
+#include "latlab/tick_format.hpp"
+
+#ifndef LATLAB_ENABLE_PROFILER
+#define LATLAB_ENABLE_PROFILER 1
+#endif
+
+namespace latlab {
+
+// The command stream a zone is recorded into, as an opaque handle:
+// VkCommandBuffer (a dispatchable handle is a pointer), cudaStream_t, or a
+// SimCommandStream* for the sim writer.
+using GpuCommandStream = void*;
+
+// Which end of a zone a timestamp marks. Writers pick the pipeline stage.
+enum class ZoneEdge : uint8_t { begin, end };
+
+// One query's result as a writer reads it back: 16 bytes, the layout of a
+// Vulkan 64-bit result with its availability word (little-endian), so a
+// Vulkan writer reads straight into it.
+struct TimestampReadback {
+  uint64_t ticks = 0;      // device ticks; meaningful only when available
+  uint32_t available = 0;  // nonzero: the device has written the query
+  uint32_t disjoint = 0;   // nonzero: the value is discontinuous (clock change)
+};
+static_assert(sizeof(TimestampReadback) == 16);
+
+// Writes timestamps into command streams and reads them back without waiting.
+// The profiler owns the allocation of the writer's raw query range
+// [0, query_count()); a writer is used by one profiler only.
+class GpuTimestampWriter {
+ public:
+  virtual ~GpuTimestampWriter() = default;
+  GpuTimestampWriter(const GpuTimestampWriter&) = delete;
+  GpuTimestampWriter& operator=(const GpuTimestampWriter&) = delete;
+
+  virtual uint32_t query_count() const = 0;
+  virtual TickFormat tick_format() const = 0;
+  // Records "write timestamp `query` once the work before it is done" into
+  // `stream`. Called from recording threads concurrently, each with its own
+  // stream; must not block and must be safe for distinct streams.
+  virtual void write_timestamp(GpuCommandStream stream, uint32_t query, ZoneEdge edge) = 0;
+  // Non-blocking read of queries [first, first + out.size()): availability
+  // and ticks. Collector thread only.
+  virtual void read_results(uint32_t first, std::span<TimestampReadback> out) = 0;
+  // Makes [first, first + count) writable again before the profiler hands
+  // them out anew. Called only for queries the device has finished with (read
+  // available, or their frame retired). Collector thread only.
+  virtual void reset_queries(uint32_t first, uint32_t count) = 0;
+
+ protected:
+  GpuTimestampWriter() = default;
+};
+
+// Device ticks -> host clock; nullopt when no mapping is known (yet).
+using GpuClockMapper = std::function<std::optional<MappedTime>(uint64_t device_ticks)>;
+
+// A mapper over one fixed fit (e.g. a test's, or a calibration snapshot).
+// A live run passes a lambda that maps through its calibrator's newest fit.
+inline GpuClockMapper clock_mapper_from_fit(std::shared_ptr<const ClockFit> fit) {
+  return [fit = std::move(fit)](uint64_t ticks) -> std::optional<MappedTime> {
+    if (!fit) return std::nullopt;
+    return fit->map(ticks);
+  };
+}
+
+struct GpuProfilerDesc {
+  std::string name = "gpu";          // the queue's name in tables and traces
+  uint32_t max_zones_per_frame = 1024;  // query pairs per frame (>= 1); more zones are dropped and counted. Default 1024 = 2048 queries.
+  uint32_t frames_in_flight = 3;     // frames that may be on the device at once (>= 1); queries are kept for these plus the one being recorded. Default 3.
+  uint32_t stat_window_frames = 120; // sliding window of the stat table, in collected frames (>= 1). Default 120.
+  uint32_t max_zone_names = 256;     // distinct zone names in the stat table (>= 1); further names are counted, not tabled. Default 256.
+  uint32_t retained_frames = 4;      // collected frames kept for frame()/dump (>= 1). Default 4.
+  bool cpu_zone_times = false;       // also read the host clock at zone begin/end (CPU spans in traces); costs two clock reads per zone. Default off.
+};
+
+inline constexpr uint32_t kNoZone = 0xFFFF'FFFFu;
+
+// One zone of a collected frame.
+struct ProfilerZone {
+  const char* name = nullptr;        // the static name given at the zone
+  uint32_t parent = kNoZone;         // index in ProfilerFrame::zones; kNoZone for a root
+  uint32_t first_child = kNoZone;    // children in recording order
+  uint32_t next_sibling = kNoZone;
+  uint32_t depth = 0;                // 0 for a root
+  uint32_t thread = 0;               // recording thread's small id (1, 2, ...)
+  QueryStatus status = QueryStatus::not_ready;  // ok, invalid (never written / end before begin) or disjoint
+  bool orphan = false;               // an enclosing zone on the same stream was not recorded in this frame (dropped, or opened in an earlier frame)
+  bool host_mapped = false;          // gpu_*_host_ns hold values
+  bool cpu_recorded = false;         // cpu_*_ns hold values (GpuProfilerDesc::cpu_zone_times)
+  uint64_t begin_ticks = 0;          // raw device ticks; meaningful when status is ok or disjoint
+  uint64_t end_ticks = 0;
+  int64_t duration_ns = 0;           // device duration; valid only when status == ok
+  int64_t gpu_begin_host_ns = 0;     // GPU begin/end on the host clock (host_mapped)
+  int64_t gpu_end_host_ns = 0;
+  int64_t cpu_begin_ns = 0;          // host clock when the zone was recorded (cpu_recorded)
+  int64_t cpu_end_ns = 0;
+  bool ok() const { return status == QueryStatus::ok; }
+};
+
+// A collected frame: a forest of zones (one tree per root, roots from every
+// recording thread), in recording order.
+struct ProfilerFrame {
+  uint64_t frame_id = 0;
+  std::vector<ProfilerZone> zones;
+  uint32_t first_root = kNoZone;     // roots chained through next_sibling
+  uint32_t zones_dropped = 0;        // zones that found no free query pair
+  bool retired = false;              // finalised by retire_frame: unwritten zones are invalid
+  int64_t cpu_begin_ns = 0;          // host clock when the frame was opened / closed by next_frame
+  int64_t cpu_end_ns = 0;
+  bool host_mapped = false;          // the clock mapper gave a mapping for this frame
+  int64_t map_error_ns = 0;          // the mapper's error bound for this frame
+};
+
+// `stat gpu`: one zone name over the sliding window. Samples are per frame:
+// the summed device time of every ok zone of that name in the frame. Frames
+// where the name did not appear give no sample (never a zero).
+struct ZoneStat {
+  std::string name;
+  uint32_t frames = 0;          // samples in the window
+  double calls_per_frame = 0;   // zones of this name per sampled frame
+  double avg_ms = 0, min_ms = 0, max_ms = 0, p95_ms = 0;  // over the samples (type-7 p95)
+  uint64_t missing = 0;         // zones of this name in the window without an ok time
+};
+
+struct ProfilerCounters {
+  uint64_t frames_opened = 0;         // next_frame calls + the first frame
+  uint64_t frames_collected = 0;
+  uint64_t frames_without_queries = 0;  // every frame slot still waited for the device: the frame's zones were dropped
+  uint64_t frames_retired = 0;        // frames finalised by retire_frame
+  uint64_t zones_collected = 0;       // zones in collected frames, any status
+  uint64_t zones_ok = 0;
+  uint64_t zones_dropped = 0;         // no query pair: nothing recorded, no time given
+  uint64_t zones_invalid = 0;         // never written before their frame retired, or end before begin
+  uint64_t zones_disjoint = 0;
+  uint64_t stat_names_dropped = 0;    // zones not tabled: more than max_zone_names names
+  uint64_t heap_allocations = 0;      // growths of the profiler's own buffers after create (0 in steady state)
+};
+
+class GpuZone;
+
+namespace detail {
+// This thread's innermost open zone (any profiler, any stream): the chain the
+// zones' parents are found in, and this thread's small id (0 until its first
+// zone). Constant-initialised: no TLS wrapper call on the hot path.
+extern thread_local constinit const GpuZone* t_innermost_zone;
+extern thread_local constinit uint32_t t_thread_id;
+uint32_t assign_thread_id();  // sets t_thread_id, returns it
+}  // namespace detail
+
+class GpuProfiler {
+ public:
+  // Fails (with the reason) when the writer is null or has too few queries
+  // for 2 * max_zones_per_frame * (frames_in_flight + 1), or a field is 0.
+  static Result<std::unique_ptr<GpuProfiler>> create(std::shared_ptr<GpuTimestampWriter> writer,
+                                                     GpuProfilerDesc desc = {});
+  ~GpuProfiler();
+  GpuProfiler(const GpuProfiler&) = delete;
+  GpuProfiler& operator=(const GpuProfiler&) = delete;
+
+  const GpuProfilerDesc& desc() const { return desc_; }
+  const std::string& name() const { return desc_.name; }
+  TickFormat tick_format() const { return ticks_; }
+
+  // Closes the current frame (it waits for the device), collects every frame
+  // whose results are all available (oldest first, stopping at the first that
+  // is not: never waits) and opens the next frame. Returns the new frame's id
+  // (the first frame, opened by create, is 0). If every frame slot still waits
+  // for the device, the new frame gets no queries: its zones are dropped and
+  // counted (frames_without_queries).
+  uint64_t next_frame();
+  // Collects what is ready without opening a frame; returns frames collected.
+  uint32_t collect();
+  // The owner knows frame `frame_id`'s device work has finished (its fence
+  // signalled): queries still unavailable will never be written; at the next
+  // collection their zones become `invalid` and the slot is freed. Zones still
+  // open on the host keep the frame waiting.
+  void retire_frame(uint64_t frame_id);
+
+  // Maps ticks to the host clock at collection; null: zones keep device times
+  // only (host_mapped false). Within a frame, timestamps are mapped linearly
+  // between the mappings of the frame's first and last tick.
+  void set_clock_mapper(GpuClockMapper mapper);
+  // Called for each collected frame, in order, inside collect (under the
+  // profiler's mutex: do not call back into the profiler from it).
+  void set_frame_sink(std::function<void(const ProfilerFrame&)> sink);
+
+  // --- readers (any thread) -------------------------------------------------
+  uint64_t current_frame_id() const;
+  // A retained collected frame; nullopt if not collected or no longer retained.
+  std::optional<ProfilerFrame> frame(uint64_t frame_id) const;
+  std::optional<ProfilerFrame> latest_frame() const;
+  // Statistics over the sliding window, in first-seen order.
+  std::vector<ZoneStat> stats() const;
+  ProfilerCounters counters() const;
+
+  // Zone recording (the macros' RAII type calls these).
+  struct ZoneRef {
+    uint32_t slot = 0;
+    uint32_t index = kNoZone;  // kNoZone: dropped
+  };
+
+ private:
+  friend class GpuZone;
+  struct Impl;
+  GpuProfiler(std::shared_ptr<GpuTimestampWriter> writer, GpuProfilerDesc desc);
+
+  // Written by the recording thread; `state` is stored last (release), so a
+  // collector that loads state == kEnded (acquire) sees every field (and the
+  // zone's CPU times). 24 bytes: recording touches little memory.
+  struct ZoneRecord {
+    static constexpr uint32_t kEmpty = 0, kEnded = 1;
+    static constexpr uint32_t kOrphanBit = 0x8000'0000u;
+    const char* name = nullptr;
+    uint32_t parent = kNoZone;
+    uint32_t thread = 0;  // small id | kOrphanBit
+    std::atomic<uint32_t> state{kEmpty};
+  };
+  static constexpr uint32_t kNoSlot = 0xFFFF;
+  static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
+
+  // Recording: inline, lock-free (defined below GpuZone).
+  ZoneRef begin_zone(const GpuZone& zone, const char* name);
+  void end_zone(GpuCommandStream stream, ZoneRef ref);
+  uint32_t collect_locked();                  // impl_->mu held
+  bool try_collect_slot(uint32_t slot_index);  // impl_->mu held; false: not ready
+
+  GpuProfilerDesc desc_;
+  TickFormat ticks_;
+  std::shared_ptr<GpuTimestampWriter> writer_;
+  GpuTimestampWriter* writer_raw_ = nullptr;  // hot path: no shared_ptr deref
+  ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i]
+  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like records_
+  uint32_t queries_per_frame_ = 0;
+  uint32_t zones_per_frame_ = 0;
+  bool cpu_zone_times_ = false;
+  // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
+  // frame has no queries. One fetch_add binds a zone to its frame and pair.
+  alignas(64) std::atomic<uint64_t> cursor_{0};
+  alignas(64) std::unique_ptr<Impl> impl_;
+};
+
+// RAII zone: begin timestamp at construction, end at destruction, into
+// `stream`. Not copyable or movable (its identity is its scope). `profiler`
+// may be null (profiling off at run time): the zone does nothing. `name` must
+// outlive the profiler's frames (a string literal): the pointer is stored.
+class GpuZone {
+ public:
+  GpuZone(GpuProfiler* profiler, GpuCommandStream stream, const char* name) noexcept
+      : profiler_(profiler), stream_(stream) {
+    if (profiler_ == nullptr) return;
+    outer_ = detail::t_innermost_zone;
+    ref_ = profiler_->begin_zone(*this, name);
+    detail::t_innermost_zone = this;
+  }
+  ~GpuZone() {
+    if (profiler_ == nullptr) return;
+    profiler_->end_zone(stream_, ref_);
+    detail::t_innermost_zone = outer_;
+  }
+  GpuZone(const GpuZone&) = delete;
+  GpuZone& operator=(const GpuZone&) = delete;
+  GpuZone(GpuZone&&) = delete;
+  GpuZone& operator=(GpuZone&&) = delete;
+
+  bool recorded() const { return ref_.index != kNoZone; }
+
+ private:
+  friend class GpuProfiler;
+  GpuProfiler* profiler_;
+  GpuCommandStream stream_;
+  GpuProfiler::ZoneRef ref_;
+  const GpuZone* outer_ = nullptr;  // this thread's enclosing zone (any profiler/stream)
+};
+
+// Hot path. One fetch_add hands out a frame's query pair and zone record;
+// acquire pairs with next_frame's release, so a recycled slot's reset happens
+// before this zone writes into it.
+inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone, const char* name) {
+  const uint64_t c = cursor_.fetch_add(2, std::memory_order_acquire);
+  const auto slot = static_cast<uint32_t>(c >> 48);
+  const uint64_t q = c & kIndexMask;
+  if (slot == kNoSlot || q >= queries_per_frame_) [[unlikely]] return {slot, kNoZone};
+  const auto index = static_cast<uint32_t>(q / 2);
+  // Parent: the innermost enclosing zone of this profiler on the same stream.
+  uint32_t parent = kNoZone;
+  uint32_t orphan = 0;
+  for (const GpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
+    if (z->profiler_ == this && z->stream_ == zone.stream_) {
+      if (z->ref_.index != kNoZone && z->ref_.slot == slot) parent = z->ref_.index;
+      else orphan = ZoneRecord::kOrphanBit;
+      break;
+    }
+  }
+  uint32_t thread = detail::t_thread_id;
+  if (thread == 0) [[unlikely]] thread = detail::assign_thread_id();
+  const size_t at = static_cast<size_t>(slot) * zones_per_frame_ + index;
+  ZoneRecord& r = records_[at];
+  r.name = name;
+  r.parent = parent;
+  r.thread = thread | orphan;
+  if (cpu_times_ != nullptr) cpu_times_[2 * at] = host_now_ns();
+  writer_raw_->write_timestamp(zone.stream_, slot * queries_per_frame_ + 2 * index, ZoneEdge::begin);
+  return {slot, index};
+}
+
+inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
+  if (ref.index == kNoZone) [[unlikely]] return;
+  writer_raw_->write_timestamp(stream, ref.slot * queries_per_frame_ + 2 * ref.index + 1, ZoneEdge::end);
+  const size_t at = static_cast<size_t>(ref.slot) * zones_per_frame_ + ref.index;
+  if (cpu_times_ != nullptr) cpu_times_[2 * at + 1] = host_now_ns();
+  records_[at].state.store(ZoneRecord::kEnded, std::memory_order_release);
+}
+
+// Text tables (seed 003's `stat gpu` and ProfileGPU).
+std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats);
+std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& frame);
+
+namespace detail {
+inline GpuProfiler* profiler_ptr(GpuProfiler* p) { return p; }
+inline GpuProfiler* profiler_ptr(GpuProfiler& p) { return &p; }
+inline GpuProfiler* profiler_ptr(const std::unique_ptr<GpuProfiler>& p) { return p.get(); }
+inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return p.get(); }
+}  // namespace detail
+
+}  // namespace latlab
+
+#define LATLAB_PP_CAT_(a, b) a##b
+#define LATLAB_PP_CAT(a, b) LATLAB_PP_CAT_(a, b)
+
+// LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
+// enclosing scope. `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
+// = off); `stream`: the command buffer; `name`: a string literal.
+// LATLAB_GPU_NEW_FRAME(profiler): next_frame() once per frame.
+// With LATLAB_ENABLE_PROFILER 0 both expand to nothing that runs: their
+// arguments are not evaluated, and the variables they name count as used.
+#if LATLAB_ENABLE_PROFILER
+#define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
+  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
+      ::latlab::detail::profiler_ptr(profiler), (stream), ("" name))
+#define LATLAB_GPU_NEW_FRAME(profiler)                                             \
+  do {                                                                            \
+    if (::latlab::GpuProfiler* latlab_p_ = ::latlab::detail::profiler_ptr(profiler)) \
+      latlab_p_->next_frame();                                                    \
+  } while (0)
+#else
+#define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
+  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
+                    sizeof("" name))
+#define LATLAB_GPU_NEW_FRAME(profiler) \
+  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)))
+#endif

@@ -1,0 +1,66 @@
+// Chrome trace event JSON, the format Perfetto (ui.perfetto.dev) and
+// chrome://tracing open: CPU and GPU tracks on one time axis, the host clock
+// (CLOCK_MONOTONIC ns, written as microseconds with three decimals).
+//
+// Every span becomes a matched B/E pair on its track. Spans of one track that
+// overlap without nesting (siblings that ran concurrently on the device) are
+// moved to extra lanes of that track ("<track> #2", ...) so that every lane's
+// B/E events nest; no time is altered.
+//
+// Not thread-safe: build a trace on one thread (e.g. in a frame sink).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "latlab/profiler.hpp"
+#include "latlab/result.hpp"
+
+namespace latlab {
+
+class ChromeTrace {
+ public:
+  // One collected frame of `queue_name`: its GPU zones mapped to the host
+  // clock on "GPU <queue> (thread k)", their recording spans (if recorded) on
+  // "CPU thread k", and the frame's CPU span on "CPU <queue> frames". Zones
+  // with an ok time but no host mapping are counted in gpu_zones_unmapped();
+  // zones without an ok time in gpu_zones_without_time(); neither is drawn.
+  void add_frame(std::string_view queue_name, const ProfilerFrame& frame);
+  // A span on a named track in host ns. `gpu` picks the process group; an
+  // end before its begin is refused (false) and counted in spans_refused().
+  bool add_span(std::string_view track, std::string_view name, int64_t begin_ns, int64_t end_ns,
+                bool gpu = false, int64_t frame_id = -1);
+
+  size_t span_count() const { return spans_.size(); }
+  uint64_t gpu_zones_unmapped() const { return unmapped_; }
+  uint64_t gpu_zones_without_time() const { return without_time_; }
+  uint64_t spans_refused() const { return refused_; }
+
+  std::string to_json() const;
+  // Writes to_json() atomically: a temp file in the same folder, then rename.
+  Result<void> write_file(const std::string& path) const;
+
+ private:
+  struct Track {
+    std::string name;
+    bool gpu = false;
+  };
+  struct Span {
+    uint32_t track = 0;
+    std::string name;
+    int64_t begin_ns = 0;
+    int64_t end_ns = 0;
+    int64_t frame_id = -1;
+  };
+  uint32_t track_index(std::string_view name, bool gpu);
+
+  std::vector<Track> tracks_;
+  std::vector<Span> spans_;
+  uint64_t unmapped_ = 0;
+  uint64_t without_time_ = 0;
+  uint64_t refused_ = 0;
+};
+
+}  // namespace latlab

@@ -1,0 +1,85 @@
+// The `stat gpu` table behind GpuProfiler::stats(): per zone name, per-frame
+// sums over a sliding window of collected frames. Fixed capacity; memory is
+// taken when a name is first seen (warm-up), never per frame.
+// Not thread-safe: GpuProfiler holds its mutex around every call.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "latlab/profiler.hpp"
+
+namespace latlab::profiler_detail {
+
+class StatTable {
+ public:
+  StatTable(uint32_t max_names, uint32_t window_frames);
+
+  // Adds one zone of the frame being collected. Counts names beyond capacity
+  // in counters.stat_names_dropped and any allocation in
+  // counters.heap_allocations.
+  void add_zone(const ProfilerZone& zone, ProfilerCounters& counters) {
+    if (zone.name == nullptr) return;
+    // Fast path: the name's pointer is known (steady state).
+    const size_t mask = keys_.size() - 1;
+    size_t i = hash_pointer(zone.name) & mask;
+    while (keys_[i] != nullptr && keys_[i] != zone.name) i = (i + 1) & mask;
+    const uint32_t idx = keys_[i] == zone.name ? values_[i] : find_or_insert(zone.name, counters);
+    if (idx == kNone) {
+      ++counters.stat_names_dropped;
+      return;
+    }
+    Entry& e = entries_[idx];
+    ++e.calls;
+    if (zone.status == QueryStatus::ok) {
+      e.acc_ns += static_cast<double>(zone.duration_ns);
+      ++e.ok;
+    } else {
+      ++e.missing;
+    }
+    if (!e.touched) {
+      e.touched = true;
+      touched_.push_back(idx);  // reserved to max_names_: no allocation
+    }
+  }
+  // Closes the frame: it was collected frame number `seq` (1, 2, ...).
+  void end_frame(uint64_t seq);
+  // The window ending at collected frame `newest_seq`, in first-seen order.
+  std::vector<ZoneStat> stats(uint64_t newest_seq) const;
+
+ private:
+  struct Sample {
+    uint64_t seq = 0;  // 0: empty
+    double total_ns = 0;
+    uint32_t ok = 0;
+    uint32_t calls = 0;
+    uint32_t missing = 0;
+  };
+  struct Entry {
+    const char* name = nullptr;
+    std::vector<Sample> ring;
+    uint32_t next = 0;
+    double acc_ns = 0;
+    uint32_t ok = 0, calls = 0, missing = 0;
+    bool touched = false;
+  };
+  static size_t hash_pointer(const char* p) {
+    auto v = reinterpret_cast<uintptr_t>(p);
+    v ^= v >> 17;
+    v *= 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(v ^ (v >> 29));
+  }
+  // Entry index for `name`, inserting it; kNone when the table is full.
+  uint32_t find_or_insert(const char* name, ProfilerCounters& counters);
+
+  static constexpr uint32_t kNone = 0xFFFF'FFFFu;
+  uint32_t max_names_;
+  uint32_t window_;
+  std::vector<Entry> entries_;        // reserved to max_names_
+  std::vector<const char*> keys_;     // open addressing by pointer, power of two
+  std::vector<uint32_t> values_;
+  uint32_t key_count_ = 0;
+  std::vector<uint32_t> touched_;     // reserved to max_names_
+};
+
+}  // namespace latlab::profiler_detail

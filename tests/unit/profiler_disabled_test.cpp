@@ -1,0 +1,43 @@
+// A translation unit built with the profiler compiled out: the zone macros
+// must still compile with the same arguments, evaluate none of them and
+// record nothing. (The library itself is the same in both modes.)
+#include <gtest/gtest.h>
+
+#undef LATLAB_ENABLE_PROFILER
+#define LATLAB_ENABLE_PROFILER 0
+#include "latlab/profiler.hpp"
+#include "latlab/profiler_sim.hpp"
+
+namespace latlab {
+namespace {
+
+TEST(ProfilerDisabled, MacrosCompileToNothing) {
+  auto writer = SimTimestampWriter::create();
+  auto prof = GpuProfiler::create(writer).value();
+  SimCommandStream cmd;
+  int evaluated = 0;
+  auto stream = [&]() -> GpuCommandStream {
+    ++evaluated;
+    return &cmd;
+  };
+  auto profiler = [&]() -> GpuProfiler* {
+    ++evaluated;
+    return prof.get();
+  };
+  {
+    LATLAB_GPU_ZONE(prof, stream(), "outer");
+    LATLAB_GPU_ZONE(profiler(), &cmd, "inner");
+    LATLAB_GPU_ZONE(*prof, &cmd, "by reference");
+    LATLAB_GPU_NEW_FRAME(profiler());
+  }
+  EXPECT_EQ(evaluated, 0);
+  EXPECT_TRUE(cmd.writes.empty());
+  EXPECT_EQ(prof->current_frame_id(), 0u);  // LATLAB_GPU_NEW_FRAME did not run
+  prof->next_frame();
+  const auto f = prof->latest_frame();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->zones.empty());
+}
+
+}  // namespace
+}  // namespace latlab

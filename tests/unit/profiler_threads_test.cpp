@@ -1,0 +1,227 @@
+// Many threads record zones into their own streams while the owner closes
+// and collects frames and readers read stats and frames. Run under TSan
+// (label threads): any zone record or frame read before it is fully written
+// is a reported race, and the checks below catch torn or lost zones.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "latlab/profiler.hpp"
+#include "latlab/profiler_sim.hpp"
+#include "latlab/profiler_trace.hpp"
+
+namespace latlab {
+namespace {
+
+constexpr const char* kDepthNames[] = {"level0", "level1", "level2", "level3", "level4"};
+
+// Checks a collected frame: every zone complete, parents precede children on
+// the same thread, and (on a monotonic device clock) a child lies inside its
+// parent. Returns the number of problems.
+int check_frame(const ProfilerFrame& f) {
+  int problems = 0;
+  for (uint32_t i = 0; i < f.zones.size(); ++i) {
+    const ProfilerZone& z = f.zones[i];
+    if (z.name == nullptr || z.thread == 0) ++problems;
+    if (!z.ok()) ++problems;
+    // A zone's name gives its nesting level; under a dropped zone a subtree
+    // is an orphan root, so its frame depth may be smaller, never larger.
+    const auto level = std::string_view(z.name).back() - '0';
+    if (level < 0 || level > 4 || z.depth > static_cast<uint32_t>(level)) ++problems;
+    if (z.parent == kNoZone) {
+      if (!z.orphan && level != 0) ++problems;  // only an orphan root can be a deeper level
+      continue;
+    }
+    const ProfilerZone& p = f.zones[z.parent];
+    if (level != std::string_view(p.name).back() - '0' + 1) ++problems;
+    if (z.parent >= i || p.thread != z.thread) ++problems;
+    if (z.begin_ticks < p.begin_ticks || z.end_ticks > p.end_ticks) ++problems;
+  }
+  return problems;
+}
+
+void record_nested(GpuProfiler& prof, GpuCommandStream stream, int depth, int max_depth,
+                   uint64_t& recorded, uint64_t& dropped) {
+  GpuZone z(&prof, stream, kDepthNames[depth]);
+  (z.recorded() ? recorded : dropped) += 1;
+  if (depth + 1 < max_depth) {
+    record_nested(prof, stream, depth + 1, max_depth, recorded, dropped);
+    record_nested(prof, stream, depth + 1, max_depth, recorded, dropped);
+  }
+}
+
+// Free-running: recorders never stop while frames are closed under them. The
+// sim device stamps each write at once from one clock, so every zone is
+// complete as soon as it ends.
+TEST(ProfilerThreads, FreeRunningRecordersOwnerAndReaders) {
+  constexpr int kRecorders = 6;
+  constexpr int kReaders = 2;
+  auto writer = SimTimestampWriter::create({.query_count = 4 * 2 * 256, .immediate = true});
+  auto prof = GpuProfiler::create(writer, {.name = "stress",
+                                           .max_zones_per_frame = 256,
+                                           .frames_in_flight = 3,
+                                           .stat_window_frames = 16,
+                                           .cpu_zone_times = true})
+                  .value();
+  std::atomic<int> bad_frames{0};
+  std::atomic<uint64_t> sink_zones{0};
+  ChromeTrace trace;  // touched only by the sink, under the profiler's mutex
+  prof->set_frame_sink([&](const ProfilerFrame& f) {
+    if (check_frame(f) != 0) bad_frames.fetch_add(1);
+    sink_zones.fetch_add(f.zones.size());
+    trace.add_frame("stress", f);
+  });
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> reads{0};
+  std::vector<uint64_t> recorded(kRecorders, 0), dropped(kRecorders, 0);
+  std::atomic<uint64_t> trees{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kRecorders; ++t) {
+    threads.emplace_back([&, t] {
+      int stream_tag = 0;  // each thread its own stream identity
+      while (!stop.load(std::memory_order_relaxed)) {
+        record_nested(*prof, &stream_tag, 0, 1 + (t % 4), recorded[t], dropped[t]);
+        trees.fetch_add(1, std::memory_order_relaxed);
+        std::this_thread::yield();  // 2-core CI machines: let the owner run
+      }
+    });
+  }
+  for (int t = 0; t < kReaders; ++t) {
+    threads.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        const auto stats = prof->stats();
+        const auto f = prof->latest_frame();
+        if (f && check_frame(*f) != 0) bad_frames.fetch_add(1);
+        if (f) (void)format_frame_tree("stress", *f);
+        (void)format_stat_table("stress", stats);
+        (void)prof->counters();
+        reads.fetch_add(1, std::memory_order_relaxed);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+  }
+  // At least 300 frames and 20000 zone trees, so that frames close under
+  // recorders many times however the threads are scheduled.
+  for (int frame = 0; frame < 300 || trees.load(std::memory_order_relaxed) < 20'000 ||
+                      reads.load(std::memory_order_relaxed) < 50;
+       ++frame) {
+    prof->next_frame();
+    std::this_thread::yield();
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+  // Drain: close the last frame and collect everything.
+  for (int i = 0; i < 8; ++i) prof->next_frame();
+
+  uint64_t total_recorded = 0, total_dropped = 0;
+  for (int t = 0; t < kRecorders; ++t) {
+    total_recorded += recorded[t];
+    total_dropped += dropped[t];
+  }
+  const ProfilerCounters c = prof->counters();
+  EXPECT_EQ(bad_frames.load(), 0);
+  EXPECT_GT(total_recorded, 0u);
+  EXPECT_EQ(c.zones_collected, total_recorded) << "every recorded zone is collected exactly once";
+  EXPECT_EQ(c.zones_ok, total_recorded);
+  EXPECT_EQ(sink_zones.load(), total_recorded);
+  EXPECT_EQ(c.zones_dropped, total_dropped) << "every dropped zone is counted";
+  EXPECT_EQ(c.frames_collected + c.frames_without_queries + 1, c.frames_opened);
+  EXPECT_EQ(writer->double_writes(), 0u);
+  EXPECT_EQ(writer->immediate_writes(), 2 * total_recorded);
+  EXPECT_GT(reads.load(), 0u);
+  EXPECT_EQ(trace.spans_refused(), 0u);
+}
+
+// Frames in flight with a device thread: recorders fill their own command
+// streams for a frame, the owner closes it and hands the streams to a "GPU"
+// thread that executes them two frames later, and collection picks results up
+// as they land: never waiting.
+TEST(ProfilerThreads, RecordersAndALateDeviceThread) {
+  constexpr int kRecorders = 4;
+  constexpr int kFrames = 120;
+  constexpr int kZonesPerThread = 20;
+  auto writer = SimTimestampWriter::create({.query_count = 4 * 2 * 128});
+  auto prof = GpuProfiler::create(writer, {.max_zones_per_frame = 128, .frames_in_flight = 3}).value();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::vector<SimCommandStream>> submitted;
+  bool done = false;
+  int executed = 0;  // frames the device has finished
+  std::thread gpu([&] {
+    uint64_t tick = 1'000;
+    for (;;) {
+      std::vector<SimCommandStream> work;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return done || submitted.size() >= 2; });
+        if (submitted.empty()) return;
+        work = std::move(submitted.front());
+        submitted.pop_front();
+      }
+      for (auto& s : work) tick = writer->execute(s, tick, 3);
+      {
+        std::lock_guard lock(mu);
+        ++executed;
+      }
+      cv.notify_all();
+    }
+  });
+
+  std::atomic<int> bad{0};
+  uint64_t collected_zones = 0;
+  prof->set_frame_sink([&](const ProfilerFrame& f) {
+    bad += check_frame(f);
+    collected_zones += f.zones.size();
+  });
+  for (int frame = 0; frame < kFrames; ++frame) {
+    {
+      // The application's fence wait: at most 3 frames on the device.
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return executed >= frame - 2; });
+    }
+    std::vector<SimCommandStream> streams(kRecorders);
+    std::vector<std::thread> recorders;
+    for (int t = 0; t < kRecorders; ++t) {
+      recorders.emplace_back([&, t] {
+        for (int i = 0; i < kZonesPerThread / 2; ++i) {
+          GpuZone outer(prof.get(), &streams[t], kDepthNames[0]);
+          GpuZone inner(prof.get(), &streams[t], kDepthNames[1]);
+        }
+      });
+    }
+    for (auto& r : recorders) r.join();
+    prof->next_frame();
+    {
+      std::lock_guard lock(mu);
+      submitted.push_back(std::move(streams));
+    }
+    cv.notify_all();
+  }
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  gpu.join();
+  prof->collect();
+
+  const ProfilerCounters c = prof->counters();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(c.frames_collected, static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(collected_zones, static_cast<uint64_t>(kFrames * kRecorders * kZonesPerThread));
+  EXPECT_EQ(c.zones_ok, collected_zones);
+  EXPECT_EQ(c.zones_dropped, 0u);
+  EXPECT_EQ(writer->double_writes(), 0u);
+}
+
+}  // namespace
+}  // namespace latlab
