@@ -1,247 +1,436 @@
-// latlab run (temporary reference form, replaced by the latency benchmark):
-// times the reference workload (compute or fragment form), several passes
-// per frame, through
-// the Vulkan timestamp query pool, two frames in flight, and prints per-pass
-// GPU milliseconds per frame and a per-pass summary.
+// latlab run: the latency benchmark (Baseline mode).
+//
+//   latlab run [--mode baseline] [--backend vulkan|cuda|sim] [--device D]
+//              [--frames N | --seconds S] [--seed X] [--interval-ms A-B]
+//              [--blocks K] [--warmup N] [--out FILE] [--frames-csv FILE] ...
+//
+// Prints the settings, a progress line when stdout is a terminal, then the
+// per-stage table; writes the JSON result atomically. Exit codes: 0 ok,
+// 1 run failed or interrupted (result written with "partial": true),
+// 2 bad input, 3 device/backend unavailable, 4 result could not be written.
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <charconv>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "command.hpp"
-#include "latlab/stats.hpp"
+#include "latlab/device_factory.hpp"
+#include "latlab/latency_report.hpp"
+#include "latlab/latency_run.hpp"
+#include "latlab/sim_device.hpp"
+#include "latlab/tick_mapper.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab::cli {
 namespace {
 
-constexpr uint32_t kFramesInFlight = 2;
-constexpr uint32_t kMaxSide = 16384;
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
 struct RunOptions {
-  std::string device;         // index or name substring; empty = default device
-  uint32_t frames = 60;       // frames to time
-  uint32_t passes = 4;        // compute passes per frame
-  uint32_t complexity = 16;   // arithmetic iterations per element and pass
-  std::string size = "256x256";
-  std::string form = "compute";  // "compute" or "fragment"
+  std::string mode = "baseline";
+  std::string backend = "vulkan";
+  std::string device;
+  uint32_t frames = 2500;
+  double seconds = 0;
+  uint64_t seed = 1;
+  std::string interval_ms = "8-12";
+  uint32_t blocks = 5;
+  uint32_t warmup = 100;
+  uint32_t cpu_iterations = 2000;
+  uint32_t passes = 1;
+  uint32_t complexity = 1;
+  std::string size = "64x64";
+  std::string form = "compute";
+  std::string out = "latlab-result.json";
+  std::string frames_csv;
+  bool bare = false;
+  bool keep_timer_slack = false;
+  bool json = false;
   bool validation = false;
+  int64_t time_scale = 1;
+  std::string command_line;
 };
 
-// "WxH" -> {W, H}; nullopt when malformed or out of 1..kMaxSide.
-std::optional<ComputeWorkloadDesc> parse_size(const std::string& s) {
-  const auto x = s.find('x');
+// "A-B" or "A" (ms, decimals allowed) -> ns range.
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
+                                                             std::string& why) {
+  auto parse_one = [&](const std::string& s, int64_t& ns) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+    if (v <= 0 || v > 10'000) return false;
+    ns = std::llround(v * 1e6);
+    return ns > 0;
+  };
+  const size_t dash = text.find('-', 1);
+  int64_t lo = 0;
+  int64_t hi = 0;
+  const std::string a = dash == std::string::npos ? text : text.substr(0, dash);
+  const std::string b = dash == std::string::npos ? text : text.substr(dash + 1);
+  if (!parse_one(a, lo) || !parse_one(b, hi)) {
+    why = "--interval-ms '" + text +
+          "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
+    return std::nullopt;
+  }
+  if (hi < lo) {
+    why = "--interval-ms '" + text + "' is reversed: give MIN-MAX with MIN <= MAX";
+    return std::nullopt;
+  }
+  return std::pair{lo, hi};
+}
+
+// "WxH" with both sides in 1..16384.
+std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
+  const size_t x = s.find('x');
   if (x == std::string::npos) return std::nullopt;
-  const auto parse = [](const char* first, const char* last) -> std::optional<uint32_t> {
+  auto side = [](const std::string& t) -> std::optional<uint32_t> {
+    if (t.empty() || t.size() > 5) return std::nullopt;
     uint32_t v = 0;
-    const auto [ptr, ec] = std::from_chars(first, last, v);
-    if (ec != std::errc{} || ptr != last || v == 0 || v > kMaxSide) return std::nullopt;
+    for (char ch : t) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      v = v * 10 + static_cast<uint32_t>(ch - '0');
+    }
+    if (v < 1 || v > 16384) return std::nullopt;
     return v;
   };
-  const auto w = parse(s.data(), s.data() + x);
-  const auto h = parse(s.data() + x + 1, s.data() + s.size());
+  const auto w = side(s.substr(0, x));
+  const auto h = side(s.substr(x + 1));
   if (!w || !h) return std::nullopt;
-  return ComputeWorkloadDesc{*w, *h};
+  return std::pair{*w, *h};
 }
 
-std::string pass_uid(bool fragment, uint32_t pass, uint64_t frame) {
-  return fmt::format("{}:0:pass{}:f{}", fragment ? 'r' : 'c', pass, frame);
-}
-
-// The reference workload in either form: both record the same way.
-struct AnyWorkload {
-  std::unique_ptr<VulkanComputeWorkload> compute;
-  std::unique_ptr<VulkanFragmentWorkload> fragment;
-  void record(VkCommandBuffer cmd, std::span<const WorkloadPass> passes, uint64_t frame,
-              VulkanTimestampQueryPool& pool) {
-    if (compute) (void)compute->record(cmd, passes, frame, &pool);
-    if (fragment) (void)fragment->record(cmd, passes, frame, &pool);
+bool output_dir_writable(const std::string& path, std::string& why) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(dir.c_str(), W_OK) != 0) {
+    why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
+    return false;
   }
-};
+  return true;
+}
 
-int run(const RunOptions& opt) {
-  const bool fragment = opt.form == "fragment";
-  const auto size = parse_size(opt.size);
+int run_command(const RunOptions& o) {
+  std::FILE* info = o.json ? stderr : stdout;  // --json keeps stdout for the document
+
+  // --- settings ------------------------------------------------------------
+  std::string why;
+  const auto interval = parse_interval_ms(o.interval_ms, why);
+  if (!interval) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  LatencyRunDesc desc;
+  desc.schedule.seed = o.seed;
+  desc.schedule.min_interval_ns = interval->first;
+  desc.schedule.max_interval_ns = interval->second;
+  desc.frames = o.frames;
+  if (o.seconds > 0) {
+    const double mean_ns = 0.5 * static_cast<double>(interval->first + interval->second);
+    const double n = std::ceil(o.seconds * 1e9 / mean_ns);
+    if (n > 10'000'000) {
+      std::fprintf(stderr, "latlab run: --seconds %.1f gives more than 10 million frames\n",
+                   o.seconds);
+      return kExitUsage;
+    }
+    desc.frames = static_cast<uint32_t>(std::max(1.0, n));
+  }
+  desc.blocks = o.blocks;
+  desc.warmup_frames = o.warmup;
+  desc.cpu_step_iterations = o.cpu_iterations;
+  desc.timer_slack_ns = o.keep_timer_slack ? 0 : 1;
+  const auto size = parse_size(o.size);
   if (!size) {
-    std::fprintf(stderr, "latlab run: --size must be WxH with W and H in 1..%u (got \"%s\")\n", kMaxSide,
-                 opt.size.c_str());
+    std::fprintf(stderr, "latlab run: --size '%s' is not WxH with sides in 1..16384 (e.g. 64x64)\n",
+                 o.size.c_str());
     return kExitUsage;
   }
-  fmt::print("latlab run: reference {} workload (Vulkan)\n", opt.form);
-  fmt::print("  device {}  frames {}  passes {}  complexity {}  size {}x{}  form {}  frames in flight {}  validation {}\n",
-             opt.device.empty() ? "(default)" : opt.device, opt.frames, opt.passes, opt.complexity, size->width,
-             size->height, opt.form, kFramesInFlight, opt.validation ? "on" : "off");
-
-  auto devices = enumerate_vulkan_devices();
-  if (devices && devices->empty()) {
-    std::fprintf(stderr, "latlab run: no Vulkan device found; install Mesa's lavapipe (apt install "
-                         "mesa-vulkan-drivers) for a software device\n");
-    return kExitMissingCapability;
-  }
-  auto ctx_r = VulkanContext::create(VulkanContextDesc{.device = opt.device, .validation = opt.validation});
-  if (!ctx_r) {
-    std::fprintf(stderr, "latlab run: %s\n", ctx_r.error().message.c_str());
-    return opt.device.empty() ? kExitRunFailed : kExitUsage;
-  }
-  VulkanContext& ctx = *ctx_r.value();
-  const auto& caps = ctx.capabilities();
-  fmt::print("  on [{}] {}: tick {} ns, {} valid bits, queue family {}\n", ctx.device_index(), ctx.device_name(),
-             ctx.tick_format().period_ns(), caps.timestamp_valid_bits, ctx.queue_family());
-  for (const auto& m : caps.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
-  if (!caps.timestamps) {
-    std::fprintf(stderr, "latlab run: %s cannot write GPU timestamps; nothing to measure\n", ctx.device_name().c_str());
-    return kExitMissingCapability;
-  }
-
-  const uint64_t bytes = uint64_t{size->width} * size->height * 16;
-  if (!fragment && bytes > ctx.properties().limits.maxStorageBufferRange) {
-    std::fprintf(stderr, "latlab run: --size %ux%u needs a %llu byte buffer; %s allows %u bytes\n", size->width,
-                 size->height, static_cast<unsigned long long>(bytes), ctx.device_name().c_str(),
-                 ctx.properties().limits.maxStorageBufferRange);
+  desc.workload.passes = o.passes;
+  desc.workload.complexity = o.complexity;
+  desc.workload.width = size->first;
+  desc.workload.height = size->second;
+  desc.workload.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
+  desc.bare_comparison = o.bare;
+  if (Result<void> v = validate(desc); !v) {
+    std::fprintf(stderr, "latlab run: %s\n", v.error().message.c_str());
     return kExitUsage;
   }
-  if (fragment && (size->width > ctx.properties().limits.maxFramebufferWidth ||
-                   size->height > ctx.properties().limits.maxFramebufferHeight)) {
-    std::fprintf(stderr, "latlab run: --size %ux%u exceeds %s's framebuffer limit %ux%u\n", size->width,
-                 size->height, ctx.device_name().c_str(), ctx.properties().limits.maxFramebufferWidth,
-                 ctx.properties().limits.maxFramebufferHeight);
+  if (o.time_scale != 1 && o.backend != "sim") {
+    std::fprintf(
+        stderr,
+        "latlab run: --time-scale only works with --backend sim (a GPU runs on real time)\n");
     return kExitUsage;
   }
-  AnyWorkload work;
-  if (fragment) {
-    auto w = VulkanFragmentWorkload::create(ctx, FragmentWorkloadDesc{size->width, size->height});
-    if (!w) {
-      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
-      return kExitRunFailed;
-    }
-    work.fragment = std::move(w.value());
-  } else {
-    auto w = VulkanComputeWorkload::create(ctx, *size);
-    if (!w) {
-      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
-      return kExitRunFailed;
-    }
-    work.compute = std::move(w.value());
+  if (!o.out.empty() && !output_dir_writable(o.out, why)) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
   }
-  // Room for every pass of the frames in flight, twice over.
-  const uint32_t max_queries = std::max<uint32_t>(16, 2 * 2 * kFramesInFlight * opt.passes);
-  auto pool_r = VulkanTimestampQueryPool::create(
-      ctx, QueryPoolDesc{.max_queries = max_queries, .kind = fragment ? QueryKind::render : QueryKind::compute});
-  if (!pool_r) {
-    std::fprintf(stderr, "latlab run: %s\n", pool_r.error().message.c_str());
-    return kExitRunFailed;
+  if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) {
+    std::fprintf(stderr, "latlab run: %s\n", why.c_str());
+    return kExitUsage;
   }
-  auto ring_r = VulkanFrameRing::create(ctx, kFramesInFlight);
-  if (!ring_r) {
-    std::fprintf(stderr, "latlab run: %s\n", ring_r.error().message.c_str());
-    return kExitRunFailed;
-  }
-  VulkanTimestampQueryPool& pool = *pool_r.value();
-  VulkanFrameRing& ring = *ring_r.value();
 
-  std::vector<std::vector<double>> per_pass_ms(opt.passes);
-  std::vector<uint64_t> per_pass_missing(opt.passes, 0);
-  std::vector<double> total_ms;
-  uint64_t frames_missing = 0;
-  std::vector<uint64_t> slot_frame(kFramesInFlight, 0);
-
-  // After a frame's fence: read its results (never waits on the query),
-  // retire it, print its line.
-  const auto finish = [&](uint32_t slot) -> Result<void> {
-    if (!ring.in_flight(slot)) return {};
-    auto waited = ring.wait(slot);
-    if (!waited) return waited.error();
-    const uint64_t frame = slot_frame[slot];
-    (void)pool.resolve_queries_async();
-    pool.retire_frame(frame);
-    std::string line = fmt::format("frame {:4}", frame);
-    double total = 0;
-    bool complete = true;
-    for (uint32_t p = 0; p < opt.passes; ++p) {
-      const TimestampResult r = pool.timestamp(pass_uid(fragment, p, frame));
-      if (r.ok()) {
-        per_pass_ms[p].push_back(r.duration_ms());
-        total += r.duration_ms();
-        line += fmt::format("  pass{} {:8.3f}", p, r.duration_ms());
-      } else {
-        ++per_pass_missing[p];
-        complete = false;
-        line += fmt::format("  pass{} {:>8}", p, to_string(r.status));
-      }
+  // --- device ----------------------------------------------------------------
+  // The sim backend is opened here, not through the factory: `run` needs the
+  // SimLatencyDevice, which lives on the run's own (real or scaled) clock.
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<LatencyDevice> device;
+  if (o.backend == "sim") {
+    const SimDeviceDesc sim_desc;
+    if (!o.device.empty() && o.device != "0" && sim_desc.name.find(o.device) == std::string::npos) {
+      std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n",
+                   o.device.c_str(), sim_desc.name.c_str());
+      return kExitUsage;
     }
-    if (complete) {
-      total_ms.push_back(total);
-      line += fmt::format("  total {:8.3f} ms", total);
+    if (o.time_scale != 1) {
+      time = std::make_shared<ScaledHostTime>(o.time_scale);
     } else {
-      ++frames_missing;
-      line += "  total  missing";
+      time = std::make_shared<RealHostTime>();
     }
-    fmt::print("{}\n", line);
-    return {};
-  };
+    device = SimLatencyDevice::create(sim_desc, time);
+  } else {
+    time = std::make_shared<RealHostTime>();
+    Result<std::unique_ptr<LatencyDevice>> opened =
+        open_latency_device(DeviceSelector{o.backend, o.device, o.validation});
+    if (!opened) {
+      // A device that was asked for by name or index and not opened is bad
+      // input; without --device, the backend itself is unavailable.
+      if (!o.device.empty()) {
+        std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", o.backend.c_str(),
+                     o.device.c_str(), opened.error().message.c_str());
+        return kExitUsage;
+      }
+      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
+                   opened.error().message.c_str());
+      return kExitMissingCapability;
+    }
+    device = std::move(opened.value());
+  }
+  const DeviceInfo& di = device->info();
+  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(*device);
 
-  std::vector<WorkloadPass> passes(opt.passes);
-  for (uint64_t frame = 0; frame < opt.frames; ++frame) {
-    const auto slot = static_cast<uint32_t>(frame % kFramesInFlight);
-    if (auto f = finish(slot); !f) {
-      std::fprintf(stderr, "latlab run: %s\n", f.error().message.c_str());
-      return kExitRunFailed;
-    }
-    auto cmd = ring.begin(slot);
-    if (!cmd) {
-      std::fprintf(stderr, "latlab run: %s\n", cmd.error().message.c_str());
-      return kExitRunFailed;
-    }
-    for (uint32_t p = 0; p < opt.passes; ++p) passes[p] = WorkloadPass{pass_uid(fragment, p, frame), opt.complexity};
-    work.record(*cmd, passes, frame, pool);
-    slot_frame[slot] = frame;
-    if (auto s = ring.submit(slot); !s) {
-      std::fprintf(stderr, "latlab run: %s\n", s.error().message.c_str());
-      return kExitRunFailed;
-    }
+  // Ctrl-C / SIGTERM from here on ends the run early with a partial result
+  // (installed before the settings are echoed, so a caller that saw them can
+  // interrupt safely). A second Ctrl-C ends the process.
+  g_interrupted.store(false);
+  struct sigaction sa {};
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = static_cast<int>(SA_RESETHAND);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, di.backend,
+             di.name, di.driver);
+  fmt::print(info,
+             "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
+             "warm-up frames\n",
+             desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
+             static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
+             desc.warmup_frames);
+  fmt::print(info, "  workload: passes {}  complexity {}  size {}x{}  form {}\n",
+             desc.workload.passes, desc.workload.complexity, desc.workload.width,
+             desc.workload.height, o.form);
+  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
+             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
+             o.validation && di.backend == "vulkan" ? ", Vulkan validation on" : "",
+             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+  if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
+  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
+             o.out.empty() ? "(none)" : o.out,
+             o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
+  std::fflush(info);
+
+  // --- run -------------------------------------------------------------------
+  const bool tty = !o.json && isatty(STDOUT_FILENO) == 1;
+  LatencyRunEnv env;
+  env.device = device.get();
+  env.mapper = mapper.get();
+  env.time = time.get();
+  env.interrupt = &g_interrupted;
+  if (tty) {
+    env.on_progress = [](const RunProgress& p) {
+      if (p.kind == BlockKind::warmup) {
+        std::printf("\r\033[K  warm-up %llu/%llu",
+                    static_cast<unsigned long long>(p.block_frames_done),
+                    static_cast<unsigned long long>(p.block_frames));
+      } else {
+        std::printf("\r\033[K  %s block %u/%u: %llu/%llu frames",
+                    std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
+                    static_cast<unsigned long long>(p.block_frames_done),
+                    static_cast<unsigned long long>(p.block_frames));
+      }
+      std::fflush(stdout);
+    };
   }
-  for (uint64_t frame = opt.frames; frame < opt.frames + kFramesInFlight; ++frame) {
-    if (auto f = finish(static_cast<uint32_t>(frame % kFramesInFlight)); !f) {
-      std::fprintf(stderr, "latlab run: %s\n", f.error().message.c_str());
-      return kExitRunFailed;
-    }
+  const ProcessMemory memory_before = read_process_memory();
+  Result<LatencyRun> result = run_latency(desc, env);
+  const ProcessMemory memory_after = read_process_memory();
+  if (tty) {
+    std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!result) {
+    std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
+    return kExitUsage;
+  }
+  const LatencyRun& run = result.value();
+  if (run.measured_frames_run() == 0 && run.partial) {
+    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                 run.partial_reason.c_str());
+    return kExitRunFailed;
   }
 
-  fmt::print("\nper-pass GPU time, ms ({} frames)\n", opt.frames);
-  fmt::print("  {:<6} {:>6} {:>8} {:>10} {:>10} {:>10}\n", "pass", "count", "missing", "p50", "min", "max");
-  for (uint32_t p = 0; p < opt.passes; ++p) {
-    const Distribution d = summarize(per_pass_ms[p], per_pass_missing[p]);
-    fmt::print("  {:<6} {:>6} {:>8} {:>10.3f} {:>10.3f} {:>10.3f}\n", fmt::format("pass{}", p), d.count, d.missing,
-               d.p50, d.min, d.max);
+  // --- report ------------------------------------------------------------------
+  RunMeta meta;
+  meta.mode = o.mode;
+  meta.backend = o.backend;
+  meta.device = o.device;
+  meta.command_line = o.command_line;
+  meta.created_utc = utc_now_iso8601();
+  meta.machine = collect_machine_info();
+  meta.memory_before = memory_before;
+  meta.memory_after = memory_after;
+  uint64_t validation_errors = 0;
+  if (const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(device.get());
+      vk != nullptr && o.validation) {
+    ValidationReport v;
+    v.error_count = vk->context().validation_error_count();
+    v.messages = vk->context().validation_messages();
+    validation_errors = v.error_count;
+    meta.validation = std::move(v);
   }
-  const Distribution t = summarize(total_ms, frames_missing);
-  fmt::print("  {:<6} {:>6} {:>8} {:>10.3f} {:>10.3f} {:>10.3f}\n", "total", t.count, t.missing, t.p50, t.min, t.max);
-  if (opt.validation) {
-    fmt::print("validation errors: {}\n", ctx.validation_error_count());
-    for (const auto& m : ctx.validation_messages()) fmt::print("  {}\n", m);
-    if (ctx.validation_error_count() > 0) return kExitRunFailed;
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  if (o.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(format_run_table(run).c_str(), stdout);
   }
-  return kExitOk;
+  int rc = run.partial ? kExitRunFailed : kExitOk;
+  if (!o.out.empty()) {
+    if (Result<void> w = write_file_atomic(o.out, doc.dump(2) + "\n"); !w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      rc = kExitWriteFailed;
+    } else {
+      fmt::print(info, "result written to {}{}\n", o.out, run.partial ? " (partial)" : "");
+    }
+  }
+  if (!o.frames_csv.empty()) {
+    if (Result<void> w = write_frames_csv(o.frames_csv, run); !w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      rc = kExitWriteFailed;
+    } else {
+      fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+    }
+  }
+  if (meta.validation) {
+    fmt::print(info, "validation errors: {}\n", validation_errors);
+    if (validation_errors > 0) {
+      for (const std::string& m : meta.validation->messages)
+        std::fprintf(stderr, "  %s\n", m.c_str());
+      std::fprintf(stderr, "latlab run: the Vulkan validation layer reported %llu errors\n",
+                   static_cast<unsigned long long>(validation_errors));
+      if (rc == kExitOk) rc = kExitRunFailed;
+    }
+  }
+  if (run.partial)
+    std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  return rc;
+}
+
+// argv as the kernel holds it (main owns argv; this keeps run self-contained).
+std::string own_command_line() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return "";
+  std::string s;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& ch : s) {
+    if (ch == '\0') ch = ' ';
+  }
+  return s;
 }
 
 std::function<int()> setup(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Time the reference workload per pass (Vulkan timestamps)");
-  auto opt = std::make_shared<RunOptions>();
-  sub->add_option("--device", opt->device, "Device index or name substring (default: first discrete GPU, else first)");
-  sub->add_option("--frames", opt->frames, "Frames to time")->capture_default_str()->check(CLI::Range(1u, 1000000u));
-  sub->add_option("--passes", opt->passes, "Compute passes per frame")->capture_default_str()->check(CLI::Range(1u, 64u));
-  sub->add_option("--complexity", opt->complexity, "Arithmetic iterations per element and pass (1..4096)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 4096u));
-  sub->add_option("--size", opt->size, "Work size WxH (elements / pixels)")->capture_default_str();
-  sub->add_option("--form", opt->form, "Workload form: compute (dispatches) or fragment (full-screen passes)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"compute", "fragment"}));
-  sub->add_flag("--validation", opt->validation, "Enable the Khronos validation layer (errors fail the run)");
-  return [opt]() { return run(*opt); };
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "Latency benchmark: a software signal through every stage of a frame");
+  sub->add_option("--mode", opts->mode, "Latency mode (only baseline so far)")
+      ->check(CLI::IsMember({"baseline"}))
+      ->capture_default_str();
+  sub->add_option("--backend", opts->backend, "GPU backend")
+      ->check(CLI::IsMember({"vulkan", "cuda", "sim"}))
+      ->capture_default_str();
+  sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
+  auto* frames = sub->add_option("--frames", opts->frames, "Measured frames over all blocks")
+                     ->check(CLI::Range(1u, 10'000'000u))
+                     ->capture_default_str();
+  auto* seconds =
+      sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
+          ->check(CLI::Range(0.001, 864000.0));
+  frames->excludes(seconds);
+  sub->add_option("--seed", opts->seed, "Schedule seed (same seed, same deadlines)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--interval-ms", opts->interval_ms,
+                  "Signal interval range MIN-MAX in ms, uniform")
+      ->capture_default_str();
+  sub->add_option("--blocks", opts->blocks, "Measured blocks")
+      ->check(CLI::Range(1u, 100'000u))
+      ->capture_default_str();
+  sub->add_option("--warmup", opts->warmup, "Warm-up frames, run and discarded")
+      ->check(CLI::Range(0u, 1'000'000u))
+      ->capture_default_str();
+  sub->add_option("--cpu-iterations", opts->cpu_iterations,
+                  "CPU simulation step cost (hash rounds)")
+      ->check(CLI::Range(0u, 100'000'000u))
+      ->capture_default_str();
+  sub->add_option("--passes", opts->passes, "GPU passes per frame")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  sub->add_option("--complexity", opts->complexity, "Per-pixel cost of each pass (1..4096)")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
+  sub->add_option("--form", opts->form, "Workload form")
+      ->check(CLI::IsMember({"compute", "fragment"}))
+      ->capture_default_str();
+  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
+      ->capture_default_str();
+  sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
+  sub->add_flag("--bare", opts->bare,
+                "After each block, run a bare loop (same path, no instrumentation) and a raw "
+                "clock_nanosleep loop");
+  sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
+                "Do not lower the generator thread's timer slack");
+  sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");
+  sub->add_flag("--validation", opts->validation, "Vulkan: enable the Khronos validation layer");
+  sub->add_option("--time-scale", opts->time_scale,
+                  "Sim backend only: run the clock this many times faster")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
+      ->capture_default_str();
+  return [opts] {
+    opts->command_line = own_command_line();
+    return run_command(*opts);
+  };
 }
 
 const RegisterCommand kRegister{{"run", setup, 20}};

@@ -419,18 +419,27 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
   return out;
 }
 
-std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+// The instance's devices; an error (with the driver's code) when the driver
+// fails to enumerate, so "no device" only ever means none exists.
+Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance) {
   uint32_t n = 0;
-  vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  VkResult r = vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk::error("vkEnumeratePhysicalDevices", r);
   std::vector<VkPhysicalDevice> out(n);
-  if (n > 0) vkEnumeratePhysicalDevices(instance, &n, out.data());
+  if (n > 0) {
+    r = vkEnumeratePhysicalDevices(instance, &n, out.data());
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk::error("vkEnumeratePhysicalDevices", r);
+  }
   out.resize(n);
   return out;
 }
 
 constexpr const char* kNoDevice =
-    "no Vulkan device found (no driver, or the driver sees no device). For a software device "
+    "no Vulkan device found (the driver sees no device). For a software device "
     "install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
+constexpr const char* kNoDriver =
+    "no Vulkan driver could be loaded (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER). For a "
+    "software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
 
 }  // namespace
 
@@ -439,7 +448,12 @@ Result<std::vector<VulkanDeviceReport>> enumerate_vulkan_devices() {
   if (!inst) return inst.error();
   std::vector<VulkanDeviceReport> out;
   if (inst->instance == VK_NULL_HANDLE) return out;
-  const auto devices = physical_devices(inst->instance);
+  const auto listed = physical_devices(inst->instance);
+  if (!listed) {
+    vkDestroyInstance(inst->instance, nullptr);
+    return listed.error();
+  }
+  const auto& devices = *listed;
   for (uint32_t i = 0; i < devices.size(); ++i) {
     out.push_back(probe_device(inst->instance, inst->api, devices[i], i).report);
   }
@@ -459,7 +473,7 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   }
   auto inst = make_instance(desc.max_api_version, desc.validation, &messenger_ci);
   if (!inst) return inst.error();
-  if (inst->instance == VK_NULL_HANDLE) return make_error(kNoDevice);
+  if (inst->instance == VK_NULL_HANDLE) return make_error(kNoDriver);
   ctx->instance_ = inst->instance;
 
   if (desc.validation) {
@@ -471,7 +485,9 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   }
 
   // --- which device --------------------------------------------------------
-  const auto devices = physical_devices(ctx->instance_);
+  const auto listed = physical_devices(ctx->instance_);
+  if (!listed) return listed.error();
+  const auto& devices = *listed;
   if (devices.empty()) return make_error(kNoDevice);
   std::vector<Probe> probes;
   probes.reserve(devices.size());

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Packs stripped release binaries, the shared libraries the GPU machine lacks
+# (fmt, Google Benchmark) and the Khronos validation layer into .devbin/, which
+# the device tool carries (`carry: [".devbin", ".gl"]`).
+set -euo pipefail
+b=${1:-build/release}
+rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
+for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_cuda_tests bench/cuda_vs_events bench/latlab_bench; do
+  [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
+done
+cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .devbin/lib/
+cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
+sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
+  /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > .devbin/layers/VkLayer_khronos_validation.json
+du -sh .devbin

@@ -1,0 +1,80 @@
+// Reports of a latency run: the JSON result (docs/result-schema.md,
+// schema_version 1), the per-frame CSV, the stdout table, and atomic file
+// writes. Nothing here measures; it only formats what LatencyRun holds.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "latlab/latency_run.hpp"
+#include "latlab/result.hpp"
+#include "latlab/stats.hpp"
+
+namespace latlab {
+
+inline constexpr int kResultSchemaVersion = 1;
+
+struct MachineInfo {
+  std::string hostname;
+  std::string os;         // /etc/os-release PRETTY_NAME, "" if unknown
+  std::string kernel;     // uname: sysname release version
+  std::string arch;       // uname machine
+  std::string cpu_model;  // /proc/cpuinfo "model name", "" if unknown
+  uint32_t logical_cpus = 0;
+};
+MachineInfo collect_machine_info();
+
+// The process's resident memory (/proc/self/status VmRSS, VmHWM), kB; -1 if unknown.
+struct ProcessMemory {
+  int64_t rss_kb = -1;
+  int64_t peak_rss_kb = -1;
+};
+ProcessMemory read_process_memory();
+
+// Vulkan validation-layer findings of the run (when validation was on).
+struct ValidationReport {
+  uint64_t error_count = 0;
+  std::vector<std::string> messages;  // oldest first, bounded by the backend
+};
+
+// What the CLI knows that the run does not.
+struct RunMeta {
+  std::string mode = "baseline";
+  std::string backend;  // as requested
+  std::string device;   // selector as given ("" = default)
+  std::string command_line;
+  std::string created_utc;  // ISO 8601, e.g. 2026-01-31T12:00:00Z
+  std::string tool_version = "0.1.0";
+  MachineInfo machine;
+  ProcessMemory memory_before;  // just before the run started (after the device opened)
+  ProcessMemory memory_after;   // after the run, before the report was built
+  std::optional<ValidationReport> validation;  // set when validation was on
+};
+
+// ISO 8601 UTC of now.
+std::string utc_now_iso8601();
+
+// A Distribution as JSON: count and missing always; the statistics (us) are
+// null when count is 0 (an empty distribution has no mean, not a 0 mean).
+nlohmann::ordered_json distribution_to_json(const Distribution& d);
+
+// The whole result document.
+nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
+
+// Writes `content` to `path` atomically: a temp file in the same directory,
+// fsync, rename over `path`, fsync of the directory. On any failure `path` is
+// untouched (the previous file stays) and the temp file is removed.
+Result<void> write_file_atomic(const std::string& path, std::string_view content);
+
+// Per-frame markers of the warm-up and measured frames as CSV (one row per
+// scheduled frame; absent markers are empty cells), written atomically.
+Result<void> write_frames_csv(const std::string& path, const LatencyRun& run);
+
+// The readable summary printed on stdout.
+std::string format_run_table(const LatencyRun& run);
+
+}  // namespace latlab

@@ -1,0 +1,169 @@
+// The latency run: a software signal followed through every stage of a frame.
+//
+// Two threads per block. The generator thread sleeps to absolute deadlines of
+// the seeded schedule (clock_nanosleep TIMER_ABSTIME, no polling), records its
+// wake and the signal, and publishes the frame. The consumer thread blocks on
+// the channel, runs the deterministic CPU step, submits the frame's GPU work
+// through LatencyDevice and waits for it; GPU ticks go onto the host clock
+// through the TickMapper. Deadlines are never re-based: when the consumer
+// falls behind, signals keep their scheduled deadlines and queue (no
+// coordinated omission), and the delay shows in signal_to_consumer_wake.
+//
+// The run is a discarded warm-up then K measured blocks; with
+// `bare_comparison` each measured block is followed by a bare-loop block (the
+// same signal -> submit -> fence path with only two time reads per frame) and
+// a raw clock_nanosleep block on the same deadlines, so the cost of measuring
+// and the timer's own lateness are visible in the same run.
+//
+// Failure: a device error or an interrupt stops the run after the frame in
+// progress; the run comes back with `partial` set and the reason, holding
+// every frame that was scheduled. Only invalid settings give an Error.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "latlab/frame_markers.hpp"
+#include "latlab/gpu_device.hpp"
+#include "latlab/host_time.hpp"
+#include "latlab/result.hpp"
+#include "latlab/schedule.hpp"
+#include "latlab/signal_generator.hpp"
+#include "latlab/stats.hpp"
+#include "latlab/tick_mapper.hpp"
+
+namespace latlab {
+
+struct LatencyRunDesc {
+  ScheduleDesc schedule;   // seed and interval range (default 8-12 ms, seed 1)
+  uint32_t frames = 2500;  // measured frames over all blocks (>= blocks). Default 2500.
+  uint32_t blocks =
+      5;  // measured blocks (>= 1); frames split evenly, earlier blocks take the remainder
+  uint32_t warmup_frames =
+      100;  // frames run and recorded before block 0, left out of every distribution
+  uint32_t cpu_step_iterations =
+      2000;                      // CPU simulation step cost (hash rounds; ~2 us on a desktop core)
+  FrameWorkload workload;        // the GPU work of a frame (Baseline: one minimal pass)
+  int64_t timer_slack_ns = 1;    // generator threads' timer slack; 0 = leave it unchanged
+  bool bare_comparison = false;  // add a bare-loop and a raw-sleep block after each measured block
+  int64_t block_lead_ns =
+      20'000'000;  // a block's first deadline is start + lead + interval_0 (threads settle)
+};
+
+// Invalid settings, with what to change.
+Result<void> validate(const LatencyRunDesc& desc);
+
+enum class BlockKind : uint8_t {
+  warmup,     // latency path, discarded
+  measured,   // latency path, summarised
+  bare_loop,  // same path, only signal and fence wake read
+  raw_sleep,  // clock_nanosleep alone on the same deadlines
+};
+std::string_view to_string(BlockKind k);
+
+// Test scaffolding: run everything on the calling thread with the host-side
+// delays scripted (on `time`, normally a VirtualHostTime), so every stage is
+// exactly what the script and the sim device say. Each function gets the
+// frame id; a null function means 0 ns.
+struct LockstepScript {
+  std::function<int64_t(uint64_t)>
+      timer_lateness_ns;  // generator wakes this long after the deadline
+  std::function<int64_t(uint64_t)> wake_to_signal_ns;       // generator wake -> signal
+  std::function<int64_t(uint64_t)> consumer_wake_delay_ns;  // signal -> consumer wake
+  std::function<int64_t(uint64_t)> cpu_cost_ns;             // replaces the CPU step
+  std::function<int64_t(uint64_t)> cpu_to_submit_ns;        // cpu end -> submit start
+};
+
+struct RunProgress {
+  BlockKind kind = BlockKind::warmup;
+  uint32_t block = 0;   // index within its kind
+  uint32_t blocks = 0;  // measured blocks
+  uint64_t block_frames_done = 0;
+  uint64_t block_frames = 0;
+};
+
+struct LatencyRunEnv {
+  LatencyDevice* device = nullptr;  // required; driven from the consumer thread
+  TickMapper* mapper = nullptr;     // optional: null -> nothing mapped, mapped stages missing.
+                                    // run_latency calls start() and stop().
+  HostTime* time = nullptr;  // optional: null -> RealHostTime. Must be the device's clock too.
+  const std::atomic<bool>* interrupt = nullptr;  // optional: once true, the run stops (partial)
+  std::function<void(const RunProgress&)>
+      on_progress;  // optional: called on the calling thread, ~4 Hz
+  const LockstepScript* lockstep =
+      nullptr;  // optional (tests): single-threaded, scripted host delays
+};
+
+struct BlockResult {
+  uint32_t order = 0;  // position in the run (0 = first block run)
+  BlockKind kind = BlockKind::measured;
+  uint32_t index = 0;               // index within its kind
+  uint64_t first_device_frame = 0;  // frame id given to the device for the block's first
+                                    // frame; ids rise by one per frame in run order across
+                                    // blocks (raw_sleep blocks use none)
+  uint64_t first_frame = 0;         // warmup/measured: index into LatencyRun::frames;
+                                    // bare_loop: into bare_frames; raw_sleep: into raw_lateness_ns
+  uint64_t frames_planned = 0;
+  uint64_t frames_run = 0;  // frames scheduled (< planned only when the run stopped)
+  int64_t start_ns = 0;     // host clock
+  int64_t end_ns = 0;
+  SeriesDistributions series{};  // warmup/measured: every series
+  MissingBreakdown missing;      // warmup/measured
+  uint64_t consumer_behind = 0;  // frames whose signal was already pending when the consumer looked
+  Distribution bare_latency;     // bare_loop: fence wake - signal, us
+  Distribution raw_lateness;     // raw_sleep: wake - deadline, us
+  int64_t generator_cpu_ns = 0;  // CPU time of the block's sleeping thread (generator or raw loop)
+};
+
+struct BareFrame {
+  int64_t signal_ns = 0;
+  int64_t fence_wake_ns = 0;
+  QueryStatus fence_status = QueryStatus::missing;
+};
+
+struct LatencyRun {
+  LatencyRunDesc desc;
+  DeviceInfo device;
+  std::string time_source;  // HostTime::name()
+  std::string execution;    // "threads" or "lockstep"
+  TimerSlack timer_slack;   // as set on the first generator thread
+  ClockModelReport clock_model;
+  std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
+
+  // Warm-up frames, then measured blocks in order. Without bare comparison a
+  // record's index is its frame id; with it, the id is the block's
+  // first_device_frame + the offset in the block.
+  std::vector<FrameRecord> frames;
+  std::vector<BlockResult> blocks;  // in run order
+  SeriesDistributions total{};      // over every measured frame
+  MissingBreakdown total_missing;
+  uint64_t consumer_behind = 0;  // over measured frames
+
+  // bare comparison (empty unless desc.bare_comparison)
+  std::vector<BareFrame> bare_frames;
+  std::vector<int64_t> raw_lateness_ns;
+  Distribution bare_total;  // fence wake - signal, us
+  Distribution raw_total;   // clock_nanosleep lateness, us
+
+  int64_t generator_cpu_ns = 0;  // generator threads, measured blocks
+  int64_t generator_wall_ns = 0;
+  int64_t raw_sleep_cpu_ns = 0;  // raw-sleep threads
+  int64_t raw_sleep_wall_ns = 0;
+  uint64_t cpu_checksum = 0;  // XOR of every CPU step's hash (deterministic per settings)
+
+  int64_t started_ns = 0;  // host clock
+  int64_t finished_ns = 0;
+  bool partial = false;
+  std::string partial_reason;
+
+  uint64_t measured_frames_run() const;
+};
+
+// Runs the benchmark. Error only for invalid settings or a missing device.
+Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env);
+
+}  // namespace latlab

@@ -1,0 +1,592 @@
+#include "latlab/latency_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <span>
+#include <thread>
+
+#include "latlab/host_clock.hpp"
+
+namespace latlab {
+
+std::string_view to_string(BlockKind k) {
+  switch (k) {
+    case BlockKind::warmup:
+      return "warmup";
+    case BlockKind::measured:
+      return "measured";
+    case BlockKind::bare_loop:
+      return "bare_loop";
+    case BlockKind::raw_sleep:
+      return "raw_sleep";
+  }
+  return "unknown";
+}
+
+uint64_t LatencyRun::measured_frames_run() const {
+  uint64_t n = 0;
+  for (const BlockResult& b : blocks) {
+    if (b.kind == BlockKind::measured) n += b.frames_run;
+  }
+  return n;
+}
+
+Result<void> validate(const LatencyRunDesc& d) {
+  if (d.schedule.min_interval_ns <= 0) {
+    return make_error("the shortest interval must be above 0 ms");
+  }
+  if (d.schedule.max_interval_ns < d.schedule.min_interval_ns) {
+    return make_error("the interval range is reversed: give it as MIN-MAX with MIN <= MAX");
+  }
+  if (d.schedule.max_interval_ns > 10'000'000'000) {
+    return make_error("intervals above 10 s are not supported");
+  }
+  if (d.blocks < 1) return make_error("at least one block is needed (--blocks >= 1)");
+  if (d.frames < d.blocks) {
+    return make_error("fewer frames than blocks: every block needs at least one frame");
+  }
+  if (d.workload.passes < 1) return make_error("the workload needs at least one pass");
+  if (d.workload.complexity < 1 || d.workload.complexity > 4096) {
+    return make_error("workload complexity must be in 1..4096");
+  }
+  if (d.timer_slack_ns < 0) return make_error("timer slack cannot be negative");
+  if (d.block_lead_ns < 0) return make_error("block lead cannot be negative");
+  return {};
+}
+
+namespace {
+
+uint64_t frames_in_block(uint32_t frames, uint32_t blocks, uint32_t b) {
+  const uint64_t base = frames / blocks;
+  const uint64_t rem = frames % blocks;
+  return base + (b < rem ? 1 : 0);
+}
+
+int64_t script_ns(const std::function<int64_t(uint64_t)>& f, uint64_t id) {
+  return f ? std::max<int64_t>(0, f(id)) : 0;
+}
+
+// State shared by the threads of a run. The consumer is the only writer of
+// `checksum` and `error`; both are read after the threads are joined.
+struct Ctx {
+  Ctx(const LatencyRunDesc& d, LatencyDevice& dev, TickMapper* m, HostTime& t,
+      const LockstepScript* s, const std::atomic<bool>* i)
+      : desc(d), device(dev), mapper(m), time(t), script(s), interrupt(i) {}
+  const LatencyRunDesc& desc;
+  LatencyDevice& device;
+  TickMapper* mapper;
+  HostTime& time;
+  const LockstepScript* script;
+  const std::atomic<bool>* interrupt;
+  std::atomic<bool> failed{false};
+  std::string error;
+  uint64_t checksum = 0;
+  std::atomic<uint64_t> done{0};  // frames the current block has finished (progress)
+
+  bool interrupted() const {
+    return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
+  }
+  bool stop_requested() const { return interrupted() || failed.load(std::memory_order_acquire); }
+  void fail(std::string message) {
+    error = std::move(message);
+    failed.store(true, std::memory_order_release);
+  }
+};
+
+// Generator side of one frame: wait for the deadline, record wake and signal.
+void generator_frame(Ctx& c, FrameRecord& r, uint64_t id, int64_t deadline) {
+  if (c.script != nullptr) {
+    c.time.sleep_until(deadline + script_ns(c.script->timer_lateness_ns, id));
+  } else {
+    c.time.sleep_until(deadline);
+  }
+  r.generator_wake_ns = c.time.now_ns();
+  if (c.script != nullptr) {
+    c.time.sleep_until(r.generator_wake_ns + script_ns(c.script->wake_to_signal_ns, id));
+  }
+  r.signal_ns = c.time.now_ns();
+  r.deadline_ns = deadline;
+  r.set(Marker::deadline);
+  r.set(Marker::generator_wake);
+  r.set(Marker::signal);
+}
+
+// Consumer side of one frame. False when the device failed (recorded in ctx).
+bool consumer_frame(Ctx& c, FrameRecord& r, uint64_t id, bool was_pending) {
+  if (c.script != nullptr) {
+    c.time.sleep_until(r.signal_ns + script_ns(c.script->consumer_wake_delay_ns, id));
+  }
+  r.consumer_wake_ns = c.time.now_ns();
+  r.set(Marker::consumer_wake);
+  if (was_pending) r.flags |= kFrameConsumerBehind;
+
+  r.cpu_start_ns = c.time.now_ns();
+  if (c.script != nullptr) {
+    c.time.sleep_until(r.cpu_start_ns + script_ns(c.script->cpu_cost_ns, id));
+  } else {
+    c.checksum ^= cpu_simulation_step(id, c.desc.cpu_step_iterations);
+  }
+  r.cpu_end_ns = c.time.now_ns();
+  r.set(Marker::cpu_start);
+  r.set(Marker::cpu_end);
+  if (c.script != nullptr) {
+    c.time.sleep_until(r.cpu_end_ns + script_ns(c.script->cpu_to_submit_ns, id));
+  }
+
+  r.submit_start_ns = c.time.now_ns();
+  r.set(Marker::submit_start);
+  const Result<void> submitted = c.device.submit_frame(id, c.desc.workload);
+  const int64_t submit_end = c.time.now_ns();
+  if (!submitted) {
+    r.flags |= kFrameDeviceError;
+    c.fail("submitting frame " + std::to_string(id) + " failed: " + submitted.error().message);
+    return false;
+  }
+  r.submit_end_ns = submit_end;
+  r.set(Marker::submit_end);
+
+  const Result<GpuFrameTiming> timing = c.device.wait_frame(id);
+  if (!timing) {
+    r.flags |= kFrameDeviceError;
+    c.fail("waiting for frame " + std::to_string(id) + " failed: " + timing.error().message);
+    return false;
+  }
+  r.gpu_status = timing->gpu_status;
+  r.fence_status = timing->fence_status;
+  if (timing->fence_status == QueryStatus::ok) {
+    r.fence_wake_ns = timing->fence_wake_ns;
+    r.set(Marker::fence_wake);
+  }
+  if (timing->gpu_status == QueryStatus::ok) {
+    r.gpu_begin_ticks = timing->gpu_begin_ticks;
+    r.gpu_end_ticks = timing->gpu_end_ticks;
+    r.set(Marker::gpu_begin);
+    r.set(Marker::gpu_end);
+    if (c.mapper != nullptr) {
+      if (const auto m = c.mapper->map_pair(r.gpu_begin_ticks, r.gpu_end_ticks)) {
+        r.gpu_begin_host_ns = m->begin_host_ns;
+        r.gpu_end_host_ns = m->end_host_ns;
+        r.map_error_ns = static_cast<uint32_t>(
+            std::clamp<int64_t>(m->error_ns, 0, std::numeric_limits<uint32_t>::max()));
+        r.set(Marker::gpu_begin_host);
+        r.set(Marker::gpu_end_host);
+      }
+    }
+  }
+  return true;
+}
+
+// Lets the calling thread report progress about every 250 ms until the
+// consumer calls finish() (a timed wait on a condition variable, no polling).
+class ProgressWaiter {
+ public:
+  void finish() {
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+  template <class F>
+  void wait(F&& report) {
+    std::unique_lock lock(m_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [&] { return done_; })) {
+      lock.unlock();
+      report();
+      lock.lock();
+    }
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+struct BlockOutcome {
+  uint64_t frames_run = 0;
+  int64_t sleeper_cpu_ns = 0;  // CPU of the thread that slept to the deadlines
+  int64_t sleeper_wall_ns = 0;
+  TimerSlack slack;
+};
+
+using ProgressFn = std::function<void(uint64_t done)>;
+
+// Latency path (warm-up or measured), threaded or lockstep.
+BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_id, Schedule sched,
+                            const ProgressFn& progress) {
+  BlockOutcome out;
+  const uint64_t n = recs.size();
+  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
+  c.done.store(0, std::memory_order_relaxed);
+
+  if (c.script != nullptr) {  // lockstep: one thread, scripted delays
+    int64_t deadline = first_base;
+    uint64_t i = 0;
+    for (; i < n && !c.stop_requested(); ++i) {
+      deadline += sched.next_interval_ns();
+      generator_frame(c, recs[i], first_id + i, deadline);
+      if (!consumer_frame(c, recs[i], first_id + i, false)) {
+        ++i;
+        break;
+      }
+    }
+    out.frames_run = i;
+    return out;
+  }
+
+  SignalChannel channel;
+  ProgressWaiter waiter;
+  std::thread generator([&] {
+    out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
+    const int64_t cpu0 = thread_cpu_time_ns();
+    const int64_t wall0 = host_now_ns();
+    int64_t deadline = first_base;
+    uint64_t i = 0;
+    for (; i < n && !c.stop_requested(); ++i) {
+      deadline += sched.next_interval_ns();
+      generator_frame(c, recs[i], first_id + i, deadline);
+      channel.publish(i + 1);
+    }
+    channel.close();
+    out.frames_run = i;
+    out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
+    out.sleeper_wall_ns = host_now_ns() - wall0;
+  });
+  std::thread consumer([&] {
+    for (uint64_t i = 0;; ++i) {
+      const SignalChannel::Wait w = channel.wait_for(i);
+      if (!w.available) break;
+      const bool ok = consumer_frame(c, recs[i], first_id + i, w.was_pending);
+      c.done.store(i + 1, std::memory_order_relaxed);
+      if (!ok) break;
+    }
+    waiter.finish();
+  });
+  if (progress) {
+    waiter.wait([&] { progress(c.done.load(std::memory_order_relaxed)); });
+  }
+  consumer.join();
+  generator.join();
+  return out;
+}
+
+// The same path with two time reads per frame (signal, fence wake).
+BlockOutcome run_bare_block(Ctx& c, std::span<BareFrame> frames, uint64_t first_id, Schedule sched,
+                            const ProgressFn& progress) {
+  BlockOutcome out;
+  const uint64_t n = frames.size();
+  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
+  c.done.store(0, std::memory_order_relaxed);
+
+  auto consume = [&](uint64_t i) {
+    c.checksum ^= cpu_simulation_step(first_id + i, c.desc.cpu_step_iterations);
+    const Result<void> s = c.device.submit_frame(first_id + i, c.desc.workload);
+    if (!s) {
+      c.fail("submitting frame " + std::to_string(first_id + i) + " failed: " + s.error().message);
+      return false;
+    }
+    const Result<GpuFrameTiming> t = c.device.wait_frame(first_id + i);
+    if (!t) {
+      c.fail("waiting for frame " + std::to_string(first_id + i) + " failed: " + t.error().message);
+      return false;
+    }
+    frames[i].fence_status = t->fence_status;
+    frames[i].fence_wake_ns = t->fence_wake_ns;
+    return true;
+  };
+
+  if (c.script != nullptr) {
+    int64_t deadline = first_base;
+    uint64_t i = 0;
+    for (; i < n && !c.stop_requested(); ++i) {
+      deadline += sched.next_interval_ns();
+      c.time.sleep_until(deadline);
+      frames[i].signal_ns = c.time.now_ns();
+      if (!consume(i)) {
+        ++i;
+        break;
+      }
+    }
+    out.frames_run = i;
+    return out;
+  }
+
+  SignalChannel channel;
+  ProgressWaiter waiter;
+  std::thread generator([&] {
+    out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
+    int64_t deadline = first_base;
+    uint64_t i = 0;
+    for (; i < n && !c.stop_requested(); ++i) {
+      deadline += sched.next_interval_ns();
+      c.time.sleep_until(deadline);
+      frames[i].signal_ns = c.time.now_ns();
+      channel.publish(i + 1);
+    }
+    channel.close();
+    out.frames_run = i;
+  });
+  std::thread consumer([&] {
+    for (uint64_t i = 0;; ++i) {
+      if (!channel.wait_for(i).available) break;
+      const bool ok = consume(i);
+      c.done.store(i + 1, std::memory_order_relaxed);
+      if (!ok) break;
+    }
+    waiter.finish();
+  });
+  if (progress) {
+    waiter.wait([&] { progress(c.done.load(std::memory_order_relaxed)); });
+  }
+  consumer.join();
+  generator.join();
+  return out;
+}
+
+// clock_nanosleep alone on the same deadlines: the timer's own lateness.
+BlockOutcome run_raw_sleep_block(Ctx& c, std::span<int64_t> lateness, Schedule sched) {
+  BlockOutcome out;
+  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
+  auto body = [&] {
+    const int64_t cpu0 = thread_cpu_time_ns();
+    const int64_t wall0 = host_now_ns();
+    int64_t deadline = first_base;
+    uint64_t i = 0;
+    for (; i < lateness.size() && !c.interrupted(); ++i) {
+      deadline += sched.next_interval_ns();
+      c.time.sleep_until(deadline);
+      lateness[i] = c.time.now_ns() - deadline;
+    }
+    out.frames_run = i;
+    out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
+    out.sleeper_wall_ns = host_now_ns() - wall0;
+  };
+  if (c.script != nullptr) {
+    body();
+  } else {
+    std::thread t([&] {
+      out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
+      body();
+    });
+    t.join();
+  }
+  return out;
+}
+
+Distribution summarize_bare(std::span<const BareFrame> frames) {
+  std::vector<double> v;
+  v.reserve(frames.size());
+  uint64_t missing = 0;
+  for (const BareFrame& f : frames) {
+    if (f.fence_status == QueryStatus::ok) {
+      v.push_back(static_cast<double>(f.fence_wake_ns - f.signal_ns) / 1000.0);
+    } else {
+      ++missing;
+    }
+  }
+  return summarize_in_place(v, missing);
+}
+
+Distribution summarize_ns(std::span<const int64_t> ns) {
+  std::vector<double> v;
+  v.reserve(ns.size());
+  for (int64_t x : ns) v.push_back(static_cast<double>(x) / 1000.0);
+  return summarize_in_place(v, 0);
+}
+
+struct PlannedBlock {
+  BlockKind kind;
+  uint32_t index;
+  uint64_t first;  // into frames / bare_frames / raw_lateness_ns
+  uint64_t count;
+  uint64_t schedule_start;  // interval index of the block's first frame
+};
+
+}  // namespace
+
+Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
+  if (Result<void> v = validate(desc); !v) return v.error();
+  if (env.device == nullptr) return make_error("no device to run on");
+
+  RealHostTime real_time;
+  HostTime& time = env.time != nullptr ? *env.time : real_time;
+
+  LatencyRun run;
+  run.desc = desc;
+  run.device = env.device->info();
+  run.time_source = time.name();
+  run.execution = env.lockstep != nullptr ? "lockstep" : "threads";
+  run.unavailable = run.device.missing;
+
+  // Every frame's storage up front: the run itself allocates nothing per frame.
+  const uint64_t total_path = uint64_t{desc.warmup_frames} + desc.frames;
+  run.frames.assign(total_path, FrameRecord{});
+  if (desc.bare_comparison) {
+    run.bare_frames.assign(desc.frames, BareFrame{});
+    run.raw_lateness_ns.assign(desc.frames, 0);
+  }
+
+  // The plan: warm-up, then per block measured [+ bare + raw sleep], the
+  // comparison blocks on the measured block's own deadlines.
+  std::vector<PlannedBlock> plan;
+  if (desc.warmup_frames > 0) plan.push_back({BlockKind::warmup, 0, 0, desc.warmup_frames, 0});
+  uint64_t first = desc.warmup_frames;
+  uint64_t first_cmp = 0;
+  for (uint32_t b = 0; b < desc.blocks; ++b) {
+    const uint64_t n = frames_in_block(desc.frames, desc.blocks, b);
+    plan.push_back({BlockKind::measured, b, first, n, first});
+    if (desc.bare_comparison) {
+      plan.push_back({BlockKind::bare_loop, b, first_cmp, n, first});
+      plan.push_back({BlockKind::raw_sleep, b, first_cmp, n, first});
+    }
+    first += n;
+    first_cmp += n;
+  }
+
+  Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
+
+  if (env.mapper == nullptr) {
+    run.unavailable.push_back({"clock_model", "no clock model was given to the run"});
+  } else if (Result<void> started = env.mapper->start(); !started) {
+    run.unavailable.push_back({"clock_model", started.error().message});
+  }
+
+  run.started_ns = time.now_ns();
+  bool slack_recorded = false;
+  // Device frame ids rise in run order (a backend may rely on it, e.g. to
+  // retire query slots): interleaved blocks take the next ids in turn.
+  uint64_t next_device_frame = 0;
+  for (size_t order = 0; order < plan.size(); ++order) {
+    const PlannedBlock& p = plan[order];
+    if (c.stop_requested()) break;
+    BlockResult br;
+    br.order = static_cast<uint32_t>(order);
+    br.kind = p.kind;
+    br.index = p.index;
+    br.first_frame = p.first;
+    br.first_device_frame = next_device_frame;
+    br.frames_planned = p.count;
+    Schedule sched(desc.schedule);
+    sched.skip(p.schedule_start);
+    ProgressFn progress;
+    if (env.on_progress) {
+      progress = [&](uint64_t done) {
+        env.on_progress(RunProgress{p.kind, p.index, desc.blocks, done, p.count});
+      };
+    }
+    br.start_ns = time.now_ns();
+    BlockOutcome o;
+    switch (p.kind) {
+      case BlockKind::warmup:
+      case BlockKind::measured:
+        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), next_device_frame,
+                           sched, progress);
+        break;
+      case BlockKind::bare_loop:
+        o = run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
+                           next_device_frame, sched, progress);
+        break;
+      case BlockKind::raw_sleep:
+        o = run_raw_sleep_block(c, std::span(run.raw_lateness_ns).subspan(p.first, p.count), sched);
+        break;
+    }
+    br.end_ns = time.now_ns();
+    br.frames_run = o.frames_run;
+    if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
+    br.generator_cpu_ns = o.sleeper_cpu_ns;
+    if (!slack_recorded && p.kind != BlockKind::raw_sleep && env.lockstep == nullptr) {
+      run.timer_slack = o.slack;
+      slack_recorded = true;
+    }
+    if (p.kind == BlockKind::measured) {
+      run.generator_cpu_ns += o.sleeper_cpu_ns;
+      run.generator_wall_ns += o.sleeper_wall_ns;
+    } else if (p.kind == BlockKind::raw_sleep) {
+      run.raw_sleep_cpu_ns += o.sleeper_cpu_ns;
+      run.raw_sleep_wall_ns += o.sleeper_wall_ns;
+    }
+    if (env.on_progress)
+      env.on_progress(RunProgress{p.kind, p.index, desc.blocks, o.frames_run, p.count});
+
+    if (br.frames_run < br.frames_planned && !run.partial) {
+      run.partial = true;
+      const std::string where =
+          std::string(to_string(p.kind)) + " block " + std::to_string(p.index) + " after " +
+          std::to_string(br.frames_run) + " of " + std::to_string(br.frames_planned) + " frames";
+      run.partial_reason =
+          c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
+    }
+    run.blocks.push_back(std::move(br));
+  }
+  if (!run.partial && c.failed.load()) {  // a failure on the block's last frame
+    run.partial = true;
+    run.partial_reason = c.error;
+  }
+  if (!run.partial && c.interrupted() && run.blocks.size() < plan.size()) {
+    run.partial = true;
+    run.partial_reason = "interrupted between blocks";
+  }
+  run.finished_ns = time.now_ns();
+
+  if (env.mapper != nullptr) {
+    env.mapper->stop();
+    run.clock_model = env.mapper->report();
+  } else {
+    run.clock_model.reason = "no clock model was given to the run";
+  }
+  run.cpu_checksum = c.checksum;
+
+  // Distributions, per block and over the run.
+  const TickFormat& ticks = run.device.ticks;
+  uint64_t measured_begin = desc.warmup_frames;
+  uint64_t measured_count = 0;
+  for (BlockResult& b : run.blocks) {
+    switch (b.kind) {
+      case BlockKind::warmup:
+      case BlockKind::measured: {
+        const auto span =
+            std::span<const FrameRecord>(run.frames).subspan(b.first_frame, b.frames_run);
+        b.series = summarize_frames(span, ticks);
+        b.missing = count_missing(span);
+        for (const FrameRecord& f : span)
+          b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
+        if (b.kind == BlockKind::measured) {
+          measured_count += b.frames_run;
+          run.consumer_behind += b.consumer_behind;
+        }
+        break;
+      }
+      case BlockKind::bare_loop:
+        b.bare_latency = summarize_bare(
+            std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
+        break;
+      case BlockKind::raw_sleep:
+        b.raw_lateness = summarize_ns(
+            std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
+        break;
+    }
+  }
+  // Measured blocks are contiguous in `frames` and the run stops at the first
+  // short block, so the frames run form one range.
+  const auto measured =
+      std::span<const FrameRecord>(run.frames).subspan(measured_begin, measured_count);
+  run.total = summarize_frames(measured, ticks);
+  run.total_missing = count_missing(measured);
+  if (desc.bare_comparison) {
+    uint64_t bare_n = 0;
+    uint64_t raw_n = 0;
+    for (const BlockResult& b : run.blocks) {
+      if (b.kind == BlockKind::bare_loop) bare_n += b.frames_run;
+      if (b.kind == BlockKind::raw_sleep) raw_n += b.frames_run;
+    }
+    run.bare_total = summarize_bare(std::span<const BareFrame>(run.bare_frames).first(bare_n));
+    run.raw_total = summarize_ns(std::span<const int64_t>(run.raw_lateness_ns).first(raw_n));
+  }
+  return run;
+}
+
+}  // namespace latlab

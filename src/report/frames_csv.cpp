@@ -1,0 +1,77 @@
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+
+#include "atomic_file.hpp"
+#include "latlab/latency_report.hpp"
+
+namespace latlab {
+
+Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
+  AtomicFile f;
+  if (Result<void> r = f.open(path); !r) return r;
+
+  std::string buf;
+  buf.reserve(1 << 16);
+  auto out = std::back_inserter(buf);
+  buf += "frame_id,block_kind,block_index";
+  for (size_t m = 0; m < kMarkerCount; ++m) {
+    const auto marker = static_cast<Marker>(m);
+    if (marker == Marker::gpu_begin || marker == Marker::gpu_end) {
+      fmt::format_to(out, ",{}_ticks", to_string(marker));
+    } else {
+      fmt::format_to(out, ",{}_ns", to_string(marker));
+    }
+  }
+  buf += ",map_error_ns,gpu_status,fence_status,consumer_behind,device_error";
+  for (size_t s = 0; s < kSeriesCount; ++s)
+    fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
+  buf += '\n';
+
+  const TickFormat& ticks = run.device.ticks;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind != BlockKind::warmup && b.kind != BlockKind::measured) continue;
+    for (uint64_t i = 0; i < b.frames_run; ++i) {
+      const uint64_t id = b.first_device_frame + i;
+      const FrameRecord& r = run.frames[b.first_frame + i];
+      fmt::format_to(out, "{},{},{}", id, to_string(b.kind), b.index);
+      for (size_t m = 0; m < kMarkerCount; ++m) {
+        const auto marker = static_cast<Marker>(m);
+        if (!r.has(marker)) {
+          buf += ',';
+        } else if (marker == Marker::gpu_begin) {
+          fmt::format_to(out, ",{}", r.gpu_begin_ticks);
+        } else if (marker == Marker::gpu_end) {
+          fmt::format_to(out, ",{}", r.gpu_end_ticks);
+        } else {
+          fmt::format_to(out, ",{}", r.host_ns(marker));
+        }
+      }
+      if (r.has(Marker::gpu_end_host)) {
+        fmt::format_to(out, ",{}", r.map_error_ns);
+      } else {
+        buf += ',';
+      }
+      fmt::format_to(out, ",{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
+                     (r.flags & kFrameConsumerBehind) ? 1 : 0,
+                     (r.flags & kFrameDeviceError) ? 1 : 0);
+      for (size_t s = 0; s < kSeriesCount; ++s) {
+        if (const auto v = series_value_ns(r, static_cast<Series>(s), ticks)) {
+          fmt::format_to(out, ",{}", *v);
+        } else {
+          buf += ',';
+        }
+      }
+      buf += '\n';
+      if (buf.size() > (1 << 15)) {
+        if (Result<void> w = f.write(buf); !w) return w;
+        buf.clear();
+      }
+    }
+  }
+  if (Result<void> w = f.write(buf); !w) return w;
+  return f.commit();
+}
+
+}  // namespace latlab

@@ -1,0 +1,291 @@
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "latlab/host_clock.hpp"
+#include "latlab/latency_report.hpp"
+
+namespace latlab {
+
+using json = nlohmann::ordered_json;
+
+json distribution_to_json(const Distribution& d) {
+  json j;
+  j["count"] = d.count;
+  j["missing"] = d.missing;
+  const bool has = !d.empty();
+  auto stat = [&](const char* key, double v) { j[key] = has ? json(v) : json(nullptr); };
+  stat("mean", d.mean);
+  stat("stddev", d.stddev);
+  stat("min", d.min);
+  stat("p50", d.p50);
+  stat("p90", d.p90);
+  stat("p95", d.p95);
+  stat("p99", d.p99);
+  stat("p99_9", d.p999);
+  stat("max", d.max);
+  return j;
+}
+
+namespace {
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json missing_to_json(const MissingBreakdown& m) {
+  json by_status = json::object();
+  for (size_t i = 0; i < m.gpu_status_counts.size(); ++i) {
+    by_status[std::string(to_string(static_cast<QueryStatus>(i)))] = m.gpu_status_counts[i];
+  }
+  return json{{"gpu_timestamps_not_ok", m.gpu_not_ok},
+              {"gpu_timestamps_unmapped", m.gpu_unmapped},
+              {"fence_not_ok", m.fence_not_ok},
+              {"device_error", m.device_error},
+              {"gpu_status_counts", by_status}};
+}
+
+// Stages, observers and diagnostics of one set of latency-path frames.
+json series_to_json(const SeriesDistributions& s) {
+  json stages = json::object();
+  for (size_t i = 0; i < kStageCount; ++i) {
+    stages[std::string(to_string(static_cast<Series>(i)))] = distribution_to_json(s[i]);
+  }
+  auto at = [&](Series x) { return distribution_to_json(s[static_cast<size_t>(x)]); };
+  return json{{"stages", stages},
+              {"core_latency", at(Series::core_latency)},
+              {"fence_latency", at(Series::fence_latency)},
+              {"timer_lateness", at(Series::timer_lateness)},
+              {"clock_map_error", at(Series::clock_map_error)}};
+}
+
+json path_block_to_json(const BlockResult& b) {
+  json j = series_to_json(b.series);
+  j["index"] = b.index;
+  j["order"] = b.order;
+  j["first_frame_id"] = b.first_device_frame;
+  j["frames_planned"] = b.frames_planned;
+  j["frames_run"] = b.frames_run;
+  j["start_ns"] = b.start_ns;
+  j["end_ns"] = b.end_ns;
+  j["missing_markers"] = missing_to_json(b.missing);
+  j["consumer_behind_frames"] = b.consumer_behind;
+  j["generator_cpu_ns"] = b.generator_cpu_ns;
+  return j;
+}
+
+std::optional<double> ratio(double a, double b, bool valid) {
+  if (!valid || b == 0.0) return std::nullopt;
+  return a / b;
+}
+
+json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+json fraction(int64_t cpu, int64_t wall) {
+  return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
+}
+
+}  // namespace
+
+json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
+  const LatencyRunDesc& d = run.desc;
+  json j;
+  j["schema_version"] = kResultSchemaVersion;
+  j["kind"] = "latency_run";
+  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
+  j["created_utc"] = meta.created_utc;
+  j["command_line"] = meta.command_line;
+  j["partial"] = run.partial;
+  j["partial_reason"] = run.partial ? json(run.partial_reason) : json(nullptr);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
+
+  const MachineInfo& m = meta.machine;
+  j["machine"] = {{"hostname", m.hostname},
+                  {"os", or_null(m.os)},
+                  {"kernel", m.kernel},
+                  {"arch", m.arch},
+                  {"cpu_model", or_null(m.cpu_model)},
+                  {"logical_cpus", m.logical_cpus}};
+  j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
+
+  const DeviceInfo& di = run.device;
+  json missing_caps = json::array();
+  for (const MissingCapability& c : di.missing)
+    missing_caps.push_back({{"name", c.name}, {"reason", c.reason}});
+  j["device"] = {{"backend", di.backend},
+                 {"name", di.name},
+                 {"driver", di.driver},
+                 {"tick_period_ns", di.ticks.period_ns()},
+                 {"tick_period_fraction", {di.ticks.period_num, di.ticks.period_den}},
+                 {"timestamp_valid_bits", di.ticks.valid_bits},
+                 {"can_time", di.can_time},
+                 {"calibration_domain", or_null(di.calibration_domain)},
+                 {"calibration_estimated", di.calibration_estimated},
+                 {"missing_capabilities", missing_caps}};
+
+  const ClockModelReport& cm = run.clock_model;
+  json pairs = json::array();
+  for (const CalibrationPair& p : cm.pairs) {
+    pairs.push_back({{"device_ticks", p.device_ticks},
+                     {"host_ns", p.host_ns},
+                     {"max_deviation_ns", p.max_deviation_ns},
+                     {"estimated", p.estimated}});
+  }
+  j["clock_model"] = {{"available", cm.available},
+                      {"reason", cm.available ? json(nullptr) : json(cm.reason)},
+                      {"source", cm.source},
+                      {"drift_ppm", cm.available ? json(cm.drift_ppm) : json(nullptr)},
+                      {"drift_error_ppm", cm.available ? json(cm.drift_error_ppm) : json(nullptr)},
+                      {"error_bound_ns", cm.available ? json(cm.error_bound_ns) : json(nullptr)},
+                      {"pairs_used", cm.pairs_used},
+                      {"pairs_accepted", cm.pairs_accepted},
+                      {"pairs_rejected", cm.pairs_rejected},
+                      {"refreshes", cm.refreshes},
+                      {"failed_refreshes", cm.failed_refreshes},
+                      {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
+                      {"estimated", cm.estimated},
+                      {"pairs", pairs}};
+
+  json per_block = json::array();
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::measured) per_block.push_back(b.frames_planned);
+  }
+  const TimerSlack& ts = run.timer_slack;
+  j["settings"] = {
+      {"mode", meta.mode},
+      {"backend", meta.backend},
+      {"device", meta.device},
+      {"seed", d.schedule.seed},
+      {"interval_ms",
+       {{"min", static_cast<double>(d.schedule.min_interval_ns) / 1e6},
+        {"max", static_cast<double>(d.schedule.max_interval_ns) / 1e6}}},
+      {"interval_ns", {{"min", d.schedule.min_interval_ns}, {"max", d.schedule.max_interval_ns}}},
+      {"schedule_generator", "splitmix64 + Lemire uniform integer ns, inclusive range"},
+      {"frames", d.frames},
+      {"blocks", d.blocks},
+      {"frames_per_block", per_block},
+      {"warmup_frames", d.warmup_frames},
+      {"cpu_step_iterations", d.cpu_step_iterations},
+      {"workload",
+       {{"passes", d.workload.passes},
+        {"complexity", d.workload.complexity},
+        {"width", d.workload.width},
+        {"height", d.workload.height},
+        {"form", d.workload.form == WorkloadForm::compute ? "compute" : "fragment"}}},
+      {"timer_slack",
+       {{"requested", ts.requested},
+        {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
+        {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
+        {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
+        {"applied", ts.applied},
+        {"error", or_null(ts.error)}}},
+      {"bare_comparison", d.bare_comparison},
+      {"block_lead_ns", d.block_lead_ns},
+      {"execution", run.execution},
+  };
+
+  json order = json::array();
+  for (const BlockResult& b : run.blocks) {
+    order.push_back({{"order", b.order},
+                     {"kind", to_string(b.kind)},
+                     {"index", b.index},
+                     {"mode", meta.mode},
+                     {"frames_run", b.frames_run}});
+  }
+  j["block_order"] = order;
+
+  json mode;
+  mode["warmup"] = nullptr;
+  json blocks = json::array();
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
+    if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
+  }
+  mode["blocks"] = blocks;
+  json total = series_to_json(run.total);
+  total["frames"] = run.measured_frames_run();
+  total["missing_markers"] = missing_to_json(run.total_missing);
+  total["consumer_behind_frames"] = run.consumer_behind;
+  mode["total"] = total;
+  mode["observers"] = {
+      {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
+      {"fence_latency", "CPU fence wake - signal"}};
+  j["modes"] = {{meta.mode, mode}};
+
+  json diag;
+  diag["generator"] = {
+      {"cpu_ns", run.generator_cpu_ns},
+      {"wall_ns", run.generator_wall_ns},
+      {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
+  diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
+  auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+  diag["process_memory"] = {
+      {"rss_kb_before_run", kb(meta.memory_before.rss_kb)},
+      {"rss_kb_after_run", kb(meta.memory_after.rss_kb)},
+      {"peak_rss_kb", kb(meta.memory_after.peak_rss_kb)},
+      {"peak_growth_kb", meta.memory_before.rss_kb >= 0 && meta.memory_after.peak_rss_kb >= 0
+                             ? json(meta.memory_after.peak_rss_kb - meta.memory_before.rss_kb)
+                             : json(nullptr)},
+      {"frame_record_bytes", sizeof(FrameRecord)}};
+  if (d.bare_comparison) {
+    json bare_blocks = json::array();
+    json raw_blocks = json::array();
+    for (const BlockResult& b : run.blocks) {
+      if (b.kind == BlockKind::bare_loop) {
+        bare_blocks.push_back({{"index", b.index},
+                               {"order", b.order},
+                               {"frames_run", b.frames_run},
+                               {"latency", distribution_to_json(b.bare_latency)}});
+      }
+      if (b.kind == BlockKind::raw_sleep) {
+        raw_blocks.push_back({{"index", b.index},
+                              {"order", b.order},
+                              {"frames_run", b.frames_run},
+                              {"lateness", distribution_to_json(b.raw_lateness)}});
+      }
+    }
+    diag["bare_loop"] = {
+        {"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
+        {"latency", distribution_to_json(run.bare_total)},
+        {"blocks", bare_blocks}};
+    diag["raw_sleep"] = {
+        {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
+        {"lateness", distribution_to_json(run.raw_total)},
+        {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
+        {"blocks", raw_blocks}};
+    const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
+    const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
+    const Distribution& late = run.total[static_cast<size_t>(Series::timer_lateness)];
+    const Distribution& bare = run.bare_total;
+    const Distribution& raw = run.raw_total;
+    const bool have_bare = !bare.empty();
+    diag["comparison"] = {
+        {"core_latency_p50_over_bare_p50",
+         opt(ratio(core.p50, bare.p50, have_bare && !core.empty()))},
+        {"fence_latency_p50_over_bare_p50",
+         opt(ratio(fence.p50, bare.p50, have_bare && !fence.empty()))},
+        {"fence_latency_p99_over_bare_p99",
+         opt(ratio(fence.p99, bare.p99, have_bare && !fence.empty()))},
+        {"timer_lateness_p99_over_raw_p99",
+         opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
+    };
+  } else {
+    diag["bare_loop"] = nullptr;
+    diag["raw_sleep"] = nullptr;
+    diag["comparison"] = nullptr;
+  }
+  if (meta.validation) {
+    json msgs = json::array();
+    for (const std::string& msg : meta.validation->messages) msgs.push_back(msg);
+    diag["validation"] = {{"errors", meta.validation->error_count}, {"messages", msgs}};
+  } else {
+    diag["validation"] = nullptr;
+  }
+  j["diagnostics"] = diag;
+
+  json unavailable = json::array();
+  for (const MissingCapability& c : run.unavailable)
+    unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
+  j["unavailable"] = unavailable;
+  return j;
+}
+
+}  // namespace latlab

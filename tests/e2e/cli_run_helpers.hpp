@@ -1,0 +1,68 @@
+// Helpers for the e2e tests of `latlab run`: run the CLI, read its files.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace latlab::e2e {
+
+struct CliResult {
+  int rc = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// LATLAB_BINARY when set; else the build tree's apps/latlab/latlab next to
+// this test executable (build/<preset>/tests/..).
+inline std::string latlab_binary() {
+  const char* b = std::getenv("LATLAB_BINARY");
+  if (b != nullptr && *b != '\0') return b;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path guess =
+        self.parent_path().parent_path() / "apps" / "latlab" / "latlab";
+    if (std::filesystem::exists(guess, ec)) return guess.string();
+  }
+  return "latlab";
+}
+
+inline CliResult run_cli(const std::string& args) {
+  CliResult r;
+  const std::string cmd = latlab_binary() + " " + args + " 2>&1";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/latlab-e2e-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace latlab::e2e

@@ -1,0 +1,143 @@
+// `latlab run` end to end on the sim backend: exit codes, files, bad input.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "e2e/cli_run_helpers.hpp"
+
+namespace latlab::e2e {
+namespace {
+
+TEST(RunSimCli, WritesResultAndFramesCsv) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  const auto csv = dir.path / "f.csv";
+  const CliResult r = run_cli(
+      "run --backend sim --frames 60 --warmup 6 --blocks 3 --interval-ms 1-2 --seed 9 --out " +
+      out.string() + " --frames-csv " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("seed 9"), std::string::npos) << "settings echoed";
+  EXPECT_NE(r.output.find("signal_to_consumer_wake"), std::string::npos) << "table printed";
+  const nlohmann::json j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["settings"]["seed"], 9);
+  EXPECT_EQ(j["modes"]["baseline"]["blocks"].size(), 3u);
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 60);
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["fence_latency"]["count"], 60);
+  const std::string text = slurp(csv);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 66);
+}
+
+TEST(RunSimCli, SecondsSetsTheFrameCountFromTheMeanInterval) {
+  const CliResult r = run_cli(
+      "run --backend sim --seconds 0.3 --interval-ms 1-2 --warmup 0 --blocks 2 --out '' --json");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["settings"]["frames"], 200);  // ceil(0.3 s / 1.5 ms)
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 200);
+}
+
+TEST(RunSimCli, JsonFlagPrintsTheDocument) {
+  const CliResult r = run_cli(
+      "run --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out '' --json");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const size_t brace = r.output.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(brace));
+  EXPECT_EQ(j["schema_version"], 1);
+}
+
+TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  {
+    std::ofstream f(out);
+    f << "previous";
+  }
+  const std::vector<std::string> bad{
+      "--interval-ms 12-8",
+      "--interval-ms abc",
+      "--interval-ms 0-5",
+      "--frames 0",
+      "--mode loaded",
+      "--blocks 0",
+      "--frames 3 --blocks 5",
+      "--frames 10 --seconds 1",
+      "--backend metal",
+      "--time-scale 10 --backend vulkan",
+      "--out /nonexistent-dir/x.json",
+      "--seed -1",
+      "--device nosuch",
+  };
+  for (const std::string& b : bad) {
+    const CliResult r = run_cli("run --backend sim --out " + out.string() + " " + b);
+    EXPECT_EQ(r.rc, 2) << b << "\n" << r.output;
+    EXPECT_FALSE(r.output.empty()) << b;
+  }
+  EXPECT_EQ(slurp(out), "previous");
+}
+
+TEST(RunSimCli, AcceleratedSimClockRunsALongScheduleFast) {
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliResult r =
+      run_cli("run --backend sim --time-scale 100 --frames 1000 --warmup 10 --out " +
+              (dir.path / "r.json").string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0,
+            std::chrono::seconds(20));  // ~10 s of schedule at x100
+}
+
+TEST(RunSimCli, InterruptWritesAPartialResult) {
+  TempDir dir;
+  const std::string out = (dir.path / "r.json").string();
+  const std::string bin = latlab_binary();
+  std::vector<std::string> args{bin,        "run", "--backend",     "sim", "--frames", "100000",
+                                "--warmup", "0",   "--interval-ms", "1-2", "--out",    out};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int pipe_fd[2];
+  ASSERT_EQ(pipe(pipe_fd), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipe_fd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, pipe_fd[0]);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipe_fd[1]);
+  // The settings echo comes after the SIGINT handler is installed.
+  std::string seen;
+  char buf[4096];
+  while (seen.find("host clock") == std::string::npos) {
+    const ssize_t n = read(pipe_fd[0], buf, sizeof buf);
+    ASSERT_GT(n, 0) << seen;
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  while (read(pipe_fd[0], buf, sizeof buf) > 0) {
+  }
+  close(pipe_fd[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const nlohmann::json j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["partial"], true);
+  EXPECT_NE(j["partial_reason"].get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_GT(j["modes"]["baseline"]["total"]["frames"].get<int>(), 0);
+  EXPECT_LT(j["modes"]["baseline"]["total"]["frames"].get<int>(), 100000);
+}
+
+}  // namespace
+}  // namespace latlab::e2e

@@ -1,0 +1,372 @@
+// The latency engine on the sim device and a virtual clock, single-threaded
+// (lockstep): every marker is scripted, so every stage must come out exactly.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+
+#include "latlab/latency_run.hpp"
+#include "latlab/sim_device.hpp"
+#include "latlab/tick_mapper.hpp"
+
+namespace latlab {
+namespace {
+
+// Per-frame host-side script, different for every frame so a swapped marker
+// cannot go unnoticed.
+int64_t lateness(uint64_t f) { return 1'000 + static_cast<int64_t>(f % 7) * 100; }
+int64_t to_signal(uint64_t f) { return 50 + static_cast<int64_t>(f % 3); }
+int64_t wake_delay(uint64_t f) { return 3'000 + static_cast<int64_t>(f % 5) * 10; }
+int64_t cpu_cost(uint64_t f) { return 20'000 + static_cast<int64_t>(f % 11); }
+int64_t gap(uint64_t f) { return 400 + static_cast<int64_t>(f % 2); }
+
+SimFrameScript device_script(uint64_t f) {
+  SimFrameScript s;
+  s.submit_cost_ns = 15'000 + static_cast<int64_t>(f % 4) * 7;
+  s.queue_delay_ns = 40'000 + static_cast<int64_t>(f % 6) * 3;
+  s.gpu_duration_ns = 100'000 + static_cast<int64_t>(f % 9) * 11;
+  s.fence_wake_delay_ns = 8'000 + static_cast<int64_t>(f % 8) * 13;
+  return s;
+}
+
+struct Fixture {
+  std::shared_ptr<VirtualHostTime> time = std::make_shared<VirtualHostTime>(5'000'000'000);
+  std::unique_ptr<SimLatencyDevice> device;
+  std::unique_ptr<TickMapper> mapper;
+  LockstepScript script;
+  LatencyRunEnv env;
+
+  explicit Fixture(SimDeviceDesc dd = {}, bool use_mapper = true) {
+    if (!dd.script) dd.script = device_script;
+    device = SimLatencyDevice::create(dd, time);
+    SimLatencyDevice* dev = device.get();
+    mapper = make_function_mapper(
+        [dev](uint64_t t) {
+          return std::optional<MappedTime>(MappedTime{dev->host_at(t), 0});
+        },
+        "sim truth");
+    script.timer_lateness_ns = lateness;
+    script.wake_to_signal_ns = to_signal;
+    script.consumer_wake_delay_ns = wake_delay;
+    script.cpu_cost_ns = cpu_cost;
+    script.cpu_to_submit_ns = gap;
+    env.device = device.get();
+    env.mapper = use_mapper ? mapper.get() : nullptr;
+    env.time = time.get();
+    env.lockstep = &script;
+  }
+};
+
+LatencyRunDesc small_desc() {
+  LatencyRunDesc d;
+  d.schedule = ScheduleDesc{7, 8'000'000, 12'000'000};
+  d.frames = 103;
+  d.blocks = 4;
+  d.warmup_frames = 9;
+  return d;
+}
+
+int64_t expect(const FrameRecord& f, Series s, uint64_t id) {
+  const SimFrameScript d = device_script(id);
+  switch (s) {
+    case Series::signal_to_consumer_wake:
+      return wake_delay(id);
+    case Series::cpu_processing:
+      return cpu_cost(id);
+    case Series::cpu_end_to_submit_start:
+      return gap(id);
+    case Series::workload_submit_cpu_span:
+      return d.submit_cost_ns;
+    case Series::submit_start_to_gpu_begin:
+      return d.submit_cost_ns + d.queue_delay_ns;
+    case Series::gpu_execution:
+      return d.gpu_duration_ns;
+    case Series::gpu_end_to_fence_wake:
+      return d.fence_wake_delay_ns;
+    case Series::core_latency:
+      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns +
+             d.gpu_duration_ns;
+    case Series::fence_latency:
+      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns +
+             d.gpu_duration_ns + d.fence_wake_delay_ns;
+    case Series::timer_lateness:
+      return lateness(id) + to_signal(id);
+    case Series::clock_map_error:
+      return 0;
+  }
+  (void)f;
+  return -1;
+}
+
+TEST(LatencyEngine, EveryStageEqualsTheScriptPerFrame) {
+  Fixture fx;
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  ASSERT_EQ(run.frames.size(), 112u);
+  for (uint64_t id = 0; id < run.frames.size(); ++id) {
+    const FrameRecord& f = run.frames[id];
+    for (size_t s = 0; s < kSeriesCount; ++s) {
+      const auto series = static_cast<Series>(s);
+      const auto v = series_value_ns(f, series, run.device.ticks);
+      ASSERT_TRUE(v.has_value()) << "frame " << id << " " << to_string(series);
+      EXPECT_EQ(*v, expect(f, series, id)) << "frame " << id << " " << to_string(series);
+    }
+    EXPECT_EQ(f.generator_wake_ns - f.deadline_ns, lateness(id));
+  }
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 103u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 0u);
+}
+
+TEST(LatencyEngine, DeadlinesFollowTheScheduleWithoutRebasing) {
+  LatencyRunDesc d = small_desc();
+  d.blocks = 1;
+  d.warmup_frames = 0;
+  d.frames = 50;
+  // GPU work longer than any interval: the consumer (same thread here) is
+  // late for every later deadline; the deadlines must not move.
+  SimDeviceDesc dd;
+  dd.script = [](uint64_t) {
+    SimFrameScript s;
+    s.gpu_duration_ns = 25'000'000;
+    return s;
+  };
+  Fixture slow(dd);
+  const Result<LatencyRun> r = run_latency(d, slow.env);
+  ASSERT_TRUE(r.ok());
+  Schedule sched(d.schedule);
+  const LatencyRun& run = r.value();
+  const int64_t first = run.blocks[0].start_ns + d.block_lead_ns + sched.next_interval_ns();
+  EXPECT_EQ(run.frames[0].deadline_ns, first);
+  for (size_t i = 1; i < run.frames.size(); ++i) {
+    EXPECT_EQ(run.frames[i].deadline_ns - run.frames[i - 1].deadline_ns, sched.next_interval_ns())
+        << i;
+  }
+  // Lateness grows (about 15 ms per frame) and is reported, not hidden.
+  const int64_t late_last = run.frames.back().signal_ns - run.frames.back().deadline_ns;
+  EXPECT_GT(late_last, 40 * 10'000'000);
+  EXPECT_GT(run.total[static_cast<size_t>(Series::timer_lateness)].max, 400'000.0);
+}
+
+TEST(LatencyEngine, BlocksSplitFramesAndWarmupIsLeftOut) {
+  Fixture fx;
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  ASSERT_EQ(run.blocks.size(), 5u);
+  EXPECT_EQ(run.blocks[0].kind, BlockKind::warmup);
+  EXPECT_EQ(run.blocks[0].frames_run, 9u);
+  const uint64_t sizes[] = {26, 26, 26, 25};
+  uint64_t first = 9;
+  for (int b = 0; b < 4; ++b) {
+    const BlockResult& br = run.blocks[static_cast<size_t>(b) + 1];
+    EXPECT_EQ(br.kind, BlockKind::measured);
+    EXPECT_EQ(br.index, static_cast<uint32_t>(b));
+    EXPECT_EQ(br.order, static_cast<uint32_t>(b) + 1);
+    EXPECT_EQ(br.frames_run, sizes[b]);
+    EXPECT_EQ(br.first_frame, first);
+    EXPECT_EQ(br.series[0].count, sizes[b]);
+    first += sizes[b];
+  }
+  EXPECT_EQ(run.measured_frames_run(), 103u);
+  EXPECT_EQ(run.total[0].count, 103u);  // warm-up not included
+}
+
+TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
+  SimDeviceDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s = device_script(f);
+    if (f == 20) s.gpu_status = QueryStatus::not_ready;
+    if (f == 30) s.gpu_status = QueryStatus::invalid;
+    return s;
+  };
+  Fixture fx(dd);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  for (size_t s = 0; s < kSeriesCount; ++s) {
+    const auto series = static_cast<Series>(s);
+    const bool needs_gpu = series == Series::submit_start_to_gpu_begin ||
+                           series == Series::gpu_execution ||
+                           series == Series::gpu_end_to_fence_wake ||
+                           series == Series::core_latency || series == Series::clock_map_error;
+    EXPECT_EQ(run.total[s].missing, needs_gpu ? 2u : 0u) << to_string(series);
+    EXPECT_EQ(run.total[s].count, needs_gpu ? 101u : 103u) << to_string(series);
+  }
+  EXPECT_EQ(run.total_missing.gpu_not_ok, 2u);
+  EXPECT_EQ(run.total_missing.gpu_status_counts[static_cast<size_t>(QueryStatus::not_ready)], 1u);
+  EXPECT_EQ(run.total_missing.gpu_status_counts[static_cast<size_t>(QueryStatus::invalid)], 1u);
+  // No zero was slipped in: the smallest core latency is a real one.
+  EXPECT_GT(run.total[static_cast<size_t>(Series::core_latency)].min, 100.0);
+  EXPECT_FALSE(run.frames[20].has(Marker::gpu_end));
+  EXPECT_TRUE(run.frames[20].has(Marker::fence_wake));
+}
+
+TEST(LatencyEngine, DroppedFenceCountsOnlyInFenceStages) {
+  SimDeviceDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s = device_script(f);
+    s.drop_fence = (f == 15);
+    return s;
+  };
+  Fixture fx(dd);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  for (size_t s = 0; s < kSeriesCount; ++s) {
+    const auto series = static_cast<Series>(s);
+    const bool needs_fence =
+        series == Series::gpu_end_to_fence_wake || series == Series::fence_latency;
+    EXPECT_EQ(run.total[s].missing, needs_fence ? 1u : 0u) << to_string(series);
+  }
+  EXPECT_EQ(run.total_missing.fence_not_ok, 1u);
+}
+
+TEST(LatencyEngine, WithoutAClockModelMappedStagesAreMissingWithAReason) {
+  Fixture fx({}, /*use_mapper=*/false);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 0u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 103u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::gpu_execution)].count,
+            103u);  // ticks alone suffice
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 103u);
+  ASSERT_FALSE(run.unavailable.empty());
+  EXPECT_EQ(run.unavailable.back().name, "clock_model");
+  EXPECT_EQ(run.total_missing.gpu_unmapped, 103u);
+}
+
+TEST(LatencyEngine, DeviceWithoutTimestampsKeepsTheFenceObserver) {
+  SimDeviceDesc dd;
+  dd.can_time = false;
+  Fixture fx(dd);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::gpu_execution)].missing, 103u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 103u);
+  ASSERT_FALSE(run.unavailable.empty());
+  EXPECT_EQ(run.unavailable.front().name, "timestamps");
+}
+
+TEST(LatencyEngine, NonUnitTickPeriodAndDriftStayWithinATick) {
+  SimDeviceDesc dd;
+  dd.ticks = TickFormat{125, 3, 64};  // 41.667 ns
+  dd.drift_ppb = 4'000;               // 4 ppm
+  Fixture fx(dd);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  for (uint64_t id = 0; id < run.frames.size(); ++id) {
+    const FrameRecord& f = run.frames[id];
+    const auto core = series_value_ns(f, Series::core_latency, run.device.ticks);
+    ASSERT_TRUE(core.has_value());
+    EXPECT_NEAR(static_cast<double>(*core),
+                static_cast<double>(expect(f, Series::core_latency, id)), 43.0)
+        << id;
+    const auto gpu = series_value_ns(f, Series::gpu_execution, run.device.ticks);
+    // Device time runs 4 ppm fast: 100 us of host time is 100.0004 us of device time.
+    EXPECT_NEAR(static_cast<double>(*gpu),
+                static_cast<double>(expect(f, Series::gpu_execution, id)), 43.0)
+        << id;
+  }
+}
+
+TEST(LatencyEngine, DeviceFailureGivesAPartialRunWithTheReason) {
+  SimDeviceDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s = device_script(f);
+    s.fail_wait = (f == 40);
+    return s;
+  };
+  Fixture fx(dd);
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_TRUE(run.partial);
+  EXPECT_NE(run.partial_reason.find("frame 40"), std::string::npos) << run.partial_reason;
+  // warm-up 9 + block 0 (26) + 6 frames of block 1 (31..40) = frame 40 last
+  ASSERT_EQ(run.blocks.size(), 3u);
+  EXPECT_EQ(run.blocks[2].frames_run, 6u);
+  EXPECT_EQ(run.measured_frames_run(), 32u);
+  EXPECT_TRUE(run.frames[40].flags & kFrameDeviceError);
+  // The failed frame has no GPU or fence markers and counts as missing there.
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].missing, 1u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::cpu_processing)].missing, 0u);
+}
+
+TEST(LatencyEngine, InterruptStopsTheRunAsPartial) {
+  Fixture fx;
+  std::atomic<bool> stop{false};
+  fx.env.interrupt = &stop;
+  int calls = 0;
+  fx.env.on_progress = [&](const RunProgress& p) {
+    if (p.kind == BlockKind::measured && p.block == 1 && ++calls == 1) stop = true;
+  };
+  const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->partial);
+  EXPECT_NE(r->partial_reason.find("interrupted"), std::string::npos) << r->partial_reason;
+  EXPECT_EQ(r->measured_frames_run(), 52u);  // blocks 0 and 1 done, then stopped between blocks
+}
+
+TEST(LatencyEngine, BareComparisonInterleavesBlocksOnTheSameDeadlines) {
+  Fixture fx;
+  LatencyRunDesc d = small_desc();
+  d.bare_comparison = true;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  ASSERT_EQ(run.blocks.size(), 1u + 4u * 3u);
+  const BlockKind order[] = {BlockKind::measured, BlockKind::bare_loop, BlockKind::raw_sleep};
+  for (size_t i = 1; i < run.blocks.size(); ++i) {
+    EXPECT_EQ(run.blocks[i].kind, order[(i - 1) % 3]) << i;
+    EXPECT_EQ(run.blocks[i].index, (i - 1) / 3) << i;
+  }
+  // Device frame ids rise in run order: warm-up 0..8, measured 0 9..34,
+  // bare 0 35..60, measured 1 61..86, ...
+  uint64_t expect_id = 0;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::raw_sleep) continue;
+    EXPECT_EQ(b.first_device_frame, expect_id) << b.order;
+    expect_id += b.frames_run;
+  }
+  EXPECT_EQ(run.blocks[2].first_device_frame, 35u);
+  EXPECT_EQ(fx.device->submitted_frames(), 9u + 2 * 103u);
+  // Lockstep bare loop: fence - signal is the device script alone (no host
+  // delays), frame by frame under its own device frame id.
+  EXPECT_EQ(run.bare_total.count, 103u);
+  ASSERT_EQ(run.bare_frames.size(), 103u);
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind != BlockKind::bare_loop) continue;
+    for (uint64_t k = 0; k < b.frames_run; ++k) {
+      const BareFrame& f = run.bare_frames[b.first_frame + k];
+      const SimFrameScript s = device_script(b.first_device_frame + k);
+      EXPECT_EQ(f.fence_wake_ns - f.signal_ns,
+                s.submit_cost_ns + s.queue_delay_ns + s.gpu_duration_ns + s.fence_wake_delay_ns);
+    }
+  }
+  EXPECT_EQ(run.raw_total.count, 103u);
+  EXPECT_DOUBLE_EQ(run.raw_total.max, 0.0);  // the virtual clock wakes exactly on time
+}
+
+TEST(LatencyEngine, InvalidSettingsAreRefused) {
+  Fixture fx;
+  LatencyRunDesc d = small_desc();
+  d.frames = 3;
+  d.blocks = 4;
+  EXPECT_FALSE(run_latency(d, fx.env).ok());
+  d = small_desc();
+  d.schedule.min_interval_ns = 0;
+  EXPECT_FALSE(run_latency(d, fx.env).ok());
+  d = small_desc();
+  d.schedule.max_interval_ns = d.schedule.min_interval_ns - 1;
+  EXPECT_FALSE(run_latency(d, fx.env).ok());
+  LatencyRunEnv no_device;
+  EXPECT_FALSE(run_latency(small_desc(), no_device).ok());
+}
+
+}  // namespace
+}  // namespace latlab

@@ -1,0 +1,215 @@
+#include "latlab/latency_report.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "latlab/sim_device.hpp"
+
+namespace latlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/latlab-report-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_all, ec);
+    fs::remove_all(path, ec);
+  }
+};
+
+LatencyRun small_run(bool bare = false) {
+  auto time = std::make_shared<VirtualHostTime>(1'000'000'000);
+  SimDeviceDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s;
+    if (f == 4) s.gpu_status = QueryStatus::invalid;
+    return s;
+  };
+  auto dev = SimLatencyDevice::create(dd, time);
+  SimLatencyDevice* raw = dev.get();
+  auto mapper = make_function_mapper(
+      [raw](uint64_t t) {
+        return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5});
+      },
+      "sim truth");
+  LockstepScript script;
+  script.cpu_cost_ns = [](uint64_t) { return 2'000; };
+  LatencyRunEnv env;
+  env.device = dev.get();
+  env.mapper = mapper.get();
+  env.time = time.get();
+  env.lockstep = &script;
+  LatencyRunDesc d;
+  d.frames = 20;
+  d.blocks = 2;
+  d.warmup_frames = 3;
+  d.bare_comparison = bare;
+  Result<LatencyRun> r = run_latency(d, env);
+  EXPECT_TRUE(r.ok());
+  return std::move(r.value());
+}
+
+RunMeta meta() {
+  RunMeta m;
+  m.backend = "sim";
+  m.created_utc = utc_now_iso8601();
+  m.machine = collect_machine_info();
+  return m;
+}
+
+TEST(LatencyReport, JsonHasSchemaVersionAndEveryPart) {
+  const LatencyRun run = small_run();
+  const nlohmann::ordered_json j = latency_run_to_json(run, meta());
+  // Round trip through text: the document is valid JSON.
+  const nlohmann::json back = nlohmann::json::parse(j.dump());
+  EXPECT_EQ(back.at("schema_version"), 1);
+  EXPECT_EQ(back.at("partial"), false);
+  for (const char* key : {"machine", "host_clock", "device", "clock_model", "settings",
+                          "block_order", "modes", "diagnostics", "unavailable"}) {
+    EXPECT_TRUE(back.contains(key)) << key;
+  }
+  EXPECT_FALSE(back["machine"]["hostname"].get<std::string>().empty());
+  EXPECT_EQ(back["host_clock"]["name"], "CLOCK_MONOTONIC");
+  EXPECT_EQ(back["settings"]["seed"], 1);
+  EXPECT_EQ(back["settings"]["frames_per_block"], nlohmann::json::array({10, 10}));
+  const auto& base = back["modes"]["baseline"];
+  ASSERT_EQ(base["blocks"].size(), 2u);
+  EXPECT_FALSE(base["warmup"].is_null());
+  const auto& total = base["total"];
+  EXPECT_EQ(total["frames"], 20);
+  EXPECT_EQ(total["stages"].size(), 7u);
+  EXPECT_EQ(total["stages"]["cpu_processing"]["count"], 20);
+  EXPECT_DOUBLE_EQ(total["stages"]["cpu_processing"]["p50"].get<double>(), 2.0);
+  EXPECT_EQ(total["stages"]["gpu_execution"]["missing"], 1);  // frame 4 (measured block 0)
+  EXPECT_EQ(total["core_latency"]["missing"], 1);
+  EXPECT_EQ(total["fence_latency"]["missing"], 0);
+  EXPECT_TRUE(total.contains("timer_lateness"));
+  EXPECT_EQ(total["missing_markers"]["gpu_status_counts"]["invalid"], 1);
+  EXPECT_EQ(back["block_order"].size(), 3u);
+  EXPECT_TRUE(back["diagnostics"]["bare_loop"].is_null());
+}
+
+TEST(LatencyReport, EmptyDistributionHasNullStatisticsNotZeros) {
+  Distribution d;
+  d.missing = 12;
+  const auto j = distribution_to_json(d);
+  EXPECT_EQ(j["count"], 0);
+  EXPECT_EQ(j["missing"], 12);
+  EXPECT_TRUE(j["p50"].is_null());
+  EXPECT_TRUE(j["mean"].is_null());
+  EXPECT_TRUE(j["p99_9"].is_null());
+}
+
+TEST(LatencyReport, BareComparisonAppearsUnderDiagnostics) {
+  const LatencyRun run = small_run(true);
+  const nlohmann::json j = nlohmann::json::parse(latency_run_to_json(run, meta()).dump());
+  const auto& diag = j["diagnostics"];
+  EXPECT_EQ(diag["bare_loop"]["latency"]["count"], 20);
+  EXPECT_EQ(diag["raw_sleep"]["lateness"]["count"], 20);
+  EXPECT_EQ(diag["bare_loop"]["blocks"].size(), 2u);
+  EXPECT_TRUE(diag["comparison"]["fence_latency_p50_over_bare_p50"].is_number());
+  EXPECT_TRUE(diag["comparison"]["timer_lateness_p99_over_raw_p99"]
+                  .is_null());  // raw p99 is 0 on a virtual clock
+}
+
+TEST(LatencyReport, AtomicWriteReplacesTheFile) {
+  TempDir dir;
+  const fs::path p = dir.path / "result.json";
+  ASSERT_TRUE(write_file_atomic(p, "old").ok());
+  ASSERT_TRUE(write_file_atomic(p, "new content").ok());
+  EXPECT_EQ(slurp(p), "new content");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}),
+            1);  // no temp left
+}
+
+TEST(LatencyReport, FailedWriteMidwayLeavesTheOldFileIntact) {
+  // RLIMIT_FSIZE makes the write itself fail part-way, even for root.
+  TempDir dir;
+  const fs::path p = dir.path / "result.json";
+  ASSERT_TRUE(write_file_atomic(p, "previous result").ok());
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const Result<void> r = write_file_atomic(p, std::string(1 << 20, 'x'));
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("result.json"), std::string::npos) << r.error().message;
+  EXPECT_EQ(slurp(p), "previous result");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}),
+            1);  // temp removed
+}
+
+TEST(LatencyReport, MissingDirectoryFailsWithAMessage) {
+  TempDir dir;
+  const fs::path p = dir.path / "result.json";
+  ASSERT_TRUE(write_file_atomic(p, "previous").ok());
+  const Result<void> missing_dir = write_file_atomic(dir.path / "nope" / "r.json", "x");
+  ASSERT_FALSE(missing_dir.ok());
+  EXPECT_NE(missing_dir.error().message.find("nope"), std::string::npos);
+  EXPECT_EQ(slurp(p), "previous");
+}
+
+TEST(LatencyReport, ReadOnlyDirectoryFailsWithoutTouchingTheOldFile) {
+  TempDir dir;
+  const fs::path p = dir.path / "result.json";
+  ASSERT_TRUE(write_file_atomic(p, "previous").ok());
+  if (geteuid() == 0) GTEST_SKIP() << "running as root: a read-only directory does not stop root";
+  fs::permissions(dir.path, fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_FALSE(write_file_atomic(p, "new").ok());
+  fs::permissions(dir.path, fs::perms::owner_all);
+  EXPECT_EQ(slurp(p), "previous");
+}
+
+TEST(LatencyReport, FramesCsvHasOneRowPerScheduledFrameAndEmptyCellsForAbsentMarkers) {
+  TempDir dir;
+  const LatencyRun run = small_run();
+  const fs::path p = dir.path / "frames.csv";
+  ASSERT_TRUE(write_frames_csv(p, run).ok());
+  std::ifstream in(p);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 23u);  // header + warm-up 3 + measured 20
+  EXPECT_EQ(lines[0].rfind("frame_id,block_kind,block_index,deadline_ns", 0), 0u);
+  const auto columns = [](const std::string& s) { return std::count(s.begin(), s.end(), ',') + 1; };
+  for (const auto& l : lines) EXPECT_EQ(columns(l), columns(lines[0]));
+  // Frame 4 had invalid GPU timestamps: its status says so and the tick cells are empty.
+  EXPECT_NE(lines[5].find(",invalid,ok,"), std::string::npos) << lines[5];
+  EXPECT_NE(lines[5].find(",,,,,"), std::string::npos) << lines[5];
+  EXPECT_EQ(lines[1].rfind("0,warmup,0,", 0), 0u);
+  EXPECT_EQ(lines[4].rfind("3,measured,0,", 0), 0u);
+}
+
+TEST(LatencyReport, TableNamesEveryStage) {
+  const std::string t = format_run_table(small_run());
+  for (size_t i = 0; i < kSeriesCount; ++i) {
+    EXPECT_NE(t.find(to_string(static_cast<Series>(i))), std::string::npos)
+        << to_string(static_cast<Series>(i));
+  }
+}
+
+}  // namespace
+}  // namespace latlab

@@ -1,0 +1,238 @@
+// The latency engine with its real threads (generator + consumer) on the real
+// host clock and the sim device. Run under TSan in CI (label threads).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "latlab/latency_run.hpp"
+#include "latlab/sim_device.hpp"
+#include "latlab/tick_mapper.hpp"
+
+namespace latlab {
+namespace {
+
+struct RealFixture {
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<SimLatencyDevice> device;
+  std::unique_ptr<TickMapper> mapper;
+  LatencyRunEnv env;
+
+  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>())
+      : time(std::move(t)) {
+    SimDeviceDesc dd;
+    dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
+                              .queue_delay_ns = 10'000,
+                              .gpu_duration_ns = 20'000,
+                              .fence_wake_delay_ns = 5'000};
+    device = SimLatencyDevice::create(dd, time);
+    SimLatencyDevice* dev = device.get();
+    mapper = make_function_mapper(
+        [dev](uint64_t ticks) {
+          return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0});
+        },
+        "sim truth");
+    env.device = device.get();
+    env.mapper = mapper.get();
+    env.time = time.get();
+  }
+};
+
+LatencyRunDesc short_desc() {
+  LatencyRunDesc d;
+  d.schedule = ScheduleDesc{3, 1'000'000, 2'000'000};
+  d.frames = 60;
+  d.blocks = 2;
+  d.warmup_frames = 5;
+  d.cpu_step_iterations = 500;
+  d.block_lead_ns = 2'000'000;
+  return d;
+}
+
+TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
+  RealFixture fx;
+  const Result<LatencyRun> r = run_latency(short_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  EXPECT_EQ(run.execution, "threads");
+  ASSERT_EQ(run.frames.size(), 65u);
+  uint64_t checksum = 0;
+  for (uint64_t id = 0; id < run.frames.size(); ++id) {
+    const FrameRecord& f = run.frames[id];
+    for (size_t m = 0; m < kMarkerCount; ++m)
+      ASSERT_TRUE(f.has(static_cast<Marker>(m))) << id << " " << m;
+    // Causal order of the host markers.
+    EXPECT_LE(f.deadline_ns, f.generator_wake_ns);
+    EXPECT_LE(f.generator_wake_ns, f.signal_ns);
+    EXPECT_LE(f.signal_ns, f.consumer_wake_ns);
+    EXPECT_LE(f.consumer_wake_ns, f.cpu_start_ns);
+    EXPECT_LE(f.cpu_start_ns, f.cpu_end_ns);
+    EXPECT_LE(f.cpu_end_ns, f.submit_start_ns);
+    EXPECT_LT(f.submit_start_ns, f.submit_end_ns);
+    EXPECT_LT(f.submit_start_ns, f.gpu_begin_host_ns);
+    EXPECT_LT(f.gpu_begin_host_ns, f.gpu_end_host_ns);
+    EXPECT_LE(f.gpu_end_host_ns, f.fence_wake_ns);
+    EXPECT_EQ(f.gpu_end_host_ns - f.gpu_begin_host_ns, 20'000);
+    checksum ^= cpu_simulation_step(id, 500);
+    if (id > 0) {
+      EXPECT_GE(f.deadline_ns - run.frames[id - 1].deadline_ns, 1'000'000);
+    }
+  }
+  EXPECT_EQ(run.cpu_checksum, checksum);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 60u);
+  EXPECT_GT(run.generator_wall_ns, 0);
+  EXPECT_TRUE(run.timer_slack.requested);
+  if (run.timer_slack.applied) {
+    EXPECT_EQ(run.timer_slack.obtained_ns, 1);
+  }
+}
+
+TEST(LatencyThreads, BareAndRawSleepBlocksRunOnTheirOwnThreads) {
+  RealFixture fx;
+  LatencyRunDesc d = short_desc();
+  d.frames = 20;
+  d.bare_comparison = true;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->bare_total.count, 20u);
+  EXPECT_EQ(r->raw_total.count, 20u);
+  EXPECT_GE(r->raw_total.min, 0.0);
+  EXPECT_GT(r->bare_total.min, 40.0);  // at least the scripted 40 us device path
+}
+
+TEST(LatencyThreads, InterruptFromAnotherThreadStopsAPartialRun) {
+  RealFixture fx;
+  std::atomic<bool> stop{false};
+  fx.env.interrupt = &stop;
+  LatencyRunDesc d = short_desc();
+  d.frames = 5'000;  // ~7.5 s if not stopped
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    stop = true;
+  });
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  stopper.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->partial);
+  EXPECT_LT(r->measured_frames_run(), 5'000u);
+  // Every frame that was signalled was consumed.
+  for (const BlockResult& b : r->blocks) {
+    for (uint64_t i = 0; i < b.frames_run; ++i) {
+      EXPECT_TRUE(r->frames[b.first_frame + i].has(Marker::fence_wake));
+    }
+  }
+}
+
+TEST(LatencyThreads, ConsumerBehindKeepsEveryDeadline) {
+  // GPU work longer than the interval: the consumer falls behind; signals
+  // queue with their own times and nothing is skipped or re-based.
+  auto time = std::make_shared<RealHostTime>();
+  SimDeviceDesc dd;
+  dd.frame.gpu_duration_ns = 3'000'000;
+  auto dev = SimLatencyDevice::create(dd, time);
+  LatencyRunEnv env;
+  env.device = dev.get();
+  env.time = time.get();
+  LatencyRunDesc d = short_desc();
+  d.frames = 30;
+  d.blocks = 1;
+  d.warmup_frames = 0;
+  const Result<LatencyRun> r = run_latency(d, env);
+  ASSERT_TRUE(r.ok());
+  Schedule sched(d.schedule);
+  (void)sched.next_interval_ns();
+  for (size_t i = 1; i < r->frames.size(); ++i) {
+    EXPECT_EQ(r->frames[i].deadline_ns - r->frames[i - 1].deadline_ns, sched.next_interval_ns());
+  }
+  EXPECT_GT(r->consumer_behind, 10u);
+  const Distribution& wake = r->total[static_cast<size_t>(Series::signal_to_consumer_wake)];
+  EXPECT_GT(wake.max, 10'000.0);  // queueing shows up as > 10 ms waits
+  // The generator did not slow down with the consumer: signals kept their deadlines.
+  EXPECT_LT(r->total[static_cast<size_t>(Series::timer_lateness)].p50, 5'000.0);
+}
+
+TEST(LatencyThreads, AcceleratedClockRunsLongSchedulesQuickly) {
+  RealFixture fx(std::make_shared<ScaledHostTime>(50));
+  LatencyRunDesc d = short_desc();
+  d.schedule = ScheduleDesc{1, 8'000'000, 12'000'000};
+  d.frames = 100;  // 1 s of schedule in ~20 ms
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  const auto wall = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->measured_frames_run(), 100u);
+  EXPECT_LT(wall, std::chrono::seconds(5));
+}
+
+TEST(LatencyThreads, SignalChannelDeliversEveryFrameOnce) {
+  SignalChannel ch;
+  std::atomic<uint64_t> got{0};
+  std::thread consumer([&] {
+    for (uint64_t i = 0;; ++i) {
+      if (!ch.wait_for(i).available) break;
+      got.fetch_add(1);
+    }
+  });
+  for (uint64_t i = 1; i <= 1000; ++i) ch.publish(i);
+  ch.close();
+  consumer.join();
+  EXPECT_EQ(got.load(), 1000u);
+}
+
+TEST(LatencyThreads, TimerSlackIsPerThreadAndRecorded) {
+  TimerSlack inner;
+  TimerSlack outer_before = read_thread_timer_slack();
+  std::thread t([&] { inner = set_thread_timer_slack(1); });
+  t.join();
+  const TimerSlack outer_after = read_thread_timer_slack();
+  EXPECT_TRUE(inner.requested);
+  ASSERT_TRUE(inner.applied) << inner.error;
+  EXPECT_EQ(inner.obtained_ns, 1);
+  EXPECT_GT(inner.previous_ns, 0);
+  EXPECT_EQ(outer_after.obtained_ns, outer_before.obtained_ns);  // this thread untouched
+}
+
+}  // namespace
+}  // namespace latlab
+
+namespace latlab {
+namespace {
+
+// The Calibrator-driven mapper with its refresh thread running while the
+// consumer maps every frame: the mapped GPU times stay within the reported
+// bound of the sim device's ground truth.
+TEST(LatencyThreads, CalibratedMapperRefreshesWhileFramesAreMapped) {
+  auto time = std::make_shared<RealHostTime>();
+  SimDeviceDesc dd;
+  dd.drift_ppb = 3'000;  // 3 ppm
+  dd.calibration_deviation_ns = 200;
+  auto dev = SimLatencyDevice::create(dd, time);
+  CalibratorDesc cd;
+  cd.refresh_interval_ns = 5'000'000;  // many refreshes during the run
+  auto mapper = make_calibrated_mapper(*dev, cd);
+  LatencyRunEnv env;
+  env.device = dev.get();
+  env.mapper = mapper.get();
+  env.time = time.get();
+  LatencyRunDesc d = short_desc();
+  d.frames = 100;
+  const Result<LatencyRun> r = run_latency(d, env);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->partial) << r->partial_reason;
+  EXPECT_TRUE(r->clock_model.available) << r->clock_model.reason;
+  EXPECT_GT(r->clock_model.refreshes, 3u);
+  EXPECT_EQ(r->total[static_cast<size_t>(Series::core_latency)].count, 100u);
+  for (const FrameRecord& f : r->frames) {
+    ASSERT_TRUE(f.has(Marker::gpu_end_host));
+    const int64_t truth = dev->host_at(f.gpu_end_ticks);
+    EXPECT_LE(std::llabs(f.gpu_end_host_ns - truth), static_cast<long long>(f.map_error_ns) + 1)
+        << "mapped " << f.gpu_end_host_ns << " truth " << truth << " bound " << f.map_error_ns;
+  }
+}
+
+}  // namespace
+}  // namespace latlab
