@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 measure() {  # frames -> prints "frames peak_growth_kb maxrss_kb"
   local n=$1 timer=()
   [ -x /usr/bin/time ] && timer=(/usr/bin/time -f '%M' -o "$tmp/time$n")
-  "${timer[@]}" "$BIN" run --backend sim --time-scale 100 --frames "$n" \
+  "${timer[@]}" "$BIN" run --mode baseline --backend sim --time-scale 100 --frames "$n" \
     --warmup 100 --blocks 10 --interval-ms 8-12 --out "$tmp/r$n.json" >/dev/null
   local growth maxrss=unknown
   growth=$(grep -o '"peak_growth_kb": *[0-9-]*' "$tmp/r$n.json" | grep -o '[0-9-]*$')

@@ -1,13 +1,25 @@
-// latlab run: the latency benchmark (Baseline mode).
+// latlab run: the latency benchmark (Baseline and Loaded) and Performance mode.
 //
-//   latlab run [--mode baseline] [--backend vulkan|cuda|sim] [--device D]
+//   latlab run [--mode baseline|loaded|latency|performance|all]
+//              [--backend vulkan|cuda|sim] [--device D]
 //              [--frames N | --seconds S] [--seed X] [--interval-ms A-B]
-//              [--blocks K] [--warmup N] [--out FILE] [--frames-csv FILE] ...
+//              [--blocks K] [--warmup N] [--out FILE] [--frames-csv FILE]
+//              [--load-target-ms T] [--load-tolerance F] [--load-size WxH]
+//              [--load-complexity C]
+//              [--perf-complexity C] [--perf-size WxH] [--perf-frames N] ...
+//
+// Modes: baseline (minimal GPU work), loaded (the same path with four passes
+// at the calibrated complexity), latency (both, in interleaved blocks: the
+// default), performance (a fixed workload back-to-back, GPU ms and fps), all
+// (latency, then performance). Loaded calibrates on the same device first
+// (unless --load-complexity); a calibration that fails leaves Loaded
+// unavailable with the reason and the rest of the run goes on.
 //
 // Prints the settings, a progress line when stdout is a terminal, then the
 // per-stage table; writes the JSON result atomically. Exit codes: 0 ok,
 // 1 run failed or interrupted (result written with "partial": true),
-// 2 bad input, 3 device/backend unavailable, 4 result could not be written.
+// 2 bad input, 3 device/backend unavailable (or `--mode loaded` without a
+// usable load), 4 result could not be written.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -25,6 +37,8 @@
 #include "latlab/device_factory.hpp"
 #include "latlab/latency_report.hpp"
 #include "latlab/latency_run.hpp"
+#include "latlab/load_calibration.hpp"
+#include "latlab/performance_mode.hpp"
 #include "latlab/sim_device.hpp"
 #include "latlab/tick_mapper.hpp"
 #include "latlab/vulkan.hpp"
@@ -36,7 +50,7 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
 struct RunOptions {
-  std::string mode = "baseline";
+  std::string mode = "latency";
   std::string backend = "vulkan";
   std::string device;
   uint32_t frames = 2500;
@@ -57,6 +71,13 @@ struct RunOptions {
   bool json = false;
   bool validation = false;
   int64_t time_scale = 1;
+  double load_target_ms = kLoadedTargetMs;
+  double load_tolerance = 0.02;  // accepted |median - target| / target
+  std::string load_size = "1920x1080";
+  uint32_t load_complexity = 0;  // 0: calibrate
+  uint32_t perf_complexity = 256;
+  std::string perf_size = "1920x1080";
+  uint32_t perf_frames = 300;
   std::string command_line;
 };
 
@@ -162,6 +183,29 @@ int run_command(const RunOptions& o) {
   desc.workload.height = size->second;
   desc.workload.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
   desc.bare_comparison = o.bare;
+  const bool want_baseline = o.mode == "baseline" || o.mode == "latency" || o.mode == "all";
+  const bool want_loaded = o.mode == "loaded" || o.mode == "latency" || o.mode == "all";
+  const bool want_perf = o.mode == "performance" || o.mode == "all";
+  const bool want_latency = want_baseline || want_loaded;
+  if (o.bare && want_baseline && want_loaded) {
+    std::fprintf(stderr,
+                 "latlab run: --bare runs with one latency mode: add --mode baseline or --mode "
+                 "loaded\n");
+    return kExitUsage;
+  }
+  const auto load_size = parse_size(o.load_size);
+  const auto perf_size = parse_size(o.perf_size);
+  if (!load_size || !perf_size) {
+    std::fprintf(
+        stderr, "latlab run: --%s '%s' is not WxH with sides in 1..16384 (e.g. 1920x1080)\n",
+        load_size ? "perf-size" : "load-size", (load_size ? o.perf_size : o.load_size).c_str());
+    return kExitUsage;
+  }
+  if (!(o.load_target_ms > 0) || !std::isfinite(o.load_target_ms)) {
+    std::fprintf(stderr, "latlab run: --load-target-ms must be a positive number of ms\n");
+    return kExitUsage;
+  }
+  const WorkloadForm form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
   if (Result<void> v = validate(desc); !v) {
     std::fprintf(stderr, "latlab run: %s\n", v.error().message.c_str());
     return kExitUsage;
@@ -198,7 +242,11 @@ int run_command(const RunOptions& o) {
     } else {
       time = std::make_shared<RealHostTime>();
     }
-    device = SimLatencyDevice::create(sim_desc, time);
+    // GPU time grows with the workload (SimDeviceDesc::gpu_ns_per_work_unit), so
+    // Loaded frames take longer than Baseline ones and calibration converges.
+    SimDeviceDesc scaled = sim_desc;
+    scaled.gpu_ns_per_work_unit = 0.002;
+    device = SimLatencyDevice::create(scaled, time);
   } else {
     time = std::make_shared<RealHostTime>();
     Result<std::unique_ptr<LatencyDevice>> opened =
@@ -235,15 +283,37 @@ int run_command(const RunOptions& o) {
 
   fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, di.backend,
              di.name, di.driver);
-  fmt::print(info,
-             "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
-             "warm-up frames\n",
-             desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
-             static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
-             desc.warmup_frames);
-  fmt::print(info, "  workload: passes {}  complexity {}  size {}x{}  form {}\n",
-             desc.workload.passes, desc.workload.complexity, desc.workload.width,
-             desc.workload.height, o.form);
+  if (want_latency) {
+    fmt::print(info,
+               "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
+               "warm-up frames{}\n",
+               desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
+               static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
+               desc.warmup_frames,
+               want_baseline && want_loaded ? " per mode, modes in interleaved blocks" : "");
+  }
+  if (want_baseline) {
+    fmt::print(info, "  baseline workload: passes {}  complexity {}  size {}x{}  form {}\n",
+               desc.workload.passes, desc.workload.complexity, desc.workload.width,
+               desc.workload.height, o.form);
+  }
+  if (want_loaded) {
+    if (o.load_complexity > 0) {
+      fmt::print(info, "  loaded workload: passes 4  complexity {} (given)  size {}x{}  form {}\n",
+                 o.load_complexity, load_size->first, load_size->second, o.form);
+    } else {
+      fmt::print(info,
+                 "  loaded workload: passes 4  complexity calibrated to {} ms GPU  size {}x{}  "
+                 "form {}\n",
+                 o.load_target_ms, load_size->first, load_size->second, o.form);
+    }
+  }
+  if (want_perf) {
+    fmt::print(info,
+               "  performance: {} frames, passes 4  complexity {}  size {}x{}  form {}, "
+               "offscreen\n",
+               o.perf_frames, o.perf_complexity, perf_size->first, perf_size->second, o.form);
+  }
   fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
              o.validation && di.backend == "vulkan" ? ", Vulkan validation on" : "",
@@ -253,6 +323,108 @@ int run_command(const RunOptions& o) {
              o.out.empty() ? "(none)" : o.out,
              o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
   std::fflush(info);
+
+  // --- loaded workload ---------------------------------------------------------
+  // Calibrated on this device before any block; timestamps are never
+  // rescaled afterwards. A failure leaves Loaded unavailable, the rest runs.
+  uint64_t next_frame_id = 0;
+  std::optional<LoadCalibrationReport> calibration;
+  std::string loaded_unavailable;
+  FrameWorkload loaded_work;
+  loaded_work.passes = 4;
+  loaded_work.width = load_size->first;
+  loaded_work.height = load_size->second;
+  loaded_work.form = form;
+  if (want_loaded && o.load_complexity > 0) {
+    loaded_work.complexity = o.load_complexity;
+  } else if (want_loaded) {
+    LoadCalibrationDesc cd;
+    cd.target_ms = o.load_target_ms;
+    cd.tolerance = o.load_tolerance;
+    cd.width = load_size->first;
+    cd.height = load_size->second;
+    cd.form = form;
+    cd.first_frame_id = next_frame_id;
+    cd.on_step = [info](const LoadCalibrationStep& st) {
+      fmt::print(info, "  load calibration #{}: {} complexity {} -> median {:.4f} ms ({:+.2f}%)\n",
+                 st.index, to_string(st.kind), st.complexity, st.median_ms,
+                 st.error_fraction * 100.0);
+      std::fflush(info);
+    };
+    Result<LoadCalibrationReport> cal = calibrate_load(*device, cd);
+    if (!cal) {
+      loaded_unavailable = "load calibration failed: " + cal.error().message;
+    } else {
+      next_frame_id = cal->next_frame_id;
+      loaded_work.complexity = cal->complexity;
+      if (!cal->within_tolerance) {
+        loaded_unavailable =
+            "load calibration did not reach the target within tolerance: " + cal->outcome;
+      }
+      calibration = std::move(cal.value());
+    }
+    if (loaded_unavailable.empty()) {
+      fmt::print(info, "  load calibrated: complexity {}, median {:.4f} ms (target {} ms)\n",
+                 calibration->complexity, calibration->median_ms, calibration->target_ms);
+    } else {
+      fmt::print(info, "  Loaded unavailable: {}\n", loaded_unavailable);
+    }
+    std::fflush(info);
+  }
+  const bool run_loaded = want_loaded && loaded_unavailable.empty();
+  if (want_loaded && !run_loaded && !want_baseline && !want_perf) {
+    std::fprintf(stderr, "latlab run: %s\n", loaded_unavailable.c_str());
+    return kExitMissingCapability;
+  }
+  if (want_baseline && run_loaded) {
+    desc.modes = {LatencyModeDesc{"baseline", desc.workload},
+                  LatencyModeDesc{"loaded", loaded_work}};
+  } else if (run_loaded) {
+    desc.modes = {LatencyModeDesc{"loaded", loaded_work}};
+  }
+  desc.first_frame_id = next_frame_id;
+
+  RunMeta meta;
+  meta.mode = o.mode;
+  meta.backend = o.backend;
+  meta.device = o.device;
+  meta.command_line = o.command_line;
+  meta.created_utc = utc_now_iso8601();
+  meta.machine = collect_machine_info();
+
+  // --- performance only ----------------------------------------------------------
+  PerformanceDesc pd;
+  FrameWorkload perf_work;
+  perf_work.passes = 4;
+  perf_work.complexity = o.perf_complexity;
+  perf_work.width = perf_size->first;
+  perf_work.height = perf_size->second;
+  perf_work.form = form;
+  if (!want_latency) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    pd.first_frame_id = next_frame_id;
+    Result<PerformanceReport> perf = run_performance(*device, perf_work, o.perf_frames, pd);
+    if (!perf) {
+      std::fprintf(stderr, "latlab run: performance mode failed: %s\n",
+                   perf.error().message.c_str());
+      return kExitRunFailed;
+    }
+    const nlohmann::ordered_json doc = performance_run_to_json(*perf, di, meta);
+    if (o.json) {
+      std::printf("%s\n", doc.dump(2).c_str());
+    } else {
+      std::fputs(format_performance(*perf).c_str(), stdout);
+    }
+    if (!o.out.empty()) {
+      if (Result<void> w = write_file_atomic(o.out, doc.dump(2) + "\n"); !w) {
+        std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+        return kExitWriteFailed;
+      }
+      fmt::print(info, "result written to {}\n", o.out);
+    }
+    return kExitOk;
+  }
 
   // --- run -------------------------------------------------------------------
   const bool tty = !o.json && isatty(STDOUT_FILENO) == 1;
@@ -268,7 +440,7 @@ int run_command(const RunOptions& o) {
                     static_cast<unsigned long long>(p.block_frames_done),
                     static_cast<unsigned long long>(p.block_frames));
       } else {
-        std::printf("\r\033[K  %s block %u/%u: %llu/%llu frames",
+        std::printf("\r\033[K  %s %s block %u/%u: %llu/%llu frames", std::string(p.mode).c_str(),
                     std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
                     static_cast<unsigned long long>(p.block_frames_done),
                     static_cast<unsigned long long>(p.block_frames));
@@ -296,14 +468,22 @@ int run_command(const RunOptions& o) {
     return kExitRunFailed;
   }
 
+  // --- performance after the latency blocks (--mode all) ------------------------
+  std::optional<PerformanceReport> perf_report;
+  std::string perf_unavailable;
+  if (want_perf && !run.partial) {
+    pd.first_frame_id = run.next_frame_id;
+    Result<PerformanceReport> perf = run_performance(*device, perf_work, o.perf_frames, pd);
+    if (perf) {
+      perf_report = std::move(perf.value());
+    } else {
+      perf_unavailable = "performance mode failed: " + perf.error().message;
+    }
+  } else if (want_perf) {
+    perf_unavailable = "not run: the latency run stopped early";
+  }
+
   // --- report ------------------------------------------------------------------
-  RunMeta meta;
-  meta.mode = o.mode;
-  meta.backend = o.backend;
-  meta.device = o.device;
-  meta.command_line = o.command_line;
-  meta.created_utc = utc_now_iso8601();
-  meta.machine = collect_machine_info();
   meta.memory_before = memory_before;
   meta.memory_after = memory_after;
   uint64_t validation_errors = 0;
@@ -315,13 +495,41 @@ int run_command(const RunOptions& o) {
     validation_errors = v.error_count;
     meta.validation = std::move(v);
   }
-  const nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  if (want_loaded) {
+    if (calibration) {
+      doc["load_calibration"] = load_calibration_to_json(*calibration);
+      doc["load_calibration"]["source"] = "calibrated";
+    } else if (o.load_complexity > 0) {
+      doc["load_calibration"] = {{"source", "given"}, {"complexity", o.load_complexity}};
+    } else {
+      doc["load_calibration"] = nullptr;
+    }
+    if (!run_loaded) {
+      doc["modes"]["loaded"] = {{"available", false}, {"reason", loaded_unavailable}};
+      doc["unavailable"].push_back({{"name", "loaded"}, {"reason", loaded_unavailable}});
+    }
+  }
+  if (want_perf) {
+    if (perf_report) {
+      doc["modes"]["performance"] = performance_to_json(*perf_report);
+    } else {
+      doc["modes"]["performance"] = {{"available", false}, {"reason", perf_unavailable}};
+      doc["unavailable"].push_back({{"name", "performance"}, {"reason", perf_unavailable}});
+    }
+  }
   if (o.json) {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
     std::fputs(format_run_table(run).c_str(), stdout);
+    if (want_loaded && !run_loaded)
+      std::printf("  Loaded unavailable: %s\n", loaded_unavailable.c_str());
+    if (perf_report) std::fputs(format_performance(*perf_report).c_str(), stdout);
+    if (want_perf && !perf_report)
+      std::printf("  Performance unavailable: %s\n", perf_unavailable.c_str());
   }
   int rc = run.partial ? kExitRunFailed : kExitOk;
+  if (want_perf && !perf_report && !run.partial) rc = kExitRunFailed;
   if (!o.out.empty()) {
     if (Result<void> w = write_file_atomic(o.out, doc.dump(2) + "\n"); !w) {
       std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
@@ -373,16 +581,19 @@ std::function<int()> setup(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand(
       "run", "Latency benchmark: a software signal through every stage of a frame");
-  sub->add_option("--mode", opts->mode, "Latency mode (only baseline so far)")
-      ->check(CLI::IsMember({"baseline"}))
+  sub->add_option("--mode", opts->mode,
+                  "baseline | loaded | latency (baseline and loaded, interleaved blocks) | "
+                  "performance (fixed workload, GPU ms and fps) | all (latency, then performance)")
+      ->check(CLI::IsMember({"baseline", "loaded", "latency", "performance", "all"}))
       ->capture_default_str();
   sub->add_option("--backend", opts->backend, "GPU backend")
       ->check(CLI::IsMember({"vulkan", "cuda", "sim"}))
       ->capture_default_str();
   sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
-  auto* frames = sub->add_option("--frames", opts->frames, "Measured frames over all blocks")
-                     ->check(CLI::Range(1u, 10'000'000u))
-                     ->capture_default_str();
+  auto* frames =
+      sub->add_option("--frames", opts->frames, "Measured frames per latency mode, over all blocks")
+          ->check(CLI::Range(1u, 10'000'000u))
+          ->capture_default_str();
   auto* seconds =
       sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
           ->check(CLI::Range(0.001, 864000.0));
@@ -412,6 +623,27 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
   sub->add_option("--form", opts->form, "Workload form")
       ->check(CLI::IsMember({"compute", "fragment"}))
+      ->capture_default_str();
+  sub->add_option("--load-target-ms", opts->load_target_ms,
+                  "Loaded: GPU time per frame the load is calibrated to (ms)")
+      ->capture_default_str();
+  sub->add_option("--load-tolerance", opts->load_tolerance,
+                  "Loaded: accepted |median - target| / target of the calibration")
+      ->check(CLI::Range(0.001, 0.5))
+      ->capture_default_str();
+  sub->add_option("--load-size", opts->load_size, "Loaded: render target WxH")
+      ->capture_default_str();
+  sub->add_option("--load-complexity", opts->load_complexity,
+                  "Loaded: use this complexity (1..4096) instead of calibrating")
+      ->check(CLI::Range(1u, 4096u));
+  sub->add_option("--perf-complexity", opts->perf_complexity,
+                  "Performance: complexity of the fixed 4-pass workload")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  sub->add_option("--perf-size", opts->perf_size, "Performance: render target WxH")
+      ->capture_default_str();
+  sub->add_option("--perf-frames", opts->perf_frames, "Performance: measured frames")
+      ->check(CLI::Range(1u, 1'000'000u))
       ->capture_default_str();
   sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
       ->capture_default_str();

@@ -29,7 +29,7 @@ if has vulkan; then
   log "vulkan tests"
   "$B/latlab_vulkan_tests" > "$R/vulkan_tests.txt" 2>&1; echo "rc=$?" >> "$R/vulkan_tests.txt"
   for form in compute fragment; do
-    "$B/latlab" run --form $form --frames 120 --passes 4 --complexity 256 --size 1920x1080 > "$R/ref_run_$form.txt" 2>&1
+    "$B/latlab" run --mode baseline --form $form --frames 120 --passes 4 --complexity 256 --size 1920x1080 > "$R/ref_run_$form.txt" 2>&1
   done
 fi
 if has cuda; then

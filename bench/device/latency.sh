@@ -57,7 +57,7 @@ status=0
 for backend in vulkan cuda; do
   csv_args=()
   [ "$backend" = vulkan ] && csv_args=(--frames-csv "$out/frames_vulkan.csv")
-  "$bin" run --backend "$backend" --bare --frames "$frames" --blocks 5 --warmup 200 --seed 1 \
+  "$bin" run --mode baseline --backend "$backend" --bare --frames "$frames" --blocks 5 --warmup 200 --seed 1 \
     --interval-ms 8-12 --out "$out/baseline_$backend.json" "${csv_args[@]}" 2>&1 | tee "$out/run_$backend.txt"
   rc=${PIPESTATUS[0]}
   if [ "$rc" -eq 3 ]; then

@@ -26,7 +26,7 @@ dev_args=()
 [[ -n "$device" ]] && dev_args=(--device "$device")
 for form in compute fragment; do
   for c in 16 256 4096; do
-    "$bin" run "${dev_args[@]}" --form "$form" --frames 120 --passes 4 --complexity "$c" --size 1920x1080 \
+    "$bin" run --mode baseline "${dev_args[@]}" --form "$form" --frames 120 --passes 4 --complexity "$c" --size 1920x1080 \
       > "$out/run_${form}_c${c}.txt" 2>&1 || echo "run $form c$c failed: see $out/run_${form}_c${c}.txt"
     tail -8 "$out/run_${form}_c${c}.txt"
   done

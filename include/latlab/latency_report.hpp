@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "latlab/latency_run.hpp"
+#include "latlab/load_calibration.hpp"
+#include "latlab/performance_mode.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
@@ -65,6 +67,20 @@ nlohmann::ordered_json distribution_to_json(const Distribution& d);
 // The whole result document.
 nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
 
+// `load_calibration` of the result: chosen complexity, achieved median and
+// spread (verification frames, ms), every step.
+nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);
+
+// `modes.performance` of the result: the fixed workload, GPU ms per frame and
+// fps distributions (ms and frames/s, not us).
+nlohmann::ordered_json performance_to_json(const PerformanceReport& r);
+
+// A whole result document for a run without latency blocks (`--mode
+// performance`): the header of latency_run_to_json (kind "performance_run"),
+// `modes.performance` and `unavailable`.
+nlohmann::ordered_json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& device,
+                                               const RunMeta& meta);
+
 // Writes `content` to `path` atomically: a temp file in the same directory,
 // fsync, rename over `path`, fsync of the directory. On any failure `path` is
 // untouched (the previous file stays) and the temp file is removed.
@@ -76,5 +92,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run);
 
 // The readable summary printed on stdout.
 std::string format_run_table(const LatencyRun& run);
+
+// The readable summary of Performance mode.
+std::string format_performance(const PerformanceReport& r);
 
 }  // namespace latlab

@@ -9,7 +9,11 @@
 // falls behind, signals keep their scheduled deadlines and queue (no
 // coordinated omission), and the delay shows in signal_to_consumer_wake.
 //
-// The run is a discarded warm-up then K measured blocks; with
+// The run is a discarded warm-up then K measured blocks. With several modes
+// (Baseline and Loaded: the same path with another workload), every mode has
+// its own warm-up and K blocks, and measured blocks interleave: block 0 of
+// each mode in the given order, then block 1 of each, ... (B L B L ...); the
+// blocks of one index share the same deadlines. With
 // `bare_comparison` each measured block is followed by a bare-loop block (the
 // same signal -> submit -> fence path with only two time reads per frame) and
 // a raw clock_nanosleep block on the same deadlines, so the cost of measuring
@@ -38,6 +42,12 @@
 
 namespace latlab {
 
+// One mode of a run: a name ("baseline", "loaded") and the GPU work of its frames.
+struct LatencyModeDesc {
+  std::string name = "baseline";
+  FrameWorkload workload;
+};
+
 struct LatencyRunDesc {
   ScheduleDesc schedule;   // seed and interval range (default 8-12 ms, seed 1)
   uint32_t frames = 2500;  // measured frames over all blocks (>= blocks). Default 2500.
@@ -52,7 +62,15 @@ struct LatencyRunDesc {
   bool bare_comparison = false;  // add a bare-loop and a raw-sleep block after each measured block
   int64_t block_lead_ns =
       20'000'000;  // a block's first deadline is start + lead + interval_0 (threads settle)
+  // Modes run in interleaved blocks. Empty: one mode "baseline" running
+  // `workload`. Otherwise `workload` is unused; `frames`, `blocks` and
+  // `warmup_frames` apply to each mode. Not combined with bare_comparison.
+  std::vector<LatencyModeDesc> modes;
+  uint64_t first_frame_id = 0;  // device frame ids start here (after frames used before the run)
 };
+
+// The modes a desc runs: `modes`, or {"baseline", workload} when empty.
+std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc);
 
 // Invalid settings, with what to change.
 Result<void> validate(const LatencyRunDesc& desc);
@@ -80,8 +98,9 @@ struct LockstepScript {
 
 struct RunProgress {
   BlockKind kind = BlockKind::warmup;
-  uint32_t block = 0;   // index within its kind
-  uint32_t blocks = 0;  // measured blocks
+  uint32_t block = 0;     // index within its kind
+  std::string_view mode;  // the block's mode name
+  uint32_t blocks = 0;    // measured blocks
   uint64_t block_frames_done = 0;
   uint64_t block_frames = 0;
 };
@@ -101,7 +120,8 @@ struct LatencyRunEnv {
 struct BlockResult {
   uint32_t order = 0;  // position in the run (0 = first block run)
   BlockKind kind = BlockKind::measured;
-  uint32_t index = 0;               // index within its kind
+  uint32_t index = 0;               // index within its kind (and mode)
+  uint32_t mode = 0;                // index into LatencyRun::modes
   uint64_t first_device_frame = 0;  // frame id given to the device for the block's first
                                     // frame; ids rise by one per frame in run order across
                                     // blocks (raw_sleep blocks use none)
@@ -125,6 +145,16 @@ struct BareFrame {
   QueryStatus fence_status = QueryStatus::missing;
 };
 
+// Distributions of one mode over its measured frames.
+struct LatencyModeResult {
+  std::string name;
+  FrameWorkload workload;
+  uint64_t measured_frames = 0;  // frames run in the mode's measured blocks
+  SeriesDistributions total{};
+  MissingBreakdown total_missing;
+  uint64_t consumer_behind = 0;
+};
+
 struct LatencyRun {
   LatencyRunDesc desc;
   DeviceInfo device;
@@ -134,14 +164,16 @@ struct LatencyRun {
   ClockModelReport clock_model;
   std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
 
-  // Warm-up frames, then measured blocks in order. Without bare comparison a
-  // record's index is its frame id; with it, the id is the block's
-  // first_device_frame + the offset in the block.
+  // Per mode (in mode order): its warm-up frames, then its measured blocks in
+  // order. A record's device frame id is its block's first_device_frame + the
+  // offset in the block.
   std::vector<FrameRecord> frames;
-  std::vector<BlockResult> blocks;  // in run order
-  SeriesDistributions total{};      // over every measured frame
-  MissingBreakdown total_missing;
-  uint64_t consumer_behind = 0;  // over measured frames
+  std::vector<BlockResult> blocks;       // in run order
+  std::vector<LatencyModeResult> modes;  // in desc order (at least one)
+  SeriesDistributions total{};           // over every measured frame of modes[0]
+  MissingBreakdown total_missing;        // modes[0]
+  uint64_t consumer_behind = 0;          // over measured frames of modes[0]
+  uint64_t next_frame_id = 0;            // first device frame id the run did not use
 
   // bare comparison (empty unless desc.bare_comparison)
   std::vector<BareFrame> bare_frames;
@@ -160,7 +192,7 @@ struct LatencyRun {
   bool partial = false;
   std::string partial_reason;
 
-  uint64_t measured_frames_run() const;
+  uint64_t measured_frames_run() const;  // every mode
 };
 
 // Runs the benchmark. Error only for invalid settings or a missing device.

@@ -3,7 +3,8 @@
 // Every frame follows a script: submit_frame takes `submit_cost_ns` of host
 // time, the GPU begins `queue_delay_ns` after the submit ends (or when the
 // previous frame's work ends, if later), runs `gpu_duration_ns`, and the CPU
-// sees the fence `fence_wake_delay_ns` after the GPU ends. Faults per frame:
+// sees the fence `fence_wake_delay_ns` after the GPU ends (plus a workload
+// term when gpu_ns_per_work_unit is set). Faults per frame:
 // GPU timestamps reported with another status (not_ready, invalid, ...), the
 // fence observation dropped, submit or wait failing.
 //
@@ -52,6 +53,12 @@ struct SimDeviceDesc {
   bool can_time = true;                      // false: no GPU timestamps (status missing)
   bool calibration = true;                   // false: sample_calibration fails
   SimFrameScript frame;                      // every frame's script, unless `script` is set
+  // GPU cost of the workload on top of the script's gpu_duration_ns:
+  // + gpu_ns_per_work_unit * width * height * passes * complexity (rounded to
+  // ns). 0 (default): gpu_duration_ns whatever the workload. `latlab run`
+  // uses 0.002, SimCostModel's default rate (8.33 ms at 1920x1080, 4 passes,
+  // near complexity 1000), so Loaded frames take longer than Baseline ones.
+  double gpu_ns_per_work_unit = 0.0;
   std::function<SimFrameScript(uint64_t frame_id)> script;  // per-frame script (optional)
 };
 

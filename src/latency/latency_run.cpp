@@ -34,6 +34,21 @@ uint64_t LatencyRun::measured_frames_run() const {
   return n;
 }
 
+std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
+  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload}};
+  return desc.modes;
+}
+
+namespace {
+Result<void> validate_workload(const FrameWorkload& w, const std::string& what) {
+  if (w.passes < 1) return make_error(what + " needs at least one pass");
+  if (w.complexity < 1 || w.complexity > 4096) {
+    return make_error(what + " complexity must be in 1..4096");
+  }
+  return {};
+}
+}  // namespace
+
 Result<void> validate(const LatencyRunDesc& d) {
   if (d.schedule.min_interval_ns <= 0) {
     return make_error("the shortest interval must be above 0 ms");
@@ -48,9 +63,12 @@ Result<void> validate(const LatencyRunDesc& d) {
   if (d.frames < d.blocks) {
     return make_error("fewer frames than blocks: every block needs at least one frame");
   }
-  if (d.workload.passes < 1) return make_error("the workload needs at least one pass");
-  if (d.workload.complexity < 1 || d.workload.complexity > 4096) {
-    return make_error("workload complexity must be in 1..4096");
+  for (const LatencyModeDesc& m : effective_modes(d)) {
+    if (Result<void> w = validate_workload(m.workload, "the " + m.name + " workload"); !w) return w;
+    if (m.name.empty()) return make_error("every mode needs a name");
+  }
+  if (d.modes.size() > 1 && d.bare_comparison) {
+    return make_error("the bare-loop comparison runs with one mode only (--mode baseline)");
   }
   if (d.timer_slack_ns < 0) return make_error("timer slack cannot be negative");
   if (d.block_lead_ns < 0) return make_error("block lead cannot be negative");
@@ -84,7 +102,8 @@ struct Ctx {
   std::atomic<bool> failed{false};
   std::string error;
   uint64_t checksum = 0;
-  std::atomic<uint64_t> done{0};  // frames the current block has finished (progress)
+  const FrameWorkload* workload = nullptr;  // the current block's mode's work (set per block)
+  std::atomic<uint64_t> done{0};            // frames the current block has finished (progress)
 
   bool interrupted() const {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
@@ -138,7 +157,7 @@ bool consumer_frame(Ctx& c, FrameRecord& r, uint64_t id, bool was_pending) {
 
   r.submit_start_ns = c.time.now_ns();
   r.set(Marker::submit_start);
-  const Result<void> submitted = c.device.submit_frame(id, c.desc.workload);
+  const Result<void> submitted = c.device.submit_frame(id, *c.workload);
   const int64_t submit_end = c.time.now_ns();
   if (!submitted) {
     r.flags |= kFrameDeviceError;
@@ -284,7 +303,7 @@ BlockOutcome run_bare_block(Ctx& c, std::span<BareFrame> frames, uint64_t first_
 
   auto consume = [&](uint64_t i) {
     c.checksum ^= cpu_simulation_step(first_id + i, c.desc.cpu_step_iterations);
-    const Result<void> s = c.device.submit_frame(first_id + i, c.desc.workload);
+    const Result<void> s = c.device.submit_frame(first_id + i, *c.workload);
     if (!s) {
       c.fail("submitting frame " + std::to_string(first_id + i) + " failed: " + s.error().message);
       return false;
@@ -401,6 +420,7 @@ Distribution summarize_ns(std::span<const int64_t> ns) {
 struct PlannedBlock {
   BlockKind kind;
   uint32_t index;
+  uint32_t mode;
   uint64_t first;  // into frames / bare_frames / raw_lateness_ns
   uint64_t count;
   uint64_t schedule_start;  // interval index of the block's first frame
@@ -421,10 +441,13 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   run.time_source = time.name();
   run.execution = env.lockstep != nullptr ? "lockstep" : "threads";
   run.unavailable = run.device.missing;
+  const std::vector<LatencyModeDesc> modes = effective_modes(desc);
+  const auto mode_count = static_cast<uint32_t>(modes.size());
 
   // Every frame's storage up front: the run itself allocates nothing per frame.
-  const uint64_t total_path = uint64_t{desc.warmup_frames} + desc.frames;
-  run.frames.assign(total_path, FrameRecord{});
+  // Mode m's frames (warm-up, then measured) start at m * per_mode.
+  const uint64_t per_mode = uint64_t{desc.warmup_frames} + desc.frames;
+  run.frames.assign(per_mode * mode_count, FrameRecord{});
   if (desc.bare_comparison) {
     run.bare_frames.assign(desc.frames, BareFrame{});
     run.raw_lateness_ns.assign(desc.frames, 0);
@@ -432,16 +455,22 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   // The plan: warm-up, then per block measured [+ bare + raw sleep], the
   // comparison blocks on the measured block's own deadlines.
+  // With several modes: each mode's warm-up, then block b of every mode in
+  // mode order (B L B L ...), block b of each mode on the same deadlines.
   std::vector<PlannedBlock> plan;
-  if (desc.warmup_frames > 0) plan.push_back({BlockKind::warmup, 0, 0, desc.warmup_frames, 0});
+  for (uint32_t m = 0; m < mode_count; ++m) {
+    if (desc.warmup_frames > 0)
+      plan.push_back({BlockKind::warmup, 0, m, m * per_mode, desc.warmup_frames, 0});
+  }
   uint64_t first = desc.warmup_frames;
   uint64_t first_cmp = 0;
   for (uint32_t b = 0; b < desc.blocks; ++b) {
     const uint64_t n = frames_in_block(desc.frames, desc.blocks, b);
-    plan.push_back({BlockKind::measured, b, first, n, first});
+    for (uint32_t m = 0; m < mode_count; ++m)
+      plan.push_back({BlockKind::measured, b, m, m * per_mode + first, n, first});
     if (desc.bare_comparison) {
-      plan.push_back({BlockKind::bare_loop, b, first_cmp, n, first});
-      plan.push_back({BlockKind::raw_sleep, b, first_cmp, n, first});
+      plan.push_back({BlockKind::bare_loop, b, 0, first_cmp, n, first});
+      plan.push_back({BlockKind::raw_sleep, b, 0, first_cmp, n, first});
     }
     first += n;
     first_cmp += n;
@@ -459,7 +488,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   bool slack_recorded = false;
   // Device frame ids rise in run order (a backend may rely on it, e.g. to
   // retire query slots): interleaved blocks take the next ids in turn.
-  uint64_t next_device_frame = 0;
+  uint64_t next_device_frame = desc.first_frame_id;
   for (size_t order = 0; order < plan.size(); ++order) {
     const PlannedBlock& p = plan[order];
     if (c.stop_requested()) break;
@@ -467,6 +496,8 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     br.order = static_cast<uint32_t>(order);
     br.kind = p.kind;
     br.index = p.index;
+    br.mode = p.mode;
+    c.workload = &modes[p.mode].workload;
     br.first_frame = p.first;
     br.first_device_frame = next_device_frame;
     br.frames_planned = p.count;
@@ -475,7 +506,8 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     ProgressFn progress;
     if (env.on_progress) {
       progress = [&](uint64_t done) {
-        env.on_progress(RunProgress{p.kind, p.index, desc.blocks, done, p.count});
+        env.on_progress(
+            RunProgress{p.kind, p.index, modes[p.mode].name, desc.blocks, done, p.count});
       };
     }
     br.start_ns = time.now_ns();
@@ -510,11 +542,13 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
       run.raw_sleep_wall_ns += o.sleeper_wall_ns;
     }
     if (env.on_progress)
-      env.on_progress(RunProgress{p.kind, p.index, desc.blocks, o.frames_run, p.count});
+      env.on_progress(
+          RunProgress{p.kind, p.index, modes[p.mode].name, desc.blocks, o.frames_run, p.count});
 
     if (br.frames_run < br.frames_planned && !run.partial) {
       run.partial = true;
       const std::string where =
+          (mode_count > 1 ? modes[p.mode].name + " " : std::string()) +
           std::string(to_string(p.kind)) + " block " + std::to_string(p.index) + " after " +
           std::to_string(br.frames_run) + " of " + std::to_string(br.frames_planned) + " frames";
       run.partial_reason =
@@ -531,6 +565,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     run.partial_reason = "interrupted between blocks";
   }
   run.finished_ns = time.now_ns();
+  run.next_frame_id = next_device_frame;
 
   if (env.mapper != nullptr) {
     env.mapper->stop();
@@ -542,8 +577,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   // Distributions, per block and over the run.
   const TickFormat& ticks = run.device.ticks;
-  uint64_t measured_begin = desc.warmup_frames;
-  uint64_t measured_count = 0;
+  std::vector<uint64_t> measured_count(mode_count, 0);
   for (BlockResult& b : run.blocks) {
     switch (b.kind) {
       case BlockKind::warmup:
@@ -554,10 +588,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
         b.missing = count_missing(span);
         for (const FrameRecord& f : span)
           b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
-        if (b.kind == BlockKind::measured) {
-          measured_count += b.frames_run;
-          run.consumer_behind += b.consumer_behind;
-        }
+        if (b.kind == BlockKind::measured) measured_count[b.mode] += b.frames_run;
         break;
       }
       case BlockKind::bare_loop:
@@ -570,12 +601,25 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
         break;
     }
   }
-  // Measured blocks are contiguous in `frames` and the run stops at the first
-  // short block, so the frames run form one range.
-  const auto measured =
-      std::span<const FrameRecord>(run.frames).subspan(measured_begin, measured_count);
-  run.total = summarize_frames(measured, ticks);
-  run.total_missing = count_missing(measured);
+  // A mode's measured blocks are contiguous in `frames` and the run stops at
+  // the first short block, so each mode's frames run form one range.
+  for (uint32_t m = 0; m < mode_count; ++m) {
+    LatencyModeResult mr;
+    mr.name = modes[m].name;
+    mr.workload = modes[m].workload;
+    mr.measured_frames = measured_count[m];
+    const auto measured = std::span<const FrameRecord>(run.frames)
+                              .subspan(m * per_mode + desc.warmup_frames, measured_count[m]);
+    mr.total = summarize_frames(measured, ticks);
+    mr.total_missing = count_missing(measured);
+    for (const BlockResult& b : run.blocks) {
+      if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
+    }
+    run.modes.push_back(std::move(mr));
+  }
+  run.total = run.modes[0].total;
+  run.total_missing = run.modes[0].total_missing;
+  run.consumer_behind = run.modes[0].consumer_behind;
   if (desc.bare_comparison) {
     uint64_t bare_n = 0;
     uint64_t raw_n = 0;

@@ -27,7 +27,7 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
   buf += ",map_error_ns,gpu_status,fence_status,consumer_behind,device_error";
   for (size_t s = 0; s < kSeriesCount; ++s)
     fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
-  buf += '\n';
+  buf += ",mode\n";
 
   const TickFormat& ticks = run.device.ticks;
   for (const BlockResult& b : run.blocks) {
@@ -63,6 +63,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
           buf += ',';
         }
       }
+      buf += ',';
+      buf += b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");
       buf += '\n';
       if (buf.size() > (1 << 15)) {
         if (Result<void> w = f.write(buf); !w) return w;

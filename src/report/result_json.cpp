@@ -57,6 +57,28 @@ json series_to_json(const SeriesDistributions& s) {
               {"clock_map_error", at(Series::clock_map_error)}};
 }
 
+json workload_to_json(const FrameWorkload& w) {
+  return {{"passes", w.passes},
+          {"complexity", w.complexity},
+          {"width", w.width},
+          {"height", w.height},
+          {"form", w.form == WorkloadForm::compute ? "compute" : "fragment"}};
+}
+
+// run.modes, or (a run built by hand, without modes) one "baseline" mode from
+// the run's totals.
+std::vector<LatencyModeResult> modes_of(const LatencyRun& run) {
+  if (!run.modes.empty()) return run.modes;
+  LatencyModeResult m;
+  m.name = "baseline";
+  m.workload = run.desc.workload;
+  m.measured_frames = run.measured_frames_run();
+  m.total = run.total;
+  m.total_missing = run.total_missing;
+  m.consumer_behind = run.consumer_behind;
+  return {m};
+}
+
 json path_block_to_json(const BlockResult& b) {
   json j = series_to_json(b.series);
   j["index"] = b.index;
@@ -87,6 +109,7 @@ json fraction(int64_t cpu, int64_t wall) {
 
 json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   const LatencyRunDesc& d = run.desc;
+  const std::vector<LatencyModeResult> run_modes = modes_of(run);
   json j;
   j["schema_version"] = kResultSchemaVersion;
   j["kind"] = "latency_run";
@@ -164,12 +187,7 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
       {"frames_per_block", per_block},
       {"warmup_frames", d.warmup_frames},
       {"cpu_step_iterations", d.cpu_step_iterations},
-      {"workload",
-       {{"passes", d.workload.passes},
-        {"complexity", d.workload.complexity},
-        {"width", d.workload.width},
-        {"height", d.workload.height},
-        {"form", d.workload.form == WorkloadForm::compute ? "compute" : "fragment"}}},
+      {"workload", workload_to_json(run_modes.at(0).workload)},
       {"timer_slack",
        {{"requested", ts.requested},
         {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
@@ -184,31 +202,40 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
 
   json order = json::array();
   for (const BlockResult& b : run.blocks) {
-    order.push_back({{"order", b.order},
-                     {"kind", to_string(b.kind)},
-                     {"index", b.index},
-                     {"mode", meta.mode},
-                     {"frames_run", b.frames_run}});
+    order.push_back(
+        {{"order", b.order},
+         {"kind", to_string(b.kind)},
+         {"index", b.index},
+         {"mode", b.mode < run_modes.size() ? run_modes[b.mode].name : std::string("?")},
+         {"frames_run", b.frames_run}});
   }
   j["block_order"] = order;
 
-  json mode;
-  mode["warmup"] = nullptr;
-  json blocks = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
-    if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
+  json modes = json::object();
+  for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
+    const LatencyModeResult& mr = run_modes[mi];
+    json mode;
+    mode["available"] = true;
+    mode["workload"] = workload_to_json(mr.workload);
+    mode["warmup"] = nullptr;
+    json blocks = json::array();
+    for (const BlockResult& b : run.blocks) {
+      if (b.mode != mi) continue;
+      if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
+      if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
+    }
+    mode["blocks"] = blocks;
+    json total = series_to_json(mr.total);
+    total["frames"] = mr.measured_frames;
+    total["missing_markers"] = missing_to_json(mr.total_missing);
+    total["consumer_behind_frames"] = mr.consumer_behind;
+    mode["total"] = total;
+    mode["observers"] = {
+        {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
+        {"fence_latency", "CPU fence wake - signal"}};
+    modes[mr.name] = mode;
   }
-  mode["blocks"] = blocks;
-  json total = series_to_json(run.total);
-  total["frames"] = run.measured_frames_run();
-  total["missing_markers"] = missing_to_json(run.total_missing);
-  total["consumer_behind_frames"] = run.consumer_behind;
-  mode["total"] = total;
-  mode["observers"] = {
-      {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
-      {"fence_latency", "CPU fence wake - signal"}};
-  j["modes"] = {{meta.mode, mode}};
+  j["modes"] = modes;
 
   json diag;
   diag["generator"] = {

@@ -25,22 +25,70 @@ void header(std::string& out) {
                  "missing", "mean", "p50", "p90", "p99", "p99.9", "max");
 }
 
+// One stage, every mode side by side: count, p50, p99 per mode.
+void side_row(std::string& out, std::string_view name, const LatencyRun& run, Series series) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "  {:<26}", name);
+  for (const LatencyModeResult& m : run.modes) {
+    const Distribution& d = m.total[static_cast<size_t>(series)];
+    if (d.empty()) {
+      fmt::format_to(it, " | {:>6} {:>9} {:>9}", d.count, "-", "-");
+    } else {
+      fmt::format_to(it, " | {:>6} {:>9.1f} {:>9.1f}", d.count, d.p50, d.p99);
+    }
+  }
+  out += '\n';
+}
+
+void side_by_side(std::string& out, const LatencyRun& run) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "  {:<26}", "");
+  for (const LatencyModeResult& m : run.modes)
+    fmt::format_to(it, " | {:<26}",
+                   fmt::format("{} (complexity {})", m.name, m.workload.complexity));
+  out += '\n';
+  fmt::format_to(it, "  {:<26}", "us");
+  for (size_t i = 0; i < run.modes.size(); ++i)
+    fmt::format_to(it, " | {:>6} {:>9} {:>9}", "count", "p50", "p99");
+  out += '\n';
+  for (size_t i = 0; i < kStageCount; ++i) {
+    const auto s = static_cast<Series>(i);
+    side_row(out, to_string(s), run, s);
+  }
+  out += "  observers of completion\n";
+  side_row(out, "core_latency", run, Series::core_latency);
+  side_row(out, "fence_latency", run, Series::fence_latency);
+  out += "  diagnostics (outside every stage)\n";
+  side_row(out, "timer_lateness", run, Series::timer_lateness);
+  side_row(out, "clock_map_error", run, Series::clock_map_error);
+}
+
 }  // namespace
 
 std::string format_run_table(const LatencyRun& run) {
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "latency path, {} measured frames in {} blocks{}\n", run.measured_frames_run(),
-                 run.desc.blocks, run.partial ? " (PARTIAL: " + run.partial_reason + ")" : "");
-  header(out);
-  for (size_t i = 0; i < kStageCount; ++i)
-    row(out, to_string(static_cast<Series>(i)), run.total[i]);
-  out += "  observers of completion\n";
-  row(out, "core_latency", run.total[static_cast<size_t>(Series::core_latency)]);
-  row(out, "fence_latency", run.total[static_cast<size_t>(Series::fence_latency)]);
-  out += "  diagnostics (outside every stage)\n";
-  row(out, "timer_lateness", run.total[static_cast<size_t>(Series::timer_lateness)]);
-  row(out, "clock_map_error", run.total[static_cast<size_t>(Series::clock_map_error)]);
+  if (run.modes.size() > 1) {
+    std::string names;
+    for (const LatencyModeResult& m : run.modes) names += (names.empty() ? "" : " + ") + m.name;
+    fmt::format_to(it, "latency path, {}: {} measured frames in {} interleaved blocks per mode{}\n",
+                   names, run.modes[0].measured_frames, run.desc.blocks,
+                   run.partial ? " (PARTIAL: " + run.partial_reason + ")" : "");
+    side_by_side(out, run);
+  } else {
+    fmt::format_to(it, "latency path, {} measured frames in {} blocks{}\n",
+                   run.measured_frames_run(), run.desc.blocks,
+                   run.partial ? " (PARTIAL: " + run.partial_reason + ")" : "");
+    header(out);
+    for (size_t i = 0; i < kStageCount; ++i)
+      row(out, to_string(static_cast<Series>(i)), run.total[i]);
+    out += "  observers of completion\n";
+    row(out, "core_latency", run.total[static_cast<size_t>(Series::core_latency)]);
+    row(out, "fence_latency", run.total[static_cast<size_t>(Series::fence_latency)]);
+    out += "  diagnostics (outside every stage)\n";
+    row(out, "timer_lateness", run.total[static_cast<size_t>(Series::timer_lateness)]);
+    row(out, "clock_map_error", run.total[static_cast<size_t>(Series::clock_map_error)]);
+  }
   if (run.desc.bare_comparison) {
     row(out, "bare_loop fence latency", run.bare_total);
     row(out, "raw clock_nanosleep lateness", run.raw_total);
@@ -62,6 +110,28 @@ std::string format_run_table(const LatencyRun& run) {
   for (const MissingCapability& c : run.unavailable) {
     fmt::format_to(it, "  unavailable: {}: {}\n", c.name, c.reason);
   }
+  return out;
+}
+
+std::string format_performance(const PerformanceReport& r) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "performance, {} frames of passes {} complexity {} at {}x{}, offscreen\n",
+                 r.frames, r.work.passes, r.work.complexity, r.work.width, r.work.height);
+  auto line = [&](std::string_view name, const Distribution& d) {
+    if (d.empty()) {
+      fmt::format_to(it, "  {:<10} {:>7} {:>7}   (no samples)\n", name, d.count, d.missing);
+      return;
+    }
+    fmt::format_to(it, "  {:<10} {:>7} {:>7} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", name,
+                   d.count, d.missing, d.min, d.p50, d.p99, d.max);
+  };
+  fmt::format_to(it, "  {:<10} {:>7} {:>7} {:>10} {:>10} {:>10} {:>10}\n", "", "count", "missing",
+                 "min", "p50", "p99", "max");
+  line("gpu ms", r.gpu_ms);
+  line("fps", r.fps);
+  if (r.gpu_timeline_fps > 0)
+    fmt::format_to(it, "  GPU timeline: {:.1f} frames/s\n", r.gpu_timeline_fps);
   return out;
 }
 

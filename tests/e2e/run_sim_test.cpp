@@ -21,7 +21,8 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   const auto out = dir.path / "r.json";
   const auto csv = dir.path / "f.csv";
   const CliResult r = run_cli(
-      "run --backend sim --frames 60 --warmup 6 --blocks 3 --interval-ms 1-2 --seed 9 --out " +
+      "run --mode baseline --backend sim --frames 60 --warmup 6 --blocks 3 --interval-ms 1-2 "
+      "--seed 9 --out " +
       out.string() + " --frames-csv " + csv.string());
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_NE(r.output.find("seed 9"), std::string::npos) << "settings echoed";
@@ -38,7 +39,8 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
 
 TEST(RunSimCli, SecondsSetsTheFrameCountFromTheMeanInterval) {
   const CliResult r = run_cli(
-      "run --backend sim --seconds 0.3 --interval-ms 1-2 --warmup 0 --blocks 2 --out '' --json");
+      "run --mode baseline --backend sim --seconds 0.3 --interval-ms 1-2 --warmup 0 --blocks 2 "
+      "--out '' --json");
   ASSERT_EQ(r.rc, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
   EXPECT_EQ(j["settings"]["frames"], 200);  // ceil(0.3 s / 1.5 ms)
@@ -47,7 +49,8 @@ TEST(RunSimCli, SecondsSetsTheFrameCountFromTheMeanInterval) {
 
 TEST(RunSimCli, JsonFlagPrintsTheDocument) {
   const CliResult r = run_cli(
-      "run --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out '' --json");
+      "run --mode baseline --backend sim --frames 10 --warmup 0 --blocks 1 --interval-ms 1 --out "
+      "'' --json");
   ASSERT_EQ(r.rc, 0) << r.output;
   const size_t brace = r.output.find('{');
   ASSERT_NE(brace, std::string::npos);
@@ -78,7 +81,8 @@ TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
       "--device nosuch",
   };
   for (const std::string& b : bad) {
-    const CliResult r = run_cli("run --backend sim --out " + out.string() + " " + b);
+    const CliResult r =
+        run_cli("run --mode baseline --backend sim --out " + out.string() + " " + b);
     EXPECT_EQ(r.rc, 2) << b << "\n" << r.output;
     EXPECT_FALSE(r.output.empty()) << b;
   }
@@ -88,9 +92,9 @@ TEST(RunSimCli, BadInputExitsTwoWithAMessage) {
 TEST(RunSimCli, AcceleratedSimClockRunsALongScheduleFast) {
   TempDir dir;
   const auto t0 = std::chrono::steady_clock::now();
-  const CliResult r =
-      run_cli("run --backend sim --time-scale 100 --frames 1000 --warmup 10 --out " +
-              (dir.path / "r.json").string());
+  const CliResult r = run_cli(
+      "run --mode baseline --backend sim --time-scale 100 --frames 1000 --warmup 10 --out " +
+      (dir.path / "r.json").string());
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_LT(std::chrono::steady_clock::now() - t0,
             std::chrono::seconds(20));  // ~10 s of schedule at x100
@@ -100,8 +104,9 @@ TEST(RunSimCli, InterruptWritesAPartialResult) {
   TempDir dir;
   const std::string out = (dir.path / "r.json").string();
   const std::string bin = latlab_binary();
-  std::vector<std::string> args{bin,        "run", "--backend",     "sim", "--frames", "100000",
-                                "--warmup", "0",   "--interval-ms", "1-2", "--out",    out};
+  std::vector<std::string> args{
+      bin,      "run",      "--mode", "baseline",      "--backend", "sim",   "--frames",
+      "100000", "--warmup", "0",      "--interval-ms", "1-2",       "--out", out};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

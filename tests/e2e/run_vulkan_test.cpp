@@ -4,9 +4,9 @@
 // wake. Skips when the binary reports the Vulkan backend unavailable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,7 +29,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   const auto out = dir.path / "r.json";
   const auto csv = dir.path / "f.csv";
   const CliResult r = run_cli(
-      "run --backend vulkan --validation --frames 300 --warmup 30 --blocks 3 "
+      "run --mode baseline --backend vulkan --validation --frames 300 --warmup 30 --blocks 3 "
       "--interval-ms 4-6 --out " +
       out.string() + " --frames-csv " + csv.string());
   if (r.rc == 3 && r.output.find("vulkan backend unavailable") != std::string::npos) {
@@ -89,9 +89,39 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   }
   EXPECT_EQ(rows, 300);
   ASSERT_FALSE(wake_beyond_bound.empty());
-  std::nth_element(wake_beyond_bound.begin(), wake_beyond_bound.begin() + wake_beyond_bound.size() / 2,
+  std::nth_element(wake_beyond_bound.begin(),
+                   wake_beyond_bound.begin() + wake_beyond_bound.size() / 2,
                    wake_beyond_bound.end());
   EXPECT_LE(wake_beyond_bound[wake_beyond_bound.size() / 2], 5'000'000);
+}
+
+// Baseline and Loaded on lavapipe: the load calibrates on the same device
+// (small size and target so it converges quickly) and Loaded frames carry it.
+TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  const CliResult r = run_cli(
+      "run --mode latency --backend vulkan --validation --frames 40 --warmup 4 --blocks 4 "
+      "--interval-ms 4-6 --load-size 64x64 --load-target-ms 2 --load-tolerance 0.15 --out " +
+      out.string());
+  if (r.rc == 3 && r.output.find("vulkan backend unavailable") != std::string::npos) {
+    GTEST_SKIP() << "the binary reports the Vulkan backend unavailable: " << r.output;
+  }
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
+  const auto& cal = j["load_calibration"];
+  ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>()) << j["modes"]["loaded"].dump();
+  EXPECT_TRUE(cal["within_tolerance"].get<bool>()) << cal.dump();
+  EXPECT_NEAR(cal["median_ms"].get<double>(), 2.0, 0.15 * 2.0);
+  EXPECT_EQ(j["modes"]["loaded"]["workload"]["complexity"], cal["complexity"]);
+  const auto p50 = [&](const char* m) {
+    return j["modes"][m]["total"]["stages"]["gpu_execution"]["p50"].get<double>();
+  };
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 40);
+  EXPECT_EQ(j["modes"]["loaded"]["total"]["frames"], 40);
+  EXPECT_GT(p50("loaded"), p50("baseline"));
+  EXPECT_GT(p50("loaded"), 1000.0) << "about the 2 ms target, in us";
 }
 
 }  // namespace

@@ -368,5 +368,75 @@ TEST(LatencyEngine, InvalidSettingsAreRefused) {
   EXPECT_FALSE(run_latency(small_desc(), no_device).ok());
 }
 
+// Two modes: warm-ups per mode, then measured blocks alternating baseline,
+// loaded; each mode's frames carry its own workload (the sim device adds GPU
+// time per work unit), device ids rise in run order from first_frame_id, and
+// blocks of one index share deadlines.
+TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
+  SimDeviceDesc dd;
+  dd.gpu_ns_per_work_unit = 0.5;
+  Fixture fx(dd);
+  LatencyRunDesc d = small_desc();
+  d.frames = 10;
+  d.blocks = 2;
+  d.warmup_frames = 3;
+  d.first_frame_id = 1000;
+  FrameWorkload loaded;
+  loaded.passes = 4;
+  loaded.complexity = 10;  // 64*64*4*10*0.5 ns = 81.92 us more GPU time
+  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", loaded}};
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r) << r.error().message;
+  const LatencyRun& run = *r;
+  ASSERT_EQ(run.blocks.size(), 6u);
+  const BlockKind kinds[] = {BlockKind::warmup,   BlockKind::warmup,   BlockKind::measured,
+                             BlockKind::measured, BlockKind::measured, BlockKind::measured};
+  const uint32_t modes[] = {0, 1, 0, 1, 0, 1};
+  uint64_t next_id = 1000;
+  for (size_t i = 0; i < run.blocks.size(); ++i) {
+    EXPECT_EQ(run.blocks[i].kind, kinds[i]) << i;
+    EXPECT_EQ(run.blocks[i].mode, modes[i]) << i;
+    EXPECT_EQ(run.blocks[i].first_device_frame, next_id) << i;
+    next_id += run.blocks[i].frames_run;
+  }
+  EXPECT_EQ(run.next_frame_id, next_id);
+  ASSERT_EQ(run.modes.size(), 2u);
+  EXPECT_EQ(run.modes[0].name, "baseline");
+  EXPECT_EQ(run.modes[1].name, "loaded");
+  EXPECT_EQ(run.modes[0].measured_frames, 10u);
+  EXPECT_EQ(run.modes[1].measured_frames, 10u);
+  const auto gpu = static_cast<size_t>(Series::gpu_execution);
+  EXPECT_EQ(run.modes[0].total[gpu].count, 10u);
+  EXPECT_EQ(run.modes[1].total[gpu].count, 10u);
+  // Baseline: 64*64*1*1*0.5 = 2048 ns on top of the script; loaded: 81920.
+  for (const BlockResult& b : run.blocks) {
+    const int64_t extra = b.mode == 0 ? 2'048 : 81'920;
+    for (uint64_t k = 0; k < b.frames_run; ++k) {
+      const FrameRecord& f = run.frames[b.first_frame + k];
+      const uint64_t id = b.first_device_frame + k;
+      EXPECT_EQ(static_cast<int64_t>(f.gpu_end_ticks - f.gpu_begin_ticks),
+                device_script(id).gpu_duration_ns + extra)
+          << "block " << b.order << " frame " << k;
+    }
+  }
+  EXPECT_EQ(run.total[gpu].p50, run.modes[0].total[gpu].p50) << "total is the first mode's";
+  // Same deadlines for baseline k and loaded k (relative to the block start).
+  for (size_t i = 2; i < 6; i += 2) {
+    const BlockResult& a = run.blocks[i];
+    const BlockResult& b = run.blocks[i + 1];
+    for (uint64_t k = 0; k < a.frames_run; ++k) {
+      EXPECT_EQ(run.frames[a.first_frame + k].deadline_ns - a.start_ns,
+                run.frames[b.first_frame + k].deadline_ns - b.start_ns);
+    }
+  }
+}
+
+TEST(LatencyEngine, ModesRefuseTheBareComparison) {
+  LatencyRunDesc d = small_desc();
+  d.bare_comparison = true;
+  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", d.workload}};
+  EXPECT_FALSE(validate(d));
+}
+
 }  // namespace
 }  // namespace latlab

@@ -86,7 +86,8 @@ TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
 // short Baseline run on this machine's device under validation.
 TEST_F(VulkanCli, RunMeasuresTheLatencyPathUnderValidation) {
   const Ran r = run_cli(
-      "run --frames 20 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 3 --complexity 2 --size "
+      "run --mode baseline --frames 20 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 3 "
+      "--complexity 2 --size "
       "64x64 "
       "--validation --out ''");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -99,7 +100,8 @@ TEST_F(VulkanCli, RunMeasuresTheLatencyPathUnderValidation) {
 
 TEST_F(VulkanCli, RunMeasuresTheFragmentFormUnderValidation) {
   const Ran r = run_cli(
-      "run --frames 12 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 4 --complexity 4 --size "
+      "run --mode baseline --frames 12 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 4 "
+      "--complexity 4 --size "
       "64x48 "
       "--form fragment --validation --out ''");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -109,9 +111,12 @@ TEST_F(VulkanCli, RunMeasuresTheFragmentFormUnderValidation) {
 }
 
 TEST_F(VulkanCli, RunRejectsBadOptions) {
-  for (const char* args : {"run --size 12", "run --size 0x5", "run --size axb", "run --frames 0",
-                           "run --complexity 5000", "run --passes 0", "run --device 97 --frames 1",
-                           "run --size 16384x16384 --frames 1", "run --form vertex"}) {
+  for (const char* args :
+       {"run --mode baseline --size 12", "run --mode baseline --size 0x5",
+        "run --mode baseline --size axb", "run --mode baseline --frames 0",
+        "run --mode baseline --complexity 5000", "run --mode baseline --passes 0",
+        "run --mode baseline --device 97 --frames 1",
+        "run --mode baseline --size 16384x16384 --frames 1", "run --mode baseline --form vertex"}) {
     const Ran r = run_cli(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_FALSE(r.out.empty()) << args;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -66,7 +67,7 @@ int64_t SimLatencyDevice::host_at(uint64_t ticks) const {
   return epoch_ns_ + static_cast<int64_t>(host_span);
 }
 
-Result<void> SimLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload&) {
+Result<void> SimLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
   const SimFrameScript s = script_for(frame_id);
   const int64_t start = time_->now_ns();
   time_->sleep_until(start + s.submit_cost_ns);
@@ -79,7 +80,10 @@ Result<void> SimLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorklo
   Pending p;
   p.script = s;
   p.gpu_begin_ns = std::max(end + s.queue_delay_ns, gpu_free_ns_);
-  p.gpu_end_ns = p.gpu_begin_ns + s.gpu_duration_ns;
+  const double units = static_cast<double>(work.width) * static_cast<double>(work.height) *
+                       static_cast<double>(work.passes) * static_cast<double>(work.complexity);
+  p.gpu_end_ns =
+      p.gpu_begin_ns + s.gpu_duration_ns + std::llround(desc_.gpu_ns_per_work_unit * units);
   gpu_free_ns_ = p.gpu_end_ns;
   pending_[frame_id] = p;
   ++submitted_;

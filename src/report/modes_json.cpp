@@ -1,0 +1,101 @@
+// JSON of the Loaded calibration and of Performance mode (docs/result-schema.md).
+#include <nlohmann/json.hpp>
+
+#include "latlab/host_clock.hpp"
+#include "latlab/latency_report.hpp"
+
+namespace latlab {
+
+namespace {
+using json = nlohmann::ordered_json;
+
+const char* form_name(WorkloadForm f) {
+  return f == WorkloadForm::fragment ? "fragment" : "compute";
+}
+
+json work_json(const FrameWorkload& w) {
+  return {{"passes", w.passes},
+          {"complexity", w.complexity},
+          {"width", w.width},
+          {"height", w.height},
+          {"form", form_name(w.form)}};
+}
+}  // namespace
+
+json load_calibration_to_json(const LoadCalibrationReport& r) {
+  json steps = json::array();
+  for (const LoadCalibrationStep& s : r.steps) {
+    steps.push_back({{"index", s.index},
+                     {"kind", to_string(s.kind)},
+                     {"complexity", s.complexity},
+                     {"median_ms", s.median_ms},
+                     {"min_ms", s.min_ms},
+                     {"max_ms", s.max_ms},
+                     {"error_fraction", s.error_fraction},
+                     {"frames_submitted", s.frames_submitted},
+                     {"frames_used", s.frames_used},
+                     {"frames_missing", s.frames_missing},
+                     {"why", s.why}});
+  }
+  return {{"target_ms", r.target_ms},
+          {"tolerance", r.tolerance},
+          {"width", r.width},
+          {"height", r.height},
+          {"passes", r.passes},
+          {"form", form_name(r.form)},
+          {"complexity", r.complexity},
+          {"verified", r.verified},
+          {"within_tolerance", r.within_tolerance},
+          {"median_ms", r.median_ms},
+          {"error_fraction", r.error_fraction},
+          {"p5_ms", r.verified ? json(r.p5_ms) : json(nullptr)},
+          {"gpu_ms", distribution_to_json(r.gpu_ms)},
+          {"outcome", r.outcome},
+          {"evaluations", r.evaluations},
+          {"frames_submitted", r.frames_submitted},
+          {"frames_missing", r.frames_missing},
+          {"wall_ms", static_cast<double>(r.wall_ns) / 1e6},
+          {"steps", steps}};
+}
+
+json performance_to_json(const PerformanceReport& r) {
+  return {{"available", true},
+          {"workload", work_json(r.work)},
+          {"offscreen", true},
+          {"frames", r.frames},
+          {"gpu_ms", distribution_to_json(r.gpu_ms)},
+          {"fps", distribution_to_json(r.fps)},
+          {"gpu_timeline_fps", r.gpu_timeline_fps > 0 ? json(r.gpu_timeline_fps) : json(nullptr)},
+          {"wall_ms", static_cast<double>(r.wall_ns) / 1e6},
+          {"units", {{"gpu_ms", "ms"}, {"fps", "frames per second"}}}};
+}
+
+json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,
+                             const RunMeta& meta) {
+  json j;
+  j["schema_version"] = kResultSchemaVersion;
+  j["kind"] = "performance_run";
+  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
+  j["created_utc"] = meta.created_utc;
+  j["command_line"] = meta.command_line;
+  j["partial"] = false;
+  j["partial_reason"] = nullptr;
+  const MachineInfo& m = meta.machine;
+  j["machine"] = {{"hostname", m.hostname},
+                  {"os", m.os.empty() ? json(nullptr) : json(m.os)},
+                  {"kernel", m.kernel},
+                  {"arch", m.arch},
+                  {"cpu_model", m.cpu_model.empty() ? json(nullptr) : json(m.cpu_model)},
+                  {"logical_cpus", m.logical_cpus}};
+  j["host_clock"] = {{"name", kHostClockName}};
+  j["device"] = {{"backend", di.backend}, {"name", di.name}, {"driver", di.driver}};
+  j["settings"] = {{"mode", meta.mode}, {"backend", meta.backend}, {"device", meta.device}};
+  j["modes"] = {{"performance", performance_to_json(r)}};
+  json unavailable = json::array();
+  for (const MissingCapability& c : di.missing)
+    unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
+  j["unavailable"] = unavailable;
+  return j;
+}
+
+}  // namespace latlab
