@@ -53,7 +53,7 @@ struct RunOptions {
   std::string mode = "latency";
   std::string backend = "vulkan";
   std::string device;
-  uint32_t frames = 2500;
+  uint32_t frames = 1250;
   double seconds = 0;
   uint64_t seed = 1;
   std::string interval_ms = "8-12";
@@ -591,7 +591,7 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
   auto* frames =
-      sub->add_option("--frames", opts->frames, "Measured frames per latency mode, over all blocks")
+      sub->add_option("--frames", opts->frames, "Measured frames per latency mode, over all blocks (default: Baseline + Loaded finish in about 30 s)")
           ->check(CLI::Range(1u, 10'000'000u))
           ->capture_default_str();
   auto* seconds =
