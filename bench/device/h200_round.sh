@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One batched round on the GPU machine (device tool), from binaries built on
-# the development machine and carried in .devbin/ (see bench/device/pack.sh).
+# the development machine and carried in .devbin/ (bench/device/pack.sh).
+# Steps run one after another: nothing else uses the GPU while one measures
+# (a second process on the GPU time-slices it and spoils timings).
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
-#   ROUND_STEPS="vulkan cuda load clocks latency profile" bench/device/h200_round.sh
+#   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -12,48 +14,66 @@ export LD_LIBRARY_PATH=$here/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH
 export VK_LAYER_PATH=$here/.devbin/layers
 export XDG_RUNTIME_DIR=/tmp/latlab-xdg; mkdir -p -m 700 $XDG_RUNTIME_DIR
 B=$here/.devbin
-R=$(mktemp -d); steps=${ROUND_STEPS:-"vulkan cuda load clocks"}
+R=$(mktemp -d); steps=${ROUND_STEPS:-"vulkan load latency loaded profile clocks"}
 log() { echo "== $(date -u +%T) $*" | tee -a "$R/round.log"; }
 has() { [[ " $steps " == *" $1 "* ]]; }
+cd "$R"
 
-{ date -u; uname -a; nvidia-smi; nproc; } > "$R/machine.txt" 2>&1
-"$B/latlab" devices > "$R/devices.txt" 2>&1; "$B/latlab" devices --json > "$R/devices.json" 2>&1
+{ date -u; uname -a; nvidia-smi; nproc; ulimit -n; } > machine.txt 2>&1
+"$B/latlab" devices > devices.txt 2>&1; "$B/latlab" devices --json > devices.json 2>&1
 
-clock_pid=
-if has clocks; then
-  log "clocks ${CLOCKS_SECONDS:-540}s (background)"
-  (OUT=$R LATLAB_BINARY=$B/latlab CLOCKS_SECONDS=${CLOCKS_SECONDS:-540} bash bench/device/clocks.sh) &
-  clock_pid=$!
-fi
 if has vulkan; then
-  log "vulkan tests"
-  "$B/latlab_vulkan_tests" > "$R/vulkan_tests.txt" 2>&1; echo "rc=$?" >> "$R/vulkan_tests.txt"
-  for form in compute fragment; do
-    "$B/latlab" run --mode baseline --form $form --frames 120 --passes 4 --complexity 256 --size 1920x1080 > "$R/ref_run_$form.txt" 2>&1
+  log "vulkan tests (one process, then one process per test)"
+  "$B/latlab_vulkan_tests" > vulkan_tests.txt 2>&1; echo "rc=$?" >> vulkan_tests.txt
+  for t in $("$B/latlab_vulkan_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
+    "$B/latlab_vulkan_tests" --gtest_filter="$t" > one.txt 2>&1; rc=$?
+    echo "$rc $t" >> vulkan_tests_per_process.txt
+    [[ $rc -ne 0 ]] && cat one.txt >> vulkan_tests_per_process_failures.txt
   done
 fi
 if has cuda; then
   log "cuda tests"
-  "$B/latlab_cuda_tests" > "$R/cuda_tests.txt" 2>&1; echo "rc=$?" >> "$R/cuda_tests.txt"
-  "$B/cuda_vs_events" --reps 200 > "$R/cuda_vs_events.txt" 2>&1; echo "rc=$?" >> "$R/cuda_vs_events.txt"
+  "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt
+  "$B/cuda_vs_events" --reps 200 > cuda_vs_events.txt 2>&1; echo "rc=$?" >> cuda_vs_events.txt
 fi
 if has load; then
   log "calibrate-load"
   for args in "--backend vulkan" "--backend vulkan --form fragment" "--backend cuda"; do
     n=$(echo $args | tr ' -' '_' | tr -s _)
-    /usr/bin/time -v "$B/latlab" calibrate-load $args --json > "$R/load$n.json" 2> "$R/load$n.log"
+    for rep in 1 2; do
+      /usr/bin/time -f "wall %e s" "$B/latlab" calibrate-load $args --json > "load${n}_$rep.json" 2> "load${n}_$rep.log"
+    done
   done
 fi
 if has latency; then
-  log "latency"
-  LATLAB_BINARY=$B/latlab OUT=$R bash bench/device/latency.sh > "$R/latency_sh.txt" 2>&1
+  log "latency baseline + bare loop"
+  (cd "$here" && LATLAB_BINARY=$B/latlab OUT=$R bash bench/device/latency.sh ${LATENCY_FRAMES:-1500}) > latency_sh.txt 2>&1
+fi
+if has loaded; then
+  log "baseline + loaded"
+  for b in vulkan cuda; do
+    "$B/latlab" run --backend $b --mode latency --frames ${LOADED_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
+      --out loaded_$b.json --frames-csv loaded_frames_$b.csv > loaded_$b.txt 2>&1; echo "rc=$?" >> loaded_$b.txt
+  done
+  "$B/latlab" run --backend vulkan --mode performance --out perf_vulkan.json > perf_vulkan.txt 2>&1
 fi
 if has profile; then
   log "profile"
-  "$B/latlab" profile --frames 600 --trace "$R/profile_trace.json" > "$R/profile.txt" 2>&1
-  [[ -x $B/latlab_bench ]] && "$B/latlab_bench" --benchmark_filter='Profiler|Zone|Collect' > "$R/profiler_bench.txt" 2>&1
+  "$B/latlab_bench" --benchmark_filter='Profiler|Vulkan' --benchmark_repetitions=5 \
+    --benchmark_report_aggregates_only=true > profiler_bench.txt 2>&1
+  for c in 16 256; do
+    "$B/latlab" profile --frames 600 --size 1920x1080 --complexity $c --trace profile_c${c}_trace.json > profile_c$c.txt 2>&1
+  done
 fi
-[[ -n $clock_pid ]] && { log "waiting for clocks"; wait $clock_pid; }
+if has clocks; then
+  log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"
+  for b in vulkan cuda; do
+    "$B/latlab" clocks --backend $b --seconds ${CLOCKS_SECONDS:-180} --interval-ms 100 --window ${CLOCKS_WINDOW:-640} --json \
+      > clocks-$b.json 2> clocks-$b.log &
+  done
+  wait
+fi
 log "done"
-tar czf "$OUT/round.tgz" -C "$R" .
-cat "$R/round.log"
+rm -f one.txt
+tar czf "$OUT/round.tgz" .
+cat round.log
