@@ -15,7 +15,8 @@ export VK_LAYER_PATH=$here/.devbin/layers
 export XDG_RUNTIME_DIR=/tmp/latlab-xdg; mkdir -p -m 700 $XDG_RUNTIME_DIR
 B=$here/.devbin
 R=$(mktemp -d); steps=${ROUND_STEPS:-"vulkan load latency loaded profile clocks"}
-log() { echo "== $(date -u +%T) $*" | tee -a "$R/round.log"; }
+log() { echo "== $(date -u +%T) $*" | tee -a "$R/round.log"; tar czf "$OUT/${ROUND_NAME:-round}.tgz" -C "$R" . 2>/dev/null; }
+T() { local s=$1; shift; timeout -k 5 "$s" "$@"; }  # every step is bounded: a hang costs its budget, not the round
 has() { [[ " $steps " == *" $1 "* ]]; }
 cd "$R"
 
@@ -24,12 +25,14 @@ cd "$R"
 
 if has vulkan; then
   log "vulkan tests (one process, then one process per test)"
-  "$B/latlab_vulkan_tests" > vulkan_tests.txt 2>&1; echo "rc=$?" >> vulkan_tests.txt
-  for t in $("$B/latlab_vulkan_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
-    "$B/latlab_vulkan_tests" --gtest_filter="$t" > one.txt 2>&1; rc=$?
-    echo "$rc $t" >> vulkan_tests_per_process.txt
-    [[ $rc -ne 0 ]] && cat one.txt >> vulkan_tests_per_process_failures.txt
-  done
+  T ${VULKAN_TEST_S:-45} "$B/latlab_vulkan_tests" > vulkan_tests.txt 2>&1; echo "rc=$?" >> vulkan_tests.txt
+  if [[ -n ${VULKAN_PER_PROCESS:-} ]]; then
+    for t in $("$B/latlab_vulkan_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
+      T 20 "$B/latlab_vulkan_tests" --gtest_filter="$t" > one.txt 2>&1; rc=$?
+      echo "$rc $t" >> vulkan_tests_per_process.txt
+      [[ $rc -ne 0 ]] && cat one.txt >> vulkan_tests_per_process_failures.txt
+    done
+  fi
 fi
 if has cuda; then
   log "cuda tests"
@@ -41,39 +44,39 @@ if has load; then
   for args in "--backend vulkan" "--backend vulkan --form fragment" "--backend cuda"; do
     n=$(echo $args | tr ' -' '_' | tr -s _)
     for rep in 1 2; do
-      /usr/bin/time -f "wall %e s" "$B/latlab" calibrate-load $args --json > "load${n}_$rep.json" 2> "load${n}_$rep.log"
+      T 15 /usr/bin/time -f "wall %e s" "$B/latlab" calibrate-load $args --json > "load${n}_$rep.json" 2> "load${n}_$rep.log"
     done
   done
 fi
 if has latency; then
   log "latency baseline + bare loop"
-  (cd "$here" && LATLAB_BINARY=$B/latlab OUT=$R bash bench/device/latency.sh ${LATENCY_FRAMES:-1500}) > latency_sh.txt 2>&1
+  (cd "$here" && T ${LATENCY_S:-130} env LATLAB_BINARY=$B/latlab OUT=$R bash bench/device/latency.sh ${LATENCY_FRAMES:-1500}) > latency_sh.txt 2>&1
 fi
 if has loaded; then
   log "baseline + loaded"
   for b in vulkan cuda; do
-    "$B/latlab" run --backend $b --mode latency --frames ${LOADED_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
+    T ${LOADED_S:-50} "$B/latlab" run --backend $b --mode latency --frames ${LOADED_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
       --out loaded_$b.json --frames-csv loaded_frames_$b.csv > loaded_$b.txt 2>&1; echo "rc=$?" >> loaded_$b.txt
   done
-  "$B/latlab" run --backend vulkan --mode performance --out perf_vulkan.json > perf_vulkan.txt 2>&1
+  T 20 "$B/latlab" run --backend vulkan --mode performance --out perf_vulkan.json > perf_vulkan.txt 2>&1
 fi
 if has profile; then
   log "profile"
-  "$B/latlab_bench" --benchmark_filter='Profiler|Vulkan' --benchmark_repetitions=5 \
+  T 35 "$B/latlab_bench" --benchmark_filter='Profiler|Vulkan' --benchmark_repetitions=3 --benchmark_min_time=0.05 \
     --benchmark_report_aggregates_only=true > profiler_bench.txt 2>&1
-  for c in 16 256; do
-    "$B/latlab" profile --frames 600 --size 1920x1080 --complexity $c --trace profile_c${c}_trace.json > profile_c$c.txt 2>&1
+  for c in ${PROFILE_COMPLEXITIES:-16 256}; do
+    T 25 "$B/latlab" profile --frames 600 --size 1920x1080 --complexity $c --trace profile_c${c}_trace.json > profile_c$c.txt 2>&1
   done
 fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"
   for b in vulkan cuda; do
-    "$B/latlab" clocks --backend $b --seconds ${CLOCKS_SECONDS:-180} --interval-ms 100 --window ${CLOCKS_WINDOW:-640} --json \
+    T $(( ${CLOCKS_SECONDS:-180} + 15 )) "$B/latlab" clocks --backend $b --seconds ${CLOCKS_SECONDS:-180} --interval-ms 100 --window ${CLOCKS_WINDOW:-640} --json \
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
 fi
 log "done"
 rm -f one.txt
-tar czf "$OUT/round.tgz" .
+tar czf "$OUT/${ROUND_NAME:-round}.tgz" .
 cat round.log
