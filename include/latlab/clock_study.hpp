@@ -33,7 +33,8 @@ struct ClockStudyDesc {
   uint32_t samples_per_refresh = 8;          // best-of-N per refresh (and per fresh pair)
   uint32_t max_tries = 32;                   // source calls per refresh at most
   uint32_t fresh_pairs = 32;                 // pairs taken at the end, not used in the fit (>= 1)
-  ClockModelDesc model{.window = 1024};      // wide window: fit drift over (most of) the run
+  ClockModelDesc model{.window = 640};       // ~a minute at 100 ms: long enough for drift, short
+                                             // enough to follow a slewed host clock
   std::string host_domain = kHostClockName;  // the host clock the source's pairs are taken against
   // Time: null = the host clock (host_now_ns, clock_nanosleep TIMER_ABSTIME).
   // Tests pass a virtual clock whose sleep_until jumps to the deadline.
