@@ -9,6 +9,7 @@
 
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
+#include "latlab/latency_report.hpp"
 #include "latlab/load_calibration.hpp"
 
 namespace latlab::cli {
@@ -55,60 +56,27 @@ std::string step_line(const LoadCalibrationStep& s) {
       s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
 }
 
-nlohmann::json distribution_json(const Distribution& d) {
-  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev},
-          {"min", d.min},     {"p50", d.p50},         {"p90", d.p90},   {"p95", d.p95},
-          {"p99", d.p99},     {"max", d.max}};
-}
-
-nlohmann::json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d,
-                           const DeviceInfo& info) {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : r.steps) {
-    steps.push_back({{"index", s.index},
-                     {"kind", to_string(s.kind)},
-                     {"complexity", s.complexity},
-                     {"median_ms", s.median_ms},
-                     {"min_ms", s.min_ms},
-                     {"max_ms", s.max_ms},
-                     {"error_fraction", s.error_fraction},
-                     {"frames_submitted", s.frames_submitted},
-                     {"frames_used", s.frames_used},
-                     {"frames_missing", s.frames_missing},
-                     {"why", s.why}});
-  }
-  nlohmann::json gpu = distribution_json(r.gpu_ms);
-  gpu["p5"] = r.p5_ms;
-  return {
-      {"schema", "latlab.calibrate_load/1"},
-      {"device", {{"backend", info.backend}, {"name", info.name}, {"driver", info.driver}}},
-      {"settings",
-       {{"target_ms", d.target_ms},
-        {"tolerance", d.tolerance},
-        {"width", d.width},
-        {"height", d.height},
-        {"passes", d.passes},
-        {"form", d.form == WorkloadForm::fragment ? "fragment" : "compute"},
-        {"min_complexity", d.min_complexity},
-        {"max_complexity", d.max_complexity},
-        {"discard_frames", d.discard_frames},
-        {"frames_per_eval", d.frames_per_eval},
-        {"verify_frames", d.verify_frames},
-        {"max_evaluations", d.max_evaluations}}},
-      {"complexity", r.complexity},
-      {"verified", r.verified},
-      {"within_tolerance", r.within_tolerance},
-      {"median_ms", r.median_ms},
-      {"error_fraction", r.error_fraction},
-      {"gpu_ms", gpu},
-      {"outcome", r.outcome},
-      {"fit", {{"fixed_ms", r.fit_fixed_ms}, {"ms_per_complexity", r.fit_ms_per_complexity}}},
-      {"evaluations", r.evaluations},
-      {"frames_submitted", r.frames_submitted},
-      {"frames_missing", r.frames_missing},
-      {"wall_ms", static_cast<double>(r.wall_ns) / 1e6},
-      {"steps", steps},
-  };
+// The report as the run's result stores it (latency_report.hpp), plus what
+// this command alone knows: its settings and the device.
+nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d,
+                                   const DeviceInfo& info) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "latlab.calibrate_load/1";
+  doc["device"] = {{"backend", info.backend}, {"name", info.name}, {"driver", info.driver}};
+  doc["settings"] = {{"target_ms", d.target_ms},
+                     {"tolerance", d.tolerance},
+                     {"width", d.width},
+                     {"height", d.height},
+                     {"passes", d.passes},
+                     {"form", d.form == WorkloadForm::fragment ? "fragment" : "compute"},
+                     {"min_complexity", d.min_complexity},
+                     {"max_complexity", d.max_complexity},
+                     {"discard_frames", d.discard_frames},
+                     {"frames_per_eval", d.frames_per_eval},
+                     {"verify_frames", d.verify_frames},
+                     {"max_evaluations", d.max_evaluations}};
+  doc.update(load_calibration_to_json(r));
+  return doc;
 }
 
 int run(const Options& o) {
