@@ -1,6 +1,7 @@
 // latlab devices [--json]: every Vulkan device with what latlab can time on
 // it (tick period, valid bits per queue family, calibrateable time domains)
-// and what is missing, with the reason.
+// and what is missing, with the reason; then every CUDA device where the CUDA
+// backend is built (or why CUDA is unavailable).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,9 +9,29 @@
 
 #include "command.hpp"
 #include "latlab/vulkan.hpp"
+#if LATLAB_HAVE_CUDA
+#include "latlab/cuda.hpp"
+#endif
 
 namespace latlab::cli {
 namespace {
+
+nlohmann::json missing_json(const std::vector<MissingCapability>& missing) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : missing) out.push_back({{"name", m.name}, {"reason", m.reason}});
+  return out;
+}
+
+void print_missing(const std::vector<MissingCapability>& missing) {
+  if (missing.empty()) {
+    fmt::print("    missing           nothing\n");
+    return;
+  }
+  for (size_t i = 0; i < missing.size(); ++i) {
+    fmt::print("    {}{}: {}\n", i == 0 ? "missing           " : "                  ", missing[i].name,
+               missing[i].reason);
+  }
+}
 
 nlohmann::json to_json(const VulkanDeviceReport& d) {
   nlohmann::json families = nlohmann::json::array();
@@ -20,8 +41,6 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
                         {"queue_count", q.queue_count},
                         {"timestamp_valid_bits", q.timestamp_valid_bits}});
   }
-  nlohmann::json missing = nlohmann::json::array();
-  for (const auto& m : d.missing) missing.push_back({{"name", m.name}, {"reason", m.reason}});
   return {{"index", d.index},
           {"backend", "vulkan"},
           {"name", d.name},
@@ -38,7 +57,7 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
           {"host_query_reset", d.host_query_reset},
           {"calibrated_timestamps", d.calibrated_timestamps},
           {"time_domains", d.time_domains},
-          {"missing", missing}};
+          {"missing", missing_json(d.missing)}};
 }
 
 void print_table(const std::vector<VulkanDeviceReport>& devices) {
@@ -58,16 +77,63 @@ void print_table(const std::vector<VulkanDeviceReport>& devices) {
     for (const auto& t : d.time_domains) domains += (domains.empty() ? "" : ", ") + t;
     fmt::print("    time domains      {}\n", d.calibrated_timestamps ? (domains.empty() ? "(none)" : domains)
                                                                       : "(no VK_EXT_calibrated_timestamps)");
-    if (d.missing.empty()) {
-      fmt::print("    missing           nothing\n");
-    } else {
-      for (size_t i = 0; i < d.missing.size(); ++i) {
-        fmt::print("    {}{}: {}\n", i == 0 ? "missing           " : "                  ", d.missing[i].name,
-                   d.missing[i].reason);
-      }
-    }
+    print_missing(d.missing);
   }
 }
+
+// CUDA devices, or why there are none: {"devices": [...]} / {"unavailable": reason}.
+struct CudaListing {
+  nlohmann::json devices = nlohmann::json::array();
+  std::string unavailable;  // empty when CUDA could be asked
+  std::vector<std::string> table;
+};
+
+CudaListing list_cuda() {
+  CudaListing out;
+#if LATLAB_HAVE_CUDA
+  auto devices = enumerate_cuda_devices();
+  if (!devices) {
+    out.unavailable = devices.error().message;
+    return out;
+  }
+  for (const auto& d : *devices) {
+    out.devices.push_back({{"index", d.index},
+                           {"backend", "cuda"},
+                           {"name", d.name},
+                           {"pci_bus_id", d.pci_bus_id},
+                           {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+                           {"sm_count", d.sm_count},
+                           {"total_memory_bytes", d.total_memory_bytes},
+                           {"driver_version", format_cuda_version(d.driver_version)},
+                           {"runtime_version", format_cuda_version(d.runtime_version)},
+                           {"timestamp_period_ns", 1},
+                           {"timestamp_source", "%globaltimer"},
+                           {"can_map_host_memory", d.can_map_host_memory},
+                           {"missing", missing_json(d.missing)}});
+  }
+#else
+  out.unavailable = "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)";
+#endif
+  return out;
+}
+
+#if LATLAB_HAVE_CUDA
+void print_cuda_table() {
+  auto devices = enumerate_cuda_devices();
+  if (!devices) {
+    fmt::print("CUDA: unavailable: {}\n", devices.error().message);
+    return;
+  }
+  for (const auto& d : *devices) {
+    fmt::print("[cuda {}] {} (compute capability {}.{}, {} SMs, {:.1f} GiB)\n", d.index, d.name, d.cc_major,
+               d.cc_minor, d.sm_count, static_cast<double>(d.total_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
+    fmt::print("    driver            CUDA {} (runtime {})\n", format_cuda_version(d.driver_version),
+               format_cuda_version(d.runtime_version));
+    fmt::print("    timestamps        %globaltimer, 1 ns/tick, 64 bits; host mapping by bracketed reads\n");
+    print_missing(d.missing);
+  }
+}
+#endif
 
 std::function<int()> setup(CLI::App& app) {
   auto* sub = app.add_subcommand("devices", "List GPU devices and what latlab can measure on them");
@@ -79,7 +145,8 @@ std::function<int()> setup(CLI::App& app) {
       std::fprintf(stderr, "latlab devices: %s\n", devices.error().message.c_str());
       return kExitMissingCapability;
     }
-    if (devices->empty()) {
+    const CudaListing cuda = list_cuda();
+    if (devices->empty() && cuda.devices.empty()) {
       std::fprintf(stderr,
                    "latlab devices: no Vulkan device found (no driver, or the driver sees no device). "
                    "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)\n");
@@ -88,9 +155,15 @@ std::function<int()> setup(CLI::App& app) {
     if (*json) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& d : *devices) out.push_back(to_json(d));
-      fmt::print("{}\n", nlohmann::json{{"devices", out}}.dump(2));
+      for (const auto& d : cuda.devices) out.push_back(d);
+      nlohmann::json doc{{"devices", out}};
+      if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
+      fmt::print("{}\n", doc.dump(2));
     } else {
       print_table(*devices);
+#if LATLAB_HAVE_CUDA
+      print_cuda_table();
+#endif
     }
     return kExitOk;
   };
