@@ -96,13 +96,15 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
 }
 
 // Baseline and Loaded on lavapipe: the load calibrates on the same device
-// (small size and target so it converges quickly) and Loaded frames carry it.
+// (small size so it converges quickly) and Loaded frames carry it. The target
+// stays well above lavapipe's fixed cost per frame, which reached 3.1 ms
+// under ASan on a busy 2-core machine (a 2 ms target was unreachable there).
 TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const CliResult r = run_cli(
       "run --mode latency --backend vulkan --validation --frames 40 --warmup 4 --blocks 4 "
-      "--interval-ms 4-6 --load-size 64x64 --load-target-ms 2 --load-tolerance 0.15 --out " +
+      "--interval-ms 4-6 --load-size 64x64 --load-target-ms 20 --load-tolerance 0.15 --out " +
       out.string());
   if (r.rc == 3 && r.output.find("vulkan backend unavailable") != std::string::npos) {
     GTEST_SKIP() << "the binary reports the Vulkan backend unavailable: " << r.output;
@@ -113,7 +115,7 @@ TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   const auto& cal = j["load_calibration"];
   ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>()) << j["modes"]["loaded"].dump();
   EXPECT_TRUE(cal["within_tolerance"].get<bool>()) << cal.dump();
-  EXPECT_NEAR(cal["median_ms"].get<double>(), 2.0, 0.15 * 2.0);
+  EXPECT_NEAR(cal["median_ms"].get<double>(), 20.0, 0.15 * 20.0);
   EXPECT_EQ(j["modes"]["loaded"]["workload"]["complexity"], cal["complexity"]);
   const auto p50 = [&](const char* m) {
     return j["modes"][m]["total"]["stages"]["gpu_execution"]["p50"].get<double>();
