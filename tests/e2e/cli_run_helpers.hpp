@@ -33,9 +33,15 @@ inline std::string latlab_binary() {
   return "latlab";
 }
 
-inline CliResult run_cli(const std::string& args) {
+struct CliOptions {
+  std::string env{};       // "VAR=value ..." put in front of the command
+  bool stderr_too = true;  // fold stderr into output (else it is dropped)
+};
+
+inline CliResult run_cli(const std::string& args, const CliOptions& options = {}) {
   CliResult r;
-  const std::string cmd = latlab_binary() + " " + args + " 2>&1";
+  const std::string cmd = options.env + " " + latlab_binary() + " " + args +
+                          (options.stderr_too ? " 2>&1" : " 2>/dev/null");
   std::FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf{};

@@ -16,43 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "e2e/cli_run_helpers.hpp"
+
 namespace latlab::test {
 namespace {
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
-
-std::string latlab_binary() {
-  if (const char* bin = std::getenv("LATLAB_BINARY"); bin != nullptr && *bin != '\0') return bin;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const auto guess = self.parent_path().parent_path() / "apps" / "latlab" / "latlab";
-  return std::filesystem::exists(guess, ec) ? guess.string() : "";
-}
-
-// Runs `latlab <args>`; `stderr_too` folds stderr into out.
-Ran run_cli(const std::string& args, bool stderr_too = true) {
-  Ran r;
-  const std::string bin = latlab_binary();
-  if (bin.empty()) return r;
-  const std::string cmd = bin + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using e2e::CliResult;
+using e2e::run_cli;
 
 class ProfileCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (latlab_binary().empty()) GTEST_SKIP() << "the latlab binary was not found (set LATLAB_BINARY)";
     dir_ = std::filesystem::temp_directory_path() / ("latlab_profile_cli_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
@@ -62,9 +36,9 @@ class ProfileCli : public ::testing::Test {
 
 TEST_F(ProfileCli, JsonTableAndAWellFormedTrace) {
   const auto trace = (dir_ / "trace.json").string();
-  const Ran r = run_cli("profile --frames 12 --size 32x32 --validation --json --trace " + trace, false);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto j = nlohmann::json::parse(r.out);
+  const CliResult r = run_cli("profile --frames 12 --size 32x32 --validation --json --trace " + trace, {.stderr_too = false});
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j.at("validation_errors"), 0);
   EXPECT_EQ(j.at("counters").at("frames_collected"), 12);
   EXPECT_EQ(j.at("counters").at("zones_ok"), 12 * 8);
@@ -107,24 +81,24 @@ TEST_F(ProfileCli, JsonTableAndAWellFormedTrace) {
 }
 
 TEST_F(ProfileCli, TextOutputShowsTheTableAndTheTree) {
-  const Ran r = run_cli("profile --frames 4 --size 16x16");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("p95"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("lighting.indirect"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("frame 3 on"), std::string::npos) << r.out;
+  const CliResult r = run_cli("profile --frames 4 --size 16x16");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("p95"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lighting.indirect"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("frame 3 on"), std::string::npos) << r.output;
 }
 
 TEST_F(ProfileCli, BadInputIsRefusedWithAReason) {
-  Ran r = run_cli("profile --size 12");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("--size must be WxH"), std::string::npos) << r.out;
+  CliResult r = run_cli("profile --size 12");
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find("--size must be WxH"), std::string::npos) << r.output;
   r = run_cli("profile --frames 0");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.rc, 2) << r.output;
   r = run_cli("profile --device no-such-gpu-here");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.rc, 2) << r.output;
   r = run_cli("profile --frames 2 --size 16x16 --trace " + (dir_ / "missing" / "t.json").string());
-  EXPECT_EQ(r.exit_code, 4) << r.out;
-  EXPECT_NE(r.out.find("cannot create"), std::string::npos) << r.out;
+  EXPECT_EQ(r.rc, 4) << r.output;
+  EXPECT_NE(r.output.find("cannot create"), std::string::npos) << r.output;
 }
 
 }  // namespace

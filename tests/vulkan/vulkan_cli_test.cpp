@@ -10,53 +10,20 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "e2e/cli_run_helpers.hpp"
+
 namespace latlab::test {
 namespace {
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using e2e::CliResult;
+using e2e::run_cli;
 
-// The CLI: $LATLAB_BINARY, else the build tree's apps/latlab/latlab next to
-// this test's directory; "" when neither exists.
-std::string latlab_binary() {
-  if (const char* bin = std::getenv("LATLAB_BINARY"); bin != nullptr && *bin != '\0') return bin;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const auto guess = self.parent_path().parent_path() / "apps" / "latlab" / "latlab";
-  return std::filesystem::exists(guess, ec) ? guess.string() : "";
-}
-
-// Runs `latlab <args>`, with `env` (e.g. "VAR=value") in front.
-Ran run_cli(const std::string& args, const std::string& env = "") {
-  const std::string bin = latlab_binary();
-  Ran r;
-  if (bin.empty()) return r;
-  const std::string cmd = env + " " + bin + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-class VulkanCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (latlab_binary().empty())
-      GTEST_SKIP() << "the latlab binary was not found (set LATLAB_BINARY)";
-  }
-};
+class VulkanCli : public ::testing::Test {};
 
 TEST_F(VulkanCli, DevicesJsonListsTimingFacts) {
-  const Ran r = run_cli("devices --json");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto j = nlohmann::json::parse(r.out);
+  const CliResult r = run_cli("devices --json");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
   ASSERT_TRUE(j.contains("devices"));
   ASSERT_FALSE(j["devices"].empty());
   for (const auto& d : j["devices"]) {
@@ -69,45 +36,45 @@ TEST_F(VulkanCli, DevicesJsonListsTimingFacts) {
 }
 
 TEST_F(VulkanCli, DevicesTableNamesEveryDevice) {
-  const Ran r = run_cli("devices");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("timestamp period"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("valid bits"), std::string::npos) << r.out;
+  const CliResult r = run_cli("devices");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("timestamp period"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("valid bits"), std::string::npos) << r.output;
 }
 
 TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
-  const Ran r = run_cli(
-      "devices", "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json");
-  EXPECT_EQ(r.exit_code, 3) << r.out;
-  EXPECT_NE(r.out.find("no Vulkan device"), std::string::npos) << r.out;
+  const CliResult r = run_cli(
+      "devices", {.env = "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json"});
+  EXPECT_EQ(r.rc, 3) << r.output;
+  EXPECT_NE(r.output.find("no Vulkan device"), std::string::npos) << r.output;
 }
 
 // `latlab run` is the latency benchmark (it replaced the reference run): a
 // short Baseline run on this machine's device under validation.
 TEST_F(VulkanCli, RunMeasuresTheLatencyPathUnderValidation) {
-  const Ran r = run_cli(
+  const CliResult r = run_cli(
       "run --mode baseline --frames 20 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 3 "
       "--complexity 2 --size "
       "64x64 "
       "--validation --out ''");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("passes 3  complexity 2  size 64x64  form compute"), std::string::npos)
-      << r.out;  // settings echoed
-  EXPECT_NE(r.out.find("validation errors: 0"), std::string::npos) << r.out;
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("passes 3  complexity 2  size 64x64  form compute"), std::string::npos)
+      << r.output;  // settings echoed
+  EXPECT_NE(r.output.find("validation errors: 0"), std::string::npos) << r.output;
   // GPU execution needs no clock model: every frame has it.
-  EXPECT_NE(r.out.find("gpu_execution                     20       0"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("gpu_execution                     20       0"), std::string::npos) << r.output;
 }
 
 TEST_F(VulkanCli, RunMeasuresTheFragmentFormUnderValidation) {
-  const Ran r = run_cli(
+  const CliResult r = run_cli(
       "run --mode baseline --frames 12 --warmup 2 --blocks 1 --interval-ms 2-3 --passes 4 "
       "--complexity 4 --size "
       "64x48 "
       "--form fragment --validation --out ''");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("form fragment"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("validation errors: 0"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("gpu_execution                     12       0"), std::string::npos) << r.out;
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("form fragment"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("validation errors: 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gpu_execution                     12       0"), std::string::npos) << r.output;
 }
 
 TEST_F(VulkanCli, RunRejectsBadOptions) {
@@ -117,9 +84,9 @@ TEST_F(VulkanCli, RunRejectsBadOptions) {
         "run --mode baseline --complexity 5000", "run --mode baseline --passes 0",
         "run --mode baseline --device 97 --frames 1",
         "run --mode baseline --size 16384x16384 --frames 1", "run --mode baseline --form vertex"}) {
-    const Ran r = run_cli(args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
-    EXPECT_FALSE(r.out.empty()) << args;
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.output;
+    EXPECT_FALSE(r.output.empty()) << args;
   }
 }
 
