@@ -85,7 +85,9 @@ void print_table(const std::vector<VulkanDeviceReport>& devices) {
 struct CudaListing {
   nlohmann::json devices = nlohmann::json::array();
   std::string unavailable;  // empty when CUDA could be asked
-  std::vector<std::string> table;
+#if LATLAB_HAVE_CUDA
+  std::vector<CudaDeviceReport> reports;  // what the table prints
+#endif
 };
 
 CudaListing list_cuda() {
@@ -96,6 +98,7 @@ CudaListing list_cuda() {
     out.unavailable = devices.error().message;
     return out;
   }
+  out.reports = *devices;
   for (const auto& d : *devices) {
     out.devices.push_back({{"index", d.index},
                            {"backend", "cuda"},
@@ -118,13 +121,12 @@ CudaListing list_cuda() {
 }
 
 #if LATLAB_HAVE_CUDA
-void print_cuda_table() {
-  auto devices = enumerate_cuda_devices();
-  if (!devices) {
-    fmt::print("CUDA: unavailable: {}\n", devices.error().message);
+void print_cuda_table(const CudaListing& cuda) {
+  if (!cuda.unavailable.empty()) {
+    fmt::print("CUDA: unavailable: {}\n", cuda.unavailable);
     return;
   }
-  for (const auto& d : *devices) {
+  for (const auto& d : cuda.reports) {
     fmt::print("[cuda {}] {} (compute capability {}.{}, {} SMs, {:.1f} GiB)\n", d.index, d.name, d.cc_major,
                d.cc_minor, d.sm_count, static_cast<double>(d.total_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
     fmt::print("    driver            CUDA {} (runtime {})\n", format_cuda_version(d.driver_version),
@@ -162,7 +164,7 @@ std::function<int()> setup(CLI::App& app) {
     } else {
       print_table(*devices);
 #if LATLAB_HAVE_CUDA
-      print_cuda_table();
+      print_cuda_table(cuda);
 #endif
     }
     return kExitOk;
