@@ -99,12 +99,15 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
 // (small size so it converges quickly) and Loaded frames carry it. The target
 // stays well above lavapipe's fixed cost per frame, which reached 3.1 ms
 // under ASan on a busy 2-core machine (a 2 ms target was unreachable there).
+// lavapipe renders on the CPU, so its GPU time moves with whatever else runs:
+// the same complexity measured 21 and 32 ms minutes apart on this machine, and
+// a 15% tolerance once ran out of evaluations in CI; 25% leaves room for that.
 TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const CliResult r = run_cli(
       "run --mode latency --backend vulkan --validation --frames 40 --warmup 4 --blocks 4 "
-      "--interval-ms 4-6 --load-size 64x64 --load-target-ms 20 --load-tolerance 0.15 --out " +
+      "--interval-ms 4-6 --load-size 64x64 --load-target-ms 20 --load-tolerance 0.25 --out " +
       out.string());
   if (r.rc == 3 && r.output.find("vulkan backend unavailable") != std::string::npos) {
     GTEST_SKIP() << "the binary reports the Vulkan backend unavailable: " << r.output;
@@ -113,9 +116,10 @@ TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
   const auto& cal = j["load_calibration"];
-  ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>()) << j["modes"]["loaded"].dump();
+  ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>())
+      << j["modes"]["loaded"].dump() << "\n" << cal.dump();
   EXPECT_TRUE(cal["within_tolerance"].get<bool>()) << cal.dump();
-  EXPECT_NEAR(cal["median_ms"].get<double>(), 20.0, 0.15 * 20.0);
+  EXPECT_NEAR(cal["median_ms"].get<double>(), 20.0, 0.25 * 20.0);
   EXPECT_EQ(j["modes"]["loaded"]["workload"]["complexity"], cal["complexity"]);
   const auto p50 = [&](const char* m) {
     return j["modes"][m]["total"]["stages"]["gpu_execution"]["p50"].get<double>();
