@@ -34,8 +34,8 @@ constexpr const char* kFooter =
     "outside the reachable range (the message gives the range), no complexity was verified within "
     "the\n"
     "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad "
-    "usage;\n"
-    "3 the device cannot time GPU work (no timestamps).";
+    "usage\n"
+    "(also a --device that matches nothing); 3 no device, or it cannot time GPU work.";
 
 bool parse_size(const std::string& text, uint32_t& w, uint32_t& h) {
   unsigned long a = 0, b = 0;
@@ -100,9 +100,9 @@ int run(const Options& o) {
   sel.validation = o.validation;
   auto device = open_latency_device(sel);
   if (!device) {
-    std::fprintf(stderr, "latlab calibrate-load: cannot open a device: %s\n",
+    std::fprintf(stderr, "latlab calibrate-load: cannot open a %s device: %s\n", o.backend.c_str(),
                  device.error().message.c_str());
-    return kExitRunFailed;
+    return device_open_exit_code(o.device);
   }
   LatencyDevice& dev = **device;
   const DeviceInfo& info = dev.info();
@@ -187,7 +187,9 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::IsMember({"compute", "fragment"}));
   sub->add_option("--device", o->device,
                   "device index or name substring (default: the backend's default device)");
-  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, sim")->capture_default_str();
+  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, sim")
+      ->check(CLI::IsMember({"vulkan", "cuda", "sim"}))
+      ->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 0.5));

@@ -127,7 +127,7 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     if (!opened) {
       std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n", o.backend.c_str(),
                    opened.error().message.c_str());
-      return kExitRunFailed;
+      return device_open_exit_code(o.device);
     }
     device = std::move(opened.value());
   }

@@ -21,6 +21,13 @@ enum ExitCode : int {
   kExitWriteFailed = 4,
 };
 
+// The exit code when a device cannot be opened: one asked for with --device
+// (by index or name) is bad input; without --device the backend itself is
+// unavailable. The same in every command.
+inline int device_open_exit_code(const std::string& device_flag) {
+  return device_flag.empty() ? kExitMissingCapability : kExitUsage;
+}
+
 struct Command {
   std::string name;
   // Adds the subcommand to `app`; returns a callable that runs it after

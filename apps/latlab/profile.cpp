@@ -103,7 +103,7 @@ int profile(const ProfileOptions& opt) {
                 kExitMissingCapability);
   }
   auto ctx_r = VulkanContext::create(VulkanContextDesc{.device = opt.device, .validation = opt.validation});
-  if (!ctx_r) return fail("", ctx_r.error().message, opt.device.empty() ? kExitRunFailed : kExitUsage);
+  if (!ctx_r) return fail("", ctx_r.error().message, device_open_exit_code(opt.device));
   VulkanContext& ctx = *ctx_r.value();
   const auto& caps = ctx.capabilities();
   if (!opt.json) {

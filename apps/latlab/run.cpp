@@ -252,16 +252,14 @@ int run_command(const RunOptions& o) {
     Result<std::unique_ptr<LatencyDevice>> opened =
         open_latency_device(DeviceSelector{o.backend, o.device, o.validation});
     if (!opened) {
-      // A device that was asked for by name or index and not opened is bad
-      // input; without --device, the backend itself is unavailable.
       if (!o.device.empty()) {
         std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", o.backend.c_str(),
                      o.device.c_str(), opened.error().message.c_str());
-        return kExitUsage;
+      } else {
+        std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
+                     opened.error().message.c_str());
       }
-      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
-                   opened.error().message.c_str());
-      return kExitMissingCapability;
+      return device_open_exit_code(o.device);
     }
     device = std::move(opened.value());
   }

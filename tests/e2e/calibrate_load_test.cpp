@@ -96,8 +96,12 @@ TEST(CalibrateLoadCli, BadInputIsAUsageError) {
 
 TEST(CalibrateLoadCli, UnknownBackendFailsClearly) {
   const CliRun r = run_latlab("calibrate-load --backend nosuch");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  // A --device that matches nothing is bad input, as in every command.
+  const CliRun d = run_latlab("calibrate-load --backend sim --device nosuch");
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.err.find("nosuch"), std::string::npos) << d.err;
 }
 
 TEST(CalibrateLoadCli, HelpDocumentsTheExitCodes) {

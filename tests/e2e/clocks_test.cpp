@@ -82,6 +82,8 @@ TEST(ClocksCli, BadUsageExitsTwo) {
   EXPECT_EQ(run_latlab("clocks --backend nosuch 2>/dev/null").exit_code, 2);
   EXPECT_EQ(run_latlab("clocks --seconds abc 2>/dev/null").exit_code, 2);
   EXPECT_EQ(run_latlab("clocks --sim-drift-ppm 5000 2>/dev/null").exit_code, 2);
+  // A --device that matches nothing is bad input, as in every command.
+  EXPECT_EQ(run_latlab("clocks --backend sim --device nosuch --seconds 1 2>/dev/null").exit_code, 2);
 }
 
 TEST(ClocksCli, HelpShowsDefaultsAndHidesSimOption) {
