@@ -13,6 +13,7 @@
 // into a real command buffer (LATLAB_BENCH_VULKAN_DEVICE, else the default
 // Vulkan device: lavapipe on CI; no validation layer), beside the two raw
 // vkCmdWriteTimestamp calls alone.
+// BM_VulkanZoneVsRawRatio: both in one benchmark, alternating, for the ratio.
 // Targets (issue 4): <= 15 ns per zone of bookkeeping; a zone with its two
 // timestamp writes <= 1.25x the two raw writes; collecting a frame of 2048
 // queries <= 20 us with no heap allocation per frame in steady state.
@@ -279,6 +280,77 @@ void BM_VulkanRawTimestamps(benchmark::State& state) {
 }
 BENCHMARK(BM_VulkanRawTimestamps)->UseManualTime()->ComputeStatistics("min", min_of)->Unit(benchmark::kMicrosecond);
 
+
+// The target's ratio measured inside one run: every iteration records one
+// frame of zones and one frame of the same number of raw write pairs into the
+// same command buffer, in alternating order, each timed on its own, so both
+// see the same machine and cache state (the frame roll, untimed, runs after
+// both). ratio = zone time / raw time over the whole run.
+void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
+  VulkanBench& vb = VulkanBench::get();
+  if (!vb.ctx || vb.cmd == VK_NULL_HANDLE) {
+    state.SkipWithError(("no Vulkan device: " + vb.error).c_str());
+    return;
+  }
+  auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZonesPerFrame * 2});
+  VkQueryPoolCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = 2 * kZonesPerFrame;
+  VkQueryPool qp = VK_NULL_HANDLE;
+  if (!w || vkCreateQueryPool(vb.ctx->device(), &qi, nullptr, &qp) != VK_SUCCESS) {
+    state.SkipWithError("timestamp writer or query pool creation failed");
+    return;
+  }
+  auto prof = GpuProfiler::create(w.value(), {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1}).value();
+  VkCommandBuffer cmd = vb.cmd;
+  int64_t zone_ns = 0, raw_ns = 0;
+  bool zones_first = true;
+  auto time_zones = [&] {
+    vb.begin();
+    const int64_t t0 = thread_cpu_ns();
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      LATLAB_GPU_ZONE(prof, cmd, "zone");
+    }
+    const int64_t t = thread_cpu_ns() - t0;
+    vb.end();
+    return t;
+  };
+  auto time_raw = [&] {
+    vb.begin();
+    const int64_t t0 = thread_cpu_ns();
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
+    }
+    const int64_t t = thread_cpu_ns() - t0;
+    vb.end();
+    return t;
+  };
+  for (auto _ : state) {
+    int64_t z = 0, r = 0;
+    if (zones_first) {
+      z = time_zones();
+      r = time_raw();
+    } else {
+      r = time_raw();
+      z = time_zones();
+    }
+    zones_first = !zones_first;
+    zone_ns += z;
+    raw_ns += r;
+    state.SetIterationTime(static_cast<double>(z + r) * 1e-9);
+    roll_frame(*prof);
+  }
+  vkDestroyQueryPool(vb.ctx->device(), qp, nullptr);
+  const double zones = static_cast<double>(state.iterations()) * kZonesPerFrame;
+  state.counters["zone_ns"] = static_cast<double>(zone_ns) / zones;
+  state.counters["raw_ns"] = static_cast<double>(raw_ns) / zones;
+  state.counters["ratio"] = raw_ns > 0 ? static_cast<double>(zone_ns) / static_cast<double>(raw_ns) : 0.0;
+  if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
+}
+BENCHMARK(BM_VulkanZoneVsRawRatio)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // Collecting a frame of 1024 zones (2048 queries; and of 4, for the fixed
 // cost of a driver call) written by the device:
 // vkGetQueryPoolResults with availability, the tree, the host mapping and the
@@ -353,10 +425,14 @@ void BM_VulkanCollectFrame(benchmark::State& state) {
   state.counters["heap_allocs_per_frame"] =
       static_cast<double>(c.heap_allocations - allocs_warm) / static_cast<double>(state.iterations());
 }
+// A fixed iteration count: each iteration also submits and waits for a
+// frame (untimed), which on lavapipe takes far longer than the collect, so
+// a minimum manual time would run for minutes.
 BENCHMARK(BM_VulkanCollectFrame)
     ->ArgName("zones")
     ->Arg(4)
     ->Arg(1024)
+    ->Iterations(300)
     ->UseManualTime()
     ->ComputeStatistics("min", min_of)
     ->Unit(benchmark::kMicrosecond);

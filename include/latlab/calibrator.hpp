@@ -24,6 +24,10 @@ struct CalibratorDesc {
   uint32_t max_tries = 32;
   int64_t refresh_interval_ns = 1'000'000'000;  // periodic refresh period, ns (default 1 s)
   ClockModelDesc model{};                       // passed to the ClockModel
+  // Accepted pairs kept for reports, the newest (older ones are only
+  // counted): memory stays flat however long the run. Default 4096 (68 min at
+  // the default 1 s refresh).
+  uint32_t kept_pairs = 4096;
 };
 
 struct CalibratorStats {
@@ -31,6 +35,7 @@ struct CalibratorStats {
   uint64_t failed_refreshes = 0;  // refreshes that got no usable pair (source failed
                                   // max_tries times, or the model rejected the best pair)
   uint64_t source_calls = 0;
+  uint64_t accepted_pairs = 0;       // accepted by the model, all of them (accepted_pairs() keeps the newest)
   uint64_t rejected_pairs = 0;       // rejected by the model (ClockModel::rejected_count)
   int64_t last_refresh_cost_ns = 0;  // host time one refresh took (on the calibrator's thread)
   int64_t max_refresh_cost_ns = 0;
@@ -56,7 +61,8 @@ class Calibrator {
   // Latest fit; null until a refresh succeeded. Any thread.
   std::shared_ptr<const ClockFit> fit() const;
   CalibratorStats stats() const;
-  // Every pair the model accepted so far, oldest first (for reports).
+  // The newest pairs the model accepted (up to CalibratorDesc::kept_pairs),
+  // oldest first (for reports); stats().accepted_pairs counts them all.
   std::vector<CalibrationPair> accepted_pairs() const;
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -46,7 +47,7 @@ struct Calibrator::Impl {
   mutable std::mutex state_mu;  // guards model, stats, accepted
   ClockModel model;
   CalibratorStats stats;
-  std::vector<CalibrationPair> accepted;
+  std::deque<CalibrationPair> accepted;  // the newest desc.kept_pairs
 
   mutable std::mutex fit_mu;  // guards fit only: readers hold it for a pointer copy
   std::shared_ptr<const ClockFit> fit;
@@ -82,7 +83,9 @@ Result<void> Calibrator::Impl::refresh() {
       stats.rejected_pairs = model.rejected_count();
       if (added) {
         ++stats.refreshes;
+        ++stats.accepted_pairs;
         accepted.push_back(best->pair);
+        while (accepted.size() > desc.kept_pairs) accepted.pop_front();
         new_fit = model.fit();
       } else {
         ++stats.failed_refreshes;
@@ -160,7 +163,7 @@ CalibratorStats Calibrator::stats() const {
 
 std::vector<CalibrationPair> Calibrator::accepted_pairs() const {
   std::lock_guard lock(impl_->state_mu);
-  return impl_->accepted;
+  return {impl_->accepted.begin(), impl_->accepted.end()};
 }
 
 }  // namespace latlab

@@ -54,7 +54,7 @@ class CalibratedMapper final : public TickMapper {
     r.pairs_rejected = st.rejected_pairs;
     r.max_refresh_cost_ns = st.max_refresh_cost_ns;
     std::vector<CalibrationPair> pairs = calibrator_.accepted_pairs();
-    r.pairs_accepted = pairs.size();
+    r.pairs_accepted = st.accepted_pairs;
     if (pairs.size() > kMaxReportedPairs) {
       pairs.erase(pairs.begin(), pairs.end() - static_cast<std::ptrdiff_t>(kMaxReportedPairs));
     }

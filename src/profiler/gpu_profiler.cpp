@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 
 #include "latlab/host_clock.hpp"
+#include "latlab/int128.hpp"
 #include "latlab/profiler.hpp"
 #include "profiler/stat_table.hpp"
 
@@ -15,7 +17,9 @@ namespace {
 std::atomic<uint32_t> g_thread_ids{0};
 }  // namespace
 uint32_t assign_thread_id() {
-  t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  // 1.. within the record tag's thread bits (wraps after 2^30 threads).
+  constexpr uint32_t kIds = 0x3FFF'FFFFu;
+  t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kIds + 1;
   return t_thread_id;
 }
 }  // namespace detail
@@ -28,16 +32,33 @@ constexpr uint64_t pack_cursor(uint32_t slot, uint64_t index) {
   return (static_cast<uint64_t>(slot) << 48) | (index & kIndexMask);
 }
 
-// Signed tick distance from `ref` to `t` on a counter of `mask`'s width.
-int64_t tick_offset(const TickFormat& f, uint64_t ref, uint64_t t) {
-  const uint64_t fwd = f.elapsed_ticks(ref, t);
-  if (fwd <= (f.mask() >> 1)) return static_cast<int64_t>(fwd);
-  return -static_cast<int64_t>(f.elapsed_ticks(t, ref));
-}
+// Host ns per device tick over one frame, as a signed 32.32 fixed-point
+// number: a zone's host time is then one 64x64-bit multiply from its tick
+// offset, exact to well below 1 ns over any frame (the error of the slope,
+// 2^-33 ns per tick, reaches 0.5 ns only after 2^32 ticks).
+struct FixedSlope {
+  int64_t q32 = 0;
+  int64_t at(int64_t offset_ticks) const {
+    // + 2^31, then floor (arithmetic shift): nearest, halves up.
+    return static_cast<int64_t>(
+        (static_cast<int128_t>(offset_ticks) * q32 + (int128_t{1} << 31)) >> 32);
+  }
+};
 
-// Nearest integer, halves away from zero (llround without the libm call).
-int64_t round_to_i64(double x) {
-  return x >= 0 ? static_cast<int64_t>(x + 0.5) : -static_cast<int64_t>(-x + 0.5);
+// The second point of a frame's mapping when all its ok ticks are equal.
+constexpr uint64_t kSlopeProbeTicks = 1'000'000;
+
+// (host_span / tick_span) in 32.32, rounded to nearest; nullopt when it does
+// not fit (a tick longer than 2^31 ns: no real clock).
+std::optional<FixedSlope> fixed_slope(int64_t host_span, int64_t tick_span) {
+  if (tick_span <= 0) return FixedSlope{};
+  const int128_t num = static_cast<int128_t>(host_span) * (int128_t{1} << 32);
+  const int128_t half = tick_span / 2;
+  const int128_t q = (num >= 0 ? num + half : num - half) / tick_span;
+  if (q > std::numeric_limits<int64_t>::max() || q < std::numeric_limits<int64_t>::min()) {
+    return std::nullopt;
+  }
+  return FixedSlope{static_cast<int64_t>(q)};
 }
 
 // TickFormat::ticks_to_ns without its 128-bit division when 64 bits do
@@ -136,8 +157,8 @@ GpuProfiler::GpuProfiler(std::shared_ptr<GpuTimestampWriter> writer, GpuProfiler
   m.last_child.resize(max_zones);
   m.retained.resize(desc_.retained_frames);
   for (auto& f : m.retained) f.zones.reserve(max_zones);
-  m.stat_table = std::make_unique<profiler_detail::StatTable>(desc_.max_zone_names,
-                                                              desc_.stat_window_frames);
+  m.stat_table = std::make_unique<profiler_detail::StatTable>(
+      desc_.max_zone_names, desc_.stat_window_frames, desc_.max_zones_per_frame);
   // Frame 0 records into slot 0. Everything above is complete before the
   // cursor is set and before the profiler is returned to its owner.
   m.slot = 0;
@@ -248,65 +269,78 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   const uint32_t base = slot_index * queries_per_frame_;
   std::span<TimestampReadback> raw(m.raw.data(), 2 * static_cast<size_t>(n));
-  if (n > 0) writer_raw_->read_results(base, raw);
+  if (n > 0) {
+    // Cheap early out for a frame still on the device (most attempts: each
+    // next_frame tries the frame it just closed): its last zone still open,
+    // or its last end timestamp not written, before reading every query.
+    if ((recs[n - 1].tag.load(std::memory_order_relaxed) & ZoneRecord::kEndedBit) == 0) return false;
+    if (!s.retired) {
+      writer_raw_->read_results(base + 2 * n - 1, raw.subspan(2 * n - 1));
+      if (raw[2 * n - 1].available == 0) return false;
+    }
+    writer_raw_->read_results(base, raw);
+  }
 
-  // Pass 1 over the pairs: readiness, each zone's status (kept in the
-  // begin's `disjoint` word: 0 ok, 1 invalid, 2 disjoint), the frame's tick
-  // range for the host mapping. Every zone must also be closed on the host:
-  // its record is complete only then (acquire pairs with end_zone's release).
+  // Pass 1, readiness only: every zone closed on the host (its record is
+  // complete only then: acquire pairs with end_zone's release) and both its
+  // timestamps written, unless the frame is retired (then they never will
+  // be). Nothing but the scratch `raw` is written before the frame is ready.
+  bool all_written = true;
+  for (uint32_t i = 0; i < n; ++i) {
+    if ((recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0) return false;
+    all_written &= (raw[2 * i].available & raw[2 * i + 1].available) != 0;
+  }
+  if (!all_written && !s.retired) return false;  // carried over to the next collection
+
   const TickFormat& tf = ticks_;
   const uint64_t mask = tf.mask();
   const uint64_t half = mask >> 1;
-  constexpr uint32_t kOk = 0, kInvalid = 1, kDisjoint = 2;
-  bool have_ref = false;
-  uint64_t ref = 0;
-  int64_t off_min = 0, off_max = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (recs[i].state.load(std::memory_order_acquire) != ZoneRecord::kEnded) return false;
-    TimestampReadback& b = raw[2 * i];
+  // Signed tick distance from `from` to `to` on a counter of `mask`'s width.
+  const auto offset = [mask, half](uint64_t from, uint64_t to) {
+    const uint64_t fwd = (to - from) & mask;
+    return fwd <= half ? static_cast<int64_t>(fwd) : -static_cast<int64_t>((from - to) & mask);
+  };
+  // A zone's timing: ok (both written, continuous, end not before begin).
+  const auto zone_ok = [&](uint32_t i) {
+    const TimestampReadback& b = raw[2 * i];
     const TimestampReadback& e = raw[2 * i + 1];
-    if (b.available == 0 || e.available == 0) {
-      if (!s.retired) return false;  // carried over to the next collection
-      b.disjoint = kInvalid;          // retired: it will never be written
-      continue;
-    }
-    const uint64_t bt = b.ticks & mask;
-    const uint64_t el = ((e.ticks & mask) - bt) & mask;
-    if ((b.disjoint | e.disjoint) != 0) {
-      b.disjoint = kDisjoint;
-    } else if (el > half) {
-      b.disjoint = kInvalid;  // end before begin
-    } else {
-      b.disjoint = kOk;
-      if (!have_ref) {
-        have_ref = true;
-        ref = bt;
-      }
-      const int64_t ob = tick_offset(tf, ref, bt);
-      off_min = std::min(off_min, ob);
-      off_max = std::max(off_max, ob + static_cast<int64_t>(el));
-    }
-  }
+    return (b.available & e.available) != 0 && (b.disjoint | e.disjoint) == 0 &&
+           ((e.ticks - b.ticks) & mask) <= half;
+  };
 
-  // Host timeline: map the frame's first and last tick, interpolate between
-  // (exact for a linear clock model, which is what ClockFit is).
+  // Host timeline: a line through the mappings of two of the frame's ticks,
+  // the first ok zone's begin and the later of the first and the last ok
+  // zone's ends (the first is often the root around the whole frame). Exact
+  // for a linear clock model, which is what ClockFit is; no scan of the
+  // frame needed.
   bool mapped = false;
+  uint64_t anchor = 0;  // tick that maps to h0
   int64_t h0 = 0;
-  double per_tick = 0.0;  // host ns per tick over this frame
+  FixedSlope slope;
   int64_t map_error = 0;
-  if (have_ref && m.mapper) {
-    const uint64_t t_min = (ref + static_cast<uint64_t>(off_min)) & mask;
-    const uint64_t t_max = (ref + static_cast<uint64_t>(off_max)) & mask;
-    const std::optional<MappedTime> h_min = m.mapper(t_min);
-    const std::optional<MappedTime> h_max = off_max == off_min ? h_min : m.mapper(t_max);
-    if (h_min && h_max) {
-      mapped = true;
-      map_error = std::max(h_min->error_ns, h_max->error_ns);
-      h0 = h_min->host_ns;
-      // A frame spans milliseconds: a double keeps this well below 1 ns.
-      if (off_max > off_min) {
-        per_tick = static_cast<double>(h_max->host_ns - h_min->host_ns) /
-                   static_cast<double>(off_max - off_min);
+  if (m.mapper && n > 0) {
+    uint32_t first = 0, last = n - 1;
+    while (first < n && !zone_ok(first)) ++first;
+    while (last > first && !zone_ok(last)) --last;
+    if (first < n) {
+      uint64_t t0 = raw[2 * first].ticks & mask;
+      uint64_t t1 = raw[2 * last + 1].ticks & mask;
+      const uint64_t first_end = raw[2 * first + 1].ticks & mask;
+      if (offset(t1, first_end) > 0) t1 = first_end;
+      // Zones from several command streams may run in any order.
+      if (offset(t0, t1) < 0) std::swap(t0, t1);
+      // Every ok zone at one tick: any second point gives the line's slope.
+      if (t1 == t0) t1 = (t0 + kSlopeProbeTicks) & mask;
+      const std::optional<MappedTime> m0 = m.mapper(t0);
+      const std::optional<MappedTime> m1 = t1 == t0 ? m0 : m.mapper(t1);
+      if (m0 && m1) {
+        if (auto sl = fixed_slope(m1->host_ns - m0->host_ns, offset(t0, t1))) {
+          mapped = true;
+          anchor = t0;
+          h0 = m0->host_ns;
+          slope = *sl;
+          map_error = std::max(m0->error_ns, m1->error_ns);
+        }
       }
     }
   }
@@ -330,72 +364,78 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
                                              : nullptr;
   profiler_detail::StatTable& stats = *m.stat_table;
   const bool unit_ticks = tf.period_num == 1 && tf.period_den == 1;  // 1 ns ticks (lavapipe)
-  const bool forward = per_tick >= 0.0;
+  ProfilerZone* zones = f.zones.data();
+  uint32_t* last_child = m.last_child.data();
   uint32_t last_root = kNoZone;
   uint64_t ok = 0, invalid = 0, disjoint = 0;
+  // Each zone is built in registers and stored once (this loop is most of a
+  // collection's CPU time: see BM_ProfilerCollectFrame2048).
   for (uint32_t i = 0; i < n; ++i) {
     const ZoneRecord& r = recs[i];
+    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
     const TimestampReadback& b = raw[2 * i];
     const TimestampReadback& e = raw[2 * i + 1];
-    ProfilerZone& z = f.zones[i];
-    z.name = r.name;
-    z.parent = r.parent;
-    z.first_child = kNoZone;
-    z.next_sibling = kNoZone;
-    z.depth = 0;
-    z.thread = r.thread & ~ZoneRecord::kOrphanBit;
-    z.orphan = (r.thread & ZoneRecord::kOrphanBit) != 0;
-    z.cpu_recorded = cpu != nullptr;
-    z.cpu_begin_ns = cpu != nullptr ? cpu[2 * i] : 0;
-    z.cpu_end_ns = cpu != nullptr ? cpu[2 * i + 1] : 0;
-    z.host_mapped = false;
-    z.gpu_begin_host_ns = 0;
-    z.gpu_end_host_ns = 0;
-    z.duration_ns = 0;
-    if (b.disjoint == kInvalid && (b.available == 0 || e.available == 0)) {
-      z.status = QueryStatus::invalid;
-      z.begin_ticks = z.end_ticks = 0;
-      ++invalid;
-    } else {
-      z.begin_ticks = b.ticks & mask;
-      z.end_ticks = e.ticks & mask;
-      if (b.disjoint == kOk) {
-        const uint64_t el = (z.end_ticks - z.begin_ticks) & mask;
-        z.status = QueryStatus::ok;
-        z.duration_ns = unit_ticks ? static_cast<int64_t>(el) : fast_ticks_to_ns(tf, el);
-        ++ok;
-        if (mapped) {
-          // Offsets from the frame's first tick are >= 0; with a forward
-          // clock (per_tick >= 0) rounding is a plain +0.5.
-          const auto ob = static_cast<double>(tick_offset(tf, ref, z.begin_ticks) - off_min);
-          const double hb = ob * per_tick;
-          const double he = (ob + static_cast<double>(el)) * per_tick;
-          z.host_mapped = true;
-          z.gpu_begin_host_ns = h0 + (forward ? static_cast<int64_t>(hb + 0.5) : round_to_i64(hb));
-          z.gpu_end_host_ns = h0 + (forward ? static_cast<int64_t>(he + 0.5) : round_to_i64(he));
-        }
-      } else if (b.disjoint == kDisjoint) {
-        z.status = QueryStatus::disjoint;
-        ++disjoint;
-      } else {
-        z.status = QueryStatus::invalid;
-        ++invalid;
+    // Status and times first, in locals; then every field stored once.
+    const bool written = (b.available & e.available) != 0;
+    const uint64_t bt = written ? b.ticks & mask : 0;
+    const uint64_t et = written ? e.ticks & mask : 0;
+    const uint64_t el = (et - bt) & mask;
+    QueryStatus status = QueryStatus::ok;
+    if (!written) [[unlikely]] {
+      status = QueryStatus::invalid;  // retired: never written, no ticks
+    } else if ((b.disjoint | e.disjoint) != 0) [[unlikely]] {
+      status = QueryStatus::disjoint;  // the ticks are kept
+    } else if (el > half) [[unlikely]] {
+      status = QueryStatus::invalid;  // end before begin; the ticks are kept
+    }
+    const bool zone_is_ok = status == QueryStatus::ok;
+    ok += zone_is_ok;
+    invalid += status == QueryStatus::invalid;
+    disjoint += status == QueryStatus::disjoint;
+    int64_t duration = 0, host_begin = 0, host_end = 0;
+    if (zone_is_ok) [[likely]] {
+      duration = unit_ticks ? static_cast<int64_t>(el) : fast_ticks_to_ns(tf, el);
+      if (mapped) {
+        const int64_t ob = offset(anchor, bt);
+        host_begin = h0 + slope.at(ob);
+        host_end = h0 + slope.at(ob + static_cast<int64_t>(el));
       }
     }
     // Tree links, children in recording order (a parent precedes its children).
-    if (z.parent != kNoZone && z.parent < i) {
-      ProfilerZone& p = f.zones[z.parent];
-      z.depth = p.depth + 1;
+    const uint32_t parent = r.parent;
+    uint32_t linked_parent = kNoZone, depth = 0;
+    if (parent != kNoZone && parent < i) {
+      ProfilerZone& p = zones[parent];
+      linked_parent = parent;
+      depth = p.depth + 1;
       if (p.first_child == kNoZone) p.first_child = i;
-      else f.zones[m.last_child[z.parent]].next_sibling = i;
-      m.last_child[z.parent] = i;
+      else zones[last_child[parent]].next_sibling = i;
+      last_child[parent] = i;
     } else {
-      z.parent = kNoZone;
       if (last_root == kNoZone) f.first_root = i;
-      else f.zones[last_root].next_sibling = i;
+      else zones[last_root].next_sibling = i;
       last_root = i;
     }
-    stats.add_zone(z, m.counters);
+    stats.add_zone(i, r.name, zone_is_ok, duration, m.counters);
+
+    ProfilerZone& z = zones[i];
+    z.name = r.name;
+    z.parent = linked_parent;
+    z.first_child = kNoZone;
+    z.next_sibling = kNoZone;
+    z.depth = depth;
+    z.thread = tag & ZoneRecord::kThreadMask;
+    z.status = status;
+    z.orphan = (tag & ZoneRecord::kOrphanBit) != 0;
+    z.host_mapped = zone_is_ok && mapped;
+    z.cpu_recorded = cpu != nullptr;
+    z.begin_ticks = bt;
+    z.end_ticks = et;
+    z.duration_ns = duration;
+    z.gpu_begin_host_ns = host_begin;
+    z.gpu_end_host_ns = host_end;
+    z.cpu_begin_ns = cpu != nullptr ? cpu[2 * i] : 0;
+    z.cpu_end_ns = cpu != nullptr ? cpu[2 * i + 1] : 0;
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
@@ -412,7 +452,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   // Recycle: the device is done with these queries (read available, or the
   // frame retired); the records are read. Reset both before the slot is free.
   if (n > 0) writer_raw_->reset_queries(base, 2 * n);
-  for (uint32_t i = 0; i < n; ++i) recs[i].state.store(ZoneRecord::kEmpty, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
   return true;
 }

@@ -7,23 +7,23 @@
 
 namespace latlab::profiler_detail {
 
-StatTable::StatTable(uint32_t max_names, uint32_t window_frames)
-    : max_names_(max_names), window_(window_frames) {
+StatTable::StatTable(uint32_t max_names, uint32_t window_frames, uint32_t max_zones_per_frame)
+    : max_names_(max_names), window_(window_frames), by_position_(max_zones_per_frame) {
   entries_.reserve(max_names_);
   touched_.reserve(max_names_);
   // Twice the names, and room for aliases (one name from several translation
   // units has several pointers), at most half full.
   const size_t cap = std::bit_ceil(static_cast<size_t>(max_names_) * 4);
   keys_.assign(cap, nullptr);
+  key_mask_ = cap - 1;
   values_.assign(cap, kNone);
 }
 
 uint32_t StatTable::find_or_insert(const char* name, ProfilerCounters& counters) {
-  const size_t mask = keys_.size() - 1;
-  size_t i = hash_pointer(name) & mask;
+  size_t i = hash_pointer(name) & key_mask_;
   while (keys_[i] != nullptr) {
     if (keys_[i] == name) return values_[i];
-    i = (i + 1) & mask;
+    i = (i + 1) & key_mask_;
   }
   // First sight of this pointer: the same text may be tabled already.
   uint32_t idx = kNone;

@@ -13,26 +13,33 @@ namespace latlab::profiler_detail {
 
 class StatTable {
  public:
-  StatTable(uint32_t max_names, uint32_t window_frames);
+  StatTable(uint32_t max_names, uint32_t window_frames, uint32_t max_zones_per_frame);
 
-  // Adds one zone of the frame being collected. Counts names beyond capacity
-  // in counters.stat_names_dropped and any allocation in
-  // counters.heap_allocations.
-  void add_zone(const ProfilerZone& zone, ProfilerCounters& counters) {
-    if (zone.name == nullptr) return;
-    // Fast path: the name's pointer is known (steady state).
-    const size_t mask = keys_.size() - 1;
-    size_t i = hash_pointer(zone.name) & mask;
-    while (keys_[i] != nullptr && keys_[i] != zone.name) i = (i + 1) & mask;
-    const uint32_t idx = keys_[i] == zone.name ? values_[i] : find_or_insert(zone.name, counters);
-    if (idx == kNone) {
+  // Adds zone number `position` of the frame being collected: its static
+  // name, and its device duration when `ok`. Counts names beyond capacity in
+  // counters.stat_names_dropped and any allocation in
+  // counters.heap_allocations. Inlined into the collection loop (it runs once
+  // per zone).
+  [[gnu::always_inline]] void add_zone(uint32_t position, const char* name, bool ok,
+                                       int64_t duration_ns, ProfilerCounters& counters) {
+    if (name == nullptr) return;
+    // Frames repeat: zone `position` usually has the name it had last frame,
+    // so its entry is remembered per position before any hashing.
+    uint32_t idx;
+    if (position < by_position_.size() && by_position_[position].name == name) [[likely]] {
+      idx = by_position_[position].idx;
+    } else {
+      idx = lookup(name, counters);
+      if (position < by_position_.size()) by_position_[position] = {name, idx};
+    }
+    if (idx == kNone) [[unlikely]] {
       ++counters.stat_names_dropped;
       return;
     }
     Entry& e = entries_[idx];
     ++e.calls;
-    if (zone.status == QueryStatus::ok) {
-      e.acc_ns += static_cast<double>(zone.duration_ns);
+    if (ok) {
+      e.acc_ns += static_cast<double>(duration_ns);
       ++e.ok;
     } else {
       ++e.missing;
@@ -69,17 +76,31 @@ class StatTable {
     v *= 0x9E3779B97F4A7C15ull;
     return static_cast<size_t>(v ^ (v >> 29));
   }
-  // Entry index for `name`, inserting it; kNone when the table is full.
+  // Entry index for `name` through the pointer hash; kNone when the table
+  // is full.
+  uint32_t lookup(const char* name, ProfilerCounters& counters) {
+    const char* const* keys = keys_.data();
+    size_t i = hash_pointer(name) & key_mask_;
+    while (keys[i] != nullptr && keys[i] != name) i = (i + 1) & key_mask_;
+    return keys[i] == name ? values_[i] : find_or_insert(name, counters);
+  }
+  // The slow path: the text compared, `name` inserted.
   uint32_t find_or_insert(const char* name, ProfilerCounters& counters);
+  struct PositionMemo {
+    const char* name = nullptr;
+    uint32_t idx = kNone;
+  };
 
   static constexpr uint32_t kNone = 0xFFFF'FFFFu;
   uint32_t max_names_;
   uint32_t window_;
   std::vector<Entry> entries_;        // reserved to max_names_
   std::vector<const char*> keys_;     // open addressing by pointer, power of two
+  size_t key_mask_ = 0;               // keys_.size() - 1
   std::vector<uint32_t> values_;
   uint32_t key_count_ = 0;
   std::vector<uint32_t> touched_;     // reserved to max_names_
+  std::vector<PositionMemo> by_position_;  // per zone position in a frame
 };
 
 }  // namespace latlab::profiler_detail

@@ -108,6 +108,22 @@ TEST(Calibrator, CalibrateNowPublishesAFit) {
   EXPECT_LE(std::llabs(m.host_ns - clock.true_host_ns(tick, now)), m.error_ns);
 }
 
+TEST(Calibrator, KeepsOnlyTheNewestAcceptedPairs) {
+  int64_t now = kSecond;
+  SimClock clock(SimClockDesc{.host_clock = [&now] { return now; }});
+  Calibrator cal([&]() { return clock.sample(); }, TickFormat{},
+                 CalibratorDesc{.samples_per_refresh = 1, .kept_pairs = 5});
+  for (int i = 0; i < 12; ++i) {
+    now += kSecond;
+    ASSERT_TRUE(cal.calibrate_now());
+  }
+  const auto kept = cal.accepted_pairs();
+  ASSERT_EQ(kept.size(), 5u);
+  EXPECT_EQ(cal.stats().accepted_pairs, 12u);
+  for (size_t i = 1; i < kept.size(); ++i) EXPECT_GT(kept[i].host_ns, kept[i - 1].host_ns);
+  EXPECT_GE(kept.front().host_ns, 8 * kSecond);  // the last five of 2..13 s
+}
+
 TEST(Calibrator, ARejectedBestPairFailsTheRefresh) {
   // Good pairs first; then every sample is bad, so even the best is refused.
   int64_t now = kSecond;

@@ -412,6 +412,57 @@ TEST(Profiler, ClockMapperPlacesZonesOnTheHostTimeline) {
   EXPECT_TRUE(f->zones[0].ok());
 }
 
+// The mapping line is anchored on two of the frame's ticks; zones before the
+// first anchor (another stream that ran first) and after the second (a zone
+// outlasting the frame's last) are still placed exactly, and a frame whose
+// ok ticks are all equal is still mapped.
+TEST(Profiler, ClockMapperPlacesZonesOutsideItsAnchors) {
+  Rig r = make_rig();
+  // 1 ns ticks, the device 20 ppm slow against the host, 7 ms offset.
+  const auto host_of = [](uint64_t t) {
+    return 7'000'000 + std::llround(static_cast<double>(t) * (1 - 20e-6));
+  };
+  r.prof->set_clock_mapper([&](uint64_t t) -> std::optional<MappedTime> {
+    return MappedTime{host_of(t), 10};
+  });
+  SimCommandStream a, b;
+  { LATLAB_GPU_ZONE(r.prof, &a, "first_recorded"); }
+  { LATLAB_GPU_ZONE(r.prof, &b, "ran_before"); }
+  { LATLAB_GPU_ZONE(r.prof, &a, "last_recorded"); }
+  // Stream b ran first, far earlier; the first recorded zone lasts longest.
+  r.writer->complete(b.writes[0].query, 1'000'000);
+  r.writer->complete(b.writes[1].query, 1'100'000);
+  r.writer->complete(a.writes[0].query, 50'000'000);
+  r.writer->complete(a.writes[1].query, 90'000'000);
+  r.writer->complete(a.writes[2].query, 60'000'000);
+  r.writer->complete(a.writes[3].query, 61'000'000);
+  r.prof->next_frame();
+  auto f = r.prof->latest_frame();
+  ASSERT_TRUE(f && f->host_mapped);
+  for (const auto& z : f->zones) {
+    ASSERT_TRUE(z.host_mapped) << z.name;
+    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(host_of(z.begin_ticks)), 2.0)
+        << z.name;
+    EXPECT_NEAR(static_cast<double>(z.gpu_end_host_ns), static_cast<double>(host_of(z.end_ticks)), 2.0)
+        << z.name;
+  }
+
+  // Every zone empty, at one tick.
+  SimCommandStream c;
+  { LATLAB_GPU_ZONE(r.prof, &c, "empty"); }
+  { LATLAB_GPU_ZONE(r.prof, &c, "empty_too"); }
+  for (const auto& w : c.writes) r.writer->complete(w.query, 123'456'789);
+  r.prof->next_frame();
+  f = r.prof->latest_frame();
+  ASSERT_TRUE(f && f->host_mapped);
+  for (const auto& z : f->zones) {
+    ASSERT_TRUE(z.ok() && z.host_mapped) << z.name;
+    EXPECT_EQ(z.duration_ns, 0);
+    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(host_of(123'456'789)), 1.0);
+    EXPECT_EQ(z.gpu_end_host_ns, z.gpu_begin_host_ns);
+  }
+}
+
 TEST(Profiler, ClockMapperFromAClockFit) {
   EXPECT_FALSE(clock_mapper_from_fit(nullptr)(123).has_value());
   auto fit = std::make_shared<ClockFit>();
