@@ -234,12 +234,16 @@ class GpuProfiler {
   // mapper such as a ClockFit; the frame's error bound is the larger of the two.
   void set_clock_mapper(GpuClockMapper mapper);
   // Called for each collected frame, in order, inside collect (under the
-  // profiler's mutex: do not call back into the profiler from it).
+  // profiler's mutex: do not call back into the profiler from it). With a
+  // sink every collected frame is built as a full ProfilerFrame (tree, host
+  // times) during collection; without one, a frame is kept compact and built
+  // only when frame() or latest_frame() asks for it.
   void set_frame_sink(std::function<void(const ProfilerFrame&)> sink);
 
   // --- readers (any thread) -------------------------------------------------
   uint64_t current_frame_id() const;
-  // A retained collected frame; nullopt if not collected or no longer retained.
+  // A retained collected frame, built on demand (a copy; allocates); nullopt
+  // if not collected or no longer retained.
   std::optional<ProfilerFrame> frame(uint64_t frame_id) const;
   std::optional<ProfilerFrame> latest_frame() const;
   // Statistics over the sliding window, in first-seen order.

@@ -4,11 +4,15 @@
 #include <limits>
 
 #include "latlab/host_clock.hpp"
-#include "latlab/int128.hpp"
 #include "latlab/profiler.hpp"
+#include "profiler/retained_frame.hpp"
 #include "profiler/stat_table.hpp"
+#include "profiler/tick_math.hpp"
 
 namespace latlab {
+
+using profiler_detail::fast_ticks_to_ns;
+using profiler_detail::RetainedFrame;
 
 namespace detail {
 thread_local constinit const GpuZone* t_innermost_zone = nullptr;
@@ -32,47 +36,8 @@ constexpr uint64_t pack_cursor(uint32_t slot, uint64_t index) {
   return (static_cast<uint64_t>(slot) << 48) | (index & kIndexMask);
 }
 
-// Host ns per device tick over one frame, as a signed 32.32 fixed-point
-// number: a zone's host time is then one 64x64-bit multiply from its tick
-// offset, exact to well below 1 ns over any frame (the error of the slope,
-// 2^-33 ns per tick, reaches 0.5 ns only after 2^32 ticks).
-struct FixedSlope {
-  int64_t q32 = 0;
-  int64_t at(int64_t offset_ticks) const {
-    // + 2^31, then floor (arithmetic shift): nearest, halves up.
-    return static_cast<int64_t>(
-        (static_cast<int128_t>(offset_ticks) * q32 + (int128_t{1} << 31)) >> 32);
-  }
-};
-
 // The second point of a frame's mapping when all its ok ticks are equal.
 constexpr uint64_t kSlopeProbeTicks = 1'000'000;
-
-// (host_span / tick_span) in 32.32, rounded to nearest; nullopt when it does
-// not fit (a tick longer than 2^31 ns: no real clock).
-std::optional<FixedSlope> fixed_slope(int64_t host_span, int64_t tick_span) {
-  if (tick_span <= 0) return FixedSlope{};
-  const int128_t num = static_cast<int128_t>(host_span) * (int128_t{1} << 32);
-  const int128_t half = tick_span / 2;
-  const int128_t q = (num >= 0 ? num + half : num - half) / tick_span;
-  if (q > std::numeric_limits<int64_t>::max() || q < std::numeric_limits<int64_t>::min()) {
-    return std::nullopt;
-  }
-  return FixedSlope{static_cast<int64_t>(q)};
-}
-
-// TickFormat::ticks_to_ns without its 128-bit division when 64 bits do
-// (always for zone durations): same rounding, same result.
-int64_t fast_ticks_to_ns(const TickFormat& f, uint64_t ticks) {
-  uint64_t product = 0;
-  if (f.period_den == 1 && !__builtin_mul_overflow(ticks, f.period_num, &product)) {
-    return static_cast<int64_t>(product);
-  }
-  if (!__builtin_mul_overflow(ticks, f.period_num, &product) && product <= ~0ull - f.period_den / 2) {
-    return static_cast<int64_t>((product + f.period_den / 2) / f.period_den);
-  }
-  return f.ticks_to_ns(ticks);
-}
 
 }  // namespace
 
@@ -98,8 +63,9 @@ struct GpuProfiler::Impl {
   int64_t frame_cpu_begin_ns = 0;
 
   std::vector<TimestampReadback> raw;           // 2 * max_zones
-  std::vector<uint32_t> last_child;    // max_zones
-  std::vector<ProfilerFrame> retained; // ring
+  std::vector<uint32_t> last_child;    // max_zones, scratch of expand_frame for the sink
+  std::vector<RetainedFrame> retained; // ring
+  ProfilerFrame sink_frame;            // what the sink is given (capacity kept)
   uint32_t retained_next = 0;
   uint32_t retained_count = 0;
   uint64_t collected_seq = 0;          // collected frames, for the stat window
@@ -156,7 +122,11 @@ GpuProfiler::GpuProfiler(std::shared_ptr<GpuTimestampWriter> writer, GpuProfiler
   m.raw.resize(2 * max_zones);
   m.last_child.resize(max_zones);
   m.retained.resize(desc_.retained_frames);
-  for (auto& f : m.retained) f.zones.reserve(max_zones);
+  for (auto& f : m.retained) {
+    f.zones.reserve(max_zones);
+    if (cpu_zone_times_) f.cpu_times.reserve(2 * max_zones);
+  }
+  m.sink_frame.zones.reserve(max_zones);
   m.stat_table = std::make_unique<profiler_detail::StatTable>(
       desc_.max_zone_names, desc_.stat_window_frames, desc_.max_zones_per_frame);
   // Frame 0 records into slot 0. Everything above is complete before the
@@ -295,10 +265,8 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   const TickFormat& tf = ticks_;
   const uint64_t mask = tf.mask();
   const uint64_t half = mask >> 1;
-  // Signed tick distance from `from` to `to` on a counter of `mask`'s width.
-  const auto offset = [mask, half](uint64_t from, uint64_t to) {
-    const uint64_t fwd = (to - from) & mask;
-    return fwd <= half ? static_cast<int64_t>(fwd) : -static_cast<int64_t>((from - to) & mask);
+  const auto offset = [mask](uint64_t from, uint64_t to) {
+    return profiler_detail::signed_ticks(mask, from, to);
   };
   // A zone's timing: ok (both written, continuous, end not before begin).
   const auto zone_ok = [&](uint32_t i) {
@@ -308,16 +276,16 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
            ((e.ticks - b.ticks) & mask) <= half;
   };
 
+  // Into the oldest retained buffer (capacity kept; the size changes only
+  // when the zone count does).
+  RetainedFrame& f = m.retained[m.retained_next];
+  profiler_detail::FrameMapping& map = f.mapping;
+  map = {};
   // Host timeline: a line through the mappings of two of the frame's ticks,
   // the first ok zone's begin and the later of the first and the last ok
   // zone's ends (the first is often the root around the whole frame). Exact
   // for a linear clock model, which is what ClockFit is; no scan of the
   // frame needed.
-  bool mapped = false;
-  uint64_t anchor = 0;  // tick that maps to h0
-  int64_t h0 = 0;
-  FixedSlope slope;
-  int64_t map_error = 0;
   if (m.mapper && n > 0) {
     uint32_t first = 0, last = n - 1;
     while (first < n && !zone_ok(first)) ++first;
@@ -332,50 +300,43 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
       // Every ok zone at one tick: any second point gives the line's slope.
       if (t1 == t0) t1 = (t0 + kSlopeProbeTicks) & mask;
       const std::optional<MappedTime> m0 = m.mapper(t0);
-      const std::optional<MappedTime> m1 = t1 == t0 ? m0 : m.mapper(t1);
+      const std::optional<MappedTime> m1 = m.mapper(t1);
       if (m0 && m1) {
-        if (auto sl = fixed_slope(m1->host_ns - m0->host_ns, offset(t0, t1))) {
-          mapped = true;
-          anchor = t0;
-          h0 = m0->host_ns;
-          slope = *sl;
-          map_error = std::max(m0->error_ns, m1->error_ns);
+        if (auto sl = profiler_detail::fixed_slope(m1->host_ns - m0->host_ns, offset(t0, t1))) {
+          map.mapped = true;
+          map.anchor = t0;
+          map.h0 = m0->host_ns;
+          map.slope = *sl;
+          map.error_ns = std::max(m0->error_ns, m1->error_ns);
         }
       }
     }
   }
 
-  // Pass 2: the frame, into the oldest retained buffer (capacity kept; the
-  // size changes only when the zone count does), and the stat table.
-  ProfilerFrame& f = m.retained[m.retained_next];
   const size_t cap_before = f.zones.capacity();
-  if (f.zones.size() != n) f.zones.resize(n);
+  f.zones.resize(n);
   count_growth(f.zones, cap_before, m.counters.heap_allocations);
   f.frame_id = s.frame_id;
-  f.first_root = kNoZone;
   f.zones_dropped = s.dropped;
   f.retired = s.retired;
   f.cpu_begin_ns = s.cpu_begin_ns;
   f.cpu_end_ns = s.cpu_end_ns;
-  f.host_mapped = mapped;
-  f.map_error_ns = map_error;
+  if (cpu_times_ != nullptr) {
+    const int64_t* cpu = cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_;
+    f.cpu_times.assign(cpu, cpu + 2 * static_cast<size_t>(n));  // reserved: no allocation
+  }
 
-  const int64_t* cpu = cpu_times_ != nullptr ? cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_
-                                             : nullptr;
+  // Pass 2: per zone its status and what the device gave, and the stat
+  // table; the tree and host times are built only when someone looks
+  // (expand_frame). This loop is most of a collection's CPU time.
   profiler_detail::StatTable& stats = *m.stat_table;
-  const bool unit_ticks = tf.period_num == 1 && tf.period_den == 1;  // 1 ns ticks (lavapipe)
-  ProfilerZone* zones = f.zones.data();
-  uint32_t* last_child = m.last_child.data();
-  uint32_t last_root = kNoZone;
+  profiler_detail::CompactZone* out = f.zones.data();
   uint64_t ok = 0, invalid = 0, disjoint = 0;
-  // Each zone is built in registers and stored once (this loop is most of a
-  // collection's CPU time: see BM_ProfilerCollectFrame2048).
   for (uint32_t i = 0; i < n; ++i) {
     const ZoneRecord& r = recs[i];
     const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
     const TimestampReadback& b = raw[2 * i];
     const TimestampReadback& e = raw[2 * i + 1];
-    // Status and times first, in locals; then every field stored once.
     const bool written = (b.available & e.available) != 0;
     const uint64_t bt = written ? b.ticks & mask : 0;
     const uint64_t et = written ? e.ticks & mask : 0;
@@ -392,50 +353,14 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     ok += zone_is_ok;
     invalid += status == QueryStatus::invalid;
     disjoint += status == QueryStatus::disjoint;
-    int64_t duration = 0, host_begin = 0, host_end = 0;
-    if (zone_is_ok) [[likely]] {
-      duration = unit_ticks ? static_cast<int64_t>(el) : fast_ticks_to_ns(tf, el);
-      if (mapped) {
-        const int64_t ob = offset(anchor, bt);
-        host_begin = h0 + slope.at(ob);
-        host_end = h0 + slope.at(ob + static_cast<int64_t>(el));
-      }
-    }
-    // Tree links, children in recording order (a parent precedes its children).
-    const uint32_t parent = r.parent;
-    uint32_t linked_parent = kNoZone, depth = 0;
-    if (parent != kNoZone && parent < i) {
-      ProfilerZone& p = zones[parent];
-      linked_parent = parent;
-      depth = p.depth + 1;
-      if (p.first_child == kNoZone) p.first_child = i;
-      else zones[last_child[parent]].next_sibling = i;
-      last_child[parent] = i;
-    } else {
-      if (last_root == kNoZone) f.first_root = i;
-      else zones[last_root].next_sibling = i;
-      last_root = i;
-    }
-    stats.add_zone(i, r.name, zone_is_ok, duration, m.counters);
-
-    ProfilerZone& z = zones[i];
-    z.name = r.name;
-    z.parent = linked_parent;
-    z.first_child = kNoZone;
-    z.next_sibling = kNoZone;
-    z.depth = depth;
-    z.thread = tag & ZoneRecord::kThreadMask;
-    z.status = status;
-    z.orphan = (tag & ZoneRecord::kOrphanBit) != 0;
-    z.host_mapped = zone_is_ok && mapped;
-    z.cpu_recorded = cpu != nullptr;
-    z.begin_ticks = bt;
-    z.end_ticks = et;
-    z.duration_ns = duration;
-    z.gpu_begin_host_ns = host_begin;
-    z.gpu_end_host_ns = host_end;
-    z.cpu_begin_ns = cpu != nullptr ? cpu[2 * i] : 0;
-    z.cpu_end_ns = cpu != nullptr ? cpu[2 * i + 1] : 0;
+    stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? fast_ticks_to_ns(tf, el) : 0, m.counters);
+    out[i] = {r.name,
+              bt,
+              et,
+              r.parent,
+              tag & ZoneRecord::kThreadMask,
+              status,
+              (tag & ZoneRecord::kOrphanBit) != 0};
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
@@ -447,7 +372,12 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   stats.end_frame(m.collected_seq);
   m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
   m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
-  if (m.sink) m.sink(f);
+  if (m.sink) {
+    const size_t sink_cap = m.sink_frame.zones.capacity();
+    profiler_detail::expand_frame(f, tf, m.sink_frame, m.last_child);
+    count_growth(m.sink_frame.zones, sink_cap, m.counters.heap_allocations);
+    m.sink(m.sink_frame);
+  }
 
   // Recycle: the device is done with these queries (read available, or the
   // frame retired); the records are read. Reset both before the slot is free.
@@ -468,8 +398,12 @@ std::optional<ProfilerFrame> GpuProfiler::frame(uint64_t frame_id) const {
   const Impl& m = *impl_;
   std::lock_guard lock(m.mu);
   for (uint32_t k = 0; k < m.retained_count; ++k) {
-    const ProfilerFrame& f = m.retained[k];
-    if (f.frame_id == frame_id) return f;
+    const RetainedFrame& f = m.retained[k];
+    if (f.frame_id != frame_id) continue;
+    ProfilerFrame out;
+    std::vector<uint32_t> last_child;
+    profiler_detail::expand_frame(f, ticks_, out, last_child);
+    return out;
   }
   return std::nullopt;
 }
@@ -479,7 +413,10 @@ std::optional<ProfilerFrame> GpuProfiler::latest_frame() const {
   std::lock_guard lock(m.mu);
   if (m.retained_count == 0) return std::nullopt;
   const auto size = static_cast<uint32_t>(m.retained.size());
-  return m.retained[(m.retained_next + size - 1) % size];
+  ProfilerFrame out;
+  std::vector<uint32_t> last_child;
+  profiler_detail::expand_frame(m.retained[(m.retained_next + size - 1) % size], ticks_, out, last_child);
+  return out;
 }
 
 std::vector<ZoneStat> GpuProfiler::stats() const {

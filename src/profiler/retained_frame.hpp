@@ -1,0 +1,52 @@
+// A collected frame as the profiler keeps it: per zone only what the device
+// and the recording gave (40 bytes), and the frame's host mapping. The full
+// ProfilerFrame (tree links, depths, durations, host times) is built from it
+// on demand, by frame()/latest_frame() and for the frame sink, so that
+// collection, which runs inside next_frame on the caller's frame loop, stays
+// small (see BM_ProfilerCollectFrame2048).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "latlab/profiler.hpp"
+#include "profiler/tick_math.hpp"
+
+namespace latlab::profiler_detail {
+
+struct CompactZone {
+  const char* name = nullptr;
+  uint64_t begin_ticks = 0;  // masked; 0 when never written
+  uint64_t end_ticks = 0;
+  uint32_t parent = kNoZone;  // as recorded: an earlier zone of the frame, or kNoZone
+  uint32_t thread = 0;
+  QueryStatus status = QueryStatus::not_ready;
+  bool orphan = false;
+};
+
+// ticks -> host ns for one frame: h0 + slope.at(signed_ticks(anchor, t)).
+struct FrameMapping {
+  bool mapped = false;
+  uint64_t anchor = 0;
+  int64_t h0 = 0;
+  FixedSlope slope;
+  int64_t error_ns = 0;
+};
+
+struct RetainedFrame {
+  uint64_t frame_id = 0;
+  std::vector<CompactZone> zones;  // capacity reserved at create
+  std::vector<int64_t> cpu_times;  // begin/end per zone, with cpu_zone_times
+  uint32_t zones_dropped = 0;
+  bool retired = false;
+  int64_t cpu_begin_ns = 0;
+  int64_t cpu_end_ns = 0;
+  FrameMapping mapping;
+};
+
+// Builds `out` from `in` (reusing out's capacity). `last_child` is scratch of
+// at least in.zones.size() entries.
+void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFrame& out,
+                  std::vector<uint32_t>& last_child);
+
+}  // namespace latlab::profiler_detail
