@@ -1,52 +1,19 @@
 // `latlab calibrate-load` end to end on the sim backend (env LATLAB_BINARY).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
+
+#include "cli_run_helpers.hpp"
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Runs the CLI with `args` (shell words), capturing stdout and stderr.
-CliRun run_latlab(const std::string& args) {
-  const char* bin = std::getenv("LATLAB_BINARY");
-  EXPECT_NE(bin, nullptr) << "LATLAB_BINARY is not set (ctest sets it)";
-  if (bin == nullptr) return {};
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("latlab_calibrate_load_e2e_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto out = dir / "out.txt", err = dir / "err.txt";
-  const std::string cmd =
-      std::string("'") + bin + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::filesystem::remove_all(dir);
-  return r;
-}
+using latlab::e2e::CliSplitResult;
+using latlab::e2e::run_cli_split;
 
 TEST(CalibrateLoadCli, SimBackendCalibratesAndPrintsJson) {
-  const CliRun r = run_latlab("calibrate-load --backend sim --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliSplitResult r = run_cli_split("calibrate-load --backend sim --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out;
   EXPECT_EQ(j.at("schema"), "latlab.calibrate_load/1");
@@ -65,9 +32,9 @@ TEST(CalibrateLoadCli, SimBackendCalibratesAndPrintsJson) {
 }
 
 TEST(CalibrateLoadCli, HumanOutputShowsEveryStepAndTheResult) {
-  const CliRun r =
-      run_latlab("calibrate-load --backend sim --target-ms 4 --size 1280x720 --form fragment");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliSplitResult r =
+      run_cli_split("calibrate-load --backend sim --target-ms 4 --size 1280x720 --form fragment");
+  ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("target 4 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("#0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verify complexity"), std::string::npos) << r.out;
@@ -75,38 +42,38 @@ TEST(CalibrateLoadCli, HumanOutputShowsEveryStepAndTheResult) {
 }
 
 TEST(CalibrateLoadCli, UnreachableTargetsFailWithTheRange) {
-  const CliRun low = run_latlab("calibrate-load --backend sim --target-ms 0.001 --json");
-  EXPECT_EQ(low.exit_code, 1);
+  const CliSplitResult low = run_cli_split("calibrate-load --backend sim --target-ms 0.001 --json");
+  EXPECT_EQ(low.rc, 1);
   EXPECT_NE(low.err.find("below the lowest reachable GPU time"), std::string::npos) << low.err;
   EXPECT_NE(low.err.find("reachable: "), std::string::npos) << low.err;
   EXPECT_EQ(low.out.find('{'), std::string::npos) << "no JSON document for a failed calibration";
 
-  const CliRun high = run_latlab("calibrate-load --backend sim --target-ms 1000");
-  EXPECT_EQ(high.exit_code, 1);
+  const CliSplitResult high = run_cli_split("calibrate-load --backend sim --target-ms 1000");
+  EXPECT_EQ(high.rc, 1);
   EXPECT_NE(high.err.find("above the highest reachable GPU time"), std::string::npos) << high.err;
   EXPECT_NE(high.err.find("reachable: "), std::string::npos) << high.err;
 }
 
 TEST(CalibrateLoadCli, BadInputIsAUsageError) {
-  EXPECT_EQ(run_latlab("calibrate-load --backend sim --size 1920by1080").exit_code, 2);
-  EXPECT_EQ(run_latlab("calibrate-load --backend sim --form mesh").exit_code, 2);
-  EXPECT_EQ(run_latlab("calibrate-load --backend sim --target-ms -3").exit_code, 2);
-  EXPECT_EQ(run_latlab("calibrate-load --backend sim --tolerance 2").exit_code, 2);
+  EXPECT_EQ(run_cli_split("calibrate-load --backend sim --size 1920by1080").rc, 2);
+  EXPECT_EQ(run_cli_split("calibrate-load --backend sim --form mesh").rc, 2);
+  EXPECT_EQ(run_cli_split("calibrate-load --backend sim --target-ms -3").rc, 2);
+  EXPECT_EQ(run_cli_split("calibrate-load --backend sim --tolerance 2").rc, 2);
 }
 
 TEST(CalibrateLoadCli, UnknownBackendFailsClearly) {
-  const CliRun r = run_latlab("calibrate-load --backend nosuch");
-  EXPECT_EQ(r.exit_code, 2);
+  const CliSplitResult r = run_cli_split("calibrate-load --backend nosuch");
+  EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
   // A --device that matches nothing is bad input, as in every command.
-  const CliRun d = run_latlab("calibrate-load --backend sim --device nosuch");
-  EXPECT_EQ(d.exit_code, 2);
+  const CliSplitResult d = run_cli_split("calibrate-load --backend sim --device nosuch");
+  EXPECT_EQ(d.rc, 2);
   EXPECT_NE(d.err.find("nosuch"), std::string::npos) << d.err;
 }
 
 TEST(CalibrateLoadCli, HelpDocumentsTheExitCodes) {
-  const CliRun r = run_latlab("calibrate-load --help");
-  EXPECT_EQ(r.exit_code, 0);
+  const CliSplitResult r = run_cli_split("calibrate-load --help");
+  EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("8.333333"), std::string::npos) << r.out;
 }

@@ -1,4 +1,4 @@
-// Helpers for the e2e tests of `latlab run`: run the CLI, read its files.
+// Helpers for the e2e tests: run the CLI, read its files.
 #pragma once
 
 #include <sys/wait.h>
@@ -38,19 +38,32 @@ struct CliOptions {
   bool stderr_too = true;  // fold stderr into output (else it is dropped)
 };
 
-inline CliResult run_cli(const std::string& args, const CliOptions& options = {}) {
-  CliResult r;
-  const std::string cmd = options.env + " " + latlab_binary() + " " + args +
-                          (options.stderr_too ? " 2>&1" : " 2>/dev/null");
+// Runs the shell command `cmd`, appends its stdout to `out`; its exit code,
+// or -1 when it could not run or did not exit.
+inline int run_shell(const std::string& cmd, std::string& out) {
   std::FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
+  if (p == nullptr) return -1;
   std::array<char, 4096> buf{};
   size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline CliResult run_cli(const std::string& args, const CliOptions& options = {}) {
+  CliResult r;
+  r.rc = run_shell(options.env + " " + latlab_binary() + " " + args +
+                       (options.stderr_too ? " 2>&1" : " 2>/dev/null"),
+                   r.output);
   return r;
 }
+
+// stdout and stderr apart (for commands whose stdout is a JSON document).
+struct CliSplitResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -70,5 +83,14 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
 };
+
+inline CliSplitResult run_cli_split(const std::string& args) {
+  CliSplitResult r;
+  TempDir dir;
+  const std::filesystem::path err = dir.path / "stderr.txt";
+  r.rc = run_shell(latlab_binary() + " " + args + " 2>'" + err.string() + "'", r.out);
+  r.err = slurp(err);
+  return r;
+}
 
 }  // namespace latlab::e2e

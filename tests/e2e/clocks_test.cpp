@@ -1,47 +1,22 @@
 // `latlab clocks` end to end: the binary named by LATLAB_BINARY, on the
 // simulated clock (real host time, so each run lasts its --seconds).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "cli_run_helpers.hpp"
 
 namespace latlab {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout only; stderr goes to the test log
-};
-
-CliRun run_latlab(const std::string& args) {
-  const char* bin = std::getenv("LATLAB_BINARY");
-  CliRun r;
-  if (bin == nullptr) {
-    ADD_FAILURE() << "LATLAB_BINARY is not set";
-    return r;
-  }
-  const std::string cmd = std::string("'") + bin + "' " + args;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using e2e::CliSplitResult;
+using e2e::run_cli_split;
 
 TEST(ClocksCli, SimDriftJson) {
-  const CliRun r = run_latlab("clocks --sim-drift-ppm 25 --seconds 1 --interval-ms 10 --json");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const CliSplitResult r = run_cli_split("clocks --sim-drift-ppm 25 --seconds 1 --interval-ms 10 --json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
   EXPECT_EQ(j["host_domain"], "CLOCK_MONOTONIC");
@@ -66,8 +41,8 @@ TEST(ClocksCli, SimDriftJson) {
 }
 
 TEST(ClocksCli, SimBackendHumanOutputSideBySide) {
-  const CliRun r = run_latlab("clocks --backend sim --seconds 0.2 --interval-ms 20");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const CliSplitResult r = run_cli_split("clocks --backend sim --seconds 0.2 --interval-ms 20");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
   for (const char* s : {"host domain: CLOCK_MONOTONIC", "deviation (us)", "fitted drift",
                         "residuals (us)", "error bound now", "drift-corrected model",
                         "single start-up pair", "within the model's bound"}) {
@@ -78,17 +53,17 @@ TEST(ClocksCli, SimBackendHumanOutputSideBySide) {
 }
 
 TEST(ClocksCli, BadUsageExitsTwo) {
-  EXPECT_EQ(run_latlab("clocks --seconds -1 2>/dev/null").exit_code, 2);
-  EXPECT_EQ(run_latlab("clocks --backend nosuch 2>/dev/null").exit_code, 2);
-  EXPECT_EQ(run_latlab("clocks --seconds abc 2>/dev/null").exit_code, 2);
-  EXPECT_EQ(run_latlab("clocks --sim-drift-ppm 5000 2>/dev/null").exit_code, 2);
+  EXPECT_EQ(run_cli_split("clocks --seconds -1 2>/dev/null").rc, 2);
+  EXPECT_EQ(run_cli_split("clocks --backend nosuch 2>/dev/null").rc, 2);
+  EXPECT_EQ(run_cli_split("clocks --seconds abc 2>/dev/null").rc, 2);
+  EXPECT_EQ(run_cli_split("clocks --sim-drift-ppm 5000 2>/dev/null").rc, 2);
   // A --device that matches nothing is bad input, as in every command.
-  EXPECT_EQ(run_latlab("clocks --backend sim --device nosuch --seconds 1 2>/dev/null").exit_code, 2);
+  EXPECT_EQ(run_cli_split("clocks --backend sim --device nosuch --seconds 1 2>/dev/null").rc, 2);
 }
 
 TEST(ClocksCli, HelpShowsDefaultsAndHidesSimOption) {
-  const CliRun r = run_latlab("clocks --help");
-  EXPECT_EQ(r.exit_code, 0);
+  const CliSplitResult r = run_cli_split("clocks --help");
+  EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("--seconds"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("10"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("sim-drift"), std::string::npos) << r.out;
