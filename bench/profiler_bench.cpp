@@ -9,11 +9,10 @@
 // a distribution, e.g.
 //   build/release/bench/latlab_bench --benchmark_filter=Profiler
 //     --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
-// BM_VulkanZone / BM_VulkanRawTimestamps: the same frame of zones recorded
-// into a real command buffer (LATLAB_BENCH_VULKAN_DEVICE, else the default
-// Vulkan device: lavapipe on CI; no validation layer), beside the two raw
-// vkCmdWriteTimestamp calls alone.
-// BM_VulkanZoneVsRawRatio: both in one benchmark, alternating, for the ratio.
+// BM_VulkanZoneVsRawRatio: the same frame of zones recorded into a real
+// command buffer (LATLAB_BENCH_VULKAN_DEVICE, else the default Vulkan device:
+// lavapipe on CI; no validation layer), and the two raw vkCmdWriteTimestamp
+// calls alone, alternating in one benchmark: zone_ns, raw_ns and their ratio.
 // Targets (issue 4): <= 15 ns per zone of bookkeeping; a zone with its two
 // timestamp writes <= 1.25x the two raw writes; collecting a frame of 2048
 // queries <= 20 us with no heap allocation per frame in steady state.
@@ -210,6 +209,13 @@ struct VulkanBench {
   ~VulkanBench() {
     if (ctx && pool != VK_NULL_HANDLE) vkDestroyCommandPool(ctx->device(), pool, nullptr);
   }
+  // The shared context, or null after marking `state` skipped with the reason.
+  static VulkanBench* or_skip(benchmark::State& state) {
+    VulkanBench& b = get();
+    if (b.ctx && b.cmd != VK_NULL_HANDLE) return &b;
+    state.SkipWithError(("no Vulkan device: " + b.error).c_str());
+    return nullptr;
+  }
   // A fresh recording of `cmd` (never submitted: only the CPU side is timed).
   void begin() const {
     vkResetCommandBuffer(cmd, 0);
@@ -221,91 +227,15 @@ struct VulkanBench {
   void end() const { vkEndCommandBuffer(cmd); }
 };
 
-// A frame of kZonesPerFrame zones recorded into a Vulkan command buffer:
-// profiler bookkeeping plus two vkCmdWriteTimestamp per zone. The buffer is
-// never submitted, so each frame is retired to recycle its queries
-// (untimed).
-void BM_VulkanZone(benchmark::State& state) {
-  VulkanBench& vb = VulkanBench::get();
-  if (!vb.ctx || vb.cmd == VK_NULL_HANDLE) {
-    state.SkipWithError(("no Vulkan device: " + vb.error).c_str());
-    return;
-  }
-  auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZonesPerFrame * 2});
-  if (!w) {
-    state.SkipWithError(w.error().message.c_str());
-    return;
-  }
-  auto prof = GpuProfiler::create(w.value(), {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1}).value();
-  VkCommandBuffer cmd = vb.cmd;
-  int64_t timed_ns = 0;
-  for (auto _ : state) {
-    vb.begin();
-    const int64_t t0 = thread_cpu_ns();
-    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
-      LATLAB_GPU_ZONE(prof, cmd, "zone");
-    }
-    const int64_t t1 = thread_cpu_ns();
-    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
-    timed_ns += t1 - t0;
-    vb.end();
-    roll_frame(*prof);
-  }
-  state.counters["ns_per_zone"] =
-      static_cast<double>(timed_ns) / (static_cast<double>(state.iterations()) * kZonesPerFrame);
-  if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
-}
-BENCHMARK(BM_VulkanZone)->UseManualTime()->ComputeStatistics("min", min_of)->Unit(benchmark::kMicrosecond);
-
-// The baseline: the same number of timestamp pairs, written with two raw
-// vkCmdWriteTimestamp calls each and nothing else.
-void BM_VulkanRawTimestamps(benchmark::State& state) {
-  VulkanBench& vb = VulkanBench::get();
-  if (!vb.ctx || vb.cmd == VK_NULL_HANDLE) {
-    state.SkipWithError(("no Vulkan device: " + vb.error).c_str());
-    return;
-  }
-  VkQueryPoolCreateInfo qi{};
-  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  qi.queryCount = 2 * kZonesPerFrame;
-  VkQueryPool qp = VK_NULL_HANDLE;
-  if (vkCreateQueryPool(vb.ctx->device(), &qi, nullptr, &qp) != VK_SUCCESS) {
-    state.SkipWithError("vkCreateQueryPool failed");
-    return;
-  }
-  VkCommandBuffer cmd = vb.cmd;
-  int64_t timed_ns = 0;
-  for (auto _ : state) {
-    vb.begin();
-    const int64_t t0 = thread_cpu_ns();
-    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
-    }
-    const int64_t t1 = thread_cpu_ns();
-    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
-    timed_ns += t1 - t0;
-    vb.end();
-  }
-  vkDestroyQueryPool(vb.ctx->device(), qp, nullptr);
-  state.counters["ns_per_zone"] =
-      static_cast<double>(timed_ns) / (static_cast<double>(state.iterations()) * kZonesPerFrame);
-}
-BENCHMARK(BM_VulkanRawTimestamps)->UseManualTime()->ComputeStatistics("min", min_of)->Unit(benchmark::kMicrosecond);
-
-
 // The target's ratio measured inside one run: every iteration records one
 // frame of zones and one frame of the same number of raw write pairs into the
 // same command buffer, in alternating order, each timed on its own, so both
 // see the same machine and cache state (the frame roll, untimed, runs after
 // both). ratio = zone time / raw time over the whole run.
 void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
-  VulkanBench& vb = VulkanBench::get();
-  if (!vb.ctx || vb.cmd == VK_NULL_HANDLE) {
-    state.SkipWithError(("no Vulkan device: " + vb.error).c_str());
-    return;
-  }
+  VulkanBench* vbp = VulkanBench::or_skip(state);
+  if (vbp == nullptr) return;
+  VulkanBench& vb = *vbp;
   auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZonesPerFrame * 2});
   VkQueryPoolCreateInfo qi{};
   qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
@@ -371,11 +301,9 @@ BENCHMARK(BM_VulkanZoneVsRawRatio)->UseManualTime()->Unit(benchmark::kMicrosecon
 // stat table. Recording, submitting and the fence wait are untimed.
 void BM_VulkanCollectFrame(benchmark::State& state) {
   const auto kZones = static_cast<uint32_t>(state.range(0));
-  VulkanBench& vb = VulkanBench::get();
-  if (!vb.ctx || vb.cmd == VK_NULL_HANDLE) {
-    state.SkipWithError(("no Vulkan device: " + vb.error).c_str());
-    return;
-  }
+  VulkanBench* vbp = VulkanBench::or_skip(state);
+  if (vbp == nullptr) return;
+  VulkanBench& vb = *vbp;
   auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZones * 4});
   if (!w) {
     state.SkipWithError(w.error().message.c_str());
