@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <limits>
 
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
@@ -38,6 +37,15 @@ constexpr uint64_t pack_cursor(uint32_t slot, uint64_t index) {
 
 // The second point of a frame's mapping when all its ok ticks are equal.
 constexpr uint64_t kSlopeProbeTicks = 1'000'000;
+
+// A zone's timing from its two reads: ok (both written, continuous, end not
+// before begin), disjoint, or invalid (never written, or end before begin).
+QueryStatus pair_status(const TimestampReadback& b, const TimestampReadback& e, uint64_t mask) {
+  if ((b.available & e.available) == 0) [[unlikely]] return QueryStatus::invalid;
+  if ((b.disjoint | e.disjoint) != 0) [[unlikely]] return QueryStatus::disjoint;
+  if (((e.ticks - b.ticks) & mask) > (mask >> 1)) [[unlikely]] return QueryStatus::invalid;
+  return QueryStatus::ok;
+}
 
 }  // namespace
 
@@ -264,16 +272,11 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
 
   const TickFormat& tf = ticks_;
   const uint64_t mask = tf.mask();
-  const uint64_t half = mask >> 1;
   const auto offset = [mask](uint64_t from, uint64_t to) {
     return profiler_detail::signed_ticks(mask, from, to);
   };
-  // A zone's timing: ok (both written, continuous, end not before begin).
   const auto zone_ok = [&](uint32_t i) {
-    const TimestampReadback& b = raw[2 * i];
-    const TimestampReadback& e = raw[2 * i + 1];
-    return (b.available & e.available) != 0 && (b.disjoint | e.disjoint) == 0 &&
-           ((e.ticks - b.ticks) & mask) <= half;
+    return pair_status(raw[2 * i], raw[2 * i + 1], mask) == QueryStatus::ok;
   };
 
   // Into the oldest retained buffer (capacity kept; the size changes only
@@ -337,18 +340,13 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
     const TimestampReadback& b = raw[2 * i];
     const TimestampReadback& e = raw[2 * i + 1];
+    // Never written (retired): no ticks; disjoint or end before begin: the
+    // ticks are kept.
     const bool written = (b.available & e.available) != 0;
     const uint64_t bt = written ? b.ticks & mask : 0;
     const uint64_t et = written ? e.ticks & mask : 0;
     const uint64_t el = (et - bt) & mask;
-    QueryStatus status = QueryStatus::ok;
-    if (!written) [[unlikely]] {
-      status = QueryStatus::invalid;  // retired: never written, no ticks
-    } else if ((b.disjoint | e.disjoint) != 0) [[unlikely]] {
-      status = QueryStatus::disjoint;  // the ticks are kept
-    } else if (el > half) [[unlikely]] {
-      status = QueryStatus::invalid;  // end before begin; the ticks are kept
-    }
+    const QueryStatus status = pair_status(b, e, mask);
     const bool zone_is_ok = status == QueryStatus::ok;
     ok += zone_is_ok;
     invalid += status == QueryStatus::invalid;
