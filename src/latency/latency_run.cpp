@@ -234,11 +234,16 @@ struct BlockOutcome {
 
 using ProgressFn = std::function<void(uint64_t done)>;
 
-// Latency path (warm-up or measured), threaded or lockstep.
-BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_id, Schedule sched,
-                            const ProgressFn& progress) {
+// The frame loop both the latency path and the bare loop run: frame i's
+// deadline from the schedule, `signal(i, deadline)` on the generator thread
+// (it sleeps to the deadline), `consume(i, was_pending)` on the consumer
+// thread once the signal is published; false from consume ends the block.
+// With scripted time both run in lockstep on the caller's thread.
+// `measure_sleeper`: record the generator thread's CPU and wall time.
+template <class Signal, class Consume>
+BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sleeper,
+                            const ProgressFn& progress, Signal signal, Consume consume) {
   BlockOutcome out;
-  const uint64_t n = recs.size();
   const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
   c.done.store(0, std::memory_order_relaxed);
 
@@ -247,8 +252,8 @@ BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_
     uint64_t i = 0;
     for (; i < n && !c.stop_requested(); ++i) {
       deadline += sched.next_interval_ns();
-      generator_frame(c, recs[i], first_id + i, deadline);
-      if (!consumer_frame(c, recs[i], first_id + i, false)) {
+      signal(i, deadline);
+      if (!consume(i, false)) {
         ++i;
         break;
       }
@@ -267,19 +272,21 @@ BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_
     uint64_t i = 0;
     for (; i < n && !c.stop_requested(); ++i) {
       deadline += sched.next_interval_ns();
-      generator_frame(c, recs[i], first_id + i, deadline);
+      signal(i, deadline);
       channel.publish(i + 1);
     }
     channel.close();
     out.frames_run = i;
-    out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
-    out.sleeper_wall_ns = host_now_ns() - wall0;
+    if (measure_sleeper) {
+      out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
+      out.sleeper_wall_ns = host_now_ns() - wall0;
+    }
   });
   std::thread consumer([&] {
     for (uint64_t i = 0;; ++i) {
       const SignalChannel::Wait w = channel.wait_for(i);
       if (!w.available) break;
-      const bool ok = consumer_frame(c, recs[i], first_id + i, w.was_pending);
+      const bool ok = consume(i, w.was_pending);
       c.done.store(i + 1, std::memory_order_relaxed);
       if (!ok) break;
     }
@@ -293,15 +300,25 @@ BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_
   return out;
 }
 
+// Latency path (warm-up or measured), threaded or lockstep.
+BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_id, Schedule sched,
+                            const ProgressFn& progress) {
+  return run_frame_loop(
+      c, recs.size(), sched, /*measure_sleeper=*/true, progress,
+      [&](uint64_t i, int64_t deadline) { generator_frame(c, recs[i], first_id + i, deadline); },
+      [&](uint64_t i, bool was_pending) {
+        return consumer_frame(c, recs[i], first_id + i, was_pending);
+      });
+}
+
 // The same path with two time reads per frame (signal, fence wake).
 BlockOutcome run_bare_block(Ctx& c, std::span<BareFrame> frames, uint64_t first_id, Schedule sched,
                             const ProgressFn& progress) {
-  BlockOutcome out;
-  const uint64_t n = frames.size();
-  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
-  c.done.store(0, std::memory_order_relaxed);
-
-  auto consume = [&](uint64_t i) {
+  auto signal = [&](uint64_t i, int64_t deadline) {
+    c.time.sleep_until(deadline);
+    frames[i].signal_ns = c.time.now_ns();
+  };
+  auto consume = [&](uint64_t i, bool /*was_pending*/) {
     c.checksum ^= cpu_simulation_step(first_id + i, c.desc.cpu_step_iterations);
     const Result<void> s = c.device.submit_frame(first_id + i, *c.workload);
     if (!s) {
@@ -317,53 +334,8 @@ BlockOutcome run_bare_block(Ctx& c, std::span<BareFrame> frames, uint64_t first_
     frames[i].fence_wake_ns = t->fence_wake_ns;
     return true;
   };
-
-  if (c.script != nullptr) {
-    int64_t deadline = first_base;
-    uint64_t i = 0;
-    for (; i < n && !c.stop_requested(); ++i) {
-      deadline += sched.next_interval_ns();
-      c.time.sleep_until(deadline);
-      frames[i].signal_ns = c.time.now_ns();
-      if (!consume(i)) {
-        ++i;
-        break;
-      }
-    }
-    out.frames_run = i;
-    return out;
-  }
-
-  SignalChannel channel;
-  ProgressWaiter waiter;
-  std::thread generator([&] {
-    out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
-    int64_t deadline = first_base;
-    uint64_t i = 0;
-    for (; i < n && !c.stop_requested(); ++i) {
-      deadline += sched.next_interval_ns();
-      c.time.sleep_until(deadline);
-      frames[i].signal_ns = c.time.now_ns();
-      channel.publish(i + 1);
-    }
-    channel.close();
-    out.frames_run = i;
-  });
-  std::thread consumer([&] {
-    for (uint64_t i = 0;; ++i) {
-      if (!channel.wait_for(i).available) break;
-      const bool ok = consume(i);
-      c.done.store(i + 1, std::memory_order_relaxed);
-      if (!ok) break;
-    }
-    waiter.finish();
-  });
-  if (progress) {
-    waiter.wait([&] { progress(c.done.load(std::memory_order_relaxed)); });
-  }
-  consumer.join();
-  generator.join();
-  return out;
+  return run_frame_loop(c, frames.size(), sched, /*measure_sleeper=*/false, progress, signal,
+                        consume);
 }
 
 // clock_nanosleep alone on the same deadlines: the timer's own lateness.
