@@ -1,4 +1,5 @@
 // VulkanComputeWorkload: the reference compute work (shaders/burn.comp).
+#include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -78,36 +79,11 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   if (!filled) return filled.error();
 
   // --- descriptors ---------------------------------------------------------
-  VkDescriptorSetLayoutBinding binding{};
-  binding.binding = 0;
-  binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  binding.descriptorCount = 1;
-  binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-  VkDescriptorSetLayoutCreateInfo dslci{};
-  dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  dslci.bindingCount = 1;
-  dslci.pBindings = &binding;
-  if (const VkResult r = vkCreateDescriptorSetLayout(dev, &dslci, nullptr, &w->set_layout_); r != VK_SUCCESS) {
-    w->set_layout_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateDescriptorSetLayout", r);
-  }
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
-  VkDescriptorPoolCreateInfo dpci{};
-  dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  dpci.maxSets = 1;
-  dpci.poolSizeCount = 1;
-  dpci.pPoolSizes = &size;
-  if (const VkResult r = vkCreateDescriptorPool(dev, &dpci, nullptr, &w->descriptor_pool_); r != VK_SUCCESS) {
-    w->descriptor_pool_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateDescriptorPool", r);
-  }
-  VkDescriptorSetAllocateInfo dsai{};
-  dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  dsai.descriptorPool = w->descriptor_pool_;
-  dsai.descriptorSetCount = 1;
-  dsai.pSetLayouts = &w->set_layout_;
-  if (const VkResult r = vkAllocateDescriptorSets(dev, &dsai, &w->set_); r != VK_SUCCESS) {
-    return vk::error("vkAllocateDescriptorSets", r);
+  if (auto sets = vk::create_single_binding_sets(dev, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                 VK_SHADER_STAGE_COMPUTE_BIT, 1, w->set_layout_,
+                                                 w->descriptor_pool_, &w->set_);
+      !sets) {
+    return sets.error();
   }
   VkDescriptorBufferInfo dbi{w->buffer_, 0, VK_WHOLE_SIZE};
   VkWriteDescriptorSet write{};
@@ -120,25 +96,12 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   vkUpdateDescriptorSets(dev, 1, &write, 0, nullptr);
 
   // --- pipeline ------------------------------------------------------------
-  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(BurnPush)};
-  VkPipelineLayoutCreateInfo plci{};
-  plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  plci.setLayoutCount = 1;
-  plci.pSetLayouts = &w->set_layout_;
-  plci.pushConstantRangeCount = 1;
-  plci.pPushConstantRanges = &push;
-  if (const VkResult r = vkCreatePipelineLayout(dev, &plci, nullptr, &w->layout_); r != VK_SUCCESS) {
-    w->layout_ = VK_NULL_HANDLE;
-    return vk::error("vkCreatePipelineLayout", r);
-  }
-  VkShaderModuleCreateInfo smci{};
-  smci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-  smci.codeSize = sizeof(kBurnComp);
-  smci.pCode = kBurnComp;
-  if (const VkResult r = vkCreateShaderModule(dev, &smci, nullptr, &w->module_); r != VK_SUCCESS) {
-    w->module_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateShaderModule", r);
-  }
+  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_COMPUTE_BIT, sizeof(BurnPush));
+  if (!layout) return layout.error();
+  w->layout_ = *layout;
+  auto module = vk::create_shader_module(dev, kBurnComp, sizeof(kBurnComp), "burn.comp");
+  if (!module) return module.error();
+  w->module_ = *module;
   VkComputePipelineCreateInfo cpci{};
   cpci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
   cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;

@@ -1,5 +1,6 @@
 // VulkanFragmentWorkload: the fragment form of the reference work
 // (shaders/fullscreen.vert + shaders/burn.frag).
+#include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -19,18 +20,6 @@ struct FragPush {
 };
 
 constexpr VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
-
-Result<VkShaderModule> make_module(VkDevice dev, const uint32_t* code, size_t bytes, const char* name) {
-  VkShaderModuleCreateInfo ci{};
-  ci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-  ci.codeSize = bytes;
-  ci.pCode = code;
-  VkShaderModule m = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateShaderModule(dev, &ci, nullptr, &m); r != VK_SUCCESS) {
-    return vk::error(std::string("vkCreateShaderModule(") + name + ")", r);
-  }
-  return m;
-}
 
 }  // namespace
 
@@ -175,37 +164,11 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
     w->sampler_ = VK_NULL_HANDLE;
     return vk::error("vkCreateSampler", r);
   }
-  VkDescriptorSetLayoutBinding binding{};
-  binding.binding = 0;
-  binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-  binding.descriptorCount = 1;
-  binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
-  VkDescriptorSetLayoutCreateInfo dslci{};
-  dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  dslci.bindingCount = 1;
-  dslci.pBindings = &binding;
-  if (const VkResult r = vkCreateDescriptorSetLayout(dev, &dslci, nullptr, &w->set_layout_); r != VK_SUCCESS) {
-    w->set_layout_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateDescriptorSetLayout", r);
-  }
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 2};
-  VkDescriptorPoolCreateInfo dpci{};
-  dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  dpci.maxSets = 2;
-  dpci.poolSizeCount = 1;
-  dpci.pPoolSizes = &size;
-  if (const VkResult r = vkCreateDescriptorPool(dev, &dpci, nullptr, &w->descriptor_pool_); r != VK_SUCCESS) {
-    w->descriptor_pool_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateDescriptorPool", r);
-  }
-  const VkDescriptorSetLayout layouts[2] = {w->set_layout_, w->set_layout_};
-  VkDescriptorSetAllocateInfo dsai{};
-  dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  dsai.descriptorPool = w->descriptor_pool_;
-  dsai.descriptorSetCount = 2;
-  dsai.pSetLayouts = layouts;
-  if (const VkResult r = vkAllocateDescriptorSets(dev, &dsai, w->sets_); r != VK_SUCCESS) {
-    return vk::error("vkAllocateDescriptorSets", r);
+  if (auto sets = vk::create_single_binding_sets(dev, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                                 VK_SHADER_STAGE_FRAGMENT_BIT, 2, w->set_layout_,
+                                                 w->descriptor_pool_, w->sets_);
+      !sets) {
+    return sets.error();
   }
   VkDescriptorImageInfo image_info[2]{};
   VkWriteDescriptorSet writes[2]{};
@@ -221,21 +184,13 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   vkUpdateDescriptorSets(dev, 2, writes, 0, nullptr);
 
   // --- pipeline ------------------------------------------------------------
-  VkPushConstantRange push{VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(FragPush)};
-  VkPipelineLayoutCreateInfo plci{};
-  plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  plci.setLayoutCount = 1;
-  plci.pSetLayouts = &w->set_layout_;
-  plci.pushConstantRangeCount = 1;
-  plci.pPushConstantRanges = &push;
-  if (const VkResult r = vkCreatePipelineLayout(dev, &plci, nullptr, &w->layout_); r != VK_SUCCESS) {
-    w->layout_ = VK_NULL_HANDLE;
-    return vk::error("vkCreatePipelineLayout", r);
-  }
-  auto vert = make_module(dev, kFullscreenVert, sizeof(kFullscreenVert), "fullscreen.vert");
+  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, sizeof(FragPush));
+  if (!layout) return layout.error();
+  w->layout_ = *layout;
+  auto vert = vk::create_shader_module(dev, kFullscreenVert, sizeof(kFullscreenVert), "fullscreen.vert");
   if (!vert) return vert.error();
   w->vert_ = *vert;
-  auto frag = make_module(dev, kBurnFrag, sizeof(kBurnFrag), "burn.frag");
+  auto frag = vk::create_shader_module(dev, kBurnFrag, sizeof(kBurnFrag), "burn.frag");
   if (!frag) return frag.error();
   w->frag_ = *frag;
 
