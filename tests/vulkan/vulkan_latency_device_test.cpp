@@ -2,6 +2,7 @@
 // the validation layer on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -97,13 +98,16 @@ TEST_F(LatencyDeviceTest, FramesInFlightCompleteInOrder) {
 }
 
 TEST_F(LatencyDeviceTest, MoreWorkTakesLongerOnTheGpu) {
-  // Light work is not trivial, so lavapipe's per-frame overhead and a busy
-  // CPU do not decide the comparison; medians of five frames each.
+  // Light work is not trivial, so lavapipe's per-frame overhead does not
+  // decide the comparison. lavapipe runs on the CPU, where other work only
+  // adds time: the fastest of seven frames each is compared (a median of five
+  // once saw the light frames at about 6x their usual 7 ms under ASan on a busy
+  // machine).
   const FrameWorkload light{.passes = 4, .complexity = 64, .width = 128, .height = 128};
   FrameWorkload heavy = light;
   heavy.complexity = 512;
   std::vector<int64_t> l, h;
-  for (uint64_t f = 0; f < 5; ++f) {
+  for (uint64_t f = 0; f < 7; ++f) {
     ASSERT_TRUE(dev_->submit_frame(2 * f, light));
     auto a = dev_->wait_frame(2 * f);
     ASSERT_TRUE(dev_->submit_frame(2 * f + 1, heavy));
@@ -112,9 +116,9 @@ TEST_F(LatencyDeviceTest, MoreWorkTakesLongerOnTheGpu) {
     l.push_back(dev_->info().ticks.span_ns(a->gpu_begin_ticks, a->gpu_end_ticks));
     h.push_back(dev_->info().ticks.span_ns(b->gpu_begin_ticks, b->gpu_end_ticks));
   }
-  std::sort(l.begin(), l.end());
-  std::sort(h.begin(), h.end());
-  EXPECT_GT(h[2], 2 * l[2]) << "light " << l[2] << " ns, heavy " << h[2] << " ns";
+  const int64_t light_ns = *std::min_element(l.begin(), l.end());
+  const int64_t heavy_ns = *std::min_element(h.begin(), h.end());
+  EXPECT_GT(heavy_ns, 2 * light_ns) << "light " << light_ns << " ns, heavy " << heavy_ns << " ns";
 }
 
 TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
