@@ -56,9 +56,12 @@ TEST_F(VulkanFragmentTest, FourPassesAreEachTimed) {
   EXPECT_EQ(pool_->late_result_count(), 0u);
 }
 
+// lavapipe rasterises on the CPU's threads, so other work on the machine
+// moves each pass's time: the fastest of nine frames each is compared (medians
+// of six once gave 1.90 in CI, where this machine measures 2.4-3.1).
 TEST_F(VulkanFragmentTest, PerPixelCostGrowsWithComplexity) {
   ASSERT_NO_FATAL_FAILURE(make({128, 128}));
-  const auto frames = run_frames(*ctx_, *work_, *pool_, 6, [](uint64_t f) {
+  const auto frames = run_frames(*ctx_, *work_, *pool_, 9, [](uint64_t f) {
     return std::vector<WorkloadPass>{{render_uid(0, f), 64}, {render_uid(1, f), 256}};
   });
   std::vector<double> small, large;
@@ -67,8 +70,8 @@ TEST_F(VulkanFragmentTest, PerPixelCostGrowsWithComplexity) {
     small.push_back(static_cast<double>(f.passes[0].result.duration_ns));
     large.push_back(static_cast<double>(f.passes[1].result.duration_ns));
   }
-  const double s = summarize_in_place(small).p50;
-  const double l = summarize_in_place(large).p50;
+  const double s = summarize_in_place(small).min;
+  const double l = summarize_in_place(large).min;
   std::printf("fragment 128x128: complexity 64 %.3f ms, 256 %.3f ms, ratio %.2f\n", s / 1e6, l / 1e6, l / s);
   EXPECT_GT(l / s, 2.0);
 }
