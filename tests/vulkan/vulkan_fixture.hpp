@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <functional>
 #include <string>
 #include <vector>
@@ -112,6 +114,38 @@ std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, VulkanTimest
     if (!finish(static_cast<uint32_t>(frame % kInFlight))) break;
   }
   return out;
+}
+
+// The shortest ok duration of pass `pass` over all frames. On a CPU device
+// (lavapipe) other work on the machine only ever adds time, so comparing the
+// fastest frames of two passes is what survives a busy CI machine; a
+// per-frame or median comparison failed there.
+inline int64_t fastest_ns(const std::vector<FrameResult>& frames, size_t pass) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (const auto& f : frames) {
+    if (pass < f.passes.size() && f.passes[pass].result.ok()) best = std::min(best, f.passes[pass].result.duration_ns);
+  }
+  return best;
+}
+
+// One queue runs the frames' passes one after the other, so the ok results,
+// taken in frame and pass order, must tile the timeline: each begins at or
+// after the previous one's end. A result read from the wrong slot, frame or
+// reuse breaks this whatever the machine's load.
+inline void expect_results_in_submission_order(const std::vector<FrameResult>& frames) {
+  const TimestampResult* prev = nullptr;
+  std::string prev_uid;
+  for (const auto& f : frames) {
+    for (const auto& p : f.passes) {
+      if (!p.result.ok()) continue;
+      EXPECT_LT(p.result.begin_ticks, p.result.end_ticks) << p.uid;
+      if (prev != nullptr) {
+        EXPECT_LE(prev->end_ticks, p.result.begin_ticks) << prev_uid << " then " << p.uid;
+      }
+      prev = &p.result;
+      prev_uid = p.uid;
+    }
+  }
 }
 
 inline std::string pass_uid(uint32_t pass, uint64_t frame) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 #include "latlab/host_clock.hpp"
@@ -157,17 +158,24 @@ TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
 
 TEST_F(LatencyDeviceTest, LavapipeCalibrationPairMatchesTheHostClock) {
   if (!is_lavapipe(dev_->info().name)) GTEST_SKIP() << "lavapipe's GPU clock is CLOCK_MONOTONIC; not this device";
+  // Both values are CLOCK_MONOTONIC reads a few instructions apart. The
+  // closest of eight samples must be within 5 us (a preempted sample may be
+  // further apart); every one within 1 ms, which still catches the wrong
+  // domain (CLOCK_MONOTONIC_RAW read as MONOTONIC was ~144 ms off).
+  int64_t closest = std::numeric_limits<int64_t>::max();
   for (int i = 0; i < 8; ++i) {
     auto pair = dev_->sample_calibration();
     ASSERT_TRUE(pair) << pair.error().message;
     EXPECT_FALSE(pair->estimated);
     EXPECT_GE(pair->max_deviation_ns, 0);
     const int64_t device_ns = dev_->info().ticks.ticks_to_ns(pair->device_ticks);
-    // Both values are CLOCK_MONOTONIC reads a few instructions apart.
-    EXPECT_LT(std::llabs(device_ns - pair->host_ns), 5'000) << "device " << device_ns << " host " << pair->host_ns;
+    const int64_t apart = std::llabs(device_ns - pair->host_ns);
+    closest = std::min(closest, apart);
+    EXPECT_LT(apart, 1'000'000) << "device " << device_ns << " host " << pair->host_ns;
     // And that is the run's host clock.
     EXPECT_LT(std::llabs(pair->host_ns - host_now_ns()), 50'000'000);
   }
+  EXPECT_LT(closest, 5'000);
 }
 
 // Host read before submit <= GPU work (mapped through a pair) <= host read

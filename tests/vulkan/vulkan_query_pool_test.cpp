@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "latlab/host_clock.hpp"
-#include "latlab/stats.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {
@@ -28,8 +27,6 @@ class VulkanPoolTest : public VulkanTest {
   std::unique_ptr<VulkanComputeWorkload> work_;
   std::unique_ptr<VulkanTimestampQueryPool> pool_;
 };
-
-double median(std::vector<double> v) { return summarize_in_place(v).p50; }
 
 TEST_F(VulkanPoolTest, ComputeDispatchesHavePositiveDurations) {
   ASSERT_NO_FATAL_FAILURE(make(256, {64, 64}));
@@ -62,26 +59,22 @@ TEST_F(VulkanPoolTest, FourTimesTheWorkTakesMeasurablyLonger) {
   const auto frames = run_frames(*ctx_, *work_, *pool_, 8, [](uint64_t f) {
     return std::vector<ComputePass>{{pass_uid(0, f), kBase}, {pass_uid(1, f), 4 * kBase}};
   });
-  std::vector<double> small, large;
-  for (const auto& f : frames) {
-    ASSERT_TRUE(f.passes[0].result.ok() && f.passes[1].result.ok());
-    small.push_back(static_cast<double>(f.passes[0].result.duration_ns));
-    large.push_back(static_cast<double>(f.passes[1].result.duration_ns));
-  }
-  const double ratio = median(large) / median(small);
-  RecordProperty("median_small_ns", std::to_string(median(small)));
-  RecordProperty("median_large_ns", std::to_string(median(large)));
-  std::printf("complexity %u: median %.3f ms; 4x: %.3f ms; ratio %.2f\n", kBase, median(small) / 1e6,
-              median(large) / 1e6, ratio);
-  EXPECT_GT(ratio, 2.0);
+  ASSERT_EQ(frames.size(), 8u);
+  for (const auto& f : frames) ASSERT_TRUE(f.passes[0].result.ok() && f.passes[1].result.ok());
+  const double small = static_cast<double>(fastest_ns(frames, 0));
+  const double large = static_cast<double>(fastest_ns(frames, 1));
+  RecordProperty("fastest_small_ns", std::to_string(small));
+  RecordProperty("fastest_large_ns", std::to_string(large));
+  std::printf("complexity %u: fastest %.3f ms; 4x: %.3f ms; ratio %.2f\n", kBase, small / 1e6, large / 1e6,
+              large / small);
+  EXPECT_GT(large / small, 2.0);
 }
 
 TEST_F(VulkanPoolTest, ResultsMapToTheirUidAndFrame) {
   ASSERT_NO_FATAL_FAILURE(make(256, {64, 64}));
-  // Different work per uid, 16x apart: the durations must come back in that
-  // order. Per-uid medians are compared (a CPU device on a loaded machine
-  // can stall one small pass by a few ms); the 16x-largest pass must be the
-  // longest in every frame.
+  // Different work per uid, 16x apart: the fastest frames of each uid must
+  // come back in that order, and all results must tile the timeline in
+  // submission order (which no mix-up of slots or frames survives).
   const uint32_t complexity[3] = {8, 128, 2048};
   const auto frames = run_frames(*ctx_, *work_, *pool_, 7, [&](uint64_t f) {
     return std::vector<ComputePass>{{pass_uid(0, f), complexity[0]}, {pass_uid(1, f), complexity[1]},
@@ -89,7 +82,6 @@ TEST_F(VulkanPoolTest, ResultsMapToTheirUidAndFrame) {
   });
   ASSERT_EQ(frames.size(), 7u);
   uint64_t expected_frame = 1;
-  std::vector<double> d[3];
   for (const auto& f : frames) {
     EXPECT_EQ(f.frame_id, expected_frame++);
     ASSERT_EQ(f.passes.size(), 3u);
@@ -97,16 +89,11 @@ TEST_F(VulkanPoolTest, ResultsMapToTheirUidAndFrame) {
       ASSERT_TRUE(f.passes[i].result.ok()) << f.passes[i].uid;
       EXPECT_EQ(f.passes[i].result.frame_id, f.frame_id);
       EXPECT_EQ(f.passes[i].uid, pass_uid(i, f.frame_id));
-      d[i].push_back(static_cast<double>(f.passes[i].result.duration_ns));
     }
-    EXPECT_LT(f.passes[0].result.duration_ns, f.passes[2].result.duration_ns) << "frame " << f.frame_id;
-    EXPECT_LT(f.passes[1].result.duration_ns, f.passes[2].result.duration_ns) << "frame " << f.frame_id;
-    // Passes run one after the other: each begins after the previous ended.
-    EXPECT_LE(f.passes[0].result.end_ticks, f.passes[1].result.begin_ticks);
-    EXPECT_LE(f.passes[1].result.end_ticks, f.passes[2].result.begin_ticks);
   }
-  EXPECT_LT(median(d[0]), median(d[1]));
-  EXPECT_LT(median(d[1]), median(d[2]));
+  expect_results_in_submission_order(frames);
+  EXPECT_LT(fastest_ns(frames, 0), fastest_ns(frames, 1));
+  EXPECT_LT(fastest_ns(frames, 1), fastest_ns(frames, 2));
 }
 
 // A pool of two pairs, three passes per frame, two frames in flight: some
@@ -166,8 +153,14 @@ TEST_F(VulkanPoolTest, CommandBufferResetsGiveOrderedResults) {
   for (const auto& f : frames) {
     ASSERT_TRUE(f.passes[0].result.ok() && f.passes[1].result.ok()) << "frame " << f.frame_id;
     EXPECT_EQ(f.passes[0].result.frame_id, f.frame_id);
-    EXPECT_LT(f.passes[0].result.duration_ns, f.passes[1].result.duration_ns) << "frame " << f.frame_id;
+    EXPECT_EQ(f.passes[1].result.frame_id, f.frame_id);
   }
+  // A reset recorded in the wrong place would hand back a stale or foreign
+  // result: it would break the timeline order. The light pass (256x less
+  // work) is the faster one; a per-frame comparison once failed in CI when
+  // lavapipe stalled one light pass by 16 ms.
+  expect_results_in_submission_order(frames);
+  EXPECT_LT(fastest_ns(frames, 0), fastest_ns(frames, 1));
   EXPECT_EQ(pool_->late_result_count(), 0u);
 }
 
