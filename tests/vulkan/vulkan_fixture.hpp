@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -128,9 +128,10 @@ inline int64_t fastest_ns(const std::vector<FrameResult>& frames, size_t pass) {
   return best;
 }
 
-// One queue runs the frames' passes one after the other, so the ok results,
-// taken in frame and pass order, must tile the timeline: each begins at or
-// after the previous one's end. A result read from the wrong slot, frame or
+// One queue runs the frames' passes one after the other (each pass starts
+// behind a barrier on the previous pass's writes, across submissions too), so
+// the ok results, taken in frame and pass order, must tile the timeline: each
+// begins at or after the previous one's end. A result read from the wrong slot, frame or
 // reuse breaks this whatever the machine's load.
 inline void expect_results_in_submission_order(const std::vector<FrameResult>& frames) {
   const TimestampResult* prev = nullptr;
