@@ -196,6 +196,8 @@ namespace detail {
 extern thread_local constinit const GpuZone* t_innermost_zone;
 extern thread_local constinit uint32_t t_thread_id;
 uint32_t assign_thread_id();  // sets t_thread_id, returns it
+// Thread ids live in the low 30 bits of a zone record's tag.
+inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
 }  // namespace detail
 
 class GpuProfiler {
@@ -269,7 +271,7 @@ class GpuProfiler {
   struct ZoneRecord {
     static constexpr uint32_t kEndedBit = 0x4000'0000u;
     static constexpr uint32_t kOrphanBit = 0x8000'0000u;
-    static constexpr uint32_t kThreadMask = 0x3FFF'FFFFu;
+    static constexpr uint32_t kThreadMask = detail::kThreadIdMask;
     const char* name = nullptr;
     uint32_t parent = kNoZone;
     std::atomic<uint32_t> tag{0};  // thread's small id | kOrphanBit | kEndedBit

@@ -21,8 +21,7 @@ std::atomic<uint32_t> g_thread_ids{0};
 }  // namespace
 uint32_t assign_thread_id() {
   // 1.. within the record tag's thread bits (wraps after 2^30 threads).
-  constexpr uint32_t kIds = 0x3FFF'FFFFu;
-  t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kIds + 1;
+  t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kThreadIdMask + 1;
   return t_thread_id;
 }
 }  // namespace detail
@@ -45,6 +44,14 @@ QueryStatus pair_status(const TimestampReadback& b, const TimestampReadback& e, 
   if ((b.disjoint | e.disjoint) != 0) [[unlikely]] return QueryStatus::disjoint;
   if (((e.ticks - b.ticks) & mask) > (mask >> 1)) [[unlikely]] return QueryStatus::invalid;
   return QueryStatus::ok;
+}
+
+// A retained frame built in full, for a reader (a copy; allocates).
+ProfilerFrame built(const RetainedFrame& f, const TickFormat& ticks) {
+  ProfilerFrame out;
+  std::vector<uint32_t> last_child;
+  profiler_detail::expand_frame(f, ticks, out, last_child);
+  return out;
 }
 
 }  // namespace
@@ -396,12 +403,7 @@ std::optional<ProfilerFrame> GpuProfiler::frame(uint64_t frame_id) const {
   const Impl& m = *impl_;
   std::lock_guard lock(m.mu);
   for (uint32_t k = 0; k < m.retained_count; ++k) {
-    const RetainedFrame& f = m.retained[k];
-    if (f.frame_id != frame_id) continue;
-    ProfilerFrame out;
-    std::vector<uint32_t> last_child;
-    profiler_detail::expand_frame(f, ticks_, out, last_child);
-    return out;
+    if (m.retained[k].frame_id == frame_id) return built(m.retained[k], ticks_);
   }
   return std::nullopt;
 }
@@ -411,10 +413,7 @@ std::optional<ProfilerFrame> GpuProfiler::latest_frame() const {
   std::lock_guard lock(m.mu);
   if (m.retained_count == 0) return std::nullopt;
   const auto size = static_cast<uint32_t>(m.retained.size());
-  ProfilerFrame out;
-  std::vector<uint32_t> last_child;
-  profiler_detail::expand_frame(m.retained[(m.retained_next + size - 1) % size], ticks_, out, last_child);
-  return out;
+  return built(m.retained[(m.retained_next + size - 1) % size], ticks_);
 }
 
 std::vector<ZoneStat> GpuProfiler::stats() const {
