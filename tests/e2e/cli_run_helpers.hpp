@@ -58,13 +58,6 @@ inline CliResult run_cli(const std::string& args, const CliOptions& options = {}
   return r;
 }
 
-// stdout and stderr apart (for commands whose stdout is a JSON document).
-struct CliSplitResult {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
@@ -82,6 +75,13 @@ struct TempDir {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
+};
+
+// stdout and stderr apart (for commands whose stdout is a JSON document).
+struct CliSplitResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
 };
 
 inline CliSplitResult run_cli_split(const std::string& args) {
