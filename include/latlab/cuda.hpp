@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "latlab/clock_model.hpp"
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"

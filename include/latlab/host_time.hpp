@@ -14,9 +14,7 @@
 #pragma once
 
 #include <atomic>
-#include <cerrno>
 #include <cstdint>
-#include <ctime>
 
 #include "latlab/host_clock.hpp"
 
@@ -35,11 +33,7 @@ class HostTime {
 
 // Sleeps on an absolute CLOCK_MONOTONIC deadline; resumes after signals
 // (EINTR) so a handler never shortens a wait.
-inline void host_sleep_until(int64_t deadline_ns) {
-  const timespec ts = host_ns_to_timespec(deadline_ns);
-  while (clock_nanosleep(kHostClockId, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
+void host_sleep_until(int64_t deadline_ns);
 
 class RealHostTime final : public HostTime {
  public:

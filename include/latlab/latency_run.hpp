@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "latlab/frame_markers.hpp"
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
 #include "latlab/schedule.hpp"

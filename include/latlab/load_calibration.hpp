@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

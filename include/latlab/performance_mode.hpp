@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

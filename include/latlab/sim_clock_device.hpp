@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/sim_clock.hpp"
 
 namespace latlab {

@@ -20,7 +20,7 @@
 #include <mutex>
 #include <string>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

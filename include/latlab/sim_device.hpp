@@ -28,7 +28,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/host_time.hpp"
 
 namespace latlab {

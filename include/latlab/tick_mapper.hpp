@@ -17,7 +17,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "latlab/clock_model.hpp"
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
@@ -426,7 +426,7 @@ class VulkanFragmentWorkload {
 // ---------------------------------------------------------------------------
 // Latency device
 
-// LatencyDevice (latlab/gpu_device.hpp) on Vulkan. Owns its context. Each
+// LatencyDevice (latlab/latency_device.hpp) on Vulkan. Owns its context. Each
 // frame: a command buffer from a small ring with its fence, a timestamp
 // before the first pass and after the last, FrameWorkload's passes in
 // between (compute form: VulkanComputeWorkload; fragment form:

@@ -42,8 +42,9 @@ std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
 namespace {
 Result<void> validate_workload(const FrameWorkload& w, const std::string& what) {
   if (w.passes < 1) return make_error(what + " needs at least one pass");
-  if (w.complexity < 1 || w.complexity > 4096) {
-    return make_error(what + " complexity must be in 1..4096");
+  if (w.complexity < kMinComplexity || w.complexity > kMaxComplexity) {
+    return make_error(what + " complexity must be in " + std::to_string(kMinComplexity) + ".." +
+                      std::to_string(kMaxComplexity));
   }
   return {};
 }

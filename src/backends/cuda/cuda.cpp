@@ -269,9 +269,10 @@ Result<void> validate_workload(const FrameWorkload& work) {
     return make_error("CUDA: FrameWorkload::passes = " + std::to_string(work.passes) +
                       " is outside 1..64");
   }
-  if (work.complexity < 1 || work.complexity > 4096) {
+  if (work.complexity < kMinComplexity || work.complexity > kMaxComplexity) {
     return make_error("CUDA: FrameWorkload::complexity = " + std::to_string(work.complexity) +
-                      " is outside 1..4096");
+                      " is outside " + std::to_string(kMinComplexity) + ".." +
+                      std::to_string(kMaxComplexity));
   }
   const uint64_t elements = uint64_t{work.width} * work.height;
   if (elements == 0 || elements > (1ull << 30)) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/gpu_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 

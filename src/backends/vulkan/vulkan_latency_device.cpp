@@ -5,10 +5,6 @@
 
 namespace latlab {
 
-namespace {
-constexpr uint32_t kMaxComplexity = 4096;
-}  // namespace
-
 Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const VulkanContextDesc& desc) {
   std::unique_ptr<VulkanLatencyDevice> dev(new VulkanLatencyDevice());
   auto ctx = VulkanContext::create(desc);
@@ -77,13 +73,7 @@ Result<void> VulkanLatencyDevice::ensure_workload(const FrameWorkload& work) {
 }
 
 Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
-  if (work.passes == 0 || work.complexity == 0 || work.complexity > kMaxComplexity || work.width == 0 ||
-      work.height == 0) {
-    return make_error("FrameWorkload out of range: passes >= 1, complexity 1.." + std::to_string(kMaxComplexity) +
-                      ", size >= 1x1 (got passes " + std::to_string(work.passes) + ", complexity " +
-                      std::to_string(work.complexity) + ", " + std::to_string(work.width) + "x" +
-                      std::to_string(work.height) + ")");
-  }
+  if (auto why = frame_workload_error(work)) return make_error(*why);
   std::optional<uint32_t> slot;
   for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
     if (slots_[i].used && slots_[i].frame_id == frame_id) {

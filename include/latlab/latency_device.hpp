@@ -1,6 +1,7 @@
-// LatencyDevice: the one small interface between the latency engine and a
-// GPU backend (Vulkan, CUDA, OpenGL, sim). The engine does not know which API
-// is behind it. No GPU headers.
+// LatencyDevice: the latency port of the backend seam, the one small
+// interface between the latency engine and a GPU backend (Vulkan, CUDA,
+// OpenGL, sim). The engine does not know which API is behind it. Part of the
+// core: no GPU headers, no latency-engine headers.
 //
 // Threads: a device is driven from one thread (the consumer thread) except
 // sample_calibration(), which the calibrator may call from its own thread;
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,10 @@ namespace latlab {
 
 enum class WorkloadForm : uint8_t { compute, fragment };
 
+// The range of FrameWorkload::complexity every backend accepts.
+inline constexpr uint32_t kMinComplexity = 1;
+inline constexpr uint32_t kMaxComplexity = 4096;
+
 // The GPU work of one frame: `passes` post-process passes over a
 // width x height target, each costing more per pixel as complexity grows.
 struct FrameWorkload {
@@ -29,6 +35,11 @@ struct FrameWorkload {
   uint32_t height = 64;
   WorkloadForm form = WorkloadForm::compute;
 };
+
+// Why `work` is out of the range every backend accepts (passes >= 1,
+// complexity kMinComplexity..kMaxComplexity, size >= 1x1); nullopt when it is
+// in range. Backends add their own limits on top.
+std::optional<std::string> frame_workload_error(const FrameWorkload& work);
 
 // A capability the device lacks, with why (reported in the result).
 struct MissingCapability {

@@ -1,0 +1,16 @@
+#include "latlab/latency_device.hpp"
+
+namespace latlab {
+
+std::optional<std::string> frame_workload_error(const FrameWorkload& work) {
+  if (work.passes >= 1 && work.complexity >= kMinComplexity && work.complexity <= kMaxComplexity &&
+      work.width >= 1 && work.height >= 1) {
+    return std::nullopt;
+  }
+  return "FrameWorkload out of range: passes >= 1, complexity " + std::to_string(kMinComplexity) + ".." +
+         std::to_string(kMaxComplexity) + ", size >= 1x1 (got passes " + std::to_string(work.passes) +
+         ", complexity " + std::to_string(work.complexity) + ", " + std::to_string(work.width) + "x" +
+         std::to_string(work.height) + ")";
+}
+
+}  // namespace latlab
