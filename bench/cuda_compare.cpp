@@ -188,11 +188,11 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags");
-  latlab::CudaQueryPoolDesc pool_desc;
-  pool_desc.pool = latlab::QueryPoolDesc{.max_queries = 512, .kind = latlab::QueryKind::compute};
-  pool_desc.device = device;
-  auto pool =
-      check(latlab::CudaTimestampQueryPool::create(pool_desc), "CudaTimestampQueryPool::create");
+  auto slots = check(latlab::CudaTimestampSlots::create({.count = 512, .device = device}),
+                     "CudaTimestampSlots::create");
+  auto pool = check(latlab::TimestampQueryPool::create(
+                        slots, latlab::QueryPoolDesc{.max_queries = 512, .kind = latlab::QueryKind::compute}),
+                    "TimestampQueryPool::create");
   uint64_t frame = 0;
 
   // --- 3. kernel durations vs cudaEventElapsedTime --------------------------
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
         const std::string uid = "c:0:k:f" + std::to_string(frame);
         const auto off = pool->allocate_queries_for_context(uid, frame);
         if (!off) die("pool allocation failed");
-        check(pool->write_timestamp(stream, *off), "write_timestamp");
+        check(slots->write_timestamp(stream, *off), "write_timestamp");
         if (kind.spin_ns > 0) {
           check(latlab::cuda_launch_spin(stream, kind.spin_ns), "spin");
         } else {
@@ -231,9 +231,9 @@ int main(int argc, char** argv) {
           w.complexity = kind.complexity;
           check(latlab::cuda_launch_workload(stream, w, data), "workload");
         }
-        check(pool->write_timestamp(stream, *off + 1), "write_timestamp");
+        check(slots->write_timestamp(stream, *off + 1), "write_timestamp");
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        const auto ev = pool->event_elapsed(*off);
+        const auto ev = slots->event_elapsed(*off);
         (void)pool->resolve_queries_async();
         const latlab::TimestampResult r = pool->timestamp(uid);
         if (i < kWarmup) continue;
@@ -263,8 +263,8 @@ int main(int argc, char** argv) {
       const std::string uid = "c:0:empty:f" + std::to_string(frame);
       const auto off = pool->allocate_queries_for_context(uid, frame);
       if (!off) die("pool allocation failed");
-      check(pool->write_timestamp(stream, *off), "write_timestamp");
-      check(pool->write_timestamp(stream, *off + 1), "write_timestamp");
+      check(slots->write_timestamp(stream, *off), "write_timestamp");
+      check(slots->write_timestamp(stream, *off + 1), "write_timestamp");
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       (void)pool->resolve_queries_async();
       const latlab::TimestampResult r = pool->timestamp(uid);
@@ -294,9 +294,9 @@ int main(int argc, char** argv) {
       if (!off) die("pool allocation failed");
       const CalibrationPair before = check(sampler->sample(), "sample");
       const int64_t host_before_launch = latlab::host_now_ns();
-      check(pool->write_timestamp(stream, *off), "write_timestamp");
+      check(slots->write_timestamp(stream, *off), "write_timestamp");
       const int64_t host_after_launch = latlab::host_now_ns();
-      check(pool->write_timestamp(stream, *off + 1), "write_timestamp");
+      check(slots->write_timestamp(stream, *off + 1), "write_timestamp");
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       const CalibrationPair after = check(sampler->sample(), "sample");
       (void)pool->resolve_queries_async();

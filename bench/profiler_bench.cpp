@@ -28,7 +28,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
-#include "latlab/profiler_sim.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_vulkan.hpp"
 
 namespace latlab {
@@ -36,7 +36,7 @@ namespace {
 
 constexpr uint32_t kZonesPerFrame = 4096;
 
-std::unique_ptr<GpuProfiler> make_profiler(std::shared_ptr<SimTimestampWriter> writer,
+std::unique_ptr<GpuProfiler> make_profiler(std::shared_ptr<SimTimestampSlots> writer,
                                            bool cpu_times) {
   auto p = GpuProfiler::create(std::move(writer), {.name = "bench",
                                                    .max_zones_per_frame = kZonesPerFrame,
@@ -71,7 +71,7 @@ void roll_frame(GpuProfiler& prof) {
 void BM_ProfilerZone(benchmark::State& state) {
   const bool cpu_times = state.range(0) != 0;
   const auto depth = static_cast<uint32_t>(state.range(1));
-  auto writer = SimTimestampWriter::create({.query_count = 2 * kZonesPerFrame * 2});
+  auto writer = SimTimestampSlots::create({.count = 2 * kZonesPerFrame * 2});
   auto prof = make_profiler(writer, cpu_times);
   for (int i = 0; i < 2; ++i) roll_frame(*prof);  // warm-up
   int64_t timed_ns = 0;
@@ -115,7 +115,7 @@ BENCHMARK(BM_ProfilerZone)
 // device's execution are outside the timed region.
 void BM_ProfilerCollectFrame2048(benchmark::State& state) {
   constexpr uint32_t kZones = 1024;
-  auto writer = SimTimestampWriter::create({.query_count = 2 * kZones * 4});
+  auto writer = SimTimestampSlots::create({.count = 2 * kZones * 4});
   auto prof = GpuProfiler::create(writer, {.name = "bench", .max_zones_per_frame = kZones}).value();
   prof->set_clock_mapper([](uint64_t t) {
     return std::optional<MappedTime>(MappedTime{static_cast<int64_t>(t) + 1'000'000, 50});
@@ -236,7 +236,7 @@ void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
   VulkanBench* vbp = VulkanBench::or_skip(state);
   if (vbp == nullptr) return;
   VulkanBench& vb = *vbp;
-  auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZonesPerFrame * 2});
+  auto w = VulkanTimestampSlots::create(*vb.ctx, {.count = 2 * kZonesPerFrame * 2, .require_host_reset = true});
   VkQueryPoolCreateInfo qi{};
   qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -304,7 +304,7 @@ void BM_VulkanCollectFrame(benchmark::State& state) {
   VulkanBench* vbp = VulkanBench::or_skip(state);
   if (vbp == nullptr) return;
   VulkanBench& vb = *vbp;
-  auto w = VulkanTimestampWriter::create(*vb.ctx, {.query_count = 2 * kZones * 4});
+  auto w = VulkanTimestampSlots::create(*vb.ctx, {.count = 2 * kZones * 4, .require_host_reset = true});
   if (!w) {
     state.SkipWithError(w.error().message.c_str());
     return;

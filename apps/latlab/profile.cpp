@@ -135,10 +135,10 @@ int profile(const ProfileOptions& opt) {
                         .frames_in_flight = opt.frames_in_flight,
                         .stat_window_frames = opt.frames,
                         .cpu_zone_times = !opt.trace.empty()};
-  auto writer_r = VulkanTimestampWriter::create(
-      ctx, {.query_count = 2 * pdesc.max_zones_per_frame * (pdesc.frames_in_flight + 1)});
-  if (!writer_r) return fail("", writer_r.error().message, kExitMissingCapability);
-  auto prof_r = GpuProfiler::create(writer_r.value(), pdesc);
+  auto slots_r = VulkanTimestampSlots::create(
+      ctx, {.count = GpuProfiler::slots_needed(pdesc), .require_host_reset = true});
+  if (!slots_r) return fail("", slots_r.error().message, kExitMissingCapability);
+  auto prof_r = GpuProfiler::create(slots_r.value(), pdesc);
   if (!prof_r) return fail("", prof_r.error().message, kExitRunFailed);
   GpuProfiler& prof = *prof_r.value();
 

@@ -1,4 +1,5 @@
-// CUDA backend: a timestamp query pool for the user's streams, bracketed
+// CUDA backend: timestamp slots for the user's streams (the seed-000 pool and
+// the profiler run on them), bracketed
 // GPU->host calibration pairs, and the LatencyDevice for the latency path.
 //
 // Technique. A timestamp is a one-thread kernel launched into the stream
@@ -38,6 +39,7 @@
 // type cudaStream_t names.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,6 +51,7 @@
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
+#include "latlab/timestamp_slots.hpp"
 
 struct CUstream_st;  // cudaStream_t == CUstream_st*
 struct CUevent_st;   // cudaEvent_t == CUevent_st*
@@ -94,59 +97,81 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices();
 std::string format_cuda_version(int version);
 
 // ---------------------------------------------------------------------------
-// Timestamp query pool
+// Timestamp slots
 // ---------------------------------------------------------------------------
 
-struct CudaQueryPoolDesc {
-  QueryPoolDesc pool;              // capacity (even), uid kind, retained frames
+struct CudaTimestampSlotsDesc {
+  uint32_t count = 8192;           // stamp slots (>= 2). Default 8192, as the profiler's defaults need
   int device = -1;                 // CUDA ordinal; -1 = the calling thread's current device
   bool cross_check_events = true;  // timing cudaEvents beside the stamps (event_elapsed);
                                    // off: events are created without timing (cheaper)
 };
 
-// The pool contract of timestamp_query_pool.hpp on CUDA streams. Not
-// thread-safe (like every pool). Owns its mapped memory and events; the
-// destructor (or dispose()) waits for stamp kernels still queued so the GPU
-// never writes into freed memory.
-class CudaTimestampQueryPool final : public TimestampQueryPool {
+// The backend seam's TimestampSlots on CUDA streams: the seed-000 pool
+// (create_cuda_query_pool) and the profiler (GpuProfiler::create(slots, ...),
+// LATLAB_GPU_ZONE(prof, stream, "name")) run on it. A write launches the
+// stamp kernel of the slot into the stream (a cudaStream_t passed as
+// GpuCommandStream) and records the slot's event; each reset gives the slot
+// a new generation, so a late stamp of an earlier use reads back kLate.
+// Owns its mapped memory and events; the destructor waits for stamp kernels
+// still queued so the GPU never writes into freed memory.
+// Threads: write() from several threads at once for distinct slots and
+// streams (the slot's device must be current); read/reset from one thread.
+class CudaTimestampSlots final : public TimestampSlots {
  public:
   // Error if the device cannot be used or cannot map host memory.
-  static Result<std::unique_ptr<CudaTimestampQueryPool>> create(const CudaQueryPoolDesc& desc = {});
-  ~CudaTimestampQueryPool() override;
+  static Result<std::shared_ptr<CudaTimestampSlots>> create(const CudaTimestampSlotsDesc& desc = {});
+  ~CudaTimestampSlots() override;
 
-  // Launches the stamp of `query` (an offset from allocate_queries_for_context
-  // or that +1) into `stream`, then records the query's event. The stream
-  // must belong to the pool's device, with that device current. Error: query
-  // out of range, pool disposed, or the launch failed (the CUDA error).
-  Result<void> write_timestamp(CudaStream stream, uint32_t query);
+  uint32_t slot_count() const override { return count_; }
+  TickFormat tick_format() const override { return kCudaGlobaltimerTicks; }
+  // A failed launch is counted (write_errors); the slot then stays unwritten.
+  void write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) override;
+  void read(uint32_t first, std::span<SlotReading> out) override;
+  void reset(uint32_t first, uint32_t count, bool previous_use_done) override;
+
+  // write() with its error: slot out of range, or the launch failed (the
+  // CUDA error). The stream must belong to the slots' device, with that
+  // device current.
+  Result<void> write_timestamp(CudaStream stream, uint32_t slot);
 
   // cudaEventElapsedTime between the events recorded with the latest stamps
-  // of `begin_query` and `begin_query + 1`; never blocks. Status: ok (ms
-  // set), not_ready (an event has not completed), missing (never recorded,
-  // the two stamps belong to different allocations, or cross-checking off),
-  // invalid (CUDA reported an error).
+  // of `begin_slot` and `begin_slot + 1`; never blocks. Status: ok (ms set),
+  // not_ready (an event has not completed), missing (never recorded, the two
+  // stamps belong to different uses, or cross-checking off), invalid (CUDA
+  // reported an error).
   struct EventSpan {
     QueryStatus status = QueryStatus::missing;
     double ms = 0.0;  // valid when status == ok
   };
-  EventSpan event_elapsed(uint32_t begin_query) const;
+  EventSpan event_elapsed(uint32_t begin_slot) const;
 
   int device() const { return device_; }
+  uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
 
  private:
-  CudaTimestampQueryPool(const QueryPoolDesc& desc, int device, bool timing_events);
-  void read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) override;
-  void reset_queries(uint32_t first, uint32_t count, uint64_t generation) override;
-  void release_device_objects() override;
+  CudaTimestampSlots(uint32_t count, int device, bool timing_events);
 
+  uint32_t count_ = 0;
   int device_ = 0;
   bool timing_events_ = true;
-  void* host_slots_ = nullptr;              // cuda_detail::StampSlot[max_queries], mapped
+  void* host_slots_ = nullptr;              // cuda_detail::StampSlot[count], mapped
   void* device_slots_ = nullptr;            // the same memory, device address
-  std::vector<uint64_t> slot_generation_;   // the allocation a slot belongs to now
+  uint64_t next_generation_ = 1;
+  std::vector<uint64_t> slot_generation_;   // the use a slot belongs to now
   std::vector<CUevent_st*> events_;         // one per slot
   std::vector<uint64_t> event_generation_;  // generation of the slot's last record (0: none)
+  std::atomic<uint64_t> write_errors_{0};
 };
+
+struct CudaQueryPoolDesc {
+  QueryPoolDesc pool;              // capacity (even), uid kind, retained frames
+  int device = -1;                 // CUDA ordinal; -1 = the calling thread's current device
+  bool cross_check_events = true;  // see CudaTimestampSlotsDesc
+};
+
+// A seed-000 pool on its own CudaTimestampSlots of desc.pool.max_queries slots.
+Result<std::unique_ptr<TimestampQueryPool>> create_cuda_query_pool(const CudaQueryPoolDesc& desc = {});
 
 // ---------------------------------------------------------------------------
 // Calibration

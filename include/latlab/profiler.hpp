@@ -2,7 +2,7 @@
 // frames in flight, per-zone statistics over a sliding window, one frame's tree
 // on demand. What seed 003 calls SCOPED_GPU_STAT / FRealtimeGPUProfiler.
 //
-//   auto prof = GpuProfiler::create(writer, {.name = "graphics"}).value();
+//   auto prof = GpuProfiler::create(slots, {.name = "graphics"}).value();
 //   {
 //     LATLAB_GPU_ZONE(prof, cmd, "shadows");      // begin timestamp into cmd
 //     { LATLAB_GPU_ZONE(prof, cmd, "cascade0"); }  // nested, any depth
@@ -24,9 +24,9 @@
 //    was set before the object behind it was initialised).
 //  * next_frame / collect / retire_frame / setters and every reader take one
 //    internal mutex that recording never touches; call them from any thread.
-//  * The profiler does not own its GpuTimestampWriter's device objects; it
-//    holds the writer through shared_ptr. Destroy it only after the device has
-//    finished the work recorded with it (the writer's queries must outlive it).
+//  * The profiler shares the backend's TimestampSlots (timestamp_slots.hpp)
+//    through shared_ptr: let the last owner go only after the device has
+//    finished the work recorded with it (the queries must outlive it).
 //
 // Memory is bounded and fixed at create(): the query ring, zone records,
 // retained frames and the stat table are allocated once. When a frame runs out
@@ -50,57 +50,13 @@
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
+#include "latlab/timestamp_slots.hpp"
 
 #ifndef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #endif
 
 namespace latlab {
-
-// The command stream a zone is recorded into, as an opaque handle:
-// VkCommandBuffer (a dispatchable handle is a pointer), cudaStream_t, or a
-// SimCommandStream* for the sim writer.
-using GpuCommandStream = void*;
-
-// Which end of a zone a timestamp marks. Writers pick the pipeline stage.
-enum class ZoneEdge : uint8_t { begin, end };
-
-// One query's result as a writer reads it back: 16 bytes, the layout of a
-// Vulkan 64-bit result with its availability word (little-endian), so a
-// Vulkan writer reads straight into it.
-struct TimestampReadback {
-  uint64_t ticks = 0;      // device ticks; meaningful only when available
-  uint32_t available = 0;  // nonzero: the device has written the query
-  uint32_t disjoint = 0;   // nonzero: the value is discontinuous (clock change)
-};
-static_assert(sizeof(TimestampReadback) == 16);
-
-// Writes timestamps into command streams and reads them back without waiting.
-// The profiler owns the allocation of the writer's raw query range
-// [0, query_count()); a writer is used by one profiler only.
-class GpuTimestampWriter {
- public:
-  virtual ~GpuTimestampWriter() = default;
-  GpuTimestampWriter(const GpuTimestampWriter&) = delete;
-  GpuTimestampWriter& operator=(const GpuTimestampWriter&) = delete;
-
-  virtual uint32_t query_count() const = 0;
-  virtual TickFormat tick_format() const = 0;
-  // Records "write timestamp `query` once the work before it is done" into
-  // `stream`. Called from recording threads concurrently, each with its own
-  // stream; must not block and must be safe for distinct streams.
-  virtual void write_timestamp(GpuCommandStream stream, uint32_t query, ZoneEdge edge) = 0;
-  // Non-blocking read of queries [first, first + out.size()): availability
-  // and ticks. Collector thread only.
-  virtual void read_results(uint32_t first, std::span<TimestampReadback> out) = 0;
-  // Makes [first, first + count) writable again before the profiler hands
-  // them out anew. Called only for queries the device has finished with (read
-  // available, or their frame retired). Collector thread only.
-  virtual void reset_queries(uint32_t first, uint32_t count) = 0;
-
- protected:
-  GpuTimestampWriter() = default;
-};
 
 // Device ticks -> host clock; nullopt when no mapping is known (yet).
 using GpuClockMapper = std::function<std::optional<MappedTime>(uint64_t device_ticks)>;
@@ -202,10 +158,14 @@ inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
 
 class GpuProfiler {
  public:
-  // Fails (with the reason) when the writer is null or has too few queries
+  // Fails (with the reason) when the slots are null, cannot time, or hold too few
   // for 2 * max_zones_per_frame * (frames_in_flight + 1), or a field is 0.
-  static Result<std::unique_ptr<GpuProfiler>> create(std::shared_ptr<GpuTimestampWriter> writer,
+  static Result<std::unique_ptr<GpuProfiler>> create(std::shared_ptr<TimestampSlots> slots,
                                                      GpuProfilerDesc desc = {});
+  // Slots the profiler needs for `desc`: 2 * max_zones_per_frame * (frames_in_flight + 1).
+  static uint32_t slots_needed(const GpuProfilerDesc& desc) {
+    return 2 * desc.max_zones_per_frame * (desc.frames_in_flight + 1);
+  }
   ~GpuProfiler();
   GpuProfiler(const GpuProfiler&) = delete;
   GpuProfiler& operator=(const GpuProfiler&) = delete;
@@ -262,7 +222,7 @@ class GpuProfiler {
  private:
   friend class GpuZone;
   struct Impl;
-  GpuProfiler(std::shared_ptr<GpuTimestampWriter> writer, GpuProfilerDesc desc);
+  GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc);
 
   // Written by the recording thread; `tag` is stored last, at the zone's end
   // (release), so a collector that sees kEndedBit (acquire) sees every field
@@ -288,8 +248,8 @@ class GpuProfiler {
 
   GpuProfilerDesc desc_;
   TickFormat ticks_;
-  std::shared_ptr<GpuTimestampWriter> writer_;
-  GpuTimestampWriter* writer_raw_ = nullptr;  // hot path: no shared_ptr deref
+  std::shared_ptr<TimestampSlots> slots_;
+  TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
   ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i]
   int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like records_
   uint32_t queries_per_frame_ = 0;
@@ -363,13 +323,13 @@ class GpuZone {
   r.name = name;
   r.parent = parent;
   if (cpu_times_ != nullptr) cpu_times_[2 * at] = host_now_ns();
-  writer_raw_->write_timestamp(zone.stream_, slot * queries_per_frame_ + 2 * index, ZoneEdge::begin);
+  slots_raw_->write(zone.stream_, slot * queries_per_frame_ + 2 * index, TimestampEdge::begin);
   return {slot, index, tag | ZoneRecord::kEndedBit};
 }
 
 [[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
   if (ref.index == kNoZone) [[unlikely]] return;
-  writer_raw_->write_timestamp(stream, ref.slot * queries_per_frame_ + 2 * ref.index + 1, ZoneEdge::end);
+  slots_raw_->write(stream, ref.slot * queries_per_frame_ + 2 * ref.index + 1, TimestampEdge::end);
   const size_t at = static_cast<size_t>(ref.slot) * zones_per_frame_ + ref.index;
   if (cpu_times_ != nullptr) cpu_times_[2 * at + 1] = host_now_ns();
   records_[at].tag.store(ref.tag, std::memory_order_release);

@@ -1,5 +1,7 @@
 // TimestampQueryPool: the contract of seed 000 (three.js TimestampQueryPool)
-// in C++, with honest statuses. No GPU headers: backends derive from it.
+// in C++, with honest statuses. No GPU headers: the pool runs on any
+// backend's TimestampSlots (timestamp_slots.hpp), the one owner of that API's
+// query objects.
 //
 // A pool holds `max_queries` GPU timestamp queries (even). Each context (a
 // pass, a dispatch) asks for a begin/end pair with allocate_queries_for_context
@@ -21,28 +23,33 @@
 //    `overflowed`;
 //  * a pair is reused only after its result was read, or its frame was
 //    retired (retire_frame) and its result can no longer arrive; a late write
-//    into a reused pair is detected (backend generation tags, or a begin tick
-//    older than what the pool had already seen complete) and reported
-//    `invalid`, never mixed into the new uid's result;
+//    into a reused pair is detected (slots that tag their writes flag it
+//    kLate; otherwise a begin tick older than what the pool had already seen
+//    complete) and reported `invalid`, never mixed into the new uid's result;
 //  * the per-uid result map keeps only the newest `retained_frames` frames.
 //
-// Ownership and threads: a pool is owned by whoever created it (factories
-// return unique_ptr); it is not thread-safe: use it from one thread (the
-// recording/render thread). The profiler adds its own synchronisation.
+// Frames must be submitted in increasing frame id on one queue: retiring
+// frame N then means every earlier frame completed, which tells the slots
+// when a pair's previous use is done (Vulkan resets on the host only then).
+//
+// Ownership and threads: a pool is owned by whoever created it (create()
+// returns unique_ptr) and shares its slots; it is not thread-safe: use it
+// from one thread (the recording/render thread).
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "latlab/query_status.hpp"
+#include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
+#include "latlab/timestamp_slots.hpp"
 
 namespace latlab {
 
@@ -93,19 +100,14 @@ class ResolveTicket {
   std::shared_ptr<State> state_;
 };
 
-// What a backend returns for one query slot.
-struct RawQuery {
-  bool available = false;
-  uint64_t ticks = 0;
-  // Backends that can tell which allocation wrote a slot (the sim device) set
-  // this; 0 means "unknown" and the pool falls back to its tick-floor check.
-  uint64_t generation = 0;
-  bool disjoint = false;  // the device flagged this value as discontinuous
-};
-
 class TimestampQueryPool {
  public:
-  virtual ~TimestampQueryPool();
+  // A pool over slots [0, desc.max_queries) of `slots`. Error when
+  // max_queries is odd or below 2, or the slots hold fewer. On slots that
+  // cannot time, the pool is made but track_timestamp() is false.
+  static Result<std::unique_ptr<TimestampQueryPool>> create(std::shared_ptr<TimestampSlots> slots,
+                                                            const QueryPoolDesc& desc);
+  ~TimestampQueryPool();
   TimestampQueryPool(const TimestampQueryPool&) = delete;
   TimestampQueryPool& operator=(const TimestampQueryPool&) = delete;
 
@@ -128,6 +130,10 @@ class TimestampQueryPool {
   // (then the uid's status is `overflowed`). Re-allocating a held uid gives
   // its existing offset.
   std::optional<uint32_t> allocate_queries_for_context(std::string_view uid, uint64_t frame_id);
+  // Record the begin (end) timestamp of the pair at `offset` into `stream`
+  // (a VkCommandBuffer, a cudaStream_t, ...). No-op once disposed.
+  void write_begin(GpuCommandStream stream, uint32_t offset);
+  void write_end(GpuCommandStream stream, uint32_t offset);
 
   // Reads every held pair the device has finished, without blocking. While a
   // resolve is pending (some of its pairs not yet written), further calls make
@@ -143,7 +149,8 @@ class TimestampQueryPool {
   // Total GPU ms of the newest frame whose pairs are all final; nullopt
   // before any (never a made-up 0).
   std::optional<double> last_value() const { return last_value_ms_; }
-  // Releases the device objects; every later call is a no-op.
+  // Lets go of the slots (their device objects go with the last owner);
+  // every later call is a no-op.
   void dispose();
 
   // --- beyond seed 000 ------------------------------------------------------
@@ -158,33 +165,19 @@ class TimestampQueryPool {
   // Late writes detected in reused slots.
   uint64_t late_result_count() const { return late_results_; }
 
+  // The slots the pool runs on (the backend's; e.g. to record Vulkan resets).
+  TimestampSlots& slots() const { return *slots_; }
+
   // Parses the frame from a uid ("...:f<N>"); nullopt if malformed.
   static std::optional<uint64_t> frame_of_uid(std::string_view uid);
 
- protected:
-  TimestampQueryPool(const QueryPoolDesc& desc, TickFormat ticks, bool track_timestamp);
-
-  // Backend hooks. Non-blocking read of `count` slots from `first`.
-  virtual void read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) = 0;
-  // Make slots writable again before they are handed out (host reset, or
-  // remember to reset in the command stream). `generation` tags the new use.
-  virtual void reset_queries(uint32_t first, uint32_t count, uint64_t generation) = 0;
-  virtual void release_device_objects() = 0;
-
-  // Generation of the pair's current allocation (backends tag writes with it).
-  uint64_t generation_of_offset(uint32_t offset) const { return pairs_[offset / 2].generation; }
-  // Frame of the pair's current allocation (valid inside reset_queries).
-  uint64_t frame_of_offset(uint32_t offset) const { return pairs_[offset / 2].frame_id; }
-  // retire_frame(frame_id) calls this first: the owner states that
-  // `frame_id`'s work has completed on the device. Backends that must know
-  // when a slot's previous use finished (Vulkan host resets) track it here.
-  virtual void on_frame_retired(uint64_t /*frame_id*/) {}
-
  private:
+  TimestampQueryPool(std::shared_ptr<TimestampSlots> slots, const QueryPoolDesc& desc);
+
   enum class PairState : uint8_t { free, held };
   struct Pair {
     PairState state = PairState::free;
-    uint64_t generation = 0;
+    bool ever_used = false;  // frame_id below names its latest use
     uint64_t frame_id = 0;
     uint64_t tick_floor = 0;  // newest tick the pool had seen when allocated
     bool floor_known = false;
@@ -203,6 +196,7 @@ class TimestampQueryPool {
   FrameResults& frame_slot(uint64_t frame_id);
   void update_last_value();
 
+  std::shared_ptr<TimestampSlots> slots_;
   QueryPoolDesc desc_;
   TickFormat ticks_;
   bool track_timestamp_ = true;
@@ -210,7 +204,7 @@ class TimestampQueryPool {
   std::vector<Pair> pairs_;
   uint32_t cursor_ = 0;  // next pair to try
   uint32_t in_use_ = 0;
-  uint64_t next_generation_ = 1;
+  std::optional<uint64_t> completed_frame_;  // newest retired frame
   std::unordered_map<std::string, uint32_t> held_;  // uid -> pair index
   std::deque<FrameResults> frames_;                  // ascending frame id, bounded
   std::shared_ptr<ResolveTicket::State> pending_;
@@ -219,7 +213,7 @@ class TimestampQueryPool {
   bool any_tick_seen_ = false;
   uint64_t overflows_ = 0;
   uint64_t late_results_ = 0;
-  std::vector<RawQuery> scratch_;
+  SlotReading scratch_[2] = {};
 };
 
 }  // namespace latlab

@@ -1,6 +1,7 @@
 // The Vulkan backend of latlab: device bootstrap (VulkanContext), device
-// reports (enumerate_vulkan_devices), the timestamp query pool on a
-// VkQueryPool (VulkanTimestampQueryPool), a ring of per-frame command buffers
+// reports (enumerate_vulkan_devices), the backend seam's timestamp slots on a
+// VkQueryPool (VulkanTimestampSlots, which the seed-000 pool and the
+// profiler run on), a ring of per-frame command buffers
 // and fences (VulkanFrameRing) and the reference compute workload
 // (VulkanComputeWorkload). The one public header of the backend.
 //
@@ -14,6 +15,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,6 +30,7 @@
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
+#include "latlab/timestamp_slots.hpp"
 
 namespace latlab {
 
@@ -200,73 +203,94 @@ class VulkanContext {
 };
 
 // ---------------------------------------------------------------------------
-// Timestamp query pool
+// Timestamp slots
 
-// The query pool contract (latlab/timestamp_query_pool.hpp) on a VkQueryPool.
-// Record write_begin/write_end at the offset allocate_queries_for_context()
-// returned. Reads never ask the driver to wait (availability bits, no WAIT
-// flag); a driver that waits anyway is flagged in VulkanCapabilities::
-// query_reads_wait_idle.
+struct VulkanTimestampSlotsDesc {
+  // Timestamp queries in the VkQueryPool (>= 2). Default 8192 (the
+  // profiler's defaults: 1024 zones a frame, 3 frames in flight).
+  uint32_t count = 8192;
+  // Refuse a device without host query reset. The profiler sets it: it
+  // records no resets, so its zones may sit inside render passes. Default
+  // off: resets then go into the next command buffer that writes the slot.
+  bool require_host_reset = false;
+};
+
+// The backend seam's TimestampSlots on one VkQueryPool: the only owner of
+// Vulkan timestamp queries in latlab. The seed-000 pool
+// (TimestampQueryPool::create(slots, ...)) and the profiler
+// (GpuProfiler::create(slots, ...)) run on it.
 //
-// Resets: a pair is reset on the host (vkResetQueryPool) when it is handed
-// out, if the device has host query reset and the pair's previous use is
-// known complete (its frame, or a later one, was retired: retire_frame()
-// after the frame's fence). Otherwise write_begin first records
-// vkCmdResetQueryPool into the command buffer, which the queue orders after
-// the previous use; until that reset has run, the old value still reads as
-// available and is reported not ready (it is recognised by its tick value).
-// So write_begin must be outside a render pass, or call
+// Writes: vkCmdWriteTimestamp, TOP_OF_PIPE for a begin edge, BOTTOM_OF_PIPE
+// for an end edge. Reads: vkGetQueryPoolResults(64-bit, WITH_AVAILABILITY),
+// never the WAIT flag (lavapipe in Mesa 22.3 waits for idle inside that call
+// anyway: VulkanCapabilities::query_reads_wait_idle).
+//
+// Resets: on the host (vkResetQueryPool) when the device has host query
+// reset and the slots' previous use is done; otherwise the reset is recorded
+// into the next command buffer that writes the slot (vkCmdResetQueryPool,
+// which the queue orders after the previous use). Until that reset has run,
+// the old value still reads as available; it is recognised by its tick value
+// and read as unavailable. Such writes must be outside a render pass, or call
 // record_pending_resets() before the render pass begins.
 //
-// Frames must be submitted in increasing frame id on the context's one
-// queue (retiring frame N then means every earlier frame completed).
-// Not thread-safe (one recording thread), like every pool.
-class VulkanTimestampQueryPool final : public TimestampQueryPool {
+// Threads: write() from any recording thread, each with its own command
+// buffer (host-reset slots only: a recorded reset touches shared state);
+// read/reset/record_pending_resets from one thread at a time. The context
+// must outlive the slots; destroy them only after the device finished every
+// command buffer that wrote them.
+class VulkanTimestampSlots final : public TimestampSlots {
  public:
-  // Error when the VkQueryPool cannot be created. On a queue with 0 valid
-  // bits the pool is made but track_timestamp() is false.
-  static Result<std::unique_ptr<VulkanTimestampQueryPool>> create(const VulkanContext& ctx,
-                                                                   const QueryPoolDesc& desc);
-  ~VulkanTimestampQueryPool() override;
+  // Error when the VkQueryPool cannot be created, or (require_host_reset)
+  // the queue cannot time or the device has no host query reset. On a queue
+  // with 0 valid bits and without require_host_reset, the slots are made but
+  // can_time() is false (users time nothing).
+  static Result<std::shared_ptr<VulkanTimestampSlots>> create(const VulkanContext& ctx,
+                                                              const VulkanTimestampSlotsDesc& desc = {});
+  ~VulkanTimestampSlots() override;
 
-  // vkCmdWriteTimestamp(TOP_OF_PIPE) into the begin query of the pair at `offset`.
-  void write_begin(VkCommandBuffer cmd, uint32_t offset);
-  // vkCmdWriteTimestamp(BOTTOM_OF_PIPE) into the end query (offset + 1).
-  void write_end(VkCommandBuffer cmd, uint32_t offset);
-  // Records every reset still pending (only without host query reset);
-  // call outside a render pass before writes inside it.
+  uint32_t slot_count() const override { return count_; }
+  TickFormat tick_format() const override { return ticks_; }
+  bool can_time() const override { return pool_ != VK_NULL_HANDLE; }
+  // `stream` is a VkCommandBuffer in the recording state.
+  void write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) override;
+  void read(uint32_t first, std::span<SlotReading> out) override;
+  void reset(uint32_t first, uint32_t count, bool previous_use_done) override;
+
+  // Records every reset still owed (only without host resets); call outside
+  // a render pass before writes inside it.
   void record_pending_resets(VkCommandBuffer cmd);
 
   VkQueryPool handle() const { return pool_; }
   bool uses_host_reset() const { return host_reset_ != nullptr; }
+  // vkGetQueryPoolResults calls that failed (device lost, out of memory):
+  // their slots read as unavailable.
+  uint64_t read_errors() const { return read_errors_.load(std::memory_order_relaxed); }
 
  private:
-  VulkanTimestampQueryPool(const VulkanContext& ctx, const QueryPoolDesc& desc, bool can_time);
-  void read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) override;
-  void reset_queries(uint32_t first, uint32_t count, uint64_t generation) override;
-  void release_device_objects() override;
-  void on_frame_retired(uint64_t frame_id) override;
+  VulkanTimestampSlots(const VulkanContext& ctx, uint32_t count);
   void record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
+  void remember_stale(uint32_t first, uint32_t count);
 
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueryPool pool_ = VK_NULL_HANDLE;
   PFN_vkResetQueryPoolEXT host_reset_ = nullptr;
-  struct Slot {
-    bool reset_pending = false;    // a command-buffer reset is owed before the next write
-    bool stale_valid = false;      // the query may still hold `stale` from its previous use
-    bool last_read_valid = false;  // `last_read` is this use's value, read available
+  uint32_t count_ = 0;
+  TickFormat ticks_;
+  std::atomic<uint64_t> read_errors_{0};
+  // Slots whose reset is recorded, not done: a reset owed to the next write,
+  // and the old value still there until it runs.
+  struct Owed {
+    bool reset_pending = false;  // a command-buffer reset is owed before the next write
+    bool stale_valid = false;    // the query may still hold `stale` from its previous use
     uint64_t stale = 0;
-    uint64_t last_read = 0;
   };
-  struct PairUse {
-    bool used = false;
-    uint64_t frame_id = 0;  // frame of the pair's latest allocation
-  };
-  std::vector<Slot> slots_;
-  std::vector<PairUse> pair_use_;
-  std::optional<uint64_t> completed_frame_;  // newest retired frame
-  std::vector<uint64_t> scratch_;  // vkGetQueryPoolResults output: value, availability
+  std::vector<Owed> owed_;
+  uint32_t owed_count_ = 0;  // slots with reset_pending or stale_valid: reads skip the check at 0
 };
+
+// A seed-000 pool on its own VulkanTimestampSlots of desc.max_queries slots.
+Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const VulkanContext& ctx,
+                                                                     const QueryPoolDesc& desc);
 
 // ---------------------------------------------------------------------------
 // Frames in flight
@@ -353,7 +377,7 @@ class VulkanComputeWorkload {
   // pass's query offset, nullopt where the pass went untimed (empty uid, no
   // pool, or the pool gave no pair: see its status for the uid).
   std::vector<std::optional<uint32_t>> record(VkCommandBuffer cmd, std::span<const ComputePass> passes,
-                                              uint64_t frame_id, VulkanTimestampQueryPool* pool);
+                                              uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
   explicit VulkanComputeWorkload(const VulkanContext& ctx, const ComputeWorkloadDesc& desc)
@@ -402,7 +426,7 @@ class VulkanFragmentWorkload {
   // its render pass and write_end after it. Returns each pass's offset,
   // nullopt where it went untimed.
   std::vector<std::optional<uint32_t>> record(VkCommandBuffer cmd, std::span<const WorkloadPass> passes,
-                                              uint64_t frame_id, VulkanTimestampQueryPool* pool);
+                                              uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
   VulkanFragmentWorkload(const VulkanContext& ctx, const FragmentWorkloadDesc& desc) : ctx_(ctx), desc_(desc) {}
@@ -467,18 +491,15 @@ class VulkanLatencyDevice final : public LatencyDevice {
   struct InFlight {
     bool used = false;
     uint64_t frame_id = 0;
-    std::string uid;
-    bool timed = false;     // a query pair was allocated
-    bool fragment = false;  // in render_pool_ (else compute_pool_)
+    bool fragment = false;  // recorded by fragment_ (else compute_)
   };
   std::unique_ptr<VulkanContext> ctx_;
   DeviceInfo info_;
-  std::unique_ptr<VulkanTimestampQueryPool> compute_pool_;  // "c:" uids
-  std::unique_ptr<VulkanTimestampQueryPool> render_pool_;   // "r:" uids
+  std::shared_ptr<VulkanTimestampSlots> slots_;  // slots 2i, 2i+1: ring slot i's GPU begin/end
   std::unique_ptr<VulkanFrameRing> ring_;
   std::unique_ptr<VulkanComputeWorkload> compute_;
   std::unique_ptr<VulkanFragmentWorkload> fragment_;
-  InFlight slots_[kMaxFramesInFlight];
+  InFlight slots_in_flight_[kMaxFramesInFlight];
 };
 
 // The same device behind the backend-neutral interface.

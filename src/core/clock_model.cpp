@@ -17,16 +17,6 @@ constexpr int128_t kMaxMappedNs = int128_t{1} << 61;
 // tick -> ns conversions (to nearest) and the drift product (llround).
 constexpr int64_t kRoundingSlackNs = 2;
 
-// end - begin in ticks, wrap-aware: the value nearest zero modulo
-// 2^valid_bits, in [-2^(bits-1), 2^(bits-1)).
-int64_t nearest_tick_delta(const TickFormat& f, uint64_t begin, uint64_t end) {
-  const uint64_t d = (end - begin) & f.mask();
-  if (f.valid_bits >= 64) return static_cast<int64_t>(d);  // C++20: modular
-  const uint64_t half = 1ull << (f.valid_bits - 1);
-  return d >= half ? static_cast<int64_t>(d) - static_cast<int64_t>(half << 1)
-                   : static_cast<int64_t>(d);
-}
-
 // Signed ticks -> ns, rounded to nearest (symmetric), exact in 128 bits.
 int128_t signed_ticks_to_ns(const TickFormat& f, int128_t ticks) {
   const bool neg = ticks < 0;
@@ -55,7 +45,7 @@ struct Entry {
 }  // namespace
 
 uint64_t ClockFit::unwrap(uint64_t device_ticks) const {
-  const int64_t d = nearest_tick_delta(ticks, anchor_device_ticks, device_ticks & ticks.mask());
+  const int64_t d = ticks.signed_delta(anchor_device_ticks, device_ticks & ticks.mask());
   return anchor_device_ticks + static_cast<uint64_t>(d);
 }
 
@@ -115,7 +105,7 @@ uint64_t ClockModel::Impl::unwrap(const CalibrationPair& p) const {
   const double predicted_ticks = host_delta / slope * static_cast<double>(ticks.period_den) /
                                  static_cast<double>(ticks.period_num);
   const uint64_t candidate = ref_unwrapped + static_cast<uint64_t>(std::llround(predicted_ticks));
-  const int64_t d = nearest_tick_delta(ticks, candidate, p.device_ticks);
+  const int64_t d = ticks.signed_delta(candidate, p.device_ticks);
   return candidate + static_cast<uint64_t>(d);
 }
 

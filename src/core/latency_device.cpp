@@ -7,10 +7,10 @@ std::optional<std::string> frame_workload_error(const FrameWorkload& work) {
       work.width >= 1 && work.height >= 1) {
     return std::nullopt;
   }
-  return "FrameWorkload out of range: passes >= 1, complexity " + std::to_string(kMinComplexity) + ".." +
-         std::to_string(kMaxComplexity) + ", size >= 1x1 (got passes " + std::to_string(work.passes) +
-         ", complexity " + std::to_string(work.complexity) + ", " + std::to_string(work.width) + "x" +
-         std::to_string(work.height) + ")";
+  return "FrameWorkload out of range: passes >= 1, complexity " + std::to_string(kMinComplexity) +
+         ".." + std::to_string(kMaxComplexity) + ", size >= 1x1 (got passes " +
+         std::to_string(work.passes) + ", complexity " + std::to_string(work.complexity) + ", " +
+         std::to_string(work.width) + "x" + std::to_string(work.height) + ")";
 }
 
 }  // namespace latlab

@@ -32,7 +32,7 @@ TickFormat TickFormat::from_period_ns(double period_ns, uint32_t valid_bits) {
   return f;
 }
 
-int64_t TickFormat::ticks_to_ns(uint64_t ticks) const {
+int64_t TickFormat::ticks_to_ns_wide(uint64_t ticks) const {
   const uint128_t n = static_cast<uint128_t>(ticks) * period_num + period_den / 2;
   return static_cast<int64_t>(n / period_den);
 }

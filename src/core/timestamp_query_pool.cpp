@@ -1,34 +1,44 @@
 #include "latlab/timestamp_query_pool.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <charconv>
 
 namespace latlab {
 namespace {
 
-// True when `a` lies before `b` on a counter of `mask`'s width (wrap-aware:
-// the forward distance from a to b is less than half the counter).
-bool tick_before(uint64_t a, uint64_t b, uint64_t mask) {
-  const uint64_t forward = (b - a) & mask;
-  return forward != 0 && forward <= (mask >> 1);
-}
-
 bool is_final(QueryStatus s) { return s != QueryStatus::not_ready && s != QueryStatus::missing; }
 
 }  // namespace
 
-TimestampQueryPool::TimestampQueryPool(const QueryPoolDesc& desc, TickFormat ticks,
-                                       bool track_timestamp)
-    : desc_(desc), ticks_(ticks), track_timestamp_(track_timestamp) {
-  assert(desc_.max_queries >= 2 && desc_.max_queries % 2 == 0 && "max_queries must be even and >= 2");
-  desc_.max_queries = std::max<uint32_t>(2, desc_.max_queries & ~1u);
+Result<std::unique_ptr<TimestampQueryPool>> TimestampQueryPool::create(std::shared_ptr<TimestampSlots> slots,
+                                                                       const QueryPoolDesc& desc) {
+  if (!slots) return make_error("TimestampQueryPool: no timestamp slots given");
+  if (desc.max_queries < 2 || desc.max_queries % 2 != 0) {
+    return make_error("QueryPoolDesc::max_queries must be even and >= 2 (got " + std::to_string(desc.max_queries) +
+                      ")");
+  }
+  if (slots->can_time() && slots->slot_count() < desc.max_queries) {
+    return make_error("TimestampQueryPool: " + std::to_string(desc.max_queries) + " queries asked, the slots hold " +
+                      std::to_string(slots->slot_count()));
+  }
+  return std::unique_ptr<TimestampQueryPool>(new TimestampQueryPool(std::move(slots), desc));
+}
+
+TimestampQueryPool::TimestampQueryPool(std::shared_ptr<TimestampSlots> slots, const QueryPoolDesc& desc)
+    : slots_(std::move(slots)), desc_(desc), ticks_(slots_->tick_format()), track_timestamp_(slots_->can_time()) {
   desc_.retained_frames = std::max<uint32_t>(1, desc_.retained_frames);
   pairs_.resize(desc_.max_queries / 2);
-  scratch_.resize(2);
 }
 
 TimestampQueryPool::~TimestampQueryPool() = default;
+
+void TimestampQueryPool::write_begin(GpuCommandStream stream, uint32_t offset) {
+  if (!disposed_ && track_timestamp_) slots_->write(stream, offset, TimestampEdge::begin);
+}
+
+void TimestampQueryPool::write_end(GpuCommandStream stream, uint32_t offset) {
+  if (!disposed_ && track_timestamp_) slots_->write(stream, offset + 1, TimestampEdge::end);
+}
 
 std::optional<uint64_t> TimestampQueryPool::frame_of_uid(std::string_view uid) {
   const auto pos = uid.rfind(":f");
@@ -90,14 +100,16 @@ std::optional<uint32_t> TimestampQueryPool::allocate_queries_for_context(std::st
   }
 
   Pair& p = pairs_[*idx];
+  // The pair's previous use is done once its frame (or a later one) retired.
+  const bool previous_use_done = !p.ever_used || (completed_frame_ && p.frame_id <= *completed_frame_);
   p.state = PairState::held;
-  p.generation = next_generation_++;
+  p.ever_used = true;
   p.frame_id = frame_id;
   p.tick_floor = newest_tick_seen_;
   p.floor_known = any_tick_seen_;
   p.uid = key;
   ++in_use_;
-  reset_queries(*idx * 2, 2, p.generation);
+  slots_->reset(*idx * 2, 2, previous_use_done);
   held_.emplace(key, *idx);
 
   TimestampResult pending;
@@ -109,15 +121,13 @@ std::optional<uint32_t> TimestampQueryPool::allocate_queries_for_context(std::st
 
 bool TimestampQueryPool::read_pair(uint32_t pair_index, TimestampResult& out) {
   const Pair& p = pairs_[pair_index];
-  read_queries(pair_index * 2, 2, std::span<RawQuery>(scratch_.data(), 2));
-  const RawQuery& b = scratch_[0];
-  const RawQuery& e = scratch_[1];
+  slots_->read(pair_index * 2, std::span<SlotReading>(scratch_, 2));
+  const SlotReading& b = scratch_[0];
+  const SlotReading& e = scratch_[1];
   out = TimestampResult{};
   out.frame_id = p.frame_id;
 
-  const bool stale_generation = (b.available && b.generation != 0 && b.generation != p.generation) ||
-                                (e.available && e.generation != 0 && e.generation != p.generation);
-  if (stale_generation) {
+  if ((b.available && b.late()) || (e.available && e.late())) {
     ++late_results_;
     out.status = QueryStatus::invalid;
     return true;
@@ -129,25 +139,25 @@ bool TimestampQueryPool::read_pair(uint32_t pair_index, TimestampResult& out) {
   const uint64_t mask = ticks_.mask();
   out.begin_ticks = b.ticks & mask;
   out.end_ticks = e.ticks & mask;
-  if (b.disjoint || e.disjoint) {
+  if (b.disjoint() || e.disjoint()) {
     out.status = QueryStatus::disjoint;
     return true;
   }
   // A begin older than a tick the pool had already seen complete cannot
   // belong to work recorded after that: it is a late write from a previous
   // use of this slot.
-  if (p.floor_known && tick_before(out.begin_ticks, p.tick_floor, mask)) {
+  if (p.floor_known && ticks_.before(out.begin_ticks, p.tick_floor)) {
     ++late_results_;
     out.status = QueryStatus::invalid;
     return true;
   }
-  if (tick_before(out.end_ticks, out.begin_ticks, mask)) {
+  if (ticks_.before(out.end_ticks, out.begin_ticks)) {
     out.status = QueryStatus::invalid;  // end before begin
     return true;
   }
   out.duration_ns = ticks_.span_ns(out.begin_ticks, out.end_ticks);
   out.status = QueryStatus::ok;
-  if (!any_tick_seen_ || tick_before(newest_tick_seen_, out.end_ticks, mask)) {
+  if (!any_tick_seen_ || ticks_.before(newest_tick_seen_, out.end_ticks)) {
     newest_tick_seen_ = out.end_ticks;
     any_tick_seen_ = true;
   }
@@ -212,7 +222,7 @@ ResolveTicket TimestampQueryPool::resolve_queries_async() {
 
 void TimestampQueryPool::retire_frame(uint64_t frame_id) {
   if (disposed_) return;
-  on_frame_retired(frame_id);
+  completed_frame_ = completed_frame_ ? std::max(*completed_frame_, frame_id) : frame_id;
   for (uint32_t idx = 0; idx < pairs_.size(); ++idx) {
     Pair& p = pairs_[idx];
     if (p.state != PairState::held || p.frame_id != frame_id) continue;
@@ -286,7 +296,7 @@ void TimestampQueryPool::update_last_value() {
 
 void TimestampQueryPool::dispose() {
   if (disposed_) return;
-  release_device_objects();
+  slots_.reset();
   disposed_ = true;
   pending_.reset();
   held_.clear();

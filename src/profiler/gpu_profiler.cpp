@@ -6,11 +6,10 @@
 #include "latlab/profiler.hpp"
 #include "profiler/retained_frame.hpp"
 #include "profiler/stat_table.hpp"
-#include "profiler/tick_math.hpp"
+#include "profiler/frame_slope.hpp"
 
 namespace latlab {
 
-using profiler_detail::fast_ticks_to_ns;
 using profiler_detail::RetainedFrame;
 
 namespace detail {
@@ -37,14 +36,6 @@ constexpr uint64_t pack_cursor(uint32_t slot, uint64_t index) {
 // The second point of a frame's mapping when all its ok ticks are equal.
 constexpr uint64_t kSlopeProbeTicks = 1'000'000;
 
-// A zone's timing from its two reads: ok (both written, continuous, end not
-// before begin), disjoint, or invalid (never written, or end before begin).
-QueryStatus pair_status(const TimestampReadback& b, const TimestampReadback& e, uint64_t mask) {
-  if ((b.available & e.available) == 0) [[unlikely]] return QueryStatus::invalid;
-  if ((b.disjoint | e.disjoint) != 0) [[unlikely]] return QueryStatus::disjoint;
-  if (((e.ticks - b.ticks) & mask) > (mask >> 1)) [[unlikely]] return QueryStatus::invalid;
-  return QueryStatus::ok;
-}
 
 // A retained frame built in full, for a reader (a copy; allocates).
 ProfilerFrame built(const RetainedFrame& f, const TickFormat& ticks) {
@@ -77,7 +68,7 @@ struct GpuProfiler::Impl {
   uint32_t slot = kNoSlot;        // its slot
   int64_t frame_cpu_begin_ns = 0;
 
-  std::vector<TimestampReadback> raw;           // 2 * max_zones
+  std::vector<SlotReading> raw;           // 2 * max_zones
   std::vector<uint32_t> last_child;    // max_zones, scratch of expand_frame for the sink
   std::vector<RetainedFrame> retained; // ring
   ProfilerFrame sink_frame;            // what the sink is given (capacity kept)
@@ -91,9 +82,12 @@ struct GpuProfiler::Impl {
   std::unique_ptr<profiler_detail::StatTable> stat_table;
 };
 
-Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<GpuTimestampWriter> writer,
+Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<TimestampSlots> slots,
                                                          GpuProfilerDesc desc) {
-  if (!writer) return make_error("GpuProfiler: no timestamp writer given");
+  if (!slots) return make_error("GpuProfiler: no timestamp slots given");
+  if (!slots->can_time()) {
+    return make_error("GpuProfiler '" + desc.name + "': the device cannot write timestamps");
+  }
   if (desc.max_zones_per_frame == 0 || desc.frames_in_flight == 0 || desc.stat_window_frames == 0 ||
       desc.max_zone_names == 0 || desc.retained_frames == 0) {
     return make_error("GpuProfiler '" + desc.name +
@@ -104,21 +98,23 @@ Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<GpuTime
     return make_error("GpuProfiler '" + desc.name + "': frames_in_flight must be below 65534");
   }
   const uint64_t need = 2ull * desc.max_zones_per_frame * (desc.frames_in_flight + 1ull);
-  if (need > writer->query_count()) {
-    return make_error("GpuProfiler '" + desc.name + "': the timestamp writer has " +
-                      std::to_string(writer->query_count()) + " queries, " + std::to_string(need) +
+  if (need > slots->slot_count()) {
+    return make_error("GpuProfiler '" + desc.name + "': the timestamp slots are " +
+                      std::to_string(slots->slot_count()) + " queries, " + std::to_string(need) +
                       " are needed (2 x max_zones_per_frame " + std::to_string(desc.max_zones_per_frame) +
                       " x (frames_in_flight " + std::to_string(desc.frames_in_flight) +
-                      " + 1)); create the writer larger or lower those settings");
+                      " + 1)); create more slots or lower those settings");
   }
-  return std::unique_ptr<GpuProfiler>(new GpuProfiler(std::move(writer), std::move(desc)));
+  // Every slot the profiler hands out starts its first use reset.
+  slots->reset(0, static_cast<uint32_t>(need), true);
+  return std::unique_ptr<GpuProfiler>(new GpuProfiler(std::move(slots), std::move(desc)));
 }
 
-GpuProfiler::GpuProfiler(std::shared_ptr<GpuTimestampWriter> writer, GpuProfilerDesc desc)
+GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc)
     : desc_(std::move(desc)),
-      ticks_(writer->tick_format()),
-      writer_(std::move(writer)),
-      writer_raw_(writer_.get()),
+      ticks_(slots->tick_format()),
+      slots_(std::move(slots)),
+      slots_raw_(slots_.get()),
       queries_per_frame_(2 * desc_.max_zones_per_frame),
       zones_per_frame_(desc_.max_zones_per_frame),
       cpu_zone_times_(desc_.cpu_zone_times),
@@ -253,17 +249,17 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   const uint32_t n = s.zones;
   ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   const uint32_t base = slot_index * queries_per_frame_;
-  std::span<TimestampReadback> raw(m.raw.data(), 2 * static_cast<size_t>(n));
+  std::span<SlotReading> raw(m.raw.data(), 2 * static_cast<size_t>(n));
   if (n > 0) {
     // Cheap early out for a frame still on the device (most attempts: each
     // next_frame tries the frame it just closed): its last zone still open,
     // or its last end timestamp not written, before reading every query.
     if ((recs[n - 1].tag.load(std::memory_order_relaxed) & ZoneRecord::kEndedBit) == 0) return false;
     if (!s.retired) {
-      writer_raw_->read_results(base + 2 * n - 1, raw.subspan(2 * n - 1));
+      slots_raw_->read(base + 2 * n - 1, raw.subspan(2 * n - 1));
       if (raw[2 * n - 1].available == 0) return false;
     }
-    writer_raw_->read_results(base, raw);
+    slots_raw_->read(base, raw);
   }
 
   // Pass 1, readiness only: every zone closed on the host (its record is
@@ -279,11 +275,9 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
 
   const TickFormat& tf = ticks_;
   const uint64_t mask = tf.mask();
-  const auto offset = [mask](uint64_t from, uint64_t to) {
-    return profiler_detail::signed_ticks(mask, from, to);
-  };
+  const auto offset = [&tf](uint64_t from, uint64_t to) { return tf.signed_delta(from, to); };
   const auto zone_ok = [&](uint32_t i) {
-    return pair_status(raw[2 * i], raw[2 * i + 1], mask) == QueryStatus::ok;
+    return completed_pair_status(raw[2 * i], raw[2 * i + 1], tf) == QueryStatus::ok;
   };
 
   // Into the oldest retained buffer (capacity kept; the size changes only
@@ -345,20 +339,20 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   for (uint32_t i = 0; i < n; ++i) {
     const ZoneRecord& r = recs[i];
     const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
-    const TimestampReadback& b = raw[2 * i];
-    const TimestampReadback& e = raw[2 * i + 1];
+    const SlotReading& b = raw[2 * i];
+    const SlotReading& e = raw[2 * i + 1];
     // Never written (retired): no ticks; disjoint or end before begin: the
     // ticks are kept.
     const bool written = (b.available & e.available) != 0;
     const uint64_t bt = written ? b.ticks & mask : 0;
     const uint64_t et = written ? e.ticks & mask : 0;
-    const uint64_t el = (et - bt) & mask;
-    const QueryStatus status = pair_status(b, e, mask);
+    const uint64_t el = tf.elapsed_ticks(bt, et);
+    const QueryStatus status = completed_pair_status(b, e, tf);
     const bool zone_is_ok = status == QueryStatus::ok;
     ok += zone_is_ok;
     invalid += status == QueryStatus::invalid;
     disjoint += status == QueryStatus::disjoint;
-    stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? fast_ticks_to_ns(tf, el) : 0, m.counters);
+    stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
     out[i] = {r.name,
               bt,
               et,
@@ -386,7 +380,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
 
   // Recycle: the device is done with these queries (read available, or the
   // frame retired); the records are read. Reset both before the slot is free.
-  if (n > 0) writer_raw_->reset_queries(base, 2 * n);
+  if (n > 0) slots_raw_->reset(base, 2 * n, true);
   for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
   return true;

@@ -16,7 +16,6 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
   out.map_error_ns = in.mapping.mapped ? in.mapping.error_ns : 0;
   if (last_child.size() < n) last_child.resize(n);
 
-  const uint64_t mask = ticks.mask();
   const FrameMapping& map = in.mapping;
   const bool cpu = in.cpu_times.size() >= 2 * static_cast<size_t>(n);
   ProfilerZone* zones = out.zones.data();
@@ -37,10 +36,10 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
     z.gpu_begin_host_ns = 0;
     z.gpu_end_host_ns = 0;
     if (c.status == QueryStatus::ok) {
-      const uint64_t el = (c.end_ticks - c.begin_ticks) & mask;
-      z.duration_ns = fast_ticks_to_ns(ticks, el);
+      const uint64_t el = ticks.elapsed_ticks(c.begin_ticks, c.end_ticks);
+      z.duration_ns = ticks.ticks_to_ns(el);
       if (map.mapped) {
-        const int64_t ob = signed_ticks(mask, map.anchor, c.begin_ticks);
+        const int64_t ob = ticks.signed_delta(map.anchor, c.begin_ticks);
         z.host_mapped = true;
         z.gpu_begin_host_ns = map.h0 + map.slope.at(ob);
         z.gpu_end_host_ns = map.h0 + map.slope.at(ob + static_cast<int64_t>(el));

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "latlab/profiler.hpp"
-#include "profiler/tick_math.hpp"
+#include "profiler/frame_slope.hpp"
 
 namespace latlab::profiler_detail {
 
@@ -24,7 +24,7 @@ struct CompactZone {
   bool orphan = false;
 };
 
-// ticks -> host ns for one frame: h0 + slope.at(signed_ticks(anchor, t)).
+// ticks -> host ns for one frame: h0 + slope.at(ticks.signed_delta(anchor, t)).
 struct FrameMapping {
   bool mapped = false;
   uint64_t anchor = 0;

@@ -76,10 +76,9 @@ TEST_F(CudaCalibrationTest, PairsAgreeWithinTheirBounds) {
 }
 
 TEST_F(CudaCalibrationTest, MappedStampsFallBetweenHostReads) {
-  CudaQueryPoolDesc desc;
-  desc.pool = QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute};
-  desc.device = 0;
-  auto pool = CudaTimestampQueryPool::create(desc);
+  auto slots = CudaTimestampSlots::create({.count = 4, .device = 0});
+  ASSERT_TRUE(slots.ok()) << slots.error().message;
+  auto pool = TimestampQueryPool::create(slots.value(), QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute});
   ASSERT_TRUE(pool.ok()) << pool.error().message;
   const std::string u = "c:0:mapped:f1";
 
@@ -87,9 +86,9 @@ TEST_F(CudaCalibrationTest, MappedStampsFallBetweenHostReads) {
   const auto off = (*pool)->allocate_queries_for_context(u, 1);
   ASSERT_TRUE(off.has_value());
   const int64_t host_before_launch = host_now_ns();
-  ASSERT_TRUE((*pool)->write_timestamp(stream_, *off).ok());
+  ASSERT_TRUE((*slots)->write_timestamp(stream_, *off).ok());
   ASSERT_TRUE(cuda_launch_spin(stream_, 100'000).ok());
-  ASSERT_TRUE((*pool)->write_timestamp(stream_, *off + 1).ok());
+  ASSERT_TRUE((*slots)->write_timestamp(stream_, *off + 1).ok());
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   const int64_t host_after_sync = host_now_ns();
   const CalibrationPair after = sample();

@@ -15,19 +15,19 @@ using cuda_detail::stamp_tag;
 constexpr uint64_t kTicks = 1'760'000'000'123'456'789ull;  // a plausible %globaltimer value
 
 TEST(CudaStampDecode, UnwrittenSlotIsNotAvailable) {
-  const RawQuery q = decode_stamp(0, 0, 7);
+  const auto q = decode_stamp(0, 0, 7);
   EXPECT_FALSE(q.available);
 }
 
 TEST(CudaStampDecode, WriteOfTheExpectedGenerationIsAccepted) {
-  const RawQuery q = decode_stamp(stamp_tag(7, kTicks), kTicks, 7);
+  const auto q = decode_stamp(stamp_tag(7, kTicks), kTicks, 7);
   ASSERT_TRUE(q.available);
   EXPECT_EQ(q.ticks, kTicks);
   EXPECT_EQ(q.generation, 7u);
 }
 
 TEST(CudaStampDecode, LateWriteReportsItsOwnGeneration) {
-  const RawQuery q = decode_stamp(stamp_tag(6, kTicks), kTicks, 7);
+  const auto q = decode_stamp(stamp_tag(6, kTicks), kTicks, 7);
   ASSERT_TRUE(q.available);
   EXPECT_EQ(q.generation, 6u);
 }
@@ -35,7 +35,7 @@ TEST(CudaStampDecode, LateWriteReportsItsOwnGeneration) {
 TEST(CudaStampDecode, TagOfOneWriteWithValueOfAnotherIsRejected) {
   // The new use's tag landed, then a late write of the old use overwrote the
   // value: the value must not pass as the new use's.
-  const RawQuery q = decode_stamp(stamp_tag(7, kTicks + 1000), kTicks, 7);
+  const auto q = decode_stamp(stamp_tag(7, kTicks + 1000), kTicks, 7);
   ASSERT_TRUE(q.available);
   EXPECT_NE(q.generation, 7u);
   EXPECT_NE(q.generation, 0u);

@@ -36,8 +36,14 @@ TEST_F(CudaNoDevice, EnumerationExplainsWhy) {
   expect_explains(devices.error());
 }
 
+TEST_F(CudaNoDevice, SlotsFactoryExplainsWhy) {
+  auto slots = CudaTimestampSlots::create();
+  ASSERT_FALSE(slots.ok());
+  expect_explains(slots.error());
+}
+
 TEST_F(CudaNoDevice, PoolFactoryExplainsWhy) {
-  auto pool = CudaTimestampQueryPool::create();
+  auto pool = create_cuda_query_pool();
   ASSERT_FALSE(pool.ok());
   expect_explains(pool.error());
 }
@@ -57,7 +63,7 @@ TEST_F(CudaNoDevice, ProbeExplainsWhy) {
 TEST(CudaPoolDesc, OddCapacityIsRefusedBeforeTouchingTheDevice) {
   CudaQueryPoolDesc desc;
   desc.pool.max_queries = 3;
-  auto pool = CudaTimestampQueryPool::create(desc);
+  auto pool = create_cuda_query_pool(desc);
   ASSERT_FALSE(pool.ok());
   EXPECT_NE(pool.error().message.find("max_queries"), std::string::npos) << pool.error().message;
 }

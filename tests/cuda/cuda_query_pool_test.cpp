@@ -21,21 +21,37 @@ std::string uid(const std::string& name, uint64_t frame) {
   return "c:0:" + name + ":f" + std::to_string(frame);
 }
 
+// A seed-000 pool on its own CUDA slots (the test writes through `slots`).
+struct CudaPool {
+  std::shared_ptr<CudaTimestampSlots> slots;
+  std::unique_ptr<TimestampQueryPool> pool;
+  TimestampQueryPool* operator->() const { return pool.get(); }
+  explicit operator bool() const { return pool != nullptr; }
+};
+
+CudaPool make_cuda_pool(const QueryPoolDesc& pool_desc, bool cross_check_events = true) {
+  CudaPool p;
+  auto slots = CudaTimestampSlots::create(
+      {.count = pool_desc.max_queries, .device = 0, .cross_check_events = cross_check_events});
+  EXPECT_TRUE(slots.ok()) << slots.error().message;
+  if (!slots.ok()) return p;
+  p.slots = slots.value();
+  auto pool = TimestampQueryPool::create(p.slots, pool_desc);
+  EXPECT_TRUE(pool.ok()) << pool.error().message;
+  if (pool.ok()) p.pool = std::move(pool.value());
+  return p;
+}
+
 class CudaPoolTest : public test::CudaStreamTest {
  protected:
-  std::unique_ptr<CudaTimestampQueryPool> make_pool(uint32_t max_queries) {
-    CudaQueryPoolDesc desc;
-    desc.pool = QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute};
-    desc.device = 0;
-    auto pool = CudaTimestampQueryPool::create(desc);
-    EXPECT_TRUE(pool.ok()) << pool.error().message;
-    return pool.ok() ? std::move(*pool) : nullptr;
+  CudaPool make_pool(uint32_t max_queries) {
+    return make_cuda_pool(QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
   }
   // begin stamp, spin `ns`, end stamp for an allocated uid.
-  void time_spin(CudaTimestampQueryPool& pool, uint32_t offset, int64_t ns) {
-    ASSERT_TRUE(pool.write_timestamp(stream_, offset).ok());
+  void time_spin(CudaPool& pool, uint32_t offset, int64_t ns) {
+    ASSERT_TRUE(pool.slots->write_timestamp(stream_, offset).ok());
     ASSERT_TRUE(cuda_launch_spin(stream_, ns).ok());
-    ASSERT_TRUE(pool.write_timestamp(stream_, offset + 1).ok());
+    ASSERT_TRUE(pool.slots->write_timestamp(stream_, offset + 1).ok());
   }
 };
 
@@ -69,7 +85,7 @@ TEST_F(CudaPoolTest, DurationsAgreeWithCudaEvents) {
       const std::string u = uid("spin" + std::to_string(ns) + "_" + std::to_string(rep), frame);
       const auto off = pool->allocate_queries_for_context(u, frame);
       ASSERT_TRUE(off.has_value());
-      time_spin(*pool, *off, ns);
+      time_spin(pool, *off, ns);
       cases.push_back({u, *off});
     }
     for (uint32_t complexity : {64u, 512u, 4096u}) {
@@ -77,11 +93,11 @@ TEST_F(CudaPoolTest, DurationsAgreeWithCudaEvents) {
           uid("work" + std::to_string(complexity) + "_" + std::to_string(rep), frame);
       const auto off = pool->allocate_queries_for_context(u, frame);
       ASSERT_TRUE(off.has_value());
-      ASSERT_TRUE(pool->write_timestamp(stream_, *off).ok());
+      ASSERT_TRUE(pool.slots->write_timestamp(stream_, *off).ok());
       FrameWorkload w = work;
       w.complexity = complexity;
       ASSERT_TRUE(cuda_launch_workload(stream_, w, data).ok());
-      ASSERT_TRUE(pool->write_timestamp(stream_, *off + 1).ok());
+      ASSERT_TRUE(pool.slots->write_timestamp(stream_, *off + 1).ok());
       cases.push_back({u, *off});
     }
   }
@@ -90,7 +106,7 @@ TEST_F(CudaPoolTest, DurationsAgreeWithCudaEvents) {
   // Events first: their slots are intact until the next write into them.
   std::vector<double> event_ns;
   for (const auto& c : cases) {
-    const auto span = pool->event_elapsed(c.offset);
+    const auto span = pool.slots->event_elapsed(c.offset);
     ASSERT_EQ(span.status, QueryStatus::ok) << c.name;
     event_ns.push_back(span.ms * 1e6);
   }
@@ -122,7 +138,7 @@ TEST_F(CudaPoolTest, SpinDurationIsMeasured) {
   ASSERT_TRUE(pool);
   const auto off = pool->allocate_queries_for_context(uid("spin", 1), 1);
   ASSERT_TRUE(off.has_value());
-  time_spin(*pool, *off, 1'000'000);
+  time_spin(pool, *off, 1'000'000);
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   ASSERT_TRUE(pool->resolve_queries_async().is_ready());
   const TimestampResult r = pool->timestamp(uid("spin", 1));
@@ -141,13 +157,13 @@ TEST_F(CudaPoolTest, NotReadyBeforeTheStreamRunsOkAfter) {
   const std::string u = uid("held", 1);
   const auto off = pool->allocate_queries_for_context(u, 1);
   ASSERT_TRUE(off.has_value());
-  time_spin(*pool, *off, 50'000);
+  time_spin(pool, *off, 50'000);
 
   const auto pending = pool->resolve_queries_async();
   EXPECT_FALSE(pending.is_ready());
   EXPECT_EQ(pool->timestamp(u).status, QueryStatus::not_ready);
   EXPECT_FALSE(pool->has_timestamp_query(u));
-  EXPECT_EQ(pool->event_elapsed(*off).status, QueryStatus::not_ready);
+  EXPECT_EQ(pool.slots->event_elapsed(*off).status, QueryStatus::not_ready);
 
   (*gate)->open();
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
@@ -167,7 +183,7 @@ TEST_F(CudaPoolTest, OverflowWhileWorkIsQueuedLosesNoResult) {
   for (const char* name : {"a", "b"}) {
     const auto off = pool->allocate_queries_for_context(uid(name, 1), 1);
     ASSERT_TRUE(off.has_value()) << name;
-    time_spin(*pool, *off, 50'000);
+    time_spin(pool, *off, 50'000);
   }
   EXPECT_FALSE(pool->allocate_queries_for_context(uid("c", 1), 1).has_value());
   EXPECT_EQ(pool->timestamp(uid("c", 1)).status, QueryStatus::overflowed);
@@ -186,7 +202,7 @@ TEST_F(CudaPoolTest, FullPoolFreesWrittenPairsWithoutLosingThem) {
   for (const char* name : {"a", "b"}) {
     const auto off = pool->allocate_queries_for_context(uid(name, 1), 1);
     ASSERT_TRUE(off.has_value()) << name;
-    time_spin(*pool, *off, 50'000);
+    time_spin(pool, *off, 50'000);
   }
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   // Full: allocation reads what was written, frees it, and succeeds.
@@ -204,7 +220,7 @@ TEST_F(CudaPoolTest, LateWriteIntoReusedSlotIsInvalid) {
   ASSERT_TRUE((*gate)->hold(stream_).ok());
   const auto first = pool->allocate_queries_for_context(uid("old", 1), 1);
   ASSERT_TRUE(first.has_value());
-  time_spin(*pool, *first, 10'000);  // queued behind the gate
+  time_spin(pool, *first, 10'000);  // queued behind the gate
   pool->retire_frame(1);             // the owner gives frame 1 up: its stamps have not landed
   EXPECT_EQ(pool->timestamp(uid("old", 1)).status, QueryStatus::invalid);
 
@@ -221,28 +237,25 @@ TEST_F(CudaPoolTest, LateWriteIntoReusedSlotIsInvalid) {
 TEST_F(CudaPoolTest, WriteTimestampRefusesBadQueries) {
   auto pool = make_pool(4);
   ASSERT_TRUE(pool);
-  auto out_of_range = pool->write_timestamp(stream_, 4);
+  auto out_of_range = pool.slots->write_timestamp(stream_, 4);
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_NE(out_of_range.error().message.find("out of range"), std::string::npos);
-  auto never_allocated = pool->write_timestamp(stream_, 0);
+  auto never_allocated = pool.slots->write_timestamp(stream_, 0);
   ASSERT_FALSE(never_allocated.ok());
   EXPECT_NE(never_allocated.error().message.find("never allocated"), std::string::npos);
 }
 
 TEST_F(CudaPoolTest, EventCrossCheckIsMissingWhenOff) {
-  CudaQueryPoolDesc desc;
-  desc.pool = QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute};
-  desc.cross_check_events = false;
-  auto pool = CudaTimestampQueryPool::create(desc);
-  ASSERT_TRUE(pool.ok()) << pool.error().message;
-  const auto off = (*pool)->allocate_queries_for_context(uid("a", 1), 1);
+  auto pool = make_cuda_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute}, false);
+  ASSERT_TRUE(pool);
+  const auto off = pool->allocate_queries_for_context(uid("a", 1), 1);
   ASSERT_TRUE(off.has_value());
-  ASSERT_TRUE((*pool)->write_timestamp(stream_, *off).ok());
-  ASSERT_TRUE((*pool)->write_timestamp(stream_, *off + 1).ok());
+  ASSERT_TRUE(pool.slots->write_timestamp(stream_, *off).ok());
+  ASSERT_TRUE(pool.slots->write_timestamp(stream_, *off + 1).ok());
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  EXPECT_EQ((*pool)->event_elapsed(*off).status, QueryStatus::missing);
-  EXPECT_TRUE((*pool)->resolve_queries_async().is_ready());
-  EXPECT_EQ((*pool)->timestamp(uid("a", 1)).status, QueryStatus::ok);
+  EXPECT_EQ(pool.slots->event_elapsed(*off).status, QueryStatus::missing);
+  EXPECT_TRUE(pool->resolve_queries_async().is_ready());
+  EXPECT_EQ(pool->timestamp(uid("a", 1)).status, QueryStatus::ok);
 }
 
 TEST_F(CudaPoolTest, DisposeWaitsForQueuedStamps) {
@@ -253,7 +266,7 @@ TEST_F(CudaPoolTest, DisposeWaitsForQueuedStamps) {
   ASSERT_TRUE((*gate)->hold(stream_).ok());
   const auto off = pool->allocate_queries_for_context(uid("a", 1), 1);
   ASSERT_TRUE(off.has_value());
-  time_spin(*pool, *off, 10'000);
+  time_spin(pool, *off, 10'000);
   std::thread opener([&gate] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     (*gate)->open();

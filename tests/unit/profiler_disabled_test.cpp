@@ -6,13 +6,13 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 0
 #include "latlab/profiler.hpp"
-#include "latlab/profiler_sim.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 
 namespace latlab {
 namespace {
 
 TEST(ProfilerDisabled, MacrosCompileToNothing) {
-  auto writer = SimTimestampWriter::create();
+  auto writer = SimTimestampSlots::create();
   auto prof = GpuProfiler::create(writer).value();
   SimCommandStream cmd;
   int evaluated = 0;

@@ -11,20 +11,20 @@
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/profiler_sim.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
 namespace {
 
 struct Rig {
-  std::shared_ptr<SimTimestampWriter> writer;
+  std::shared_ptr<SimTimestampSlots> writer;
   std::unique_ptr<GpuProfiler> prof;
 };
 
-Rig make_rig(GpuProfilerDesc desc = {}, SimTimestampWriterDesc wdesc = {}) {
+Rig make_rig(GpuProfilerDesc desc = {}, SimTimestampSlotsDesc wdesc = {}) {
   Rig r;
-  r.writer = SimTimestampWriter::create(wdesc);
+  r.writer = SimTimestampSlots::create(wdesc);
   auto p = GpuProfiler::create(r.writer, std::move(desc));
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
   if (p.ok()) r.prof = std::move(p).value();
@@ -51,10 +51,10 @@ uint32_t index_of(const ProfilerFrame& f, const ProfilerZone* z) {
 }
 
 TEST(Profiler, CreateRefusesBadSettings) {
-  auto w = SimTimestampWriter::create({.query_count = 64});
+  auto w = SimTimestampSlots::create({.count = 64});
   auto none = GpuProfiler::create(nullptr);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error().message.find("no timestamp writer"), std::string::npos);
+  EXPECT_NE(none.error().message.find("no timestamp slots"), std::string::npos);
 
   auto small = GpuProfiler::create(w, {.max_zones_per_frame = 16, .frames_in_flight = 3});
   ASSERT_FALSE(small.ok());  // needs 2 * 16 * 4 = 128 queries
@@ -85,8 +85,8 @@ TEST(Profiler, NestedZonesFormATreeInRecordingOrder) {
   // The stream holds begin/end writes in command order: begin frame, begin
   // shadows, begin cascade0, end cascade0, ...
   ASSERT_EQ(cmd.writes.size(), 12u);
-  EXPECT_EQ(cmd.writes.front().edge, ZoneEdge::begin);
-  EXPECT_EQ(cmd.writes.back().edge, ZoneEdge::end);
+  EXPECT_EQ(cmd.writes.front().edge, TimestampEdge::begin);
+  EXPECT_EQ(cmd.writes.back().edge, TimestampEdge::end);
   r.writer->execute(cmd, 1000, 10);
   EXPECT_EQ(r.prof->next_frame(), 1u);
 
@@ -186,9 +186,9 @@ TEST(Profiler, HalfWrittenFrameIsNotReady) {
   { LATLAB_GPU_ZONE(r.prof, &cmd, "a"); }
   r.prof->next_frame();
   ASSERT_EQ(cmd.writes.size(), 2u);
-  r.writer->complete(cmd.writes[0].query, 10);  // begin written, end not yet
+  r.writer->complete(cmd.writes[0].slot, 10);  // begin written, end not yet
   EXPECT_EQ(r.prof->collect(), 0u);
-  r.writer->complete(cmd.writes[1].query, 25);
+  r.writer->complete(cmd.writes[1].slot, 25);
   EXPECT_EQ(r.prof->collect(), 1u);
   EXPECT_EQ(r.prof->latest_frame()->zones[0].duration_ns, 15);
 }
@@ -267,7 +267,7 @@ TEST(Profiler, ZoneSpanningNextFrameHoldsItsFrameAndOrphansChildren) {
 
 TEST(Profiler, FrameWithoutFreeSlotDropsItsZones) {
   Rig r = make_rig({.max_zones_per_frame = 4, .frames_in_flight = 1},
-                   {.query_count = 16});
+                   {.count = 16});
   SimCommandStream c0, c1, c2;
   { LATLAB_GPU_ZONE(r.prof, &c0, "f0"); }
   r.prof->next_frame();  // 0 pending
@@ -292,15 +292,17 @@ TEST(Profiler, FrameWithoutFreeSlotDropsItsZones) {
 }
 
 TEST(Profiler, RetiredFrameMarksUnwrittenZonesInvalidAndFreesItsQueries) {
-  Rig r = make_rig({.max_zones_per_frame = 2, .frames_in_flight = 1}, {.query_count = 8});
+  Rig r = make_rig({.max_zones_per_frame = 2, .frames_in_flight = 1}, {.count = 8});
+  const uint64_t resets_at_create = r.writer->slots_reset();  // every slot, once
+  EXPECT_EQ(resets_at_create, 8u);
   SimCommandStream cmd;
   {
     LATLAB_GPU_ZONE(r.prof, &cmd, "written");
   }
   { LATLAB_GPU_ZONE(r.prof, &cmd, "lost"); }
   ASSERT_EQ(cmd.writes.size(), 4u);
-  r.writer->complete(cmd.writes[0].query, 10);
-  r.writer->complete(cmd.writes[1].query, 20);
+  r.writer->complete(cmd.writes[0].slot, 10);
+  r.writer->complete(cmd.writes[1].slot, 20);
   r.prof->next_frame();
   EXPECT_EQ(r.prof->collect(), 0u);
   r.prof->retire_frame(0);
@@ -311,7 +313,7 @@ TEST(Profiler, RetiredFrameMarksUnwrittenZonesInvalidAndFreesItsQueries) {
   EXPECT_EQ(find(*f, "written")->status, QueryStatus::ok);
   EXPECT_EQ(find(*f, "lost")->status, QueryStatus::invalid);
   EXPECT_EQ(r.prof->counters().zones_invalid, 1u);
-  EXPECT_EQ(r.writer->queries_reset(), 4u);
+  EXPECT_EQ(r.writer->slots_reset() - resets_at_create, 4u);
   // The retired frame's queries are reusable: no double write.
   cmd.writes.clear();
   for (int i = 0; i < 3; ++i) {
@@ -329,13 +331,13 @@ TEST(Profiler, DisjointAndReversedAreNotTimes) {
   { LATLAB_GPU_ZONE(r.prof, &cmd, "disjoint"); }
   { LATLAB_GPU_ZONE(r.prof, &cmd, "reversed"); }
   { LATLAB_GPU_ZONE(r.prof, &cmd, "fine"); }
-  r.writer->complete(cmd.writes[0].query, 10);
-  r.writer->complete(cmd.writes[1].query, 20);
-  r.writer->mark_disjoint(cmd.writes[1].query);
-  r.writer->complete(cmd.writes[2].query, 50);
-  r.writer->complete(cmd.writes[3].query, 40);  // end before begin
-  r.writer->complete(cmd.writes[4].query, 60);
-  r.writer->complete(cmd.writes[5].query, 64);
+  r.writer->complete(cmd.writes[0].slot, 10);
+  r.writer->complete(cmd.writes[1].slot, 20);
+  r.writer->mark_disjoint(cmd.writes[1].slot);
+  r.writer->complete(cmd.writes[2].slot, 50);
+  r.writer->complete(cmd.writes[3].slot, 40);  // end before begin
+  r.writer->complete(cmd.writes[4].slot, 60);
+  r.writer->complete(cmd.writes[5].slot, 64);
   r.prof->next_frame();
   auto f = r.prof->latest_frame();
   ASSERT_TRUE(f);
@@ -355,8 +357,8 @@ TEST(Profiler, WrapAroundTicksGiveTheRightSpan) {
   Rig r = make_rig({}, {.ticks = TickFormat{.period_num = 1, .period_den = 1, .valid_bits = 16}});
   SimCommandStream cmd;
   { LATLAB_GPU_ZONE(r.prof, &cmd, "wraps"); }
-  r.writer->complete(cmd.writes[0].query, 65530);
-  r.writer->complete(cmd.writes[1].query, 65536 + 4);  // masked to 4
+  r.writer->complete(cmd.writes[0].slot, 65530);
+  r.writer->complete(cmd.writes[1].slot, 65536 + 4);  // masked to 4
   r.prof->set_clock_mapper([](uint64_t t) -> std::optional<MappedTime> {
     // A fake device whose 16-bit counter has wrapped once before 65530.
     const uint64_t unwrapped = t < 32768 ? t + 65536 : t;
@@ -430,12 +432,12 @@ TEST(Profiler, ClockMapperPlacesZonesOutsideItsAnchors) {
   { LATLAB_GPU_ZONE(r.prof, &b, "ran_before"); }
   { LATLAB_GPU_ZONE(r.prof, &a, "last_recorded"); }
   // Stream b ran first, far earlier; the first recorded zone lasts longest.
-  r.writer->complete(b.writes[0].query, 1'000'000);
-  r.writer->complete(b.writes[1].query, 1'100'000);
-  r.writer->complete(a.writes[0].query, 50'000'000);
-  r.writer->complete(a.writes[1].query, 90'000'000);
-  r.writer->complete(a.writes[2].query, 60'000'000);
-  r.writer->complete(a.writes[3].query, 61'000'000);
+  r.writer->complete(b.writes[0].slot, 1'000'000);
+  r.writer->complete(b.writes[1].slot, 1'100'000);
+  r.writer->complete(a.writes[0].slot, 50'000'000);
+  r.writer->complete(a.writes[1].slot, 90'000'000);
+  r.writer->complete(a.writes[2].slot, 60'000'000);
+  r.writer->complete(a.writes[3].slot, 61'000'000);
   r.prof->next_frame();
   auto f = r.prof->latest_frame();
   ASSERT_TRUE(f && f->host_mapped);
@@ -451,7 +453,7 @@ TEST(Profiler, ClockMapperPlacesZonesOutsideItsAnchors) {
   SimCommandStream c;
   { LATLAB_GPU_ZONE(r.prof, &c, "empty"); }
   { LATLAB_GPU_ZONE(r.prof, &c, "empty_too"); }
-  for (const auto& w : c.writes) r.writer->complete(w.query, 123'456'789);
+  for (const auto& w : c.writes) r.writer->complete(w.slot, 123'456'789);
   r.prof->next_frame();
   f = r.prof->latest_frame();
   ASSERT_TRUE(f && f->host_mapped);
@@ -493,11 +495,11 @@ TEST(Profiler, StatsOverASlidingWindow) {
     { LATLAB_GPU_ZONE(r.prof, &cmd, "pass"); }
     { LATLAB_GPU_ZONE(r.prof, &cmd, "twice"); }
     { LATLAB_GPU_ZONE(r.prof, &cmd, "twice"); }
-    r.writer->complete(cmd.writes[0].query, 1000);
-    r.writer->complete(cmd.writes[1].query, 1000 + (k + 1) * 10);
+    r.writer->complete(cmd.writes[0].slot, 1000);
+    r.writer->complete(cmd.writes[1].slot, 1000 + (k + 1) * 10);
     for (size_t w = 2; w < 6; w += 2) {
-      r.writer->complete(cmd.writes[w].query, 2000);
-      r.writer->complete(cmd.writes[w + 1].query, 2005);
+      r.writer->complete(cmd.writes[w].slot, 2000);
+      r.writer->complete(cmd.writes[w + 1].slot, 2005);
     }
     cmd.writes.clear();
     r.prof->next_frame();

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "latlab/profiler.hpp"
-#include "latlab/profiler_sim.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_trace.hpp"
 
 namespace latlab {
@@ -63,7 +63,7 @@ void record_nested(GpuProfiler& prof, GpuCommandStream stream, int depth, int ma
 TEST(ProfilerThreads, FreeRunningRecordersOwnerAndReaders) {
   constexpr int kRecorders = 6;
   constexpr int kReaders = 2;
-  auto writer = SimTimestampWriter::create({.query_count = 4 * 2 * 256, .immediate = true});
+  auto writer = SimTimestampSlots::create({.count = 4 * 2 * 256, .immediate = true});
   auto prof = GpuProfiler::create(writer, {.name = "stress",
                                            .max_zones_per_frame = 256,
                                            .frames_in_flight = 3,
@@ -148,7 +148,7 @@ TEST(ProfilerThreads, RecordersAndALateDeviceThread) {
   constexpr int kRecorders = 4;
   constexpr int kFrames = 120;
   constexpr int kZonesPerThread = 20;
-  auto writer = SimTimestampWriter::create({.query_count = 4 * 2 * 128});
+  auto writer = SimTimestampSlots::create({.count = 4 * 2 * 128});
   auto prof = GpuProfiler::create(writer, {.max_zones_per_frame = 128, .frames_in_flight = 3}).value();
 
   std::mutex mu;

@@ -17,7 +17,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
-#include "latlab/profiler_sim.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_trace.hpp"
 
 namespace latlab {
@@ -61,7 +61,7 @@ std::map<std::string, std::vector<std::string>> check_tracks(const json& doc) {
 }
 
 TEST(ChromeTrace, ProfilerFramesGiveMatchedCpuAndGpuTracks) {
-  auto writer = SimTimestampWriter::create();
+  auto writer = SimTimestampSlots::create();
   auto prof = GpuProfiler::create(writer, {.name = "graphics", .cpu_zone_times = true}).value();
   // Device ticks are host ns + 1 s: the trace must show host times.
   prof->set_clock_mapper([](uint64_t t) {
@@ -126,13 +126,13 @@ TEST(ChromeTrace, OverlappingSpansGoToLanesWithoutChangingTimes) {
 }
 
 TEST(ChromeTrace, UnmappedAndUntimedZonesAreCountedNotDrawn) {
-  auto writer = SimTimestampWriter::create();
+  auto writer = SimTimestampSlots::create();
   auto prof = GpuProfiler::create(writer).value();  // no clock mapper
   SimCommandStream cmd;
   { LATLAB_GPU_ZONE(prof, &cmd, "timed"); }
   { LATLAB_GPU_ZONE(prof, &cmd, "lost"); }
-  writer->complete(cmd.writes[0].query, 1);
-  writer->complete(cmd.writes[1].query, 2);
+  writer->complete(cmd.writes[0].slot, 1);
+  writer->complete(cmd.writes[1].slot, 2);
   prof->next_frame();
   prof->retire_frame(0);
   prof->collect();

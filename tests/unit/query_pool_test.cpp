@@ -3,27 +3,42 @@
 
 #include <string>
 
-#include "latlab/sim_query_pool.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/timestamp_query_pool.hpp"
 
 namespace latlab {
 namespace {
 
 std::string uid(int pass, uint64_t frame) { return "c:0:pass" + std::to_string(pass) + ":f" + std::to_string(frame); }
 
-std::unique_ptr<SimTimestampQueryPool> make_pool(uint32_t max_queries = 8) {
-  return SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
+// A pool on sim slots; the test plays the device through `device`.
+struct SimPool {
+  std::shared_ptr<SimTimestampSlots> device;
+  std::unique_ptr<TimestampQueryPool> pool;
+  TimestampQueryPool* operator->() const { return pool.get(); }
+};
+
+SimPool make_sim_pool(const QueryPoolDesc& desc, TickFormat ticks = {}, bool can_time = true) {
+  SimPool p;
+  p.device = SimTimestampSlots::create({.count = desc.max_queries, .ticks = ticks, .can_time = can_time});
+  p.pool = TimestampQueryPool::create(p.device, desc).value();
+  return p;
+}
+
+SimPool make_pool(uint32_t max_queries = 8) {
+  return make_sim_pool(QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
 }
 
 // Plays the device: writes begin/end for uid's pair.
-void complete(SimTimestampQueryPool& pool, const std::string& u, uint64_t begin, uint64_t end) {
-  const auto off = pool.query_offset(u);
+void complete(SimPool& p, const std::string& u, uint64_t begin, uint64_t end) {
+  const auto off = p->query_offset(u);
   ASSERT_TRUE(off.has_value()) << u;
-  pool.device_write(*off, begin);
-  pool.device_write(*off + 1, end);
+  p.device->complete(*off, begin);
+  p.device->complete(*off + 1, end);
 }
 
 TEST(QueryPool, DefaultsFollowSeed) {
-  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{});
+  auto pool = make_sim_pool(QueryPoolDesc{});
   EXPECT_EQ(pool->max_queries(), 2048u);
   EXPECT_EQ(pool->current_query_index(), 0u);
   EXPECT_TRUE(pool->track_timestamp());
@@ -51,7 +66,7 @@ TEST(QueryPool, RefusesOtherKindAndMalformedUids) {
 }
 
 TEST(QueryPool, NoAllocationWhenTrackingOff) {
-  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.kind = QueryKind::compute}, {}, false);
+  auto pool = make_sim_pool(QueryPoolDesc{.kind = QueryKind::compute}, {}, false);
   EXPECT_FALSE(pool->track_timestamp());
   EXPECT_FALSE(pool->allocate_queries_for_context(uid(0, 1), 1));
 }
@@ -60,8 +75,8 @@ TEST(QueryPool, ResolvedDurationsMapToTheirUid) {
   auto pool = make_pool();
   pool->allocate_queries_for_context(uid(0, 3), 3);
   pool->allocate_queries_for_context(uid(1, 3), 3);
-  complete(*pool, uid(0, 3), 1000, 1500);
-  complete(*pool, uid(1, 3), 2000, 4000);
+  complete(pool, uid(0, 3), 1000, 1500);
+  complete(pool, uid(1, 3), 2000, 4000);
   auto t = pool->resolve_queries_async();
   ASSERT_TRUE(t.is_ready());
   EXPECT_EQ(t.summary().resolved_ok, 2u);
@@ -76,19 +91,19 @@ TEST(QueryPool, ResolvedDurationsMapToTheirUid) {
 }
 
 TEST(QueryPool, TickPeriodIsHonoured) {
-  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
+  auto pool = make_sim_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
                                             TickFormat::from_period_ns(41.666668, 64));
   pool->allocate_queries_for_context(uid(0, 1), 1);
-  complete(*pool, uid(0, 1), 0, 24'000'000);  // one second of 24 MHz ticks
+  complete(pool, uid(0, 1), 0, 24'000'000);  // one second of 24 MHz ticks
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 1'000'000'000);
 }
 
 TEST(QueryPool, WrapAroundAt32Bits) {
-  auto pool = SimTimestampQueryPool::create(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
+  auto pool = make_sim_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
                                             TickFormat::from_period_ns(1.0, 32));
   pool->allocate_queries_for_context(uid(0, 1), 1);
-  complete(*pool, uid(0, 1), 0xFFFFFF00ull, 0x100ull);
+  complete(pool, uid(0, 1), 0xFFFFFF00ull, 0x100ull);
   (void)pool->resolve_queries_async();
   const auto r = pool->timestamp(uid(0, 1));
   EXPECT_EQ(r.status, QueryStatus::ok);
@@ -100,7 +115,7 @@ TEST(QueryPool, UnwrittenIsNotReadyNotZero) {
   pool->allocate_queries_for_context(uid(0, 1), 1);
   EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::not_ready);
   EXPECT_FALSE(pool->has_timestamp_query(uid(0, 1)));
-  pool->device_write(0, 10);  // begin only
+  pool.device->complete(0, 10);  // begin only
   auto t = pool->resolve_queries_async();
   EXPECT_FALSE(t.is_ready());
   EXPECT_EQ(t.summary().still_pending, 1u);
@@ -123,7 +138,7 @@ TEST(QueryPool, PendingResolveIsSharedUntilDone) {
   pool->allocate_queries_for_context(uid(1, 1), 1);
   auto second = pool->resolve_queries_async();
   EXPECT_TRUE(second.same_as(first));
-  complete(*pool, uid(0, 1), 5, 9);
+  complete(pool, uid(0, 1), 5, 9);
   auto third = pool->resolve_queries_async();
   EXPECT_TRUE(third.same_as(first));
   EXPECT_TRUE(first.is_ready());
@@ -138,15 +153,15 @@ TEST(QueryPool, FullPoolResolvesWrittenPairsAndReuses) {
   auto pool = make_pool(4);  // two pairs
   pool->allocate_queries_for_context(uid(0, 1), 1);
   pool->allocate_queries_for_context(uid(1, 1), 1);
-  complete(*pool, uid(0, 1), 100, 300);
-  complete(*pool, uid(1, 1), 400, 700);
+  complete(pool, uid(0, 1), 100, 300);
+  complete(pool, uid(1, 1), 400, 700);
   // Full: allocation resolves what is written and reuses the slots.
   const auto off = pool->allocate_queries_for_context(uid(0, 2), 2);
   ASSERT_TRUE(off.has_value());
   EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 200);
   EXPECT_EQ(pool->timestamp(uid(1, 1)).duration_ns, 300);
   EXPECT_EQ(pool->overflow_count(), 0u);
-  EXPECT_GE(pool->reset_count(), 6u);
+  EXPECT_GE(pool.device->slots_reset(), 6u);
 }
 
 TEST(QueryPool, FullPoolNeverDropsUnreadResults) {
@@ -157,8 +172,8 @@ TEST(QueryPool, FullPoolNeverDropsUnreadResults) {
   EXPECT_FALSE(pool->allocate_queries_for_context(uid(2, 1), 1).has_value());
   EXPECT_EQ(pool->timestamp(uid(2, 1)).status, QueryStatus::overflowed);
   EXPECT_EQ(pool->overflow_count(), 1u);
-  complete(*pool, uid(0, 1), 10, 20);
-  complete(*pool, uid(1, 1), 30, 50);
+  complete(pool, uid(0, 1), 10, 20);
+  complete(pool, uid(1, 1), 30, 50);
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 1)).duration_ns, 10);
   EXPECT_EQ(pool->timestamp(uid(1, 1)).duration_ns, 20);
@@ -170,8 +185,8 @@ TEST(QueryPool, LateWriteIntoReusedSlotIsDetected) {
   pool->retire_frame(1);  // frame 1 finished without writing: its pair frees up
   EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::invalid);
   ASSERT_EQ(pool->allocate_queries_for_context(uid(0, 2), 2), 0u);
-  pool->device_write_late(0, 111);  // frame 1's write lands after the reuse
-  pool->device_write_late(1, 222);
+  pool.device->complete_late(0, 111);  // frame 1's write lands after the reuse
+  pool.device->complete_late(1, 222);
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 2)).status, QueryStatus::invalid);
   EXPECT_EQ(pool->late_result_count(), 1u);
@@ -182,12 +197,12 @@ TEST(QueryPool, LateWriteDetectedByTickFloorWithoutGenerations) {
   // tick already seen complete is a late write.
   auto pool = make_pool(4);
   pool->allocate_queries_for_context(uid(0, 1), 1);
-  complete(*pool, uid(0, 1), 1000, 2000);
+  complete(pool, uid(0, 1), 1000, 2000);
   (void)pool->resolve_queries_async();
   pool->allocate_queries_for_context(uid(0, 2), 2);
   const uint32_t off = *pool->query_offset(uid(0, 2));
-  pool->device_write_late(off, 500);  // generation older
-  pool->device_write_late(off + 1, 900);
+  pool.device->complete_late(off, 500);  // generation older
+  pool.device->complete_late(off + 1, 900);
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 2)).status, QueryStatus::invalid);
 }
@@ -195,7 +210,7 @@ TEST(QueryPool, LateWriteDetectedByTickFloorWithoutGenerations) {
 TEST(QueryPool, EndBeforeBeginIsInvalid) {
   auto pool = make_pool();
   pool->allocate_queries_for_context(uid(0, 1), 1);
-  complete(*pool, uid(0, 1), 5000, 4000);
+  complete(pool, uid(0, 1), 5000, 4000);
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::invalid);
 }
@@ -203,8 +218,8 @@ TEST(QueryPool, EndBeforeBeginIsInvalid) {
 TEST(QueryPool, DisjointIsReported) {
   auto pool = make_pool();
   pool->allocate_queries_for_context(uid(0, 1), 1);
-  complete(*pool, uid(0, 1), 10, 20);
-  pool->device_mark_disjoint(1);
+  complete(pool, uid(0, 1), 10, 20);
+  pool.device->mark_disjoint(1);
   (void)pool->resolve_queries_async();
   EXPECT_EQ(pool->timestamp(uid(0, 1)).status, QueryStatus::disjoint);
   EXPECT_FALSE(pool->last_value().has_value());
@@ -216,13 +231,13 @@ TEST(QueryPool, LastValueIsNewestCompleteFrame) {
     pool->allocate_queries_for_context(uid(0, f), f);
     pool->allocate_queries_for_context(uid(1, f), f);
   }
-  complete(*pool, uid(0, 1), 0, 1'000'000);
-  complete(*pool, uid(1, 1), 1'000'000, 3'000'000);
-  complete(*pool, uid(0, 2), 4'000'000, 5'000'000);  // frame 2 half done
+  complete(pool, uid(0, 1), 0, 1'000'000);
+  complete(pool, uid(1, 1), 1'000'000, 3'000'000);
+  complete(pool, uid(0, 2), 4'000'000, 5'000'000);  // frame 2 half done
   (void)pool->resolve_queries_async();
   ASSERT_TRUE(pool->last_value().has_value());
   EXPECT_DOUBLE_EQ(*pool->last_value(), 3.0);
-  complete(*pool, uid(1, 2), 5'000'000, 9'000'000);
+  complete(pool, uid(1, 2), 5'000'000, 9'000'000);
   (void)pool->resolve_queries_async();
   (void)pool->resolve_queries_async();
   EXPECT_DOUBLE_EQ(*pool->last_value(), 5.0);
@@ -230,11 +245,11 @@ TEST(QueryPool, LastValueIsNewestCompleteFrame) {
 }
 
 TEST(QueryPool, ResultMapIsBounded) {
-  auto pool = SimTimestampQueryPool::create(
+  auto pool = make_sim_pool(
       QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute, .retained_frames = 3});
   for (uint64_t f = 1; f <= 50; ++f) {
     ASSERT_TRUE(pool->allocate_queries_for_context(uid(0, f), f).has_value());
-    complete(*pool, uid(0, f), f * 100, f * 100 + 10);
+    complete(pool, uid(0, f), f * 100, f * 100 + 10);
     (void)pool->resolve_queries_async();
   }
   EXPECT_EQ(pool->timestamp_frames(), (std::vector<uint64_t>{48, 49, 50}));

@@ -65,8 +65,8 @@ struct Recorder {
 class ProfilerVulkanTest : public VulkanTest {
  protected:
   void make(GpuProfilerDesc desc = {.max_zones_per_frame = 64}) {
-    auto w = VulkanTimestampWriter::create(
-        *ctx_, {.query_count = 2 * desc.max_zones_per_frame * (desc.frames_in_flight + 1)});
+    auto w = VulkanTimestampSlots::create(
+        *ctx_, {.count = GpuProfiler::slots_needed(desc), .require_host_reset = true});
     ASSERT_TRUE(w) << w.error().message;
     writer_ = w.value();
     auto p = GpuProfiler::create(writer_, desc);
@@ -103,7 +103,7 @@ class ProfilerVulkanTest : public VulkanTest {
     }
   }
 
-  std::shared_ptr<VulkanTimestampWriter> writer_;
+  std::shared_ptr<VulkanTimestampSlots> writer_;
   std::unique_ptr<GpuProfiler> prof_;
   std::unique_ptr<VulkanComputeWorkload> work_;
 };

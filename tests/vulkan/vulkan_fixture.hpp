@@ -66,7 +66,7 @@ struct FrameResult {
 // frame, then collects that frame's per-uid results.
 // `Work` is VulkanComputeWorkload or VulkanFragmentWorkload.
 template <class Work>
-std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, VulkanTimestampQueryPool& pool, uint32_t frames,
+std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, TimestampQueryPool& pool, uint32_t frames,
                                     const std::function<std::vector<WorkloadPass>(uint64_t)>& make_passes) {
   constexpr uint32_t kInFlight = 2;
   auto ring_r = VulkanFrameRing::create(ctx, kInFlight);

@@ -19,7 +19,7 @@ class VulkanFragmentTest : public VulkanTest {
     auto w = VulkanFragmentWorkload::create(*ctx_, size);
     ASSERT_TRUE(w) << w.error().message;
     work_ = std::move(w.value());
-    auto p = VulkanTimestampQueryPool::create(*ctx_, QueryPoolDesc{.max_queries = 64, .kind = QueryKind::render});
+    auto p = create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 64, .kind = QueryKind::render});
     ASSERT_TRUE(p) << p.error().message;
     pool_ = std::move(p.value());
   }
@@ -29,7 +29,7 @@ class VulkanFragmentTest : public VulkanTest {
     VulkanTest::TearDown();
   }
   std::unique_ptr<VulkanFragmentWorkload> work_;
-  std::unique_ptr<VulkanTimestampQueryPool> pool_;
+  std::unique_ptr<TimestampQueryPool> pool_;
 };
 
 TEST_F(VulkanFragmentTest, FourPassesAreEachTimed) {
@@ -95,7 +95,7 @@ TEST_F(VulkanFragmentTest, RejectsSizesBeyondTheDevice) {
 
 TEST_F(VulkanFragmentTest, ComputePoolRefusesRenderUids) {
   ASSERT_NO_FATAL_FAILURE(make({16, 16}));
-  auto compute_pool = VulkanTimestampQueryPool::create(*ctx_, QueryPoolDesc{.max_queries = 8, .kind = QueryKind::compute});
+  auto compute_pool = create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 8, .kind = QueryKind::compute});
   ASSERT_TRUE(compute_pool);
   const auto frames = run_frames(*ctx_, *work_, **compute_pool, 1, [](uint64_t f) {
     return std::vector<WorkloadPass>{{render_uid(0, f), 1}};

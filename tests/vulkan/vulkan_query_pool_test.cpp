@@ -1,4 +1,4 @@
-// VulkanTimestampQueryPool with real compute dispatches (lavapipe on CI),
+// The seed-000 pool on VulkanTimestampSlots with real compute dispatches (lavapipe on CI),
 // validation layer on.
 #include <algorithm>
 #include <cstdio>
@@ -15,17 +15,22 @@ class VulkanPoolTest : public VulkanTest {
     auto w = VulkanComputeWorkload::create(*ctx_, size);
     ASSERT_TRUE(w) << w.error().message;
     work_ = std::move(w.value());
-    auto p = VulkanTimestampQueryPool::create(*ctx_, QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
+    auto slots = VulkanTimestampSlots::create(*ctx_, {.count = max_queries});
+    ASSERT_TRUE(slots) << slots.error().message;
+    slots_ = slots.value();
+    auto p = TimestampQueryPool::create(slots_, QueryPoolDesc{.max_queries = max_queries, .kind = QueryKind::compute});
     ASSERT_TRUE(p) << p.error().message;
     pool_ = std::move(p.value());
   }
   void TearDown() override {
     pool_.reset();
+    slots_.reset();
     work_.reset();
     VulkanTest::TearDown();
   }
   std::unique_ptr<VulkanComputeWorkload> work_;
-  std::unique_ptr<VulkanTimestampQueryPool> pool_;
+  std::shared_ptr<VulkanTimestampSlots> slots_;
+  std::unique_ptr<TimestampQueryPool> pool_;
 };
 
 TEST_F(VulkanPoolTest, ComputeDispatchesHavePositiveDurations) {
@@ -98,7 +103,7 @@ TEST_F(VulkanPoolTest, ResultsMapToTheirUidAndFrame) {
 
 // A pool of two pairs, three passes per frame, two frames in flight: some
 // passes find no free pair. No result that was written may be lost.
-void check_tiny_pool(VulkanContext& ctx, VulkanComputeWorkload& work, VulkanTimestampQueryPool& pool) {
+void check_tiny_pool(VulkanContext& ctx, VulkanComputeWorkload& work, TimestampQueryPool& pool) {
   const auto frames = run_frames(ctx, work, pool, 12, [](uint64_t f) {
     return std::vector<ComputePass>{{pass_uid(0, f), 4}, {pass_uid(1, f), 4}, {pass_uid(2, f), 4}};
   });
@@ -126,7 +131,7 @@ void check_tiny_pool(VulkanContext& ctx, VulkanComputeWorkload& work, VulkanTime
 
 TEST_F(VulkanPoolTest, TinyPoolOverflowLosesNoWrittenResult) {
   ASSERT_NO_FATAL_FAILURE(make(4, {64, 64}));
-  ASSERT_TRUE(pool_->uses_host_reset()) << "lavapipe has host query reset";
+  ASSERT_TRUE(slots_->uses_host_reset()) << "lavapipe has host query reset";
   check_tiny_pool(*ctx_, *work_, *pool_);
 }
 
@@ -135,7 +140,7 @@ TEST_F(VulkanPoolTest, TinyPoolWithCommandBufferResets) {
   desc.host_query_reset = false;
   ASSERT_NO_FATAL_FAILURE(open(desc));
   ASSERT_NO_FATAL_FAILURE(make(4, {64, 64}));
-  EXPECT_FALSE(pool_->uses_host_reset());
+  EXPECT_FALSE(slots_->uses_host_reset());
   check_tiny_pool(*ctx_, *work_, *pool_);
 }
 
@@ -234,7 +239,7 @@ TEST_F(VulkanPoolTest, LavapipeReadsWaitForIdleIsDetected) {
 }
 
 TEST_F(VulkanPoolTest, RejectsOddCapacity) {
-  auto p = VulkanTimestampQueryPool::create(*ctx_, QueryPoolDesc{.max_queries = 3, .kind = QueryKind::compute});
+  auto p = create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 3, .kind = QueryKind::compute});
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().message.find("even"), std::string::npos);
 }

@@ -219,8 +219,8 @@ std::string lower(std::string s) {
 
 namespace cuda_detail {
 
-RawQuery decode_stamp(uint64_t tag, uint64_t ticks, uint64_t expected_generation) {
-  RawQuery q;
+DecodedStamp decode_stamp(uint64_t tag, uint64_t ticks, uint64_t expected_generation) {
+  DecodedStamp q;
   if (tag == 0) return q;  // not written since the reset
   q.available = true;
   q.ticks = ticks;
@@ -342,23 +342,20 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices() {
 }
 
 // ---------------------------------------------------------------------------
-// Timestamp query pool
+// Timestamp slots
 // ---------------------------------------------------------------------------
 
-CudaTimestampQueryPool::CudaTimestampQueryPool(const QueryPoolDesc& desc, int device,
-                                               bool timing_events)
-    : TimestampQueryPool(desc, kCudaGlobaltimerTicks, true),
+CudaTimestampSlots::CudaTimestampSlots(uint32_t count, int device, bool timing_events)
+    : count_(count),
       device_(device),
       timing_events_(timing_events),
-      slot_generation_(max_queries(), 0),
-      events_(max_queries(), nullptr),
-      event_generation_(max_queries(), 0) {}
+      slot_generation_(count, 0),
+      events_(count, nullptr),
+      event_generation_(count, 0) {}
 
-Result<std::unique_ptr<CudaTimestampQueryPool>> CudaTimestampQueryPool::create(
-    const CudaQueryPoolDesc& desc) {
-  if (desc.pool.max_queries < 2 || desc.pool.max_queries % 2 != 0) {
-    return make_error("CUDA pool: max_queries = " + std::to_string(desc.pool.max_queries) +
-                      " must be even and >= 2");
+Result<std::shared_ptr<CudaTimestampSlots>> CudaTimestampSlots::create(const CudaTimestampSlotsDesc& desc) {
+  if (desc.count < 2) {
+    return make_error("CUDA slots: count = " + std::to_string(desc.count) + " must be >= 2");
   }
   auto device = resolve_device(desc.device);
   if (!device) return device.error();
@@ -368,53 +365,67 @@ Result<std::unique_ptr<CudaTimestampQueryPool>> CudaTimestampQueryPool::create(
   if (auto ok = require_kernel_arch(*device); !ok) return ok.error();
   if (auto ok = preload(*device); !ok) return ok.error();
 
-  std::unique_ptr<CudaTimestampQueryPool> pool(
-      new CudaTimestampQueryPool(desc.pool, *device, desc.cross_check_events));
-  auto block = alloc_mapped(sizeof(cd::StampSlot) * pool->max_queries());
+  std::shared_ptr<CudaTimestampSlots> slots(
+      new CudaTimestampSlots(desc.count, *device, desc.cross_check_events));
+  auto block = alloc_mapped(sizeof(cd::StampSlot) * desc.count);
   if (!block) return block.error();
-  pool->host_slots_ = block->host;
-  pool->device_slots_ = block->device;
+  slots->host_slots_ = block->host;
+  slots->device_slots_ = block->device;
   const unsigned flags = desc.cross_check_events ? cudaEventDefault : cudaEventDisableTiming;
-  for (auto& ev : pool->events_) {
+  for (auto& ev : slots->events_) {
     const cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
     if (e != cudaSuccess)
-      return cuda_fail("cudaEventCreateWithFlags", e);  // the pool's destructor frees the rest
+      return cuda_fail("cudaEventCreateWithFlags", e);  // the destructor frees the rest
   }
-  return pool;
+  return slots;
 }
 
-CudaTimestampQueryPool::~CudaTimestampQueryPool() { dispose(); }
+CudaTimestampSlots::~CudaTimestampSlots() {
+  DeviceScope scope(device_);
+  // A stamp kernel still queued would write into freed memory: wait for each
+  // slot's latest record first (its event follows its stamp in the stream).
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i] && event_generation_[i] != 0) (void)cudaEventSynchronize(events_[i]);
+  }
+  for (auto& ev : events_) {
+    if (ev) (void)cudaEventDestroy(ev);
+  }
+  if (host_slots_) (void)cudaFreeHost(host_slots_);
+}
 
-Result<void> CudaTimestampQueryPool::write_timestamp(CudaStream stream, uint32_t query) {
-  if (is_disposed()) return make_error("CUDA pool: write_timestamp on a disposed pool");
-  if (query >= max_queries()) {
-    return make_error("CUDA pool: query " + std::to_string(query) +
-                      " is out of range (max_queries " + std::to_string(max_queries()) + ")");
+Result<void> CudaTimestampSlots::write_timestamp(CudaStream stream, uint32_t slot) {
+  if (slot >= count_) {
+    return make_error("CUDA slots: slot " + std::to_string(slot) + " is out of range (count " +
+                      std::to_string(count_) + ")");
   }
-  const uint64_t generation = slot_generation_[query];
+  const uint64_t generation = slot_generation_[slot];
   if (generation == 0) {
-    return make_error("CUDA pool: query " + std::to_string(query) +
-                      " was never allocated (use allocate_queries_for_context's offset)");
+    return make_error("CUDA slots: slot " + std::to_string(slot) +
+                      " was never allocated (reset); use allocate_queries_for_context's offset");
   }
-  auto* slot = static_cast<cd::StampSlot*>(device_slots_) + query;
-  cudaError_t e = cd::launch_stamp(stream, slot, generation);
+  auto* stamp = static_cast<cd::StampSlot*>(device_slots_) + slot;
+  cudaError_t e = cd::launch_stamp(stream, stamp, generation);
   if (e != cudaSuccess) return cuda_fail("launching the timestamp kernel", e);
-  e = cudaEventRecord(events_[query], stream);
+  e = cudaEventRecord(events_[slot], stream);
   if (e != cudaSuccess) return cuda_fail("cudaEventRecord", e);
-  event_generation_[query] = generation;
+  event_generation_[slot] = generation;
   return {};
 }
 
-CudaTimestampQueryPool::EventSpan CudaTimestampQueryPool::event_elapsed(
-    uint32_t begin_query) const {
+void CudaTimestampSlots::write(GpuCommandStream stream, uint32_t slot, TimestampEdge /*edge*/) {
+  if (!write_timestamp(static_cast<CudaStream>(stream), slot)) {
+    write_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+CudaTimestampSlots::EventSpan CudaTimestampSlots::event_elapsed(uint32_t begin_slot) const {
   EventSpan span;
-  if (!timing_events_ || is_disposed() || begin_query + 1 >= max_queries() ||
-      begin_query % 2 != 0) {
+  if (!timing_events_ || begin_slot + 1 >= count_ || begin_slot % 2 != 0) {
     return span;  // missing
   }
-  const uint64_t g = event_generation_[begin_query];
-  if (g == 0 || event_generation_[begin_query + 1] != g) return span;
-  for (uint32_t q : {begin_query, begin_query + 1}) {
+  const uint64_t g = event_generation_[begin_slot];
+  if (g == 0 || event_generation_[begin_slot + 1] != g) return span;
+  for (uint32_t q : {begin_slot, begin_slot + 1}) {
     const cudaError_t e = cudaEventQuery(events_[q]);
     if (e == cudaErrorNotReady) {
       span.status = QueryStatus::not_ready;
@@ -426,7 +437,7 @@ CudaTimestampQueryPool::EventSpan CudaTimestampQueryPool::event_elapsed(
     }
   }
   float ms = 0.0f;
-  const cudaError_t e = cudaEventElapsedTime(&ms, events_[begin_query], events_[begin_query + 1]);
+  const cudaError_t e = cudaEventElapsedTime(&ms, events_[begin_slot], events_[begin_slot + 1]);
   if (e == cudaErrorNotReady) {
     span.status = QueryStatus::not_ready;
   } else if (e != cudaSuccess) {
@@ -438,44 +449,45 @@ CudaTimestampQueryPool::EventSpan CudaTimestampQueryPool::event_elapsed(
   return span;
 }
 
-void CudaTimestampQueryPool::read_queries(uint32_t first, uint32_t count, std::span<RawQuery> out) {
+void CudaTimestampSlots::read(uint32_t first, std::span<SlotReading> out) {
   auto* slots = static_cast<cd::StampSlot*>(host_slots_);
-  for (uint32_t i = 0; i < count; ++i) {
-    if (!slots) {
-      out[i] = RawQuery{};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t q = first + i;
+    if (!slots || q >= count_) {
+      out[i] = SlotReading{};
       continue;
     }
-    cd::StampSlot& s = slots[first + i];
+    cd::StampSlot& s = slots[q];
     const uint64_t tag = load_acquire(s.tag);  // then the value: it was written before the tag
     const uint64_t ticks = load_relaxed(s.ticks);
-    out[i] = cd::decode_stamp(tag, ticks, slot_generation_[first + i]);
+    const cd::DecodedStamp d = cd::decode_stamp(tag, ticks, slot_generation_[q]);
+    out[i].ticks = d.ticks;
+    out[i].available = d.available ? 1u : 0u;
+    out[i].flags = d.available && d.generation != slot_generation_[q] ? SlotReading::kLate : 0u;
   }
 }
 
-void CudaTimestampQueryPool::reset_queries(uint32_t first, uint32_t count, uint64_t generation) {
+void CudaTimestampSlots::reset(uint32_t first, uint32_t count, bool /*previous_use_done*/) {
+  // The generation tag catches a late stamp, so the host may reset at once.
   auto* slots = static_cast<cd::StampSlot*>(host_slots_);
-  for (uint32_t i = 0; i < count; ++i) {
-    slot_generation_[first + i] = generation;
+  const uint64_t generation = next_generation_++;
+  for (uint32_t q = first; q < first + count && q < count_; ++q) {
+    slot_generation_[q] = generation;
     if (!slots) continue;
-    store_relaxed(slots[first + i].tag, 0);
-    store_relaxed(slots[first + i].ticks, 0);
+    store_relaxed(slots[q].tag, 0);
+    store_relaxed(slots[q].ticks, 0);
   }
 }
 
-void CudaTimestampQueryPool::release_device_objects() {
-  DeviceScope scope(device_);
-  // A stamp kernel still queued would write into freed memory: wait for each
-  // slot's latest record first (its event follows its stamp in the stream).
-  for (size_t i = 0; i < events_.size(); ++i) {
-    if (events_[i] && event_generation_[i] != 0) (void)cudaEventSynchronize(events_[i]);
+Result<std::unique_ptr<TimestampQueryPool>> create_cuda_query_pool(const CudaQueryPoolDesc& desc) {
+  if (desc.pool.max_queries < 2 || desc.pool.max_queries % 2 != 0) {
+    return make_error("CUDA pool: max_queries = " + std::to_string(desc.pool.max_queries) +
+                      " must be even and >= 2");
   }
-  for (auto& ev : events_) {
-    if (ev) (void)cudaEventDestroy(ev);
-    ev = nullptr;
-  }
-  if (host_slots_) (void)cudaFreeHost(host_slots_);
-  host_slots_ = nullptr;
-  device_slots_ = nullptr;
+  auto slots = CudaTimestampSlots::create(
+      {.count = desc.pool.max_queries, .device = desc.device, .cross_check_events = desc.cross_check_events});
+  if (!slots) return slots.error();
+  return TimestampQueryPool::create(std::move(slots.value()), desc.pool);
 }
 
 // ---------------------------------------------------------------------------
@@ -818,7 +830,7 @@ Result<GpuFrameTiming> CudaLatencyDevice::wait_frame(uint64_t frame_id) {
   t.fence_status = QueryStatus::ok;
   t.fence_wake_ns = wake;
   const size_t index = static_cast<size_t>(it - slots_.begin());
-  RawQuery q[2];
+  cd::DecodedStamp q[2];
   for (int end = 0; end < 2; ++end) {
     cd::StampSlot* s = host_stamp(index, end);
     const uint64_t tag = load_acquire(s->tag);

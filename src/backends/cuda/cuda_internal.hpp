@@ -8,7 +8,6 @@
 
 #include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
-#include "latlab/timestamp_query_pool.hpp"
 
 namespace latlab::cuda_detail {
 
@@ -16,11 +15,19 @@ namespace latlab::cuda_detail {
 // interleaved): nonzero and never handed out by the pool in practice.
 inline constexpr uint64_t kUnknownGeneration = ~0ull;
 
+// One stamp slot as decoded: written or not, its value, and the generation
+// of the use that wrote it.
+struct DecodedStamp {
+  bool available = false;
+  uint64_t ticks = 0;
+  uint64_t generation = 0;
+};
+
 // Interprets one stamp slot read from mapped memory (see StampSlot):
 // tag 0 -> not available; consistent with `expected` -> available with that
 // generation; consistent with another generation -> available with it (a late
 // write); consistent with none -> available with kUnknownGeneration.
-RawQuery decode_stamp(uint64_t tag, uint64_t ticks, uint64_t expected_generation);
+DecodedStamp decode_stamp(uint64_t tag, uint64_t ticks, uint64_t expected_generation);
 
 // Picks a device from `selector`: "" -> 0; all digits -> that ordinal; else
 // the first name containing it (case-insensitive). Error lists the devices.

@@ -155,7 +155,7 @@ void VulkanComputeWorkload::record_dispatch(VkCommandBuffer cmd, uint32_t comple
 
 std::vector<std::optional<uint32_t>> VulkanComputeWorkload::record(VkCommandBuffer cmd,
                                                                    std::span<const ComputePass> passes,
-                                                                   uint64_t frame_id, VulkanTimestampQueryPool* pool) {
+                                                                   uint64_t frame_id, TimestampQueryPool* pool) {
   std::vector<std::optional<uint32_t>> offsets(passes.size());
   for (uint32_t i = 0; i < passes.size(); ++i) {
     const ComputePass& p = passes[i];

@@ -326,7 +326,7 @@ void VulkanFragmentWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexit
 std::vector<std::optional<uint32_t>> VulkanFragmentWorkload::record(VkCommandBuffer cmd,
                                                                     std::span<const WorkloadPass> passes,
                                                                     uint64_t frame_id,
-                                                                    VulkanTimestampQueryPool* pool) {
+                                                                    TimestampQueryPool* pool) {
   std::vector<std::optional<uint32_t>> offsets(passes.size());
   for (uint32_t i = 0; i < passes.size(); ++i) {
     const WorkloadPass& p = passes[i];

@@ -24,13 +24,11 @@ Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const V
   info.calibration_estimated = caps.calibration_estimated;
   info.missing = caps.missing;
 
-  // Two queries per frame in flight, with room to spare; one pool per uid kind.
-  for (const QueryKind kind : {QueryKind::compute, QueryKind::render}) {
-    auto pool = VulkanTimestampQueryPool::create(
-        c, QueryPoolDesc{.max_queries = 4 * kMaxFramesInFlight, .kind = kind, .retained_frames = 4});
-    if (!pool) return pool.error();
-    (kind == QueryKind::compute ? dev->compute_pool_ : dev->render_pool_) = std::move(pool.value());
-  }
+  // A begin/end pair of slots per frame in flight: ring slot i owns slots
+  // 2i and 2i+1, so the frame path needs no uid, map or string.
+  auto slots = VulkanTimestampSlots::create(c, {.count = 2 * kMaxFramesInFlight});
+  if (!slots) return slots.error();
+  dev->slots_ = std::move(slots.value());
   auto ring = VulkanFrameRing::create(c, kMaxFramesInFlight);
   if (!ring) return ring.error();
   dev->ring_ = std::move(ring.value());
@@ -52,7 +50,7 @@ Result<void> VulkanLatencyDevice::ensure_workload(const FrameWorkload& work) {
   }
   // The old targets may be in use by frames in flight. Waiting for them here
   // would hide when they completed from wait_frame(), so refuse instead.
-  for (const InFlight& f : slots_) {
+  for (const InFlight& f : slots_in_flight_) {
     if (f.used && f.fragment == fragment) {
       return make_error("the workload size changed while frame " + std::to_string(f.frame_id) +
                         " is in flight; wait_frame() for every frame first");
@@ -76,10 +74,10 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
   if (auto why = frame_workload_error(work)) return make_error(*why);
   std::optional<uint32_t> slot;
   for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
-    if (slots_[i].used && slots_[i].frame_id == frame_id) {
+    if (slots_in_flight_[i].used && slots_in_flight_[i].frame_id == frame_id) {
       return make_error("frame " + std::to_string(frame_id) + " is already in flight");
     }
-    if (!slots_[i].used && !slot) slot = i;
+    if (!slots_in_flight_[i].used && !slot) slot = i;
   }
   if (!slot) {
     return make_error(std::to_string(kMaxFramesInFlight) + " frames are in flight already; wait_frame() first");
@@ -88,31 +86,29 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
 
   auto cmd = ring_->begin(*slot);
   if (!cmd) return cmd.error();
-  InFlight& f = slots_[*slot];
+  InFlight& f = slots_in_flight_[*slot];
   f.frame_id = frame_id;
   f.fragment = work.form == WorkloadForm::fragment;
-  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
-  f.uid = (f.fragment ? "r:0:frame:f" : "c:0:frame:f") + std::to_string(frame_id);
-  const auto offset = pool.allocate_queries_for_context(f.uid, frame_id);
-  f.timed = offset.has_value();
+  // The ring slot's previous frame was waited for: its pair is free.
+  const uint32_t pair = 2 * *slot;
+  const bool timed = slots_->can_time();
+  if (timed) slots_->reset(pair, 2, /*previous_use_done=*/true);
   if (f.fragment) {
     // GPU begin before the first render pass, end after the last: both
     // outside render passes.
-    if (offset) pool.write_begin(*cmd, *offset);
+    if (timed) slots_->write(*cmd, pair, TimestampEdge::begin);
     for (uint32_t p = 0; p < work.passes; ++p) fragment_->record_pass(*cmd, work.complexity, p);
   } else {
     // GPU begin: after the barrier that orders this frame after earlier
     // work, before the first dispatch. GPU end: after the last pass.
     for (uint32_t p = 0; p < work.passes; ++p) {
       compute_->record_barrier(*cmd);
-      if (p == 0 && offset) pool.write_begin(*cmd, *offset);
+      if (p == 0 && timed) slots_->write(*cmd, pair, TimestampEdge::begin);
       compute_->record_dispatch(*cmd, work.complexity, p);
     }
   }
-  if (offset) pool.write_end(*cmd, *offset);
+  if (timed) slots_->write(*cmd, pair + 1, TimestampEdge::end);
   if (auto s = ring_->submit(*slot); !s) {
-    // Nothing was submitted: the pair can never be written.
-    pool.retire_frame(frame_id);
     f = InFlight{};
     return s.error();
   }
@@ -123,7 +119,7 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
 Result<GpuFrameTiming> VulkanLatencyDevice::wait_frame(uint64_t frame_id) {
   std::optional<uint32_t> slot;
   for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
-    if (slots_[i].used && slots_[i].frame_id == frame_id) slot = i;
+    if (slots_in_flight_[i].used && slots_in_flight_[i].frame_id == frame_id) slot = i;
   }
   if (!slot) return make_error("frame " + std::to_string(frame_id) + " is not in flight");
   auto done = ring_->wait(*slot, kFrameTimeoutNs);
@@ -136,22 +132,18 @@ Result<GpuFrameTiming> VulkanLatencyDevice::wait_frame(uint64_t frame_id) {
   GpuFrameTiming t;
   t.fence_status = QueryStatus::ok;
   t.fence_wake_ns = wake_ns;
-  InFlight& f = slots_[*slot];
-  VulkanTimestampQueryPool& pool = f.fragment ? *render_pool_ : *compute_pool_;
-  if (f.timed) {
-    // Its fence signalled: the pair is final now (ok, or invalid if the
-    // device never wrote it); retire_frame reads it with availability.
-    pool.retire_frame(frame_id);
-    const TimestampResult r = pool.timestamp(f.uid);
-    t.gpu_status = r.status;
-    if (r.ok()) {
-      t.gpu_begin_ticks = r.begin_ticks;
-      t.gpu_end_ticks = r.end_ticks;
+  if (slots_->can_time()) {
+    // Its fence signalled: the pair is final now (read with availability;
+    // a slot the device never wrote is invalid, never invented).
+    SlotReading pair[2];
+    slots_->read(2 * *slot, pair);
+    t.gpu_status = completed_pair_status(pair[0], pair[1], info_.ticks);
+    if (t.gpu_status == QueryStatus::ok) {
+      t.gpu_begin_ticks = pair[0].ticks & info_.ticks.mask();
+      t.gpu_end_ticks = pair[1].ticks & info_.ticks.mask();
     }
-  } else {
-    t.gpu_status = pool.timestamp(f.uid).status == QueryStatus::overflowed ? QueryStatus::overflowed
-                                                                            : QueryStatus::missing;
   }
+  InFlight& f = slots_in_flight_[*slot];
   f = InFlight{};
   return t;
 }

@@ -1,0 +1,95 @@
+// TimestampSlots: the timestamp port of the backend seam. A backend (Vulkan,
+// CUDA, OpenGL, sim) implements it once; the seed-000 pool
+// (timestamp_query_pool.hpp) and the scoped profiler (profiler.hpp) are thin
+// users of it, so each API has one owner of its query objects and one
+// readback path. Part of the core: no GPU headers.
+//
+// A slot holds one device timestamp. Users write slots into the API's command
+// stream (a begin/end pair around the work they time), read them back with
+// availability and never wait for the device, and reset a slot before each
+// use, its first included.
+//
+// Threads: write() may be called from several recording threads at once,
+// each with its own command stream; read() and reset() from one thread at a
+// time (the pool's owner, the profiler's collector). Backends state more.
+// Ownership: users hold slots through shared_ptr; destroy them only after the
+// device finished every command that writes them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "latlab/query_status.hpp"
+#include "latlab/tick_format.hpp"
+
+namespace latlab {
+
+// The command stream a timestamp is recorded into, as an opaque handle:
+// VkCommandBuffer (a dispatchable handle is a pointer), cudaStream_t, or a
+// SimCommandStream* for the sim backend.
+using GpuCommandStream = void*;
+
+// Which end of a timed span a timestamp marks; backends pick the pipeline
+// stage (Vulkan: begin at the top of the pipe, end at the bottom).
+enum class TimestampEdge : uint8_t { begin, end };
+
+// One slot as read back: 16 bytes, the layout of a Vulkan 64-bit result with
+// its availability word (little-endian), so a Vulkan read lands straight in it.
+struct SlotReading {
+  static constexpr uint32_t kDisjoint = 1;  // the value is discontinuous (clock change)
+  static constexpr uint32_t kLate = 2;      // written by an earlier use of the slot
+  uint64_t ticks = 0;                       // device ticks; meaningful only when available
+  uint32_t available = 0;                   // nonzero: the device has written the slot
+  uint32_t flags = 0;                       // kDisjoint | kLate; 0 from backends that cannot tell
+  bool disjoint() const { return (flags & kDisjoint) != 0; }
+  bool late() const { return (flags & kLate) != 0; }
+};
+static_assert(sizeof(SlotReading) == 16);
+
+// A begin/end pair read once its work has completed (nothing more will be
+// written): ok; disjoint (a discontinuity flagged); or invalid (a slot never
+// written, written by an earlier use, or end before begin).
+inline QueryStatus completed_pair_status(const SlotReading& b, const SlotReading& e,
+                                         const TickFormat& ticks) {
+  if ((b.available & e.available) == 0) [[unlikely]]
+    return QueryStatus::invalid;
+  if (((b.flags | e.flags) & SlotReading::kLate) != 0) [[unlikely]]
+    return QueryStatus::invalid;
+  if (((b.flags | e.flags) & SlotReading::kDisjoint) != 0) [[unlikely]]
+    return QueryStatus::disjoint;
+  if (ticks.signed_delta(b.ticks, e.ticks) < 0) [[unlikely]]
+    return QueryStatus::invalid;
+  return QueryStatus::ok;
+}
+
+class TimestampSlots {
+ public:
+  virtual ~TimestampSlots() = default;
+  TimestampSlots(const TimestampSlots&) = delete;
+  TimestampSlots& operator=(const TimestampSlots&) = delete;
+
+  // Slots [0, slot_count()).
+  virtual uint32_t slot_count() const = 0;
+  // Tick period and valid bits of the values read.
+  virtual TickFormat tick_format() const = 0;
+  // False: the device cannot write timestamps; users then time nothing.
+  virtual bool can_time() const { return true; }
+  // Records "write slot `slot` once the work before it is done" into
+  // `stream`. Must not block; safe for distinct streams concurrently.
+  virtual void write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) = 0;
+  // Non-blocking read of [first, first + out.size()); slots out of range
+  // read as unavailable. Never returns a value of an earlier use as
+  // available unless it flags it kLate.
+  virtual void read(uint32_t first, std::span<SlotReading> out) = 0;
+  // Makes [first, first + count) writable again for a new use.
+  // `previous_use_done`: every command that wrote these slots before has
+  // finished on the device (its fence signalled). Backends that reset on the
+  // host need it; without it they reset in the next stream that writes the
+  // slot (and until then read the old value as unavailable).
+  virtual void reset(uint32_t first, uint32_t count, bool previous_use_done) = 0;
+
+ protected:
+  TimestampSlots() = default;
+};
+
+}  // namespace latlab
