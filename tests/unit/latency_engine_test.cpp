@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 
+#include "latency/lockstep.hpp"
 #include "latlab/latency_run.hpp"
 #include "latlab/sim.hpp"
 #include "latlab/tick_mapper.hpp"

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "latency/lockstep.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {
