@@ -30,6 +30,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
@@ -187,7 +188,7 @@ struct SimDesc {
   SimClockDesc clock{};
   // The host domain pairs are reported in; "": no calibration (sample_calibration
   // fails; reported missing).
-  std::string calibration_domain = "CLOCK_MONOTONIC";
+  std::string calibration_domain = kHostClockName;
   bool can_time = true;     // false: no GPU timestamps (status missing; reported missing)
   bool runs_frames = true;  // false: a clock-only device (submit/wait fail; can_time false)
   SimFrameScript frame{};   // every frame's script, unless `script` is set
@@ -201,7 +202,7 @@ struct SimDesc {
   uint32_t fail_every = 0;
   QueryStatus fail_status = QueryStatus::invalid;
   SimTime time = SimTime::real;
-  int64_t time_scale = 100;                  // SimTime::scaled: x faster (>= 1)
+  int64_t time_scale = 100;                  // SimTime::scaled: x faster (>= 1; default 100)
   int64_t virtual_start_ns = 1'000'000'000;  // SimTime::virtual_time: now at creation
 };
 

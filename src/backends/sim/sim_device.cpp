@@ -2,10 +2,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 
-#include "latlab/host_clock.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {
