@@ -15,7 +15,7 @@
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim_clock.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -12,7 +12,7 @@
 #include "command.hpp"
 #include "latlab/clock_study.hpp"
 #include "latlab/device_factory.hpp"
-#include "latlab/sim_clock_device.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -119,7 +119,7 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     SimClockDesc clock;
     clock.drift_ppm = o.sim_drift_ppm;
     clock.offset_ns = 1'000'000'000;
-    device = make_sim_clock_device(clock);
+    device = std::make_unique<SimDevice>(sim_clock_desc(clock));
   } else {
     // The sim backend's clock device is the one with a drifting clock.
     const std::string selected = o.backend == "sim" && o.device.empty() ? "clock" : o.device;

@@ -7,13 +7,12 @@
 //  * ScaledHostTime - the host clock running `scale` times faster (sim backend
 //                     only: long runs in short wall time, e.g. the RSS check).
 //                     Sleeps for real, for 1/scale of the span.
-//  * VirtualHostTime- time moves only when someone sleeps: sleep_until(t)
-//                     sets now to max(now, t). Exact and instantaneous.
+// (The sim backend also runs on a virtual time that moves only when someone
+// sleeps: SimTime::virtual_time in latlab/sim.hpp.)
 //
-// Thread safety: all three are safe to call from any thread.
+// Thread safety: both are safe to call from any thread.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "latlab/host_clock.hpp"
@@ -58,24 +57,6 @@ class ScaledHostTime final : public HostTime {
  private:
   int64_t scale_;
   int64_t origin_;
-};
-
-class VirtualHostTime final : public HostTime {
- public:
-  explicit VirtualHostTime(int64_t start_ns = 1'000'000'000) : now_(start_ns) {}
-  int64_t now_ns() override { return now_.load(std::memory_order_acquire); }
-  void sleep_until(int64_t deadline_ns) override {
-    int64_t cur = now_.load(std::memory_order_acquire);
-    while (cur < deadline_ns &&
-           !now_.compare_exchange_weak(cur, deadline_ns, std::memory_order_acq_rel)) {
-    }
-  }
-  // Moves time forward by `ns` (>= 0).
-  void advance(int64_t ns) { now_.fetch_add(ns < 0 ? 0 : ns, std::memory_order_acq_rel); }
-  const char* name() const override { return "virtual"; }
-
- private:
-  std::atomic<int64_t> now_;
 };
 
 }  // namespace latlab

@@ -83,18 +83,8 @@ enum class BlockKind : uint8_t {
 };
 std::string_view to_string(BlockKind k);
 
-// Test scaffolding: run everything on the calling thread with the host-side
-// delays scripted (on `time`, normally a VirtualHostTime), so every stage is
-// exactly what the script and the sim device say. Each function gets the
-// frame id; a null function means 0 ns.
-struct LockstepScript {
-  std::function<int64_t(uint64_t)>
-      timer_lateness_ns;  // generator wakes this long after the deadline
-  std::function<int64_t(uint64_t)> wake_to_signal_ns;       // generator wake -> signal
-  std::function<int64_t(uint64_t)> consumer_wake_delay_ns;  // signal -> consumer wake
-  std::function<int64_t(uint64_t)> cpu_cost_ns;             // replaces the CPU step
-  std::function<int64_t(uint64_t)> cpu_to_submit_ns;        // cpu end -> submit start
-};
+// Test scaffolding (src/latency/lockstep.hpp): one thread, scripted host delays.
+struct LockstepScript;
 
 struct RunProgress {
   BlockKind kind = BlockKind::warmup;
@@ -113,8 +103,7 @@ struct LatencyRunEnv {
   const std::atomic<bool>* interrupt = nullptr;  // optional: once true, the run stops (partial)
   std::function<void(const RunProgress&)>
       on_progress;  // optional: called on the calling thread, ~4 Hz
-  const LockstepScript* lockstep =
-      nullptr;  // optional (tests): single-threaded, scripted host delays
+  const LockstepScript* lockstep = nullptr;  // optional, tests only: see LockstepScript
 };
 
 struct BlockResult {

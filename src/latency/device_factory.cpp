@@ -4,9 +4,9 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
-#include "latlab/sim_clock_device.hpp"
-#include "latlab/sim_cost_model.hpp"
+#include "latlab/sim.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
@@ -28,16 +28,16 @@ constexpr const char* kSimDevices = "0: load (scripted GPU cost model), 1: clock
 
 Result<std::unique_ptr<LatencyDevice>> open_sim(const std::string& device) {
   if (device.empty() || device == "0" || device == "load") {
-    SimLoadDeviceDesc desc;
-    desc.cost.noise_fraction = 0.01;  // seeded: repeatable, but with a spread like a real GPU
-    return std::unique_ptr<LatencyDevice>(std::make_unique<SimLoadDevice>(desc));
+    SimDesc desc = sim_load_desc();
+    desc.cost->noise_fraction = 0.01;  // seeded: repeatable, but with a spread like a real GPU
+    return std::unique_ptr<LatencyDevice>(std::make_unique<SimDevice>(std::move(desc)));
   }
   if (device == "1" || device == "clock") {
     // Drifts like the H200 measured against the host (~4 ppm), 1-2 us deviations.
     SimClockDesc clock;
     clock.drift_ppm = 4.0;
     clock.offset_ns = 1'000'000'000;
-    return make_sim_clock_device(clock);
+    return std::unique_ptr<LatencyDevice>(std::make_unique<SimDevice>(sim_clock_desc(clock)));
   }
   return make_error("no sim device matches '" + device + "'; devices: " + kSimDevices);
 }

@@ -8,6 +8,7 @@
 #include <span>
 #include <thread>
 
+#include "latency/lockstep.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {

@@ -13,7 +13,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim_clock.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
-#include "latlab/sim_clock.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "latlab/sim_clock.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -8,8 +8,7 @@
 #include <cmath>
 
 #include "latlab/device_factory.hpp"
-#include "latlab/sim_clock.hpp"
-#include "latlab/sim_clock_device.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -5,8 +5,9 @@
 #include <atomic>
 #include <memory>
 
+#include "latency/lockstep.hpp"
 #include "latlab/latency_run.hpp"
-#include "latlab/sim_device.hpp"
+#include "latlab/sim.hpp"
 #include "latlab/tick_mapper.hpp"
 
 namespace latlab {
@@ -30,16 +31,17 @@ SimFrameScript device_script(uint64_t f) {
 }
 
 struct Fixture {
-  std::shared_ptr<VirtualHostTime> time = std::make_shared<VirtualHostTime>(5'000'000'000);
-  std::unique_ptr<SimLatencyDevice> device;
+  std::unique_ptr<SimDevice> device;
   std::unique_ptr<TickMapper> mapper;
   LockstepScript script;
   LatencyRunEnv env;
 
-  explicit Fixture(SimDeviceDesc dd = {}, bool use_mapper = true) {
+  explicit Fixture(SimDesc dd = {}, bool use_mapper = true) {
     if (!dd.script) dd.script = device_script;
-    device = SimLatencyDevice::create(dd, time);
-    SimLatencyDevice* dev = device.get();
+    dd.time = SimTime::virtual_time;
+    dd.virtual_start_ns = 5'000'000'000;
+    device = std::make_unique<SimDevice>(dd);
+    SimDevice* dev = device.get();
     mapper = make_function_mapper(
         [dev](uint64_t t) {
           return std::optional<MappedTime>(MappedTime{dev->host_at(t), 0});
@@ -52,7 +54,7 @@ struct Fixture {
     script.cpu_to_submit_ns = gap;
     env.device = device.get();
     env.mapper = use_mapper ? mapper.get() : nullptr;
-    env.time = time.get();
+    env.time = &device->time();
     env.lockstep = &script;
   }
 };
@@ -126,7 +128,7 @@ TEST(LatencyEngine, DeadlinesFollowTheScheduleWithoutRebasing) {
   d.frames = 50;
   // GPU work longer than any interval: the consumer (same thread here) is
   // late for every later deadline; the deadlines must not move.
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.script = [](uint64_t) {
     SimFrameScript s;
     s.gpu_duration_ns = 25'000'000;
@@ -174,7 +176,7 @@ TEST(LatencyEngine, BlocksSplitFramesAndWarmupIsLeftOut) {
 }
 
 TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.script = [](uint64_t f) {
     SimFrameScript s = device_script(f);
     if (f == 20) s.gpu_status = QueryStatus::not_ready;
@@ -204,7 +206,7 @@ TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
 }
 
 TEST(LatencyEngine, DroppedFenceCountsOnlyInFenceStages) {
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.script = [](uint64_t f) {
     SimFrameScript s = device_script(f);
     s.drop_fence = (f == 15);
@@ -239,7 +241,7 @@ TEST(LatencyEngine, WithoutAClockModelMappedStagesAreMissingWithAReason) {
 }
 
 TEST(LatencyEngine, DeviceWithoutTimestampsKeepsTheFenceObserver) {
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.can_time = false;
   Fixture fx(dd);
   const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
@@ -252,9 +254,9 @@ TEST(LatencyEngine, DeviceWithoutTimestampsKeepsTheFenceObserver) {
 }
 
 TEST(LatencyEngine, NonUnitTickPeriodAndDriftStayWithinATick) {
-  SimDeviceDesc dd;
-  dd.ticks = TickFormat{125, 3, 64};  // 41.667 ns
-  dd.drift_ppb = 4'000;               // 4 ppm
+  SimDesc dd;
+  dd.clock.ticks = TickFormat{125, 3, 64};  // 41.667 ns
+  dd.clock.drift_ppm = -4.0;                // 4 ppm fast
   Fixture fx(dd);
   const Result<LatencyRun> r = run_latency(small_desc(), fx.env);
   ASSERT_TRUE(r.ok());
@@ -275,7 +277,7 @@ TEST(LatencyEngine, NonUnitTickPeriodAndDriftStayWithinATick) {
 }
 
 TEST(LatencyEngine, DeviceFailureGivesAPartialRunWithTheReason) {
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.script = [](uint64_t f) {
     SimFrameScript s = device_script(f);
     s.fail_wait = (f == 40);
@@ -334,7 +336,7 @@ TEST(LatencyEngine, BareComparisonInterleavesBlocksOnTheSameDeadlines) {
     expect_id += b.frames_run;
   }
   EXPECT_EQ(run.blocks[2].first_device_frame, 35u);
-  EXPECT_EQ(fx.device->submitted_frames(), 9u + 2 * 103u);
+  EXPECT_EQ(fx.device->frames_submitted(), 9u + 2 * 103u);
   // Lockstep bare loop: fence - signal is the device script alone (no host
   // delays), frame by frame under its own device frame id.
   EXPECT_EQ(run.bare_total.count, 103u);
@@ -373,8 +375,9 @@ TEST(LatencyEngine, InvalidSettingsAreRefused) {
 // time per work unit), device ids rise in run order from first_frame_id, and
 // blocks of one index share deadlines.
 TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
-  SimDeviceDesc dd;
-  dd.gpu_ns_per_work_unit = 0.5;
+  SimDesc dd;
+  // 0.5 ns per pixel, pass and complexity unit on top of the script
+  dd.cost = SimCostModelDesc{.fixed_ns = 0.0, .ns_per_unit = 0.5, .fragment_factor = 1.0};
   Fixture fx(dd);
   LatencyRunDesc d = small_desc();
   d.frames = 10;

@@ -9,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "latlab/sim_device.hpp"
+#include "latency/lockstep.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
@@ -37,15 +38,16 @@ struct TempDir {
 };
 
 LatencyRun small_run(bool bare = false) {
-  auto time = std::make_shared<VirtualHostTime>(1'000'000'000);
-  SimDeviceDesc dd;
+  SimDesc dd;
+  dd.time = SimTime::virtual_time;
+  dd.virtual_start_ns = 1'000'000'000;
   dd.script = [](uint64_t f) {
     SimFrameScript s;
     if (f == 4) s.gpu_status = QueryStatus::invalid;
     return s;
   };
-  auto dev = SimLatencyDevice::create(dd, time);
-  SimLatencyDevice* raw = dev.get();
+  auto dev = std::make_unique<SimDevice>(dd);
+  SimDevice* raw = dev.get();
   auto mapper = make_function_mapper(
       [raw](uint64_t t) {
         return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5});
@@ -56,7 +58,7 @@ LatencyRun small_run(bool bare = false) {
   LatencyRunEnv env;
   env.device = dev.get();
   env.mapper = mapper.get();
-  env.time = time.get();
+  env.time = &dev->time();
   env.lockstep = &script;
   LatencyRunDesc d;
   d.frames = 20;

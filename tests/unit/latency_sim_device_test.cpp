@@ -2,17 +2,19 @@
 
 #include <memory>
 
-#include "latlab/sim_device.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
 
 TEST(LatencySimDevice, FollowsItsScriptOnAVirtualClock) {
-  auto time = std::make_shared<VirtualHostTime>(1'000'000);
-  SimDeviceDesc d;
+  SimDesc d;
+  d.time = SimTime::virtual_time;
+  d.virtual_start_ns = 1'000'000;
   d.frame = SimFrameScript{
       .submit_cost_ns = 10, .queue_delay_ns = 20, .gpu_duration_ns = 30, .fence_wake_delay_ns = 40};
-  auto dev = SimLatencyDevice::create(d, time);
+  auto dev = std::make_unique<SimDevice>(d);
+  HostTime* time = &dev->time();
   ASSERT_TRUE(dev->submit_frame(0, {}).ok());
   EXPECT_EQ(time->now_ns(), 1'000'010);
   const Result<GpuFrameTiming> t = dev->wait_frame(0);
@@ -26,11 +28,12 @@ TEST(LatencySimDevice, FollowsItsScriptOnAVirtualClock) {
 }
 
 TEST(LatencySimDevice, GpuWorkQueuesBehindEarlierWork) {
-  auto time = std::make_shared<VirtualHostTime>(0);
-  SimDeviceDesc d;
+  SimDesc d;
+  d.time = SimTime::virtual_time;
+  d.virtual_start_ns = 0;
   d.frame = SimFrameScript{
       .submit_cost_ns = 0, .queue_delay_ns = 0, .gpu_duration_ns = 100, .fence_wake_delay_ns = 0};
-  auto dev = SimLatencyDevice::create(d, time);
+  auto dev = std::make_unique<SimDevice>(d);
   ASSERT_TRUE(dev->submit_frame(0, {}).ok());
   ASSERT_TRUE(dev->submit_frame(1, {}).ok());
   const auto a = dev->wait_frame(0);
@@ -41,12 +44,13 @@ TEST(LatencySimDevice, GpuWorkQueuesBehindEarlierWork) {
 }
 
 TEST(LatencySimDevice, TicksRoundTripWithDriftPeriodAndWrap) {
-  auto time = std::make_shared<VirtualHostTime>(5'000'000'000);
-  SimDeviceDesc d;
-  d.ticks = TickFormat{125, 3, 36};
-  d.drift_ppb = -7'000;
-  d.tick_origin = (1ull << 36) - 1000;  // wraps soon after the epoch
-  auto dev = SimLatencyDevice::create(d, time);
+  SimDesc d;
+  d.time = SimTime::virtual_time;
+  d.virtual_start_ns = 5'000'000'000;
+  d.clock.ticks = TickFormat{125, 3, 36};
+  d.clock.drift_ppm = 7.0;                    // the device runs 7 ppm slow
+  d.clock.start_ticks = (1ull << 36) - 1000;  // wraps soon after the epoch
+  auto dev = std::make_unique<SimDevice>(d);
   for (int64_t dt : {int64_t{0}, int64_t{41}, int64_t{1'000'000}, int64_t{3'000'000'000}}) {
     const int64_t h = dev->epoch_ns() + dt;
     EXPECT_NEAR(static_cast<double>(dev->host_at(dev->ticks_at(h))), static_cast<double>(h), 42.0)
@@ -56,8 +60,9 @@ TEST(LatencySimDevice, TicksRoundTripWithDriftPeriodAndWrap) {
 }
 
 TEST(LatencySimDevice, FaultsAreReportedNotHidden) {
-  auto time = std::make_shared<VirtualHostTime>(0);
-  SimDeviceDesc d;
+  SimDesc d;
+  d.time = SimTime::virtual_time;
+  d.virtual_start_ns = 0;
   d.script = [](uint64_t f) {
     SimFrameScript s;
     if (f == 1) s.gpu_status = QueryStatus::not_ready;
@@ -65,7 +70,7 @@ TEST(LatencySimDevice, FaultsAreReportedNotHidden) {
     if (f == 3) s.fail_submit = true;
     return s;
   };
-  auto dev = SimLatencyDevice::create(d, time);
+  auto dev = std::make_unique<SimDevice>(d);
   ASSERT_TRUE(dev->submit_frame(1, {}).ok());
   auto t1 = dev->wait_frame(1);
   ASSERT_TRUE(t1.ok());
@@ -80,11 +85,14 @@ TEST(LatencySimDevice, FaultsAreReportedNotHidden) {
 }
 
 TEST(LatencySimDevice, CalibrationPairsAreOnTheDeviceClock) {
-  auto time = std::make_shared<VirtualHostTime>(123'456'789);
-  SimDeviceDesc d;
-  d.calibration_deviation_ns = 250;
-  auto dev = SimLatencyDevice::create(d, time);
-  time->advance(1'000);
+  SimDesc d;
+  d.time = SimTime::virtual_time;
+  d.virtual_start_ns = 123'456'789;
+  d.clock.deviation_ns = 250;  // exact pairs that report 250 ns
+  d.clock.deviation_spread_ns = 0;
+  d.clock.error_fraction = 0.0;
+  auto dev = std::make_unique<SimDevice>(d);
+  dev->time().sleep_until(dev->time().now_ns() + 1'000);
   const Result<CalibrationPair> p = dev->sample_calibration();
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->host_ns, 123'457'789);
@@ -92,9 +100,10 @@ TEST(LatencySimDevice, CalibrationPairsAreOnTheDeviceClock) {
   EXPECT_EQ(p->max_deviation_ns, 250);
   EXPECT_EQ(dev->info().calibration_domain, "CLOCK_MONOTONIC");
 
-  SimDeviceDesc none;
-  none.calibration = false;
-  auto dev2 = SimLatencyDevice::create(none, time);
+  SimDesc none;
+  none.time = SimTime::virtual_time;
+  none.calibration_domain.clear();
+  auto dev2 = std::make_unique<SimDevice>(none);
   EXPECT_FALSE(dev2->sample_calibration().ok());
   ASSERT_EQ(dev2->info().missing.size(), 1u);
   EXPECT_EQ(dev2->info().missing[0].name, "calibrated_timestamps");

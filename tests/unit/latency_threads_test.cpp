@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "latlab/latency_run.hpp"
-#include "latlab/sim_device.hpp"
+#include "latlab/sim.hpp"
 #include "latlab/tick_mapper.hpp"
 
 namespace latlab {
@@ -17,19 +17,19 @@ namespace {
 
 struct RealFixture {
   std::shared_ptr<HostTime> time;
-  std::unique_ptr<SimLatencyDevice> device;
+  std::unique_ptr<SimDevice> device;
   std::unique_ptr<TickMapper> mapper;
   LatencyRunEnv env;
 
   explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>())
       : time(std::move(t)) {
-    SimDeviceDesc dd;
+    SimDesc dd;
     dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
                               .queue_delay_ns = 10'000,
                               .gpu_duration_ns = 20'000,
                               .fence_wake_delay_ns = 5'000};
-    device = SimLatencyDevice::create(dd, time);
-    SimLatencyDevice* dev = device.get();
+    device = std::make_unique<SimDevice>(dd, time);
+    SimDevice* dev = device.get();
     mapper = make_function_mapper(
         [dev](uint64_t ticks) {
           return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0});
@@ -131,9 +131,9 @@ TEST(LatencyThreads, ConsumerBehindKeepsEveryDeadline) {
   // GPU work longer than the interval: the consumer falls behind; signals
   // queue with their own times and nothing is skipped or re-based.
   auto time = std::make_shared<RealHostTime>();
-  SimDeviceDesc dd;
+  SimDesc dd;
   dd.frame.gpu_duration_ns = 3'000'000;
-  auto dev = SimLatencyDevice::create(dd, time);
+  auto dev = std::make_unique<SimDevice>(dd, time);
   LatencyRunEnv env;
   env.device = dev.get();
   env.time = time.get();
@@ -207,10 +207,12 @@ namespace {
 // bound of the sim device's ground truth.
 TEST(LatencyThreads, CalibratedMapperRefreshesWhileFramesAreMapped) {
   auto time = std::make_shared<RealHostTime>();
-  SimDeviceDesc dd;
-  dd.drift_ppb = 3'000;  // 3 ppm
-  dd.calibration_deviation_ns = 200;
-  auto dev = SimLatencyDevice::create(dd, time);
+  SimDesc dd;
+  dd.clock.drift_ppm = -3.0;    // the device runs 3 ppm fast
+  dd.clock.deviation_ns = 200;  // exact pairs that report 200 ns
+  dd.clock.deviation_spread_ns = 0;
+  dd.clock.error_fraction = 0.0;
+  auto dev = std::make_unique<SimDevice>(dd, time);
   CalibratorDesc cd;
   cd.refresh_interval_ns = 5'000'000;  // many refreshes during the run
   auto mapper = make_calibrated_mapper(*dev, cd);

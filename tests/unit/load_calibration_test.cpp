@@ -1,4 +1,4 @@
-// Load calibration on the scripted sim cost model (SimLoadDevice).
+// Load calibration on the scripted sim cost model (the sim "load" device).
 #include "latlab/load_calibration.hpp"
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "latlab/device_factory.hpp"
-#include "latlab/sim_cost_model.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
@@ -38,8 +38,8 @@ uint32_t closest_complexity(const SimCostModel& m, const LoadCalibrationDesc& d)
 }
 
 template <class F>
-SimLoadDeviceDesc sim(F change) {
-  SimLoadDeviceDesc d;
+SimDesc sim(F change) {
+  SimDesc d = sim_load_desc();
   change(d);
   return d;
 }
@@ -67,37 +67,37 @@ TEST(SimCostModel, NoiseIsSeededAndCentred) {
 }
 
 TEST(SimLoadDevice, TicksFollowTheModelAcrossAWrapAndAFractionalPeriod) {
-  SimLoadDeviceDesc d;
-  d.ticks = TickFormat{125, 3, 36};  // 41.67 ns ticks, wraps at 2^36
-  d.tick_at_start = (1ull << 36) - 1000;
-  SimLoadDevice dev(d);
+  SimDesc d = sim_load_desc();
+  d.clock.ticks = TickFormat{125, 3, 36};  // 41.67 ns ticks, wraps at 2^36
+  d.clock.start_ticks = (1ull << 36) - 1000;
+  SimDevice dev(d);
   const FrameWorkload w{4, 100, 640, 480, WorkloadForm::compute};
   for (uint64_t id = 0; id < 50; ++id) {
     ASSERT_TRUE(dev.submit_frame(id, w));
     auto t = dev.wait_frame(id);
     ASSERT_TRUE(t);
     ASSERT_EQ(t->gpu_status, QueryStatus::ok);
-    EXPECT_NEAR(static_cast<double>(d.ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks)),
-                dev.cost_model().expected_ns(w), 42.0);
+    EXPECT_NEAR(static_cast<double>(d.clock.ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks)),
+                dev.cost_model()->expected_ns(w), 42.0);
   }
   EXPECT_EQ(dev.frames_submitted(), 50u);
 }
 
 TEST(SimLoadDevice, RejectsBadFrameIdsAndTooManyInFlight) {
-  SimLoadDevice dev(sim([](auto& d) { d.max_in_flight = 2; }));
+  SimDevice dev(sim([](auto& d) { d.max_in_flight = 2; }));
   const FrameWorkload w{};
   ASSERT_TRUE(dev.submit_frame(1, w));
   EXPECT_FALSE(dev.submit_frame(1, w));  // duplicate
   ASSERT_TRUE(dev.submit_frame(2, w));
   EXPECT_FALSE(dev.submit_frame(3, w));  // third in flight
   EXPECT_FALSE(dev.wait_frame(9));       // never submitted
-  const int64_t before = dev.virtual_now_ns();
+  const int64_t before = dev.time().now_ns();
   ASSERT_TRUE(dev.wait_frame(1));
-  EXPECT_GT(dev.virtual_now_ns(), before);
+  EXPECT_GT(dev.time().now_ns(), before);
 }
 
 TEST(SimLoadDevice, FailingTimestampsCarryTheirStatusAndNoTicks) {
-  SimLoadDevice dev(sim([](auto& d) { d.fail_every = 2, d.fail_status = QueryStatus::disjoint; }));
+  SimDevice dev(sim([](auto& d) { d.fail_every = 2, d.fail_status = QueryStatus::disjoint; }));
   for (uint64_t id = 1; id <= 4; ++id) {
     ASSERT_TRUE(dev.submit_frame(id, {}));
     auto t = dev.wait_frame(id);
@@ -121,7 +121,7 @@ class CalibrationLands : public ::testing::TestWithParam<TargetCase> {};
 
 TEST_P(CalibrationLands, OnTheClosestComplexityWithinTolerance) {
   const TargetCase tc = GetParam();
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.target_ms = tc.target_ms;
   d.width = tc.width;
@@ -129,7 +129,7 @@ TEST_P(CalibrationLands, OnTheClosestComplexityWithinTolerance) {
   d.form = tc.form;
   auto r = calibrate_load(dev, d);
   ASSERT_TRUE(r) << r.error().message;
-  const uint32_t want = closest_complexity(dev.cost_model(), d);
+  const uint32_t want = closest_complexity(*dev.cost_model(), d);
   EXPECT_EQ(r->complexity, want);
   EXPECT_TRUE(r->verified);
   EXPECT_TRUE(r->within_tolerance) << r->outcome;
@@ -157,16 +157,16 @@ INSTANTIATE_TEST_SUITE_P(TargetsAndSizes, CalibrationLands,
 
 TEST(LoadCalibration, NonLinearCostStillLandsWithinTolerance) {
   for (double exponent : {0.7, 1.3, 1.6}) {
-    SimLoadDeviceDesc sd;
-    sd.cost.complexity_exponent = exponent;
-    sd.cost.fixed_ns = 400'000;
-    sd.cost.ns_per_unit = exponent < 1 ? 0.02 : 0.0002;
-    SimLoadDevice dev(sd);
+    SimDesc sd = sim_load_desc();
+    sd.cost->complexity_exponent = exponent;
+    sd.cost->fixed_ns = 400'000;
+    sd.cost->ns_per_unit = exponent < 1 ? 0.02 : 0.0002;
+    SimDevice dev(sd);
     LoadCalibrationDesc d;
     auto r = calibrate_load(dev, d);
     ASSERT_TRUE(r) << "exponent " << exponent << ": " << r.error().message;
     EXPECT_TRUE(r->within_tolerance) << "exponent " << exponent << ": " << r->outcome;
-    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) - d.target_ms),
+    EXPECT_LE(std::fabs(model_ms(*dev.cost_model(), d, r->complexity) - d.target_ms),
               d.tolerance * d.target_ms);
     EXPECT_LE(r->evaluations, d.max_evaluations);
   }
@@ -175,27 +175,27 @@ TEST(LoadCalibration, NonLinearCostStillLandsWithinTolerance) {
 TEST(LoadCalibration, FixedCostDominatedStartStillConverges) {
   // At complexity 1 the frame is almost all fixed cost: the proportional
   // guess undershoots badly and the affine fit has to do the work.
-  SimLoadDeviceDesc sd;
-  sd.cost.fixed_ns = 1'000'000;
-  sd.cost.ns_per_unit = 0.0005;
-  SimLoadDevice dev(sd);
+  SimDesc sd = sim_load_desc();
+  sd.cost->fixed_ns = 1'000'000;
+  sd.cost->ns_per_unit = 0.0005;
+  SimDevice dev(sd);
   LoadCalibrationDesc d;
   auto r = calibrate_load(dev, d);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->complexity, closest_complexity(dev.cost_model(), d));
+  EXPECT_EQ(r->complexity, closest_complexity(*dev.cost_model(), d));
   EXPECT_TRUE(r->within_tolerance);
   EXPECT_LE(r->evaluations, 6u);
 }
 
 TEST(LoadCalibration, TargetBelowTheLowestReachableTimeIsAnErrorWithTheRange) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.target_ms = 0.01;
   auto r = calibrate_load(dev, d);
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
-  const double lowest = model_ms(dev.cost_model(), d, 1);
-  const double highest = model_ms(dev.cost_model(), d, 4096);
+  const double lowest = model_ms(*dev.cost_model(), d, 1);
+  const double highest = model_ms(*dev.cost_model(), d, 4096);
   EXPECT_NE(m.find("below the lowest reachable GPU time " + g4(lowest) + " ms at complexity 1"),
             std::string::npos)
       << m;
@@ -204,14 +204,14 @@ TEST(LoadCalibration, TargetBelowTheLowestReachableTimeIsAnErrorWithTheRange) {
 }
 
 TEST(LoadCalibration, TargetAboveTheHighestReachableTimeIsAnErrorWithTheRange) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.target_ms = 500;
   auto r = calibrate_load(dev, d);
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
-  const double lowest = model_ms(dev.cost_model(), d, 1);
-  const double highest = model_ms(dev.cost_model(), d, 4096);
+  const double lowest = model_ms(*dev.cost_model(), d, 1);
+  const double highest = model_ms(*dev.cost_model(), d, 4096);
   EXPECT_NE(
       m.find("above the highest reachable GPU time " + g4(highest) + " ms at complexity 4096"),
       std::string::npos)
@@ -221,7 +221,7 @@ TEST(LoadCalibration, TargetAboveTheHighestReachableTimeIsAnErrorWithTheRange) {
 }
 
 TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.min_complexity = d.max_complexity = 4096;
   d.target_ms = 500;
@@ -229,7 +229,7 @@ TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("above the highest reachable"), std::string::npos)
       << r.error().message;
-  d.target_ms = model_ms(dev.cost_model(), d, 4096);
+  d.target_ms = model_ms(*dev.cost_model(), d, 4096);
   auto ok = calibrate_load(dev, d);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->complexity, 4096u);
@@ -237,18 +237,18 @@ TEST(LoadCalibration, UnreachableTopIsAnErrorEvenWithOneComplexity) {
 }
 
 TEST(LoadCalibration, TargetJustAboveTheTopIsConfirmedBeforeGivingUp) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
-  d.target_ms = 1.03 * model_ms(dev.cost_model(), d, 4096);  // outside 2%, inside 3x2%
+  d.target_ms = 1.03 * model_ms(*dev.cost_model(), d, 4096);  // outside 2%, inside 3x2%
   auto r = calibrate_load(dev, d);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("above the highest reachable"), std::string::npos);
 }
 
 TEST(LoadCalibration, TargetAtTheTopWithinToleranceIsAccepted) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
-  d.target_ms = 1.01 * model_ms(dev.cost_model(), d, 4096);
+  d.target_ms = 1.01 * model_ms(*dev.cost_model(), d, 4096);
   auto r = calibrate_load(dev, d);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->complexity, 4096u);
@@ -257,18 +257,18 @@ TEST(LoadCalibration, TargetAtTheTopWithinToleranceIsAccepted) {
 
 TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    SimLoadDeviceDesc sd;
-    sd.cost.noise_fraction = 0.03;
-    sd.cost.outlier_every = 13;  // a slow frame now and then: the median ignores it
-    sd.cost.seed = seed;
-    SimLoadDevice dev(sd);
+    SimDesc sd = sim_load_desc();
+    sd.cost->noise_fraction = 0.03;
+    sd.cost->outlier_every = 13;  // a slow frame now and then: the median ignores it
+    sd.cost->seed = seed;
+    SimDevice dev(sd);
     LoadCalibrationDesc d;
     auto r = calibrate_load(dev, d);
     ASSERT_TRUE(r) << "seed " << seed << ": " << r.error().message;
     EXPECT_TRUE(r->within_tolerance) << "seed " << seed << ": " << r->outcome;
     EXPECT_LE(r->evaluations, d.max_evaluations);
     // The verified median is a measurement; the model says where the truth is.
-    EXPECT_LE(std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03)
+    EXPECT_LE(std::fabs(model_ms(*dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03)
         << "seed " << seed;
     EXPECT_GT(r->gpu_ms.stddev, 0.0);
   }
@@ -281,18 +281,18 @@ TEST(LoadCalibration, OnePercentNoiseLandsWithinOnePercentAlmostAlways) {
   int off_by_more_than_1pct = 0, over_6_evaluations = 0;
   constexpr int kRuns = 200;
   for (uint64_t seed = 1; seed <= kRuns; ++seed) {
-    SimLoadDeviceDesc sd;
-    sd.cost.noise_fraction = 0.01;
-    sd.cost.seed = seed;
-    sd.cost.fixed_ns = 20'000.0 + static_cast<double>(seed % 7) * 100'000.0;
-    sd.cost.ns_per_unit = 0.002 * (1.0 + static_cast<double>(seed % 11) * 0.3);
-    SimLoadDevice dev(sd);
+    SimDesc sd = sim_load_desc();
+    sd.cost->noise_fraction = 0.01;
+    sd.cost->seed = seed;
+    sd.cost->fixed_ns = 20'000.0 + static_cast<double>(seed % 7) * 100'000.0;
+    sd.cost->ns_per_unit = 0.002 * (1.0 + static_cast<double>(seed % 11) * 0.3);
+    SimDevice dev(sd);
     LoadCalibrationDesc d;
     auto r = calibrate_load(dev, d);
     ASSERT_TRUE(r) << r.error().message;
     ASSERT_TRUE(r->within_tolerance) << "seed " << seed << ": " << r->outcome;
     ASSERT_LE(r->evaluations, 12u);
-    if (std::fabs(model_ms(dev.cost_model(), d, r->complexity) / d.target_ms - 1.0) > 0.01)
+    if (std::fabs(model_ms(*dev.cost_model(), d, r->complexity) / d.target_ms - 1.0) > 0.01)
       ++off_by_more_than_1pct;
     if (r->evaluations > 6) ++over_6_evaluations;
   }
@@ -302,12 +302,12 @@ TEST(LoadCalibration, OnePercentNoiseLandsWithinOnePercentAlmostAlways) {
 
 TEST(LoadCalibration, NonMonotonicCostStaysWithinMaxEvaluationsAndPrefersTheClosestVerified) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
-    SimLoadDeviceDesc sd;
-    sd.cost.wobble_fraction = 0.06;  // ~2%/complexity swings against a 0.2%/complexity slope
-    sd.cost.wobble_period = 16;
-    sd.cost.noise_fraction = 0.02;
-    sd.cost.seed = seed;
-    SimLoadDevice dev(sd);
+    SimDesc sd = sim_load_desc();
+    sd.cost->wobble_fraction = 0.06;  // ~2%/complexity swings against a 0.2%/complexity slope
+    sd.cost->wobble_period = 16;
+    sd.cost->noise_fraction = 0.02;
+    sd.cost->seed = seed;
+    SimDevice dev(sd);
     LoadCalibrationDesc d;
     d.max_evaluations = 8;
     auto r = calibrate_load(dev, d);
@@ -324,11 +324,11 @@ TEST(LoadCalibration, NonMonotonicCostStaysWithinMaxEvaluationsAndPrefersTheClos
 
 TEST(LoadCalibration, MaxEvaluationsIsNeverExceeded) {
   for (uint32_t max_eval : {2u, 3u, 4u, 5u}) {
-    SimLoadDeviceDesc sd;
-    sd.cost.fixed_ns = 2'000'000;  // a hard start: several steps needed
-    sd.cost.complexity_exponent = 1.4;
-    sd.cost.ns_per_unit = 0.00005;
-    SimLoadDevice dev(sd);
+    SimDesc sd = sim_load_desc();
+    sd.cost->fixed_ns = 2'000'000;  // a hard start: several steps needed
+    sd.cost->complexity_exponent = 1.4;
+    sd.cost->ns_per_unit = 0.00005;
+    SimDevice dev(sd);
     LoadCalibrationDesc d;
     d.max_evaluations = max_eval;
     int callbacks = 0;
@@ -346,7 +346,7 @@ TEST(LoadCalibration, MaxEvaluationsIsNeverExceeded) {
 }
 
 TEST(LoadCalibration, TimeBudgetStopsTheSearchHonestly) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.max_wall_ns = 1;  // spent after the first evaluation
   auto r = calibrate_load(dev, d);
@@ -358,10 +358,10 @@ TEST(LoadCalibration, TimeBudgetStopsTheSearchHonestly) {
 }
 
 TEST(LoadCalibration, TargetBetweenTwoComplexitiesIsReportedNotFaked) {
-  SimLoadDeviceDesc sd;
-  sd.cost.fixed_ns = 0;
-  sd.cost.ns_per_unit = 100;  // 64x64x4 -> 1.6384 ms per complexity step
-  SimLoadDevice dev(sd);
+  SimDesc sd = sim_load_desc();
+  sd.cost->fixed_ns = 0;
+  sd.cost->ns_per_unit = 100;  // 64x64x4 -> 1.6384 ms per complexity step
+  SimDevice dev(sd);
   LoadCalibrationDesc d;
   d.width = 64;
   d.height = 64;
@@ -376,7 +376,7 @@ TEST(LoadCalibration, TargetBetweenTwoComplexitiesIsReportedNotFaked) {
 }
 
 TEST(LoadCalibration, AllTimestampsFailingIsAClearError) {
-  SimLoadDevice dev(sim([](auto& d) { d.fail_every = 1, d.fail_status = QueryStatus::invalid; }));
+  SimDevice dev(sim([](auto& d) { d.fail_every = 1, d.fail_status = QueryStatus::invalid; }));
   auto r = calibrate_load(dev, {});
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
@@ -386,7 +386,7 @@ TEST(LoadCalibration, AllTimestampsFailingIsAClearError) {
 }
 
 TEST(LoadCalibration, OccasionalFailedTimestampsAreCountedNotReplaced) {
-  SimLoadDevice dev(sim([](auto& d) { d.fail_every = 5, d.fail_status = QueryStatus::not_ready; }));
+  SimDevice dev(sim([](auto& d) { d.fail_every = 5, d.fail_status = QueryStatus::not_ready; }));
   auto r = calibrate_load(dev, {});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->within_tolerance);
@@ -402,7 +402,7 @@ TEST(LoadCalibration, OccasionalFailedTimestampsAreCountedNotReplaced) {
 }
 
 TEST(LoadCalibration, DeviceWithoutTimestampsIsRejected) {
-  SimLoadDevice dev(sim([](auto& d) { d.can_time = false; }));
+  SimDevice dev(sim([](auto& d) { d.can_time = false; }));
   auto r = calibrate_load(dev, {});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("needs GPU timestamps"), std::string::npos) << r.error().message;
@@ -410,7 +410,7 @@ TEST(LoadCalibration, DeviceWithoutTimestampsIsRejected) {
 }
 
 TEST(LoadCalibration, InvalidSettingsAreRejectedBeforeAnyFrame) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   auto with = [](auto change) {
     LoadCalibrationDesc d;
     change(d);
@@ -431,7 +431,7 @@ TEST(LoadCalibration, InvalidSettingsAreRejectedBeforeAnyFrame) {
 }
 
 TEST(LoadCalibration, UsesConsecutiveFrameIdsFromFirstFrameId) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   LoadCalibrationDesc d;
   d.first_frame_id = 1000;
   auto r = calibrate_load(dev, d);
@@ -442,14 +442,14 @@ TEST(LoadCalibration, UsesConsecutiveFrameIdsFromFirstFrameId) {
 }
 
 TEST(LoadCalibration, TickFormatIsHonouredAcrossAWrap) {
-  SimLoadDeviceDesc sd;
-  sd.ticks = TickFormat{125, 3, 40};
-  sd.tick_at_start = (1ull << 40) - 5'000'000;
-  SimLoadDevice dev(sd);
+  SimDesc sd = sim_load_desc();
+  sd.clock.ticks = TickFormat{125, 3, 40};
+  sd.clock.start_ticks = (1ull << 40) - 5'000'000;
+  SimDevice dev(sd);
   LoadCalibrationDesc d;
   auto r = calibrate_load(dev, d);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->complexity, closest_complexity(dev.cost_model(), d));
+  EXPECT_EQ(r->complexity, closest_complexity(*dev.cost_model(), d));
   EXPECT_TRUE(r->within_tolerance);
 }
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "latlab/sim_cost_model.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
@@ -13,10 +13,10 @@ namespace {
 const FrameWorkload kWork{4, 200, 1280, 720, WorkloadForm::compute};
 
 TEST(PerformanceMode, GpuTimePerFrameMatchesTheModel) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   auto r = run_performance(dev, kWork, 100);
   ASSERT_TRUE(r) << r.error().message;
-  const double want_ms = dev.cost_model().expected_ns(kWork) / 1e6;
+  const double want_ms = dev.cost_model()->expected_ns(kWork) / 1e6;
   EXPECT_EQ(r->frames, 100u);
   EXPECT_EQ(r->gpu_ms.count, 100u);
   EXPECT_EQ(r->gpu_ms.missing, 0u);
@@ -27,7 +27,7 @@ TEST(PerformanceMode, GpuTimePerFrameMatchesTheModel) {
 }
 
 TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {
-  SimLoadDevice busy_dev, idle_dev;
+  SimDevice busy_dev(sim_load_desc()), idle_dev(sim_load_desc());
   PerformanceDesc two;
   two.in_flight = 2;
   PerformanceDesc one;
@@ -35,16 +35,16 @@ TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {
   auto busy = run_performance(busy_dev, kWork, 50, two);
   auto idle = run_performance(idle_dev, kWork, 50, one);
   ASSERT_TRUE(busy && idle);
-  const double gpu_ms = busy_dev.cost_model().expected_ns(kWork) / 1e6;
+  const double gpu_ms = busy_dev.cost_model()->expected_ns(kWork) / 1e6;
   // Two in flight: the next frame is queued before the GPU finishes, so
   // frames end exactly one GPU time apart.
   EXPECT_NEAR(busy->fps.p50, 1000.0 / gpu_ms, 1e-3 * 1000.0 / gpu_ms);
   EXPECT_NEAR(busy->gpu_timeline_fps, 1000.0 / gpu_ms, 1e-3 * 1000.0 / gpu_ms);
   // One in flight: wake + submit + queue delay (60 us on the sim) between frames.
-  const SimLoadDeviceDesc sim;
+  const SimFrameScript sim = sim_load_desc().frame;
   const double gap_ms =
       gpu_ms +
-      static_cast<double>(sim.wake_delay_ns + sim.submit_cpu_ns + sim.queue_delay_ns) / 1e6;
+      static_cast<double>(sim.fence_wake_delay_ns + sim.submit_cost_ns + sim.queue_delay_ns) / 1e6;
   EXPECT_NEAR(idle->fps.p50, 1000.0 / gap_ms, 1e-3 * 1000.0 / gap_ms);
   EXPECT_LT(idle->fps.p50, busy->fps.p50);
   EXPECT_NEAR(idle->gpu_ms.p50, busy->gpu_ms.p50,
@@ -52,9 +52,9 @@ TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {
 }
 
 TEST(PerformanceMode, FramesWithoutTimestampsAreCountedAsMissing) {
-  SimLoadDeviceDesc sd;
+  SimDesc sd = sim_load_desc();
   sd.fail_every = 4;  // frames 4, 8, ... (1-based, warm-up included)
-  SimLoadDevice dev(sd);
+  SimDevice dev(sd);
   PerformanceDesc desc;
   desc.warmup_frames = 0;
   auto r = run_performance(dev, kWork, 40, desc);
@@ -69,14 +69,14 @@ TEST(PerformanceMode, FramesWithoutTimestampsAreCountedAsMissing) {
 }
 
 TEST(PerformanceMode, BadInputAndMissingCapabilitiesAreErrors) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   EXPECT_FALSE(run_performance(dev, kWork, 0));
   PerformanceDesc zero;
   zero.in_flight = 0;
   EXPECT_FALSE(run_performance(dev, kWork, 10, zero));
-  SimLoadDeviceDesc no_ts;
+  SimDesc no_ts = sim_load_desc();
   no_ts.can_time = false;
-  SimLoadDevice blind(no_ts);
+  SimDevice blind(no_ts);
   auto r = run_performance(blind, kWork, 10);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("no usable GPU timestamps"), std::string::npos);
@@ -84,9 +84,9 @@ TEST(PerformanceMode, BadInputAndMissingCapabilitiesAreErrors) {
 }
 
 TEST(PerformanceMode, DeviceFailuresNameTheFrame) {
-  SimLoadDeviceDesc sd;
+  SimDesc sd = sim_load_desc();
   sd.max_in_flight = 1;
-  SimLoadDevice dev(sd);
+  SimDevice dev(sd);
   PerformanceDesc desc;
   desc.in_flight = 2;
   desc.first_frame_id = 7;

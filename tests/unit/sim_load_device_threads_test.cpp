@@ -1,17 +1,17 @@
-// SimLoadDevice: sample_calibration() from another thread while frames run
+// The sim "load" device: sample_calibration() from another thread while frames run
 // (the LatencyDevice contract). Run under TSan (label threads).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include "latlab/sim_cost_model.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
 
 TEST(SimLoadDeviceThreads, CalibrationPairsAreSafeAndMonotonicDuringFrames) {
-  SimLoadDevice dev;
+  SimDevice dev(sim_load_desc());
   std::atomic<bool> done{false};
   std::atomic<bool> monotonic{true};
   std::atomic<int> pairs{0};

@@ -1,11 +1,10 @@
-#include "latlab/sim_clock.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "latlab/host_clock.hpp"
 #include "latlab/int128.hpp"
+#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {
@@ -28,6 +27,12 @@ SimClock::SimClock(SimClockDesc desc) : desc_(std::move(desc)), rng_state_(desc_
   desc_.deviation_spread_ns = std::max<int64_t>(desc_.deviation_spread_ns, 0);
   desc_.bad_deviation_ns = std::max<int64_t>(desc_.bad_deviation_ns, 0);
   desc_.error_fraction = std::max(desc_.error_fraction, 0.0);
+  if (desc_.start_ticks) {
+    // offset_ns is the true host ns of tick 0: now minus the start ticks' span.
+    desc_.offset_ns = 0;
+    desc_.offset_ns = now() - true_host_ns_unwrapped(*desc_.start_ticks);
+    desc_.start_ticks.reset();
+  }
 }
 
 int64_t SimClock::now() const { return desc_.host_clock ? desc_.host_clock() : host_now_ns(); }
