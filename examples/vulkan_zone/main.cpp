@@ -36,8 +36,8 @@ int main() {
 
   // The profiler needs 2 queries per zone for each frame in flight plus the
   // one being recorded.
-  const GpuProfilerDesc desc{.name = "compute", .max_zones_per_frame = 8,
-                             .frames_in_flight = kFramesInFlight};
+  const GpuProfilerDesc desc{
+      .name = "compute", .max_zones_per_frame = 8, .frames_in_flight = kFramesInFlight};
   auto writer = VulkanTimestampWriter::create(
       **ctx, {.query_count = 2 * desc.max_zones_per_frame * (desc.frames_in_flight + 1)});
   if (!writer) return fail("create timestamp writer", writer.error());
