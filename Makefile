@@ -1,10 +1,11 @@
 # The two set-up commands of the README. Both install what is missing first.
 #   make run   - install, build (release), run `latlab run` on the default device
 #   make test  - install, build (dev, warnings as errors), run every test (ctest)
+# Also: make install-check - plain CMake build, install, example built against it
 SHELL := /bin/bash
 export XDG_RUNTIME_DIR ?= /tmp/latlab-xdg-$(shell id -u)
 
-.PHONY: run test deps build build-dev asan tsan bench clean
+.PHONY: run test deps build build-dev asan tsan bench install-check clean
 
 deps:
 	@scripts/install-deps.sh
@@ -36,6 +37,9 @@ tsan: deps
 
 bench: build
 	build/release/bench/latlab_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+install-check: deps
+	scripts/check-install.sh
 
 clean:
 	rm -rf build

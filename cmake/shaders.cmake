@@ -6,6 +6,8 @@ find_program(GLSLC_EXECUTABLE glslc REQUIRED)
 # latlab_shaders(TARGET OUTDIR SOURCES...): compiles each shader to
 # OUTDIR/<file>.spv.inc and makes TARGET depend on them.
 function(latlab_shaders target outdir)
+  # glslc does not create OUTDIR, and only Ninja makes output folders itself.
+  file(MAKE_DIRECTORY ${outdir})
   set(outputs)
   foreach(src ${ARGN})
     get_filename_component(name ${src} NAME)

@@ -10,10 +10,22 @@ endif()
 
 # latlab_library(NAME DIR [LINK ...]): a static library from every .cpp in DIR.
 # Globbing keeps each folder's files its own business (one job per file).
+# latlab_warnings stays a build-time detail: it never reaches the export.
 function(latlab_library name dir)
   cmake_parse_arguments(ARG "" "" "LINK" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
   add_library(${name} STATIC ${sources})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(${name} PUBLIC ${ARG_LINK} PRIVATE latlab_warnings)
+  latlab_public_includes(${name})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${ARG_LINK} PRIVATE $<BUILD_INTERFACE:latlab_warnings>)
+endfunction()
+
+# latlab_public_includes(NAME): the public headers (source and generated) in
+# the build tree, include/ once installed; C++20 travels to users with them.
+function(latlab_public_includes name)
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${LATLAB_GENERATED_INCLUDE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${name} PUBLIC cxx_std_20)
 endfunction()

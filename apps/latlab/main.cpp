@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "command.hpp"
+#include "latlab/version.hpp"
 
 namespace latlab::cli {
 std::vector<Command>& command_registry() {
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
   using namespace latlab::cli;
   CLI::App app{"latlab: measures GPU work and frame latency on Linux, precisely and honestly"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "latlab 0.1.0");
+  app.set_version_flag("--version", "latlab " LATLAB_VERSION_STRING);
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(),
             [](const Command& a, const Command& b) { return a.order < b.order; });

@@ -15,6 +15,7 @@
 #include "latlab/performance_mode.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
+#include "latlab/version.hpp"
 
 namespace latlab {
 
@@ -50,7 +51,7 @@ struct RunMeta {
   std::string device;   // selector as given ("" = default)
   std::string command_line;
   std::string created_utc;  // ISO 8601, e.g. 2026-01-31T12:00:00Z
-  std::string tool_version = "0.1.0";
+  std::string tool_version = kVersion;
   MachineInfo machine;
   ProcessMemory memory_before;  // just before the run started (after the device opened)
   ProcessMemory memory_after;   // after the run, before the report was built
