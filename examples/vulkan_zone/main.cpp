@@ -34,14 +34,10 @@ int main() {
   auto work = VulkanComputeWorkload::create(**ctx, {.width = 64, .height = 64});
   if (!work) return fail("create workload", work.error());
 
-  // The profiler needs 2 queries per zone for each frame in flight plus the
-  // one being recorded.
-  const GpuProfilerDesc desc{
-      .name = "compute", .max_zones_per_frame = 8, .frames_in_flight = kFramesInFlight};
-  auto writer = VulkanTimestampWriter::create(
-      **ctx, {.query_count = 2 * desc.max_zones_per_frame * (desc.frames_in_flight + 1)});
-  if (!writer) return fail("create timestamp writer", writer.error());
-  auto prof = GpuProfiler::create(*writer, desc);
+  // The profiler on its own timestamp slots (2 per zone for each frame in
+  // flight plus the one being recorded).
+  auto prof = create_vulkan_profiler(
+      **ctx, {.name = "compute", .max_zones_per_frame = 8, .frames_in_flight = kFramesInFlight});
   if (!prof) return fail("create profiler", prof.error());
   // Made last, so destroyed first: its destructor waits for frames still in
   // flight before the profiler and its query pool go away.
