@@ -24,7 +24,9 @@ add_library(latlab::latlab ALIAS latlab_all)
 
 install(TARGETS ${latlab_libraries} latlab_all EXPORT latlab_targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS latlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET latlab)
+  install(TARGETS latlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/latlab ${LATLAB_GENERATED_INCLUDE_DIR}/latlab
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 

@@ -2,7 +2,8 @@
 # Builds latlab the ordinary way (CMake's default generator, no preset),
 # installs it into a fresh prefix, then builds and runs examples/vulkan_zone
 # against that prefix alone: a header, target or dependency missing from the
-# install fails here. Usage: scripts/check-install.sh (from anywhere).
+# install fails here; then the libraries alone, without Vulkan. Usage:
+# scripts/check-install.sh (from anywhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD/build/install-check
@@ -28,3 +29,10 @@ cmake -S examples/vulkan_zone -B "$root/vulkan_zone" -DCMAKE_PREFIX_PATH="$root/
 cmake --build "$root/vulkan_zone" -j "$jobs"
 "$root/vulkan_zone/vulkan_zone"
 echo "check-install: ok after $((SECONDS - start)) s"
+
+# The libraries build without Vulkan (the CLI needs it): the latency engine,
+# the profiler and the report must not reach a GPU API of their own.
+cmake -S . -B "$root/no-vulkan" -DLATLAB_VULKAN=OFF -DLATLAB_CUDA=OFF -DLATLAB_BUILD_TESTS=OFF \
+  -DLATLAB_BUILD_BENCH=OFF -DLATLAB_WERROR=ON >/dev/null
+cmake --build "$root/no-vulkan" -j "$jobs"
+echo "check-install: the libraries build without Vulkan after $((SECONDS - start)) s"
