@@ -13,12 +13,15 @@
 //                 post.tonemap      full-screen fragment pass, C
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "command.hpp"
 #include "latlab/calibrator.hpp"
@@ -83,154 +86,137 @@ nlohmann::json stats_json(const std::vector<ZoneStat>& stats) {
   return out;
 }
 
-int profile(const ProfileOptions& opt) {
-  const auto size = parse_size(opt.size);
-  if (!size) {
-    return fail("", fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
-                kExitUsage);
-  }
-  if (!opt.json) {
-    fmt::print("latlab profile: reference frame on Vulkan, scoped GPU zones\n");
-    fmt::print("  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  validation {}\n",
-               opt.device.empty() ? "(default)" : opt.device, opt.frames, opt.complexity, size->first,
-               size->second, opt.frames_in_flight, opt.trace.empty() ? "(none)" : opt.trace,
-               opt.validation ? "on" : "off");
-  }
-  auto devices = enumerate_vulkan_devices();
-  if (devices && devices->empty()) {
-    return fail("", "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
-                    "software device",
-                kExitMissingCapability);
-  }
-  auto ctx_r = VulkanContext::create(VulkanContextDesc{.device = opt.device, .validation = opt.validation});
-  if (!ctx_r) return fail("", ctx_r.error().message, device_open_exit_code(opt.device));
-  VulkanContext& ctx = *ctx_r.value();
-  const auto& caps = ctx.capabilities();
-  if (!opt.json) {
-    fmt::print("  on [{}] {}: tick {} ns, {} valid bits\n", ctx.device_index(), ctx.device_name(),
-               ctx.tick_format().period_ns(), caps.timestamp_valid_bits);
-    for (const auto& m : caps.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
-  }
-  const auto& limits = ctx.properties().limits;
-  if (uint64_t{size->first} * size->second * 16 > limits.maxStorageBufferRange ||
-      size->first > limits.maxFramebufferWidth || size->second > limits.maxFramebufferHeight) {
-    return fail("", fmt::format("--size {}x{} exceeds {}'s limits", size->first, size->second, ctx.device_name()),
-                kExitUsage);
-  }
+void print_settings(const ProfileOptions& opt, std::pair<uint32_t, uint32_t> size) {
+  fmt::print("latlab profile: reference frame on Vulkan, scoped GPU zones\n");
+  fmt::print(
+      "  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  "
+      "validation {}\n",
+      opt.device.empty() ? "(default)" : opt.device, opt.frames, opt.complexity, size.first,
+      size.second, opt.frames_in_flight, opt.trace.empty() ? "(none)" : opt.trace,
+      opt.validation ? "on" : "off");
+}
 
-  // Device ticks -> host clock: the clock model, fed by a calibrator that
-  // refreshes on its own thread (never in the frame loop).
-  Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
-  std::string mapping;
-  if (auto c = calibrator.calibrate_now(); c) {
-    calibrator.start_periodic();
-    mapping = caps.calibration_method + ", clock model refreshed every 1 s";
-  } else {
-    mapping = "none (" + c.error().message + ")";
-  }
+// The profiler and the objects of the reference frame. Members are destroyed
+// in reverse: the ring, the workloads, the profiler, then its timestamp slots.
+struct Rig {
+  std::shared_ptr<VulkanTimestampSlots> slots;
+  std::unique_ptr<GpuProfiler> prof;
+  std::unique_ptr<VulkanComputeWorkload> compute;
+  std::unique_ptr<VulkanFragmentWorkload> fragment;
+  std::unique_ptr<VulkanFrameRing> ring;
+};
 
-  constexpr uint32_t kZonesPerFrame = 8;
-  GpuProfilerDesc pdesc{.name = "vulkan queue " + std::to_string(ctx.queue_family()),
-                        .max_zones_per_frame = 64,
-                        .frames_in_flight = opt.frames_in_flight,
-                        .stat_window_frames = opt.frames,
-                        .cpu_zone_times = !opt.trace.empty()};
+// Creates the rig on `ctx`; on failure prints why and returns the exit code.
+int make_rig(VulkanContext& ctx, const GpuProfilerDesc& pdesc, std::pair<uint32_t, uint32_t> size,
+             Rig& rig) {
   auto slots_r = VulkanTimestampSlots::create(
       ctx, {.count = GpuProfiler::slots_needed(pdesc), .require_host_reset = true});
   if (!slots_r) return fail("", slots_r.error().message, kExitMissingCapability);
-  auto prof_r = GpuProfiler::create(slots_r.value(), pdesc);
+  rig.slots = slots_r.value();
+  auto prof_r = GpuProfiler::create(rig.slots, pdesc);
   if (!prof_r) return fail("", prof_r.error().message, kExitRunFailed);
-  GpuProfiler& prof = *prof_r.value();
-
-  auto compute_r = VulkanComputeWorkload::create(ctx, {size->first, size->second});
+  rig.prof = std::move(prof_r.value());
+  auto compute_r = VulkanComputeWorkload::create(ctx, {size.first, size.second});
   if (!compute_r) return fail("", compute_r.error().message, kExitRunFailed);
-  auto fragment_r = VulkanFragmentWorkload::create(ctx, {size->first, size->second});
+  rig.compute = std::move(compute_r.value());
+  auto fragment_r = VulkanFragmentWorkload::create(ctx, {size.first, size.second});
   if (!fragment_r) return fail("", fragment_r.error().message, kExitRunFailed);
-  auto ring_r = VulkanFrameRing::create(ctx, opt.frames_in_flight);
+  rig.fragment = std::move(fragment_r.value());
+  auto ring_r = VulkanFrameRing::create(ctx, pdesc.frames_in_flight);
   if (!ring_r) return fail("", ring_r.error().message, kExitRunFailed);
-  VulkanComputeWorkload& compute = *compute_r.value();
-  VulkanFragmentWorkload& fragment = *fragment_r.value();
-  VulkanFrameRing& ring = *ring_r.value();
+  rig.ring = std::move(ring_r.value());
+  return kExitOk;
+}
 
-  prof.set_clock_mapper([&calibrator](uint64_t t) -> std::optional<MappedTime> {
-    const auto fit = calibrator.fit();
-    if (!fit) return std::nullopt;
-    return fit->map(t);
-  });
-
-  ChromeTrace trace;
-  const bool want_trace = !opt.trace.empty();
-  if (want_trace) prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
-
-  const uint32_t c = opt.complexity;
+// The zones of one reference frame (the tree in the header comment).
+void record_frame(Rig& rig, VkCommandBuffer cmd, uint32_t c) {
+  GpuProfiler& prof = *rig.prof;
   const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
+  LATLAB_GPU_ZONE(prof, cmd, "frame");
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "simulate");
+    rig.compute->record_pass(cmd, c, 0);
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "lighting");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
+      rig.compute->record_pass(cmd, c2, 1);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
+      rig.compute->record_pass(cmd, c, 2);
+    }
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "post");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
+      rig.fragment->record_pass(cmd, c, 0);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
+      rig.fragment->record_pass(cmd, c, 1);
+    }
+  }
+}
+
+// Records and submits --frames frames, frames_in_flight at once, then waits
+// for all; CPU spans go to `trace` when it is not null.
+Result<void> run_frames(const ProfileOptions& opt, Rig& rig, ChromeTrace* trace) {
+  VulkanFrameRing& ring = *rig.ring;
   for (uint64_t frame = 0; frame < opt.frames; ++frame) {
     const auto slot = static_cast<uint32_t>(frame % opt.frames_in_flight);
     if (ring.in_flight(slot)) {
       const int64_t w0 = host_now_ns();
       auto waited = ring.wait(slot);  // the frame that used this slot: frames_in_flight ago
-      if (!waited) return fail("", waited.error().message, kExitRunFailed);
-      if (want_trace) trace.add_span("CPU main", "fence wait", w0, host_now_ns());
+      if (!waited) return waited.error();
+      if (trace != nullptr) trace->add_span("CPU main", "fence wait", w0, host_now_ns());
     }
-    if (frame > 0) prof.next_frame();  // closes the previous frame, collects what is ready
+    if (frame > 0) rig.prof->next_frame();  // closes the previous frame, collects what is ready
     const int64_t r0 = host_now_ns();
     auto cmd_r = ring.begin(slot);
-    if (!cmd_r) return fail("", cmd_r.error().message, kExitRunFailed);
-    VkCommandBuffer cmd = cmd_r.value();
-    {
-      LATLAB_GPU_ZONE(prof, cmd, "frame");
-      {
-        LATLAB_GPU_ZONE(prof, cmd, "simulate");
-        compute.record_pass(cmd, c, 0);
-      }
-      {
-        LATLAB_GPU_ZONE(prof, cmd, "lighting");
-        {
-          LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
-          compute.record_pass(cmd, c2, 1);
-        }
-        {
-          LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
-          compute.record_pass(cmd, c, 2);
-        }
-      }
-      {
-        LATLAB_GPU_ZONE(prof, cmd, "post");
-        {
-          LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
-          fragment.record_pass(cmd, c, 0);
-        }
-        {
-          LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
-          fragment.record_pass(cmd, c, 1);
-        }
-      }
-    }
+    if (!cmd_r) return cmd_r.error();
+    record_frame(rig, cmd_r.value(), opt.complexity);
     const int64_t s0 = host_now_ns();
-    if (auto s = ring.submit(slot); !s) return fail("", s.error().message, kExitRunFailed);
-    if (want_trace) {
-      trace.add_span("CPU main", "record", r0, s0);
-      trace.add_span("CPU main", "submit", s0, host_now_ns());
+    if (auto s = ring.submit(slot); !s) return s.error();
+    if (trace != nullptr) {
+      trace->add_span("CPU main", "record", r0, s0);
+      trace->add_span("CPU main", "submit", s0, host_now_ns());
     }
   }
-  if (auto w = ring.wait_all(); !w) return fail("", w.error().message, kExitRunFailed);
-  prof.next_frame();  // closes the last frame; every result is available now
-  prof.collect();
-  calibrator.stop();
-  const auto fit = calibrator.fit();
+  return ring.wait_all();
+}
 
-  const ProfilerCounters counters = prof.counters();
-  const auto stats = prof.stats();
-  const auto last = prof.latest_frame();
+// What the run produced, for the report.
+struct ProfileSummary {
+  std::string queue_name;               // the profiler's name
+  std::string mapping;                  // how device ticks map to the host clock
+  std::shared_ptr<const ClockFit> fit;  // null: no clock model
+  ProfilerCounters counters;
+  std::vector<ZoneStat> stats;
+  const ChromeTrace* trace = nullptr;  // null without --trace
+  bool trace_written = false;
+};
+
+// Warns about zones without a time, writes the trace, prints validation
+// messages; returns the exit code.
+int check_run(const ProfileOptions& opt, const VulkanContext& ctx, const ChromeTrace& trace,
+              ProfileSummary& sum) {
+  constexpr uint32_t kZonesPerFrame = 8;
+  const ProfilerCounters& counters = sum.counters;
   const uint64_t expected_zones = uint64_t{opt.frames} * kZonesPerFrame;
   int code = kExitOk;
   if (counters.zones_ok != expected_zones) {
-    std::fprintf(stderr, "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
-                 static_cast<unsigned long long>(counters.zones_ok), static_cast<unsigned long long>(expected_zones),
+    std::fprintf(stderr,
+                 "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
+                 static_cast<unsigned long long>(counters.zones_ok),
+                 static_cast<unsigned long long>(expected_zones),
                  static_cast<unsigned long long>(counters.zones_dropped),
                  static_cast<unsigned long long>(counters.zones_invalid));
   }
-  if (want_trace) {
+  if (!opt.trace.empty()) {
+    sum.trace = &trace;
     if (auto w = trace.write_file(opt.trace); !w) {
       std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
       code = kExitWriteFailed;
@@ -240,90 +226,209 @@ int profile(const ProfileOptions& opt) {
     for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());
     code = kExitRunFailed;
   }
+  // As reported before the split: a validation failure hides a failed write.
+  sum.trace_written = code != kExitWriteFailed;
+  return code;
+}
 
-  if (opt.json) {
-    nlohmann::json out = {
-        {"device", ctx.device_name()},
-        {"host_clock", kHostClockName},
-        {"settings",
-         {{"frames", opt.frames},
-          {"complexity", opt.complexity},
-          {"size", opt.size},
-          {"frames_in_flight", opt.frames_in_flight},
-          {"validation", opt.validation}}},
-        {"host_mapping", mapping},
-        {"clock_fit",
-         fit ? nlohmann::json{{"pairs_used", fit->pairs_used},
-                              {"drift_ppm", fit->drift_ppm()},
-                              {"base_error_ns", fit->base_error_ns},
-                              {"estimated", fit->estimated}}
-             : nlohmann::json()},
-        {"zones", stats_json(stats)},
-        {"counters",
-         {{"frames_collected", counters.frames_collected},
-          {"zones_ok", counters.zones_ok},
-          {"zones_dropped", counters.zones_dropped},
-          {"zones_invalid", counters.zones_invalid},
-          {"frames_without_queries", counters.frames_without_queries}}},
-        {"validation_errors", ctx.validation_error_count()},
-    };
-    if (want_trace) {
-      out["trace"] = {{"path", opt.trace},
-                      {"spans", trace.span_count()},
-                      {"gpu_zones_unmapped", trace.gpu_zones_unmapped()},
-                      {"written", code != kExitWriteFailed}};
-    }
-    fmt::print("{}\n", out.dump(2));
-    return code;
+void print_json(const ProfileOptions& opt, const VulkanContext& ctx, const ProfileSummary& sum) {
+  const auto& fit = sum.fit;
+  const ProfilerCounters& counters = sum.counters;
+  nlohmann::json out = {
+      {"device", ctx.device_name()},
+      {"host_clock", kHostClockName},
+      {"settings",
+       {{"frames", opt.frames},
+        {"complexity", opt.complexity},
+        {"size", opt.size},
+        {"frames_in_flight", opt.frames_in_flight},
+        {"validation", opt.validation}}},
+      {"host_mapping", sum.mapping},
+      {"clock_fit", fit ? nlohmann::json{{"pairs_used", fit->pairs_used},
+                                         {"drift_ppm", fit->drift_ppm()},
+                                         {"base_error_ns", fit->base_error_ns},
+                                         {"estimated", fit->estimated}}
+                        : nlohmann::json()},
+      {"zones", stats_json(sum.stats)},
+      {"counters",
+       {{"frames_collected", counters.frames_collected},
+        {"zones_ok", counters.zones_ok},
+        {"zones_dropped", counters.zones_dropped},
+        {"zones_invalid", counters.zones_invalid},
+        {"frames_without_queries", counters.frames_without_queries}}},
+      {"validation_errors", ctx.validation_error_count()},
+  };
+  if (sum.trace != nullptr) {
+    out["trace"] = {{"path", opt.trace},
+                    {"spans", sum.trace->span_count()},
+                    {"gpu_zones_unmapped", sum.trace->gpu_zones_unmapped()},
+                    {"written", sum.trace_written}};
   }
-  fmt::print("  host mapping: {}", mapping);
+  fmt::print("{}\n", out.dump(2));
+}
+
+void print_text(const ProfileOptions& opt, const VulkanContext& ctx, const GpuProfiler& prof,
+                const ProfileSummary& sum) {
+  const auto& fit = sum.fit;
+  const ProfilerCounters& counters = sum.counters;
+  fmt::print("  host mapping: {}", sum.mapping);
   if (fit) {
-    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used, fit->drift_ppm(),
-               fit->base_error_ns);
+    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used,
+               fit->drift_ppm(), fit->base_error_ns);
   }
   fmt::print("\n\n");
-  fmt::print("{}\n", format_stat_table(pdesc.name, stats));
+  fmt::print("{}\n", format_stat_table(sum.queue_name, sum.stats));
   // The newest frame with zones (the very last one closed empty).
+  const auto last = prof.latest_frame();
   for (uint64_t id = last ? last->frame_id + 1 : 0; id-- > 0;) {
     const auto f = prof.frame(id);
     if (!f) break;
     if (f->zones.empty()) continue;
-    fmt::print("{}\n", format_frame_tree(pdesc.name, *f));
+    fmt::print("{}\n", format_frame_tree(sum.queue_name, *f));
     break;
   }
-  fmt::print("frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries {}\n",
-             counters.frames_collected, counters.zones_ok, counters.zones_dropped, counters.zones_invalid,
-             counters.frames_without_queries);
-  if (caps.query_reads_wait_idle) {
-    fmt::print("note: this driver waits for the device to go idle inside vkGetQueryPoolResults; collection\n"
-               "      never asks it to wait, but stalls here anyway while frames are in flight\n");
+  fmt::print(
+      "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
+      "{}\n",
+      counters.frames_collected, counters.zones_ok, counters.zones_dropped, counters.zones_invalid,
+      counters.frames_without_queries);
+  if (ctx.capabilities().query_reads_wait_idle) {
+    fmt::print(
+        "note: this driver waits for the device to go idle inside vkGetQueryPoolResults; "
+        "collection\n"
+        "      never asks it to wait, but stalls here anyway while frames are in flight\n");
   }
-  if (want_trace && code != kExitWriteFailed) {
+  if (sum.trace != nullptr && sum.trace_written) {
     fmt::print("trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", opt.trace,
-               trace.span_count(),
-               trace.gpu_zones_unmapped() > 0
-                   ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
+               sum.trace->span_count(),
+               sum.trace->gpu_zones_unmapped() > 0
+                   ? fmt::format("; {} GPU zones left out: no host mapping",
+                                 sum.trace->gpu_zones_unmapped())
                    : "");
   }
   if (opt.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
+}
+
+// Opens the device --device names; on failure prints why and returns null
+// with the exit code in `code`.
+std::unique_ptr<VulkanContext> open_context(const ProfileOptions& opt, int& code) {
+  auto devices = enumerate_vulkan_devices();
+  if (devices && devices->empty()) {
+    code = fail(
+        "",
+        "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
+        "software device",
+        kExitMissingCapability);
+    return nullptr;
+  }
+  auto ctx_r =
+      VulkanContext::create(VulkanContextDesc{.device = opt.device, .validation = opt.validation});
+  if (!ctx_r) {
+    code = fail("", ctx_r.error().message, device_open_exit_code(opt.device));
+    return nullptr;
+  }
+  VulkanContext& ctx = *ctx_r.value();
+  if (!opt.json) {
+    const auto& caps = ctx.capabilities();
+    fmt::print("  on [{}] {}: tick {} ns, {} valid bits\n", ctx.device_index(), ctx.device_name(),
+               ctx.tick_format().period_ns(), caps.timestamp_valid_bits);
+    for (const auto& m : caps.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
+  }
+  return std::move(ctx_r.value());
+}
+
+// Device ticks -> host clock: the clock model, fed by a calibrator that
+// refreshes on its own thread (never in the frame loop). Returns how ticks
+// are mapped.
+std::string start_clock_model(Calibrator& calibrator, const VulkanCapabilities& caps) {
+  const Result<void> c = calibrator.calibrate_now();
+  if (!c) return "none (" + c.error().message + ")";
+  calibrator.start_periodic();
+  return caps.calibration_method + ", clock model refreshed every 1 s";
+}
+
+int profile(const ProfileOptions& opt) {
+  const auto size = parse_size(opt.size);
+  if (!size) {
+    return fail(
+        "",
+        fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
+        kExitUsage);
+  }
+  if (!opt.json) print_settings(opt, *size);
+  int code = kExitOk;
+  const std::unique_ptr<VulkanContext> ctx_owner = open_context(opt, code);
+  if (!ctx_owner) return code;
+  VulkanContext& ctx = *ctx_owner;
+  const auto& limits = ctx.properties().limits;
+  if (uint64_t{size->first} * size->second * 16 > limits.maxStorageBufferRange ||
+      size->first > limits.maxFramebufferWidth || size->second > limits.maxFramebufferHeight) {
+    return fail("",
+                fmt::format("--size {}x{} exceeds {}'s limits", size->first, size->second,
+                            ctx.device_name()),
+                kExitUsage);
+  }
+  Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
+  ProfileSummary sum;
+  sum.mapping = start_clock_model(calibrator, ctx.capabilities());
+  const GpuProfilerDesc pdesc{.name = "vulkan queue " + std::to_string(ctx.queue_family()),
+                              .max_zones_per_frame = 64,
+                              .frames_in_flight = opt.frames_in_flight,
+                              .stat_window_frames = opt.frames,
+                              .cpu_zone_times = !opt.trace.empty()};
+  Rig rig;
+  if (const int rc = make_rig(ctx, pdesc, *size, rig); rc != kExitOk) return rc;
+  GpuProfiler& prof = *rig.prof;
+  prof.set_clock_mapper([&calibrator](uint64_t t) -> std::optional<MappedTime> {
+    const auto fit = calibrator.fit();
+    if (!fit) return std::nullopt;
+    return fit->map(t);
+  });
+  ChromeTrace trace;
+  if (!opt.trace.empty())
+    prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
+  if (auto r = run_frames(opt, rig, opt.trace.empty() ? nullptr : &trace); !r) {
+    return fail("", r.error().message, kExitRunFailed);
+  }
+  prof.next_frame();  // closes the last frame; every result is available now
+  prof.collect();
+  calibrator.stop();
+  sum.queue_name = pdesc.name;
+  sum.fit = calibrator.fit();
+  sum.counters = prof.counters();
+  sum.stats = prof.stats();
+  code = check_run(opt, ctx, trace, sum);
+  if (opt.json) {
+    print_json(opt, ctx, sum);
+  } else {
+    print_text(opt, ctx, prof, sum);
+  }
   return code;
 }
 
 std::function<int()> setup(CLI::App& app) {
-  auto* sub = app.add_subcommand("profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan)");
+  auto* sub = app.add_subcommand(
+      "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan)");
   auto opt = std::make_shared<ProfileOptions>();
-  sub->add_option("--frames", opt->frames, "Frames to record")->capture_default_str()->check(CLI::Range(1u, 1000000u));
-  sub->add_option("--trace", opt->trace, "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
-  sub->add_option("--device", opt->device, "Device index or name substring (default: first discrete GPU, else first)");
-  sub->add_option("--complexity", opt->complexity, "Arithmetic iterations per element and pass (1..4096)")
+  sub->add_option("--frames", opt->frames, "Frames to record")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  sub->add_option("--trace", opt->trace,
+                  "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
+  sub->add_option("--device", opt->device,
+                  "Device index or name substring (default: first discrete GPU, else first)");
+  sub->add_option("--complexity", opt->complexity,
+                  "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 4096u));
   sub->add_option("--size", opt->size, "Work size WxH of every pass")->capture_default_str();
-  sub->add_option("--frames-in-flight", opt->frames_in_flight, "Frames on the device at once (1..8)")
+  sub->add_option("--frames-in-flight", opt->frames_in_flight,
+                  "Frames on the device at once (1..8)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 8u));
   sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
-  sub->add_flag("--validation", opt->validation, "Enable the Khronos validation layer (errors fail the run)");
+  sub->add_flag("--validation", opt->validation,
+                "Enable the Khronos validation layer (errors fail the run)");
   return [opt]() { return profile(*opt); };
 }
 

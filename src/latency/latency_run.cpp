@@ -400,37 +400,13 @@ struct PlannedBlock {
   uint64_t schedule_start;  // interval index of the block's first frame
 };
 
-}  // namespace
-
-Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
-  if (Result<void> v = validate(desc); !v) return v.error();
-  if (env.device == nullptr) return make_error("no device to run on");
-
-  RealHostTime real_time;
-  HostTime& time = env.time != nullptr ? *env.time : real_time;
-
-  LatencyRun run;
-  run.desc = desc;
-  run.device = env.device->info();
-  run.time_source = time.name();
-  run.execution = env.lockstep != nullptr ? "lockstep" : "threads";
-  run.unavailable = run.device.missing;
-  const std::vector<LatencyModeDesc> modes = effective_modes(desc);
-  const auto mode_count = static_cast<uint32_t>(modes.size());
-
-  // Every frame's storage up front: the run itself allocates nothing per frame.
-  // Mode m's frames (warm-up, then measured) start at m * per_mode.
-  const uint64_t per_mode = uint64_t{desc.warmup_frames} + desc.frames;
-  run.frames.assign(per_mode * mode_count, FrameRecord{});
-  if (desc.bare_comparison) {
-    run.bare_frames.assign(desc.frames, BareFrame{});
-    run.raw_lateness_ns.assign(desc.frames, 0);
-  }
-
-  // The plan: warm-up, then per block measured [+ bare + raw sleep], the
-  // comparison blocks on the measured block's own deadlines.
-  // With several modes: each mode's warm-up, then block b of every mode in
-  // mode order (B L B L ...), block b of each mode on the same deadlines.
+// The plan: warm-up, then per block measured [+ bare + raw sleep], the
+// comparison blocks on the measured block's own deadlines.
+// With several modes: each mode's warm-up, then block b of every mode in
+// mode order (B L B L ...), block b of each mode on the same deadlines.
+// Mode m's frames (warm-up, then measured) start at m * per_mode.
+std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_count,
+                                      uint64_t per_mode) {
   std::vector<PlannedBlock> plan;
   for (uint32_t m = 0; m < mode_count; ++m) {
     if (desc.warmup_frames > 0)
@@ -449,16 +425,127 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     first += n;
     first_cmp += n;
   }
+  return plan;
+}
 
-  Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
-
-  if (env.mapper == nullptr) {
-    run.unavailable.push_back({"clock_model", "no clock model was given to the run"});
-  } else if (Result<void> started = env.mapper->start(); !started) {
-    run.unavailable.push_back({"clock_model", started.error().message});
+// Runs planned block `p` into its slice of the run's storage, device frame
+// ids from `first_device_frame`.
+BlockOutcome run_planned_block(Ctx& c, LatencyRun& run, const PlannedBlock& p,
+                               uint64_t first_device_frame, Schedule& sched,
+                               const ProgressFn& progress) {
+  switch (p.kind) {
+    case BlockKind::warmup:
+    case BlockKind::measured:
+      return run_path_block(c, std::span(run.frames).subspan(p.first, p.count), first_device_frame,
+                            sched, progress);
+    case BlockKind::bare_loop:
+      return run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
+                            first_device_frame, sched, progress);
+    case BlockKind::raw_sleep:
+      return run_raw_sleep_block(c, std::span(run.raw_lateness_ns).subspan(p.first, p.count),
+                                 sched);
   }
+  return BlockOutcome{};
+}
 
-  run.started_ns = time.now_ns();
+// Adds the block's generator CPU and wall time to the run's totals.
+void add_sleeper_time(LatencyRun& run, BlockKind kind, const BlockOutcome& o) {
+  if (kind == BlockKind::measured) {
+    run.generator_cpu_ns += o.sleeper_cpu_ns;
+    run.generator_wall_ns += o.sleeper_wall_ns;
+  } else if (kind == BlockKind::raw_sleep) {
+    run.raw_sleep_cpu_ns += o.sleeper_cpu_ns;
+    run.raw_sleep_wall_ns += o.sleeper_wall_ns;
+  }
+}
+
+// Marks the run partial at the first block that ran short, saying where and why.
+void mark_short_block(LatencyRun& run, const Ctx& c, const BlockResult& br,
+                      const std::string& mode_name, uint32_t mode_count) {
+  if (br.frames_run >= br.frames_planned || run.partial) return;
+  run.partial = true;
+  const std::string where = (mode_count > 1 ? mode_name + " " : std::string()) +
+                            std::string(to_string(br.kind)) + " block " + std::to_string(br.index) +
+                            " after " + std::to_string(br.frames_run) + " of " +
+                            std::to_string(br.frames_planned) + " frames";
+  run.partial_reason =
+      c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
+}
+
+// Per-block distributions; counts each mode's measured frames run.
+std::vector<uint64_t> summarize_blocks(LatencyRun& run, uint32_t mode_count) {
+  const TickFormat& ticks = run.device.ticks;
+  std::vector<uint64_t> measured_count(mode_count, 0);
+  for (BlockResult& b : run.blocks) {
+    switch (b.kind) {
+      case BlockKind::warmup:
+      case BlockKind::measured: {
+        const auto span =
+            std::span<const FrameRecord>(run.frames).subspan(b.first_frame, b.frames_run);
+        b.series = summarize_frames(span, ticks);
+        b.missing = count_missing(span);
+        for (const FrameRecord& f : span)
+          b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
+        if (b.kind == BlockKind::measured) measured_count[b.mode] += b.frames_run;
+        break;
+      }
+      case BlockKind::bare_loop:
+        b.bare_latency = summarize_bare(
+            std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
+        break;
+      case BlockKind::raw_sleep:
+        b.raw_lateness = summarize_ns(
+            std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
+        break;
+    }
+  }
+  return measured_count;
+}
+
+// Per-mode distributions over the measured frames run. A mode's measured
+// blocks are contiguous in `frames` and the run stops at the first short
+// block, so each mode's frames run form one range.
+void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes, uint64_t per_mode,
+                     const std::vector<uint64_t>& measured_count) {
+  const TickFormat& ticks = run.device.ticks;
+  for (uint32_t m = 0; m < modes.size(); ++m) {
+    LatencyModeResult mr;
+    mr.name = modes[m].name;
+    mr.workload = modes[m].workload;
+    mr.measured_frames = measured_count[m];
+    const auto measured = std::span<const FrameRecord>(run.frames)
+                              .subspan(m * per_mode + run.desc.warmup_frames, measured_count[m]);
+    mr.total = summarize_frames(measured, ticks);
+    mr.total_missing = count_missing(measured);
+    for (const BlockResult& b : run.blocks) {
+      if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
+    }
+    run.modes.push_back(std::move(mr));
+  }
+  run.total = run.modes[0].total;
+  run.total_missing = run.modes[0].total_missing;
+  run.consumer_behind = run.modes[0].consumer_behind;
+}
+
+// The bare-loop and raw-sleep distributions over the run (--bare).
+void summarize_bare_comparison(LatencyRun& run) {
+  uint64_t bare_n = 0;
+  uint64_t raw_n = 0;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::bare_loop) bare_n += b.frames_run;
+    if (b.kind == BlockKind::raw_sleep) raw_n += b.frames_run;
+  }
+  run.bare_total = summarize_bare(std::span<const BareFrame>(run.bare_frames).first(bare_n));
+  run.raw_total = summarize_ns(std::span<const int64_t>(run.raw_lateness_ns).first(raw_n));
+}
+
+// Runs the plan's blocks in order until one runs short or a stop is
+// requested; returns the next device frame id.
+uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& plan,
+                    const std::vector<LatencyModeDesc>& modes, const LatencyRunEnv& env,
+                    HostTime& time) {
+  const LatencyRunDesc& desc = run.desc;
+  const auto mode_count = static_cast<uint32_t>(modes.size());
   bool slack_recorded = false;
   // Device frame ids rise in run order (a backend may rely on it, e.g. to
   // retire query slots): interleaved blocks take the next ids in turn.
@@ -485,21 +572,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
       };
     }
     br.start_ns = time.now_ns();
-    BlockOutcome o;
-    switch (p.kind) {
-      case BlockKind::warmup:
-      case BlockKind::measured:
-        o = run_path_block(c, std::span(run.frames).subspan(p.first, p.count), next_device_frame,
-                           sched, progress);
-        break;
-      case BlockKind::bare_loop:
-        o = run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
-                           next_device_frame, sched, progress);
-        break;
-      case BlockKind::raw_sleep:
-        o = run_raw_sleep_block(c, std::span(run.raw_lateness_ns).subspan(p.first, p.count), sched);
-        break;
-    }
+    const BlockOutcome o = run_planned_block(c, run, p, next_device_frame, sched, progress);
     br.end_ns = time.now_ns();
     br.frames_run = o.frames_run;
     if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
@@ -508,28 +581,53 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
       run.timer_slack = o.slack;
       slack_recorded = true;
     }
-    if (p.kind == BlockKind::measured) {
-      run.generator_cpu_ns += o.sleeper_cpu_ns;
-      run.generator_wall_ns += o.sleeper_wall_ns;
-    } else if (p.kind == BlockKind::raw_sleep) {
-      run.raw_sleep_cpu_ns += o.sleeper_cpu_ns;
-      run.raw_sleep_wall_ns += o.sleeper_wall_ns;
-    }
+    add_sleeper_time(run, p.kind, o);
     if (env.on_progress)
       env.on_progress(
           RunProgress{p.kind, p.index, modes[p.mode].name, desc.blocks, o.frames_run, p.count});
-
-    if (br.frames_run < br.frames_planned && !run.partial) {
-      run.partial = true;
-      const std::string where =
-          (mode_count > 1 ? modes[p.mode].name + " " : std::string()) +
-          std::string(to_string(p.kind)) + " block " + std::to_string(p.index) + " after " +
-          std::to_string(br.frames_run) + " of " + std::to_string(br.frames_planned) + " frames";
-      run.partial_reason =
-          c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
-    }
+    mark_short_block(run, c, br, modes[p.mode].name, mode_count);
     run.blocks.push_back(std::move(br));
   }
+  return next_device_frame;
+}
+
+}  // namespace
+
+Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
+  if (Result<void> v = validate(desc); !v) return v.error();
+  if (env.device == nullptr) return make_error("no device to run on");
+
+  RealHostTime real_time;
+  HostTime& time = env.time != nullptr ? *env.time : real_time;
+
+  LatencyRun run;
+  run.desc = desc;
+  run.device = env.device->info();
+  run.time_source = time.name();
+  run.execution = env.lockstep != nullptr ? "lockstep" : "threads";
+  run.unavailable = run.device.missing;
+  const std::vector<LatencyModeDesc> modes = effective_modes(desc);
+  const auto mode_count = static_cast<uint32_t>(modes.size());
+
+  // Every frame's storage up front: the run itself allocates nothing per frame.
+  const uint64_t per_mode = uint64_t{desc.warmup_frames} + desc.frames;
+  run.frames.assign(per_mode * mode_count, FrameRecord{});
+  if (desc.bare_comparison) {
+    run.bare_frames.assign(desc.frames, BareFrame{});
+    run.raw_lateness_ns.assign(desc.frames, 0);
+  }
+  const std::vector<PlannedBlock> plan = plan_blocks(desc, mode_count, per_mode);
+
+  Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
+
+  if (env.mapper == nullptr) {
+    run.unavailable.push_back({"clock_model", "no clock model was given to the run"});
+  } else if (Result<void> started = env.mapper->start(); !started) {
+    run.unavailable.push_back({"clock_model", started.error().message});
+  }
+
+  run.started_ns = time.now_ns();
+  const uint64_t next_device_frame = run_blocks(c, run, plan, modes, env, time);
   if (!run.partial && c.failed.load()) {  // a failure on the block's last frame
     run.partial = true;
     run.partial_reason = c.error;
@@ -550,60 +648,9 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   run.cpu_checksum = c.checksum;
 
   // Distributions, per block and over the run.
-  const TickFormat& ticks = run.device.ticks;
-  std::vector<uint64_t> measured_count(mode_count, 0);
-  for (BlockResult& b : run.blocks) {
-    switch (b.kind) {
-      case BlockKind::warmup:
-      case BlockKind::measured: {
-        const auto span =
-            std::span<const FrameRecord>(run.frames).subspan(b.first_frame, b.frames_run);
-        b.series = summarize_frames(span, ticks);
-        b.missing = count_missing(span);
-        for (const FrameRecord& f : span)
-          b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
-        if (b.kind == BlockKind::measured) measured_count[b.mode] += b.frames_run;
-        break;
-      }
-      case BlockKind::bare_loop:
-        b.bare_latency = summarize_bare(
-            std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
-        break;
-      case BlockKind::raw_sleep:
-        b.raw_lateness = summarize_ns(
-            std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
-        break;
-    }
-  }
-  // A mode's measured blocks are contiguous in `frames` and the run stops at
-  // the first short block, so each mode's frames run form one range.
-  for (uint32_t m = 0; m < mode_count; ++m) {
-    LatencyModeResult mr;
-    mr.name = modes[m].name;
-    mr.workload = modes[m].workload;
-    mr.measured_frames = measured_count[m];
-    const auto measured = std::span<const FrameRecord>(run.frames)
-                              .subspan(m * per_mode + desc.warmup_frames, measured_count[m]);
-    mr.total = summarize_frames(measured, ticks);
-    mr.total_missing = count_missing(measured);
-    for (const BlockResult& b : run.blocks) {
-      if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
-    }
-    run.modes.push_back(std::move(mr));
-  }
-  run.total = run.modes[0].total;
-  run.total_missing = run.modes[0].total_missing;
-  run.consumer_behind = run.modes[0].consumer_behind;
-  if (desc.bare_comparison) {
-    uint64_t bare_n = 0;
-    uint64_t raw_n = 0;
-    for (const BlockResult& b : run.blocks) {
-      if (b.kind == BlockKind::bare_loop) bare_n += b.frames_run;
-      if (b.kind == BlockKind::raw_sleep) raw_n += b.frames_run;
-    }
-    run.bare_total = summarize_bare(std::span<const BareFrame>(run.bare_frames).first(bare_n));
-    run.raw_total = summarize_ns(std::span<const int64_t>(run.raw_lateness_ns).first(raw_n));
-  }
+  const std::vector<uint64_t> measured_count = summarize_blocks(run, mode_count);
+  summarize_modes(run, modes, per_mode, measured_count);
+  if (desc.bare_comparison) summarize_bare_comparison(run);
   return run;
 }
 

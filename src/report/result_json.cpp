@@ -105,46 +105,32 @@ json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
 
-}  // namespace
+json machine_to_json(const MachineInfo& m) {
+  return {{"hostname", m.hostname},
+          {"os", or_null(m.os)},
+          {"kernel", m.kernel},
+          {"arch", m.arch},
+          {"cpu_model", or_null(m.cpu_model)},
+          {"logical_cpus", m.logical_cpus}};
+}
 
-json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
-  const LatencyRunDesc& d = run.desc;
-  const std::vector<LatencyModeResult> run_modes = modes_of(run);
-  json j;
-  j["schema_version"] = kResultSchemaVersion;
-  j["kind"] = "latency_run";
-  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
-  j["created_utc"] = meta.created_utc;
-  j["command_line"] = meta.command_line;
-  j["partial"] = run.partial;
-  j["partial_reason"] = run.partial ? json(run.partial_reason) : json(nullptr);
-  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
-
-  const MachineInfo& m = meta.machine;
-  j["machine"] = {{"hostname", m.hostname},
-                  {"os", or_null(m.os)},
-                  {"kernel", m.kernel},
-                  {"arch", m.arch},
-                  {"cpu_model", or_null(m.cpu_model)},
-                  {"logical_cpus", m.logical_cpus}};
-  j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
-
-  const DeviceInfo& di = run.device;
+json device_to_json(const DeviceInfo& di) {
   json missing_caps = json::array();
   for (const MissingCapability& c : di.missing)
     missing_caps.push_back({{"name", c.name}, {"reason", c.reason}});
-  j["device"] = {{"backend", di.backend},
-                 {"name", di.name},
-                 {"driver", di.driver},
-                 {"tick_period_ns", di.ticks.period_ns()},
-                 {"tick_period_fraction", {di.ticks.period_num, di.ticks.period_den}},
-                 {"timestamp_valid_bits", di.ticks.valid_bits},
-                 {"can_time", di.can_time},
-                 {"calibration_domain", or_null(di.calibration_domain)},
-                 {"calibration_estimated", di.calibration_estimated},
-                 {"missing_capabilities", missing_caps}};
+  return {{"backend", di.backend},
+          {"name", di.name},
+          {"driver", di.driver},
+          {"tick_period_ns", di.ticks.period_ns()},
+          {"tick_period_fraction", {di.ticks.period_num, di.ticks.period_den}},
+          {"timestamp_valid_bits", di.ticks.valid_bits},
+          {"can_time", di.can_time},
+          {"calibration_domain", or_null(di.calibration_domain)},
+          {"calibration_estimated", di.calibration_estimated},
+          {"missing_capabilities", missing_caps}};
+}
 
-  const ClockModelReport& cm = run.clock_model;
+json clock_model_to_json(const ClockModelReport& cm) {
   json pairs = json::array();
   for (const CalibrationPair& p : cm.pairs) {
     pairs.push_back({{"device_ticks", p.device_ticks},
@@ -152,27 +138,39 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
                      {"max_deviation_ns", p.max_deviation_ns},
                      {"estimated", p.estimated}});
   }
-  j["clock_model"] = {{"available", cm.available},
-                      {"reason", cm.available ? json(nullptr) : json(cm.reason)},
-                      {"source", cm.source},
-                      {"drift_ppm", cm.available ? json(cm.drift_ppm) : json(nullptr)},
-                      {"drift_error_ppm", cm.available ? json(cm.drift_error_ppm) : json(nullptr)},
-                      {"error_bound_ns", cm.available ? json(cm.error_bound_ns) : json(nullptr)},
-                      {"pairs_used", cm.pairs_used},
-                      {"pairs_accepted", cm.pairs_accepted},
-                      {"pairs_rejected", cm.pairs_rejected},
-                      {"refreshes", cm.refreshes},
-                      {"failed_refreshes", cm.failed_refreshes},
-                      {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
-                      {"estimated", cm.estimated},
-                      {"pairs", pairs}};
+  return {{"available", cm.available},
+          {"reason", cm.available ? json(nullptr) : json(cm.reason)},
+          {"source", cm.source},
+          {"drift_ppm", cm.available ? json(cm.drift_ppm) : json(nullptr)},
+          {"drift_error_ppm", cm.available ? json(cm.drift_error_ppm) : json(nullptr)},
+          {"error_bound_ns", cm.available ? json(cm.error_bound_ns) : json(nullptr)},
+          {"pairs_used", cm.pairs_used},
+          {"pairs_accepted", cm.pairs_accepted},
+          {"pairs_rejected", cm.pairs_rejected},
+          {"refreshes", cm.refreshes},
+          {"failed_refreshes", cm.failed_refreshes},
+          {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
+          {"estimated", cm.estimated},
+          {"pairs", pairs}};
+}
 
+json timer_slack_to_json(const TimerSlack& ts) {
+  return {{"requested", ts.requested},
+          {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
+          {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
+          {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
+          {"applied", ts.applied},
+          {"error", or_null(ts.error)}};
+}
+
+json settings_to_json(const LatencyRun& run, const RunMeta& meta,
+                      const std::vector<LatencyModeResult>& run_modes) {
+  const LatencyRunDesc& d = run.desc;
   json per_block = json::array();
   for (const BlockResult& b : run.blocks) {
     if (b.kind == BlockKind::measured) per_block.push_back(b.frames_planned);
   }
-  const TimerSlack& ts = run.timer_slack;
-  j["settings"] = {
+  return {
       {"mode", meta.mode},
       {"backend", meta.backend},
       {"device", meta.device},
@@ -188,18 +186,14 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
       {"warmup_frames", d.warmup_frames},
       {"cpu_step_iterations", d.cpu_step_iterations},
       {"workload", workload_to_json(run_modes.at(0).workload)},
-      {"timer_slack",
-       {{"requested", ts.requested},
-        {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
-        {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
-        {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
-        {"applied", ts.applied},
-        {"error", or_null(ts.error)}}},
+      {"timer_slack", timer_slack_to_json(run.timer_slack)},
       {"bare_comparison", d.bare_comparison},
       {"block_lead_ns", d.block_lead_ns},
       {"execution", run.execution},
   };
+}
 
+json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeResult>& run_modes) {
   json order = json::array();
   for (const BlockResult& b : run.blocks) {
     order.push_back(
@@ -209,91 +203,99 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
          {"mode", b.mode < run_modes.size() ? run_modes[b.mode].name : std::string("?")},
          {"frames_run", b.frames_run}});
   }
-  j["block_order"] = order;
+  return order;
+}
 
-  json modes = json::object();
-  for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
-    const LatencyModeResult& mr = run_modes[mi];
-    json mode;
-    mode["available"] = true;
-    mode["workload"] = workload_to_json(mr.workload);
-    mode["warmup"] = nullptr;
-    json blocks = json::array();
-    for (const BlockResult& b : run.blocks) {
-      if (b.mode != mi) continue;
-      if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
-      if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
-    }
-    mode["blocks"] = blocks;
-    json total = series_to_json(mr.total);
-    total["frames"] = mr.measured_frames;
-    total["missing_markers"] = missing_to_json(mr.total_missing);
-    total["consumer_behind_frames"] = mr.consumer_behind;
-    mode["total"] = total;
-    mode["observers"] = {
-        {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
-        {"fence_latency", "CPU fence wake - signal"}};
-    modes[mr.name] = mode;
+// modes.<name>: the mode's workload, warm-up and measured blocks, total.
+json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& mr) {
+  json mode;
+  mode["available"] = true;
+  mode["workload"] = workload_to_json(mr.workload);
+  mode["warmup"] = nullptr;
+  json blocks = json::array();
+  for (const BlockResult& b : run.blocks) {
+    if (b.mode != mi) continue;
+    if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
+    if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
   }
-  j["modes"] = modes;
+  mode["blocks"] = blocks;
+  json total = series_to_json(mr.total);
+  total["frames"] = mr.measured_frames;
+  total["missing_markers"] = missing_to_json(mr.total_missing);
+  total["consumer_behind_frames"] = mr.consumer_behind;
+  mode["total"] = total;
+  mode["observers"] = {
+      {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
+      {"fence_latency", "CPU fence wake - signal"}};
+  return mode;
+}
 
+json process_memory_to_json(const RunMeta& meta) {
+  auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+  return {{"rss_kb_before_run", kb(meta.memory_before.rss_kb)},
+          {"rss_kb_after_run", kb(meta.memory_after.rss_kb)},
+          {"peak_rss_kb", kb(meta.memory_after.peak_rss_kb)},
+          {"peak_growth_kb", meta.memory_before.rss_kb >= 0 && meta.memory_after.peak_rss_kb >= 0
+                                 ? json(meta.memory_after.peak_rss_kb - meta.memory_before.rss_kb)
+                                 : json(nullptr)},
+          {"frame_record_bytes", sizeof(FrameRecord)}};
+}
+
+// diagnostics.bare_loop, .raw_sleep and .comparison (--bare).
+void bare_comparison_to_json(const LatencyRun& run, json& diag) {
+  json bare_blocks = json::array();
+  json raw_blocks = json::array();
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind == BlockKind::bare_loop) {
+      bare_blocks.push_back({{"index", b.index},
+                             {"order", b.order},
+                             {"frames_run", b.frames_run},
+                             {"latency", distribution_to_json(b.bare_latency)}});
+    }
+    if (b.kind == BlockKind::raw_sleep) {
+      raw_blocks.push_back({{"index", b.index},
+                            {"order", b.order},
+                            {"frames_run", b.frames_run},
+                            {"lateness", distribution_to_json(b.raw_lateness)}});
+    }
+  }
+  diag["bare_loop"] = {
+      {"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
+      {"latency", distribution_to_json(run.bare_total)},
+      {"blocks", bare_blocks}};
+  diag["raw_sleep"] = {
+      {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
+      {"lateness", distribution_to_json(run.raw_total)},
+      {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
+      {"blocks", raw_blocks}};
+  const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
+  const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
+  const Distribution& late = run.total[static_cast<size_t>(Series::timer_lateness)];
+  const Distribution& bare = run.bare_total;
+  const Distribution& raw = run.raw_total;
+  const bool have_bare = !bare.empty();
+  diag["comparison"] = {
+      {"core_latency_p50_over_bare_p50",
+       opt(ratio(core.p50, bare.p50, have_bare && !core.empty()))},
+      {"fence_latency_p50_over_bare_p50",
+       opt(ratio(fence.p50, bare.p50, have_bare && !fence.empty()))},
+      {"fence_latency_p99_over_bare_p99",
+       opt(ratio(fence.p99, bare.p99, have_bare && !fence.empty()))},
+      {"timer_lateness_p99_over_raw_p99",
+       opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
+  };
+}
+
+json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
   json diag;
   diag["generator"] = {
       {"cpu_ns", run.generator_cpu_ns},
       {"wall_ns", run.generator_wall_ns},
       {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
   diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
-  auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
-  diag["process_memory"] = {
-      {"rss_kb_before_run", kb(meta.memory_before.rss_kb)},
-      {"rss_kb_after_run", kb(meta.memory_after.rss_kb)},
-      {"peak_rss_kb", kb(meta.memory_after.peak_rss_kb)},
-      {"peak_growth_kb", meta.memory_before.rss_kb >= 0 && meta.memory_after.peak_rss_kb >= 0
-                             ? json(meta.memory_after.peak_rss_kb - meta.memory_before.rss_kb)
-                             : json(nullptr)},
-      {"frame_record_bytes", sizeof(FrameRecord)}};
-  if (d.bare_comparison) {
-    json bare_blocks = json::array();
-    json raw_blocks = json::array();
-    for (const BlockResult& b : run.blocks) {
-      if (b.kind == BlockKind::bare_loop) {
-        bare_blocks.push_back({{"index", b.index},
-                               {"order", b.order},
-                               {"frames_run", b.frames_run},
-                               {"latency", distribution_to_json(b.bare_latency)}});
-      }
-      if (b.kind == BlockKind::raw_sleep) {
-        raw_blocks.push_back({{"index", b.index},
-                              {"order", b.order},
-                              {"frames_run", b.frames_run},
-                              {"lateness", distribution_to_json(b.raw_lateness)}});
-      }
-    }
-    diag["bare_loop"] = {
-        {"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
-        {"latency", distribution_to_json(run.bare_total)},
-        {"blocks", bare_blocks}};
-    diag["raw_sleep"] = {
-        {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
-        {"lateness", distribution_to_json(run.raw_total)},
-        {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
-        {"blocks", raw_blocks}};
-    const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
-    const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
-    const Distribution& late = run.total[static_cast<size_t>(Series::timer_lateness)];
-    const Distribution& bare = run.bare_total;
-    const Distribution& raw = run.raw_total;
-    const bool have_bare = !bare.empty();
-    diag["comparison"] = {
-        {"core_latency_p50_over_bare_p50",
-         opt(ratio(core.p50, bare.p50, have_bare && !core.empty()))},
-        {"fence_latency_p50_over_bare_p50",
-         opt(ratio(fence.p50, bare.p50, have_bare && !fence.empty()))},
-        {"fence_latency_p99_over_bare_p99",
-         opt(ratio(fence.p99, bare.p99, have_bare && !fence.empty()))},
-        {"timer_lateness_p99_over_raw_p99",
-         opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
-    };
+  diag["process_memory"] = process_memory_to_json(meta);
+  if (run.desc.bare_comparison) {
+    bare_comparison_to_json(run, diag);
   } else {
     diag["bare_loop"] = nullptr;
     diag["raw_sleep"] = nullptr;
@@ -306,8 +308,34 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   } else {
     diag["validation"] = nullptr;
   }
-  j["diagnostics"] = diag;
+  return diag;
+}
 
+}  // namespace
+
+json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
+  const std::vector<LatencyModeResult> run_modes = modes_of(run);
+  json j;
+  j["schema_version"] = kResultSchemaVersion;
+  j["kind"] = "latency_run";
+  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
+  j["created_utc"] = meta.created_utc;
+  j["command_line"] = meta.command_line;
+  j["partial"] = run.partial;
+  j["partial_reason"] = run.partial ? json(run.partial_reason) : json(nullptr);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
+  j["machine"] = machine_to_json(meta.machine);
+  j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
+  j["device"] = device_to_json(run.device);
+  j["clock_model"] = clock_model_to_json(run.clock_model);
+  j["settings"] = settings_to_json(run, meta, run_modes);
+  j["block_order"] = block_order_to_json(run, run_modes);
+  json modes = json::object();
+  for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
+    modes[run_modes[mi].name] = mode_to_json(run, mi, run_modes[mi]);
+  }
+  j["modes"] = modes;
+  j["diagnostics"] = diagnostics_to_json(run, meta);
   json unavailable = json::array();
   for (const MissingCapability& c : run.unavailable)
     unavailable.push_back({{"name", c.name}, {"reason", c.reason}});

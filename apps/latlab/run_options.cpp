@@ -1,0 +1,218 @@
+// latlab run: options -> checked plan, and the settings echo.
+#include "run_options.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "latlab/host_clock.hpp"
+
+namespace latlab::cli {
+namespace {
+
+// "A-B" or "A" (ms, decimals allowed) -> ns range.
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
+                                                             std::string& why) {
+  auto parse_one = [&](const std::string& s, int64_t& ns) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+    if (v <= 0 || v > 10'000) return false;
+    ns = std::llround(v * 1e6);
+    return ns > 0;
+  };
+  const size_t dash = text.find('-', 1);
+  int64_t lo = 0;
+  int64_t hi = 0;
+  const std::string a = dash == std::string::npos ? text : text.substr(0, dash);
+  const std::string b = dash == std::string::npos ? text : text.substr(dash + 1);
+  if (!parse_one(a, lo) || !parse_one(b, hi)) {
+    why = "--interval-ms '" + text +
+          "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
+    return std::nullopt;
+  }
+  if (hi < lo) {
+    why = "--interval-ms '" + text + "' is reversed: give MIN-MAX with MIN <= MAX";
+    return std::nullopt;
+  }
+  return std::pair{lo, hi};
+}
+
+// "WxH" with both sides in 1..16384.
+std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
+  const size_t x = s.find('x');
+  if (x == std::string::npos) return std::nullopt;
+  auto side = [](const std::string& t) -> std::optional<uint32_t> {
+    if (t.empty() || t.size() > 5) return std::nullopt;
+    uint32_t v = 0;
+    for (char ch : t) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      v = v * 10 + static_cast<uint32_t>(ch - '0');
+    }
+    if (v < 1 || v > 16384) return std::nullopt;
+    return v;
+  };
+  const auto w = side(s.substr(0, x));
+  const auto h = side(s.substr(x + 1));
+  if (!w || !h) return std::nullopt;
+  return std::pair{*w, *h};
+}
+
+bool output_dir_writable(const std::string& path, std::string& why) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(dir.c_str(), W_OK) != 0) {
+    why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
+    return false;
+  }
+  return true;
+}
+
+WorkloadForm form_of(const RunOptions& o) {
+  return o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
+}
+
+// The schedule, frame count and Baseline workload (--interval-ms, --seconds,
+// --size and the plain numbers).
+Result<LatencyRunDesc> latency_desc(const RunOptions& o) {
+  std::string why;
+  const auto interval = parse_interval_ms(o.interval_ms, why);
+  if (!interval) return make_error(why);
+  LatencyRunDesc desc;
+  desc.schedule.seed = o.seed;
+  desc.schedule.min_interval_ns = interval->first;
+  desc.schedule.max_interval_ns = interval->second;
+  desc.frames = o.frames;
+  if (o.seconds > 0) {
+    const double mean_ns = 0.5 * static_cast<double>(interval->first + interval->second);
+    const double n = std::ceil(o.seconds * 1e9 / mean_ns);
+    if (n > 10'000'000) {
+      return make_error(
+          fmt::format("--seconds {:.1f} gives more than 10 million frames", o.seconds));
+    }
+    desc.frames = static_cast<uint32_t>(std::max(1.0, n));
+  }
+  desc.blocks = o.blocks;
+  desc.warmup_frames = o.warmup;
+  desc.cpu_step_iterations = o.cpu_iterations;
+  desc.timer_slack_ns = o.keep_timer_slack ? 0 : 1;
+  const auto size = parse_size(o.size);
+  if (!size) {
+    return make_error("--size '" + o.size + "' is not WxH with sides in 1..16384 (e.g. 64x64)");
+  }
+  desc.workload.passes = o.passes;
+  desc.workload.complexity = o.complexity;
+  desc.workload.width = size->first;
+  desc.workload.height = size->second;
+  desc.workload.form = form_of(o);
+  desc.bare_comparison = o.bare;
+  return desc;
+}
+
+// The four-pass workload of Loaded or Performance at `size`.
+FrameWorkload four_pass_work(std::pair<uint32_t, uint32_t> size, uint32_t complexity,
+                             WorkloadForm form) {
+  FrameWorkload w;
+  w.passes = 4;
+  w.complexity = complexity;
+  w.width = size.first;
+  w.height = size.second;
+  w.form = form;
+  return w;
+}
+
+}  // namespace
+
+Result<RunPlan> plan_run(const RunOptions& o) {
+  Result<LatencyRunDesc> desc = latency_desc(o);
+  if (!desc) return desc.error();
+  RunPlan p;
+  p.desc = std::move(desc.value());
+  p.want_baseline = o.mode == "baseline" || o.mode == "latency" || o.mode == "all";
+  p.want_loaded = o.mode == "loaded" || o.mode == "latency" || o.mode == "all";
+  p.want_perf = o.mode == "performance" || o.mode == "all";
+  if (o.bare && p.want_baseline && p.want_loaded) {
+    return make_error("--bare runs with one latency mode: add --mode baseline or --mode loaded");
+  }
+  const auto load_size = parse_size(o.load_size);
+  const auto perf_size = parse_size(o.perf_size);
+  if (!load_size || !perf_size) {
+    return make_error(fmt::format("--{} '{}' is not WxH with sides in 1..16384 (e.g. 1920x1080)",
+                                  load_size ? "perf-size" : "load-size",
+                                  load_size ? o.perf_size : o.load_size));
+  }
+  if (!(o.load_target_ms > 0) || !std::isfinite(o.load_target_ms)) {
+    return make_error("--load-target-ms must be a positive number of ms");
+  }
+  if (Result<void> v = validate(p.desc); !v) return v.error();
+  if (o.time_scale != 1 && o.backend != "sim") {
+    return make_error("--time-scale only works with --backend sim (a GPU runs on real time)");
+  }
+  std::string why;
+  if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);
+  if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) return make_error(why);
+  // The default complexity until calibration (or --load-complexity) sets it.
+  p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
+  p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));
+  return p;
+}
+
+void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
+                        const DeviceInfo& device) {
+  const LatencyRunDesc& desc = plan.desc;
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, device.backend,
+             device.name, device.driver);
+  if (plan.want_latency()) {
+    fmt::print(
+        info,
+        "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
+        "warm-up frames{}\n",
+        desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
+        static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
+        desc.warmup_frames,
+        plan.want_baseline && plan.want_loaded ? " per mode, modes in interleaved blocks" : "");
+  }
+  if (plan.want_baseline) {
+    fmt::print(info, "  baseline workload: passes {}  complexity {}  size {}x{}  form {}\n",
+               desc.workload.passes, desc.workload.complexity, desc.workload.width,
+               desc.workload.height, o.form);
+  }
+  const FrameWorkload& lw = plan.loaded_work;
+  if (plan.want_loaded && o.load_complexity > 0) {
+    fmt::print(info, "  loaded workload: passes 4  complexity {} (given)  size {}x{}  form {}\n",
+               o.load_complexity, lw.width, lw.height, o.form);
+  } else if (plan.want_loaded) {
+    fmt::print(info,
+               "  loaded workload: passes 4  complexity calibrated to {} ms GPU  size {}x{}  "
+               "form {}\n",
+               o.load_target_ms, lw.width, lw.height, o.form);
+  }
+  if (plan.want_perf) {
+    fmt::print(info,
+               "  performance: {} frames, passes 4  complexity {}  size {}x{}  form {}, "
+               "offscreen\n",
+               o.perf_frames, o.perf_complexity, plan.perf_work.width, plan.perf_work.height,
+               o.form);
+  }
+  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
+             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
+             o.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
+             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+  if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
+  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
+             o.out.empty() ? "(none)" : o.out,
+             o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
+  std::fflush(info);
+}
+
+}  // namespace latlab::cli

@@ -1,0 +1,71 @@
+// `latlab run`'s options, checked into a plan before any device is opened,
+// and the settings it echoes at the start. Private to apps/latlab/run*.cpp.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "latlab/latency_device.hpp"
+#include "latlab/latency_run.hpp"
+#include "latlab/load_calibration.hpp"
+#include "latlab/result.hpp"
+
+namespace latlab::cli {
+
+// The command line of `latlab run`, as parsed (defaults as --help shows).
+struct RunOptions {
+  std::string mode = "latency";
+  std::string backend = "vulkan";
+  std::string device;
+  uint32_t frames = 1250;
+  double seconds = 0;
+  uint64_t seed = 1;
+  std::string interval_ms = "8-12";
+  uint32_t blocks = 5;
+  uint32_t warmup = 100;
+  uint32_t cpu_iterations = 2000;
+  uint32_t passes = 1;
+  uint32_t complexity = 1;
+  std::string size = "64x64";
+  std::string form = "compute";
+  std::string out = "latlab-result.json";
+  std::string frames_csv;
+  bool bare = false;
+  bool keep_timer_slack = false;
+  bool json = false;
+  bool validation = false;
+  int64_t time_scale = 1;
+  double load_target_ms = kLoadedTargetMs;
+  double load_tolerance = 0.02;  // accepted |median - target| / target
+  std::string load_size = "1920x1080";
+  uint32_t load_complexity = 0;  // 0: calibrate
+  uint32_t perf_complexity = 256;
+  std::string perf_size = "1920x1080";
+  uint32_t perf_frames = 300;
+  std::string command_line;
+};
+
+// What the options ask for, checked.
+struct RunPlan {
+  LatencyRunDesc desc;  // schedule, frames, blocks, the Baseline workload; modes set later
+  bool want_baseline = false;
+  bool want_loaded = false;
+  bool want_perf = false;
+  // Loaded: 4 passes at --load-size; complexity given or calibrated later.
+  FrameWorkload loaded_work;
+  // Performance: 4 passes at --perf-complexity and --perf-size.
+  FrameWorkload perf_work;
+
+  bool want_latency() const { return want_baseline || want_loaded; }
+};
+
+// The plan of `o`, or why the options are bad input (the message follows
+// "latlab run: "). Checks that the output directories are writable.
+Result<RunPlan> plan_run(const RunOptions& o);
+
+// Echoes the settings of the run to `info` (stdout, or stderr with --json).
+void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
+                        const DeviceInfo& device);
+
+}  // namespace latlab::cli

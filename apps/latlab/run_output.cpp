@@ -1,0 +1,130 @@
+// latlab run: the result of a latency run: JSON document, table, files,
+// validation findings and the exit code.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "command.hpp"
+#include "latlab/vulkan.hpp"
+#include "run_parts.hpp"
+
+namespace latlab::cli {
+namespace {
+
+// The validation layer's findings of a Vulkan device run with --validation.
+std::optional<ValidationReport> validation_report(const RunOptions& o,
+                                                  const LatencyDevice& device) {
+  const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(&device);
+  if (vk == nullptr || !o.validation) return std::nullopt;
+  ValidationReport v;
+  v.error_count = vk->context().validation_error_count();
+  v.messages = vk->context().validation_messages();
+  return v;
+}
+
+// The result document: the run, plus Loaded's calibration and Performance
+// (or why they are unavailable).
+nlohmann::ordered_json result_json(const RunOptions& o, const RunPlan& plan, const LatencyRun& run,
+                                   const LoadedSetup& loaded, const PerformanceOutcome& perf,
+                                   const RunMeta& meta) {
+  nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  if (plan.want_loaded) {
+    if (loaded.calibration) {
+      doc["load_calibration"] = load_calibration_to_json(*loaded.calibration);
+      doc["load_calibration"]["source"] = "calibrated";
+    } else if (o.load_complexity > 0) {
+      doc["load_calibration"] = {{"source", "given"}, {"complexity", o.load_complexity}};
+    } else {
+      doc["load_calibration"] = nullptr;
+    }
+    if (!loaded.runs) {
+      doc["modes"]["loaded"] = {{"available", false}, {"reason", loaded.unavailable}};
+      doc["unavailable"].push_back({{"name", "loaded"}, {"reason", loaded.unavailable}});
+    }
+  }
+  if (plan.want_perf) {
+    if (perf.report) {
+      doc["modes"]["performance"] = performance_to_json(*perf.report);
+    } else {
+      doc["modes"]["performance"] = {{"available", false}, {"reason", perf.unavailable}};
+      doc["unavailable"].push_back({{"name", "performance"}, {"reason", perf.unavailable}});
+    }
+  }
+  return doc;
+}
+
+// The per-stage table and what was unavailable, on stdout.
+void print_summary(const RunPlan& plan, const LatencyRun& run, const LoadedSetup& loaded,
+                   const PerformanceOutcome& perf) {
+  std::fputs(format_run_table(run).c_str(), stdout);
+  if (plan.want_loaded && !loaded.runs)
+    std::printf("  Loaded unavailable: %s\n", loaded.unavailable.c_str());
+  if (perf.report) std::fputs(format_performance(*perf.report).c_str(), stdout);
+  if (plan.want_perf && !perf.report)
+    std::printf("  Performance unavailable: %s\n", perf.unavailable.c_str());
+}
+
+// Writes --out and --frames-csv; returns false when one could not be written.
+bool write_outputs(const RunOptions& o, const LatencyRun& run, const nlohmann::ordered_json& doc,
+                   std::FILE* info) {
+  bool ok = true;
+  if (!o.out.empty() && !write_result_json(o.out, doc, info, run.partial ? " (partial)" : "")) {
+    ok = false;
+  }
+  if (!o.frames_csv.empty()) {
+    if (Result<void> w = write_frames_csv(o.frames_csv, run); !w) {
+      std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+      ok = false;
+    } else {
+      fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+    }
+  }
+  return ok;
+}
+
+// Prints the validation findings; returns whether the layer reported errors.
+bool print_validation(const ValidationReport& v, std::FILE* info) {
+  fmt::print(info, "validation errors: {}\n", v.error_count);
+  if (v.error_count == 0) return false;
+  for (const std::string& m : v.messages) std::fprintf(stderr, "  %s\n", m.c_str());
+  std::fprintf(stderr, "latlab run: the Vulkan validation layer reported %llu errors\n",
+               static_cast<unsigned long long>(v.error_count));
+  return true;
+}
+
+}  // namespace
+
+bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,
+                       const char* suffix) {
+  if (Result<void> w = write_file_atomic(path, doc.dump(2) + "\n"); !w) {
+    std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
+    return false;
+  }
+  fmt::print(info, "result written to {}{}\n", path, suffix);
+  return true;
+}
+
+int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRun& run,
+                       const LoadedSetup& loaded, const PerformanceOutcome& perf,
+                       const LatencyDevice& device, RunMeta meta, std::FILE* info) {
+  meta.validation = validation_report(o, device);
+  const nlohmann::ordered_json doc = result_json(o, plan, run, loaded, perf, meta);
+  if (o.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    print_summary(plan, run, loaded, perf);
+  }
+  int rc = run.partial ? kExitRunFailed : kExitOk;
+  if (plan.want_perf && !perf.report && !run.partial) rc = kExitRunFailed;
+  if (!write_outputs(o, run, doc, info)) rc = kExitWriteFailed;
+  if (meta.validation && print_validation(*meta.validation, info) && rc == kExitOk) {
+    rc = kExitRunFailed;
+  }
+  if (run.partial)
+    std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  return rc;
+}
+
+}  // namespace latlab::cli

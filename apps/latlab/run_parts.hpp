@@ -1,0 +1,70 @@
+// The stages of `latlab run` after its options are planned: the Loaded
+// workload, the latency blocks, Performance, and the result. run.cpp calls
+// them in order. Private to apps/latlab/run*.cpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "latlab/latency_device.hpp"
+#include "latlab/latency_report.hpp"
+#include "latlab/latency_run.hpp"
+#include "latlab/load_calibration.hpp"
+#include "latlab/performance_mode.hpp"
+#include "latlab/tick_mapper.hpp"
+#include "run_options.hpp"
+
+namespace latlab::cli {
+
+// Loaded's workload on this device: given by --load-complexity or calibrated
+// before any block (timestamps are never rescaled afterwards).
+struct LoadedSetup {
+  std::optional<LoadCalibrationReport> calibration;  // set when calibration returned a report
+  std::string unavailable;     // why Loaded does not run; "" when it runs or was not asked for
+  bool runs = false;           // Loaded was asked for and is available
+  uint64_t next_frame_id = 0;  // the first frame id after calibration's frames
+};
+
+// Sets plan.loaded_work.complexity (given or calibrated, printing each
+// calibration step to `info`). A failed calibration leaves Loaded
+// unavailable with the reason; the rest of the run goes on.
+LoadedSetup prepare_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
+                           std::FILE* info);
+
+// Runs the latency blocks of `desc`, with a progress line on stdout when
+// `progress`; records the process memory around the run in `meta`.
+Result<LatencyRun> run_latency_blocks(const LatencyRunDesc& desc, LatencyRunEnv env, bool progress,
+                                      RunMeta& meta);
+
+// `--mode performance`: runs Performance alone, prints and writes its result.
+// Returns the exit code.
+int run_performance_only(const RunOptions& o, const RunPlan& plan, LatencyDevice& device,
+                         const RunMeta& meta, uint64_t first_frame_id, std::FILE* info);
+
+// Performance after the latency blocks (`--mode all`).
+struct PerformanceOutcome {
+  std::optional<PerformanceReport> report;
+  std::string unavailable;  // why there is no report, when one was asked for
+};
+
+// Runs Performance after `run` when the plan asks for it and the latency run
+// completed.
+PerformanceOutcome run_performance_after(const RunPlan& plan, const LatencyRun& run,
+                                         LatencyDevice& device, uint32_t frames);
+
+// Writes `doc` to `path` atomically and says so on `info` (with `suffix`);
+// on failure prints why on stderr and returns false.
+bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,
+                       const char* suffix);
+
+// Prints and writes the result of a latency run (JSON, CSV, validation
+// findings); returns the exit code.
+int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRun& run,
+                       const LoadedSetup& loaded, const PerformanceOutcome& perf,
+                       const LatencyDevice& device, RunMeta meta, std::FILE* info);
+
+}  // namespace latlab::cli

@@ -1,0 +1,49 @@
+// latlab run: Performance mode, alone (--mode performance) or after the
+// latency blocks (--mode all).
+#include <cstdio>
+#include <utility>
+
+#include "command.hpp"
+#include "run_parts.hpp"
+
+namespace latlab::cli {
+
+int run_performance_only(const RunOptions& o, const RunPlan& plan, LatencyDevice& device,
+                         const RunMeta& meta, uint64_t first_frame_id, std::FILE* info) {
+  PerformanceDesc pd;
+  pd.first_frame_id = first_frame_id;
+  Result<PerformanceReport> perf = run_performance(device, plan.perf_work, o.perf_frames, pd);
+  if (!perf) {
+    std::fprintf(stderr, "latlab run: performance mode failed: %s\n", perf.error().message.c_str());
+    return kExitRunFailed;
+  }
+  const nlohmann::ordered_json doc = performance_run_to_json(*perf, device.info(), meta);
+  if (o.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(format_performance(*perf).c_str(), stdout);
+  }
+  if (!o.out.empty() && !write_result_json(o.out, doc, info, "")) return kExitWriteFailed;
+  return kExitOk;
+}
+
+PerformanceOutcome run_performance_after(const RunPlan& plan, const LatencyRun& run,
+                                         LatencyDevice& device, uint32_t frames) {
+  PerformanceOutcome out;
+  if (!plan.want_perf) return out;
+  if (run.partial) {
+    out.unavailable = "not run: the latency run stopped early";
+    return out;
+  }
+  PerformanceDesc pd;
+  pd.first_frame_id = run.next_frame_id;
+  Result<PerformanceReport> perf = run_performance(device, plan.perf_work, frames, pd);
+  if (perf) {
+    out.report = std::move(perf.value());
+  } else {
+    out.unavailable = "performance mode failed: " + perf.error().message;
+  }
+  return out;
+}
+
+}  // namespace latlab::cli

@@ -1,0 +1,108 @@
+// What the sources of VulkanContext share (private): the instance, the
+// device probe, and the context's private parts. VulkanContext is split by
+// concern over vulkan_instance.cpp (instance, validation messenger),
+// vulkan_device_report.cpp (probe, reports), vulkan_calibration.cpp
+// (calibration pairs) and vulkan_context.cpp (create: device, queue,
+// features; submission).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "latlab/result.hpp"
+#include "latlab/vulkan.hpp"
+
+namespace latlab {
+
+// ---------------------------------------------------------------------------
+// Private parts of VulkanContext (declared in latlab/vulkan.hpp)
+
+// Validation-layer messages, counted and bounded; address-stable for the
+// messenger callback (pUserData).
+struct VulkanContext::Validation {
+  mutable std::mutex mu;
+  uint64_t errors = 0;
+  std::deque<std::string> messages;
+
+  static VKAPI_ATTR VkBool32 VKAPI_CALL callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                 void* user);
+  // Warnings and errors of every type, delivered to callback() with this.
+  VkDebugUtilsMessengerCreateInfoEXT create_info();
+};
+
+struct VulkanContext::OneShot {
+  std::mutex mu;
+  VkCommandPool pool = VK_NULL_HANDLE;
+};
+
+// A pre-recorded command buffer that resets one query and writes a
+// timestamp into it, with its fence; one sample at a time (mu).
+struct VulkanContext::Estimator {
+  std::mutex mu;
+  VkQueryPool query = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+};
+
+namespace vk {
+
+// `version` is at least major.minor.
+inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
+  return VK_API_VERSION_MAJOR(version) > major ||
+         (VK_API_VERSION_MAJOR(version) == major && VK_API_VERSION_MINOR(version) >= minor);
+}
+
+// ---------------------------------------------------------------------------
+// Instance (vulkan_instance.cpp)
+
+struct InstanceChoice {
+  VkInstance instance = VK_NULL_HANDLE;  // null: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
+  uint32_t api = 0;                      // the API version the instance was created at
+};
+
+// An instance at min(loader, max_api), at least 1.1; with `validation` the
+// Khronos layer, VK_EXT_debug_utils and `messenger` chained. No driver comes
+// back as a null instance, other failures as errors. The caller owns it.
+Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
+                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger);
+
+// The instance's devices; an error (with the driver's code) when the driver
+// fails to enumerate, so "no device" only ever means none exists.
+Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance);
+
+// A debug-utils messenger on `instance`; the caller destroys it with
+// destroy_messenger().
+Result<VkDebugUtilsMessengerEXT> create_messenger(VkInstance instance,
+                                                  const VkDebugUtilsMessengerCreateInfoEXT& ci);
+void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
+
+// ---------------------------------------------------------------------------
+// Device probe (vulkan_device_report.cpp)
+
+// The facts about one physical device, as seen through an instance created
+// at some API version. Also says which extensions to enable on it.
+struct Probe {
+  VulkanDeviceReport report;
+  VkPhysicalDeviceProperties props{};
+  uint32_t usable_api = 0;       // min(instance, device)
+  bool host_reset_core = false;  // feature via Vulkan 1.2
+  bool host_reset_ext = false;   // feature via VK_EXT_host_query_reset
+  bool calibrated_ext = false;
+  bool has_device_domain = false;
+  bool has_monotonic_domain = false;
+};
+
+// Probes device `pd`, number `index` in the instance's list; `instance_api`
+// is the version `instance` was created at.
+Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice pd, uint32_t index);
+
+}  // namespace vk
+}  // namespace latlab

@@ -1,0 +1,194 @@
+// VulkanContext's instance and validation messenger, shared with the
+// device reports (enumerate_vulkan_devices).
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
+#include <link.h>
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <dlfcn.h>
+#include <link.h>
+#endif
+#endif
+
+#include "backends/vulkan/vk_util.hpp"
+#include "backends/vulkan/vulkan_context_parts.hpp"
+
+namespace latlab {
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LATLAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define LATLAB_ASAN 1
+#endif
+
+#if defined(LATLAB_ASAN)
+// AddressSanitizer builds only. Mesa's Vulkan drivers (lavapipe) allocate
+// process globals under pthread_once; when the loader dlcloses the driver
+// at vkDestroyInstance those become unreachable and LeakSanitizer reports
+// them, with frames it can no longer symbolise (so no suppression can name
+// them). Keeping the loaded drivers and layers resident keeps the globals
+// reachable; leaks in latlab's own code are still reported.
+void keep_vulkan_modules_loaded() {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void*) -> int {
+        const char* name = info->dlpi_name;
+        if (name != nullptr && (std::strstr(name, "libvulkan_") != nullptr ||
+                                std::strstr(name, "libVkLayer_") != nullptr)) {
+          (void)dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        }
+        return 0;
+      },
+      nullptr);
+}
+#else
+void keep_vulkan_modules_loaded() {}
+#endif
+constexpr size_t kMaxValidationMessages = 256;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Validation messages
+
+VKAPI_ATTR VkBool32 VKAPI_CALL VulkanContext::Validation::callback(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT /*types*/,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* self = static_cast<Validation*>(user);
+  const bool is_error = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0;
+  std::string text = is_error ? "[error] " : "[warning] ";
+  text += (data != nullptr && data->pMessage != nullptr) ? data->pMessage : "(no message)";
+  std::lock_guard lock(self->mu);
+  if (is_error) ++self->errors;
+  self->messages.push_back(std::move(text));
+  while (self->messages.size() > kMaxValidationMessages) self->messages.pop_front();
+  return VK_FALSE;  // never abort the call
+}
+
+VkDebugUtilsMessengerCreateInfoEXT VulkanContext::Validation::create_info() {
+  VkDebugUtilsMessengerCreateInfoEXT ci{};
+  ci.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+  ci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  ci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  ci.pfnUserCallback = &Validation::callback;
+  ci.pUserData = this;
+  return ci;
+}
+
+uint64_t VulkanContext::validation_error_count() const {
+  if (!validation_) return 0;
+  std::lock_guard lock(validation_->mu);
+  return validation_->errors;
+}
+
+std::vector<std::string> VulkanContext::validation_messages() const {
+  if (!validation_) return {};
+  std::lock_guard lock(validation_->mu);
+  return {validation_->messages.begin(), validation_->messages.end()};
+}
+
+namespace vk {
+
+Result<VkDebugUtilsMessengerEXT> create_messenger(VkInstance instance,
+                                                  const VkDebugUtilsMessengerCreateInfoEXT& ci) {
+  auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+  if (create == nullptr) return make_error("vkCreateDebugUtilsMessengerEXT is not available");
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  const VkResult r = create(instance, &ci, nullptr, &messenger);
+  if (r != VK_SUCCESS) return vk::error("vkCreateDebugUtilsMessengerEXT", r);
+  return messenger;
+}
+
+void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
+  auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+  if (destroy != nullptr) destroy(instance, messenger, nullptr);
+}
+
+// ---------------------------------------------------------------------------
+// Instance
+
+Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
+                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger) {
+  uint32_t loader = VK_API_VERSION_1_0;
+  if (vkEnumerateInstanceVersion(&loader) != VK_SUCCESS) loader = VK_API_VERSION_1_0;
+  if (!at_least(loader, 1, 1)) {
+    return make_error("the Vulkan loader supports only " + vk::version_text(loader) +
+                      "; latlab needs Vulkan 1.1 (update libvulkan1)");
+  }
+  InstanceChoice out;
+  out.api = vk::min_version(loader, max_api);
+  if (!at_least(out.api, 1, 1)) out.api = VK_API_VERSION_1_1;
+
+  std::vector<const char*> layers;
+  std::vector<const char*> extensions;
+  if (validation) {
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> props(n);
+    vkEnumerateInstanceLayerProperties(&n, props.data());
+    const bool found = std::any_of(props.begin(), props.end(), [](const VkLayerProperties& l) {
+      return std::strcmp(l.layerName, kValidationLayer) == 0;
+    });
+    if (!found) {
+      return make_error(std::string(kValidationLayer) +
+                        " is not installed (Debian/Ubuntu: apt install vulkan-validationlayers); "
+                        "run without validation or install it");
+    }
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "latlab";
+  app.applicationVersion = VK_MAKE_API_VERSION(0, 0, 1, 0);
+  app.pEngineName = "latlab";
+  app.engineVersion = VK_MAKE_API_VERSION(0, 0, 1, 0);
+  app.apiVersion = out.api;
+
+  VkInstanceCreateInfo ci{};
+  ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ci.pNext = validation ? messenger : nullptr;
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
+  const VkResult r = vkCreateInstance(&ci, nullptr, &out.instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+    out.instance = VK_NULL_HANDLE;
+    return out;
+  }
+  if (r != VK_SUCCESS) return vk::error("vkCreateInstance", r);
+  keep_vulkan_modules_loaded();
+  return out;
+}
+
+Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance) {
+  uint32_t n = 0;
+  VkResult r = vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk::error("vkEnumeratePhysicalDevices", r);
+  std::vector<VkPhysicalDevice> out(n);
+  if (n > 0) {
+    r = vkEnumeratePhysicalDevices(instance, &n, out.data());
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk::error("vkEnumeratePhysicalDevices", r);
+  }
+  out.resize(n);
+  return out;
+}
+
+}  // namespace vk
+}  // namespace latlab
