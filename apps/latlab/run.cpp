@@ -30,7 +30,7 @@
 
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
-#include "latlab/sim_device.hpp"
+#include "latlab/sim.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
 
@@ -77,10 +77,12 @@ struct RunDevice {
   std::unique_ptr<LatencyDevice> device;
 };
 
-// The sim backend is opened here, not through the factory: `run` needs the
-// SimLatencyDevice, which lives on the run's own (real or scaled) clock.
+// The sim backend is opened here, not through the factory: `run`'s sim device
+// lives on the run's own (real or scaled) clock. Its GPU time grows with the
+// workload (sim_latency_desc's cost model), so Loaded frames take longer than
+// Baseline ones and calibration converges.
 int open_sim_device(const RunOptions& o, RunDevice& out) {
-  const SimDeviceDesc sim_desc;
+  SimDesc sim_desc = sim_latency_desc();
   if (!o.device.empty() && o.device != "0" && sim_desc.name.find(o.device) == std::string::npos) {
     std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n",
                  o.device.c_str(), sim_desc.name.c_str());
@@ -91,11 +93,7 @@ int open_sim_device(const RunOptions& o, RunDevice& out) {
   } else {
     out.time = std::make_shared<RealHostTime>();
   }
-  // GPU time grows with the workload (SimDeviceDesc::gpu_ns_per_work_unit), so
-  // Loaded frames take longer than Baseline ones and calibration converges.
-  SimDeviceDesc scaled = sim_desc;
-  scaled.gpu_ns_per_work_unit = 0.002;
-  out.device = SimLatencyDevice::create(scaled, out.time);
+  out.device = std::make_unique<SimDevice>(std::move(sim_desc), out.time);
   return kExitOk;
 }
 
