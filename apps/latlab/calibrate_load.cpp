@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/result_json.hpp"
 #include "latlab/load_calibration.hpp"
 
 namespace latlab::cli {

@@ -15,6 +15,7 @@
 #include "latlab/latency_run.hpp"
 #include "latlab/load_calibration.hpp"
 #include "latlab/performance_mode.hpp"
+#include "report/result_json.hpp"
 #include "latlab/tick_mapper.hpp"
 #include "run_options.hpp"
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,26 +60,8 @@ struct RunMeta {
 // ISO 8601 UTC of now.
 std::string utc_now_iso8601();
 
-// A Distribution as JSON: count and missing always; the statistics (us) are
-// null when count is 0 (an empty distribution has no mean, not a 0 mean).
-nlohmann::ordered_json distribution_to_json(const Distribution& d);
-
-// The whole result document.
-nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
-
-// `load_calibration` of the result: chosen complexity, achieved median and
-// spread (verification frames, ms), every step.
-nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);
-
-// `modes.performance` of the result: the fixed workload, GPU ms per frame and
-// fps distributions (ms and frames/s, not us).
-nlohmann::ordered_json performance_to_json(const PerformanceReport& r);
-
-// A whole result document for a run without latency blocks (`--mode
-// performance`): the header of latency_run_to_json (kind "performance_run"),
-// `modes.performance` and `unavailable`.
-nlohmann::ordered_json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& device,
-                                               const RunMeta& meta);
+// The whole result document (JSON, see docs/result-schema.md) as text.
+std::string latency_run_json(const LatencyRun& run, const RunMeta& meta);
 
 // Writes `content` to `path` atomically: a temp file in the same directory,
 // fsync, rename over `path`, fsync of the directory. On any failure `path` is

@@ -5,7 +5,7 @@
 #include <deque>
 #include <limits>
 
-#include "latlab/int128.hpp"
+#include "core/int128.hpp"
 
 namespace latlab {
 namespace {

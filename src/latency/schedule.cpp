@@ -2,7 +2,7 @@
 
 #include <cassert>
 
-#include "latlab/int128.hpp"
+#include "core/int128.hpp"
 
 namespace latlab {
 

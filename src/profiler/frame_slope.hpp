@@ -6,7 +6,7 @@
 #include <limits>
 #include <optional>
 
-#include "latlab/int128.hpp"
+#include "core/int128.hpp"
 
 namespace latlab::profiler_detail {
 

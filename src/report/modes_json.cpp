@@ -3,6 +3,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab {
 

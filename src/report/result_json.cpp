@@ -4,6 +4,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab {
 
@@ -341,6 +342,10 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
     unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
   j["unavailable"] = unavailable;
   return j;
+}
+
+std::string latency_run_json(const LatencyRun& run, const RunMeta& meta) {
+  return latency_run_to_json(run, meta).dump(2) + "\n";
 }
 
 }  // namespace latlab

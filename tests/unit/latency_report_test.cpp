@@ -1,4 +1,5 @@
 #include "latlab/latency_report.hpp"
+#include "report/result_json.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "latlab/host_clock.hpp"
-#include "latlab/int128.hpp"
+#include "core/int128.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {

@@ -1,0 +1,33 @@
+// The result's JSON documents as nlohmann objects, for the report's own
+// writers and the CLI (private: nlohmann stays out of the public headers;
+// users get text from latency_run_json()).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "latlab/latency_report.hpp"
+
+namespace latlab {
+
+// A Distribution as JSON: count and missing always; the statistics (us) are
+// null when count is 0 (an empty distribution has no mean, not a 0 mean).
+nlohmann::ordered_json distribution_to_json(const Distribution& d);
+
+// The whole result document.
+nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
+
+// `load_calibration` of the result: chosen complexity, achieved median and
+// spread (verification frames, ms), every step.
+nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);
+
+// `modes.performance` of the result: the fixed workload, GPU ms per frame and
+// fps distributions (ms and frames/s, not us).
+nlohmann::ordered_json performance_to_json(const PerformanceReport& r);
+
+// A whole result document for a run without latency blocks (`--mode
+// performance`): the header of latency_run_to_json (kind "performance_run"),
+// `modes.performance` and `unavailable`.
+nlohmann::ordered_json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& device,
+                                               const RunMeta& meta);
+
+}  // namespace latlab
