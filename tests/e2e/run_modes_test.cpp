@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,28 @@ TEST(RunModesCli, LatencyRunsBaselineAndLoadedInAlternatingBlocks) {
   EXPECT_NE(text.find(",mode\n"), std::string::npos);
   EXPECT_NE(text.find(",loaded\n"), std::string::npos);
   EXPECT_NE(text.find(",baseline\n"), std::string::npos);
+
+  // One meaning of "frame id": the CSV's frame_id is the id the device got,
+  // rising by one per row in run order across the interleaved modes, and
+  // each measured block's first_frame_id in the JSON is its first row's id.
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // header
+  std::vector<std::pair<uint64_t, std::string>> rows;  // frame_id, "kind,index,...,mode"
+  while (std::getline(lines, line)) {
+    rows.emplace_back(std::stoull(line.substr(0, line.find(','))), line.substr(line.find(',') + 1));
+  }
+  ASSERT_EQ(rows.size(), 2u * (24 + 2));
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].first, rows[i - 1].first + 1) << "row " << i;
+  for (const char* m : {"baseline", "loaded"}) {
+    for (const auto& b : j["modes"][m]["blocks"]) {
+      const uint64_t id = b["first_frame_id"].get<uint64_t>();
+      ASSERT_GE(id, rows.front().first);
+      const auto& row = rows[id - rows.front().first].second;
+      EXPECT_EQ(row.substr(0, row.find(',')), "measured") << "frame " << id;
+      EXPECT_EQ(row.substr(row.rfind(',') + 1), m) << "frame " << id;
+    }
+  }
 }
 
 TEST(RunModesCli, UnreachableLoadLeavesLoadedUnavailableAndBaselineRuns) {
