@@ -9,9 +9,8 @@
 // clock at once, from any thread (a device that runs the work the moment it
 // is recorded).
 //
-// Each slot knows which use (reset) it is in; a write tagged with an earlier
-// use (complete_late) reads back flagged SlotReading::kLate, as the CUDA
-// backend's generation tags do.
+// A write of an earlier use (complete_late, after the slot's reset) reads
+// back flagged SlotReading::kLate, as the CUDA backend's generation tags do.
 //
 // Thread safety: write() may be called concurrently for distinct streams;
 // execute/complete/complete_late/mark_disjoint from any thread (per-slot
@@ -80,12 +79,10 @@ class SimTimestampSlots final : public TimestampSlots {
   explicit SimTimestampSlots(SimTimestampSlotsDesc desc);
   void store(uint32_t slot, uint64_t ticks, bool late);
 
-  static constexpr uint32_t kAvailable = 1, kDisjoint = 2;
+  static constexpr uint32_t kAvailable = 1, kDisjoint = 2, kLate = 4;
   struct Slot {
     std::atomic<uint64_t> ticks{0};
-    std::atomic<uint32_t> flags{0};
-    std::atomic<uint32_t> use{0};          // bumped by each reset
-    std::atomic<uint32_t> written_use{0};  // the use that wrote `ticks`
+    std::atomic<uint32_t> flags{0};  // kAvailable | kDisjoint | kLate; 0 after a reset
   };
   SimTimestampSlotsDesc desc_;
   std::vector<Slot> slots_;

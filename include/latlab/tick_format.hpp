@@ -21,7 +21,8 @@ struct TickFormat {
   // Best rational for a float period (den <= 1e6), as Vulkan reports it.
   static TickFormat from_period_ns(double period_ns, uint32_t valid_bits);
 
-  uint64_t mask() const { return valid_bits >= 64 ? ~0ull : ((1ull << valid_bits) - 1); }
+  // 2^valid_bits - 1, branch-free (0 valid bits reads as 64, as from_period_ns does).
+  uint64_t mask() const { return ~0ull >> ((64u - valid_bits) & 63u); }
   double period_ns() const { return static_cast<double>(period_num) / static_cast<double>(period_den); }
 
   // Ticks elapsed from `begin` to `end`, modulo 2^valid_bits (one wrap at most).
@@ -35,6 +36,8 @@ struct TickFormat {
   }
   // True when `a` lies strictly before `b` on the counter (within half a wrap).
   bool before(uint64_t a, uint64_t b) const { return signed_delta(a, b) > 0; }
+  // True when `end` lies before `begin`: a span that runs backwards.
+  bool backwards(uint64_t begin, uint64_t end) const { return elapsed_ticks(begin, end) > (mask() >> 1); }
 
   // Tick count -> ns, rounded to nearest (halves up), exact for counts below
   // 2^64. Inline fast paths for the common periods; 128 bits otherwise.

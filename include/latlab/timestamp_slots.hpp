@@ -48,18 +48,18 @@ static_assert(sizeof(SlotReading) == 16);
 
 // A begin/end pair read once its work has completed (nothing more will be
 // written): ok; disjoint (a discontinuity flagged); or invalid (a slot never
-// written, written by an earlier use, or end before begin).
+// written, written by an earlier use, or end before begin). `elapsed`, when
+// given, receives end - begin in ticks (wrap-aware) whenever both are written.
 inline QueryStatus completed_pair_status(const SlotReading& b, const SlotReading& e,
-                                         const TickFormat& ticks) {
-  if ((b.available & e.available) == 0) [[unlikely]]
-    return QueryStatus::invalid;
-  if (((b.flags | e.flags) & SlotReading::kLate) != 0) [[unlikely]]
-    return QueryStatus::invalid;
-  if (((b.flags | e.flags) & SlotReading::kDisjoint) != 0) [[unlikely]]
-    return QueryStatus::disjoint;
-  if (ticks.signed_delta(b.ticks, e.ticks) < 0) [[unlikely]]
-    return QueryStatus::invalid;
-  return QueryStatus::ok;
+                                         const TickFormat& ticks, uint64_t* elapsed = nullptr) {
+  if ((b.available & e.available) == 0) [[unlikely]] return QueryStatus::invalid;
+  const uint64_t mask = ticks.mask();
+  const uint64_t span = (e.ticks - b.ticks) & mask;  // TickFormat::elapsed_ticks, mask computed once
+  if (elapsed != nullptr) *elapsed = span;
+  if (const uint32_t flags = b.flags | e.flags; flags != 0) [[unlikely]] {
+    return (flags & SlotReading::kLate) != 0 ? QueryStatus::invalid : QueryStatus::disjoint;
+  }
+  return span > (mask >> 1) ? QueryStatus::invalid : QueryStatus::ok;  // backwards: end before begin
 }
 
 class TimestampSlots {

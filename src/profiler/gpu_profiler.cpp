@@ -273,7 +273,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   }
   if (!all_written && !s.retired) return false;  // carried over to the next collection
 
-  const TickFormat& tf = ticks_;
+  const TickFormat tf = ticks_;  // a local copy: its mask stays in a register across the loops
   const uint64_t mask = tf.mask();
   const auto offset = [&tf](uint64_t from, uint64_t to) { return tf.signed_delta(from, to); };
   const auto zone_ok = [&](uint32_t i) {
@@ -346,8 +346,8 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     const bool written = (b.available & e.available) != 0;
     const uint64_t bt = written ? b.ticks & mask : 0;
     const uint64_t et = written ? e.ticks & mask : 0;
-    const uint64_t el = tf.elapsed_ticks(bt, et);
-    const QueryStatus status = completed_pair_status(b, e, tf);
+    uint64_t el = 0;
+    const QueryStatus status = completed_pair_status(b, e, tf, &el);
     const bool zone_is_ok = status == QueryStatus::ok;
     ok += zone_is_ok;
     invalid += status == QueryStatus::invalid;

@@ -18,10 +18,8 @@ SimTimestampSlots::~SimTimestampSlots() = default;
 void SimTimestampSlots::store(uint32_t slot, uint64_t ticks, bool late) {
   if (slot >= slots_.size()) return;
   Slot& s = slots_[slot];
-  const uint32_t use = s.use.load(std::memory_order_relaxed);
   s.ticks.store(ticks & desc_.ticks.mask(), std::memory_order_relaxed);
-  s.written_use.store(late ? use - 1 : use, std::memory_order_relaxed);
-  const uint32_t before = s.flags.fetch_or(kAvailable, std::memory_order_release);
+  const uint32_t before = s.flags.fetch_or(late ? kAvailable | kLate : kAvailable, std::memory_order_release);
   if ((before & kAvailable) != 0 && !late) double_writes_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -43,23 +41,16 @@ void SimTimestampSlots::read(uint32_t first, std::span<SlotReading> out) {
     const uint32_t flags = slot[i].flags.load(std::memory_order_acquire);
     out[i].ticks = slot[i].ticks.load(std::memory_order_relaxed);
     out[i].available = flags & kAvailable;
-    const bool late = slot[i].written_use.load(std::memory_order_relaxed) !=
-                      slot[i].use.load(std::memory_order_relaxed);
-    out[i].flags =
-        ((flags & kDisjoint) != 0 ? SlotReading::kDisjoint : 0u) | (late ? SlotReading::kLate : 0u);
+    // The slot's flag bits above kAvailable are SlotReading's flags.
+    static_assert(kDisjoint >> 1 == SlotReading::kDisjoint && kLate >> 1 == SlotReading::kLate);
+    out[i].flags = (flags >> 1) & (SlotReading::kDisjoint | SlotReading::kLate);
   }
   for (size_t i = in_range; i < out.size(); ++i) out[i] = SlotReading{};
 }
 
 void SimTimestampSlots::reset(uint32_t first, uint32_t count, bool /*previous_use_done*/) {
   const size_t end = std::min<size_t>(slots_.size(), static_cast<size_t>(first) + count);
-  for (size_t q = first; q < end; ++q) {
-    Slot& s = slots_[q];
-    const uint32_t use = s.use.load(std::memory_order_relaxed) + 1;
-    s.use.store(use, std::memory_order_relaxed);
-    s.written_use.store(use, std::memory_order_relaxed);
-    s.flags.store(0, std::memory_order_relaxed);
-  }
+  for (size_t q = first; q < end; ++q) slots_[q].flags.store(0, std::memory_order_relaxed);
   resets_.fetch_add(end > first ? end - first : 0, std::memory_order_relaxed);
 }
 
