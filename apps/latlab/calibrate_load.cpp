@@ -10,8 +10,9 @@
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/latency_report.hpp"
-#include "report/result_json.hpp"
 #include "latlab/load_calibration.hpp"
+#include "report/json_parts.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -63,13 +64,13 @@ nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCal
                                    const DeviceInfo& info) {
   nlohmann::ordered_json doc;
   doc["schema"] = "latlab.calibrate_load/1";
-  doc["device"] = {{"backend", info.backend}, {"name", info.name}, {"driver", info.driver}};
+  doc["device"] = device_identity_to_json(info);
   doc["settings"] = {{"target_ms", d.target_ms},
                      {"tolerance", d.tolerance},
                      {"width", d.width},
                      {"height", d.height},
                      {"passes", d.passes},
-                     {"form", d.form == WorkloadForm::fragment ? "fragment" : "compute"},
+                     {"form", form_name(d.form)},
                      {"min_complexity", d.min_complexity},
                      {"max_complexity", d.max_complexity},
                      {"discard_frames", d.discard_frames},
