@@ -10,8 +10,9 @@
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/latency_report.hpp"
-#include "report/result_json.hpp"
 #include "latlab/load_calibration.hpp"
+#include "report/json_parts.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -63,13 +64,13 @@ nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCal
                                    const DeviceInfo& info) {
   nlohmann::ordered_json doc;
   doc["schema"] = "latlab.calibrate_load/1";
-  doc["device"] = {{"backend", info.backend}, {"name", info.name}, {"driver", info.driver}};
+  doc["device"] = device_identity_to_json(info);
   doc["settings"] = {{"target_ms", d.target_ms},
                      {"tolerance", d.tolerance},
                      {"width", d.width},
                      {"height", d.height},
                      {"passes", d.passes},
-                     {"form", d.form == WorkloadForm::fragment ? "fragment" : "compute"},
+                     {"form", form_name(d.form)},
                      {"min_complexity", d.min_complexity},
                      {"max_complexity", d.max_complexity},
                      {"discard_frames", d.discard_frames},
@@ -80,21 +81,71 @@ nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCal
   return doc;
 }
 
-int run(const Options& o) {
-  LoadCalibrationDesc desc;
+// The calibration settings from the options; false (after a usage message)
+// when --size is not WxH.
+bool desc_of(const Options& o, LoadCalibrationDesc& desc) {
   if (!parse_size(o.size, desc.width, desc.height)) {
     std::fprintf(stderr,
                  "latlab calibrate-load: --size must be WxH with 1..16384 pixels each (e.g. "
                  "1920x1080), got '%s'\n",
                  o.size.c_str());
-    return kExitUsage;
+    return false;
   }
   desc.target_ms = o.target_ms;
   desc.tolerance = o.tolerance;
   desc.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
   desc.max_evaluations = o.max_evaluations;
   desc.verify_frames = o.verify_frames;
+  return true;
+}
 
+// Says why the device cannot time GPU work; false when it can.
+bool cannot_time(const DeviceInfo& info) {
+  if (info.can_time) return false;
+  std::string why;
+  for (const auto& m : info.missing) why += fmt::format("; {}: {}", m.name, m.reason);
+  std::fprintf(stderr, "latlab calibrate-load: device '%s' (%s) cannot time GPU work%s\n",
+               info.name.c_str(), info.backend.c_str(), why.c_str());
+  return true;
+}
+
+void print_settings(std::FILE* text, const DeviceInfo& info, const LoadCalibrationDesc& desc,
+                    const std::string& form) {
+  std::fprintf(
+      text, "%s",
+      fmt::format(
+          "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
+          "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
+          info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
+          desc.passes, form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
+          desc.verify_frames, desc.max_evaluations)
+          .c_str());
+}
+
+// The result as text on stdout: median, spread of the verification, outcome.
+void print_result(const LoadCalibrationReport& r, const LoadCalibrationDesc& desc) {
+  const Distribution& g = r.gpu_ms;
+  std::printf("%s",
+              fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n",
+                          r.complexity, r.median_ms, r.error_fraction * 100.0, desc.target_ms,
+                          r.verified ? "" : " (NOT verified)")
+                  .c_str());
+  if (r.verified) {
+    std::printf("%s",
+                fmt::format("  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max "
+                            "{:.4f}  stddev {:.4f} ms\n",
+                            g.count, g.missing, r.p5_ms, g.p95, g.min, g.max, g.stddev)
+                    .c_str());
+  }
+  std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",
+                                r.outcome, r.evaluations, r.frames_submitted, r.frames_missing,
+                                static_cast<double>(r.wall_ns) / 1e6)
+                        .c_str());
+}
+
+int run(const Options& o) {
+  LoadCalibrationDesc desc;
+  if (!desc_of(o, desc)) return kExitUsage;
   DeviceSelector sel;
   sel.backend = o.backend;
   sel.device = o.device;
@@ -107,25 +158,11 @@ int run(const Options& o) {
   }
   LatencyDevice& dev = **device;
   const DeviceInfo& info = dev.info();
-  if (!info.can_time) {
-    std::string why;
-    for (const auto& m : info.missing) why += fmt::format("; {}: {}", m.name, m.reason);
-    std::fprintf(stderr, "latlab calibrate-load: device '%s' (%s) cannot time GPU work%s\n",
-                 info.name.c_str(), info.backend.c_str(), why.c_str());
-    return kExitMissingCapability;
-  }
+  if (cannot_time(info)) return kExitMissingCapability;
 
   // With --json, stdout carries only the JSON document; progress goes to stderr.
   std::FILE* text = o.json ? stderr : stdout;
-  std::fprintf(
-      text, "%s",
-      fmt::format(
-          "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
-          "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
-          info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
-          desc.passes, o.form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
-          desc.verify_frames, desc.max_evaluations)
-          .c_str());
+  print_settings(text, info, desc, o.form);
   desc.on_step = [text](const LoadCalibrationStep& s) {
     std::fprintf(text, "%s\n", step_line(s).c_str());
     std::fflush(text);
@@ -142,24 +179,7 @@ int run(const Options& o) {
   if (o.json) {
     std::printf("%s\n", report_json(*r, desc, info).dump(2).c_str());
   } else {
-    const Distribution& g = r->gpu_ms;
-    std::printf("%s",
-                fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n",
-                            r->complexity, r->median_ms, r->error_fraction * 100.0, desc.target_ms,
-                            r->verified ? "" : " (NOT verified)")
-                    .c_str());
-    if (r->verified) {
-      std::printf(
-          "%s", fmt::format(
-                    "  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max {:.4f}  "
-                    "stddev {:.4f} ms\n",
-                    g.count, g.missing, r->p5_ms, g.p95, g.min, g.max, g.stddev)
-                    .c_str());
-    }
-    std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",
-                                  r->outcome, r->evaluations, r->frames_submitted,
-                                  r->frames_missing, static_cast<double>(r->wall_ns) / 1e6)
-                          .c_str());
+    print_result(*r, desc);
   }
   if (!r->within_tolerance) {
     std::fprintf(stderr,

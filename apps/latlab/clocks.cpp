@@ -13,6 +13,7 @@
 #include "latlab/clock_study.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
+#include "report/json_parts.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -79,18 +80,16 @@ nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, cons
                                      {"fresh_pairs", o.fresh},
                                      {"window", o.window}};
   if (sim_direct) settings["sim_drift_ppm"] = o.sim_drift_ppm;
+  nlohmann::ordered_json device = device_identity_to_json(info);
+  device["tick_period_ns"] = r.ticks.period_ns();
+  device["tick_period_num"] = r.ticks.period_num;
+  device["tick_period_den"] = r.ticks.period_den;
+  device["valid_bits"] = r.ticks.valid_bits;
+  device["calibration_estimated"] = info.calibration_estimated;
   return {
       {"command", "clocks"},
       {"settings", settings},
-      {"device",
-       {{"backend", info.backend},
-        {"name", info.name},
-        {"driver", info.driver},
-        {"tick_period_ns", r.ticks.period_ns()},
-        {"tick_period_num", r.ticks.period_num},
-        {"tick_period_den", r.ticks.period_den},
-        {"valid_bits", r.ticks.valid_bits},
-        {"calibration_estimated", info.calibration_estimated}}},
+      {"device", device},
       {"host_domain", r.host_domain},
       {"sampled_seconds", r.sampled_seconds},
       {"refreshes", r.refreshes},

@@ -9,18 +9,13 @@
 
 #include "command.hpp"
 #include "latlab/vulkan.hpp"
+#include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
 #endif
 
 namespace latlab::cli {
 namespace {
-
-nlohmann::json missing_json(const std::vector<MissingCapability>& missing) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& m : missing) out.push_back({{"name", m.name}, {"reason", m.reason}});
-  return out;
-}
 
 void print_missing(const std::vector<MissingCapability>& missing) {
   if (missing.empty()) {
@@ -57,7 +52,7 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
           {"host_query_reset", d.host_query_reset},
           {"calibrated_timestamps", d.calibrated_timestamps},
           {"time_domains", d.time_domains},
-          {"missing", missing_json(d.missing)}};
+          {"missing", nlohmann::json(capabilities_to_json(d.missing))}};
 }
 
 void print_table(const std::vector<VulkanDeviceReport>& devices) {
@@ -112,7 +107,7 @@ CudaListing list_cuda() {
                            {"timestamp_period_ns", 1},
                            {"timestamp_source", "%globaltimer"},
                            {"can_map_host_memory", d.can_map_host_memory},
-                           {"missing", missing_json(d.missing)}});
+                           {"missing", nlohmann::json(capabilities_to_json(d.missing))}});
   }
 #else
   out.unavailable = "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)";

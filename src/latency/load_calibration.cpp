@@ -84,6 +84,19 @@ uint32_t round_clamp(double c, uint32_t lo, uint32_t hi) {
   return static_cast<uint32_t>(r);
 }
 
+// The complexities measured either side of the target; see current_bracket().
+struct Bracket {
+  std::optional<uint32_t> lo, hi;
+  // The crossing lies between two neighbouring complexities: nothing left to search.
+  bool adjacent() const { return lo && hi && *hi - *lo <= 1; }
+};
+
+// The next search complexity and why it was chosen.
+struct SearchStep {
+  uint32_t complexity = 0;
+  std::string why;
+};
+
 class Calibration {
  public:
   Calibration(LatencyDevice& device, const LoadCalibrationDesc& desc)
@@ -104,10 +117,22 @@ class Calibration {
   bool evaluations_left(uint32_t n = 1) const { return r_.evaluations + n <= d_.max_evaluations; }
   bool time_left() const { return host_now_ns() - start_ns_ < d_.max_wall_ns; }
   bool can_evaluate() const { return evaluations_left() && time_left(); }
+  std::string out_of_evaluations() const {
+    return "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
+  }
 
   Result<LoadCalibrationStep> evaluate(uint32_t complexity, StepKind kind, std::string why);
-  void bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& hi) const;
+  Result<std::vector<double>> measure_frames(uint32_t complexity, uint32_t measured,
+                                             LoadCalibrationStep& s);
+  void remember(uint32_t complexity, StepKind kind, const LoadCalibrationStep& s,
+                std::vector<double> sorted_ms);
+  std::optional<std::string> budget_spent() const;
+  Bracket current_bracket() const;
   std::optional<uint32_t> best_unverified() const;
+  std::optional<uint32_t> verify_candidate(const Bracket& b) const;
+  Result<LoadCalibrationStep> verify(uint32_t candidate);
+  SearchStep bracket_step(uint32_t lo);
+  SearchStep refine_step(uint32_t a, uint32_t b);
   std::string size_text() const {
     return std::to_string(d_.width) + "x" + std::to_string(d_.height) + ", " +
            std::to_string(d_.passes) + " " + form_name(d_.form) + " passes";
@@ -124,20 +149,91 @@ class Calibration {
   LoadCalibrationReport r_;
   std::map<uint32_t, Point> points_;
   std::map<uint32_t, std::vector<double>> verified_samples_;  // ms, per verified complexity
+  // Regula falsi state: how many refine steps in a row replaced the same
+  // bracket end (Illinois: the other end's residual is halved each time), and
+  // the bracket widths seen, to fall back to bisection when it stops shrinking.
+  uint32_t lo_repeats_ = 0, hi_repeats_ = 0;
+  std::vector<uint32_t> widths_;
 };
 
+// Bracket, refine, verify (docs/load-calibration.md): every pass either
+// verifies a candidate or measures one more search point, until a
+// verification lands within the tolerance or the budget runs out.
+Result<LoadCalibrationReport> Calibration::run() {
+  const double tol = d_.tolerance;
+  const uint32_t cmin = d_.min_complexity, cmax = d_.max_complexity;
+
+  auto first = evaluate(cmin, StepKind::search, "start of the range");
+  if (!first) return first.error();
+  if (first->median_ms > d_.target_ms * (1.0 + tol)) return too_low();
+
+  for (;;) {
+    if (std::optional<std::string> stop = budget_spent()) return finish(std::move(*stop));
+    const Bracket b = current_bracket();
+    if (!b.lo) return too_low();  // only when a verification moved cmin above the target
+    // Fastest setting still too fast: unreachable, whatever budget is left.
+    if (!b.hi && *b.lo >= cmax && !within(points_.at(cmax).ms, tol)) return too_high();
+
+    // 1. Is there something worth verifying?
+    if (const std::optional<uint32_t> candidate = verify_candidate(b)) {
+      auto v = verify(*candidate);
+      if (!v) return v.error();
+      if (within(v->median_ms, tol)) return polish(*candidate);
+      continue;  // the verified point feeds the bracket; search on
+    }
+    if (b.adjacent()) {  // nothing left to learn
+      return finish(
+          "no complexity within tolerance: the target falls between adjacent complexities " +
+          std::to_string(*b.lo) + " and " + std::to_string(*b.hi));
+    }
+    if (!evaluations_left(2)) {  // the last evaluation is kept for a verification
+      return finish(out_of_evaluations() + " (the last one kept for a verification)");
+    }
+
+    // 2. Next search complexity: extend towards a bracket, or refine inside it.
+    if (!b.hi && *b.lo >= cmax) return too_high();
+    const SearchStep next = b.hi ? refine_step(*b.lo, *b.hi) : bracket_step(*b.lo);
+    auto s = evaluate(next.complexity, StepKind::search, next.why);
+    if (!s) return s.error();
+    if (b.hi) {
+      const bool below = s->median_ms <= d_.target_ms;
+      lo_repeats_ = below ? lo_repeats_ + 1 : 0;
+      hi_repeats_ = below ? 0 : hi_repeats_ + 1;
+    }
+  }
+}
+
+// One evaluation: discard_frames warm-up frames, then frames_per_eval (search)
+// or verify_frames (verification) measured ones; their median is the point.
 Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind kind,
                                                   std::string why) {
   const uint32_t measured = kind == StepKind::verify ? d_.verify_frames : d_.frames_per_eval;
-  const uint32_t total = d_.discard_frames + measured;
-  const FrameWorkload work{d_.passes, complexity, d_.width, d_.height, d_.form};
-  const TickFormat& ticks = dev_.info().ticks;
-
   LoadCalibrationStep s;
   s.index = r_.evaluations++;
   s.kind = kind;
   s.complexity = complexity;
   s.why = std::move(why);
+  Result<std::vector<double>> ms = measure_frames(complexity, measured, s);
+  if (!ms) return ms.error();
+  std::sort(ms->begin(), ms->end());
+  s.median_ms = percentile_sorted(*ms, 0.5);
+  s.min_ms = ms->front();
+  s.max_ms = ms->back();
+  s.error_fraction = err(s.median_ms);
+  remember(complexity, kind, s, std::move(*ms));
+  r_.steps.push_back(s);
+  if (d_.on_step) d_.on_step(s);
+  return s;
+}
+
+// Submits and waits for the evaluation's frames one at a time; returns the
+// GPU ms of the measured frames with ok timestamps (unsorted) and counts the
+// frames in `s` and the report. Fewer than half usable is an error.
+Result<std::vector<double>> Calibration::measure_frames(uint32_t complexity, uint32_t measured,
+                                                        LoadCalibrationStep& s) {
+  const uint32_t total = d_.discard_frames + measured;
+  const FrameWorkload work{d_.passes, complexity, d_.width, d_.height, d_.form};
+  const TickFormat& ticks = dev_.info().ticks;
   std::vector<double> ms;
   ms.reserve(measured);
   std::map<QueryStatus, uint32_t> bad_status;
@@ -182,20 +278,22 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
                       ") on device '" + dev_.info().name +
                       "'; the GPU time cannot be calibrated without them");
   }
-  std::sort(ms.begin(), ms.end());
-  s.median_ms = percentile_sorted(ms, 0.5);
-  s.min_ms = ms.front();
-  s.max_ms = ms.back();
-  s.error_fraction = err(s.median_ms);
+  return ms;
+}
+
+// Records an evaluation's median (and a verification's frames) as the point
+// of its complexity.
+void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibrationStep& s,
+                           std::vector<double> sorted_ms) {
   std::vector<double> dev;
-  dev.reserve(ms.size());
-  for (double v : ms) dev.push_back(std::fabs(v - s.median_ms));
+  dev.reserve(sorted_ms.size());
+  for (double v : sorted_ms) dev.push_back(std::fabs(v - s.median_ms));
   std::sort(dev.begin(), dev.end());
   // Standard error of a median ~ 1.2533 * sigma / sqrt(n), sigma ~ 1.4826 * MAD
   // (normal noise); robust to the odd slow frame, unlike the stddev.
   const double rel_se = s.median_ms > 0
                             ? 1.2533 * 1.4826 * percentile_sorted(dev, 0.5) /
-                                  std::sqrt(static_cast<double>(ms.size())) / s.median_ms
+                                  std::sqrt(static_cast<double>(sorted_ms.size())) / s.median_ms
                             : 0.0;
 
   // A verification is worth more than a search measurement; never let a
@@ -203,30 +301,35 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
   Point p{s.median_ms, kind == StepKind::verify, s.frames_used, rel_se};
   auto it = points_.find(complexity);
   if (it == points_.end() || p.verified || !it->second.verified) points_[complexity] = p;
-  if (kind == StepKind::verify) verified_samples_[complexity] = ms;
+  if (kind == StepKind::verify) verified_samples_[complexity] = std::move(sorted_ms);
+}
 
-  r_.steps.push_back(s);
-  if (d_.on_step) d_.on_step(s);
-  return s;
+// Why the search must stop before another evaluation, if it must.
+std::optional<std::string> Calibration::budget_spent() const {
+  if (!evaluations_left()) return out_of_evaluations();
+  if (!time_left()) {
+    return "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent";
+  }
+  return std::nullopt;
 }
 
 // lo: the highest complexity measured at or below the target that lies under
 // hi; hi: the lowest complexity measured above it. Recomputed from every
 // point, so a verification that moves a point to the other side, or a
 // non-monotonic cost, still leaves a valid bracket (a crossing lies between).
-void Calibration::bracket(std::optional<uint32_t>& lo, std::optional<uint32_t>& hi) const {
-  lo.reset();
-  hi.reset();
+Bracket Calibration::current_bracket() const {
+  Bracket b;
   for (const auto& [c, p] : points_) {
     if (p.ms > d_.target_ms) {
-      hi = c;
+      b.hi = c;
       break;
     }
   }
   for (const auto& [c, p] : points_) {
-    if (hi && c >= *hi) break;
-    if (p.ms <= d_.target_ms) lo = c;
+    if (b.hi && c >= *b.hi) break;
+    if (p.ms <= d_.target_ms) b.lo = c;
   }
+  return b;
 }
 
 std::optional<uint32_t> Calibration::best_unverified() const {
@@ -242,155 +345,110 @@ std::optional<uint32_t> Calibration::best_unverified() const {
   return best;
 }
 
-Result<LoadCalibrationReport> Calibration::run() {
+// The unverified point worth a verification now, if any.
+std::optional<uint32_t> Calibration::verify_candidate(const Bracket& b) const {
   const double tol = d_.tolerance;
   const double aim = d_.tolerance * d_.refine_fraction;
-  const uint32_t cmin = d_.min_complexity, cmax = d_.max_complexity;
-
-  auto first = evaluate(cmin, StepKind::search, "start of the range");
-  if (!first) return first.error();
-  if (first->median_ms > d_.target_ms * (1.0 + tol)) return too_low();
-
-  // Regula falsi state: how many search steps in a row replaced the same
-  // bracket end (Illinois: the other end's residual is halved each time), and
-  // the bracket widths seen, to fall back to bisection when it stops shrinking.
-  uint32_t lo_repeats = 0, hi_repeats = 0;
-  std::vector<uint32_t> widths;
-  const std::string out_of_evaluations =
-      "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
-  std::string stop;
-  for (;;) {
-    if (!evaluations_left()) {
-      stop = out_of_evaluations;
-      break;
+  bool any_verified = false;
+  for (const auto& [c, p] : points_) any_verified = any_verified || p.verified;
+  const bool adjacent = b.adjacent();
+  std::optional<uint32_t> pick = best_unverified();
+  if (adjacent) {
+    // The crossing lies between the two bracket ends: prefer them.
+    std::optional<uint32_t> end;
+    for (uint32_t c : {*b.lo, *b.hi}) {
+      if (!points_.at(c).verified &&
+          (!end || std::fabs(err(points_.at(c).ms)) < std::fabs(err(points_.at(*end).ms))))
+        end = c;
     }
-    if (!time_left()) {
-      stop = "time budget (" + num(static_cast<double>(d_.max_wall_ns) / 1e9) + " s) spent";
-      break;
-    }
-    std::optional<uint32_t> lo, hi;
-    bracket(lo, hi);
-    if (!lo) return too_low();  // only when a verification moved cmin above the target
-    // Fastest setting still too fast: unreachable, whatever budget is left.
-    if (!hi && *lo >= cmax && !within(points_.at(cmax).ms, tol)) return too_high();
-
-    // 1. Is there something worth verifying?
-    bool any_verified = false;
-    for (const auto& [c, p] : points_) any_verified = any_verified || p.verified;
-    std::optional<uint32_t> candidate;
-    const bool adjacent = hi && *hi - *lo <= 1;
-    std::optional<uint32_t> pick = best_unverified();
-    if (adjacent) {
-      // The crossing lies between the two bracket ends: prefer them.
-      std::optional<uint32_t> end;
-      for (uint32_t c : {*lo, *hi}) {
-        if (!points_.at(c).verified &&
-            (!end || std::fabs(err(points_.at(c).ms)) < std::fabs(err(points_.at(*end).ms))))
-          end = c;
-      }
-      if (end) pick = end;
-    }
-    if (pick) {
-      const Point& p = points_.at(*pick);
-      const double e = std::fabs(err(p.ms));
-      // Close: near enough, or within tolerance and within this measurement's
-      // own noise (more search frames would chase noise; a verification
-      // averages it out). Plausible: could be within tolerance given noise.
-      const bool close = e <= aim || (e <= tol && e <= 2.0 * p.rel_se);
-      const bool plausible = e <= tol + 3.0 * p.rel_se;
-      const bool cornered = adjacent || !evaluations_left(2);
-      if (close || (cornered && (plausible || !any_verified))) candidate = pick;
-    }
-    if (!candidate && adjacent) {  // nothing left to learn
-      stop = "no complexity within tolerance: the target falls between adjacent complexities " +
-             std::to_string(*lo) + " and " + std::to_string(*hi);
-      break;
-    }
-    if (candidate) {
-      const Point before = points_.at(*candidate);
-      auto v = evaluate(*candidate, StepKind::verify,
-                        "verify: search median " + num(before.ms) + " ms is " +
-                            num(err(before.ms) * 100, 3) + "% from the target");
-      if (!v) return v.error();
-      if (within(v->median_ms, tol)) return polish(*candidate);
-      continue;  // the verified point feeds the bracket; search on
-    }
-    if (!evaluations_left(2)) {  // the last evaluation is kept for a verification
-      stop = out_of_evaluations + " (the last one kept for a verification)";
-      break;
-    }
-
-    // 2. Next search complexity.
-    if (!hi && *lo >= cmax) return too_high();
-    uint32_t next = 0;
-    std::string why;
-    if (!hi) {
-      // Below the target everywhere so far: extrapolate, growth-limited.
-      const uint32_t upper = static_cast<uint32_t>(
-          std::min<double>(cmax, std::floor(static_cast<double>(*lo) * d_.max_growth)));
-      std::vector<uint32_t> below;
-      for (const auto& [c, p] : points_) below.push_back(c);  // all are <= lo and below target
-      AffineFit f;
-      if (below.size() >= 2) {
-        const uint32_t c1 = below[below.size() - 2], c2 = below.back();
-        f = fit_two(c1, points_.at(c1).ms, c2, points_.at(c2).ms);
-      }
-      if (f.usable()) {
-        r_.fit_fixed_ms = f.fixed_ms;
-        r_.fit_ms_per_complexity = f.per_complexity_ms;
-        next = round_clamp(f.solve(d_.target_ms), *lo + 1, std::max(upper, *lo + 1));
-        why = "affine fit " + num(f.fixed_ms) + " + " + num(f.per_complexity_ms) +
-              " ms/complexity reaches the target at " + num(f.solve(d_.target_ms), 6);
-      } else if (below.size() >= 2) {
-        next = round_clamp(static_cast<double>(*lo) * 4.0, *lo + 1, std::max(upper, *lo + 1));
-        why = "GPU time did not grow with complexity; growing 4x";
-      } else {
-        const Point& p = points_.at(*lo);
-        next = round_clamp(static_cast<double>(*lo) * d_.target_ms / std::max(p.ms, 1e-9), *lo + 1,
-                           std::max(upper, *lo + 1));
-        why = "proportional guess from complexity " + std::to_string(*lo);
-      }
-      if (next >= cmax)
-        why += " (capped at the highest complexity)";
-      else if (next >= upper)
-        why += " (growth capped)";
-    } else {
-      const uint32_t a = *lo, b = *hi;
-      widths.push_back(b - a);
-      const bool stalled = widths.size() >= 4 && widths.back() * 2 > widths[widths.size() - 4];
-      const double ya =
-          (points_.at(a).ms - d_.target_ms) * std::pow(0.5, hi_repeats > 1 ? hi_repeats - 1 : 0);
-      const double yb =
-          (points_.at(b).ms - d_.target_ms) * std::pow(0.5, lo_repeats > 1 ? lo_repeats - 1 : 0);
-      const double x = static_cast<double>(a) +
-                       (0.0 - ya) * (static_cast<double>(b) - static_cast<double>(a)) / (yb - ya);
-      if (!stalled && std::isfinite(x) && yb > ya) {
-        const AffineFit f = fit_two(a, points_.at(a).ms, b, points_.at(b).ms);
-        r_.fit_fixed_ms = f.fixed_ms;
-        r_.fit_ms_per_complexity = f.per_complexity_ms;
-        next = round_clamp(x, a + 1, b - 1);
-        why = "interpolation between " + std::to_string(a) + " and " + std::to_string(b) +
-              ((lo_repeats > 1 || hi_repeats > 1) ? " (Illinois-weighted)" : "") +
-              " reaches the target at " + num(x, 6);
-      } else {
-        // Geometric midpoint while the bracket spans a wide ratio, else arithmetic.
-        const double mid = static_cast<double>(b) > 4.0 * static_cast<double>(a)
-                               ? std::sqrt(static_cast<double>(a) * static_cast<double>(b))
-                               : 0.5 * (static_cast<double>(a) + static_cast<double>(b));
-        next = round_clamp(mid, a + 1, b - 1);
-        why = "bisection of " + std::to_string(a) + ".." + std::to_string(b) +
-              " (the bracket did not halve in three steps)";
-      }
-    }
-    auto s = evaluate(next, StepKind::search, why);
-    if (!s) return s.error();
-    if (hi) {
-      const bool below = s->median_ms <= d_.target_ms;
-      lo_repeats = below ? lo_repeats + 1 : 0;
-      hi_repeats = below ? 0 : hi_repeats + 1;
-    }
+    if (end) pick = end;
   }
-  return finish(stop);
+  if (!pick) return std::nullopt;
+  const Point& p = points_.at(*pick);
+  const double e = std::fabs(err(p.ms));
+  // Close: near enough, or within tolerance and within this measurement's
+  // own noise (more search frames would chase noise; a verification
+  // averages it out). Plausible: could be within tolerance given noise.
+  const bool close = e <= aim || (e <= tol && e <= 2.0 * p.rel_se);
+  const bool plausible = e <= tol + 3.0 * p.rel_se;
+  const bool cornered = adjacent || !evaluations_left(2);
+  if (close || (cornered && (plausible || !any_verified))) return pick;
+  return std::nullopt;
+}
+
+Result<LoadCalibrationStep> Calibration::verify(uint32_t candidate) {
+  const Point before = points_.at(candidate);
+  return evaluate(candidate, StepKind::verify,
+                  "verify: search median " + num(before.ms) + " ms is " +
+                      num(err(before.ms) * 100, 3) + "% from the target");
+}
+
+// Below the target everywhere so far (lo is the highest point): extrapolate
+// towards a bracket, growth-limited.
+SearchStep Calibration::bracket_step(uint32_t lo) {
+  const uint32_t cmax = d_.max_complexity;
+  const uint32_t upper = static_cast<uint32_t>(
+      std::min<double>(cmax, std::floor(static_cast<double>(lo) * d_.max_growth)));
+  std::vector<uint32_t> below;
+  for (const auto& [c, p] : points_) below.push_back(c);  // all are <= lo and below target
+  AffineFit f;
+  if (below.size() >= 2) {
+    const uint32_t c1 = below[below.size() - 2], c2 = below.back();
+    f = fit_two(c1, points_.at(c1).ms, c2, points_.at(c2).ms);
+  }
+  SearchStep next;
+  if (f.usable()) {
+    r_.fit_fixed_ms = f.fixed_ms;
+    r_.fit_ms_per_complexity = f.per_complexity_ms;
+    next.complexity = round_clamp(f.solve(d_.target_ms), lo + 1, std::max(upper, lo + 1));
+    next.why = "affine fit " + num(f.fixed_ms) + " + " + num(f.per_complexity_ms) +
+               " ms/complexity reaches the target at " + num(f.solve(d_.target_ms), 6);
+  } else if (below.size() >= 2) {
+    next.complexity = round_clamp(static_cast<double>(lo) * 4.0, lo + 1, std::max(upper, lo + 1));
+    next.why = "GPU time did not grow with complexity; growing 4x";
+  } else {
+    const Point& p = points_.at(lo);
+    next.complexity = round_clamp(static_cast<double>(lo) * d_.target_ms / std::max(p.ms, 1e-9),
+                                  lo + 1, std::max(upper, lo + 1));
+    next.why = "proportional guess from complexity " + std::to_string(lo);
+  }
+  if (next.complexity >= cmax)
+    next.why += " (capped at the highest complexity)";
+  else if (next.complexity >= upper)
+    next.why += " (growth capped)";
+  return next;
+}
+
+// Inside the bracket a..b: Illinois-weighted regula falsi, or bisection when
+// the bracket did not halve in three steps.
+SearchStep Calibration::refine_step(uint32_t a, uint32_t b) {
+  widths_.push_back(b - a);
+  const bool stalled = widths_.size() >= 4 && widths_.back() * 2 > widths_[widths_.size() - 4];
+  const double ya =
+      (points_.at(a).ms - d_.target_ms) * std::pow(0.5, hi_repeats_ > 1 ? hi_repeats_ - 1 : 0);
+  const double yb =
+      (points_.at(b).ms - d_.target_ms) * std::pow(0.5, lo_repeats_ > 1 ? lo_repeats_ - 1 : 0);
+  const double x = static_cast<double>(a) +
+                   (0.0 - ya) * (static_cast<double>(b) - static_cast<double>(a)) / (yb - ya);
+  SearchStep next;
+  if (!stalled && std::isfinite(x) && yb > ya) {
+    const AffineFit f = fit_two(a, points_.at(a).ms, b, points_.at(b).ms);
+    r_.fit_fixed_ms = f.fixed_ms;
+    r_.fit_ms_per_complexity = f.per_complexity_ms;
+    next.complexity = round_clamp(x, a + 1, b - 1);
+    next.why = "interpolation between " + std::to_string(a) + " and " + std::to_string(b) +
+               ((lo_repeats_ > 1 || hi_repeats_ > 1) ? " (Illinois-weighted)" : "") +
+               " reaches the target at " + num(x, 6);
+  } else {
+    // Geometric midpoint while the bracket spans a wide ratio, else arithmetic.
+    const double mid = static_cast<double>(b) > 4.0 * static_cast<double>(a)
+                           ? std::sqrt(static_cast<double>(a) * static_cast<double>(b))
+                           : 0.5 * (static_cast<double>(a) + static_cast<double>(b));
+    next.complexity = round_clamp(mid, a + 1, b - 1);
+    next.why = "bisection of " + std::to_string(a) + ".." + std::to_string(b) +
+               " (the bracket did not halve in three steps)";
+  }
+  return next;
 }
 
 // A verification inside the tolerance but clearly off centre (beyond the

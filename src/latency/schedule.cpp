@@ -3,16 +3,11 @@
 #include <cassert>
 
 #include "core/int128.hpp"
+#include "core/splitmix64.hpp"
 
 namespace latlab {
 
-uint64_t SplitMix64::next() {
-  state_ += 0x9E3779B97F4A7C15ull;
-  uint64_t z = state_;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t SplitMix64::next() { return splitmix64_next(state_); }
 
 uint64_t SplitMix64::below(uint64_t range) {
   assert(range >= 1);

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/splitmix64.hpp"
+
 namespace latlab {
 
 void SignalChannel::publish(uint64_t count) {
@@ -69,12 +71,8 @@ int64_t thread_cpu_time_ns() {
 
 uint64_t cpu_simulation_step(uint64_t frame_id, uint32_t iterations) {
   uint64_t x = frame_id ^ 0x6A09E667F3BCC909ull;
-  for (uint32_t i = 0; i < iterations; ++i) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-  }
+  // splitmix64 with its output fed back in as the next state.
+  for (uint32_t i = 0; i < iterations; ++i) x = splitmix64_mix(x + kSplitMix64Gamma);
   return x;
 }
 

@@ -3,25 +3,12 @@
 
 #include "latlab/host_clock.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab {
 
-namespace {
 using json = nlohmann::ordered_json;
-
-const char* form_name(WorkloadForm f) {
-  return f == WorkloadForm::fragment ? "fragment" : "compute";
-}
-
-json work_json(const FrameWorkload& w) {
-  return {{"passes", w.passes},
-          {"complexity", w.complexity},
-          {"width", w.width},
-          {"height", w.height},
-          {"form", form_name(w.form)}};
-}
-}  // namespace
 
 json load_calibration_to_json(const LoadCalibrationReport& r) {
   json steps = json::array();
@@ -62,7 +49,7 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
 
 json performance_to_json(const PerformanceReport& r) {
   return {{"available", true},
-          {"workload", work_json(r.work)},
+          {"workload", workload_to_json(r.work)},
           {"offscreen", true},
           {"frames", r.frames},
           {"gpu_ms", distribution_to_json(r.gpu_ms)},
@@ -74,29 +61,13 @@ json performance_to_json(const PerformanceReport& r) {
 
 json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,
                              const RunMeta& meta) {
-  json j;
-  j["schema_version"] = kResultSchemaVersion;
-  j["kind"] = "performance_run";
-  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
-  j["created_utc"] = meta.created_utc;
-  j["command_line"] = meta.command_line;
-  j["partial"] = false;
-  j["partial_reason"] = nullptr;
-  const MachineInfo& m = meta.machine;
-  j["machine"] = {{"hostname", m.hostname},
-                  {"os", m.os.empty() ? json(nullptr) : json(m.os)},
-                  {"kernel", m.kernel},
-                  {"arch", m.arch},
-                  {"cpu_model", m.cpu_model.empty() ? json(nullptr) : json(m.cpu_model)},
-                  {"logical_cpus", m.logical_cpus}};
+  json j = result_header_to_json("performance_run", meta, false, "");
+  j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}};
-  j["device"] = {{"backend", di.backend}, {"name", di.name}, {"driver", di.driver}};
+  j["device"] = device_identity_to_json(di);
   j["settings"] = {{"mode", meta.mode}, {"backend", meta.backend}, {"device", meta.device}};
   j["modes"] = {{"performance", performance_to_json(r)}};
-  json unavailable = json::array();
-  for (const MissingCapability& c : di.missing)
-    unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
-  j["unavailable"] = unavailable;
+  j["unavailable"] = capabilities_to_json(di.missing);
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab {
@@ -58,14 +59,6 @@ json series_to_json(const SeriesDistributions& s) {
               {"clock_map_error", at(Series::clock_map_error)}};
 }
 
-json workload_to_json(const FrameWorkload& w) {
-  return {{"passes", w.passes},
-          {"complexity", w.complexity},
-          {"width", w.width},
-          {"height", w.height},
-          {"form", w.form == WorkloadForm::compute ? "compute" : "fragment"}};
-}
-
 // run.modes, or (a run built by hand, without modes) one "baseline" mode from
 // the run's totals.
 std::vector<LatencyModeResult> modes_of(const LatencyRun& run) {
@@ -106,29 +99,16 @@ json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
 
-json machine_to_json(const MachineInfo& m) {
-  return {{"hostname", m.hostname},
-          {"os", or_null(m.os)},
-          {"kernel", m.kernel},
-          {"arch", m.arch},
-          {"cpu_model", or_null(m.cpu_model)},
-          {"logical_cpus", m.logical_cpus}};
-}
-
 json device_to_json(const DeviceInfo& di) {
-  json missing_caps = json::array();
-  for (const MissingCapability& c : di.missing)
-    missing_caps.push_back({{"name", c.name}, {"reason", c.reason}});
-  return {{"backend", di.backend},
-          {"name", di.name},
-          {"driver", di.driver},
-          {"tick_period_ns", di.ticks.period_ns()},
-          {"tick_period_fraction", {di.ticks.period_num, di.ticks.period_den}},
-          {"timestamp_valid_bits", di.ticks.valid_bits},
-          {"can_time", di.can_time},
-          {"calibration_domain", or_null(di.calibration_domain)},
-          {"calibration_estimated", di.calibration_estimated},
-          {"missing_capabilities", missing_caps}};
+  json j = device_identity_to_json(di);
+  j["tick_period_ns"] = di.ticks.period_ns();
+  j["tick_period_fraction"] = {di.ticks.period_num, di.ticks.period_den};
+  j["timestamp_valid_bits"] = di.ticks.valid_bits;
+  j["can_time"] = di.can_time;
+  j["calibration_domain"] = or_null(di.calibration_domain);
+  j["calibration_estimated"] = di.calibration_estimated;
+  j["missing_capabilities"] = capabilities_to_json(di.missing);
+  return j;
 }
 
 json clock_model_to_json(const ClockModelReport& cm) {
@@ -316,14 +296,7 @@ json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
 
 json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   const std::vector<LatencyModeResult> run_modes = modes_of(run);
-  json j;
-  j["schema_version"] = kResultSchemaVersion;
-  j["kind"] = "latency_run";
-  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
-  j["created_utc"] = meta.created_utc;
-  j["command_line"] = meta.command_line;
-  j["partial"] = run.partial;
-  j["partial_reason"] = run.partial ? json(run.partial_reason) : json(nullptr);
+  json j = result_header_to_json("latency_run", meta, run.partial, run.partial_reason);
   j["units"] = {{"distributions", "us"}, {"times", "ns"}};
   j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
@@ -337,10 +310,7 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   }
   j["modes"] = modes;
   j["diagnostics"] = diagnostics_to_json(run, meta);
-  json unavailable = json::array();
-  for (const MissingCapability& c : run.unavailable)
-    unavailable.push_back({{"name", c.name}, {"reason", c.reason}});
-  j["unavailable"] = unavailable;
+  j["unavailable"] = capabilities_to_json(run.unavailable);
   return j;
 }
 

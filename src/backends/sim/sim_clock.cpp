@@ -2,23 +2,12 @@
 #include <cmath>
 #include <string>
 
-#include "latlab/host_clock.hpp"
 #include "core/int128.hpp"
+#include "core/splitmix64.hpp"
+#include "latlab/host_clock.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {
-namespace {
-
-// splitmix64: tiny, seeded, identical on every platform (std distributions
-// are not), so a seed names one exact run.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 SimClock::SimClock(SimClockDesc desc) : desc_(std::move(desc)), rng_state_(desc_.seed) {
   if (desc_.ticks.valid_bits == 0 || desc_.ticks.valid_bits > 64) desc_.ticks.valid_bits = 64;
@@ -38,7 +27,7 @@ SimClock::SimClock(SimClockDesc desc) : desc_(std::move(desc)), rng_state_(desc_
 int64_t SimClock::now() const { return desc_.host_clock ? desc_.host_clock() : host_now_ns(); }
 
 double SimClock::next_unit() {
-  return static_cast<double>(splitmix64(rng_state_) >> 11) * 0x1.0p-53;
+  return static_cast<double>(splitmix64_next(rng_state_) >> 11) * 0x1.0p-53;
 }
 
 Result<CalibrationPair> SimClock::sample() {

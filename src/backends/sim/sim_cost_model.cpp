@@ -2,23 +2,17 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/splitmix64.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {
 
 namespace {
 
-// splitmix64: tiny, seedable, and the same on every standard library (unlike
-// std::normal_distribution), so sim results are reproducible everywhere.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
+// splitmix64, not std::normal_distribution: the same on every standard
+// library, so sim results are reproducible everywhere.
 double unit_open(uint64_t& state) {  // (0, 1)
-  return (static_cast<double>(splitmix64(state) >> 11) + 0.5) * 0x1.0p-53;
+  return (static_cast<double>(splitmix64_next(state) >> 11) + 0.5) * 0x1.0p-53;
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#include "report/json_parts.hpp"
+
+namespace latlab {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+}  // namespace
+
+const char* form_name(WorkloadForm f) {
+  return f == WorkloadForm::fragment ? "fragment" : "compute";
+}
+
+json workload_to_json(const FrameWorkload& w) {
+  return {{"passes", w.passes},
+          {"complexity", w.complexity},
+          {"width", w.width},
+          {"height", w.height},
+          {"form", form_name(w.form)}};
+}
+
+json machine_to_json(const MachineInfo& m) {
+  return {{"hostname", m.hostname},
+          {"os", or_null(m.os)},
+          {"kernel", m.kernel},
+          {"arch", m.arch},
+          {"cpu_model", or_null(m.cpu_model)},
+          {"logical_cpus", m.logical_cpus}};
+}
+
+json device_identity_to_json(const DeviceInfo& di) {
+  return {{"backend", di.backend}, {"name", di.name}, {"driver", di.driver}};
+}
+
+json capabilities_to_json(const std::vector<MissingCapability>& caps) {
+  json out = json::array();
+  for (const MissingCapability& c : caps) out.push_back({{"name", c.name}, {"reason", c.reason}});
+  return out;
+}
+
+json result_header_to_json(const char* kind, const RunMeta& meta, bool partial,
+                           const std::string& partial_reason) {
+  json j;
+  j["schema_version"] = kResultSchemaVersion;
+  j["kind"] = kind;
+  j["tool"] = {{"name", "latlab"}, {"version", meta.tool_version}};
+  j["created_utc"] = meta.created_utc;
+  j["command_line"] = meta.command_line;
+  j["partial"] = partial;
+  j["partial_reason"] = partial ? json(partial_reason) : json(nullptr);
+  return j;
+}
+
+}  // namespace latlab
