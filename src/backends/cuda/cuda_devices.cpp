@@ -106,4 +106,18 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices() {
   return out;
 }
 
+Result<int> find_cuda_device(const std::string& selector) {
+  auto count = cd::device_count();
+  if (!count) return count.error();
+  std::vector<std::string> names;
+  for (int i = 0; i < *count; ++i) {
+    cudaDeviceProp p{};
+    const cudaError_t e = cudaGetDeviceProperties(&p, i);
+    if (e != cudaSuccess)
+      return cd::cuda_fail("cudaGetDeviceProperties(" + std::to_string(i) + ")", e);
+    names.emplace_back(p.name);
+  }
+  return cd::select_device_index(selector, names);
+}
+
 }  // namespace latlab

@@ -14,6 +14,9 @@ namespace cd = cuda_detail;
 
 namespace {
 
+// DeviceInfo of CUDA device `device` (any thread; creates no context).
+Result<DeviceInfo> describe(int device);
+
 class CudaLatencyDevice final : public LatencyDevice {
  public:
   static Result<std::unique_ptr<LatencyDevice>> create(const CudaLatencyDeviceDesc& desc);
@@ -31,23 +34,18 @@ class CudaLatencyDevice final : public LatencyDevice {
   struct FrameSlot {
     bool busy = false;
     uint64_t frame_id = 0;
-    uint64_t generation = 0;
     cudaEvent_t done = nullptr;
   };
-  cd::StampSlot* host_stamp(size_t slot, int end) {
-    return static_cast<cd::StampSlot*>(stamps_.host) + 2 * slot + end;
-  }
-  cd::StampSlot* dev_stamp(size_t slot, int end) {
-    return static_cast<cd::StampSlot*>(stamps_.device) + 2 * slot + end;
-  }
   Result<void> ensure_buffer(uint64_t elements);
 
   DeviceInfo info_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
-  cd::MappedBlock stamps_;  // 2 StampSlots (begin, end) per frame slot
+  // Frame slot i's GPU begin/end: stamp slots 2i and 2i+1. Written only into
+  // stream_, which the destructor synchronises before the slots go (they
+  // record no events).
+  std::shared_ptr<CudaTimestampSlots> stamps_;
   std::vector<FrameSlot> slots_;
-  uint64_t next_generation_ = 1;
   float* buffer_ = nullptr;  // workload target, stream-ordered allocation
   uint64_t buffer_elements_ = 0;
   std::unique_ptr<CudaCalibrationSampler> sampler_;
@@ -56,17 +54,7 @@ class CudaLatencyDevice final : public LatencyDevice {
 Result<std::unique_ptr<LatencyDevice>> CudaLatencyDevice::create(
     const CudaLatencyDeviceDesc& desc) {
   if (desc.frames_in_flight < 1) return make_error("CUDA: frames_in_flight must be >= 1");
-  auto count = cd::device_count();
-  if (!count) return count.error();
-  std::vector<std::string> names;
-  for (int i = 0; i < *count; ++i) {
-    cudaDeviceProp p{};
-    const cudaError_t e = cudaGetDeviceProperties(&p, i);
-    if (e != cudaSuccess)
-      return cd::cuda_fail("cudaGetDeviceProperties(" + std::to_string(i) + ")", e);
-    names.emplace_back(p.name);
-  }
-  auto index = cd::select_device_index(desc.device, names);
+  auto index = find_cuda_device(desc.device);
   if (!index) return index.error();
 
   std::unique_ptr<CudaLatencyDevice> dev(new CudaLatencyDevice());
@@ -80,9 +68,12 @@ Result<std::unique_ptr<LatencyDevice>> CudaLatencyDevice::create(
   auto stream = cd::create_stream(/*highest_priority=*/false);
   if (!stream) return stream.error();
   dev->stream_ = *stream;
-  auto stamps = cd::alloc_mapped(sizeof(cd::StampSlot) * 2 * desc.frames_in_flight);
+  auto stamps = CudaTimestampSlots::create({.count = 2 * desc.frames_in_flight,
+                                            .device = dev->device_,
+                                            .cross_check_events = false,
+                                            .record_events = false});
   if (!stamps) return stamps.error();
-  dev->stamps_ = *stamps;
+  dev->stamps_ = std::move(stamps.value());
   dev->slots_.resize(desc.frames_in_flight);
   for (auto& s : dev->slots_) {
     // Blocking sync: wait_frame sleeps in the driver instead of spinning.
@@ -95,14 +86,24 @@ Result<std::unique_ptr<LatencyDevice>> CudaLatencyDevice::create(
   auto sampler = CudaCalibrationSampler::create(cal);
   if (!sampler) return sampler.error();
   dev->sampler_ = std::move(*sampler);
+  auto info = describe(dev->device_);
+  if (!info) return info.error();
+  dev->info_ = std::move(info.value());
+  return std::unique_ptr<LatencyDevice>(std::move(dev));
+}
 
+Result<DeviceInfo> describe(int device) {
+  cudaDeviceProp p{};
+  const cudaError_t e = cudaGetDeviceProperties(&p, device);
+  if (e != cudaSuccess)
+    return cd::cuda_fail("cudaGetDeviceProperties(" + std::to_string(device) + ")", e);
   int driver = 0;
   int runtime = 0;
   (void)cudaDriverGetVersion(&driver);
   (void)cudaRuntimeGetVersion(&runtime);
-  DeviceInfo& info = dev->info_;
+  DeviceInfo info;
   info.backend = "cuda";
-  info.name = names[static_cast<size_t>(dev->device_)];
+  info.name = p.name;
   info.driver = "NVIDIA driver (CUDA " + format_cuda_version(driver) + "), runtime " +
                 format_cuda_version(runtime);
   info.ticks = kCudaGlobaltimerTicks;
@@ -114,20 +115,21 @@ Result<std::unique_ptr<LatencyDevice>> CudaLatencyDevice::create(
        "CUDA has no calibrated timestamp query: pairs are bracketed %globaltimer reads"});
   info.missing.push_back({"fragment_workload", "the CUDA backend runs compute passes only"});
   info.missing.push_back({"present", "CUDA has no presentation path"});
-  return std::unique_ptr<LatencyDevice>(std::move(dev));
+  return info;
 }
 
 CudaLatencyDevice::~CudaLatencyDevice() {
   cd::DeviceScope scope(device_);
   if (stream_) {
     if (buffer_) (void)cudaFreeAsync(buffer_, stream_);
-    (void)cudaStreamSynchronize(stream_);  // nothing may write the stamps after they are freed
+    // Nothing may write the stamps after they are freed (stamps_, a member,
+    // goes after this body).
+    (void)cudaStreamSynchronize(stream_);
   }
   for (auto& s : slots_) {
     if (s.done) (void)cudaEventDestroy(s.done);
   }
   if (stream_) (void)cudaStreamDestroy(stream_);
-  if (stamps_.host) (void)cudaFreeHost(stamps_.host);
 }
 
 Result<void> CudaLatencyDevice::ensure_buffer(uint64_t elements) {
@@ -171,25 +173,25 @@ Result<void> CudaLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkl
   if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
   if (auto ok = ensure_buffer(uint64_t{work.width} * work.height); !ok) return ok;
 
-  const uint64_t generation = next_generation_++;
-  for (int end = 0; end < 2; ++end) {
-    cd::store_relaxed(host_stamp(index, end)->tag, 0);
-    cd::store_relaxed(host_stamp(index, end)->ticks, 0);
-  }
-  // A failure part-way leaves stamps of this generation queued; the slot stays
-  // free and its next use has a new generation, so they can never be taken
-  // for that frame's.
-  cudaError_t e = cd::launch_stamp(stream_, dev_stamp(index, 0), generation);
-  if (e != cudaSuccess) return cd::cuda_fail("launching the begin timestamp", e);
-  e = cd::launch_workload(stream_, buffer_, work.width * work.height, work.passes, work.complexity);
+  // Host stores only: the pair gets a new generation, so a stamp still queued
+  // from a part-way failure of this slot's previous use reads kLate, never
+  // this frame's.
+  const auto pair = static_cast<uint32_t>(2 * index);
+  stamps_->reset(pair, 2, /*previous_use_done=*/true);
+  // Per frame: work.passes + 2 kernel launches and one event record:
+  //  - begin stamp (one thread: %globaltimer -> slot 2i): GPU begin;
+  //  - the workload, one kernel per pass;
+  //  - end stamp (slot 2i+1): GPU end, after the last pass in stream order;
+  //  - cudaEventRecord(done): the blocking-sync event wait_frame sleeps on.
+  if (auto ok = stamps_->write_timestamp(stream_, pair); !ok) return ok;
+  const cudaError_t e =
+      cd::launch_workload(stream_, buffer_, work.width * work.height, work.passes, work.complexity);
   if (e != cudaSuccess) return cd::cuda_fail("launching the workload", e);
-  e = cd::launch_stamp(stream_, dev_stamp(index, 1), generation);
-  if (e != cudaSuccess) return cd::cuda_fail("launching the end timestamp", e);
-  e = cudaEventRecord(free_slot->done, stream_);
-  if (e != cudaSuccess) return cd::cuda_fail("cudaEventRecord(frame)", e);
+  if (auto ok = stamps_->write_timestamp(stream_, pair + 1); !ok) return ok;
+  if (const cudaError_t r = cudaEventRecord(free_slot->done, stream_); r != cudaSuccess)
+    return cd::cuda_fail("cudaEventRecord(frame)", r);
   free_slot->busy = true;
   free_slot->frame_id = frame_id;
-  free_slot->generation = generation;
   return {};
 }
 
@@ -212,21 +214,15 @@ Result<GpuFrameTiming> CudaLatencyDevice::wait_frame(uint64_t frame_id) {
   GpuFrameTiming t;
   t.fence_status = QueryStatus::ok;
   t.fence_wake_ns = wake;
-  const size_t index = static_cast<size_t>(it - slots_.begin());
-  cd::DecodedStamp q[2];
-  for (int end = 0; end < 2; ++end) {
-    cd::StampSlot* s = host_stamp(index, end);
-    const uint64_t tag = cd::load_acquire(s->tag);
-    q[end] = cd::decode_stamp(tag, cd::load_relaxed(s->ticks), it->generation);
-  }
-  // The frame's work completed: a stamp missing or of another generation now
-  // will never be right. Never a substitute value.
-  const bool ok = q[0].available && q[1].available && q[0].generation == it->generation &&
-                  q[1].generation == it->generation && q[1].ticks >= q[0].ticks;
-  t.gpu_status = ok ? QueryStatus::ok : QueryStatus::invalid;
-  if (ok) {
-    t.gpu_begin_ticks = q[0].ticks;
-    t.gpu_end_ticks = q[1].ticks;
+  // The frame's work completed, so the pair is final: a stamp missing or of
+  // another use now will never be right (invalid). Never a substitute value.
+  const auto pair = static_cast<uint32_t>(2 * (it - slots_.begin()));
+  SlotReading r[2];
+  stamps_->read(pair, r);
+  t.gpu_status = completed_pair_status(r[0], r[1], info_.ticks);
+  if (t.gpu_status == QueryStatus::ok) {
+    t.gpu_begin_ticks = r[0].ticks;
+    t.gpu_end_ticks = r[1].ticks;
   }
   return t;
 }

@@ -28,12 +28,14 @@ DecodedStamp decode_stamp(uint64_t tag, uint64_t ticks, uint64_t expected_genera
 
 }  // namespace cuda_detail
 
-CudaTimestampSlots::CudaTimestampSlots(uint32_t count, int device, bool timing_events)
+CudaTimestampSlots::CudaTimestampSlots(uint32_t count, int device, bool timing_events,
+                                       bool record_events)
     : count_(count),
       device_(device),
-      timing_events_(timing_events),
+      timing_events_(timing_events && record_events),
+      record_events_(record_events),
       slot_generation_(count, 0),
-      events_(count, nullptr),
+      events_(record_events ? count : 0, nullptr),
       event_generation_(count, 0) {}
 
 Result<std::shared_ptr<CudaTimestampSlots>> CudaTimestampSlots::create(
@@ -50,7 +52,7 @@ Result<std::shared_ptr<CudaTimestampSlots>> CudaTimestampSlots::create(
   if (auto ok = cd::preload(*device); !ok) return ok.error();
 
   std::shared_ptr<CudaTimestampSlots> slots(
-      new CudaTimestampSlots(desc.count, *device, desc.cross_check_events));
+      new CudaTimestampSlots(desc.count, *device, desc.cross_check_events, desc.record_events));
   auto block = cd::alloc_mapped(sizeof(cd::StampSlot) * desc.count);
   if (!block) return block.error();
   slots->host_slots_ = block->host;
@@ -77,6 +79,14 @@ CudaTimestampSlots::~CudaTimestampSlots() {
   if (host_slots_) (void)cudaFreeHost(host_slots_);
 }
 
+// Safe from several threads at once for distinct slots (and their streams):
+// it reads the slot's generation, which only reset() changes, and reset is
+// ordered before the writes of the slots it resets (the pool hands a pair out
+// after resetting it; the profiler publishes a recycled frame with release,
+// and zones take it with acquire); it writes only this slot's own event and
+// event_generation_ element (distinct memory per slot) and the atomic error
+// count; cudaLaunchKernel and cudaEventRecord are thread-safe in the CUDA
+// runtime. No lock: a zone's two writes must stay cheap.
 Result<void> CudaTimestampSlots::write_timestamp(CudaStream stream, uint32_t slot) {
   if (slot >= count_) {
     return make_error("CUDA slots: slot " + std::to_string(slot) + " is out of range (count " +
@@ -90,6 +100,7 @@ Result<void> CudaTimestampSlots::write_timestamp(CudaStream stream, uint32_t slo
   auto* stamp = static_cast<cd::StampSlot*>(device_slots_) + slot;
   cudaError_t e = cd::launch_stamp(stream, stamp, generation);
   if (e != cudaSuccess) return cd::cuda_fail("launching the timestamp kernel", e);
+  if (!record_events_) return {};
   e = cudaEventRecord(events_[slot], stream);
   if (e != cudaSuccess) return cd::cuda_fail("cudaEventRecord", e);
   event_generation_[slot] = generation;
