@@ -252,16 +252,9 @@ std::unique_ptr<Calibrator> start_calibration(int device,
   return calibrator;
 }
 
-}  // namespace
-
-int profile_cuda(const CudaProfileRequest& req) {
-  if (!req.json) {
-    fmt::print("latlab profile: reference frame on CUDA, scoped GPU zones (stamp kernels)\n");
-    fmt::print("  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}\n",
-               req.device.empty() ? "(default)" : req.device, req.frames, req.complexity, req.width,
-               req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace);
-  }
-  CudaRunInfo run;
+// Selects device `req.device`, makes it current and describes it in `run`.
+// nullopt when it can be used, else the exit code (the message is printed).
+std::optional<int> open_device(const CudaProfileRequest& req, CudaRunInfo& run) {
   auto device = find_cuda_device(req.device);
   if (!device) return fail(device.error().message, device_open_exit_code(req.device));
   run.device = *device;
@@ -278,7 +271,50 @@ int profile_cuda(const CudaProfileRequest& req) {
     fmt::print("  on [{}] {}: %globaltimer, 1 ns ticks, 64 valid bits\n", run.device,
                run.device_name);
   }
+  return std::nullopt;
+}
 
+// After the frames: the missing-zone warning, the trace file, the output.
+int report(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfiler& prof,
+           const ChromeTrace& trace) {
+  int code = kExitOk;
+  const ProfilerCounters counters = prof.counters();
+  const uint64_t expected_zones = uint64_t{req.frames} * kZonesPerFrame;
+  if (counters.zones_ok != expected_zones) {
+    std::fprintf(stderr,
+                 "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
+                 static_cast<unsigned long long>(counters.zones_ok),
+                 static_cast<unsigned long long>(expected_zones),
+                 static_cast<unsigned long long>(counters.zones_dropped),
+                 static_cast<unsigned long long>(counters.zones_invalid));
+  }
+  const bool want_trace = !req.trace.empty();
+  if (want_trace) {
+    if (auto w = trace.write_file(req.trace); !w) {
+      std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
+      code = kExitWriteFailed;
+    }
+  }
+  const bool trace_written = want_trace && code != kExitWriteFailed;
+  if (req.json) {
+    print_json(req, run, prof, trace, trace_written);
+  } else {
+    print_text(req, run, prof, trace, trace_written);
+  }
+  return code;
+}
+
+}  // namespace
+
+int profile_cuda(const CudaProfileRequest& req) {
+  if (!req.json) {
+    fmt::print("latlab profile: reference frame on CUDA, scoped GPU zones (stamp kernels)\n");
+    fmt::print("  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}\n",
+               req.device.empty() ? "(default)" : req.device, req.frames, req.complexity, req.width,
+               req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace);
+  }
+  CudaRunInfo run;
+  if (auto code = open_device(req, run)) return *code;
   std::unique_ptr<CudaCalibrationSampler> sampler;
   std::unique_ptr<Calibrator> calibrator = start_calibration(run.device, sampler, run.mapping);
 
@@ -305,11 +341,10 @@ int profile_cuda(const CudaProfileRequest& req) {
     return fit->map(t);
   });
   ChromeTrace trace;
-  const bool want_trace = !req.trace.empty();
-  if (want_trace)
+  if (!req.trace.empty()) {
     prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
-
-  if (auto r = run_frames(req, prof, *loop_r.value(), want_trace ? &trace : nullptr); !r) {
+  }
+  if (auto r = run_frames(req, prof, *loop_r.value(), req.trace.empty() ? nullptr : &trace); !r) {
     return fail(r.error().message, kExitRunFailed);
   }
   if (calibrator) calibrator->stop();
@@ -317,31 +352,7 @@ int profile_cuda(const CudaProfileRequest& req) {
   // A failed stamp launch is counted by the slots; its zone reads invalid,
   // never given a time.
   run.write_errors = slots->write_errors();
-
-  int code = kExitOk;
-  const ProfilerCounters counters = prof.counters();
-  const uint64_t expected_zones = uint64_t{req.frames} * kZonesPerFrame;
-  if (counters.zones_ok != expected_zones) {
-    std::fprintf(stderr,
-                 "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
-                 static_cast<unsigned long long>(counters.zones_ok),
-                 static_cast<unsigned long long>(expected_zones),
-                 static_cast<unsigned long long>(counters.zones_dropped),
-                 static_cast<unsigned long long>(counters.zones_invalid));
-  }
-  if (want_trace) {
-    if (auto w = trace.write_file(req.trace); !w) {
-      std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
-      code = kExitWriteFailed;
-    }
-  }
-  const bool trace_written = want_trace && code != kExitWriteFailed;
-  if (req.json) {
-    print_json(req, run, prof, trace, trace_written);
-  } else {
-    print_text(req, run, prof, trace, trace_written);
-  }
-  return code;
+  return report(req, run, prof, trace);
 }
 
 }  // namespace latlab::cli
