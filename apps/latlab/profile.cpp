@@ -11,6 +11,7 @@
 //               post
 //                 post.bloom        full-screen fragment pass, C
 //                 post.tonemap      full-screen fragment pass, C
+// `--backend cuda` runs its CUDA counterpart (profile_cuda.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,6 +35,8 @@
 #include "latlab/profiler_trace.hpp"
 #include "latlab/profiler_vulkan.hpp"
 #include "latlab/vulkan.hpp"
+#include "profile_cuda.hpp"
+#include "profile_report.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -49,6 +52,8 @@ struct ProfileOptions {
   uint32_t frames_in_flight = 3;  // command buffers on the device at once
   bool json = false;
   bool validation = false;
+  // vulkan (this file) or cuda (profile_cuda.cpp)
+  std::string backend = "vulkan";
 };
 
 std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
@@ -69,21 +74,6 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
 int fail(const char* what, const std::string& message, int code) {
   std::fprintf(stderr, "latlab profile: %s%s\n", what, message.c_str());
   return code;
-}
-
-nlohmann::json stats_json(const std::vector<ZoneStat>& stats) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& s : stats) {
-    out.push_back({{"zone", s.name},
-                   {"frames", s.frames},
-                   {"calls_per_frame", s.calls_per_frame},
-                   {"avg_ms", s.avg_ms},
-                   {"min_ms", s.min_ms},
-                   {"max_ms", s.max_ms},
-                   {"p95_ms", s.p95_ms},
-                   {"missing", s.missing}});
-  }
-  return out;
 }
 
 void print_settings(const ProfileOptions& opt, std::pair<uint32_t, uint32_t> size) {
@@ -232,8 +222,6 @@ int check_run(const ProfileOptions& opt, const VulkanContext& ctx, const ChromeT
 }
 
 void print_json(const ProfileOptions& opt, const VulkanContext& ctx, const ProfileSummary& sum) {
-  const auto& fit = sum.fit;
-  const ProfilerCounters& counters = sum.counters;
   nlohmann::json out = {
       {"device", ctx.device_name()},
       {"host_clock", kHostClockName},
@@ -244,18 +232,9 @@ void print_json(const ProfileOptions& opt, const VulkanContext& ctx, const Profi
         {"frames_in_flight", opt.frames_in_flight},
         {"validation", opt.validation}}},
       {"host_mapping", sum.mapping},
-      {"clock_fit", fit ? nlohmann::json{{"pairs_used", fit->pairs_used},
-                                         {"drift_ppm", fit->drift_ppm()},
-                                         {"base_error_ns", fit->base_error_ns},
-                                         {"estimated", fit->estimated}}
-                        : nlohmann::json()},
-      {"zones", stats_json(sum.stats)},
-      {"counters",
-       {{"frames_collected", counters.frames_collected},
-        {"zones_ok", counters.zones_ok},
-        {"zones_dropped", counters.zones_dropped},
-        {"zones_invalid", counters.zones_invalid},
-        {"frames_without_queries", counters.frames_without_queries}}},
+      {"clock_fit", profile_clock_fit_json(sum.fit)},
+      {"zones", profile_stats_json(sum.stats)},
+      {"counters", profile_counters_json(sum.counters)},
       {"validation_errors", ctx.validation_error_count()},
   };
   if (sum.trace != nullptr) {
@@ -278,15 +257,7 @@ void print_text(const ProfileOptions& opt, const VulkanContext& ctx, const GpuPr
   }
   fmt::print("\n\n");
   fmt::print("{}\n", format_stat_table(sum.queue_name, sum.stats));
-  // The newest frame with zones (the very last one closed empty).
-  const auto last = prof.latest_frame();
-  for (uint64_t id = last ? last->frame_id + 1 : 0; id-- > 0;) {
-    const auto f = prof.frame(id);
-    if (!f) break;
-    if (f->zones.empty()) continue;
-    fmt::print("{}\n", format_frame_tree(sum.queue_name, *f));
-    break;
-  }
+  print_newest_frame_tree(prof, sum.queue_name);
   fmt::print(
       "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
       "{}\n",
@@ -355,6 +326,19 @@ int profile(const ProfileOptions& opt) {
         fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
         kExitUsage);
   }
+  if (opt.validation && opt.backend != "vulkan") {
+    return fail("", "--validation is a Vulkan option (the Khronos validation layer)", kExitUsage);
+  }
+  if (opt.backend == "cuda") {
+    return profile_cuda({.frames = opt.frames,
+                         .trace = opt.trace,
+                         .device = opt.device,
+                         .complexity = opt.complexity,
+                         .width = size->first,
+                         .height = size->second,
+                         .frames_in_flight = opt.frames_in_flight,
+                         .json = opt.json});
+  }
   if (!opt.json) print_settings(opt, *size);
   int code = kExitOk;
   const std::unique_ptr<VulkanContext> ctx_owner = open_context(opt, code);
@@ -408,15 +392,19 @@ int profile(const ProfileOptions& opt) {
 
 std::function<int()> setup(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan)");
+      "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan, CUDA)");
   auto opt = std::make_shared<ProfileOptions>();
+  sub->add_option("--backend", opt->backend, "GPU backend: vulkan, or cuda (a CUDA stream)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"vulkan", "cuda"}));
   sub->add_option("--frames", opt->frames, "Frames to record")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option("--trace", opt->trace,
                   "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
   sub->add_option("--device", opt->device,
-                  "Device index or name substring (default: first discrete GPU, else first)");
+                  "Device index or name substring (Vulkan default: first discrete GPU, else "
+                  "first; CUDA: 0)");
   sub->add_option("--complexity", opt->complexity,
                   "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()

@@ -5,6 +5,8 @@
 # (a second process on the GPU time-slices it and spoils timings).
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
+# Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
+# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -36,7 +38,7 @@ if has vulkan; then
 fi
 if has cuda; then
   log "cuda tests"
-  "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt
+  LATLAB_BINARY=$B/latlab "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt  # CLI tests run $B/latlab
   "$B/cuda_vs_events" --reps 200 > cuda_vs_events.txt 2>&1; echo "rc=$?" >> cuda_vs_events.txt
 fi
 if has load; then
@@ -67,6 +69,11 @@ if has profile; then
   for c in ${PROFILE_COMPLEXITIES:-16 256}; do
     T 25 "$B/latlab" profile --frames 600 --size 1920x1080 --complexity $c --trace profile_c${c}_trace.json > profile_c$c.txt 2>&1
   done
+fi
+if has profiler_cuda; then
+  log "profiler on CUDA"
+  (cd "$here" && T ${PROFILER_CUDA_S:-300} env LATLAB_BINARY=$B/latlab LATLAB_CUDA_TESTS=$B/latlab_cuda_tests \
+    OUT=$R/profiler_cuda bash bench/device/profiler_cuda.sh) > profiler_cuda_sh.txt 2>&1; echo "rc=$?" >> profiler_cuda_sh.txt
 fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"

@@ -96,6 +96,12 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices();
 // "13.0" for 13000 (CUDA's encoding 1000*major + 10*minor).
 std::string format_cuda_version(int version);
 
+// The ordinal of the device `selector` names: "" -> 0, all digits -> that
+// ordinal, else the first device whose name contains it (case-insensitive).
+// Error: CUDA unusable (as enumerate_cuda_devices), or nothing matches (the
+// message lists the devices). Creates no context.
+Result<int> find_cuda_device(const std::string& selector);
+
 // ---------------------------------------------------------------------------
 // Timestamp slots
 // ---------------------------------------------------------------------------
@@ -105,6 +111,12 @@ struct CudaTimestampSlotsDesc {
   int device = -1;                 // CUDA ordinal; -1 = the calling thread's current device
   bool cross_check_events = true;  // timing cudaEvents beside the stamps (event_elapsed);
                                    // off: events are created without timing (cheaper)
+  // Default true: a cudaEvent is recorded after each stamp, so event_elapsed
+  // works and the destructor waits for stamps still queued. False: a write is
+  // the stamp kernel only (one API call); event_elapsed reads missing, and the
+  // owner must synchronise every stream that wrote the slots before
+  // destroying them (the latency device does: it owns its one stream).
+  bool record_events = true;
 };
 
 // The backend seam's TimestampSlots on CUDA streams: the seed-000 pool
@@ -114,9 +126,12 @@ struct CudaTimestampSlotsDesc {
 // GpuCommandStream) and records the slot's event; each reset gives the slot
 // a new generation, so a late stamp of an earlier use reads back kLate.
 // Owns its mapped memory and events; the destructor waits for stamp kernels
-// still queued so the GPU never writes into freed memory.
+// still queued (with record_events) so the GPU never writes into freed memory.
 // Threads: write() from several threads at once for distinct slots and
-// streams (the slot's device must be current); read/reset from one thread.
+// streams (the slots' device must be current on the calling thread: a kernel
+// cannot be launched into another device's stream); read/reset from one
+// thread, ordered before the writes of the slots they reset (the pool's and
+// the profiler's hand-out does that).
 class CudaTimestampSlots final : public TimestampSlots {
  public:
   // Error if the device cannot be used or cannot map host memory.
@@ -150,16 +165,17 @@ class CudaTimestampSlots final : public TimestampSlots {
   uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
 
  private:
-  CudaTimestampSlots(uint32_t count, int device, bool timing_events);
+  CudaTimestampSlots(uint32_t count, int device, bool timing_events, bool record_events);
 
   uint32_t count_ = 0;
   int device_ = 0;
   bool timing_events_ = true;
+  bool record_events_ = true;
   void* host_slots_ = nullptr;              // cuda_detail::StampSlot[count], mapped
   void* device_slots_ = nullptr;            // the same memory, device address
   uint64_t next_generation_ = 1;
   std::vector<uint64_t> slot_generation_;   // the use a slot belongs to now
-  std::vector<CUevent_st*> events_;         // one per slot
+  std::vector<CUevent_st*> events_;         // one per slot (none without record_events)
   std::vector<uint64_t> event_generation_;  // generation of the slot's last record (0: none)
   std::atomic<uint64_t> write_errors_{0};
 };
@@ -227,13 +243,15 @@ struct CudaLatencyDeviceDesc {
   CudaCalibrationDesc calibration;  // its `device` is replaced by the selected one
 };
 
-// A LatencyDevice on a CUDA stream. submit_frame launches: begin stamp, the
-// workload (FrameWorkload::passes kernels over width*height elements, each
-// element running `complexity` iterations of a fixed hash + FMA loop; compute
-// form only), end stamp, then records a cudaEventBlockingSync event.
-// wait_frame sleeps in cudaEventSynchronize (no spin), takes host_now_ns()
-// right after (fence_wake_ns), and reads the two stamps from mapped memory:
-// gpu_status is ok only when both carry this frame's generation.
+// A LatencyDevice on a CUDA stream, timed by one CudaTimestampSlots of
+// 2 * frames_in_flight slots (frame slot i: slots 2i and 2i+1, reset at
+// submit). submit_frame launches: begin stamp, the workload
+// (FrameWorkload::passes kernels over width*height elements, each element
+// running `complexity` iterations of a fixed hash + FMA loop; compute form
+// only), end stamp, then records a cudaEventBlockingSync event. wait_frame
+// sleeps in cudaEventSynchronize (no spin), takes host_now_ns() right after
+// (fence_wake_ns), and reads the pair: gpu_status is ok only when both stamps
+// belong to this frame's use of the slots (completed_pair_status).
 // Threads: frame calls from one thread; sample_calibration from any thread.
 Result<std::unique_ptr<LatencyDevice>> create_cuda_latency_device(
     const std::string& device_selector);

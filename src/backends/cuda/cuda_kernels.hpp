@@ -1,4 +1,4 @@
-// Internal interface between the CUDA host logic (cuda.cpp, plain C++ with
+// Internal interface between the CUDA host logic (the .cpp files, plain C++ with
 // the project's warnings) and the device code (cuda_kernels.cu, nvcc).
 //
 // Everything a kernel writes for the host goes to pinned, host-mapped memory

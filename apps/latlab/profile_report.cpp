@@ -1,0 +1,50 @@
+// `latlab profile`'s output shared by its backends (profile_report.hpp).
+#include "profile_report.hpp"
+
+#include <fmt/format.h>
+
+namespace latlab::cli {
+
+nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : stats) {
+    out.push_back({{"zone", s.name},
+                   {"frames", s.frames},
+                   {"calls_per_frame", s.calls_per_frame},
+                   {"avg_ms", s.avg_ms},
+                   {"min_ms", s.min_ms},
+                   {"max_ms", s.max_ms},
+                   {"p95_ms", s.p95_ms},
+                   {"missing", s.missing}});
+  }
+  return out;
+}
+
+nlohmann::json profile_counters_json(const ProfilerCounters& counters) {
+  return {{"frames_collected", counters.frames_collected},
+          {"zones_ok", counters.zones_ok},
+          {"zones_dropped", counters.zones_dropped},
+          {"zones_invalid", counters.zones_invalid},
+          {"frames_without_queries", counters.frames_without_queries}};
+}
+
+nlohmann::json profile_clock_fit_json(const std::shared_ptr<const ClockFit>& fit) {
+  if (!fit) return nlohmann::json();
+  return {{"pairs_used", fit->pairs_used},
+          {"drift_ppm", fit->drift_ppm()},
+          {"base_error_ns", fit->base_error_ns},
+          {"estimated", fit->estimated}};
+}
+
+void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name) {
+  const auto last = prof.latest_frame();
+  for (uint64_t id = last ? last->frame_id + 1 : 0; id-- > 0;) {
+    const auto f = prof.frame(id);
+    if (!f) break;
+    if (f->zones.empty()) continue;
+    fmt::print("{}\n", format_frame_tree(queue_name, *f));
+    break;
+  }
+}
+
+}  // namespace latlab::cli

@@ -1,0 +1,66 @@
+// The GPU profiler on CUDA: zones are recorded into cudaStreams and timed by
+// the backend's CudaTimestampSlots (cuda.hpp).
+//
+//   auto prof = create_cuda_profiler(0, {.name = "cuda"}).value();
+//   {
+//     LATLAB_GPU_ZONE(prof, stream, "simulate");  // stream: a cudaStream_t
+//     my_kernel<<<grid, block, 0, stream>>>(...);
+//   }
+//   cudaEventRecord(frame_done, stream);
+//   prof->next_frame();                            // collects what is ready
+//   ... once frame_done has completed: prof->retire_frame(that frame's id);
+//
+// What a zone spans. Each edge of a zone is a one-thread stamp kernel
+// launched into the stream: it reads %globaltimer and writes it to mapped
+// host memory. Stream order puts the begin stamp after everything launched
+// into the stream before the zone and the end stamp after everything launched
+// inside it, so a zone spans from the begin stamp's timer read to the end
+// stamp's. The stamps are real kernels and cost GPU time: a zone includes the
+// begin stamp's tail (its stores and system fence), the gaps between kernels
+// and the end stamp's launch; on an H200 an empty zone measured about 6 us and
+// each stamp adds about 3 us to the stream (docs/BENCHMARKS.md). Nested zones
+// add their stamps to their parents' spans. Work on other streams is not
+// ordered with a zone's stamps: time each stream with its own zones.
+//
+// Threads: zones may be recorded from several threads at once, each with its
+// own stream (CudaTimestampSlots::write is safe for distinct slots and
+// streams, which the profiler guarantees). Each recording thread must have
+// the profiler's device current (cudaSetDevice): a kernel cannot be launched
+// into a stream of another device; such a write fails and is counted
+// (CudaTimestampSlots::write_errors), its zone then reads invalid.
+//
+// Frames in flight: next_frame() never waits. Collection reads the stamps'
+// availability in mapped memory; once the owner knows a frame's work has
+// completed (an event it recorded after the frame, a stream synchronise), it
+// calls retire_frame(frame id), so a stamp that was never written (a failed
+// launch) makes its zone invalid instead of keeping the frame waiting.
+//
+// Ownership: the profiler shares its slots; destroying the last owner waits
+// for stamp kernels still queued (their events), so freed memory is never
+// written. Destroy it before the device is reset.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "latlab/cuda.hpp"
+#include "latlab/profiler.hpp"
+#include "latlab/result.hpp"
+
+namespace latlab {
+
+// The profiler on CudaTimestampSlots of GpuProfiler::slots_needed(desc) slots
+// on CUDA device `device` (-1: the calling thread's current device). Errors
+// (with why): no usable device, the device cannot map host memory or run
+// latlab's kernels (compute capability), an allocation failed.
+inline Result<std::unique_ptr<GpuProfiler>> create_cuda_profiler(int device,
+                                                                 GpuProfilerDesc desc = {}) {
+  // No timing events: the profiler reads the stamps; the events only let the
+  // slots' destructor wait for queued stamps.
+  auto slots = CudaTimestampSlots::create(
+      {.count = GpuProfiler::slots_needed(desc), .device = device, .cross_check_events = false});
+  if (!slots) return slots.error();
+  return GpuProfiler::create(std::move(slots.value()), std::move(desc));
+}
+
+}  // namespace latlab
