@@ -19,6 +19,7 @@ enum ExitCode : int {
   kExitUsage = 2,
   kExitMissingCapability = 3,
   kExitWriteFailed = 4,
+  kExitRegression = 5,  // latlab compare --fail-on-regression: a regression beyond the gate
 };
 
 // The exit code when a device cannot be opened: one asked for with --device

@@ -152,6 +152,8 @@ int run_command(const RunOptions& o) {
     return kExitUsage;
   }
   RunPlan& plan = planned.value();
+  std::unique_ptr<store::ResultsStore> store;  // opened before anything runs
+  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   RunDevice rd;
   if (const int rc = open_run_device(o, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
@@ -192,7 +194,8 @@ int run_command(const RunOptions& o) {
     return kExitRunFailed;
   }
   const PerformanceOutcome perf = run_performance_after(plan, run, device, o.perf_frames);
-  return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info);
+  return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info,
+                            store.get());
 }
 
 // argv as the kernel holds it (main owns argv; this keeps run self-contained).
@@ -289,6 +292,10 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
   sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
       ->capture_default_str();
   sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
+  sub->add_option("--store", opts->store,
+                  "Append the run to the results store: a SQLite file or postgresql:// URL "
+                  "(no value: $XDG_DATA_HOME/latlab/results.db)")
+      ->expected(0, 1);
   sub->add_flag("--bare", opts->bare,
                 "After each block, run a bare loop (same path, no instrumentation) and a raw "
                 "clock_nanosleep loop");
@@ -309,8 +316,9 @@ std::function<int()> setup(CLI::App& app) {
   add_schedule_options(sub, opts.get());
   add_workload_options(sub, opts.get());
   add_output_options(sub, opts.get());
-  return [opts] {
+  return [opts, sub] {
     opts->command_line = own_command_line();
+    opts->use_store = sub->count("--store") > 0;
     return run_command(*opts);
   };
 }

@@ -158,6 +158,9 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   if (o.time_scale != 1 && o.backend != "sim") {
     return make_error("--time-scale only works with --backend sim (a GPU runs on real time)");
   }
+  if (o.use_store && !p.want_latency()) {
+    return make_error("--store keeps latency runs; --mode performance has none to store");
+  }
   std::string why;
   if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);
   if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) return make_error(why);

@@ -31,6 +31,8 @@ struct RunOptions {
   std::string form = "compute";
   std::string out = "latlab-result.json";
   std::string frames_csv;
+  bool use_store = false;  // --store given: append the run to the results store
+  std::string store;       // its location ("" = the default)
   bool bare = false;
   bool keep_timer_slack = false;
   bool json = false;

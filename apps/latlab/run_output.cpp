@@ -108,7 +108,8 @@ bool write_result_json(const std::string& path, const nlohmann::ordered_json& do
 
 int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRun& run,
                        const LoadedSetup& loaded, const PerformanceOutcome& perf,
-                       const LatencyDevice& device, RunMeta meta, std::FILE* info) {
+                       const LatencyDevice& device, RunMeta meta, std::FILE* info,
+                       store::ResultsStore* store) {
   meta.validation = validation_report(o, device);
   const nlohmann::ordered_json doc = result_json(o, plan, run, loaded, perf, meta);
   if (o.json) {
@@ -119,6 +120,7 @@ int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRu
   int rc = run.partial ? kExitRunFailed : kExitOk;
   if (plan.want_perf && !perf.report && !run.partial) rc = kExitRunFailed;
   if (!write_outputs(o, run, doc, info)) rc = kExitWriteFailed;
+  if (store != nullptr && !store_run(*store, doc, run, info)) rc = kExitWriteFailed;
   if (meta.validation && print_validation(*meta.validation, info) && rc == kExitOk) {
     rc = kExitRunFailed;
   }

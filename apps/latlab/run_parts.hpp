@@ -18,6 +18,7 @@
 #include "report/result_json.hpp"
 #include "latlab/tick_mapper.hpp"
 #include "run_options.hpp"
+#include "run_store.hpp"
 
 namespace latlab::cli {
 
@@ -63,9 +64,10 @@ bool write_result_json(const std::string& path, const nlohmann::ordered_json& do
                        const char* suffix);
 
 // Prints and writes the result of a latency run (JSON, CSV, validation
-// findings); returns the exit code.
+// findings) and appends it to `store` when not null; returns the exit code.
 int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRun& run,
                        const LoadedSetup& loaded, const PerformanceOutcome& perf,
-                       const LatencyDevice& device, RunMeta meta, std::FILE* info);
+                       const LatencyDevice& device, RunMeta meta, std::FILE* info,
+                       store::ResultsStore* store);
 
 }  // namespace latlab::cli

@@ -1,0 +1,117 @@
+// latlab compare A B [--store DB] [--alpha 0.05] [--min-effect-pct 5]
+//                    [--min-effect-us 1] [--fail-on-regression PCT] [--json]
+// A and B are result files or run ids in the store (docs/compare.md).
+// Exit codes: 0 compared (changes or not), 2 bad input (unreadable or invalid
+// result, unknown run id, store cannot be opened, runs with nothing in
+// common), 5 --fail-on-regression: a significant regression at least PCT.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "command.hpp"
+#include "report/result_reader.hpp"
+#include "report/run_comparison.hpp"
+#include "report/store/results_store.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct CompareCliOptions {
+  std::string a, b;
+  std::string store;
+  double alpha = 0.05;
+  double min_effect_pct = 5.0;
+  double min_effect_us = 1.0;
+  double fail_on_regression = -1;  // < 0: not given
+  bool json = false;
+};
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A side: an existing file is read as a result; otherwise digits are a run id
+// in the store (opened once, on first need).
+Result<ReadResult> load_side(const std::string& arg, const std::string& store_location,
+                             std::unique_ptr<store::ResultsStore>& s) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) return read_result_file(arg);
+  if (!all_digits(arg)) {
+    return make_error(fmt::format("'{}' is neither a result file nor a run id of the store", arg));
+  }
+  if (!s) {
+    Result<std::unique_ptr<store::ResultsStore>> opened =
+        store::ResultsStore::open(store_location, store::ResultsStore::Access::read);
+    if (!opened) return opened.error();
+    s = std::move(opened.value());
+  }
+  return s->load(std::stoll(arg));
+}
+
+int compare(const CompareCliOptions& o) {
+  std::unique_ptr<store::ResultsStore> s;
+  Result<ReadResult> a = load_side(o.a, o.store, s);
+  if (!a) {
+    std::fprintf(stderr, "latlab compare: A: %s\n", a.error().message.c_str());
+    return kExitUsage;
+  }
+  Result<ReadResult> b = load_side(o.b, o.store, s);
+  if (!b) {
+    std::fprintf(stderr, "latlab compare: B: %s\n", b.error().message.c_str());
+    return kExitUsage;
+  }
+  CompareOptions co;
+  co.alpha = o.alpha;
+  co.min_effect = o.min_effect_pct / 100.0;
+  co.min_effect_us = o.min_effect_us;
+  if (o.fail_on_regression >= 0) co.fail_on_regression_pct = o.fail_on_regression;
+  auto name = [&](const std::string& arg) {
+    return all_digits(arg) && !std::filesystem::is_regular_file(arg) ? "run " + arg : arg;
+  };
+  Result<Comparison> c = compare_results(a.value(), b.value(), name(o.a), name(o.b), co);
+  if (!c) {
+    std::fprintf(stderr, "latlab compare: %s\n", c.error().message.c_str());
+    return kExitUsage;
+  }
+  if (o.json) {
+    std::fputs(comparison_json(c.value()).c_str(), stdout);
+  } else {
+    std::fputs(format_comparison(c.value()).c_str(), stdout);
+  }
+  return c->fails ? kExitRegression : kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto opts = std::make_shared<CompareCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "Compare two runs (result files or store run ids): p50/p99 per stage and observer, the "
+      "shift with its interval, significance over blocks");
+  sub->add_option("A", opts->a, "Reference: result file or run id")->required();
+  sub->add_option("B", opts->b, "Candidate: result file or run id")->required();
+  sub->add_option("--store", opts->store,
+                  "Store of the run ids (default: $XDG_DATA_HOME/latlab/results.db)");
+  sub->add_option("--alpha", opts->alpha, "Two-sided level of the test; interval at 1-alpha")
+      ->check(CLI::Range(0.0001, 0.5))
+      ->capture_default_str();
+  sub->add_option("--min-effect-pct", opts->min_effect_pct,
+                  "Smallest shift flagged, % of A's median block value")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  sub->add_option("--min-effect-us", opts->min_effect_us, "Smallest shift flagged, us")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  sub->add_option("--fail-on-regression", opts->fail_on_regression,
+                  "Exit 5 when a significant regression is at least PCT %")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_flag("--json", opts->json, "Print the comparison as JSON");
+  return [opts] { return compare(*opts); };
+}
+
+const RegisterCommand kRegister{{"compare", setup, 62}};
+
+}  // namespace
+}  // namespace latlab::cli

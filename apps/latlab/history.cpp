@@ -1,0 +1,111 @@
+// latlab history [--store DB] [--limit N] [--json]: the stored runs, newest
+// first, with their key figures (core and fence latency p50/p99 of each
+// mode). Exit codes: 0, 2 the store cannot be opened (or another schema
+// version).
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "command.hpp"
+#include "report/store/results_store.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct HistoryOptions {
+  std::string store;
+  size_t limit = 20;
+  bool json = false;
+};
+
+std::string us(std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
+
+nlohmann::ordered_json opt(std::optional<double> v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+void print_json(const std::vector<store::StoredRunSummary>& runs, const std::string& name) {
+  using json = nlohmann::ordered_json;
+  json arr = json::array();
+  for (const auto& r : runs) {
+    json modes = json::object();
+    for (const auto& m : r.modes) {
+      modes[m.mode] = {{"frames", m.frames},
+                       {"core_latency_p50_us", opt(m.core_p50)},
+                       {"core_latency_p99_us", opt(m.core_p99)},
+                       {"core_latency_missing", m.core_missing},
+                       {"fence_latency_p50_us", opt(m.fence_p50)},
+                       {"fence_latency_p99_us", opt(m.fence_p99)}};
+    }
+    arr.push_back({{"id", r.id},
+                   {"stored_utc", r.stored_utc},
+                   {"created_utc", r.created_utc},
+                   {"hostname", r.hostname},
+                   {"backend", r.backend},
+                   {"device", r.device},
+                   {"driver", r.driver},
+                   {"fingerprint", r.fingerprint},
+                   {"tool_version", r.tool_version},
+                   {"mode", r.settings_mode},
+                   {"partial", r.partial},
+                   {"frame_rows", r.frame_rows ? json(*r.frame_rows) : json(nullptr)},
+                   {"modes", modes}});
+  }
+  json doc = {{"store", name}, {"runs", arr}};
+  std::printf("%s\n", doc.dump(2).c_str());
+}
+
+int history(const HistoryOptions& o) {
+  Result<std::unique_ptr<store::ResultsStore>> s =
+      store::ResultsStore::open(o.store, store::ResultsStore::Access::read);
+  if (!s) {
+    std::fprintf(stderr, "latlab history: %s\n", s.error().message.c_str());
+    return kExitUsage;
+  }
+  Result<std::vector<store::StoredRunSummary>> runs = s.value()->list(o.limit);
+  if (!runs) {
+    std::fprintf(stderr, "latlab history: %s\n", runs.error().message.c_str());
+    return kExitRunFailed;
+  }
+  if (o.json) {
+    print_json(runs.value(), s.value()->name());
+    return kExitOk;
+  }
+  fmt::print("{} ({} newest runs shown, newest first)\n", s.value()->name(), runs->size());
+  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}\n",
+             "id", "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50",
+             "core p99", "fence p50", "fence p99");
+  for (const auto& r : runs.value()) {
+    if (r.modes.empty()) {
+      fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9}  (no latency mode)\n", r.id,
+                 r.created_utc, r.hostname, r.device, "-", r.settings_mode);
+    }
+    for (const auto& m : r.modes) {
+      fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}{}\n",
+                 r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
+                 us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99),
+                 r.partial ? "  partial" : "");
+    }
+  }
+  fmt::print("latency in us; '-' = no measured value. `latlab compare ID ID` compares two runs.\n");
+  return kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto opts = std::make_shared<HistoryOptions>();
+  CLI::App* sub = app.add_subcommand("history", "List the runs in the results store");
+  sub->add_option("--store", opts->store,
+                  "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
+  sub->add_option("--limit", opts->limit, "Newest runs to list")
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}))
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Print JSON instead of the table");
+  return [opts] { return history(*opts); };
+}
+
+const RegisterCommand kRegister{{"history", setup, 61}};
+
+}  // namespace
+}  // namespace latlab::cli

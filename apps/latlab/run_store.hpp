@@ -1,0 +1,25 @@
+// `latlab run --store [DB]`: the store is opened (and its schema version
+// checked) before the run starts; the run is appended after its result is
+// written. Private to apps/latlab/run*.cpp.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "latlab/latency_run.hpp"
+#include "report/store/results_store.hpp"
+
+namespace latlab::cli {
+
+// Opens the store `location` ("" = the default) for appending; on failure
+// prints why and returns nullptr.
+std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
+
+// Appends `doc` (the result) with the per-frame series of `run`; prints where.
+// False (printed) when it could not be stored.
+bool store_run(store::ResultsStore& s, const nlohmann::ordered_json& doc, const LatencyRun& run,
+               std::FILE* info);
+
+}  // namespace latlab::cli

@@ -1,0 +1,67 @@
+// latlab store add RESULT.json [--store DB]: appends a result file to the
+// results store (docs/store.md). Exit codes: 0 stored, 2 bad input (the file
+// is not a valid result, the store cannot be opened or is of another schema
+// version; nothing changed), 4 the store could not be written.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "command.hpp"
+#include "report/result_reader.hpp"
+#include "report/store/results_store.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct StoreAddOptions {
+  std::vector<std::string> files;
+  std::string store;
+};
+
+int store_add(const StoreAddOptions& o) {
+  // Every file is read and checked before the store is touched.
+  std::vector<ReadResult> results;
+  for (const std::string& f : o.files) {
+    Result<ReadResult> r = read_result_file(f);
+    if (!r) {
+      std::fprintf(stderr, "latlab store add: %s\n", r.error().message.c_str());
+      return kExitUsage;
+    }
+    results.push_back(std::move(r.value()));
+  }
+  Result<std::unique_ptr<store::ResultsStore>> s =
+      store::ResultsStore::open(o.store, store::ResultsStore::Access::append);
+  if (!s) {
+    std::fprintf(stderr, "latlab store add: %s\n", s.error().message.c_str());
+    return kExitUsage;
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    Result<int64_t> id = s.value()->add(results[i], {});
+    if (!id) {
+      std::fprintf(stderr, "latlab store add: %s: %s\n", o.files[i].c_str(),
+                   id.error().message.c_str());
+      return kExitWriteFailed;
+    }
+    fmt::print("{}: stored as run {} in {}\n", o.files[i], id.value(), s.value()->name());
+  }
+  return kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto opts = std::make_shared<StoreAddOptions>();
+  CLI::App* sub = app.add_subcommand("store", "The results store: add result files to it");
+  sub->require_subcommand(1);
+  CLI::App* add = sub->add_subcommand("add", "Append result JSON files to the store");
+  add->add_option("results", opts->files, "Result files written by `latlab run`")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add->add_option("--store", opts->store,
+                  "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
+  return [opts] { return store_add(*opts); };
+}
+
+const RegisterCommand kRegister{{"store", setup, 60}};
+
+}  // namespace
+}  // namespace latlab::cli

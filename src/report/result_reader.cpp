@@ -1,0 +1,245 @@
+#include "report/result_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace latlab {
+
+using json = nlohmann::ordered_json;
+
+const Distribution* ReadSeries::find(std::string_view name) const {
+  for (const auto& [n, d] : series) {
+    if (n == name) return &d;
+  }
+  return nullptr;
+}
+
+const ReadMode* ReadResult::find_mode(std::string_view name) const {
+  for (const ReadMode& m : modes) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Thrown inside this file only, caught by read_result_json: the first
+// problem found, with the key path.
+struct BadResult {
+  std::string message;
+};
+
+std::string kind_of(const json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw BadResult{fmt::format("{}: {}", path, what)};
+}
+
+const json& member(const json& obj, const std::string& path, const char* key) {
+  if (!obj.is_object()) fail(path, "expected an object, found " + kind_of(obj));
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(path.empty() ? key : path + "." + key, "missing");
+  return *it;
+}
+
+std::string join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+const json& object_at(const json& obj, const std::string& path, const char* key) {
+  const json& v = member(obj, path, key);
+  if (!v.is_object()) fail(join(path, key), "expected an object, found " + kind_of(v));
+  return v;
+}
+
+std::string string_at(const json& obj, const std::string& path, const char* key,
+                      bool nullable = false) {
+  const json& v = member(obj, path, key);
+  if (nullable && v.is_null()) return "";
+  if (!v.is_string()) fail(join(path, key), "expected a string, found " + kind_of(v));
+  return v.get<std::string>();
+}
+
+uint64_t uint_at(const json& obj, const std::string& path, const char* key) {
+  const json& v = member(obj, path, key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+    fail(join(path, key), "expected a non-negative integer, found " + kind_of(v));
+  }
+  return v.get<uint64_t>();
+}
+
+uint32_t uint32_at(const json& obj, const std::string& path, const char* key) {
+  const uint64_t v = uint_at(obj, path, key);
+  if (v > UINT32_MAX) fail(join(path, key), "out of range");
+  return static_cast<uint32_t>(v);
+}
+
+bool bool_at(const json& obj, const std::string& path, const char* key) {
+  const json& v = member(obj, path, key);
+  if (!v.is_boolean()) fail(join(path, key), "expected true or false, found " + kind_of(v));
+  return v.get<bool>();
+}
+
+// A distribution: count and missing always; statistics numbers when count >
+// 0, null when count is 0 (docs/result-schema.md, "Missing data").
+Distribution read_distribution(const json& j, const std::string& path) {
+  if (!j.is_object()) fail(path, "expected a distribution object, found " + kind_of(j));
+  Distribution d;
+  d.count = uint_at(j, path, "count");
+  d.missing = uint_at(j, path, "missing");
+  const std::pair<const char*, double*> stats[] = {
+      {"mean", &d.mean}, {"stddev", &d.stddev}, {"min", &d.min},   {"p50", &d.p50},
+      {"p90", &d.p90},   {"p95", &d.p95},       {"p99", &d.p99},   {"p99_9", &d.p999},
+      {"max", &d.max}};
+  for (const auto& [key, out] : stats) {
+    const json& v = member(j, path, key);
+    if (d.count == 0) {
+      if (!v.is_null()) fail(join(path, key), "must be null when count is 0");
+      continue;
+    }
+    // A single sample has no sample standard deviation: the writer may say null.
+    if (v.is_null() && std::strcmp(key, "stddev") == 0) continue;
+    if (!v.is_number()) fail(join(path, key), "expected a number, found " + kind_of(v));
+    *out = v.get<double>();
+    if (!std::isfinite(*out)) fail(join(path, key), "not a finite number");
+  }
+  return d;
+}
+
+// stages.* then the observers and diagnostics of a block or total.
+ReadSeries read_series(const json& j, const std::string& path) {
+  ReadSeries s;
+  const json& stages = object_at(j, path, "stages");
+  if (stages.empty()) fail(join(path, "stages"), "no stage");
+  for (auto it = stages.begin(); it != stages.end(); ++it) {
+    s.series.emplace_back(it.key(), read_distribution(it.value(), join(path, "stages." + it.key())));
+  }
+  for (const char* key : {"core_latency", "fence_latency", "timer_lateness", "clock_map_error"}) {
+    s.series.emplace_back(key, read_distribution(member(j, path, key), join(path, key)));
+  }
+  return s;
+}
+
+ReadMode read_mode(const std::string& name, const json& j, const std::string& path) {
+  ReadMode m;
+  m.name = name;
+  m.available = bool_at(j, path, "available");
+  if (!m.available) {
+    m.reason = string_at(j, path, "reason", true);
+    return m;
+  }
+  const json& w = object_at(j, path, "workload");
+  const std::string wp = join(path, "workload");
+  m.workload = ReadWorkload{uint32_at(w, wp, "passes"), uint32_at(w, wp, "complexity"),
+                            uint32_at(w, wp, "width"), uint32_at(w, wp, "height"),
+                            string_at(w, wp, "form")};
+  const json& blocks = member(j, path, "blocks");
+  if (!blocks.is_array()) fail(join(path, "blocks"), "expected an array, found " + kind_of(blocks));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::string bp = fmt::format("{}.blocks[{}]", path, i);
+    ReadBlock b;
+    b.index = uint32_at(blocks[i], bp, "index");
+    b.order = uint32_at(blocks[i], bp, "order");
+    b.frames_run = uint_at(blocks[i], bp, "frames_run");
+    b.series = read_series(blocks[i], bp);
+    m.blocks.push_back(std::move(b));
+  }
+  const json& total = object_at(j, path, "total");
+  m.total = read_series(total, join(path, "total"));
+  m.total_frames = uint_at(total, join(path, "total"), "frames");
+  return m;
+}
+
+void read_header(const json& doc, ReadResult& r) {
+  r.kind = string_at(doc, "", "kind");
+  if (r.kind != "latency_run" && r.kind != "performance_run") {
+    fail("kind", fmt::format("'{}' is not a latlab run result (latency_run or performance_run)",
+                             r.kind));
+  }
+  r.tool_version = string_at(object_at(doc, "", "tool"), "tool", "version");
+  r.created_utc = string_at(doc, "", "created_utc");
+  r.command_line = string_at(doc, "", "command_line");
+  r.partial = bool_at(doc, "", "partial");
+  r.partial_reason = string_at(doc, "", "partial_reason", true);
+  const json& m = object_at(doc, "", "machine");
+  r.machine.hostname = string_at(m, "machine", "hostname");
+  r.machine.os = string_at(m, "machine", "os", true);
+  r.machine.kernel = string_at(m, "machine", "kernel");
+  r.machine.arch = string_at(m, "machine", "arch");
+  r.machine.cpu_model = string_at(m, "machine", "cpu_model", true);
+  r.machine.logical_cpus = uint32_at(m, "machine", "logical_cpus");
+  const json& d = object_at(doc, "", "device");
+  r.device = ReadDevice{string_at(d, "device", "backend"), string_at(d, "device", "name"),
+                        string_at(d, "device", "driver")};
+  const json& s = object_at(doc, "", "settings");
+  r.settings_mode = string_at(s, "settings", "mode");
+  r.settings_backend = string_at(s, "settings", "backend");
+  if (r.kind == "latency_run") {
+    r.seed = uint_at(s, "settings", "seed");
+    r.frames = uint_at(s, "settings", "frames");
+    r.blocks = uint_at(s, "settings", "blocks");
+  }
+  r.settings_json = s.dump();
+}
+
+}  // namespace
+
+Result<ReadResult> read_result_json(std::string text, std::string_view source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const bool truncated = e.byte >= text.size();
+    return make_error(fmt::format("{}: not a JSON document{}: {}", source,
+                                  truncated ? " (it ends early: truncated?)" : "", e.what()));
+  }
+  try {
+    if (!doc.is_object()) fail("(document)", "expected an object, found " + kind_of(doc));
+    const json& v = member(doc, "", "schema_version");
+    if (!v.is_number_integer()) fail("schema_version", "expected an integer, found " + kind_of(v));
+    ReadResult r;
+    r.schema_version = v.get<int>();
+    if (r.schema_version != kResultSchemaVersion) {
+      return make_error(fmt::format(
+          "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}", source,
+          r.schema_version, kVersion, kResultSchemaVersion));
+    }
+    read_header(doc, r);
+    const json& modes = object_at(doc, "", "modes");
+    for (auto it = modes.begin(); it != modes.end(); ++it) {
+      if (it.key() == "performance") continue;  // no latency series; kept in the text
+      r.modes.push_back(read_mode(it.key(), it.value(), "modes." + it.key()));
+    }
+    if (r.kind == "latency_run" && r.modes.empty()) fail("modes", "no latency mode");
+    r.text = std::move(text);
+    return r;
+  } catch (const BadResult& e) {
+    return make_error(fmt::format("{}: not a valid latlab result: {}", source, e.message));
+  } catch (const json::exception& e) {
+    return make_error(fmt::format("{}: not a valid latlab result: {}", source, e.what()));
+  }
+}
+
+Result<ReadResult> read_result_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return make_error(fmt::format("cannot read {}: read error", path));
+  return read_result_json(ss.str(), path);
+}
+
+}  // namespace latlab

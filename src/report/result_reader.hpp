@@ -1,0 +1,85 @@
+// The result reader: a `latlab run` result (docs/result-schema.md) parsed
+// back into a model, for `latlab store add` and `latlab compare`. Strict:
+// schema_version must be one this build reads, every key the model needs must
+// be there with its type; an error names the key path ("modes.baseline.
+// blocks[2].stages.gpu_execution.p50") or, for text that is not JSON, the
+// byte where parsing stopped. Private to src/report and apps/latlab.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "latlab/latency_report.hpp"
+#include "latlab/result.hpp"
+#include "latlab/stats.hpp"
+
+namespace latlab {
+
+// One distribution per series name, in the document's order: the stages,
+// then core_latency, fence_latency, timer_lateness, clock_map_error. A
+// distribution with count 0 has its statistics at 0 and empty() true (they
+// were null in the JSON).
+struct ReadSeries {
+  std::vector<std::pair<std::string, Distribution>> series;
+  const Distribution* find(std::string_view name) const;
+};
+
+struct ReadBlock {
+  uint32_t index = 0;
+  uint32_t order = 0;
+  uint64_t frames_run = 0;
+  ReadSeries series;
+};
+
+struct ReadWorkload {
+  uint32_t passes = 0, complexity = 0, width = 0, height = 0;
+  std::string form;
+};
+
+// modes.<name> of a latency run.
+struct ReadMode {
+  std::string name;  // "baseline", "loaded"
+  bool available = false;
+  std::string reason;  // why not, when !available
+  ReadWorkload workload;
+  std::vector<ReadBlock> blocks;  // measured blocks, in run order
+  ReadSeries total;
+  uint64_t total_frames = 0;
+};
+
+struct ReadDevice {
+  std::string backend, name, driver;
+};
+
+struct ReadResult {
+  int schema_version = 0;
+  std::string kind;  // "latency_run" or "performance_run"
+  std::string tool_version;
+  std::string created_utc;
+  std::string command_line;
+  bool partial = false;
+  std::string partial_reason;
+  MachineInfo machine;
+  ReadDevice device;
+  std::string settings_mode, settings_backend;
+  std::optional<uint64_t> seed;      // absent in a performance_run
+  std::optional<uint64_t> frames;    // measured frames per mode
+  std::optional<uint64_t> blocks;    // measured blocks per mode
+  std::string settings_json;         // `settings` as compact JSON text
+  std::vector<ReadMode> modes;       // latency modes (baseline, loaded), document order
+  std::string text;                  // the document as read
+
+  const ReadMode* find_mode(std::string_view name) const;
+};
+
+// The result in `text`; `source` names it in errors (a path, "run 12").
+Result<ReadResult> read_result_json(std::string text, std::string_view source);
+
+// Reads the file at `path` (any size a result can have) and parses it.
+Result<ReadResult> read_result_file(const std::string& path);
+
+}  // namespace latlab

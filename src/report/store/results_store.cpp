@@ -1,0 +1,383 @@
+#include "report/store/results_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <set>
+
+#include "latlab/latency_report.hpp"
+#include "report/store/sql_connection.hpp"
+#include "report/store/store_schema.hpp"
+
+namespace latlab::store {
+namespace {
+
+// Any pg_advisory lock key, held while a new store's schema is created.
+constexpr int64_t kSchemaLockKey = 0x6c61746c6162;  // "latlab"
+
+SqlValue text_or_null(const std::string& s) { return s.empty() ? SqlValue{} : SqlValue{s}; }
+SqlValue opt_u64(std::optional<uint64_t> v) {
+  return v ? SqlValue{static_cast<int64_t>(*v)} : SqlValue{};
+}
+
+std::vector<SqlValue> distribution_params(const Distribution& d) {
+  std::vector<SqlValue> p{static_cast<int64_t>(d.count), static_cast<int64_t>(d.missing)};
+  const double stats[] = {d.mean, d.stddev, d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max};
+  for (double s : stats) p.emplace_back(d.empty() ? SqlValue{} : SqlValue{s});
+  return p;
+}
+
+std::string placeholders(const SqlConnection& db, int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) s += (i > 1 ? ", " : "") + db.param(i);
+  return s;
+}
+
+std::optional<double> opt_double(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  return std::stod(*s);
+}
+
+// Rolls back on scope exit unless committed.
+class Transaction {
+ public:
+  explicit Transaction(SqlConnection& db) : db_(db) {}
+  ~Transaction() {
+    if (open_) (void)db_.query("ROLLBACK");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  Result<void> begin(bool write) {
+    Result<void> r = write ? db_.begin_write() : db_.begin_read();
+    open_ = r.ok();
+    return r;
+  }
+  Result<void> commit() {
+    open_ = false;
+    Result<std::vector<SqlRow>> r = db_.query("COMMIT");
+    if (!r) return r.error();
+    return {};
+  }
+
+ private:
+  SqlConnection& db_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+ResultsStore::ResultsStore(std::unique_ptr<SqlConnection> db, std::string name)
+    : db_(std::move(db)), name_(std::move(name)) {}
+ResultsStore::~ResultsStore() = default;
+
+bool is_postgres_url(const std::string& location) {
+  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+}
+
+std::string default_store_location() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/latlab/results.db";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "") + "/.local/share/latlab/results.db";
+}
+
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& location,
+                                                         Access access) {
+  std::unique_ptr<SqlConnection> db;
+  std::string name = location;
+  if (is_postgres_url(location)) {
+    Result<std::unique_ptr<SqlConnection>> c = open_postgres(location);
+    if (!c) return c.error();
+    db = std::move(c.value());
+    const size_t at = location.find('@');
+    if (at != std::string::npos) name = location.substr(0, location.find("://") + 3) + "..." +
+                                        location.substr(at);
+  } else {
+    if (name.empty()) {
+      name = default_store_location();
+      if (access == Access::append) {
+        // The default location's directory is latlab's to create; a path given by
+        // the user must exist already.
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(name).parent_path(), ec);
+        if (ec) {
+          return make_error(
+              fmt::format("cannot create the directory of the default store {}: {}", name,
+                          ec.message()));
+        }
+      }
+    }
+    Result<std::unique_ptr<SqlConnection>> c = open_sqlite(name, access == Access::append);
+    if (!c) return c.error();
+    db = std::move(c.value());
+  }
+  std::unique_ptr<ResultsStore> s(new ResultsStore(std::move(db), name));
+  if (Result<void> r = s->prepare(access); !r) return r.error();
+  return s;
+}
+
+Result<void> ResultsStore::prepare(Access access) {
+  SqlConnection& db = *db_;
+  const bool pg = std::string(db.dialect()) == "postgresql";
+  Transaction tx(db);
+  if (Result<void> r = tx.begin(access == Access::append); !r) return r;
+  if (pg && access == Access::append) {
+    // Two first writers must not both create the schema.
+    Result<std::vector<SqlRow>> lock =
+        db.query(fmt::format("SELECT pg_advisory_xact_lock({})", kSchemaLockKey));
+    if (!lock) return lock.error();
+  }
+  Result<std::vector<SqlRow>> tables =
+      db.query(pg ? "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                    "current_schema()"
+                  : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                    "'sqlite_%'");
+  if (!tables) return tables.error();
+  std::set<std::string> names;
+  for (const SqlRow& row : tables.value()) names.insert(row.at(0).value_or(""));
+  if (names.count("latlab_meta") == 0) {
+    if (!names.empty()) {
+      return make_error(fmt::format(
+          "{} is not a latlab results store (it has tables but no latlab_meta); nothing changed. "
+          "Use another --store.",
+          name_));
+    }
+    if (access == Access::read) {
+      empty_ = true;
+      return {};
+    }
+    for (const std::string& sql : schema_statements(db.dialect())) {
+      if (Result<std::vector<SqlRow>> r = db.query(sql); !r) return r.error();
+    }
+    Result<std::vector<SqlRow>> meta = db.query(
+        fmt::format("INSERT INTO latlab_meta (key, value) VALUES ('schema_version', {})",
+                    db.param(1)),
+        {std::to_string(kStoreSchemaVersion)});
+    if (!meta) return meta.error();
+    return tx.commit();
+  }
+  Result<std::vector<SqlRow>> version =
+      db.query("SELECT value FROM latlab_meta WHERE key = 'schema_version'");
+  if (!version) return version.error();
+  const std::string v =
+      version->empty() ? std::string("(none)") : version->at(0).at(0).value_or("(null)");
+  if (v != std::to_string(kStoreSchemaVersion)) {
+    return make_error(fmt::format(
+        "the results store {} has schema version {}; this latlab ({}) reads and writes version "
+        "{} only: refused, nothing changed. Use another --store (or a latlab of that version).",
+        name_, v, kVersion, kStoreSchemaVersion));
+  }
+  return tx.commit();
+}
+
+Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSeriesRow> frames) {
+  SqlConnection& db = *db_;
+  Transaction tx(db);
+  if (Result<void> r = tx.begin(true); !r) return r.error();
+  const std::vector<SqlValue> params = {
+      utc_now_iso8601(),
+      run.created_utc,
+      run.kind,
+      static_cast<int64_t>(run.schema_version),
+      run.tool_version,
+      run.command_line,
+      static_cast<int64_t>(run.partial ? 1 : 0),
+      text_or_null(run.partial_reason),
+      run.settings_mode,
+      run.settings_backend,
+      run.seed ? SqlValue{std::to_string(*run.seed)} : SqlValue{},
+      opt_u64(run.frames),
+      opt_u64(run.blocks),
+      run.machine.hostname,
+      text_or_null(run.machine.os),
+      run.machine.kernel,
+      run.machine.arch,
+      text_or_null(run.machine.cpu_model),
+      static_cast<int64_t>(run.machine.logical_cpus),
+      run.device.backend,
+      run.device.name,
+      run.device.driver,
+      fingerprint_of(run),
+      frames.empty() ? SqlValue{} : SqlValue{static_cast<int64_t>(frames.size())},
+      run.settings_json,
+      run.text};
+  Result<std::vector<SqlRow>> inserted = db.query(
+      "INSERT INTO runs (stored_utc, created_utc, kind, result_schema_version, tool_version, "
+      "command_line, partial, partial_reason, settings_mode, settings_backend, seed, frames, "
+      "blocks, hostname, os, kernel, arch, cpu_model, logical_cpus, device_backend, device_name, "
+      "device_driver, fingerprint, frame_rows, settings_json, result_json) VALUES (" +
+          placeholders(db, static_cast<int>(params.size())) + ") RETURNING id",
+      params);
+  if (!inserted) return inserted.error();
+  const int64_t id = std::stoll(inserted->at(0).at(0).value());
+
+  std::vector<std::vector<SqlValue>> modes, dists;
+  for (const ReadMode& m : run.modes) {
+    modes.push_back({id, m.name, static_cast<int64_t>(m.available ? 1 : 0),
+                     text_or_null(m.reason),
+                     m.available ? SqlValue{int64_t{m.workload.passes}} : SqlValue{},
+                     m.available ? SqlValue{int64_t{m.workload.complexity}} : SqlValue{},
+                     m.available ? SqlValue{int64_t{m.workload.width}} : SqlValue{},
+                     m.available ? SqlValue{int64_t{m.workload.height}} : SqlValue{},
+                     m.available ? SqlValue{m.workload.form} : SqlValue{},
+                     m.available ? SqlValue{static_cast<int64_t>(m.total_frames)} : SqlValue{}});
+    auto add_series = [&](const ReadSeries& s, const char* scope, SqlValue index, SqlValue order,
+                          SqlValue frames_run) {
+      for (const auto& [series, d] : s.series) {
+        std::vector<SqlValue> row{id, m.name, std::string(scope), index, order, frames_run, series};
+        for (SqlValue& v : distribution_params(d)) row.push_back(std::move(v));
+        dists.push_back(std::move(row));
+      }
+    };
+    for (const ReadBlock& b : m.blocks) {
+      add_series(b.series, "block", int64_t{b.index}, int64_t{b.order},
+                 static_cast<int64_t>(b.frames_run));
+    }
+    if (m.available) add_series(m.total, "total", {}, {}, static_cast<int64_t>(m.total_frames));
+  }
+  if (Result<void> r = db.execute_many(
+          "INSERT INTO run_modes (run_id, mode, available, reason, passes, complexity, width, "
+          "height, form, frames) VALUES (" + placeholders(db, 10) + ")",
+          modes);
+      !r) {
+    return r.error();
+  }
+  std::string stat_cols;
+  for (const char* c : kStatColumns) stat_cols += std::string(", ") + c;
+  if (Result<void> r = db.execute_many(
+          "INSERT INTO distributions (run_id, mode, scope, block_index, block_order, frames_run, "
+          "series, count, missing" + stat_cols + ") VALUES (" + placeholders(db, 18) + ")",
+          dists);
+      !r) {
+    return r.error();
+  }
+  if (!frames.empty()) {
+    std::string cols;
+    for (size_t i = 0; i < kSeriesCount; ++i)
+      cols += fmt::format(", {}_ns", to_string(static_cast<Series>(i)));
+    std::vector<std::vector<SqlValue>> rows;
+    rows.reserve(frames.size());
+    for (const FrameSeriesRow& f : frames) {
+      std::vector<SqlValue> row{id, f.mode, f.block_kind, int64_t{f.block_index},
+                                static_cast<int64_t>(f.frame_id)};
+      for (const auto& v : f.ns) row.push_back(v ? SqlValue{*v} : SqlValue{});
+      rows.push_back(std::move(row));
+    }
+    if (Result<void> r = db.execute_many(
+            "INSERT INTO frames (run_id, mode, block_kind, block_index, frame_id" + cols +
+                ") VALUES (" + placeholders(db, static_cast<int>(5 + kSeriesCount)) + ")",
+            rows);
+        !r) {
+      return r.error();
+    }
+  }
+  if (Result<void> r = tx.commit(); !r) return r.error();
+  return id;
+}
+
+Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
+  std::vector<StoredRunSummary> out;
+  if (empty_) return out;
+  SqlConnection& db = *db_;
+  Transaction tx(db);
+  if (Result<void> r = tx.begin(false); !r) return r.error();
+  Result<std::vector<SqlRow>> runs = db.query(
+      "SELECT id, stored_utc, created_utc, hostname, device_backend, device_name, device_driver, "
+      "tool_version, settings_mode, fingerprint, partial, frame_rows FROM runs ORDER BY id DESC "
+      "LIMIT " + db.param(1),
+      {static_cast<int64_t>(limit)});
+  if (!runs) return runs.error();
+  for (const SqlRow& row : runs.value()) {
+    StoredRunSummary s;
+    s.id = std::stoll(row[0].value());
+    s.stored_utc = row[1].value_or("");
+    s.created_utc = row[2].value_or("");
+    s.hostname = row[3].value_or("");
+    s.backend = row[4].value_or("");
+    s.device = row[5].value_or("");
+    s.driver = row[6].value_or("");
+    s.tool_version = row[7].value_or("");
+    s.settings_mode = row[8].value_or("");
+    s.fingerprint = row[9].value_or("");
+    s.partial = row[10].value_or("0") != "0";
+    if (row[11]) s.frame_rows = std::stoll(*row[11]);
+    Result<std::vector<SqlRow>> figs = db.query(
+        "SELECT mode, series, frames_run, missing, p50_us, p99_us FROM distributions WHERE "
+        "run_id = " + db.param(1) +
+            " AND scope = 'total' AND series IN ('core_latency', 'fence_latency') ORDER BY mode",
+        {s.id});
+    if (!figs) return figs.error();
+    for (const SqlRow& f : figs.value()) {
+      const std::string mode = f[0].value_or("");
+      auto it = std::find_if(s.modes.begin(), s.modes.end(),
+                             [&](const StoredModeFigures& m) { return m.mode == mode; });
+      if (it == s.modes.end()) {
+        s.modes.emplace_back();
+        s.modes.back().mode = mode;
+        it = s.modes.end() - 1;
+      }
+      it->frames = f[2] ? std::stoull(*f[2]) : 0;
+      if (f[1] == "core_latency") {
+        it->core_p50 = opt_double(f[4]);
+        it->core_p99 = opt_double(f[5]);
+        it->core_missing = f[3] ? std::stoull(*f[3]) : 0;
+      } else {
+        it->fence_p50 = opt_double(f[4]);
+        it->fence_p99 = opt_double(f[5]);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  if (Result<void> r = tx.commit(); !r) return r.error();
+  return out;
+}
+
+Result<ReadResult> ResultsStore::load(int64_t id) {
+  if (empty_) return make_error(fmt::format("no run {} in {}: the store is empty", id, name_));
+  Result<std::vector<SqlRow>> r =
+      db_->query("SELECT result_json FROM runs WHERE id = " + db_->param(1), {id});
+  if (!r) return r.error();
+  if (r->empty() || !r->at(0).at(0)) {
+    return make_error(fmt::format("no run {} in {} (see `latlab history`)", id, name_));
+  }
+  return read_result_json(std::move(*r->at(0).at(0)), fmt::format("run {} in {}", id, name_));
+}
+
+std::string fingerprint_of(const ReadResult& r) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const std::string* s : {&r.machine.hostname, &r.machine.cpu_model, &r.machine.kernel,
+                               &r.device.backend, &r.device.name, &r.device.driver}) {
+    for (unsigned char ch : *s) {
+      h ^= ch;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;  // field separator: ("ab","c") and ("a","bc") differ
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::vector<FrameSeriesRow> frame_series_of(const LatencyRun& run) {
+  std::vector<FrameSeriesRow> out;
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind != BlockKind::warmup && b.kind != BlockKind::measured) continue;
+    const std::string mode =
+        b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");
+    for (uint64_t i = 0; i < b.frames_run; ++i) {
+      const FrameRecord& r = run.frames[b.first_frame + i];
+      FrameSeriesRow row;
+      row.frame_id = b.first_device_frame + i;
+      row.mode = mode;
+      row.block_kind = std::string(to_string(b.kind));
+      row.block_index = b.index;
+      for (size_t s = 0; s < kSeriesCount; ++s)
+        row.ns[s] = series_value_ns(r, static_cast<Series>(s), run.device.ticks);
+      out.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+}  // namespace latlab::store

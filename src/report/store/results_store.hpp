@@ -1,0 +1,106 @@
+// The results store: runs appended to SQLite (a file) or PostgreSQL (a
+// server, `postgresql://...`) under one schema (docs/store.md): the settings,
+// the machine/driver/device fingerprint, every block's and the total's
+// distributions, the per-frame series when given, and the result document
+// itself. Appends are single transactions, so concurrent writers lose
+// nothing. A store of another schema version is refused untouched. One
+// object per process and thread; not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "latlab/frame_markers.hpp"
+#include "latlab/result.hpp"
+#include "report/result_reader.hpp"
+
+namespace latlab::store {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+class SqlConnection;
+
+// One frame's series in ns (nullopt where the frame lacks a marker), as the
+// per-frame CSV holds them.
+struct FrameSeriesRow {
+  uint64_t frame_id = 0;
+  std::string mode;        // baseline, loaded
+  std::string block_kind;  // warmup, measured
+  uint32_t block_index = 0;
+  std::array<std::optional<int64_t>, kSeriesCount> ns{};
+};
+
+// One mode's headline of a stored run (the total's observers), us.
+struct StoredModeFigures {
+  std::string mode;
+  uint64_t frames = 0;
+  std::optional<double> core_p50, core_p99, fence_p50, fence_p99;
+  uint64_t core_missing = 0;
+};
+
+struct StoredRunSummary {
+  int64_t id = 0;
+  std::string stored_utc, created_utc;
+  std::string hostname, backend, device, driver, tool_version, settings_mode;
+  std::string fingerprint;
+  bool partial = false;
+  std::optional<int64_t> frame_rows;  // per-frame rows stored; null when none were given
+  std::vector<StoredModeFigures> modes;
+};
+
+class ResultsStore {
+ public:
+  enum class Access {
+    append,  // create the schema when the store is new
+    read,    // never create or change anything
+  };
+
+  // Opens `location`: a postgresql:// or postgres:// URL, else a SQLite file
+  // path ("" = default_store_location()). Checks the schema version (creating
+  // the schema for Access::append on a new store). An error names the store
+  // and what to do; nothing is changed then.
+  static Result<std::unique_ptr<ResultsStore>> open(const std::string& location, Access access);
+
+  ~ResultsStore();
+  ResultsStore(const ResultsStore&) = delete;
+  ResultsStore& operator=(const ResultsStore&) = delete;
+
+  // Appends a run in one transaction; its id.
+  Result<int64_t> add(const ReadResult& run, std::span<const FrameSeriesRow> frames);
+
+  // The newest `limit` runs, newest first.
+  Result<std::vector<StoredRunSummary>> list(size_t limit);
+
+  // The stored result of run `id`, read back.
+  Result<ReadResult> load(int64_t id);
+
+  // The store as the user named it (password redacted).
+  const std::string& name() const { return name_; }
+
+ private:
+  ResultsStore(std::unique_ptr<SqlConnection> db, std::string name);
+  Result<void> prepare(Access access);
+
+  std::unique_ptr<SqlConnection> db_;
+  std::string name_;
+  bool empty_ = false;  // opened for reading with no schema yet: no runs
+};
+
+// $XDG_DATA_HOME/latlab/results.db, else $HOME/.local/share/latlab/results.db.
+std::string default_store_location();
+
+bool is_postgres_url(const std::string& location);
+
+// The per-frame series of a run's warm-up and measured frames.
+std::vector<FrameSeriesRow> frame_series_of(const LatencyRun& run);
+
+// A machine/driver/device fingerprint: 16 hex digits of FNV-1a over
+// hostname, CPU model, kernel, backend, device name and driver.
+std::string fingerprint_of(const ReadResult& r);
+
+}  // namespace latlab::store

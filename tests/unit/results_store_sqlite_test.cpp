@@ -1,0 +1,133 @@
+#include "report/store/results_store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim_result_doc.hpp"
+
+namespace latlab::store {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::SimRunSpec;
+using testing::sim_result_doc;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/latlab-store-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void exec_sql(const fs::path& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+}
+
+TEST(ResultsStoreSqlite, AppendsListsAndReadsBack) {
+  TempDir dir;
+  const std::string db = (dir.path / "r.db").string();
+  LatencyRun run;
+  const std::string doc = sim_result_doc(SimRunSpec{.frames = 40, .blocks = 4}, &run);
+  Result<ReadResult> rr = read_result_json(doc, "doc");
+  ASSERT_TRUE(rr.ok());
+  auto s = ResultsStore::open(db, ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<FrameSeriesRow> frames = frame_series_of(run);
+  EXPECT_EQ(frames.size(), 45u);  // 5 warm-up + 40 measured
+  Result<int64_t> id1 = s.value()->add(rr.value(), frames);
+  ASSERT_TRUE(id1.ok()) << id1.error().message;
+  Result<int64_t> id2 = s.value()->add(rr.value(), {});
+  ASSERT_TRUE(id2.ok()) << id2.error().message;
+  EXPECT_GT(id2.value(), id1.value());
+
+  auto reader = ResultsStore::open(db, ResultsStore::Access::read);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  Result<std::vector<StoredRunSummary>> list = reader.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ(list->at(0).id, id2.value());  // newest first
+  EXPECT_EQ(list->at(1).frame_rows, 45);
+  EXPECT_FALSE(list->at(0).frame_rows.has_value());  // none given: null, not 0
+  ASSERT_EQ(list->at(1).modes.size(), 1u);
+  const Distribution& core = run.modes[0].total[static_cast<size_t>(Series::core_latency)];
+  ASSERT_TRUE(list->at(1).modes[0].core_p50.has_value());
+  EXPECT_DOUBLE_EQ(*list->at(1).modes[0].core_p50, core.p50);
+  EXPECT_EQ(list->at(1).fingerprint, fingerprint_of(rr.value()));
+
+  Result<ReadResult> back = reader.value()->load(id1.value());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->text, doc);
+  EXPECT_FALSE(reader.value()->load(999).ok());
+}
+
+TEST(ResultsStoreSqlite, AnotherSchemaVersionIsRefusedUntouched) {
+  TempDir dir;
+  const fs::path db = dir.path / "r.db";
+  ASSERT_TRUE(ResultsStore::open(db.string(), ResultsStore::Access::append).ok());
+  exec_sql(db, "UPDATE latlab_meta SET value = '2' WHERE key = 'schema_version'");
+  const std::string before = bytes_of(db);
+  for (auto access : {ResultsStore::Access::append, ResultsStore::Access::read}) {
+    auto s = ResultsStore::open(db.string(), access);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("schema version 2"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("nothing changed"), std::string::npos);
+  }
+  EXPECT_EQ(bytes_of(db), before);
+}
+
+TEST(ResultsStoreSqlite, ForeignFilesAreRefusedUntouched) {
+  TempDir dir;
+  const fs::path text = dir.path / "notes.txt";
+  std::ofstream(text) << "not a database, just text that is long enough to have a header\n";
+  const fs::path other = dir.path / "other.db";
+  exec_sql(other, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)");
+  for (const fs::path& p : {text, other}) {
+    const std::string before = bytes_of(p);
+    auto s = ResultsStore::open(p.string(), ResultsStore::Access::append);
+    EXPECT_FALSE(s.ok()) << p;
+    EXPECT_EQ(bytes_of(p), before) << p;
+  }
+  // A directory that does not exist is an error, not created.
+  EXPECT_FALSE(
+      ResultsStore::open((dir.path / "no" / "r.db").string(), ResultsStore::Access::append).ok());
+  EXPECT_FALSE(fs::exists(dir.path / "no"));
+  // Reading a store that does not exist creates nothing.
+  EXPECT_FALSE(ResultsStore::open((dir.path / "x.db").string(), ResultsStore::Access::read).ok());
+  EXPECT_FALSE(fs::exists(dir.path / "x.db"));
+}
+
+TEST(ResultsStoreSqlite, DefaultLocationFollowsXdgDataHome) {
+  const char* old = std::getenv("XDG_DATA_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_DATA_HOME", "/tmp/xdg-data", 1);
+  EXPECT_EQ(default_store_location(), "/tmp/xdg-data/latlab/results.db");
+  if (old) {
+    setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  } else {
+    unsetenv("XDG_DATA_HOME");
+  }
+}
+
+}  // namespace
+}  // namespace latlab::store
