@@ -261,6 +261,7 @@ class GlLatencyDevice final : public LatencyDevice {
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override;
   GlContext& context();
+  const GlContext& context() const;
 
   struct Impl;
 

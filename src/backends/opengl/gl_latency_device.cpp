@@ -76,6 +76,7 @@ GlLatencyDevice::~GlLatencyDevice() {
 
 const DeviceInfo& GlLatencyDevice::info() const { return impl_->info; }
 GlContext& GlLatencyDevice::context() { return *impl_->ctx; }
+const GlContext& GlLatencyDevice::context() const { return *impl_->ctx; }
 
 Result<void> GlLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
   if (auto why = frame_workload_error(work)) return make_error(*why);
