@@ -7,7 +7,7 @@
 include(CMakePackageConfigHelpers)
 
 set(LATLAB_COMPONENTS)
-foreach(component core sim vulkan cuda profiler latency report)
+foreach(component core sim vulkan cuda opengl profiler latency report)
   if(TARGET latlab_${component})
     set_target_properties(latlab_${component} PROPERTIES EXPORT_NAME ${component})
     add_library(latlab::${component} ALIAS latlab_${component})

@@ -192,7 +192,7 @@ const RegisterCommand reg{Command{
                                          "and how far a single start-up calibration pair drifts");
       sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, sim")
           ->capture_default_str()
-          ->check(CLI::IsMember({"vulkan", "cuda", "sim"}));
+          ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}));
       sub->add_option("--device,-d", opts->device,
                       "Device index or name substring (empty: the default device)");
       sub->add_option("--seconds,-s", opts->seconds, "Sampling duration, seconds")

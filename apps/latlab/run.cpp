@@ -222,7 +222,7 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
       ->check(CLI::IsMember({"baseline", "loaded", "latency", "performance", "all"}))
       ->capture_default_str();
   sub->add_option("--backend", opts->backend, "GPU backend")
-      ->check(CLI::IsMember({"vulkan", "cuda", "sim"}))
+      ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
       ->capture_default_str();
   sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
   auto* frames = sub->add_option("--frames", opts->frames,

@@ -8,6 +8,9 @@
 
 #include "command.hpp"
 #include "latlab/vulkan.hpp"
+#if LATLAB_HAVE_OPENGL
+#include "latlab/opengl.hpp"
+#endif
 #include "run_parts.hpp"
 
 namespace latlab::cli {
@@ -16,6 +19,12 @@ namespace {
 // The validation layer's findings of a Vulkan device run with --validation.
 std::optional<ValidationReport> validation_report(const RunOptions& o,
                                                   const LatencyDevice& device) {
+#if LATLAB_HAVE_OPENGL
+  // GL: KHR_debug's errors and high-severity messages (--validation).
+  if (const auto* gl = dynamic_cast<const GlLatencyDevice*>(&device); gl != nullptr && o.validation) {
+    return ValidationReport{gl->context().debug_error_count(), gl->context().debug_messages()};
+  }
+#endif
   const auto* vk = dynamic_cast<const VulkanLatencyDevice*>(&device);
   if (vk == nullptr || !o.validation) return std::nullopt;
   ValidationReport v;

@@ -10,9 +10,9 @@
 namespace latlab {
 
 struct DeviceSelector {
-  std::string backend = "vulkan";  // "vulkan", "cuda", "sim"
+  std::string backend = "vulkan";  // "vulkan", "cuda", "gl" (or "opengl"), "sim"
   std::string device;              // index ("0") or name substring; empty = default device
-  bool validation = false;         // Vulkan: enable the Khronos validation layer
+  bool validation = false;         // Vulkan: the Khronos validation layer; GL: KHR_debug
 };
 
 // Error (with the devices that exist) when the selector matches nothing.

@@ -13,6 +13,9 @@
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
 #endif
+#if LATLAB_HAVE_OPENGL
+#include "latlab/opengl.hpp"
+#endif
 
 namespace latlab {
 namespace {
@@ -23,6 +26,9 @@ constexpr const char* kBackends =
 #endif
 #if LATLAB_HAVE_CUDA
     "cuda, "
+#endif
+#if LATLAB_HAVE_OPENGL
+    "gl, "
 #endif
     "sim";
 
@@ -65,6 +71,16 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
     return create_cuda_latency_device(selector.device);
 #else
     return make_error("backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
+#endif
+  }
+  if (selector.backend == "gl" || selector.backend == "opengl") {
+#if LATLAB_HAVE_OPENGL
+    // --validation turns KHR_debug on (the GL counterpart of the layer).
+    return create_gl_latency_device(
+        {.context = {.device = selector.device, .api = GlApiKind::automatic, .debug = selector.validation},
+         .frames_in_flight = 4});
+#else
+    return make_error("backend gl is not built (configure with libegl-dev and libopengl-dev present)");
 #endif
   }
   if (selector.backend == "sim") return open_sim(selector.device);

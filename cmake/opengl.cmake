@@ -1,0 +1,17 @@
+# The OpenGL backend (EGL, no window) is optional: AUTO builds it when
+# libEGL and libOpenGL (GLVND) and their headers are found.
+set(LATLAB_OPENGL "AUTO" CACHE STRING "Build the OpenGL (EGL) backend: AUTO (when EGL is found), ON, OFF")
+set(LATLAB_HAVE_OPENGL OFF)
+if(NOT LATLAB_OPENGL STREQUAL "OFF")
+  set(OpenGL_GL_PREFERENCE GLVND)
+  find_package(OpenGL COMPONENTS OpenGL EGL)
+  if(OpenGL_OpenGL_FOUND AND OpenGL_EGL_FOUND AND EXISTS ${OPENGL_INCLUDE_DIR}/GL/glcorearb.h)
+    set(LATLAB_HAVE_OPENGL ON)
+  elseif(LATLAB_OPENGL STREQUAL "ON")
+    message(FATAL_ERROR "LATLAB_OPENGL=ON but EGL/OpenGL (libegl-dev, libopengl-dev, libgl-dev) was not found")
+  endif()
+endif()
+message(STATUS "latlab: OpenGL (EGL) backend ${LATLAB_HAVE_OPENGL}")
+if(LATLAB_HAVE_OPENGL)
+  add_subdirectory(src/backends/opengl)
+endif()

@@ -1,0 +1,275 @@
+// OpenGL backend through EGL, without a window: the seed-000 pool, the
+// profiler, calibration pairs and the latency device on desktop GL 4.3+ core
+// (GLES 3.1+ where desktop GL is absent).
+//
+// Context. EGL_EXT_platform_device (one display per EGL device: NVIDIA's
+// GPUs, Mesa's software device) and, where device enumeration is absent,
+// EGL_MESA_platform_surfaceless; a configless, surfaceless context
+// (EGL_KHR_no_config_context, EGL_KHR_surfaceless_context). No display
+// server is needed.
+//
+// Timestamps. glQueryCounter(GL_TIMESTAMP) into query objects (one per
+// slot), read with GL_QUERY_RESULT_AVAILABLE first, so a read never waits.
+// GL_TIMESTAMP counts nanoseconds: TickFormat{1, 1, GL_QUERY_COUNTER_BITS}.
+// A query object holds the result of its latest glQueryCounter only, so a
+// reused slot never returns an earlier use's value (no kLate needed).
+// Disjoint: on GLES with GL_EXT_disjoint_timer_query, GL_GPU_DISJOINT_EXT is
+// read after each read(); when set, every slot read in that call and every
+// slot written and not yet reset is flagged kDisjoint (the spec: discard
+// every result in flight). Desktop GL has no disjoint signal: the device
+// lists "disjoint_detection" as missing.
+//
+// Threads. A GL context is current on at most one thread at a time and
+// query objects are not shared between contexts. So:
+//  * GlTimestampSlots, the pool and the profiler on them: write/read/reset on
+//    the thread where the slots' context is current (the recording thread).
+//    Zones from several threads need one context and one profiler per
+//    thread; write() from a thread where the context is not current is
+//    refused and counted (write_errors), never recorded into another context.
+//  * GlContext::make_current / ScopedGlCurrent move the context between
+//    threads (the previous thread must have released it).
+//  * GlContext::sample_calibration() and the latency device's run on an
+//    internal second context, serialised by a mutex: safe from any thread.
+//
+// Host clock: latlab::host_now_ns() (CLOCK_MONOTONIC). Calibration pairs are
+// glGetInteger64v(GL_TIMESTAMP) bracketed by two host reads: estimated, the
+// bound half the bracket (the narrowest of several).
+//
+// This header needs no GL or EGL header.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "latlab/clock_model.hpp"
+#include "latlab/latency_device.hpp"
+#include "latlab/result.hpp"
+#include "latlab/tick_format.hpp"
+#include "latlab/timestamp_query_pool.hpp"
+#include "latlab/timestamp_slots.hpp"
+
+namespace latlab {
+
+inline constexpr const char* kGlCalibrationDomain = "CLOCK_MONOTONIC (bracketed glGetInteger64v(GL_TIMESTAMP))";
+
+// Which client API a context uses.
+enum class GlApiKind : uint8_t {
+  automatic,  // desktop GL 4.3+ core, else GLES 3.1+
+  desktop,    // desktop GL 4.3+ core only
+  gles,       // GLES 3.1+ only (GL_EXT_disjoint_timer_query gives the timestamps)
+};
+
+// What `latlab devices` shows for one EGL device.
+struct GlDeviceReport {
+  int index = 0;              // EGL device index (EGL_EXT_device_enumeration order)
+  std::string platform;       // "device" or "surfaceless"
+  std::string egl_vendor;     // EGL_VENDOR
+  std::string egl_version;    // "1.5"
+  std::string drm_node;       // EGL_DRM_RENDER_NODE_FILE_EXT or DRM device file; "" if none
+  bool software = false;      // EGL_MESA_device_software
+  std::string api;            // "OpenGL" or "OpenGL ES" (the context latlab would create)
+  std::string renderer;       // GL_RENDERER; "" when no context could be created
+  std::string vendor;         // GL_VENDOR
+  std::string version;        // GL_VERSION
+  std::string glsl_version;   // GL_SHADING_LANGUAGE_VERSION
+  bool timer_query = false;   // GL_TIMESTAMP queries (GL 3.3 / ARB_timer_query / EXT_disjoint_timer_query)
+  int timestamp_bits = 0;     // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timestamps
+  bool disjoint_signal = false;  // GL_GPU_DISJOINT_EXT available
+  bool compute_shaders = false;  // GL 4.3 / GLES 3.1
+  bool khr_debug = false;
+  std::vector<MissingCapability> missing;  // with why
+};
+
+// Every EGL device (or the surfaceless display), each probed with a context.
+// Error when EGL itself cannot be used (no libEGL vendor, no display at all).
+Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api = GlApiKind::automatic);
+
+struct GlContextDesc {
+  std::string device;          // EGL device index ("0") or name substring of GL_RENDERER / EGL
+                               // vendor; "" = first device with timestamps (hardware first)
+  GlApiKind api = GlApiKind::automatic;
+  bool debug = false;          // debug context + KHR_debug callback: messages counted (debug_*)
+};
+
+// One EGL display and GL context, owned. Created current on the creating
+// thread; release_current() before another thread makes it current.
+class GlContext {
+ public:
+  // Error (with the reason, e.g. "no EGL device has GL 4.3 or GLES 3.1")
+  // when no context can be created or it has no timestamp queries.
+  static Result<std::unique_ptr<GlContext>> create(const GlContextDesc& desc = {});
+  ~GlContext();
+  GlContext(const GlContext&) = delete;
+  GlContext& operator=(const GlContext&) = delete;
+
+  // Makes the context current on the calling thread (error: current on
+  // another thread). release_current(): none current on this thread.
+  Result<void> make_current();
+  void release_current();
+  bool is_current() const;
+
+  const GlDeviceReport& report() const { return report_; }
+  bool gles() const { return gles_; }
+  TickFormat tick_format() const { return TickFormat{1, 1, static_cast<uint32_t>(report_.timestamp_bits)}; }
+
+  // One bracketed pair on the internal calibration context (any thread).
+  // The narrowest of `brackets` reads.
+  Result<CalibrationPair> sample_calibration(uint32_t brackets = 5);
+
+  // KHR_debug (desc.debug): GL errors (GL_DEBUG_TYPE_ERROR) and messages of
+  // high severity counted and kept (the first 32); thread-safe.
+  uint64_t debug_error_count() const { return debug_errors_.load(); }
+  std::vector<std::string> debug_messages() const;
+  // glGetError until GL_NO_ERROR (context current); each counted as an error.
+  uint32_t drain_gl_errors(const char* where);
+
+  // Counts one finding (a GL error, a high-severity debug message) and
+  // keeps its text; thread-safe. Called by the debug callback.
+  void note_debug_error(std::string text);
+
+  // The backend's private state (EGL handles, GL entry points: gl_state.hpp).
+  struct State;
+  State& state() { return *state_; }
+
+ private:
+  GlContext();
+  std::unique_ptr<State> state_;
+  GlDeviceReport report_;
+  bool gles_ = false;
+  mutable std::mutex debug_mutex_;
+  std::vector<std::string> debug_messages_;
+  std::atomic<uint64_t> debug_errors_{0};
+};
+
+// Makes `ctx` current for a scope unless it already is on this thread, and
+// releases it at the end when it made it current.
+class ScopedGlCurrent {
+ public:
+  explicit ScopedGlCurrent(GlContext& ctx);
+  ~ScopedGlCurrent();
+  ScopedGlCurrent(const ScopedGlCurrent&) = delete;
+  ScopedGlCurrent& operator=(const ScopedGlCurrent&) = delete;
+  const Result<void>& status() const { return status_; }
+
+ private:
+  GlContext& ctx_;
+  bool made_ = false;
+  Result<void> status_;
+};
+
+// ---------------------------------------------------------------------------
+// Timestamp slots
+// ---------------------------------------------------------------------------
+
+struct GlTimestampSlotsDesc {
+  uint32_t count = 8192;  // query objects (>= 2); the profiler's defaults need 8192
+  // Test seam / user signal: called after each read(); true = a disjoint
+  // event happened. Empty: GL_GPU_DISJOINT_EXT where the extension exists.
+  std::function<bool()> disjoint_probe;
+};
+
+// The seam's TimestampSlots on GL query objects. The GpuCommandStream is the
+// GlContext* (or nullptr: the slots' own context), which must be current on
+// the calling thread. Create, use and destroy with the context current.
+class GlTimestampSlots final : public TimestampSlots {
+ public:
+  static Result<std::shared_ptr<GlTimestampSlots>> create(GlContext& ctx, const GlTimestampSlotsDesc& desc = {});
+  ~GlTimestampSlots() override;
+
+  uint32_t slot_count() const override { return count_; }
+  TickFormat tick_format() const override { return ticks_; }
+  void write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) override;
+  void read(uint32_t first, std::span<SlotReading> out) override;
+  void reset(uint32_t first, uint32_t count, bool previous_use_done) override;
+
+  uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
+  uint64_t disjoint_events() const { return disjoint_events_; }
+  bool has_disjoint_signal() const { return static_cast<bool>(probe_); }
+
+ private:
+  GlTimestampSlots(GlContext& ctx, uint32_t count);
+  GlContext& ctx_;
+  uint32_t count_ = 0;
+  TickFormat ticks_;
+  std::vector<uint32_t> queries_;
+  // Per slot: 0 free, 1 written, 2 written and flagged disjoint.
+  std::vector<uint8_t> state_;
+  std::function<bool()> probe_;
+  uint64_t disjoint_events_ = 0;
+  std::atomic<uint64_t> write_errors_{0};
+};
+
+// A seed-000 pool on its own GlTimestampSlots (context current).
+Result<std::unique_ptr<TimestampQueryPool>> create_gl_query_pool(GlContext& ctx, const QueryPoolDesc& desc = {});
+
+// ---------------------------------------------------------------------------
+// Workloads
+// ---------------------------------------------------------------------------
+
+// The reference workloads in GLSL (shaders/burn.comp and burn.frag, ported):
+// compute passes over a width x height vec4 buffer, or full-screen fragment
+// passes ping-ponging between two RGBA32F targets. Context current.
+class GlWorkload {
+ public:
+  static Result<std::unique_ptr<GlWorkload>> create(GlContext& ctx, uint32_t width, uint32_t height,
+                                                    WorkloadForm form);
+  ~GlWorkload();
+  GlWorkload(const GlWorkload&) = delete;
+  GlWorkload& operator=(const GlWorkload&) = delete;
+  // Issues pass `pass` at `complexity` (1..4096) into the current context.
+  void record_pass(uint32_t complexity, uint32_t pass);
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
+  WorkloadForm form() const { return form_; }
+
+ private:
+  explicit GlWorkload(GlContext& ctx) : ctx_(ctx) {}
+  GlContext& ctx_;
+  uint32_t width_ = 0, height_ = 0;
+  WorkloadForm form_ = WorkloadForm::compute;
+  uint32_t program_ = 0, buffer_ = 0, vao_ = 0;
+  uint32_t textures_[2] = {0, 0}, fbos_[2] = {0, 0};
+  int loc_complexity_ = -1, loc_pass_ = -1, loc_size_ = -1;
+};
+
+// ---------------------------------------------------------------------------
+// Latency device
+// ---------------------------------------------------------------------------
+
+struct GlLatencyDeviceDesc {
+  GlContextDesc context;
+  uint32_t frames_in_flight = 4;  // 1..8
+};
+
+// The LatencyDevice on GL: submit_frame makes the context current on the
+// calling thread, issues begin timestamp, the passes, end timestamp, a
+// glFenceSync, glFlush, and releases it; wait_frame sleeps in
+// glClientWaitSync (the fence observer), takes host_now_ns() right after,
+// and reads the frame's pair (now available). Frame calls from one thread at
+// a time (any thread); sample_calibration from any thread.
+class GlLatencyDevice final : public LatencyDevice {
+ public:
+  static Result<std::unique_ptr<GlLatencyDevice>> create(const GlLatencyDeviceDesc& desc = {});
+  ~GlLatencyDevice() override;
+  const DeviceInfo& info() const override;
+  Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
+  Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
+  Result<CalibrationPair> sample_calibration() override;
+  GlContext& context();
+  const GlContext& context() const;
+
+  struct Impl;
+
+ private:
+  explicit GlLatencyDevice(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+Result<std::unique_ptr<LatencyDevice>> create_gl_latency_device(const GlLatencyDeviceDesc& desc = {});
+
+}  // namespace latlab

@@ -1,0 +1,421 @@
+// GlContext: EGL displays without a window (EGL_EXT_platform_device, else
+// EGL_MESA_platform_surfaceless), a configless surfaceless GL 4.3 core or
+// GLES 3.1+ context, the device report, KHR_debug and calibration pairs.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/opengl/gl_state.hpp"
+#include "latlab/host_clock.hpp"
+
+namespace latlab {
+namespace {
+
+struct Candidate {
+  EGLDisplay display = EGL_NO_DISPLAY;
+  int index = 0;
+  std::string platform;
+  std::string drm_node;
+  bool software = false;
+};
+
+bool has_word(const char* list, const char* word) {
+  if (list == nullptr) return false;
+  const size_t n = std::strlen(word);
+  for (const char* p = std::strstr(list, word); p != nullptr; p = std::strstr(p + 1, word)) {
+    const bool starts = p == list || p[-1] == ' ';
+    const bool ends = p[n] == '\0' || p[n] == ' ';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// Every display latlab can use: one per EGL device, or the surfaceless one.
+Result<std::vector<Candidate>> candidate_displays() {
+  const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+  if (client == nullptr) {
+    return make_error("EGL has no client extensions (" + gl::egl_error_name(eglGetError()) +
+                      "): libEGL found no vendor library (install libegl-mesa0 or the GPU driver's EGL)");
+  }
+  auto get_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+  std::vector<Candidate> out;
+  if (get_display != nullptr && has_word(client, "EGL_EXT_platform_device") &&
+      has_word(client, "EGL_EXT_device_enumeration")) {
+    auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+    auto query_string =
+        reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    EGLDeviceEXT devices[16];
+    EGLint n = 0;
+    if (query_devices != nullptr && query_devices(16, devices, &n) == EGL_TRUE) {
+      for (EGLint i = 0; i < n; ++i) {
+        Candidate c;
+        c.index = static_cast<int>(i);
+        c.platform = "device";
+        const char* ext = query_string != nullptr ? query_string(devices[i], EGL_EXTENSIONS) : nullptr;
+        c.software = has_word(ext, "EGL_MESA_device_software");
+        if (has_word(ext, "EGL_EXT_device_drm_render_node")) {
+          const char* node = query_string(devices[i], EGL_DRM_RENDER_NODE_FILE_EXT);
+          if (node != nullptr) c.drm_node = node;
+        }
+        if (c.drm_node.empty() && has_word(ext, "EGL_EXT_device_drm")) {
+          const char* node = query_string(devices[i], EGL_DRM_DEVICE_FILE_EXT);
+          if (node != nullptr) c.drm_node = node;
+        }
+        c.display = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
+        if (c.display != EGL_NO_DISPLAY) out.push_back(c);
+      }
+    }
+  }
+  if (out.empty() && get_display != nullptr && has_word(client, "EGL_MESA_platform_surfaceless")) {
+    Candidate c;
+    c.platform = "surfaceless";
+    c.display = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (c.display != EGL_NO_DISPLAY) out.push_back(c);
+  }
+  if (out.empty()) {
+    return make_error(
+        "EGL offers no display without a window (neither EGL_EXT_platform_device with a device nor "
+        "EGL_MESA_platform_surfaceless); client extensions: " +
+        std::string(client));
+  }
+  return out;
+}
+
+// A context of `gles` kind on `display`, or EGL_NO_CONTEXT with why in `why`.
+EGLContext create_context(EGLDisplay display, bool gles, bool debug, std::string& why) {
+  if (eglBindAPI(gles ? EGL_OPENGL_ES_API : EGL_OPENGL_API) != EGL_TRUE) {
+    why = std::string("eglBindAPI(") + (gles ? "OpenGL ES" : "OpenGL") + ") failed";
+    return EGL_NO_CONTEXT;
+  }
+  const char* ext = eglQueryString(display, EGL_EXTENSIONS);
+  EGLConfig config = EGL_NO_CONFIG_KHR;
+  if (!has_word(ext, "EGL_KHR_no_config_context") && !has_word(ext, "EGL_MESA_configless_context")) {
+    const EGLint attrs[] = {EGL_RENDERABLE_TYPE, gles ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_BIT, EGL_SURFACE_TYPE,
+                            EGL_PBUFFER_BIT, EGL_NONE};
+    EGLint n = 0;
+    if (eglChooseConfig(display, attrs, &config, 1, &n) != EGL_TRUE || n == 0) {
+      why = "no EGL config for " + std::string(gles ? "GLES 3" : "desktop GL");
+      return EGL_NO_CONTEXT;
+    }
+  }
+  // Desktop: 4.3 core (drivers give their newest compatible version). GLES:
+  // 3.2, then 3.1.
+  const EGLint versions[][2] = {{4, 3}, {3, 2}, {3, 1}};
+  for (const auto& v : versions) {
+    if ((v[0] == 4) == gles) continue;
+    std::vector<EGLint> a = {EGL_CONTEXT_MAJOR_VERSION, v[0], EGL_CONTEXT_MINOR_VERSION, v[1]};
+    if (!gles) a.insert(a.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
+    if (debug) a.insert(a.end(), {EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE});
+    a.push_back(EGL_NONE);
+    EGLContext c = eglCreateContext(display, config, EGL_NO_CONTEXT, a.data());
+    if (c != EGL_NO_CONTEXT) return c;
+    why = std::string(gles ? "GLES " : "GL ") + std::to_string(v[0]) + "." + std::to_string(v[1]) +
+          (gles ? "" : " core") + ": eglCreateContext failed (" + gl::egl_error_name(eglGetError()) + ")";
+  }
+  return EGL_NO_CONTEXT;
+}
+
+std::string gl_string(const gl::Api& api, GLenum name) {
+  const auto* s = reinterpret_cast<const char*>(api.GetString(name));
+  return s != nullptr ? s : "";
+}
+
+// Fills the GL part of `r` with the context current.
+void probe(const gl::Api& api, bool gles, GlDeviceReport& r) {
+  r.api = gles ? "OpenGL ES" : "OpenGL";
+  r.renderer = gl_string(api, GL_RENDERER);
+  r.vendor = gl_string(api, GL_VENDOR);
+  r.version = gl_string(api, GL_VERSION);
+  r.glsl_version = gl_string(api, GL_SHADING_LANGUAGE_VERSION);
+  GLint major = 0, minor = 0;
+  api.GetIntegerv(GL_MAJOR_VERSION, &major);
+  api.GetIntegerv(GL_MINOR_VERSION, &minor);
+  const int version = major * 10 + minor;
+  r.compute_shaders = api.DispatchCompute != nullptr && (gles ? version >= 31 : version >= 43);
+  r.khr_debug = api.DebugMessageCallback != nullptr &&
+                (gles ? gl::has_extension(api, "GL_KHR_debug") || version >= 32 : true);
+  r.disjoint_signal = gles && gl::has_extension(api, "GL_EXT_disjoint_timer_query");
+  r.timer_query = gles ? r.disjoint_signal : version >= 33 || gl::has_extension(api, "GL_ARB_timer_query");
+  GLint bits = 0;
+  if (r.timer_query) api.GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
+  r.timestamp_bits = bits;
+  (void)gl::drain_errors(api);  // a driver that rejects the bits query has no timestamps
+  if (!r.timer_query || bits <= 0) {
+    r.missing.push_back({"timestamps", gles ? "GLES without GL_EXT_disjoint_timer_query: no GPU timestamps"
+                                            : "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0: no GPU timestamps"});
+  }
+  if (!r.disjoint_signal) {
+    r.missing.push_back({"disjoint_detection",
+                         "desktop OpenGL has no disjoint signal (GL_GPU_DISJOINT_EXT belongs to "
+                         "GL_EXT_disjoint_timer_query, a GLES extension): a GPU clock change during a "
+                         "timed span cannot be detected"});
+  }
+  r.missing.push_back({"calibrated_timestamps",
+                       "GL has no calibrated timestamps: pairs are glGetInteger64v(GL_TIMESTAMP) "
+                       "bracketed by host reads (estimated, bound = half the bracket)"});
+  if (!r.compute_shaders) {
+    r.missing.push_back({"compute_shaders", "needs GL 4.3 or GLES 3.1: the workloads use fragment passes"});
+  }
+  if (!r.khr_debug) r.missing.push_back({"khr_debug", "no KHR_debug: GL errors are only seen through glGetError"});
+}
+
+struct Opened {
+  EGLContext context = EGL_NO_CONTEXT;
+  bool gles = false;
+  gl::Api api;
+};
+
+// A context on `c` of the kind `kind` asks for, current on this thread.
+Result<Opened> open_on(const Candidate& c, GlApiKind kind, bool debug, GlDeviceReport& r) {
+  EGLint major = 0, minor = 0;
+  if (eglInitialize(c.display, &major, &minor) != EGL_TRUE) {
+    return make_error("eglInitialize failed (" + gl::egl_error_name(eglGetError()) + ")");
+  }
+  r.index = c.index;
+  r.platform = c.platform;
+  r.drm_node = c.drm_node;
+  r.software = c.software;
+  const char* vendor = eglQueryString(c.display, EGL_VENDOR);
+  r.egl_vendor = vendor != nullptr ? vendor : "";
+  r.egl_version = std::to_string(major) + "." + std::to_string(minor);
+  if (!has_word(eglQueryString(c.display, EGL_EXTENSIONS), "EGL_KHR_surfaceless_context")) {
+    return make_error("EGL display has no EGL_KHR_surfaceless_context");
+  }
+  std::string why;
+  for (const bool gles : {false, true}) {
+    if ((gles && kind == GlApiKind::desktop) || (!gles && kind == GlApiKind::gles)) continue;
+    Opened o;
+    o.gles = gles;
+    o.context = create_context(c.display, gles, debug, why);
+    if (o.context == EGL_NO_CONTEXT) continue;
+    if (eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, o.context) != EGL_TRUE) {
+      why = "eglMakeCurrent failed (" + gl::egl_error_name(eglGetError()) + ")";
+      eglDestroyContext(c.display, o.context);
+      continue;
+    }
+    if (auto l = o.api.load(gles); !l) {
+      why = l.error().message;
+      eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(c.display, o.context);
+      continue;
+    }
+    GlDeviceReport probed = r;
+    probe(o.api, gles, probed);
+    // Desktop GL without timestamps: GLES may still have them.
+    if (!gles && probed.timestamp_bits <= 0 && kind == GlApiKind::automatic) {
+      why = "desktop GL has no timestamps";
+      eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(c.display, o.context);
+      continue;
+    }
+    r = probed;
+    return o;
+  }
+  return make_error(why.empty() ? "no context could be created" : why);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return s;
+}
+
+void APIENTRY debug_callback(GLenum /*source*/, GLenum type, GLuint /*id*/, GLenum severity, GLsizei length,
+                               const GLchar* message, const void* user) {
+  if (type != GL_DEBUG_TYPE_ERROR && severity != GL_DEBUG_SEVERITY_HIGH) return;
+  auto* ctx = static_cast<GlContext*>(const_cast<void*>(user));
+  std::string text(message, length >= 0 ? static_cast<size_t>(length) : std::strlen(message));
+  ctx->note_debug_error((type == GL_DEBUG_TYPE_ERROR ? "GL error: " : "GL high severity: ") + text);
+}
+
+}  // namespace
+
+Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api) {
+  auto cands = candidate_displays();
+  if (!cands) return cands.error();
+  std::vector<GlDeviceReport> out;
+  for (const Candidate& c : *cands) {
+    GlDeviceReport r;
+    auto o = open_on(c, api, false, r);
+    if (!o) {
+      r.index = c.index;
+      r.platform = c.platform;
+      r.missing.push_back({"context", o.error().message});
+    } else {
+      eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(c.display, o->context);
+    }
+    out.push_back(std::move(r));
+  }
+  eglReleaseThread();
+  return out;
+}
+
+GlContext::GlContext() : state_(std::make_unique<State>()) {}
+
+Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) {
+  auto cands = candidate_displays();
+  if (!cands) return cands.error();
+  // Selection: an index, a name substring, or the first with timestamps
+  // (hardware before software).
+  std::vector<const Candidate*> order;
+  for (const auto& c : *cands) {
+    if (!c.software) order.push_back(&c);
+  }
+  for (const auto& c : *cands) {
+    if (c.software) order.push_back(&c);
+  }
+  const bool by_index = !desc.device.empty() && std::all_of(desc.device.begin(), desc.device.end(), ::isdigit);
+  std::string tried;
+  std::unique_ptr<GlContext> ctx(new GlContext());
+  for (const Candidate* c : order) {
+    if (by_index && std::to_string(c->index) != desc.device) continue;
+    GlDeviceReport r;
+    auto o = open_on(*c, desc.api, desc.debug, r);
+    if (!o) {
+      tried += "\n  [" + std::to_string(c->index) + "] " + c->platform + ": " + o.error().message;
+      continue;
+    }
+    const bool name_ok = desc.device.empty() || by_index ||
+                         lower(r.renderer + " " + r.egl_vendor + " " + r.vendor).find(lower(desc.device)) !=
+                             std::string::npos;
+    if (!name_ok || r.timestamp_bits <= 0) {
+      tried += "\n  [" + std::to_string(c->index) + "] " + r.renderer + ": " +
+               (!name_ok ? "name does not match" : r.missing.front().reason);
+      eglMakeCurrent(c->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(c->display, o->context);
+      continue;
+    }
+    State& s = *ctx->state_;
+    s.display = c->display;
+    s.context = o->context;
+    s.api = o->api;
+    ctx->gles_ = o->gles;
+    ctx->report_ = std::move(r);
+    break;
+  }
+  if (ctx->state_->context == EGL_NO_CONTEXT) {
+    return make_error("no OpenGL context with GPU timestamps" +
+                      (desc.device.empty() ? std::string() : " on a device matching '" + desc.device + "'") +
+                      " (needs desktop GL 4.3 core with timer queries, or GLES 3.1 with "
+                      "GL_EXT_disjoint_timer_query); EGL devices:" +
+                      (tried.empty() ? std::string(" none") : tried));
+  }
+  State& s = *ctx->state_;
+  if (desc.debug && ctx->report_.khr_debug) {
+    s.api.Enable(GL_DEBUG_OUTPUT);
+    s.api.Enable(GL_DEBUG_OUTPUT_SYNCHRONOUS);  // messages on the calling thread, in order
+    s.api.DebugMessageCallback(debug_callback, ctx.get());
+    s.api.DebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE);
+  }
+  // The calibration context: its own, so pairs can be taken from any thread
+  // while the frame context is current elsewhere.
+  std::string why;
+  const EGLContext current = s.context;
+  s.calib_context = create_context(s.display, ctx->gles_, false, why);
+  eglBindAPI(ctx->gles_ ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
+  if (s.calib_context == EGL_NO_CONTEXT) return make_error("the calibration context: " + why);
+  (void)current;
+  return ctx;
+}
+
+GlContext::~GlContext() {
+  State& s = *state_;
+  if (s.display == EGL_NO_DISPLAY) return;
+  if (eglGetCurrentContext() == s.context) {
+    if (report_.khr_debug && s.api.DebugMessageCallback != nullptr) s.api.DebugMessageCallback(nullptr, nullptr);
+    eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+  }
+  if (s.context != EGL_NO_CONTEXT) eglDestroyContext(s.display, s.context);
+  if (s.calib_context != EGL_NO_CONTEXT) eglDestroyContext(s.display, s.calib_context);
+  // No eglTerminate: the display is shared by every context on the device in
+  // this process (EGL displays are per device, not per owner).
+}
+
+Result<void> GlContext::make_current() {
+  State& s = *state_;
+  if (eglGetCurrentContext() == s.context) return {};
+  if (eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, s.context) != EGL_TRUE) {
+    const EGLint e = eglGetError();
+    return make_error("eglMakeCurrent failed (" + gl::egl_error_name(e) + ")" +
+                      (e == EGL_BAD_ACCESS ? ": the GL context is current on another thread; "
+                                             "release_current() there first"
+                                           : ""));
+  }
+  return {};
+}
+
+void GlContext::release_current() {
+  State& s = *state_;
+  if (eglGetCurrentContext() == s.context) eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+}
+
+bool GlContext::is_current() const { return eglGetCurrentContext() == state_->context; }
+
+std::vector<std::string> GlContext::debug_messages() const {
+  std::lock_guard lock(debug_mutex_);
+  return debug_messages_;
+}
+
+void GlContext::note_debug_error(std::string text) {
+  debug_errors_.fetch_add(1);
+  std::lock_guard lock(debug_mutex_);
+  if (debug_messages_.size() < 32) debug_messages_.push_back(std::move(text));
+}
+
+uint32_t GlContext::drain_gl_errors(const char* where) {
+  const std::string e = gl::drain_errors(state_->api);
+  if (e.empty()) return 0;
+  note_debug_error(std::string(where) + ": " + e);
+  return 1;
+}
+
+Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
+  State& s = *state_;
+  std::lock_guard lock(s.calib_mutex);
+  // Whatever this thread had current comes back afterwards.
+  const EGLContext prev = eglGetCurrentContext();
+  const EGLDisplay prev_display = eglGetCurrentDisplay();
+  const EGLSurface prev_draw = eglGetCurrentSurface(EGL_DRAW);
+  const EGLSurface prev_read = eglGetCurrentSurface(EGL_READ);
+  if (eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, s.calib_context) != EGL_TRUE) {
+    return make_error("calibration: eglMakeCurrent failed (" + gl::egl_error_name(eglGetError()) + ")");
+  }
+  CalibrationPair best;
+  int64_t best_width = -1;
+  const uint64_t mask = tick_format().mask();
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, brackets); ++i) {
+    GLint64 ticks = 0;
+    const int64_t t0 = host_now_ns();
+    s.api.GetInteger64v(GL_TIMESTAMP, &ticks);
+    const int64_t t1 = host_now_ns();
+    if (best_width < 0 || t1 - t0 < best_width) {
+      best_width = t1 - t0;
+      best.device_ticks = static_cast<uint64_t>(ticks) & mask;
+      best.host_ns = t0 + (t1 - t0) / 2;
+      best.max_deviation_ns = (t1 - t0 + 1) / 2;
+      best.estimated = true;
+    }
+  }
+  const std::string errors = gl::drain_errors(s.api);
+  if (prev != EGL_NO_CONTEXT) {
+    eglMakeCurrent(prev_display, prev_draw, prev_read, prev);
+  } else {
+    eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+  }
+  if (!errors.empty()) return make_error("calibration: glGetInteger64v(GL_TIMESTAMP) failed: " + errors);
+  return best;
+}
+
+ScopedGlCurrent::ScopedGlCurrent(GlContext& ctx) : ctx_(ctx) {
+  if (ctx.is_current()) return;
+  status_ = ctx.make_current();
+  made_ = status_.ok();
+}
+
+ScopedGlCurrent::~ScopedGlCurrent() {
+  if (made_) ctx_.release_current();
+}
+
+}  // namespace latlab

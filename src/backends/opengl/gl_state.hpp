@@ -1,0 +1,114 @@
+// The OpenGL backend's private state: EGL handles and the GL entry points,
+// loaded once per context through eglGetProcAddress (core functions too:
+// EGL_KHR_get_all_proc_addresses), so desktop GL and GLES share one table
+// and nothing binds to libGL's or libGLESv2's symbols at link time.
+#pragma once
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GL/glcorearb.h>
+
+#include <mutex>
+#include <string>
+
+#include "latlab/opengl.hpp"
+
+// GL_EXT_disjoint_timer_query (GLES); not in glcorearb.h.
+#ifndef GL_GPU_DISJOINT_EXT
+#define GL_GPU_DISJOINT_EXT 0x8FBB
+#endif
+
+namespace latlab::gl {
+
+// The entry points latlab uses. Every one is required (create fails naming
+// the first absent one), except the KHR_debug ones (debug_callback may be null).
+struct Api {
+  PFNGLGETSTRINGPROC GetString = nullptr;
+  PFNGLGETSTRINGIPROC GetStringi = nullptr;
+  PFNGLGETINTEGERVPROC GetIntegerv = nullptr;
+  PFNGLGETINTEGER64VPROC GetInteger64v = nullptr;
+  PFNGLGETERRORPROC GetError = nullptr;
+  PFNGLFLUSHPROC Flush = nullptr;
+  PFNGLFINISHPROC Finish = nullptr;
+  PFNGLGENQUERIESPROC GenQueries = nullptr;
+  PFNGLDELETEQUERIESPROC DeleteQueries = nullptr;
+  PFNGLQUERYCOUNTERPROC QueryCounter = nullptr;           // glQueryCounter / glQueryCounterEXT
+  PFNGLGETQUERYIVPROC GetQueryiv = nullptr;               // glGetQueryiv(/EXT)
+  PFNGLGETQUERYOBJECTUIVPROC GetQueryObjectuiv = nullptr; // GLES: core in 3.0
+  PFNGLGETQUERYOBJECTUI64VPROC GetQueryObjectui64v = nullptr;  // GLES: glGetQueryObjectui64vEXT
+  PFNGLFENCESYNCPROC FenceSync = nullptr;
+  PFNGLCLIENTWAITSYNCPROC ClientWaitSync = nullptr;
+  PFNGLDELETESYNCPROC DeleteSync = nullptr;
+  PFNGLCREATESHADERPROC CreateShader = nullptr;
+  PFNGLSHADERSOURCEPROC ShaderSource = nullptr;
+  PFNGLCOMPILESHADERPROC CompileShader = nullptr;
+  PFNGLGETSHADERIVPROC GetShaderiv = nullptr;
+  PFNGLGETSHADERINFOLOGPROC GetShaderInfoLog = nullptr;
+  PFNGLDELETESHADERPROC DeleteShader = nullptr;
+  PFNGLCREATEPROGRAMPROC CreateProgram = nullptr;
+  PFNGLATTACHSHADERPROC AttachShader = nullptr;
+  PFNGLLINKPROGRAMPROC LinkProgram = nullptr;
+  PFNGLGETPROGRAMIVPROC GetProgramiv = nullptr;
+  PFNGLGETPROGRAMINFOLOGPROC GetProgramInfoLog = nullptr;
+  PFNGLDELETEPROGRAMPROC DeleteProgram = nullptr;
+  PFNGLUSEPROGRAMPROC UseProgram = nullptr;
+  PFNGLGETUNIFORMLOCATIONPROC GetUniformLocation = nullptr;
+  PFNGLUNIFORM1UIPROC Uniform1ui = nullptr;
+  PFNGLUNIFORM2UIPROC Uniform2ui = nullptr;
+  PFNGLUNIFORM1IPROC Uniform1i = nullptr;
+  PFNGLGENBUFFERSPROC GenBuffers = nullptr;
+  PFNGLDELETEBUFFERSPROC DeleteBuffers = nullptr;
+  PFNGLBINDBUFFERPROC BindBuffer = nullptr;
+  PFNGLBUFFERDATAPROC BufferData = nullptr;
+  PFNGLBINDBUFFERBASEPROC BindBufferBase = nullptr;
+  PFNGLDISPATCHCOMPUTEPROC DispatchCompute = nullptr;     // null: no compute shaders
+  PFNGLMEMORYBARRIERPROC MemoryBarrier = nullptr;
+  PFNGLGENTEXTURESPROC GenTextures = nullptr;
+  PFNGLDELETETEXTURESPROC DeleteTextures = nullptr;
+  PFNGLBINDTEXTUREPROC BindTexture = nullptr;
+  PFNGLTEXSTORAGE2DPROC TexStorage2D = nullptr;
+  PFNGLTEXPARAMETERIPROC TexParameteri = nullptr;
+  PFNGLACTIVETEXTUREPROC ActiveTexture = nullptr;
+  PFNGLGENFRAMEBUFFERSPROC GenFramebuffers = nullptr;
+  PFNGLDELETEFRAMEBUFFERSPROC DeleteFramebuffers = nullptr;
+  PFNGLBINDFRAMEBUFFERPROC BindFramebuffer = nullptr;
+  PFNGLFRAMEBUFFERTEXTURE2DPROC FramebufferTexture2D = nullptr;
+  PFNGLCHECKFRAMEBUFFERSTATUSPROC CheckFramebufferStatus = nullptr;
+  PFNGLCLEARCOLORPROC ClearColor = nullptr;
+  PFNGLCLEARPROC Clear = nullptr;
+  PFNGLGENVERTEXARRAYSPROC GenVertexArrays = nullptr;
+  PFNGLDELETEVERTEXARRAYSPROC DeleteVertexArrays = nullptr;
+  PFNGLBINDVERTEXARRAYPROC BindVertexArray = nullptr;
+  PFNGLVIEWPORTPROC Viewport = nullptr;
+  PFNGLDRAWARRAYSPROC DrawArrays = nullptr;
+  PFNGLDEBUGMESSAGECALLBACKPROC DebugMessageCallback = nullptr;  // KHR_debug; may be null
+  PFNGLDEBUGMESSAGECONTROLPROC DebugMessageControl = nullptr;
+  PFNGLENABLEPROC Enable = nullptr;
+
+  // Loads the table for the current context; `gles`: the EXT names of the
+  // timer-query functions. Error names the first missing entry point.
+  Result<void> load(bool gles);
+};
+
+// A GL extension list lookup (glGetStringi), context current.
+bool has_extension(const Api& api, const char* name);
+
+// glGetError until clear; the names of what it returned ("" when none).
+std::string drain_errors(const Api& api);
+
+// The name of an EGL error code, e.g. "EGL_BAD_ACCESS".
+std::string egl_error_name(EGLint code);
+
+}  // namespace latlab::gl
+
+namespace latlab {
+
+struct GlContext::State {
+  EGLDisplay display = EGL_NO_DISPLAY;
+  EGLContext context = EGL_NO_CONTEXT;
+  EGLContext calib_context = EGL_NO_CONTEXT;  // sample_calibration's own context
+  std::mutex calib_mutex;
+  gl::Api api;  // loaded with `context` current; EGL's entry points serve every context
+};
+
+}  // namespace latlab

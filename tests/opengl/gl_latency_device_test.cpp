@@ -1,0 +1,131 @@
+// GlLatencyDevice: frames through the seam's LatencyDevice on GL (llvmpipe
+// on CI), KHR_debug on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "latlab/host_clock.hpp"
+#include "latlab/opengl.hpp"
+#include "opengl/gl_fixture.hpp"
+
+namespace latlab::test {
+namespace {
+
+std::unique_ptr<GlLatencyDevice> open_device() {
+  auto dev = GlLatencyDevice::create({.context = {.device = gl_test_device(), .api = GlApiKind::automatic, .debug = true},
+                                      .frames_in_flight = 4});
+  if (!dev) return nullptr;
+  return std::move(dev.value());
+}
+
+void expect_no_debug_errors(GlLatencyDevice& dev) {
+  std::string all;
+  for (const auto& m : dev.context().debug_messages()) all += m + "\n";
+  EXPECT_EQ(dev.context().debug_error_count(), 0u) << all;
+}
+
+TEST(GlLatencyDevice, FramesCompleteWithOrderedTimestampsAndAFenceWake) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  const DeviceInfo& info = dev->info();
+  EXPECT_EQ(info.backend, "opengl");
+  EXPECT_TRUE(info.can_time);
+  EXPECT_TRUE(info.calibration_estimated);
+  const FrameWorkload work{.passes = 4, .complexity = 16, .width = 64, .height = 64, .form = WorkloadForm::compute};
+  uint64_t prev_end = 0;
+  for (uint64_t id = 0; id < 12; id += 2) {
+    const int64_t submit_ns = host_now_ns();
+    ASSERT_TRUE(dev->submit_frame(id, work));
+    ASSERT_TRUE(dev->submit_frame(id + 1, work));
+    for (uint64_t k = id; k < id + 2; ++k) {
+      auto t = dev->wait_frame(k);
+      ASSERT_TRUE(t) << t.error().message;
+      EXPECT_EQ(t->fence_status, QueryStatus::ok);
+      EXPECT_GE(t->fence_wake_ns, submit_ns);
+      ASSERT_EQ(t->gpu_status, QueryStatus::ok) << to_string(t->gpu_status);
+      EXPECT_LT(t->gpu_begin_ticks, t->gpu_end_ticks);
+      EXPECT_LE(prev_end, t->gpu_begin_ticks) << "frames run in submission order";
+      prev_end = t->gpu_end_ticks;
+    }
+  }
+  expect_no_debug_errors(*dev);
+}
+
+TEST(GlLatencyDevice, FragmentFormRunsToo) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  const FrameWorkload work{.passes = 4, .complexity = 8, .width = 64, .height = 64, .form = WorkloadForm::fragment};
+  ASSERT_TRUE(dev->submit_frame(1, work));
+  auto t = dev->wait_frame(1);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->gpu_status, QueryStatus::ok);
+  expect_no_debug_errors(*dev);
+}
+
+// The latency engine submits and waits on a consumer thread per block and
+// calibrates on another: the device follows the calling thread.
+TEST(GlLatencyDevice, FramesFromChangingThreadsAndCalibrationAlongside) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  const FrameWorkload work{.passes = 1, .complexity = 4, .width = 32, .height = 32, .form = WorkloadForm::compute};
+  std::atomic<bool> stop{false};
+  std::atomic<int> pairs{0};
+  std::thread calib([&] {
+    while (!stop) {
+      if (dev->sample_calibration()) ++pairs;
+    }
+  });
+  for (int block = 0; block < 3; ++block) {
+    std::thread consumer([&] {
+      for (uint64_t i = 0; i < 5; ++i) {
+        const uint64_t id = static_cast<uint64_t>(block) * 100 + i;
+        ASSERT_TRUE(dev->submit_frame(id, work));
+        auto t = dev->wait_frame(id);
+        ASSERT_TRUE(t) << t.error().message;
+        EXPECT_EQ(t->gpu_status, QueryStatus::ok);
+      }
+    });
+    consumer.join();
+  }
+  stop = true;
+  calib.join();
+  EXPECT_GT(pairs.load(), 0);
+  expect_no_debug_errors(*dev);
+}
+
+TEST(GlLatencyDevice, FourTimesTheComplexityTakesLongerOnTheFastestFrames) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  auto fastest = [&](uint32_t complexity) {
+    int64_t best = INT64_MAX;
+    for (uint64_t i = 0; i < 6; ++i) {
+      const uint64_t id = complexity * 100 + i;
+      EXPECT_TRUE(dev->submit_frame(id, {.passes = 4, .complexity = complexity, .width = 128, .height = 128,
+                                          .form = WorkloadForm::compute}));
+      auto t = dev->wait_frame(id);
+      if (!t || t->gpu_status != QueryStatus::ok) continue;
+      best = std::min(best, dev->info().ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks));
+    }
+    return best;
+  };
+  const double small = static_cast<double>(fastest(64));
+  const double large = static_cast<double>(fastest(256));
+  EXPECT_GT(large / small, 2.0) << small << " ns vs " << large << " ns";
+  expect_no_debug_errors(*dev);
+}
+
+TEST(GlLatencyDevice, BadWorkloadsAndUnknownFramesAreErrors) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  EXPECT_FALSE(dev->submit_frame(1, {.passes = 0, .complexity = 1, .width = 8, .height = 8, .form = WorkloadForm::compute}));
+  EXPECT_FALSE(dev->submit_frame(1, {.passes = 1, .complexity = 5000, .width = 8, .height = 8, .form = WorkloadForm::compute}));
+  EXPECT_FALSE(dev->wait_frame(77));
+  expect_no_debug_errors(*dev);
+}
+
+}  // namespace
+}  // namespace latlab::test
