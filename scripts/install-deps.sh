@@ -9,6 +9,7 @@ packages=(
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium  # the HTML report's browser test (tests/e2e/report_browser_test.cpp)
 )
 
 missing=()

@@ -30,7 +30,7 @@
     return {
       title: c.title, width: width, height: 260,
       scales: { x: { time: false } },
-      axes: [{ label: c.x_label }, { label: c.y_label }],
+      axes: [{ label: c.x_label }, { label: c.y_label, size: 70 }],
       series: series,
       legend: { live: true }
     };
