@@ -1,5 +1,6 @@
 # The two set-up commands of the README. Both install what is missing first.
-#   make run   - install, build (release), run `latlab run` on the default device
+#   make run   - install, build (release), run `latlab run` on the default device,
+#                writing latlab-result.json and the HTML report latlab-report.html
 #   make test  - install, build (dev, warnings as errors), run every test (ctest)
 # Also: make install-check - plain CMake build, install, example built against it
 SHELL := /bin/bash
@@ -20,7 +21,7 @@ build-dev: deps
 	cmake --build --preset dev
 
 run: build
-	build/release/apps/latlab/latlab run
+	build/release/apps/latlab/latlab run --out latlab-result.json --report latlab-report.html
 
 test: build-dev
 	ctest --preset dev

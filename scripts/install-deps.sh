@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpq-dev postgresql
+  chromium  # the HTML report's browser test (tests/e2e/report_browser_test.cpp)
 )
 
 missing=()

@@ -271,7 +271,9 @@ void add_workload_options(CLI::App* sub, RunOptions* opts) {
                   "Loaded: accepted |median - target| / target of the calibration")
       ->check(CLI::Range(0.001, 0.5))
       ->capture_default_str();
-  sub->add_option("--load-size", opts->load_size, "Loaded: render target WxH")
+  sub->add_option("--load-size", opts->load_size,
+                  "Loaded: render target WxH, or auto (1920x1080 where the target is reachable, "
+                  "else the largest of 1280x720 960x540 640x360 320x180 160x90 where it is)")
       ->capture_default_str();
   sub->add_option("--load-complexity", opts->load_complexity,
                   "Loaded: use this complexity (1..4096) instead of calibrating")
@@ -296,6 +298,10 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
                   "Append the run to the results store: a SQLite file or postgresql:// URL "
                   "(no value: $XDG_DATA_HOME/latlab/results.db)")
       ->expected(0, 1);
+  sub->add_option("--report", opts->report,
+                  "Also write a self-contained HTML report (implies --per-frame)");
+  sub->add_flag("--per-frame", opts->per_frame,
+                "Add every measured frame's series to the result (key per_frame)");
   sub->add_flag("--bare", opts->bare,
                 "After each block, run a bare loop (same path, no instrumentation) and a raw "
                 "clock_nanosleep loop");

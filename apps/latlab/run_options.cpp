@@ -144,12 +144,14 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   if (o.bare && p.want_baseline && p.want_loaded) {
     return make_error("--bare runs with one latency mode: add --mode baseline or --mode loaded");
   }
-  const auto load_size = parse_size(o.load_size);
+  const bool load_auto = o.load_size == "auto";  // starts at the largest size of the list
+  const auto load_size = parse_size(load_auto ? "1920x1080" : o.load_size);
   const auto perf_size = parse_size(o.perf_size);
   if (!load_size || !perf_size) {
-    return make_error(fmt::format("--{} '{}' is not WxH with sides in 1..16384 (e.g. 1920x1080)",
+    return make_error(fmt::format("--{} '{}' is not WxH with sides in 1..16384 (e.g. 1920x1080){}",
                                   load_size ? "perf-size" : "load-size",
-                                  load_size ? o.perf_size : o.load_size));
+                                  load_size ? o.perf_size : o.load_size,
+                                  load_size ? "" : " or auto"));
   }
   if (!(o.load_target_ms > 0) || !std::isfinite(o.load_target_ms)) {
     return make_error("--load-target-ms must be a positive number of ms");
@@ -164,9 +166,11 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   std::string why;
   if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);
   if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) return make_error(why);
+  if (!o.report.empty() && !output_dir_writable(o.report, why)) return make_error(why);
   // The default complexity until calibration (or --load-complexity) sets it.
   p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
   p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));
+  p.load_size_auto = load_auto;
   return p;
 }
 

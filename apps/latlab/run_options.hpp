@@ -33,6 +33,8 @@ struct RunOptions {
   std::string frames_csv;
   bool use_store = false;  // --store given: append the run to the results store
   std::string store;       // its location ("" = the default)
+  std::string report;      // HTML report to write at the end ("" = none); implies per_frame
+  bool per_frame = false;  // add every measured frame's series to the result (`per_frame`)
   bool bare = false;
   bool keep_timer_slack = false;
   bool json = false;
@@ -40,7 +42,7 @@ struct RunOptions {
   int64_t time_scale = 1;
   double load_target_ms = kLoadedTargetMs;
   double load_tolerance = 0.02;  // accepted |median - target| / target
-  std::string load_size = "1920x1080";
+  std::string load_size = "auto";  // WxH, or auto: see load_size.cpp
   uint32_t load_complexity = 0;  // 0: calibrate
   uint32_t perf_complexity = 256;
   std::string perf_size = "1920x1080";
@@ -56,6 +58,7 @@ struct RunPlan {
   bool want_perf = false;
   // Loaded: 4 passes at --load-size; complexity given or calibrated later.
   FrameWorkload loaded_work;
+  bool load_size_auto = false;  // --load-size auto: calibration picks the size (load_size.cpp)
   // Performance: 4 passes at --perf-complexity and --perf-size.
   FrameWorkload perf_work;
 

@@ -11,6 +11,7 @@
 #if LATLAB_HAVE_OPENGL
 #include "latlab/opengl.hpp"
 #endif
+#include "report/html/report_html.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {
@@ -39,17 +40,22 @@ nlohmann::ordered_json result_json(const RunOptions& o, const RunPlan& plan, con
                                    const LoadedSetup& loaded, const PerformanceOutcome& perf,
                                    const RunMeta& meta) {
   nlohmann::ordered_json doc = latency_run_to_json(run, meta);
+  if (o.per_frame || !o.report.empty()) doc["per_frame"] = per_frame_to_json(run);
   if (plan.want_loaded) {
     if (loaded.calibration) {
       doc["load_calibration"] = load_calibration_to_json(*loaded.calibration);
       doc["load_calibration"]["source"] = "calibrated";
+      doc["load_calibration"]["size"] = load_size_to_json(loaded.size);
     } else if (o.load_complexity > 0) {
-      doc["load_calibration"] = {{"source", "given"}, {"complexity", o.load_complexity}};
+      doc["load_calibration"] = {{"source", "given"},
+                                 {"complexity", o.load_complexity},
+                                 {"size", load_size_to_json(loaded.size)}};
     } else {
       doc["load_calibration"] = nullptr;
     }
     if (!loaded.runs) {
       doc["modes"]["loaded"] = {{"available", false}, {"reason", loaded.unavailable}};
+      if (!loaded.size.asked.empty()) doc["modes"]["loaded"]["load_size"] = load_size_to_json(loaded.size);
       doc["unavailable"].push_back({{"name", "loaded"}, {"reason", loaded.unavailable}});
     }
   }
@@ -88,6 +94,15 @@ bool write_outputs(const RunOptions& o, const LatencyRun& run, const nlohmann::o
       ok = false;
     } else {
       fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+    }
+  }
+  if (!o.report.empty()) {
+    const ReportInput in{o.out.empty() ? std::string("latlab run") : o.out, doc};
+    if (Result<void> w = write_html_report(o.report, std::span(&in, 1)); !w) {
+      std::fprintf(stderr, "latlab run: report: %s\n", w.error().message.c_str());
+      ok = false;
+    } else {
+      fmt::print(info, "report written to {}\n", o.report);
     }
   }
   return ok;

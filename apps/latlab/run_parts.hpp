@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "latlab/latency_device.hpp"
 #include "latlab/latency_report.hpp"
@@ -22,9 +24,29 @@
 
 namespace latlab::cli {
 
+// --load-size as asked and as used: with auto, the first size of
+// auto_load_sizes() at which the load calibration reaches the target.
+struct LoadSizeChoice {
+  std::string asked;  // "auto" or "WxH"
+  std::string used;   // "WxH"; "" when no size worked
+  std::string why;    // one line
+  std::vector<std::pair<std::string, std::string>> tried;  // (size, why not) of each size given up
+};
+
+// The sizes --load-size auto tries, largest first (docs/load-calibration.md).
+const std::vector<std::pair<uint32_t, uint32_t>>& auto_load_sizes();
+
+// Whether a calibration error says the target is below the lowest GPU time
+// reachable at that size (a smaller size may reach it; nothing else would).
+bool target_below_reach(const Error& e);
+
+// `load_calibration.size` of the result.
+nlohmann::ordered_json load_size_to_json(const LoadSizeChoice& c);
+
 // Loaded's workload on this device: given by --load-complexity or calibrated
 // before any block (timestamps are never rescaled afterwards).
 struct LoadedSetup {
+  LoadSizeChoice size;  // set when Loaded was asked for
   std::optional<LoadCalibrationReport> calibration;  // set when calibration returned a report
   std::string unavailable;     // why Loaded does not run; "" when it runs or was not asked for
   bool runs = false;           // Loaded was asked for and is available

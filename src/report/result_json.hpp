@@ -16,6 +16,10 @@ nlohmann::ordered_json distribution_to_json(const Distribution& d);
 // The whole result document.
 nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
 
+// `per_frame` of the result: every measured frame's series (ns, null when
+// absent) and frame id, block index and deadline, per mode, as columns.
+nlohmann::ordered_json per_frame_to_json(const LatencyRun& run);
+
 // `load_calibration` of the result: chosen complexity, achieved median and
 // spread (verification frames, ms), every step.
 nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);

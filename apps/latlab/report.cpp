@@ -1,0 +1,58 @@
+// latlab report: one self-contained HTML file from result documents.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "latlab/latency_report.hpp"
+#include "report/html/report_html.hpp"
+#include "report/html/report_input.hpp"
+
+namespace latlab::cli {
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> inputs;
+  std::string out = "latlab-report.html";
+};
+
+int run_report(const ReportOptions& o) {
+  std::vector<ReportInput> runs;
+  for (const std::string& path : o.inputs) {
+    Result<ReportInput> in = read_result_file(path);
+    if (!in) {
+      std::fprintf(stderr, "latlab report: %s\n", in.error().message.c_str());
+      return kExitUsage;
+    }
+    runs.push_back(std::move(in.value()));
+  }
+  Result<std::string> page = render_html_report(runs);
+  if (!page) {
+    std::fprintf(stderr, "latlab report: %s\n", page.error().message.c_str());
+    return kExitUsage;
+  }
+  if (Result<void> w = write_file_atomic(o.out, *page); !w) {
+    std::fprintf(stderr, "latlab report: %s\n", w.error().message.c_str());
+    return kExitWriteFailed;
+  }
+  fmt::print("report written to {} ({} run{})\n", o.out, runs.size(), runs.size() == 1 ? "" : "s");
+  return kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto opts = std::make_shared<ReportOptions>();
+  auto* sub = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML report (charts, percentile tables, clock model, settings) "
+      "from result files; opens offline, makes no request");
+  sub->add_option("results", opts->inputs, "Result JSON files of latlab run")->required();
+  sub->add_option("-o,--out", opts->out, "HTML file to write (atomically)")->capture_default_str();
+  return [opts] { return run_report(*opts); };
+}
+
+const RegisterCommand kRegister{{"report", setup, 30}};
+
+}  // namespace
+}  // namespace latlab::cli

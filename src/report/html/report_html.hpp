@@ -1,0 +1,25 @@
+// The HTML report: one self-contained file (uPlot and the data inlined, no
+// request of any kind) from one or more result documents. Every statistic
+// it shows comes from the result or is computed here in C++; the page's
+// script only draws. Tables carry every figure, so the page reads with
+// JavaScript off. Private to latlab (apps/latlab/report.cpp, run --report).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "latlab/result.hpp"
+#include "report/html/report_input.hpp"
+
+namespace latlab {
+
+// The page for `runs` (each already checked by check_result_document), in
+// the order given. Errors: a document whose content has an unexpected shape
+// (the message names its label and what was wrong).
+Result<std::string> render_html_report(std::span<const ReportInput> runs);
+
+// Renders `runs` and writes the page to `path` atomically (the previous file
+// stays on any failure).
+Result<void> write_html_report(const std::string& path, std::span<const ReportInput> runs);
+
+}  // namespace latlab

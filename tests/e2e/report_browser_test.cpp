@@ -1,0 +1,122 @@
+// The HTML report in a real browser: Debian's headless chromium opens a
+// report of a real `latlab run --report` (sim backend), and the test checks
+// through the DevTools protocol that every chart drew on a non-empty canvas,
+// that nothing was logged as an error and that the page made no request.
+// A screenshot is saved (LATLAB_REPORT_SCREENSHOT, else in the temp dir).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "e2e/cdp_pipe.hpp"
+#include "e2e/cli_run_helpers.hpp"
+
+namespace latlab::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string find_chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (access(p, X_OK) == 0) return p;
+  return "";
+}
+
+// Runs in the page: per chart element, whether it holds a canvas with at
+// least one painted pixel; plus the script's own count.
+constexpr const char* kProbe = R"js(JSON.stringify((function () {
+  var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
+  return {
+    status: window.latlabReport || null,
+    charts: charts.map(function (el) {
+      var c = el.querySelector("canvas");
+      if (!c || c.width === 0 || c.height === 0) return { id: el.id, painted: 0 };
+      var px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, painted = 0;
+      for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) painted++;
+      return { id: el.id, painted: painted };
+    })
+  };
+})()))js";
+
+TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium (/usr/bin/chromium): scripts/install-deps.sh installs Debian's";
+  TempDir dir;
+  const fs::path json = dir.path / "run.json";
+  const fs::path html = dir.path / "run.html";
+  const CliResult run = run_cli(
+      "run --backend sim --time-scale 100 --frames 60 --warmup 6 --blocks 3 "
+      "--interval-ms 10-12 --out " + json.string() + " --report " + html.string());
+  ASSERT_EQ(run.rc, 0) << run.output;
+
+  const fs::path log = dir.path / "chromium.log";
+  CdpBrowser browser(chromium, (dir.path / "profile").string(), log.string());
+  ASSERT_TRUE(browser.ok());
+  auto target = browser.call("Target.createTarget", {{"url", "about:blank"}});
+  ASSERT_TRUE(target && target->contains("result")) << "chromium did not answer: " << slurp(log);
+  const std::string target_id = (*target)["result"]["targetId"];
+  auto attach = browser.call("Target.attachToTarget", {{"targetId", target_id}, {"flatten", true}});
+  ASSERT_TRUE(attach && attach->contains("result")) << (attach ? attach->dump() : "timeout");
+  const std::string session = (*attach)["result"]["sessionId"];
+  for (const char* domain : {"Runtime.enable", "Log.enable", "Network.enable", "Page.enable"})
+    ASSERT_TRUE(browser.call(domain, nlohmann::json::object(), session)) << domain;
+  auto metrics = browser.call("Emulation.setDeviceMetricsOverride",
+                              {{"width", 1400}, {"height", 1800}, {"deviceScaleFactor", 1},
+                               {"mobile", false}}, session);
+  ASSERT_TRUE(metrics);
+
+  const std::string url = "file://" + html.string();
+  auto nav = browser.call("Page.navigate", {{"url", url}}, session);
+  ASSERT_TRUE(nav && nav->contains("result")) << (nav ? nav->dump() : "timeout");
+  ASSERT_TRUE(browser.wait_for(
+      [&](const nlohmann::json& m) {
+        return m.value("method", "") == "Page.loadEventFired" && m.value("sessionId", "") == session;
+      },
+      std::chrono::seconds(60)))
+      << "the report did not finish loading";
+
+  auto probe = browser.call("Runtime.evaluate", {{"expression", kProbe}, {"returnByValue", true}},
+                            session);
+  ASSERT_TRUE(probe && probe->contains("result")) << (probe ? probe->dump() : "timeout");
+  const auto page = nlohmann::json::parse((*probe)["result"]["result"]["value"].get<std::string>());
+  ASSERT_TRUE(page["status"].is_object()) << "the report's script did not run: " << page.dump();
+  const int expected = page["status"]["charts"];
+  EXPECT_GT(expected, 20);  // 11 series x (histogram + percentiles) + timelines + clock
+  EXPECT_EQ(page["status"]["drawn"], expected);
+  EXPECT_EQ(page["charts"].size(), static_cast<size_t>(expected));
+  for (const auto& c : page["charts"]) EXPECT_GT(c["painted"].get<int>(), 100) << c["id"];
+
+  auto shot = browser.call("Page.captureScreenshot", {{"format", "png"}}, session);
+  ASSERT_TRUE(shot && shot->contains("result"));
+  const char* env = std::getenv("LATLAB_REPORT_SCREENSHOT");
+  const fs::path png = env != nullptr && *env != '\0' ? fs::path(env)
+                                                      : fs::temp_directory_path() / "latlab-report-test.png";
+  std::ofstream(png, std::ios::binary) << base64_decode((*shot)["result"]["data"]);
+  EXPECT_GT(fs::file_size(png), 10'000u);
+  std::printf("screenshot: %s\n", png.c_str());
+
+  // Every event since the start: errors and requests.
+  int requests = 0;
+  for (const auto& e : browser.events()) {
+    const std::string method = e.value("method", "");
+    const auto& p = e.contains("params") ? e["params"] : nlohmann::json::object();
+    if (method == "Runtime.exceptionThrown") ADD_FAILURE() << "exception: " << p.dump();
+    if (method == "Runtime.consoleAPICalled" &&
+        (p.value("type", "") == "error" || p.value("type", "") == "assert"))
+      ADD_FAILURE() << "console error: " << p.dump();
+    if (method == "Log.entryAdded" && p["entry"].value("level", "") == "error")
+      ADD_FAILURE() << "log error: " << p.dump();
+    if (method == "Network.requestWillBeSent") {
+      const std::string req = p["request"].value("url", "");
+      if (req != url) ADD_FAILURE() << "request made by the report: " << req;
+      ++requests;
+    }
+  }
+  EXPECT_EQ(requests, 1);  // the report itself, nothing else
+}
+
+}  // namespace
+}  // namespace latlab::e2e
