@@ -92,8 +92,14 @@ TEST(CompareCli, AnInjectedGpuDelayIsFlaggedAndFailsTheGate) {
   const CliResult text = run_cli("compare " + a + " " + b + kLevel);
   EXPECT_EQ(text.rc, 0) << text.output;
   EXPECT_NE(text.output.find("regression"), std::string::npos) << text.output;
-  // B against A is an improvement: the gate passes.
-  EXPECT_EQ(compare_json(b + " " + a + kLevel + " --fail-on-regression 10")["rc"], 0);
+  // B against A: the GPU row is an improvement and does not fail the gate. (The
+  // gate's exit code as a whole is not asserted: the host-timed rows of two sim
+  // runs on a loaded 2-core machine can differ by more than 10 % at p99.)
+  const nlohmann::json back = compare_json(b + " " + a + kLevel + " --fail-on-regression 10");
+  const nlohmann::json* gpu_back = row(back, "gpu_execution", "p50");
+  ASSERT_NE(gpu_back, nullptr);
+  EXPECT_EQ((*gpu_back)["call"], "improvement") << gpu_back->dump(2);
+  EXPECT_FALSE((*gpu_back)["fails"].get<bool>());
   // Store ids work as well as files (both runs were stored).
   const nlohmann::json ids = compare_json("1 2 --store " + db + kLevel);
   EXPECT_EQ(ids["changes"].get<int>(), c["changes"].get<int>());
