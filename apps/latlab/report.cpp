@@ -21,7 +21,7 @@ struct ReportOptions {
 int run_report(const ReportOptions& o) {
   std::vector<ReportInput> runs;
   for (const std::string& path : o.inputs) {
-    Result<ReportInput> in = read_result_file(path);
+    Result<ReportInput> in = read_report_input(path);
     if (!in) {
       std::fprintf(stderr, "latlab report: %s\n", in.error().message.c_str());
       return kExitUsage;

@@ -38,7 +38,7 @@ Result<void> check_result_document(const nlohmann::ordered_json& doc, const std:
   return {};
 }
 
-Result<ReportInput> read_result_file(const std::string& path) {
+Result<ReportInput> read_report_input(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream text;

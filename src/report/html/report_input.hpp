@@ -22,6 +22,6 @@ Result<void> check_result_document(const nlohmann::ordered_json& doc, const std:
 
 // Reads and checks the result file at `path` (parse errors give the byte
 // offset: a truncated file says so).
-Result<ReportInput> read_result_file(const std::string& path);
+Result<ReportInput> read_report_input(const std::string& path);
 
 }  // namespace latlab
