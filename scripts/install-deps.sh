@@ -9,6 +9,7 @@ packages=(
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxcb1-dev libxcb-shm0-dev xvfb x11-apps
 )
 
 missing=()
