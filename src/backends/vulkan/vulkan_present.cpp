@@ -411,7 +411,8 @@ Result<void> VulkanPresentPath::init() {
                   std::to_string(extent_.height) + " at 0,0 on X display " + display_;
   info_.image_content =
       "the frame-id pattern (32 cells of 8x8 px, complement row below) over the frame's "
-      "compute result (raw bytes of its storage buffer), copied after the frame's passes";
+      "compute result (raw bytes of its storage buffer; black under the pattern for the "
+      "fragment form), copied after the frame's passes";
 
   ScreenObserverInfo fb = X11FramebufferObserver::describe(desc_.poll_period_ns);
   auto obs = X11FramebufferObserver::create(display_, window_, desc_.poll_period_ns);
