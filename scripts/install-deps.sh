@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpq-dev postgresql
   chromium  # the HTML report's browser test (tests/e2e/report_browser_test.cpp)
+  libxcb1-dev libxcb-shm0-dev xvfb x11-apps
 )
 
 missing=()

@@ -33,6 +33,7 @@
 #include "latlab/sim.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
+#include "run_present.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -103,7 +104,7 @@ int open_run_device(const RunOptions& o, RunDevice& out) {
   if (o.backend == "sim") return open_sim_device(o, out);
   out.time = std::make_shared<RealHostTime>();
   Result<std::unique_ptr<LatencyDevice>> opened =
-      open_latency_device(DeviceSelector{o.backend, o.device, o.validation});
+      open_latency_device(DeviceSelector{o.backend, o.device, o.validation, o.present});
   if (!opened) {
     if (!o.device.empty()) {
       std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", o.backend.c_str(),
@@ -155,6 +156,9 @@ int run_command(const RunOptions& o) {
   std::unique_ptr<store::ResultsStore> store;  // opened before anything runs
   if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   RunDevice rd;
+  // --present: probed in a child process before this one touches Vulkan;
+  // declared after the device, so the present path goes first.
+  PresentSetup present = probe_run_present(o);
   if (const int rc = open_run_device(o, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
   std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device);
@@ -163,6 +167,7 @@ int run_command(const RunOptions& o) {
   // interrupt safely.
   InterruptScope interrupt;
   print_run_settings(info, o, plan, device.info());
+  if (plan.want_latency()) open_run_present(o, device, present, info);
   const LoadedSetup loaded = prepare_loaded(o, plan, device, info);
   if (plan.want_loaded && !loaded.runs && !plan.want_baseline && !plan.want_perf) {
     std::fprintf(stderr, "latlab run: %s\n", loaded.unavailable.c_str());
@@ -180,6 +185,7 @@ int run_command(const RunOptions& o) {
   env.mapper = mapper.get();
   env.time = rd.time.get();
   env.interrupt = &g_interrupted;
+  env.present = present.path.get();
   const bool progress = !o.json && isatty(STDOUT_FILENO) == 1;
   Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
   interrupt.restore();
@@ -187,6 +193,7 @@ int run_command(const RunOptions& o) {
     std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
     return kExitUsage;
   }
+  note_present_unavailable(present, result.value());
   const LatencyRun& run = result.value();
   if (run.measured_frames_run() == 0 && run.partial) {
     std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
@@ -322,6 +329,7 @@ std::function<int()> setup(CLI::App& app) {
   add_schedule_options(sub, opts.get());
   add_workload_options(sub, opts.get());
   add_output_options(sub, opts.get());
+  add_present_options(sub, opts.get());
   return [opts, sub] {
     opts->command_line = own_command_line();
     opts->use_store = sub->count("--store") > 0;

@@ -40,6 +40,9 @@ struct RunOptions {
   bool json = false;
   bool validation = false;
   int64_t time_scale = 1;
+  bool present = false;          // --present: the Vulkan present path and screen observers
+  double present_hold_ms = 0;    // --present-hold-ms (test knob)
+  double present_poll_us = 500;  // --present-poll-us: framebuffer observer period
   double load_target_ms = kLoadedTargetMs;
   double load_tolerance = 0.02;  // accepted |median - target| / target
   std::string load_size = "auto";  // WxH, or auto: see load_size.cpp

@@ -83,6 +83,21 @@ if has clocks; then
   done
   wait
 fi
+if has present; then
+  log "present: headless, then against a carried Xvfb (bench/device/pack_xvfb.sh -> .xvfb)"
+  T 60 env -u DISPLAY "$B/latlab" run --mode baseline --present --frames 200 --out present_headless.json > present_headless.txt 2>&1; echo "rc=$?" >> present_headless.txt
+  if [[ -x $here/.xvfb/bin/Xvfb ]]; then
+    X=$here/.xvfb; [[ -x /usr/bin/xkbcomp ]] || cp "$X/bin/xkbcomp" /usr/bin/  # Xvfb runs /usr/bin/xkbcomp
+    LD_LIBRARY_PATH=$X/lib PATH=$X/bin:$PATH timeout -k 5 200 "$X/bin/Xvfb" :91 -screen 0 640x480x24 -nolisten tcp -xkbdir "$X/share/xkb" > xvfb.log 2>&1 &
+    xpid=$!; sleep 3
+    for v in "" "--validation"; do
+      n=present_xvfb${v//-/_}
+      T 90 env DISPLAY=:91 "$B/latlab" run --mode baseline --present $v --frames 200 --out $n.json --frames-csv $n.csv > $n.txt 2>&1; echo "rc=$?" >> $n.txt
+    done
+    T 90 env DISPLAY=:91 "$B/latlab" run --mode latency --present --frames 300 --out present_xvfb_latency.json > present_xvfb_latency.txt 2>&1; echo "rc=$?" >> present_xvfb_latency.txt
+    kill $xpid 2>/dev/null; wait $xpid 2>/dev/null
+  fi
+fi
 log "done"
 rm -f one.txt
 tar czf "$OUT/${ROUND_NAME:-round}.tgz" .

@@ -13,6 +13,7 @@ struct DeviceSelector {
   std::string backend = "vulkan";  // "vulkan", "cuda", "gl" (or "opengl"), "sim"
   std::string device;              // index ("0") or name substring; empty = default device
   bool validation = false;         // Vulkan: the Khronos validation layer; GL: KHR_debug
+  bool present = false;            // Vulkan: enable surface + swapchain extensions (open_present)
 };
 
 // Error (with the devices that exist) when the selector matches nothing.

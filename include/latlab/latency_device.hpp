@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "latlab/clock_model.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
@@ -78,6 +80,10 @@ class LatencyDevice {
   virtual Result<GpuFrameTiming> wait_frame(uint64_t frame_id) = 0;
   // One calibration pair now (thread-safe against the frame calls).
   virtual Result<CalibrationPair> sample_calibration() = 0;
+  // A present path showing this device's frames on a display (PresentPath),
+  // or why there is none. It refers to the device: destroy it first. Default:
+  // this backend has no present path.
+  virtual Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc);
 };
 
 }  // namespace latlab

@@ -27,12 +27,15 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "latlab/frame_markers.hpp"
 #include "latlab/latency_device.hpp"
+#include "latlab/present_markers.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
 #include "latlab/schedule.hpp"
@@ -104,6 +107,10 @@ struct LatencyRunEnv {
   std::function<void(const RunProgress&)>
       on_progress;  // optional: called on the calling thread, ~4 Hz
   const LockstepScript* lockstep = nullptr;  // optional, tests only: see LockstepScript
+  // optional: each frame is presented right after its submit (before its
+  // wait); present markers go to LatencyRun::present_frames. run_latency
+  // starts and stops its screen observers.
+  PresentPath* present = nullptr;
 };
 
 struct BlockResult {
@@ -142,6 +149,7 @@ struct LatencyModeResult {
   SeriesDistributions total{};
   MissingBreakdown total_missing;
   uint64_t consumer_behind = 0;
+  PresentDistributions present;  // with a present path: the present stages and screen observers
 };
 
 struct LatencyRun {
@@ -163,6 +171,14 @@ struct LatencyRun {
   MissingBreakdown total_missing;        // modes[0]
   uint64_t consumer_behind = 0;          // over measured frames of modes[0]
   uint64_t next_frame_id = 0;            // first device frame id the run did not use
+
+  // With a present path (LatencyRunEnv::present): one record per `frames`
+  // entry (same index), the path as it ran, and present calls that failed
+  // (their frames' present markers are missing; the run went on).
+  std::vector<PresentRecord> present_frames;
+  std::optional<PresentInfo> present;
+  uint64_t present_errors = 0;
+  std::string present_first_error;
 
   // bare comparison (empty unless desc.bare_comparison)
   std::vector<BareFrame> bare_frames;

@@ -93,6 +93,10 @@ struct VulkanContextDesc {
   // false forces bracketed, estimated calibration pairs (exercises that
   // path). Default true.
   bool calibrated_timestamps = true;
+  // Enable what a present path needs where offered: VK_KHR_surface and
+  // VK_KHR_xcb_surface on the instance, VK_KHR_swapchain on the device
+  // (VulkanContext::xcb_surface_enabled, swapchain_enabled). Default off.
+  bool present = false;
 };
 
 // What the context can and cannot do, each missing piece with its reason.
@@ -169,6 +173,11 @@ class VulkanContext {
   // A memory type index among `type_bits` with all of `want` (error if none).
   Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
 
+  // VulkanContextDesc::present: the instance has VK_KHR_xcb_surface, the
+  // device VK_KHR_swapchain.
+  bool xcb_surface_enabled() const { return xcb_surface_; }
+  bool swapchain_enabled() const { return swapchain_; }
+
   // Host query reset entry point (core 1.2 or EXT); null when unavailable.
   PFN_vkResetQueryPoolEXT reset_query_pool_fn() const { return reset_query_pool_; }
 
@@ -188,6 +197,8 @@ class VulkanContext {
   uint32_t family_ = 0;
   uint32_t device_index_ = 0;
   uint32_t api_version_ = 0;
+  bool xcb_surface_ = false;
+  bool swapchain_ = false;
   VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties memory_{};
   VulkanDeviceReport report_;
@@ -359,6 +370,9 @@ class VulkanComputeWorkload {
   VulkanComputeWorkload& operator=(const VulkanComputeWorkload&) = delete;
 
   const ComputeWorkloadDesc& desc() const { return desc_; }
+  // The storage buffer the passes write (width x height vec4; usable as a
+  // transfer source, e.g. for the present path's copy).
+  VkBuffer buffer() const { return buffer_; }
 
   // Records the barrier and the dispatch of one pass (no timestamps).
   // `pass_index` only varies the shader's constants.
@@ -481,8 +495,15 @@ class VulkanLatencyDevice final : public LatencyDevice {
   // kFrameTimeoutNs (it stays in flight; wait again).
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override { return ctx_->sample_calibration(); }
+  // An X11 window and a swapchain showing each frame's result (the context
+  // must have been made with VulkanContextDesc::present); see
+  // src/backends/vulkan/vulkan_present.hpp. Error with the exact reason.
+  Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc) override;
 
   const VulkanContext& context() const { return *ctx_; }
+  // The compute buffer frame `frame_id` (in flight) writes; null when the
+  // frame is not in flight or uses the fragment form.
+  VkBuffer frame_output_buffer(uint64_t frame_id, uint32_t* width, uint32_t* height) const;
 
  private:
   VulkanLatencyDevice() = default;

@@ -61,6 +61,7 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
     VulkanContextDesc desc;
     desc.device = selector.device;
     desc.validation = selector.validation;
+    desc.present = selector.present;
     return create_vulkan_latency_device(desc);
 #else
     return make_error("backend vulkan is not built (configure with -DLATLAB_VULKAN=ON)");

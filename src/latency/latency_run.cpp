@@ -106,6 +106,9 @@ struct Ctx {
   uint64_t checksum = 0;
   const FrameWorkload* workload = nullptr;  // the current block's mode's work (set per block)
   std::atomic<uint64_t> done{0};            // frames the current block has finished (progress)
+  PresentPath* present = nullptr;           // optional present path
+  uint64_t present_errors = 0;              // consumer thread only
+  std::string present_first_error;
 
   bool interrupted() const {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
@@ -136,7 +139,25 @@ void generator_frame(Ctx& c, FrameRecord& r, uint64_t id, int64_t deadline) {
 }
 
 // Consumer side of one frame. False when the device failed (recorded in ctx).
-bool consumer_frame(Ctx& c, FrameRecord& r, uint64_t id, bool was_pending) {
+// The present call right after the frame's submit; a failure leaves the
+// frame's present markers missing and the run goes on.
+void present_frame(Ctx& c, PresentRecord& p, uint64_t id) {
+  const Result<PresentTimes> t = c.present->present(id);
+  if (!t) {
+    if (c.present_errors++ == 0)
+      c.present_first_error = "frame " + std::to_string(id) + ": " + t.error().message;
+    return;
+  }
+  p.present_start_ns = t->present_start_ns;
+  p.present_end_ns = t->present_end_ns;
+  p.present = PresentRecord::kStart | PresentRecord::kEnd;
+  if (t->present_complete_ns) {
+    p.present_complete_ns = *t->present_complete_ns;
+    p.present = static_cast<uint8_t>(p.present | PresentRecord::kComplete);
+  }
+}
+
+bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool was_pending) {
   if (c.script != nullptr) {
     c.time.sleep_until(r.signal_ns + script_ns(c.script->consumer_wake_delay_ns, id));
   }
@@ -168,6 +189,7 @@ bool consumer_frame(Ctx& c, FrameRecord& r, uint64_t id, bool was_pending) {
   }
   r.submit_end_ns = submit_end;
   r.set(Marker::submit_end);
+  if (p != nullptr) present_frame(c, *p, id);
 
   const Result<GpuFrameTiming> timing = c.device.wait_frame(id);
   if (!timing) {
@@ -303,13 +325,15 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
 }
 
 // Latency path (warm-up or measured), threaded or lockstep.
-BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_id, Schedule sched,
-                            const ProgressFn& progress) {
+// `pres`: the frames' present records, empty without a present path.
+BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, std::span<PresentRecord> pres,
+                            uint64_t first_id, Schedule sched, const ProgressFn& progress) {
   return run_frame_loop(
       c, recs.size(), sched, /*measure_sleeper=*/true, progress,
       [&](uint64_t i, int64_t deadline) { generator_frame(c, recs[i], first_id + i, deadline); },
       [&](uint64_t i, bool was_pending) {
-        return consumer_frame(c, recs[i], first_id + i, was_pending);
+        return consumer_frame(c, recs[i], pres.empty() ? nullptr : &pres[i], first_id + i,
+                              was_pending);
       });
 }
 
@@ -436,8 +460,11 @@ BlockOutcome run_planned_block(Ctx& c, LatencyRun& run, const PlannedBlock& p,
   switch (p.kind) {
     case BlockKind::warmup:
     case BlockKind::measured:
-      return run_path_block(c, std::span(run.frames).subspan(p.first, p.count), first_device_frame,
-                            sched, progress);
+      return run_path_block(
+          c, std::span(run.frames).subspan(p.first, p.count),
+          run.present_frames.empty() ? std::span<PresentRecord>()
+                                     : std::span(run.present_frames).subspan(p.first, p.count),
+          first_device_frame, sched, progress);
     case BlockKind::bare_loop:
       return run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
                             first_device_frame, sched, progress);
@@ -517,6 +544,13 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
                               .subspan(m * per_mode + run.desc.warmup_frames, measured_count[m]);
     mr.total = summarize_frames(measured, ticks);
     mr.total_missing = count_missing(measured);
+    if (run.present) {
+      mr.present = summarize_present(
+          measured,
+          std::span<const PresentRecord>(run.present_frames)
+              .subspan(m * per_mode + run.desc.warmup_frames, measured_count[m]),
+          run.present->observers.size());
+    }
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
     }
@@ -591,6 +625,26 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
   return next_device_frame;
 }
 
+// Stops the screen observers and puts what each saw into the present records
+// (by device frame id); the path's description and errors into the run.
+void collect_present(LatencyRun& run, const Ctx& c, PresentPath& present) {
+  present.stop_observers();
+  run.present = present.info();
+  run.present_errors = c.present_errors;
+  run.present_first_error = c.present_first_error;
+  const size_t observers = std::min(run.present->observers.size(), kMaxScreenObservers);
+  for (const BlockResult& b : run.blocks) {
+    if (b.kind != BlockKind::warmup && b.kind != BlockKind::measured) continue;
+    for (uint64_t i = 0; i < b.frames_run; ++i) {
+      PresentRecord& p = run.present_frames[b.first_frame + i];
+      for (size_t o = 0; o < observers; ++o) {
+        if (const std::optional<int64_t> t = present.screen_ns(o, b.first_device_frame + i))
+          p.set_screen(o, *t);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
@@ -620,6 +674,12 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
 
+  c.present = env.present;
+  if (env.present != nullptr) {
+    run.present_frames.assign(run.frames.size(), PresentRecord{});
+    env.present->start_observers();
+  }
+
   if (env.mapper == nullptr) {
     run.unavailable.push_back({"clock_model", "no clock model was given to the run"});
   } else if (Result<void> started = env.mapper->start(); !started) {
@@ -646,6 +706,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     run.clock_model.reason = "no clock model was given to the run";
   }
   run.cpu_checksum = c.checksum;
+  if (env.present != nullptr) collect_present(run, c, *env.present);
 
   // Distributions, per block and over the run.
   const std::vector<uint64_t> measured_count = summarize_blocks(run, mode_count);

@@ -5,6 +5,7 @@
 
 #include "atomic_file.hpp"
 #include "latlab/latency_report.hpp"
+#include "report/present_report.hpp"
 
 namespace latlab {
 
@@ -27,7 +28,9 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
   buf += ",map_error_ns,gpu_status,fence_status,consumer_behind,device_error";
   for (size_t s = 0; s < kSeriesCount; ++s)
     fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
-  buf += ",mode\n";
+  buf += ",mode";
+  append_present_csv_header(buf, run);
+  buf += '\n';
 
   const TickFormat& ticks = run.device.ticks;
   for (const BlockResult& b : run.blocks) {
@@ -65,6 +68,7 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
       }
       buf += ',';
       buf += b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");
+      append_present_csv_row(buf, run, b.first_frame + i);
       buf += '\n';
       if (buf.size() > (1 << 15)) {
         if (Result<void> w = f.write(buf); !w) return w;

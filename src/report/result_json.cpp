@@ -5,6 +5,7 @@
 #include "latlab/host_clock.hpp"
 #include "latlab/latency_report.hpp"
 #include "report/json_parts.hpp"
+#include "report/present_report.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab {
@@ -208,6 +209,7 @@ json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& m
   mode["observers"] = {
       {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
       {"fence_latency", "CPU fence wake - signal"}};
+  mode["present"] = mode_present_to_json(run, mr);
   return mode;
 }
 
@@ -309,6 +311,7 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
     modes[run_modes[mi].name] = mode_to_json(run, mi, run_modes[mi]);
   }
   j["modes"] = modes;
+  j["present"] = present_to_json(run);
   j["diagnostics"] = diagnostics_to_json(run, meta);
   j["unavailable"] = capabilities_to_json(run.unavailable);
   return j;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "latlab/latency_report.hpp"
+#include "report/present_report.hpp"
 
 namespace latlab {
 
@@ -93,6 +94,7 @@ std::string format_run_table(const LatencyRun& run) {
     row(out, "bare_loop fence latency", run.bare_total);
     row(out, "raw clock_nanosleep lateness", run.raw_total);
   }
+  append_present_table(out, run);
   if (run.generator_wall_ns > 0) {
     fmt::format_to(it, "  generator thread CPU: {:.3f}% of a core\n",
                    100.0 * static_cast<double>(run.generator_cpu_ns) /

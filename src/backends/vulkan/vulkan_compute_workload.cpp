@@ -43,7 +43,8 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   VkBufferCreateInfo bci{};
   bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bci.size = bytes;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+              VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   if (const VkResult r = vkCreateBuffer(dev, &bci, nullptr, &w->buffer_); r != VK_SUCCESS) {
     w->buffer_ = VK_NULL_HANDLE;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/vulkan/vk_util.hpp"
@@ -83,7 +84,18 @@ struct OpenedDevice {
   VkQueue queue = VK_NULL_HANDLE;
   PFN_vkResetQueryPoolEXT reset_query_pool = nullptr;                    // null: not enabled
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps = nullptr;  // null: not enabled
+  bool swapchain = false;  // VK_KHR_swapchain enabled (desc.present and offered)
 };
+
+bool device_offers(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> props(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, props.data());
+  return std::any_of(props.begin(), props.end(), [&](const VkExtensionProperties& e) {
+    return std::string_view(e.extensionName) == name;
+  });
+}
 
 // Creates the logical device on `pd` with one queue of `family`; host query
 // reset when `host_reset`, calibrated timestamps when offered (their entry
@@ -98,6 +110,8 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, uint32_t family, const vk:
     if (probe.host_reset_ext) extensions.push_back(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
   }
   if (probe.calibrated_ext) extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+  const bool swapchain = desc.present && device_offers(pd, VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  if (swapchain) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{};
@@ -113,6 +127,7 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, uint32_t family, const vk:
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
   OpenedDevice out;
+  out.swapchain = swapchain;
   if (const VkResult r = vkCreateDevice(pd, &dci, nullptr, &out.device); r != VK_SUCCESS) {
     return vk::error("vkCreateDevice on " + probe.report.name, r);
   }
@@ -206,10 +221,11 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     ctx->validation_ = std::make_unique<Validation>();
     messenger_ci = ctx->validation_->create_info();
   }
-  auto inst = vk::make_instance(desc.max_api_version, desc.validation, &messenger_ci);
+  auto inst = vk::make_instance(desc.max_api_version, desc.validation, &messenger_ci, desc.present);
   if (!inst) return inst.error();
   if (inst->instance == VK_NULL_HANDLE) return make_error(kNoDriver);
   ctx->instance_ = inst->instance;
+  ctx->xcb_surface_ = inst->xcb_surface;
   if (desc.validation) {
     auto messenger = vk::create_messenger(ctx->instance_, messenger_ci);
     if (!messenger) return messenger.error();
@@ -249,6 +265,7 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   if (!opened) return opened.error();
   ctx->device_ = opened->device;
   ctx->queue_ = opened->queue;
+  ctx->swapchain_ = opened->swapchain;
   ctx->reset_query_pool_ = opened->reset_query_pool;
   ctx->get_calibrated_timestamps_ = opened->get_calibrated_timestamps;
   const uint32_t valid_bits = probe.report.queue_families[ctx->family_].timestamp_valid_bits;

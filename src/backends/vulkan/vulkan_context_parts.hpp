@@ -66,13 +66,16 @@ inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
 struct InstanceChoice {
   VkInstance instance = VK_NULL_HANDLE;  // null: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
   uint32_t api = 0;                      // the API version the instance was created at
+  bool xcb_surface = false;              // VK_KHR_surface + VK_KHR_xcb_surface enabled
 };
 
 // An instance at min(loader, max_api), at least 1.1; with `validation` the
 // Khronos layer, VK_EXT_debug_utils and `messenger` chained. No driver comes
 // back as a null instance, other failures as errors. The caller owns it.
+// With `surfaces`, VK_KHR_surface and VK_KHR_xcb_surface where both are offered.
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
-                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger);
+                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger,
+                                     bool surfaces = false);
 
 // The instance's devices; an error (with the driver's code) when the driver
 // fails to enumerate, so "no device" only ever means none exists.

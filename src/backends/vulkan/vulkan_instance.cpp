@@ -121,7 +121,8 @@ void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) 
 // Instance
 
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
-                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger) {
+                                     const VkDebugUtilsMessengerCreateInfoEXT* messenger,
+                                     bool surfaces) {
   uint32_t loader = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&loader) != VK_SUCCESS) loader = VK_API_VERSION_1_0;
   if (!at_least(loader, 1, 1)) {
@@ -149,6 +150,23 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
     }
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+
+  if (surfaces) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> props(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, props.data());
+    auto offered = [&](const char* name) {
+      return std::any_of(props.begin(), props.end(), [&](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, name) == 0;
+      });
+    };
+    out.xcb_surface = offered(VK_KHR_SURFACE_EXTENSION_NAME) && offered("VK_KHR_xcb_surface");
+    if (out.xcb_surface) {
+      extensions.push_back(VK_KHR_SURFACE_EXTENSION_NAME);
+      extensions.push_back("VK_KHR_xcb_surface");
+    }
   }
 
   VkApplicationInfo app{};

@@ -1,5 +1,6 @@
 // VulkanLatencyDevice: the latency engine's device interface on Vulkan.
 #include "backends/vulkan/vk_util.hpp"
+#include "backends/vulkan/vulkan_present.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -146,6 +147,22 @@ Result<GpuFrameTiming> VulkanLatencyDevice::wait_frame(uint64_t frame_id) {
   InFlight& f = slots_in_flight_[*slot];
   f = InFlight{};
   return t;
+}
+
+VkBuffer VulkanLatencyDevice::frame_output_buffer(uint64_t frame_id, uint32_t* width,
+                                                  uint32_t* height) const {
+  for (const InFlight& f : slots_in_flight_) {
+    if (f.used && f.frame_id == frame_id && !f.fragment && compute_) {
+      *width = compute_->desc().width;
+      *height = compute_->desc().height;
+      return compute_->buffer();
+    }
+  }
+  return VK_NULL_HANDLE;
+}
+
+Result<std::unique_ptr<PresentPath>> VulkanLatencyDevice::open_present(const PresentDesc& desc) {
+  return create_vulkan_present_path(*this, desc);
 }
 
 Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc) {

@@ -1,0 +1,104 @@
+// latlab run --present: see run_present.hpp.
+#include "run_present.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "latlab/present_probe.hpp"
+
+namespace latlab::cli {
+namespace {
+
+PresentDesc present_desc(const RunOptions& o) {
+  PresentDesc d;
+  d.hold_ns = std::llround(o.present_hold_ms * 1e6);
+  d.poll_period_ns = std::llround(o.present_poll_us * 1e3);
+  return d;
+}
+
+}  // namespace
+
+void add_present_options(CLI::App* sub, RunOptions* opts) {
+  sub->add_flag("--present", opts->present,
+                "Vulkan: show every latency frame in an X11 window (lowest-latency present "
+                "mode) and time present and screen (X server framebuffer observer); without a "
+                "display, present is listed unavailable and the run goes on");
+  sub->add_option("--present-poll-us", opts->present_poll_us,
+                  "With --present: the framebuffer observer's polling period (us)")
+      ->check(CLI::Range(50.0, 100'000.0))
+      ->capture_default_str();
+  sub->add_option("--present-hold-ms", opts->present_hold_ms,
+                  "With --present, a test knob: hold each frame's copy on the GPU this long after "
+                  "the present call, so it reaches the screen that much later")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+}
+
+PresentSetup probe_run_present(const RunOptions& o) {
+  PresentSetup s;
+  s.asked = o.present;
+  if (!o.present) return s;
+  if (o.backend != "vulkan") {
+    s.unavailable = "the present path needs --backend vulkan (the " + o.backend +
+                    " backend has no present path)";
+    return s;
+  }
+  DeviceSelector sel{o.backend, o.device, false, true};
+  if (Result<void> probe = probe_present_in_child(sel, present_desc(o)); !probe) {
+    s.probe_error = probe.error().message;
+    s.unavailable = s.probe_error;
+  }
+  return s;
+}
+
+void open_run_present(const RunOptions& o, LatencyDevice& device, PresentSetup& setup,
+                      std::FILE* info) {
+  if (!setup.asked || !setup.unavailable.empty()) {
+    if (setup.asked) fmt::print(info, "  present unavailable: {}\n", setup.unavailable);
+    return;
+  }
+  Result<std::unique_ptr<PresentPath>> opened = device.open_present(present_desc(o));
+  if (!opened) {
+    setup.unavailable = opened.error().message;
+    fmt::print(info, "  present unavailable: {}\n", setup.unavailable);
+    return;
+  }
+  setup.path = std::move(opened.value());
+  const PresentInfo pi = setup.path->info();
+  fmt::print(info, "  present: {} mode (offered: {}), {} swapchain images, {}\n", pi.present_mode,
+             fmt::join(pi.modes_offered, ", "), pi.swapchain_images, pi.surface);
+  for (const ScreenObserverInfo& ob : pi.observers) {
+    if (ob.available) {
+      fmt::print(info, "  screen observer {}: polled every {} us\n", ob.name,
+                 static_cast<double>(ob.poll_period_ns) / 1e3);
+    }
+  }
+  if (o.present_hold_ms > 0) {
+    fmt::print(info, "  present hold: each frame's copy held {} ms after its present call (test knob)\n",
+               o.present_hold_ms);
+  }
+}
+
+void note_present_unavailable(const PresentSetup& setup, LatencyRun& run) {
+  if (!setup.asked) return;
+  if (!setup.path) {
+    run.unavailable.push_back({"present", setup.unavailable});
+    run.unavailable.push_back({"screen", "no present path: " + setup.unavailable});
+    return;
+  }
+  if (!run.present) return;
+  if (!run.present->present_wait)
+    run.unavailable.push_back({"present_complete", run.present->present_wait_reason});
+  bool any = false;
+  for (const ScreenObserverInfo& ob : run.present->observers) {
+    if (ob.available) {
+      any = true;
+    } else {
+      run.unavailable.push_back({"screen." + ob.name, ob.reason});
+    }
+  }
+  if (!any) run.unavailable.push_back({"screen", "no screen observer could run"});
+}
+
+}  // namespace latlab::cli

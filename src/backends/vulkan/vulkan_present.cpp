@@ -1,0 +1,607 @@
+// VulkanPresentPath: see vulkan_present.hpp.
+#include "backends/vulkan/vulkan_present.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/vulkan/frame_pattern.hpp"
+#include "backends/vulkan/vk_util.hpp"
+#include "backends/vulkan/x11_framebuffer_observer.hpp"
+#include "latlab/host_clock.hpp"
+#include "latlab/host_time.hpp"
+
+#if LATLAB_HAVE_XCB
+#include <xcb/xcb.h>
+// After xcb.h: the xcb surface types need it.
+#include <vulkan/vulkan_xcb.h>
+#endif
+
+namespace latlab {
+namespace {
+
+bool device_has(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> props(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, props.data());
+  return std::any_of(props.begin(), props.end(), [&](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, name) == 0;
+  });
+}
+
+// The observers latlab does not run here, each with why: the extensions are
+// named even where the driver offers them, so nothing is silently absent.
+std::vector<ScreenObserverInfo> extension_observers(VkPhysicalDevice pd) {
+  std::vector<ScreenObserverInfo> out;
+  const auto add = [&](const char* name, const char* ext, const char* observes, const char* error) {
+    ScreenObserverInfo o;
+    o.name = name;
+    o.observes = observes;
+    o.error = error;
+    o.available = false;
+    o.reason = device_has(pd, ext) ? std::string(ext) +
+                                         " is offered by the driver, but latlab does not read it yet"
+                                   : std::string(ext) + " is not offered by the driver";
+    out.push_back(std::move(o));
+  };
+  add("vk_ext_present_timing", "VK_EXT_present_timing",
+      "the driver's reported time the image was presented (VkPastPresentationTimingEXT)",
+      "as the driver states it (present stage and time domain reported per present)");
+  add("vk_google_display_timing", "VK_GOOGLE_display_timing",
+      "the driver's actualPresentTime (vkGetPastPresentationTimingGOOGLE)",
+      "as the driver states it; no bound given by the extension");
+  add("vk_nv_low_latency2", "VK_NV_low_latency2",
+      "NVIDIA's own present and GPU times per frame (vkGetLatencyTimingsNV), kept apart from "
+      "latlab's GPU timestamps",
+      "as NVIDIA's driver reports it");
+  return out;
+}
+
+#if LATLAB_HAVE_XCB
+
+const char* mode_name(VkPresentModeKHR m) {
+  switch (m) {
+    case VK_PRESENT_MODE_IMMEDIATE_KHR:
+      return "immediate";
+    case VK_PRESENT_MODE_MAILBOX_KHR:
+      return "mailbox";
+    case VK_PRESENT_MODE_FIFO_KHR:
+      return "fifo";
+    case VK_PRESENT_MODE_FIFO_RELAXED_KHR:
+      return "fifo_relaxed";
+    default:
+      return "other";
+  }
+}
+
+// Releases held frames (PresentDesc::hold_ns): sets each frame's event at
+// its time. One thread, woken by a condition variable; no polling.
+class Holder {
+ public:
+  explicit Holder(VkDevice device) : device_(device), thread_([this] { loop(); }) {}
+  ~Holder() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void release_at(VkEvent event, int64_t at_ns) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.emplace_back(event, at_ns);
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and nothing left to release
+      const auto [event, at] = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      host_sleep_until(at);
+      vkSetEvent(device_, event);
+      lock.lock();
+    }
+  }
+  VkDevice device_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<VkEvent, int64_t>> queue_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
+class VulkanPresentPath final : public PresentPath {
+ public:
+  VulkanPresentPath(VulkanLatencyDevice& dev, const PresentDesc& desc)
+      : dev_(dev), ctx_(dev.context()), desc_(desc) {}
+  ~VulkanPresentPath() override;
+
+  Result<void> init();
+  PresentInfo info() const override { return info_; }
+  Result<PresentTimes> present(uint64_t frame_id) override;
+  void start_observers() override {
+    if (observer_) observer_->start();
+  }
+  void stop_observers() override;
+  std::optional<int64_t> screen_ns(size_t observer, uint64_t frame_id) const override {
+    if (observer != 0 || !observer_) return std::nullopt;
+    return observer_->first_seen(frame_id);
+  }
+
+ private:
+  Result<void> connect_window();
+  Result<void> make_surface();
+  Result<void> make_swapchain();
+  Result<void> make_frame_objects();
+  void record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id);
+
+  VulkanLatencyDevice& dev_;
+  const VulkanContext& ctx_;
+  PresentDesc desc_;
+  PresentInfo info_;
+  std::string display_;
+
+  xcb_connection_t* xcb_ = nullptr;
+  xcb_window_t window_ = 0;
+  VkSurfaceKHR surface_ = VK_NULL_HANDLE;
+  VkSwapchainKHR swapchain_ = VK_NULL_HANDLE;
+  VkExtent2D extent_{};
+  std::vector<VkImage> images_;
+  std::vector<VkSemaphore> rendered_;  // per image: the copy finished, present may go
+  VkSemaphore acquired_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;  // the last copy's; signalled when none is in flight
+  VkBuffer pattern_ = VK_NULL_HANDLE;
+  VkDeviceMemory pattern_memory_ = VK_NULL_HANDLE;
+  uint32_t* pattern_pixels_ = nullptr;  // mapped
+  VkEvent hold_event_ = VK_NULL_HANDLE;
+  std::unique_ptr<Holder> holder_;
+  std::unique_ptr<X11FramebufferObserver> observer_;
+  PFN_vkQueuePresentKHR queue_present_ = nullptr;
+  PFN_vkAcquireNextImageKHR acquire_ = nullptr;
+};
+
+Result<void> VulkanPresentPath::connect_window() {
+  const char* env = std::getenv("DISPLAY");
+  display_ = !desc_.display.empty() ? desc_.display : (env != nullptr ? env : "");
+  if (display_.empty()) return make_error("no X display: DISPLAY is not set");
+  if (!ctx_.xcb_surface_enabled()) {
+    return make_error("the Vulkan instance offers no VK_KHR_xcb_surface (or the context was made "
+                      "without VulkanContextDesc::present)");
+  }
+  if (!ctx_.swapchain_enabled()) {
+    return make_error("the device offers no VK_KHR_swapchain (or the context was made without "
+                      "VulkanContextDesc::present)");
+  }
+  int screen_index = 0;
+  xcb_ = xcb_connect(display_.c_str(), &screen_index);
+  if (xcb_ == nullptr || xcb_connection_has_error(xcb_) != 0) {
+    return make_error("cannot connect to X display " + display_ + " (xcb_connect failed)");
+  }
+  // NVIDIA's X11 WSI crashed against an X server without GLX (Xvfb on the
+  // H200): look before any surface is made.
+  if (ctx_.properties().vendorID == 0x10DE) {
+    xcb_query_extension_reply_t* glx = xcb_query_extension_reply(
+        xcb_, xcb_query_extension(xcb_, 3, "GLX"), nullptr);
+    const bool has_glx = glx != nullptr && glx->present != 0;
+    std::free(glx);
+    if (!has_glx) {
+      return make_error("X display " + display_ +
+                        " has no GLX extension, which NVIDIA's Vulkan X11 WSI needs (it crashed "
+                        "without it); present through an X server with GLX");
+    }
+  }
+  const xcb_setup_t* setup = xcb_get_setup(xcb_);
+  xcb_screen_iterator_t it = xcb_setup_roots_iterator(setup);
+  for (int i = 0; i < screen_index && it.rem > 0; ++i) xcb_screen_next(&it);
+  if (it.rem == 0) return make_error("X display " + display_ + " has no screen");
+  const xcb_screen_t* screen = it.data;
+  window_ = xcb_generate_id(xcb_);
+  const uint32_t mask = XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT;
+  const uint32_t values[] = {screen->black_pixel, 1};  // no window manager moves it
+  xcb_create_window(xcb_, XCB_COPY_FROM_PARENT, window_, screen->root, 0, 0,
+                    static_cast<uint16_t>(desc_.width), static_cast<uint16_t>(desc_.height), 0,
+                    XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, mask, values);
+  static constexpr char kTitle[] = "latlab present";
+  xcb_change_property(xcb_, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
+                      sizeof kTitle - 1, kTitle);
+  xcb_map_window(xcb_, window_);
+  // A round trip: the window exists and is mapped before the surface.
+  xcb_get_geometry_reply_t* g =
+      xcb_get_geometry_reply(xcb_, xcb_get_geometry(xcb_, window_), nullptr);
+  if (g == nullptr) return make_error("the X window could not be created on " + display_);
+  std::free(g);
+  return {};
+}
+
+Result<void> VulkanPresentPath::make_surface() {
+  auto create = reinterpret_cast<PFN_vkCreateXcbSurfaceKHR>(
+      vkGetInstanceProcAddr(ctx_.instance(), "vkCreateXcbSurfaceKHR"));
+  if (create == nullptr) return make_error("vkCreateXcbSurfaceKHR is not available");
+  VkXcbSurfaceCreateInfoKHR sci{};
+  sci.sType = VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR;
+  sci.connection = xcb_;
+  sci.window = window_;
+  if (const VkResult r = create(ctx_.instance(), &sci, nullptr, &surface_); r != VK_SUCCESS) {
+    surface_ = VK_NULL_HANDLE;
+    return vk::error("vkCreateXcbSurfaceKHR", r);
+  }
+  VkBool32 supported = VK_FALSE;
+  if (const VkResult r = vkGetPhysicalDeviceSurfaceSupportKHR(
+          ctx_.physical_device(), ctx_.queue_family(), surface_, &supported);
+      r != VK_SUCCESS) {
+    return vk::error("vkGetPhysicalDeviceSurfaceSupportKHR", r);
+  }
+  if (supported != VK_TRUE) {
+    return make_error("queue family " + std::to_string(ctx_.queue_family()) +
+                      " cannot present to this X11 surface");
+  }
+  return {};
+}
+
+Result<void> VulkanPresentPath::make_swapchain() {
+  VkPhysicalDevice pd = ctx_.physical_device();
+  VkSurfaceCapabilitiesKHR caps{};
+  if (const VkResult r = vkGetPhysicalDeviceSurfaceCapabilitiesKHR(pd, surface_, &caps);
+      r != VK_SUCCESS) {
+    return vk::error("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r);
+  }
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0) {
+    return make_error("the surface's images cannot be transfer destinations");
+  }
+  uint32_t n = 0;
+  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_, &n, nullptr);
+  std::vector<VkSurfaceFormatKHR> formats(n);
+  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_, &n, formats.data());
+  const auto format = std::find_if(formats.begin(), formats.end(), [](const VkSurfaceFormatKHR& f) {
+    return f.format == VK_FORMAT_B8G8R8A8_UNORM || f.format == VK_FORMAT_R8G8B8A8_UNORM ||
+           f.format == VK_FORMAT_B8G8R8A8_SRGB || f.format == VK_FORMAT_R8G8B8A8_SRGB;
+  });
+  if (format == formats.end()) return make_error("the surface offers no 8-bit RGBA/BGRA format");
+
+  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_, &n, nullptr);
+  std::vector<VkPresentModeKHR> modes(n);
+  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_, &n, modes.data());
+  VkPresentModeKHR mode = VK_PRESENT_MODE_FIFO_KHR;  // always offered
+  for (const VkPresentModeKHR want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR}) {
+    if (std::find(modes.begin(), modes.end(), want) != modes.end()) mode = want;
+  }
+  for (const VkPresentModeKHR m : modes) info_.modes_offered.emplace_back(mode_name(m));
+  info_.present_mode = mode_name(mode);
+
+  extent_ = caps.currentExtent;
+  if (extent_.width == UINT32_MAX) extent_ = {desc_.width, desc_.height};
+  uint32_t count = std::max(caps.minImageCount, 2u);
+  if (caps.maxImageCount != 0) count = std::min(count, caps.maxImageCount);
+  VkCompositeAlphaFlagBitsKHR alpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+  if ((caps.supportedCompositeAlpha & alpha) == 0) {
+    alpha = static_cast<VkCompositeAlphaFlagBitsKHR>(caps.supportedCompositeAlpha &
+                                                     (~caps.supportedCompositeAlpha + 1));
+  }
+  VkSwapchainCreateInfoKHR sci{};
+  sci.sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR;
+  sci.surface = surface_;
+  sci.minImageCount = count;
+  sci.imageFormat = format->format;
+  sci.imageColorSpace = format->colorSpace;
+  sci.imageExtent = extent_;
+  sci.imageArrayLayers = 1;
+  sci.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  sci.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  sci.preTransform = caps.currentTransform;
+  sci.compositeAlpha = alpha;
+  sci.presentMode = mode;
+  sci.clipped = VK_FALSE;  // the observer reads these pixels back
+  if (const VkResult r = vkCreateSwapchainKHR(ctx_.device(), &sci, nullptr, &swapchain_);
+      r != VK_SUCCESS) {
+    swapchain_ = VK_NULL_HANDLE;
+    return vk::error("vkCreateSwapchainKHR", r);
+  }
+  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_, &n, nullptr);
+  images_.resize(n);
+  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_, &n, images_.data());
+  info_.swapchain_images = n;
+  return {};
+}
+
+Result<void> VulkanPresentPath::make_frame_objects() {
+  VkDevice d = ctx_.device();
+  VkSemaphoreCreateInfo sem{};
+  sem.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  if (const VkResult r = vkCreateSemaphore(d, &sem, nullptr, &acquired_); r != VK_SUCCESS)
+    return vk::error("vkCreateSemaphore", r);
+  rendered_.assign(images_.size(), VK_NULL_HANDLE);
+  for (VkSemaphore& s : rendered_) {
+    if (const VkResult r = vkCreateSemaphore(d, &sem, nullptr, &s); r != VK_SUCCESS)
+      return vk::error("vkCreateSemaphore", r);
+  }
+  VkCommandPoolCreateInfo pci{};
+  pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = ctx_.queue_family();
+  if (const VkResult r = vkCreateCommandPool(d, &pci, nullptr, &pool_); r != VK_SUCCESS)
+    return vk::error("vkCreateCommandPool", r);
+  VkCommandBufferAllocateInfo cai{};
+  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  if (const VkResult r = vkAllocateCommandBuffers(d, &cai, &cmd_); r != VK_SUCCESS)
+    return vk::error("vkAllocateCommandBuffers", r);
+  VkFenceCreateInfo fci{};
+  fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  fci.flags = VK_FENCE_CREATE_SIGNALED_BIT;
+  if (const VkResult r = vkCreateFence(d, &fci, nullptr, &fence_); r != VK_SUCCESS)
+    return vk::error("vkCreateFence", r);
+
+  VkBufferCreateInfo bci{};
+  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bci.size = VkDeviceSize{frame_pattern::kWidth} * frame_pattern::kHeight * 4;
+  bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (const VkResult r = vkCreateBuffer(d, &bci, nullptr, &pattern_); r != VK_SUCCESS)
+    return vk::error("vkCreateBuffer", r);
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(d, pattern_, &req);
+  auto type = ctx_.find_memory_type(
+      req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  if (!type) return type.error();
+  VkMemoryAllocateInfo mai{};
+  mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = *type;
+  if (const VkResult r = vkAllocateMemory(d, &mai, nullptr, &pattern_memory_); r != VK_SUCCESS)
+    return vk::error("vkAllocateMemory", r);
+  vkBindBufferMemory(d, pattern_, pattern_memory_, 0);
+  void* mapped = nullptr;
+  if (const VkResult r = vkMapMemory(d, pattern_memory_, 0, VK_WHOLE_SIZE, 0, &mapped);
+      r != VK_SUCCESS)
+    return vk::error("vkMapMemory", r);
+  pattern_pixels_ = static_cast<uint32_t*>(mapped);
+
+  if (desc_.hold_ns > 0) {
+    VkEventCreateInfo eci{};
+    eci.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
+    if (const VkResult r = vkCreateEvent(d, &eci, nullptr, &hold_event_); r != VK_SUCCESS)
+      return vk::error("vkCreateEvent", r);
+    holder_ = std::make_unique<Holder>(d);
+  }
+  queue_present_ = reinterpret_cast<PFN_vkQueuePresentKHR>(
+      vkGetDeviceProcAddr(d, "vkQueuePresentKHR"));
+  acquire_ = reinterpret_cast<PFN_vkAcquireNextImageKHR>(
+      vkGetDeviceProcAddr(d, "vkAcquireNextImageKHR"));
+  if (queue_present_ == nullptr || acquire_ == nullptr)
+    return make_error("the swapchain entry points are not available");
+  return {};
+}
+
+Result<void> VulkanPresentPath::init() {
+  if (desc_.width < frame_pattern::kWidth || desc_.height < frame_pattern::kHeight) {
+    return make_error("the present window must be at least " +
+                      std::to_string(frame_pattern::kWidth) + "x" +
+                      std::to_string(frame_pattern::kHeight) + " (the frame-id pattern)");
+  }
+  info_.api = "vulkan";
+  info_.hold_ns = desc_.hold_ns;
+  info_.present_wait = false;
+  info_.present_wait_reason =
+      device_has(ctx_.physical_device(), "VK_KHR_present_wait")
+          ? "VK_KHR_present_wait is offered by the driver, but latlab does not enable it yet"
+          : "VK_KHR_present_wait is not offered by the driver";
+  if (auto r = connect_window(); !r) return r;
+  if (auto r = make_surface(); !r) return r;
+  if (auto r = make_swapchain(); !r) return r;
+  if (auto r = make_frame_objects(); !r) return r;
+  info_.surface = "VK_KHR_xcb_surface, window " + std::to_string(extent_.width) + "x" +
+                  std::to_string(extent_.height) + " at 0,0 on X display " + display_;
+  info_.image_content =
+      "the frame-id pattern (32 cells of 8x8 px, complement row below) over the frame's "
+      "compute result (raw bytes of its storage buffer; black under the pattern for the "
+      "fragment form), copied after the frame's passes";
+
+  ScreenObserverInfo fb = X11FramebufferObserver::describe(desc_.poll_period_ns);
+  auto obs = X11FramebufferObserver::create(display_, window_, desc_.poll_period_ns);
+  if (obs) {
+    observer_ = std::move(obs.value());
+    fb.available = true;
+  } else {
+    fb.reason = obs.error().message;
+  }
+  info_.observers.push_back(std::move(fb));
+  for (ScreenObserverInfo& o : extension_observers(ctx_.physical_device()))
+    info_.observers.push_back(std::move(o));
+  return {};
+}
+
+void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id) {
+  if (hold_event_ != VK_NULL_HANDLE) {
+    vkCmdWaitEvents(cmd, 1, &hold_event_, VK_PIPELINE_STAGE_HOST_BIT,
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
+  }
+  uint32_t work_w = 0;
+  uint32_t work_h = 0;
+  VkBuffer result = dev_.frame_output_buffer(frame_id, &work_w, &work_h);
+
+  VkImageMemoryBarrier to_dst{};
+  to_dst.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  to_dst.srcAccessMask = 0;
+  to_dst.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_dst.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  to_dst.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  to_dst.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_dst.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_dst.image = images_[image];
+  to_dst.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  // The frame's passes wrote `result` in an earlier submission: make those
+  // writes visible to this copy.
+  VkMemoryBarrier written{};
+  written.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  written.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  written.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &written, 0, nullptr, 1, &to_dst);
+  VkClearColorValue black{};
+  black.float32[3] = 1.0f;
+  vkCmdClearColorImage(cmd, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1,
+                       &to_dst.subresourceRange);
+  VkMemoryBarrier cleared{};
+  cleared.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  cleared.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                       &cleared, 0, nullptr, 0, nullptr);
+  std::vector<VkBufferImageCopy> regions;
+  if (result != VK_NULL_HANDLE && extent_.height > frame_pattern::kHeight) {
+    // The result's bytes as 4-byte texels: 4 per vec4 element.
+    VkBufferImageCopy r{};
+    r.bufferRowLength = 4 * work_w;
+    r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
+    r.imageExtent = {std::min(extent_.width, 4 * work_w),
+                     std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
+    vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &r);
+  }
+  VkBufferImageCopy p{};
+  p.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  p.imageExtent = {frame_pattern::kWidth, frame_pattern::kHeight, 1};
+  vkCmdCopyBufferToImage(cmd, pattern_, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &p);
+
+  VkImageMemoryBarrier to_present = to_dst;
+  to_present.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_present.dstAccessMask = 0;
+  to_present.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  to_present.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+  // Later frames' passes write `result` again only after this copy read it.
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       0, 0, nullptr, 0, nullptr, 1, &to_present);
+}
+
+Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
+  VkDevice d = ctx_.device();
+  // At most one frame in flight: the previous copy is done before this one.
+  if (const VkResult r = vkWaitForFences(d, 1, &fence_, VK_TRUE, 10'000'000'000ull);
+      r != VK_SUCCESS) {
+    return vk::error("vkWaitForFences (previous present copy)", r);
+  }
+  uint32_t image = 0;
+  const VkResult acq = acquire_(d, swapchain_, 1'000'000'000ull, acquired_, VK_NULL_HANDLE, &image);
+  if (acq != VK_SUCCESS && acq != VK_SUBOPTIMAL_KHR) return vk::error("vkAcquireNextImageKHR", acq);
+  vkResetFences(d, 1, &fence_);
+  if (hold_event_ != VK_NULL_HANDLE) vkResetEvent(d, hold_event_);
+  if (observer_) observer_->note_presented(frame_id);
+  for (uint32_t y = 0; y < frame_pattern::kHeight; ++y) {
+    for (uint32_t x = 0; x < frame_pattern::kWidth; ++x)
+      pattern_pixels_[y * frame_pattern::kWidth + x] = frame_pattern::pixel(frame_id, x, y);
+  }
+
+  vkResetCommandBuffer(cmd_, 0);
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cmd_, &bi);
+  record_copy(cmd_, image, frame_id);
+  if (const VkResult r = vkEndCommandBuffer(cmd_); r != VK_SUCCESS)
+    return vk::error("vkEndCommandBuffer (present copy)", r);
+
+  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.waitSemaphoreCount = 1;
+  si.pWaitSemaphores = &acquired_;
+  si.pWaitDstStageMask = &wait_stage;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &rendered_[image];
+  VkPresentInfoKHR pi{};
+  pi.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR;
+  pi.waitSemaphoreCount = 1;
+  pi.pWaitSemaphores = &rendered_[image];
+  pi.swapchainCount = 1;
+  pi.pSwapchains = &swapchain_;
+  pi.pImageIndices = &image;
+
+  PresentTimes t;
+  VkResult pr = VK_SUCCESS;
+  {
+    std::lock_guard lock(ctx_.queue_mutex());
+    if (const VkResult r = vkQueueSubmit(ctx_.queue(), 1, &si, fence_); r != VK_SUCCESS)
+      return vk::error("vkQueueSubmit (present copy)", r);
+    t.present_start_ns = host_now_ns();
+    if (holder_) holder_->release_at(hold_event_, t.present_start_ns + desc_.hold_ns);
+    pr = queue_present_(ctx_.queue(), &pi);
+    t.present_end_ns = host_now_ns();
+  }
+  if (pr != VK_SUCCESS && pr != VK_SUBOPTIMAL_KHR) return vk::error("vkQueuePresentKHR", pr);
+  return t;
+}
+
+void VulkanPresentPath::stop_observers() {
+  // The last frame's copy first, then a moment for it to reach the screen.
+  if (fence_ != VK_NULL_HANDLE) vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, 10'000'000'000ull);
+  if (observer_) {
+    observer_->stop(std::max<int64_t>(50'000'000, 20 * desc_.poll_period_ns));
+    info_.observers[0] = observer_->info();
+  }
+}
+
+VulkanPresentPath::~VulkanPresentPath() {
+  VkDevice d = ctx_.device();
+  observer_.reset();
+  {
+    std::lock_guard lock(ctx_.queue_mutex());
+    vkQueueWaitIdle(ctx_.queue());
+  }
+  holder_.reset();
+  if (hold_event_ != VK_NULL_HANDLE) vkDestroyEvent(d, hold_event_, nullptr);
+  if (pattern_memory_ != VK_NULL_HANDLE) vkFreeMemory(d, pattern_memory_, nullptr);
+  if (pattern_ != VK_NULL_HANDLE) vkDestroyBuffer(d, pattern_, nullptr);
+  if (fence_ != VK_NULL_HANDLE) vkDestroyFence(d, fence_, nullptr);
+  if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(d, pool_, nullptr);
+  for (VkSemaphore s : rendered_) {
+    if (s != VK_NULL_HANDLE) vkDestroySemaphore(d, s, nullptr);
+  }
+  if (acquired_ != VK_NULL_HANDLE) vkDestroySemaphore(d, acquired_, nullptr);
+  if (swapchain_ != VK_NULL_HANDLE) vkDestroySwapchainKHR(d, swapchain_, nullptr);
+  if (surface_ != VK_NULL_HANDLE) vkDestroySurfaceKHR(ctx_.instance(), surface_, nullptr);
+  if (xcb_ != nullptr) {
+    if (window_ != 0) xcb_destroy_window(xcb_, window_);
+    xcb_disconnect(xcb_);
+  }
+}
+
+#endif  // LATLAB_HAVE_XCB
+
+}  // namespace
+
+Result<std::unique_ptr<PresentPath>> create_vulkan_present_path(VulkanLatencyDevice& device,
+                                                                const PresentDesc& desc) {
+#if LATLAB_HAVE_XCB
+  auto path = std::make_unique<VulkanPresentPath>(device, desc);
+  if (Result<void> r = path->init(); !r) return r.error();
+  return std::unique_ptr<PresentPath>(std::move(path));
+#else
+  (void)device;
+  (void)desc;
+  (void)&extension_observers;
+  return make_error("latlab was built without xcb (libxcb1-dev, libxcb-shm0-dev): no X11 present path");
+#endif
+}
+
+}  // namespace latlab

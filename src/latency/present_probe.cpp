@@ -1,0 +1,137 @@
+#include "latlab/present_probe.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "latlab/host_clock.hpp"
+
+namespace latlab {
+namespace {
+
+void say(int fd, const std::string& line) {
+  const std::string s = line + "\n";
+  size_t off = 0;
+  while (off < s.size()) {
+    const ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+// The child: every step is announced first, so a crash names its step.
+[[noreturn]] void child(int fd, DeviceSelector selector, const PresentDesc& desc) {
+  selector.present = true;
+  say(fd, "step opening the device");
+  auto dev = open_latency_device(selector);
+  if (!dev) {
+    say(fd, "error " + dev.error().message);
+    _exit(3);
+  }
+  say(fd, "step making the X11 window, surface and swapchain");
+  auto present = (*dev)->open_present(desc);
+  if (!present) {
+    say(fd, "error " + present.error().message);
+    _exit(3);
+  }
+  say(fd, "step presenting one frame");
+  const FrameWorkload work;
+  if (auto s = (*dev)->submit_frame(0, work); !s) {
+    say(fd, "error " + s.error().message);
+    _exit(3);
+  }
+  if (auto p = (*present)->present(0); !p) {
+    say(fd, "error vkQueuePresentKHR: " + p.error().message);
+    _exit(3);
+  }
+  if (auto w = (*dev)->wait_frame(0); !w) {
+    say(fd, "error " + w.error().message);
+    _exit(3);
+  }
+  say(fd, "step tearing down");
+  present->reset();
+  dev->reset();
+  say(fd, "ok");
+  _exit(0);
+}
+
+}  // namespace
+
+Result<void> probe_present_in_child(const DeviceSelector& selector, const PresentDesc& desc,
+                                    int64_t timeout_ns) {
+  const char* env = std::getenv("DISPLAY");
+  if (desc.display.empty() && (env == nullptr || *env == '\0'))
+    return make_error("no X display: DISPLAY is not set");
+  int fds[2];
+  if (pipe(fds) != 0) return make_error(std::string("pipe failed: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return make_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child(fds[1], selector, desc);
+  }
+  close(fds[1]);
+  std::string text;
+  const int64_t end = host_now_ns() + timeout_ns;
+  bool timed_out = false;
+  for (;;) {
+    const int64_t left_ms = (end - host_now_ns()) / 1'000'000;
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;  // the child exited (or closed the pipe)
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // The last step announced, and the child's error line if it gave one.
+  std::string step = "starting";
+  std::string error;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const std::string line = text.substr(pos, nl == std::string::npos ? nl : nl - pos);
+    if (line.rfind("step ", 0) == 0) step = line.substr(5);
+    if (line.rfind("error ", 0) == 0) error = line.substr(6);
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  if (timed_out) {
+    return make_error("the present probe (a child process) did not finish within " +
+                      std::to_string(timeout_ns / 1'000'000'000) + " s while " + step +
+                      "; it was killed");
+  }
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return make_error("the present probe (a child process) was killed by signal " +
+                      std::to_string(sig) + " (" + strsignal(sig) + ") while " + step +
+                      ": presenting here would crash");
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  if (!error.empty()) return make_error(error);
+  return make_error("the present probe (a child process) failed while " + step + " (exit status " +
+                    std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+}
+
+}  // namespace latlab
