@@ -6,7 +6,8 @@
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
-# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA).
+# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
+# (OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -82,6 +83,16 @@ if has clocks; then
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
+fi
+if has gl; then
+  log "OpenGL through EGL: tests, baseline and latency runs, calibrate-load, clocks"
+  T ${GL_TEST_S:-120} "$B/latlab_opengl_tests" > gl_tests.txt 2>&1; echo "rc=$?" >> gl_tests.txt
+  T 60 "$B/latlab" run --backend gl --validation --mode baseline --frames ${GL_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
+    --out gl_baseline.json --frames-csv gl_baseline_frames.csv > gl_baseline.txt 2>&1; echo "rc=$?" >> gl_baseline.txt
+  T 90 "$B/latlab" run --backend gl --mode latency --frames ${GL_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
+    --out gl_latency.json > gl_latency.txt 2>&1; echo "rc=$?" >> gl_latency.txt
+  T 40 "$B/latlab" calibrate-load --backend gl --json > gl_load.json 2> gl_load.log; echo "rc=$?" >> gl_load.log
+  T 45 "$B/latlab" clocks --backend gl --seconds ${GL_CLOCKS_S:-30} --interval-ms 100 --json > clocks-gl.json 2> clocks-gl.log
 fi
 if has present; then
   log "present: headless, then against a carried Xvfb (bench/device/pack_xvfb.sh -> .xvfb)"

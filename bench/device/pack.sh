@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs stripped release binaries, the shared libraries the GPU machine lacks
-# (fmt, Google Benchmark) and the Khronos validation layer into .devbin/, which
+# Packs stripped release binaries, the shared libraries the GPU machine may
+# lack and the Khronos validation layer into .devbin/, which
 # the device tool carries (`carry: [".devbin", ".gl"]`).
 set -euo pipefail
 b=${1:-build/release}
@@ -8,10 +8,16 @@ rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
 for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests bench/cuda_vs_events bench/latlab_bench; do
   [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
 done
-cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .devbin/lib/
-# latlab links xcb (the present path); the GPU machine may have no X libraries.
-for l in libxcb.so.1 libxcb-shm.so.0 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0; do
-  cp -L /usr/lib/x86_64-linux-gnu/$l .devbin/lib/
+# Every shared library the packed binaries link that the GPU machine may lack
+# (fmt, Google Benchmark, SQLite, libpq and its TLS/Kerberos/LDAP chain, the X
+# libraries of the present path), but never libc's family, the C++ runtime,
+# or the GPU's own loaders and drivers (Vulkan, EGL/GL, CUDA): those come from
+# the machine or from .gl.
+skip='/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s|libvulkan|libEGL|libGL[A-Za-z]*|libOpenGL|libglvnd[^/]*|libcuda[^/]*|libcudart[^/]*|libcupti[^/]*)\.so'
+for bin in .devbin/*; do
+  [[ -f $bin && -x $bin ]] || continue
+  ldd "$bin" | awk '$3 ~ /^\// {print $3}' | grep -vE "$skip" |
+    while read -r lib; do cp -Ln "$lib" .devbin/lib/ 2>/dev/null || true; done
 done
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \

@@ -89,10 +89,8 @@ int64_t SimClock::true_host_ns_unwrapped(uint64_t unwrapped_ticks) const {
 int64_t SimClock::true_host_ns(uint64_t raw_ticks, int64_t near_host_ns) const {
   const TickFormat& f = desc_.ticks;
   const uint64_t near = device_ticks_unwrapped_at(near_host_ns);
-  uint64_t d = (raw_ticks - near) & f.mask();
-  if (f.valid_bits < 64 && d >= (1ull << (f.valid_bits - 1)))
-    d -= 1ull << f.valid_bits;  // modular: negative
-  return true_host_ns_unwrapped(near + d);
+  // The wrap occurrence nearest `near`: a signed, wrap-aware distance.
+  return true_host_ns_unwrapped(near + static_cast<uint64_t>(f.signed_delta(near, raw_ticks)));
 }
 
 }  // namespace latlab
