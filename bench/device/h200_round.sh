@@ -39,8 +39,8 @@ if has vulkan; then
 fi
 if has cuda; then
   log "cuda tests"
-  LATLAB_BINARY=$B/latlab "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt  # CLI tests run $B/latlab
-  "$B/cuda_vs_events" --reps 200 > cuda_vs_events.txt 2>&1; echo "rc=$?" >> cuda_vs_events.txt
+  T ${CUDA_TEST_S:-150} env LATLAB_BINARY=$B/latlab "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt  # CLI tests run $B/latlab
+  T ${CUDA_VS_EVENTS_S:-120} "$B/cuda_vs_events" --reps 200 > cuda_vs_events.txt 2>&1; echo "rc=$?" >> cuda_vs_events.txt
 fi
 if has load; then
   log "calibrate-load"

@@ -13,10 +13,10 @@ done
 # libraries of the present path), but never libc's family, the C++ runtime,
 # or the GPU's own loaders and drivers (Vulkan, EGL/GL, CUDA): those come from
 # the machine or from .gl.
-skip='/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s|libvulkan|libEGL|libGL[A-Za-z]*|libOpenGL|libglvnd[^/]*|libcuda[^/]*|libcudart[^/]*|libcupti[^/]*)\.so'
+skip='/(libc|libm|libpthread|libdl|librt|libresolv|libnss[^/]*|ld-linux[^/]*|libstdc\+\+|libgcc_s|libvulkan|libEGL|libGL[A-Za-z]*|libOpenGL|libglvnd[^/]*|libcuda[^/]*|libcudart[^/]*|libcupti[^/]*)\.so'
 for bin in .devbin/*; do
   [[ -f $bin && -x $bin ]] || continue
-  ldd "$bin" | awk '$3 ~ /^\// {print $3}' | grep -vE "$skip" |
+  ldd "$bin" | awk '$3 ~ /^\// {print $3}' | { grep -vE "$skip" || true; } |
     while read -r lib; do cp -Ln "$lib" .devbin/lib/ 2>/dev/null || true; done
 done
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
