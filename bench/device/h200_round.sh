@@ -28,6 +28,7 @@ cd "$R"
 
 if has vulkan; then
   log "vulkan tests (one process, then one process per test)"
+  export LATLAB_BINARY=$B/latlab  # the CLI tests run the packed binary
   T ${VULKAN_TEST_S:-45} "$B/latlab_vulkan_tests" > vulkan_tests.txt 2>&1; echo "rc=$?" >> vulkan_tests.txt
   if [[ -n ${VULKAN_PER_PROCESS:-} ]]; then
     for t in $("$B/latlab_vulkan_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do

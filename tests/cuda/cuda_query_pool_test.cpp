@@ -271,6 +271,7 @@ TEST_F(CudaPoolTest, DisposeWaitsForQueuedStamps) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     (*gate)->open();
   });
+  pool.slots.reset();  // the pool holds the last reference: disposing it destroys the slots
   const int64_t t0 = host_now_ns();
   pool->dispose();  // must not free the slots while the stamps are queued
   const int64_t waited = host_now_ns() - t0;
