@@ -3,10 +3,11 @@
 #                writing latlab-result.json and the HTML report latlab-report.html
 #   make test  - install, build (dev, warnings as errors), run every test (ctest)
 # Also: make install-check - plain CMake build, install, example built against it
+#       make fuzz - libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS (default 60) each
 SHELL := /bin/bash
 export XDG_RUNTIME_DIR ?= /tmp/latlab-xdg-$(shell id -u)
 
-.PHONY: run test deps build build-dev asan tsan bench install-check clean
+.PHONY: run test deps build build-dev asan tsan fuzz bench install-check clean
 
 deps:
 	@scripts/install-deps.sh
@@ -35,6 +36,11 @@ tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan
 	ctest --preset tsan
+
+fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
+	bench/fuzz/run.sh
 
 bench: build
 	build/release/bench/latlab_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

@@ -12,6 +12,7 @@ packages=(
   libsqlite3-dev libpq-dev postgresql
   chromium  # the HTML report's browser test (tests/e2e/report_browser_test.cpp)
   libxcb1-dev libxcb-shm0-dev xvfb x11-apps
+  clang libclang-rt-14-dev  # make fuzz: clang 14 and its libFuzzer/sanitizer runtimes
 )
 
 missing=()

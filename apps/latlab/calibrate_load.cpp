@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/latency_report.hpp"
@@ -38,17 +39,6 @@ constexpr const char* kFooter =
     "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad "
     "usage\n"
     "(also a --device that matches nothing); 3 no device, or it cannot time GPU work.";
-
-bool parse_size(const std::string& text, uint32_t& w, uint32_t& h) {
-  unsigned long a = 0, b = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
-    return false;
-  if (a == 0 || b == 0 || a > 16384 || b > 16384) return false;
-  w = static_cast<uint32_t>(a);
-  h = static_cast<uint32_t>(b);
-  return true;
-}
 
 std::string step_line(const LoadCalibrationStep& s) {
   return fmt::format(
@@ -84,13 +74,16 @@ nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCal
 // The calibration settings from the options; false (after a usage message)
 // when --size is not WxH.
 bool desc_of(const Options& o, LoadCalibrationDesc& desc) {
-  if (!parse_size(o.size, desc.width, desc.height)) {
+  const auto size = parse_calibrate_size(o.size);
+  if (!size) {
     std::fprintf(stderr,
                  "latlab calibrate-load: --size must be WxH with 1..16384 pixels each (e.g. "
                  "1920x1080), got '%s'\n",
                  o.size.c_str());
     return false;
   }
+  desc.width = size->first;
+  desc.height = size->second;
   desc.target_ms = o.target_ms;
   desc.tolerance = o.tolerance;
   desc.form = o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;

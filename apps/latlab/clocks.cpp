@@ -14,6 +14,7 @@
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
 #include "report/json_parts.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -29,12 +30,6 @@ struct ClocksOptions {
   bool json = false;
   double sim_drift_ppm = 0.0;  // hidden: SimClock without the factory (tests)
 };
-
-nlohmann::ordered_json to_json(const Distribution& d) {
-  return {{"count", d.count}, {"missing", d.missing}, {"mean", d.mean}, {"stddev", d.stddev},
-          {"min", d.min},     {"p50", d.p50},         {"p90", d.p90},   {"p95", d.p95},
-          {"p99", d.p99},     {"p999", d.p999},       {"max", d.max}};
-}
 
 std::string dist_line(const Distribution& d) {
   if (d.empty()) return fmt::format("no samples ({} missing)", d.missing);
@@ -62,10 +57,12 @@ void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
   const Distribution& m = r.model_error_us;
   const Distribution& s = r.single_pair_error_us;
   fmt::print("  {:<8} {:>22} {:>22}\n", "", "drift-corrected model", "single start-up pair");
-  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "mean", m.mean, s.mean);
-  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "p50", m.p50, s.p50);
-  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "min", m.min, s.min);
-  fmt::print("  {:<8} {:>22.3f} {:>22.3f}\n", "max", m.max, s.max);
+  // An empty distribution has no statistics: "-", never 0.
+  auto cell = [](const Distribution& d, double v) { return d.empty() ? std::string("-") : fmt::format("{:.3f}", v); };
+  fmt::print("  {:<8} {:>22} {:>22}\n", "mean", cell(m, m.mean), cell(s, s.mean));
+  fmt::print("  {:<8} {:>22} {:>22}\n", "p50", cell(m, m.p50), cell(s, s.p50));
+  fmt::print("  {:<8} {:>22} {:>22}\n", "min", cell(m, m.min), cell(s, s.min));
+  fmt::print("  {:<8} {:>22} {:>22}\n", "max", cell(m, m.max), cell(s, s.max));
   fmt::print("  within the model's bound: {}/{} ({:.1f}%)\n", r.fresh_within_bound, r.fresh_count,
              100.0 * r.fresh_within_bound_fraction());
 }
@@ -97,18 +94,18 @@ nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, cons
       {"rejected_pairs", r.rejected_pairs},
       {"source_calls", r.source_calls},
       {"source_errors", r.source_errors},
-      {"deviation_us", to_json(r.deviation_us)},
+      {"deviation_us", distribution_to_json(r.deviation_us)},
       {"drift_ppm", r.drift_ppm},
       {"drift_uncertainty_ppm", r.drift_uncertainty_ppm},
       {"pairs_used", r.pairs_used},
-      {"residual_us", to_json(r.residual_us)},
+      {"residual_us", distribution_to_json(r.residual_us)},
       {"bound_now_ns", r.bound_now_ns},
       {"fresh",
        {{"count", r.fresh_count},
         {"within_bound", r.fresh_within_bound},
         {"within_bound_fraction", r.fresh_within_bound_fraction()},
-        {"model_error_us", to_json(r.model_error_us)},
-        {"single_pair_error_us", to_json(r.single_pair_error_us)}}},
+        {"model_error_us", distribution_to_json(r.model_error_us)},
+        {"single_pair_error_us", distribution_to_json(r.single_pair_error_us)}}},
   };
 }
 

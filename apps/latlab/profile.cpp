@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
@@ -55,21 +56,6 @@ struct ProfileOptions {
   // vulkan (this file) or cuda (profile_cuda.cpp)
   std::string backend = "vulkan";
 };
-
-std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
-  const auto x = s.find('x');
-  if (x == std::string::npos) return std::nullopt;
-  const auto parse = [](const char* first, const char* last) -> std::optional<uint32_t> {
-    uint32_t v = 0;
-    const auto [ptr, ec] = std::from_chars(first, last, v);
-    if (ec != std::errc{} || ptr != last || v == 0 || v > kMaxSide) return std::nullopt;
-    return v;
-  };
-  const auto w = parse(s.data(), s.data() + x);
-  const auto h = parse(s.data() + x + 1, s.data() + s.size());
-  if (!w || !h) return std::nullopt;
-  return std::make_pair(*w, *h);
-}
 
 int fail(const char* what, const std::string& message, int code) {
   std::fprintf(stderr, "latlab profile: %s%s\n", what, message.c_str());
@@ -319,7 +305,7 @@ std::string start_clock_model(Calibrator& calibrator, const VulkanCapabilities& 
 }
 
 int profile(const ProfileOptions& opt) {
-  const auto size = parse_size(opt.size);
+  const auto size = parse_profile_size(opt.size, kMaxSide);
   if (!size) {
     return fail(
         "",

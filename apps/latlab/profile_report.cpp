@@ -8,13 +8,16 @@ namespace latlab::cli {
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : stats) {
+    // A zone with no timed frame has no statistics: null, never 0.
+    const bool has = s.frames > 0;
+    auto stat = [has](double v) { return has ? nlohmann::json(v) : nlohmann::json(nullptr); };
     out.push_back({{"zone", s.name},
                    {"frames", s.frames},
                    {"calls_per_frame", s.calls_per_frame},
-                   {"avg_ms", s.avg_ms},
-                   {"min_ms", s.min_ms},
-                   {"max_ms", s.max_ms},
-                   {"p95_ms", s.p95_ms},
+                   {"avg_ms", stat(s.avg_ms)},
+                   {"min_ms", stat(s.min_ms)},
+                   {"max_ms", stat(s.max_ms)},
+                   {"p95_ms", stat(s.p95_ms)},
                    {"missing", s.missing}});
   }
   return out;

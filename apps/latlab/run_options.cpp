@@ -12,60 +12,11 @@
 #include <string>
 #include <utility>
 
+#include "cli_values.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab::cli {
 namespace {
-
-// "A-B" or "A" (ms, decimals allowed) -> ns range.
-std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
-                                                             std::string& why) {
-  auto parse_one = [&](const std::string& s, int64_t& ns) {
-    if (s.empty()) return false;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
-    if (v <= 0 || v > 10'000) return false;
-    ns = std::llround(v * 1e6);
-    return ns > 0;
-  };
-  const size_t dash = text.find('-', 1);
-  int64_t lo = 0;
-  int64_t hi = 0;
-  const std::string a = dash == std::string::npos ? text : text.substr(0, dash);
-  const std::string b = dash == std::string::npos ? text : text.substr(dash + 1);
-  if (!parse_one(a, lo) || !parse_one(b, hi)) {
-    why = "--interval-ms '" + text +
-          "' is not MIN-MAX in milliseconds with 0 < MIN <= MAX <= 10000 (e.g. 8-12)";
-    return std::nullopt;
-  }
-  if (hi < lo) {
-    why = "--interval-ms '" + text + "' is reversed: give MIN-MAX with MIN <= MAX";
-    return std::nullopt;
-  }
-  return std::pair{lo, hi};
-}
-
-// "WxH" with both sides in 1..16384.
-std::optional<std::pair<uint32_t, uint32_t>> parse_size(const std::string& s) {
-  const size_t x = s.find('x');
-  if (x == std::string::npos) return std::nullopt;
-  auto side = [](const std::string& t) -> std::optional<uint32_t> {
-    if (t.empty() || t.size() > 5) return std::nullopt;
-    uint32_t v = 0;
-    for (char ch : t) {
-      if (ch < '0' || ch > '9') return std::nullopt;
-      v = v * 10 + static_cast<uint32_t>(ch - '0');
-    }
-    if (v < 1 || v > 16384) return std::nullopt;
-    return v;
-  };
-  const auto w = side(s.substr(0, x));
-  const auto h = side(s.substr(x + 1));
-  if (!w || !h) return std::nullopt;
-  return std::pair{*w, *h};
-}
 
 bool output_dir_writable(const std::string& path, std::string& why) {
   const size_t slash = path.find_last_of('/');
@@ -106,7 +57,7 @@ Result<LatencyRunDesc> latency_desc(const RunOptions& o) {
   desc.warmup_frames = o.warmup;
   desc.cpu_step_iterations = o.cpu_iterations;
   desc.timer_slack_ns = o.keep_timer_slack ? 0 : 1;
-  const auto size = parse_size(o.size);
+  const auto size = parse_run_size(o.size);
   if (!size) {
     return make_error("--size '" + o.size + "' is not WxH with sides in 1..16384 (e.g. 64x64)");
   }
@@ -145,8 +96,8 @@ Result<RunPlan> plan_run(const RunOptions& o) {
     return make_error("--bare runs with one latency mode: add --mode baseline or --mode loaded");
   }
   const bool load_auto = o.load_size == "auto";  // starts at the largest size of the list
-  const auto load_size = parse_size(load_auto ? "1920x1080" : o.load_size);
-  const auto perf_size = parse_size(o.perf_size);
+  const auto load_size = parse_run_size(load_auto ? "1920x1080" : o.load_size);
+  const auto perf_size = parse_run_size(o.perf_size);
   if (!load_size || !perf_size) {
     return make_error(fmt::format("--{} '{}' is not WxH with sides in 1..16384 (e.g. 1920x1080){}",
                                   load_size ? "perf-size" : "load-size",

@@ -63,6 +63,10 @@ using CudaStream = CUstream_st*;  // a cudaStream_t; nullptr is the legacy defau
 // %globaltimer: 1 ns per tick, 64 valid bits.
 inline constexpr TickFormat kCudaGlobaltimerTicks{1, 1, 64};
 inline constexpr const char* kCudaCalibrationDomain = "CLOCK_MONOTONIC (bracketed %globaltimer)";
+// Why CUDA results are never `disjoint` (the devices' missing "disjoint_detection").
+inline constexpr const char* kCudaNoDisjointReason =
+    "CUDA has no disjoint signal: %globaltimer is read by kernels and nothing reports a jump of it "
+    "during a timed span; a span crossing one reads as ok or, if end < begin, invalid";
 
 // ---------------------------------------------------------------------------
 // Devices

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <string>
 #include <vector>
@@ -103,9 +104,9 @@ struct LoadCalibrationReport {
   std::string outcome;  // one line: how the search ended
 
   // Affine fit cost = fixed + per_complexity * complexity from the last two
-  // points used to step (0 when never fitted).
-  double fit_fixed_ms = 0;
-  double fit_ms_per_complexity = 0;
+  // points used to step; both nullopt when never fitted (never a made-up 0).
+  std::optional<double> fit_fixed_ms;
+  std::optional<double> fit_ms_per_complexity;
 
   std::vector<LoadCalibrationStep> steps;  // every evaluation, in order
   uint32_t evaluations = 0;

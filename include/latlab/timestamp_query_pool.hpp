@@ -77,7 +77,11 @@ struct ResolveSummary {
   uint32_t resolved_ok = 0;   // pairs read with a valid result
   uint32_t invalid = 0;       // pairs read but rejected (late, reversed, disjoint)
   uint32_t still_pending = 0; // pairs of this resolve's snapshot not yet final
-  std::optional<double> last_value_ms;  // total of the newest complete frame
+  // Total ms of the newest frame whose pairs are all ok, and that frame's id
+  // (an older frame than the newest one when the newest is incomplete or has
+  // a pair that is not ok). Both nullopt before any such frame.
+  std::optional<double> last_value_ms;
+  std::optional<uint64_t> last_value_frame;
 };
 
 // The handle resolve_queries_async() returns: shared by every call made while
@@ -129,6 +133,10 @@ class TimestampQueryPool {
   // uid is of the other kind or malformed, or when no pair is free
   // (then the uid's status is `overflowed`). Re-allocating a held uid gives
   // its existing offset.
+  // `frame_id` must equal the uid's ":f<N>" frame (results are filed under
+  // the uid's frame): a mismatch is a caller error, refused with no value,
+  // the uid's status `invalid` (filed under the uid's frame) and
+  // frame_mismatch_count() incremented; no pair is taken.
   std::optional<uint32_t> allocate_queries_for_context(std::string_view uid, uint64_t frame_id);
   // Record the begin (end) timestamp of the pair at `offset` into `stream`
   // (a VkCommandBuffer, a cudaStream_t, ...). No-op once disposed.
@@ -146,9 +154,13 @@ class TimestampQueryPool {
   bool has_timestamp_query(std::string_view uid) const;
   // Frames with at least one result, ascending.
   std::vector<uint64_t> timestamp_frames() const;
-  // Total GPU ms of the newest frame whose pairs are all final; nullopt
-  // before any (never a made-up 0).
+  // Total GPU ms of the newest frame whose pairs are all `ok`; nullopt
+  // before any (never a made-up 0). When the newest frame is incomplete or
+  // has a pair that is not ok, this is an OLDER frame's total:
+  // last_value_frame() says which frame it belongs to.
   std::optional<double> last_value() const { return last_value_ms_; }
+  // The frame id last_value() belongs to; nullopt exactly when it is.
+  std::optional<uint64_t> last_value_frame() const { return last_value_frame_; }
   // Lets go of the slots (their device objects go with the last owner);
   // every later call is a no-op.
   void dispose();
@@ -162,6 +174,8 @@ class TimestampQueryPool {
   uint32_t pairs_in_use() const { return in_use_; }
   // Allocations refused because every pair was in use.
   uint64_t overflow_count() const { return overflows_; }
+  // Allocations refused because frame_id disagreed with the uid's frame.
+  uint64_t frame_mismatch_count() const { return frame_mismatches_; }
   // Late writes detected in reused slots.
   uint64_t late_result_count() const { return late_results_; }
 
@@ -209,10 +223,12 @@ class TimestampQueryPool {
   std::deque<FrameResults> frames_;                  // ascending frame id, bounded
   std::shared_ptr<ResolveTicket::State> pending_;
   std::optional<double> last_value_ms_;
+  std::optional<uint64_t> last_value_frame_;
   uint64_t newest_tick_seen_ = 0;
   bool any_tick_seen_ = false;
   uint64_t overflows_ = 0;
   uint64_t late_results_ = 0;
+  uint64_t frame_mismatches_ = 0;
   SlotReading scratch_[2] = {};
 };
 

@@ -247,8 +247,11 @@ struct VulkanTimestampSlotsDesc {
 // Threads: write() from any recording thread, each with its own command
 // buffer (host-reset slots only: a recorded reset touches shared state);
 // read/reset/record_pending_resets from one thread at a time. The context
-// must outlive the slots; destroy them only after the device finished every
-// command buffer that wrote them.
+// must outlive the slots. The destructor waits for the device to go idle
+// (vkDeviceWaitIdle) before vkDestroyQueryPool, so letting the last owner go
+// (TimestampQueryPool::dispose, a profiler's destruction) is safe while
+// frames that wrote the slots are still in flight; like vkDeviceWaitIdle, it
+// must not run while another thread submits to this device's queues.
 class VulkanTimestampSlots final : public TimestampSlots {
  public:
   // Error when the VkQueryPool cannot be created, or (require_host_reset)

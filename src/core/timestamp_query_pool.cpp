@@ -73,9 +73,23 @@ std::optional<uint32_t> TimestampQueryPool::allocate_queries_for_context(std::st
                                                                          uint64_t frame_id) {
   if (disposed_ || !track_timestamp_) return std::nullopt;
   const char want = desc_.kind == QueryKind::compute ? 'c' : 'r';
-  if (uid.size() < 2 || uid[0] != want || uid[1] != ':' || !frame_of_uid(uid)) return std::nullopt;
+  if (uid.size() < 2 || uid[0] != want || uid[1] != ':') return std::nullopt;
+  const auto uid_frame = frame_of_uid(uid);
+  if (!uid_frame) return std::nullopt;
 
   std::string key(uid);
+  if (*uid_frame != frame_id) {
+    // Stored under one frame and looked up under the other, an ok result
+    // would read back `missing`: refuse it where the caller can see it.
+    ++frame_mismatches_;
+    if (!held_.contains(key)) {
+      TimestampResult r;
+      r.status = QueryStatus::invalid;
+      r.frame_id = *uid_frame;
+      store_result(key, r);
+    }
+    return std::nullopt;
+  }
   if (const auto it = held_.find(key); it != held_.end()) return it->second * 2;
 
   auto idx = find_free_pair();
@@ -197,6 +211,7 @@ void TimestampQueryPool::poll(ResolveTicket::State& state) {
   }
   update_last_value();
   s.last_value_ms = last_value_ms_;
+  s.last_value_frame = last_value_frame_;
   state.summary = s;
   state.ready = s.still_pending == 0;
 }
@@ -207,6 +222,7 @@ ResolveTicket TimestampQueryPool::resolve_queries_async() {
     t.state_ = std::make_shared<ResolveTicket::State>();
     t.state_->ready = true;
     t.state_->summary.last_value_ms = last_value_ms_;
+    t.state_->summary.last_value_frame = last_value_frame_;
     return t;
   }
   if (!pending_) {
@@ -289,6 +305,7 @@ void TimestampQueryPool::update_last_value() {
     }
     if (complete) {
       last_value_ms_ = static_cast<double>(total) / 1e6;
+      last_value_frame_ = it->frame_id;
       return;
     }
   }

@@ -43,8 +43,9 @@ Result<std::unique_ptr<LatencyDevice>> open_sim(const std::string& device) {
     return std::unique_ptr<LatencyDevice>(std::make_unique<SimDevice>(std::move(desc)));
   }
   if (device == "1" || device == "clock") {
-    // 4 ppm: ten times the H200's measured 0.3-0.6 ppm, so the drift
-    // correction shows in a short run; 1-2 us deviations.
+    // 4 ppm: 6-15 times the 0.26-0.62 ppm measured on the H200
+    // (docs/BENCHMARKS.md), so the drift correction shows in a short run;
+    // 1-2 us deviations.
     SimClockDesc clock;
     clock.drift_ppm = 4.0;
     clock.offset_ns = 1'000'000'000;

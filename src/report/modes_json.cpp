@@ -39,7 +39,9 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
           {"p5_ms", r.verified ? json(r.p5_ms) : json(nullptr)},
           {"gpu_ms", distribution_to_json(r.gpu_ms)},
           {"outcome", r.outcome},
-          {"fit", {{"fixed_ms", r.fit_fixed_ms}, {"ms_per_complexity", r.fit_ms_per_complexity}}},
+          {"fit", r.fit_fixed_ms && r.fit_ms_per_complexity
+                      ? json{{"fixed_ms", *r.fit_fixed_ms}, {"ms_per_complexity", *r.fit_ms_per_complexity}}
+                      : json(nullptr)},
           {"evaluations", r.evaluations},
           {"frames_submitted", r.frames_submitted},
           {"frames_missing", r.frames_missing},

@@ -205,6 +205,11 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
     const bool truncated = e.byte >= text.size();
     return make_error(fmt::format("{}: not a JSON document{}: {}", source,
                                   truncated ? " (it ends early: truncated?)" : "", e.what()));
+  } catch (const json::exception& e) {
+    // Not a parse_error: e.g. out_of_range 406, a number too large for a
+    // double ("1e99999"), found by fuzz_result_reader. It used to escape and
+    // terminate the process.
+    return make_error(fmt::format("{}: not a JSON document latlab can read: {}", source, e.what()));
   }
   try {
     if (!doc.is_object()) fail("(document)", "expected an object, found " + kind_of(doc));

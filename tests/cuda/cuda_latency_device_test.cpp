@@ -48,6 +48,10 @@ TEST_F(CudaLatencyDeviceTest, InfoDescribesTheDevice) {
   EXPECT_EQ(info.ticks.valid_bits, 64u);
   EXPECT_EQ(info.calibration_domain, "CLOCK_MONOTONIC (bracketed %globaltimer)");
   EXPECT_TRUE(info.calibration_estimated);
+  // CUDA cannot report a disjoint span: it says so.
+  EXPECT_TRUE(std::any_of(info.missing.begin(), info.missing.end(), [](const MissingCapability& m) {
+    return m.name == "disjoint_detection" && !m.reason.empty();
+  }));
 }
 
 TEST_F(CudaLatencyDeviceTest, FramesHaveOrderedGpuStamps) {
@@ -162,6 +166,8 @@ TEST(CudaDevices, EnumerationReportsDeviceZero) {
   EXPECT_GT(d.total_memory_bytes, 0u);
   EXPECT_TRUE(d.can_map_host_memory);
   EXPECT_GE(d.driver_version, d.runtime_version);
+  EXPECT_TRUE(std::any_of(d.missing.begin(), d.missing.end(),
+                          [](const MissingCapability& m) { return m.name == "disjoint_detection"; }));
 }
 
 }  // namespace

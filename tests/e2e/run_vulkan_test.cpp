@@ -127,7 +127,7 @@ TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 40);
   EXPECT_EQ(j["modes"]["loaded"]["total"]["frames"], 40);
   EXPECT_GT(p50("loaded"), p50("baseline"));
-  EXPECT_GT(p50("loaded"), 1000.0) << "about the 2 ms target, in us";
+  EXPECT_GT(p50("loaded"), 1000.0) << "well above 1 ms with a 20 ms target (us)";
 }
 
 }  // namespace

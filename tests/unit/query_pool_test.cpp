@@ -44,6 +44,7 @@ TEST(QueryPool, DefaultsFollowSeed) {
   EXPECT_TRUE(pool->track_timestamp());
   EXPECT_FALSE(pool->is_disposed());
   EXPECT_FALSE(pool->last_value().has_value());
+  EXPECT_FALSE(pool->last_value_frame().has_value());
 }
 
 TEST(QueryPool, AllocatesConsecutivePairs) {
@@ -63,6 +64,25 @@ TEST(QueryPool, RefusesOtherKindAndMalformedUids) {
   EXPECT_FALSE(pool->allocate_queries_for_context("c:0:pass", 1));
   EXPECT_FALSE(pool->allocate_queries_for_context("c:0:pass:fx", 1));
   EXPECT_EQ(pool->pairs_in_use(), 0u);
+}
+
+// Defect 1: the pair was filed under frame_id and looked up under the uid's
+// frame, so an ok measurement read back `missing`.
+TEST(QueryPool, RefusesFrameIdThatDisagreesWithUid) {
+  auto pool = make_pool();
+  EXPECT_FALSE(pool->allocate_queries_for_context(uid(0, 7), 8));
+  EXPECT_EQ(pool->pairs_in_use(), 0u);
+  EXPECT_EQ(pool->frame_mismatch_count(), 1u);
+  const auto r = pool->timestamp(uid(0, 7));
+  EXPECT_EQ(r.status, QueryStatus::invalid);
+  EXPECT_EQ(r.frame_id, 7u);
+  // The matching call still works and is not counted.
+  EXPECT_EQ(pool->allocate_queries_for_context(uid(0, 7), 7), 0u);
+  EXPECT_EQ(pool->frame_mismatch_count(), 1u);
+  // A mismatched call on a held uid leaves its pending result alone.
+  EXPECT_FALSE(pool->allocate_queries_for_context(uid(0, 7), 9));
+  EXPECT_EQ(pool->timestamp(uid(0, 7)).status, QueryStatus::not_ready);
+  EXPECT_EQ(pool->frame_mismatch_count(), 2u);
 }
 
 TEST(QueryPool, NoAllocationWhenTrackingOff) {
@@ -237,10 +257,14 @@ TEST(QueryPool, LastValueIsNewestCompleteFrame) {
   (void)pool->resolve_queries_async();
   ASSERT_TRUE(pool->last_value().has_value());
   EXPECT_DOUBLE_EQ(*pool->last_value(), 3.0);
+  // Defect 2: the fallback to an older frame says which frame it is.
+  EXPECT_EQ(pool->last_value_frame(), 1u);
   complete(pool, uid(1, 2), 5'000'000, 9'000'000);
   (void)pool->resolve_queries_async();
-  (void)pool->resolve_queries_async();
+  const auto t = pool->resolve_queries_async();
   EXPECT_DOUBLE_EQ(*pool->last_value(), 5.0);
+  EXPECT_EQ(pool->last_value_frame(), 2u);
+  EXPECT_EQ(t.summary().last_value_frame, 2u);
   EXPECT_EQ(pool->timestamp_frames(), (std::vector<uint64_t>{1, 2}));
 }
 

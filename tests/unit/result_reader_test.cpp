@@ -53,6 +53,16 @@ TEST(ResultReader, TruncatedTextIsAClearError) {
   EXPECT_NE(r.error().message.find("truncated"), std::string::npos) << r.error().message;
 }
 
+// Found by fuzz_result_reader: a number too large for a double made
+// nlohmann throw out_of_range (not parse_error), which escaped and aborted.
+TEST(ResultReader, HugeNumberIsAClearErrorNotACrash) {
+  for (const char* text : {"6666627666e66666=", "1e99999", "{\"schema_version\": 1e400}"}) {
+    const auto r = read_result_json(text, "huge.json");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find("huge.json"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(ResultReader, OtherSchemaVersionIsRefused) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}));
   j["schema_version"] = 2;

@@ -52,9 +52,12 @@ TEST(VulkanDevices, LavapipeReportsNanosecondTicksWith64ValidBits) {
   EXPECT_TRUE(d->calibrated_timestamps);
   EXPECT_TRUE(contains(d->time_domains, "device"));
   EXPECT_TRUE(contains(d->time_domains, "clock_monotonic"));
-  // lavapipe has every capability latlab uses; its one quirk is reported.
-  ASSERT_EQ(d->missing.size(), 1u);
+  // lavapipe has every capability latlab uses; its one quirk is reported, and
+  // Vulkan's lack of a disjoint signal (no result is ever `disjoint`).
+  ASSERT_EQ(d->missing.size(), 2u);
   EXPECT_EQ(d->missing[0].name, "non_blocking_query_reads");
+  EXPECT_EQ(d->missing[1].name, "disjoint_detection");
+  EXPECT_NE(d->missing[1].reason.find("no disjoint signal"), std::string::npos);
 }
 
 TEST_F(VulkanTest, ContextHasATimingQueue) {
@@ -78,8 +81,9 @@ TEST_F(VulkanTest, LavapipeContextUsesCalibratedTimestamps) {
   EXPECT_TRUE(caps.calibrated_timestamps);
   EXPECT_FALSE(caps.calibration_estimated);
   EXPECT_TRUE(caps.query_reads_wait_idle);
-  ASSERT_EQ(caps.missing.size(), 1u) << caps.missing[0].name;
+  ASSERT_EQ(caps.missing.size(), 2u) << caps.missing[0].name;
   EXPECT_EQ(caps.missing[0].name, "non_blocking_query_reads");
+  EXPECT_EQ(caps.missing[1].name, "disjoint_detection");
   EXPECT_EQ(ctx_->tick_format().period_num, 1u);
   EXPECT_EQ(ctx_->tick_format().period_den, 1u);
   EXPECT_EQ(ctx_->tick_format().valid_bits, 64u);

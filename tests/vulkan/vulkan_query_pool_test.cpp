@@ -1,7 +1,9 @@
 // The seed-000 pool on VulkanTimestampSlots with real compute dispatches (lavapipe on CI),
 // validation layer on.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "latlab/host_clock.hpp"
 #include "vulkan/vulkan_fixture.hpp"
@@ -54,6 +56,45 @@ TEST_F(VulkanPoolTest, ComputeDispatchesHavePositiveDurations) {
   EXPECT_EQ(pool_->late_result_count(), 0u);
   ASSERT_TRUE(pool_->last_value().has_value());
   EXPECT_GT(*pool_->last_value(), 0.0);
+}
+
+// Defect 4: dispose() let go of the last owner of the slots, whose destructor
+// destroyed the VkQueryPool while a submitted frame still used it
+// (VUID-vkDestroyQueryPool-queryPool-00793). The frame here is held on the
+// GPU by an event the host sets 300 ms later, so it is surely in flight.
+TEST_F(VulkanPoolTest, DisposeWhileAFrameIsInFlightWaitsForIt) {
+  ASSERT_NO_FATAL_FAILURE(make(8, {16, 16}));
+  auto ring_r = VulkanFrameRing::create(*ctx_, 1);
+  ASSERT_TRUE(ring_r) << ring_r.error().message;
+  auto& ring = *ring_r.value();
+  VkEventCreateInfo eci{};
+  eci.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
+  VkEvent event = VK_NULL_HANDLE;
+  ASSERT_EQ(vkCreateEvent(ctx_->device(), &eci, nullptr, &event), VK_SUCCESS);
+  auto cmd = ring.begin(0);
+  ASSERT_TRUE(cmd) << cmd.error().message;
+  const auto off = pool_->allocate_queries_for_context(pass_uid(0, 1), 1);
+  ASSERT_TRUE(off.has_value());
+  pool_->write_begin(*cmd, *off);
+  vkCmdWaitEvents(*cmd, 1, &event, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                  nullptr, 0, nullptr, 0, nullptr);
+  pool_->write_end(*cmd, *off);
+  ASSERT_TRUE(ring.submit(0));
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    vkSetEvent(ctx_->device(), event);
+  });
+  slots_.reset();  // the pool holds the last reference
+  const int64_t t0 = host_now_ns();
+  pool_->dispose();
+  const int64_t waited = host_now_ns() - t0;
+  setter.join();
+  EXPECT_TRUE(pool_->is_disposed());
+  EXPECT_GT(waited, 100'000'000) << "dispose returned before the frame in flight completed";
+  auto w = ring.wait(0);
+  ASSERT_TRUE(w && *w);
+  vkDestroyEvent(ctx_->device(), event, nullptr);
+  EXPECT_EQ(ctx_->validation_error_count(), 0u);
 }
 
 TEST_F(VulkanPoolTest, FourTimesTheWorkTakesMeasurablyLonger) {
@@ -166,6 +207,58 @@ TEST_F(VulkanPoolTest, CommandBufferResetsGiveOrderedResults) {
   // lavapipe stalled one light pass by 16 ms.
   expect_results_in_submission_order(frames);
   EXPECT_LT(fastest_ns(frames, 0), fastest_ns(frames, 1));
+  EXPECT_EQ(pool_->late_result_count(), 0u);
+}
+
+// Defect 5: with resets recorded in the command buffer, a reused pair still
+// holds its previous use's value (available) until the new command buffer's
+// reset runs. VulkanTimestampSlots recognises that value and reads it as not
+// available: the new uid is not_ready, never the old frame's time, and not a
+// late write either. One pair (2 queries) makes frame 2 reuse frame 1's pair.
+TEST_F(VulkanPoolTest, ReusedSlotsOldValueIsNotReadAsTheNewUse) {
+  VulkanContextDesc desc;
+  desc.host_query_reset = false;
+  ASSERT_NO_FATAL_FAILURE(open(desc));
+  ASSERT_NO_FATAL_FAILURE(make(2, {64, 64}));
+  ASSERT_FALSE(slots_->uses_host_reset());
+  auto ring_r = VulkanFrameRing::create(*ctx_, 1);
+  ASSERT_TRUE(ring_r) << ring_r.error().message;
+  auto& ring = *ring_r.value();
+  const auto run_frame = [&](uint64_t frame) {
+    auto cmd = ring.begin(0);
+    ASSERT_TRUE(cmd) << cmd.error().message;
+    const std::vector<ComputePass> passes{{pass_uid(0, frame), 4}};
+    ASSERT_TRUE(work_->record(*cmd, passes, frame, pool_.get())[0].has_value());
+    ASSERT_TRUE(ring.submit(0));
+    auto w = ring.wait(0);
+    ASSERT_TRUE(w && *w);
+  };
+  ASSERT_NO_FATAL_FAILURE(run_frame(1));
+  (void)pool_->resolve_queries_async();
+  const TimestampResult first = pool_->timestamp(pass_uid(0, 1));
+  ASSERT_TRUE(first.ok()) << to_string(first.status);
+  pool_->retire_frame(1);
+
+  // Frame 2 takes the same pair; its reset is owed, not yet run.
+  const auto off = pool_->allocate_queries_for_context(pass_uid(0, 2), 2);
+  ASSERT_EQ(off, 0u);
+  auto t = pool_->resolve_queries_async();
+  EXPECT_FALSE(t.is_ready());
+  EXPECT_EQ(pool_->timestamp(pass_uid(0, 2)).status, QueryStatus::not_ready);
+  EXPECT_EQ(pool_->late_result_count(), 0u);
+
+  // Record and run frame 2 (writes through the same offset: recorded reset first).
+  auto cmd = ring.begin(0);
+  ASSERT_TRUE(cmd);
+  const std::vector<ComputePass> passes{{pass_uid(0, 2), 4}};
+  ASSERT_EQ(work_->record(*cmd, passes, 2, pool_.get())[0], off);
+  ASSERT_TRUE(ring.submit(0));
+  auto w = ring.wait(0);
+  ASSERT_TRUE(w && *w);
+  (void)pool_->resolve_queries_async();
+  const TimestampResult second = pool_->timestamp(pass_uid(0, 2));
+  ASSERT_TRUE(second.ok()) << to_string(second.status);
+  EXPECT_GE(second.begin_ticks, first.end_ticks) << "frame 2's result is frame 1's value";
   EXPECT_EQ(pool_->late_result_count(), 0u);
 }
 

@@ -101,6 +101,7 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices() {
     r.missing.push_back({"calibrated_timestamps",
                          "CUDA has no calibrated timestamp query: pairs are bracketed %globaltimer "
                          "reads (estimated)"});
+    r.missing.push_back({"disjoint_detection", std::string(kCudaNoDisjointReason)});
     out.push_back(std::move(r));
   }
   return out;

@@ -113,6 +113,7 @@ Result<DeviceInfo> describe(int device) {
   info.missing.push_back(
       {"calibrated_timestamps",
        "CUDA has no calibrated timestamp query: pairs are bracketed %globaltimer reads"});
+  info.missing.push_back({"disjoint_detection", std::string(kCudaNoDisjointReason)});
   info.missing.push_back({"fragment_workload", "the CUDA backend runs compute passes only"});
   info.missing.push_back({"present", "CUDA has no presentation path"});
   return info;

@@ -175,6 +175,13 @@ void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
                          "needs Vulkan 1.2 or VK_EXT_host_query_reset with the hostQueryReset "
                          "feature: queries are reset in the command buffer instead"});
   }
+  // Vulkan's timestamps are one device clock with no "disjoint" signal
+  // (GL_EXT_disjoint_timer_query has no Vulkan counterpart): a result is
+  // never `disjoint` here, whatever happened to the clock during the span.
+  r.missing.push_back({"disjoint_detection",
+                       "Vulkan has no disjoint signal: a GPU clock discontinuity during a timed "
+                       "span (reset, power state) cannot be detected; a span crossing one reads "
+                       "as ok or, if end < begin, invalid"});
   if (!p.calibrated_ext) {
     r.missing.push_back({"calibrated_timestamps",
                          "VK_EXT_calibrated_timestamps not supported: calibration pairs "

@@ -59,7 +59,12 @@ VulkanTimestampSlots::VulkanTimestampSlots(const VulkanContext& ctx, uint32_t co
       ticks_(ctx.tick_format()) {}
 
 VulkanTimestampSlots::~VulkanTimestampSlots() {
-  if (pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device_, pool_, nullptr);
+  if (pool_ == VK_NULL_HANDLE) return;
+  // Submitted work may still write these queries (a pool disposed with a
+  // frame in flight): destroying the pool under it is undefined
+  // (VUID-vkDestroyQueryPool-queryPool-00793). A lost device returns at once.
+  (void)vkDeviceWaitIdle(device_);
+  vkDestroyQueryPool(device_, pool_, nullptr);
 }
 
 void VulkanTimestampSlots::record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count) {

@@ -1,0 +1,31 @@
+// The CLI's parsers of option values (outside input), apart from the
+// subcommands so tests and fuzz targets (bench/fuzz/) can call them. Each is
+// total: any text gives a value or "no value" (with `why` where it says so),
+// never a crash. Moved unchanged from run_options.cpp, profile.cpp and
+// calibrate_load.cpp; their accepted syntaxes differ (see each).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace latlab::cli {
+
+// `latlab run --interval-ms`: "A-B" or "A" (ms, decimals allowed) -> ns range
+// with 0 < A <= B <= 10000. No value (and `why` set) otherwise.
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text, std::string& why);
+
+// `latlab run --size/--load-size/--perf-size`: "WxH", lowercase x, both
+// sides 1..16384 in at most 5 plain digits.
+std::optional<std::pair<uint32_t, uint32_t>> parse_run_size(const std::string& s);
+
+// `latlab profile --size`: "WxH", lowercase x, both sides 1..max_side
+// (std::from_chars: digits only).
+std::optional<std::pair<uint32_t, uint32_t>> parse_profile_size(const std::string& s, uint32_t max_side);
+
+// `latlab calibrate-load --size`: "WxH" or "WXH", both sides 1..16384
+// (sscanf %lu: leading blanks and a sign are accepted, as they always were).
+std::optional<std::pair<uint32_t, uint32_t>> parse_calibrate_size(const std::string& text);
+
+}  // namespace latlab::cli

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Soak: one long `latlab run`, its RSS, open file descriptors and threads
+# sampled from /proc every SAMPLE_S seconds and checked flat from the end of
+# the warm-up (the first 10% of the run) to the end: RSS growth <= 10 MB,
+# fd and thread counts unchanged. Usage:
+#   bench/soak.sh [vulkan|sim] [seconds]      (default: vulkan 3600)
+# vulkan: lavapipe (or the default device), Baseline, --seconds SECONDS.
+# sim: the sim backend at --time-scale 1000, a day (86400 s) of schedule
+# (8.6 million frames at the default 8-12 ms) in about 86 s of wall time;
+# SIM_SCHEDULE_S sets the simulated span (SECONDS is then ignored).
+# Writes the samples to $SOAK_OUT (default build/soak-<backend>.tsv) and one
+# summary line; exits 1 when a check fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+backend=${1:-vulkan}
+seconds=${2:-3600}
+sample_s=${SAMPLE_S:-5}
+bin=${LATLAB:-build/release/apps/latlab/latlab}
+out=${SOAK_OUT:-build/soak-$backend.tsv}
+result=$(mktemp -d)/soak.json
+case $backend in
+  vulkan) args=(run --mode baseline --backend vulkan --seconds "$seconds" --warmup 50) ;;
+  sim) args=(run --mode baseline --backend sim --time-scale 1000 --seconds "${SIM_SCHEDULE_S:-86400}"
+             --warmup 50) ;;
+  *) echo "soak: backend is vulkan or sim" >&2; exit 2 ;;
+esac
+mkdir -p "$(dirname "$out")"
+"$bin" "${args[@]}" --out "$result" >/dev/null 2>&1 &
+pid=$!
+printf 't_s\trss_kb\tfds\tthreads\n' >"$out"
+start=$SECONDS
+while kill -0 "$pid" 2>/dev/null; do
+  rss=$(awk '/^VmRSS:/ {print $2}' /proc/$pid/status 2>/dev/null || true)
+  thr=$(awk '/^Threads:/ {print $2}' /proc/$pid/status 2>/dev/null || true)
+  fds=$(ls /proc/$pid/fd 2>/dev/null | wc -l || true)
+  [[ -n $rss && -n $thr ]] && printf '%d\t%s\t%s\t%s\n' $((SECONDS - start)) "$rss" "$fds" "$thr" >>"$out"
+  sleep "$sample_s"
+done
+wait "$pid" && rc=0 || rc=$?
+awk -v rc="$rc" -v backend="$backend" 'NR > 1 { t[NR] = $1; r[NR] = $2; f[NR] = $3; h[NR] = $4; n = NR; if ($2 > peak) peak = $2 }
+  END {
+    if (n < 3) { print "soak " backend ": too few samples"; exit 1 }
+    w = 2; while (w < n && t[w] < 0.1 * t[n]) w++   # first sample after the warm-up
+    dr = (r[n] - r[w]) / 1024; df = f[n] - f[w]; dh = h[n] - h[w]
+    ok = (rc == 0 && dr <= 10 && df == 0 && dh == 0)
+    printf "soak %s: %d s, exit %d, rss %.1f -> %.1f MB (%+.1f MB after warm-up at %d s, peak %.1f), fds %d -> %d, threads %d -> %d: %s\n",
+      backend, t[n], rc, r[2] / 1024, r[n] / 1024, dr, t[w], peak / 1024, f[w], f[n], h[w], h[n], ok ? "flat" : "NOT FLAT"
+    exit ok ? 0 : 1
+  }' "$out"
