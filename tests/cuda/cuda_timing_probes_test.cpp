@@ -125,7 +125,9 @@ TEST(CudaGlobaltimer, MonotonicFineStepsAndHostRate) {
   for (size_t i = 0; i < samples.size(); ++i) {
     if (samples[i].globaltimer_after_ns < samples[i].globaltimer_ns) ++decreases;
     if (i > 0 && samples[i].globaltimer_ns < samples[i - 1].globaltimer_after_ns) ++decreases;
-    if (i > 0) EXPECT_GT(samples[i].sm_cycles, samples[i - 1].sm_cycles);
+    if (i > 0) {
+      EXPECT_GT(samples[i].sm_cycles, samples[i - 1].sm_cycles);
+    }
     width.push_back(static_cast<double>(samples[i].globaltimer_after_ns - samples[i].globaltimer_ns));
   }
   EXPECT_EQ(decreases, 0u);
