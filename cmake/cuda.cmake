@@ -18,3 +18,11 @@ message(STATUS "latlab: CUDA backend ${LATLAB_HAVE_CUDA}")
 if(LATLAB_HAVE_CUDA AND EXISTS ${PROJECT_SOURCE_DIR}/src/backends/cuda/CMakeLists.txt)
   add_subdirectory(src/backends/cuda)
 endif()
+# The CUPTI observer (latlab_cupti): where the CUDA backend is built and
+# FindCUDAToolkit found libcupti.
+set(LATLAB_HAVE_CUPTI OFF)
+if(TARGET latlab_cuda AND TARGET CUDA::cupti AND EXISTS ${PROJECT_SOURCE_DIR}/src/backends/cupti/CMakeLists.txt)
+  add_subdirectory(src/backends/cupti)
+  set(LATLAB_HAVE_CUPTI ON)
+endif()
+message(STATUS "latlab: CUPTI observer ${LATLAB_HAVE_CUPTI}")

@@ -143,10 +143,14 @@ std::function<int()> setup(CLI::App& app) {
       return kExitMissingCapability;
     }
     const CudaListing cuda = list_cuda();
+    // Exit 3 only when no backend has a device; a machine with CUDA and no
+    // Vulkan driver still gets its CUDA listing (exit 0), and the Vulkan part
+    // says why it is empty.
+    const char* no_vulkan =
+        "no Vulkan device found (no driver, or the driver sees no device). "
+        "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
     if (devices->empty() && cuda.devices.empty()) {
-      std::fprintf(stderr,
-                   "latlab devices: no Vulkan device found (no driver, or the driver sees no device). "
-                   "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)\n");
+      std::fprintf(stderr, "latlab devices: %s\n", no_vulkan);
       return kExitMissingCapability;
     }
     if (*json) {
@@ -155,8 +159,10 @@ std::function<int()> setup(CLI::App& app) {
       for (const auto& d : cuda.devices) out.push_back(d);
       nlohmann::json doc{{"devices", out}};
       if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
+      if (devices->empty()) doc["vulkan_unavailable"] = no_vulkan;
       fmt::print("{}\n", doc.dump(2));
     } else {
+      if (devices->empty()) fmt::print("Vulkan: {}\n", no_vulkan);
       print_table(*devices);
 #if LATLAB_HAVE_CUDA
       print_cuda_table(cuda);

@@ -7,7 +7,9 @@
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
 # profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
-# (OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh).
+# (OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
+# cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
+# the 2-minute %globaltimer probe; about 12 minutes at most).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -42,6 +44,10 @@ if has cuda; then
   log "cuda tests"
   T ${CUDA_TEST_S:-150} env LATLAB_BINARY=$B/latlab "$B/latlab_cuda_tests" > cuda_tests.txt 2>&1; echo "rc=$?" >> cuda_tests.txt  # CLI tests run $B/latlab
   T ${CUDA_VS_EVENTS_S:-120} "$B/cuda_vs_events" --reps 200 > cuda_vs_events.txt 2>&1; echo "rc=$?" >> cuda_vs_events.txt
+fi
+if has cupti; then
+  log "cupti: tests, cuda_timing, globaltimer ${GLOBALTIMER_S:-120}s"
+  (cd "$here" && T ${CUPTI_S:-900} env BIN=$B OUT=$R/cupti GLOBALTIMER_S=${GLOBALTIMER_S:-120} bash bench/device/cupti.sh) > cupti_sh.txt 2>&1; echo "rc=$?" >> cupti_sh.txt
 fi
 if has load; then
   log "calibrate-load"

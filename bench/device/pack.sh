@@ -5,7 +5,8 @@
 set -euo pipefail
 b=${1:-build/release}
 rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
-for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests bench/cuda_vs_events bench/latlab_bench; do
+for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests \
+         tests/latlab_cupti_tests bench/cuda_vs_events bench/cuda_timing bench/cuda_globaltimer bench/latlab_bench; do
   [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
 done
 # Every shared library the packed binaries link that the GPU machine may lack
@@ -18,6 +19,10 @@ for bin in .devbin/*; do
   [[ -f $bin && -x $bin ]] || continue
   ldd "$bin" | awk '$3 ~ /^\// {print $3}' | { grep -vE "$skip" || true; } |
     while read -r lib; do cp -Ln "$lib" .devbin/lib/ 2>/dev/null || true; done
+done
+# CUPTI (cuda_timing, latlab_cupti_tests): the toolkit's, in case the GPU machine's lies elsewhere.
+for c in /usr/local/cuda/lib/libcupti.so.13 /usr/local/cuda/lib64/libcupti.so.13 /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13; do
+  [[ -e $c ]] && { cp -L "$c" .devbin/lib/; break; }
 done
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \

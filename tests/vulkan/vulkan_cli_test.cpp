@@ -20,19 +20,50 @@ using e2e::run_cli;
 
 class VulkanCli : public ::testing::Test {};
 
+// What `devices --json` promises per entry. The list holds every backend's
+// devices: Vulkan entries carry queue families and time domains, CUDA entries
+// (where the CUDA backend is built and a device is visible, as on the H200)
+// carry neither, so each entry is checked by its "backend". `at()` throws a
+// clear error for a missing key (operator[] on a const object does not).
+void expect_device_timing_facts(const nlohmann::json& doc) {
+  ASSERT_TRUE(doc.contains("devices"));
+  ASSERT_TRUE(doc.at("devices").is_array());
+  size_t vulkan = 0;
+  for (const auto& d : doc.at("devices")) {
+    const std::string backend = d.at("backend").get<std::string>();
+    EXPECT_GT(d.at("timestamp_period_ns").get<double>(), 0.0) << backend;
+    for (const auto& m : d.at("missing")) EXPECT_FALSE(m.at("reason").get<std::string>().empty());
+    if (backend == "vulkan") {
+      ++vulkan;
+      ASSERT_TRUE(d.at("queue_families").is_array());
+      ASSERT_FALSE(d.at("queue_families").empty());
+      EXPECT_TRUE(d.at("queue_families").at(0).contains("timestamp_valid_bits"));
+      EXPECT_TRUE(d.at("time_domains").is_array());
+    } else {
+      EXPECT_EQ(backend, "cuda");
+      EXPECT_EQ(d.at("timestamp_source").get<std::string>(), "%globaltimer");
+    }
+  }
+  EXPECT_GT(vulkan, 0u) << "no Vulkan entry in " << doc.dump();
+}
+
 TEST_F(VulkanCli, DevicesJsonListsTimingFacts) {
   const CliResult r = run_cli("devices --json");
   ASSERT_EQ(r.rc, 0) << r.output;
-  const auto j = nlohmann::json::parse(r.output);
-  ASSERT_TRUE(j.contains("devices"));
-  ASSERT_FALSE(j["devices"].empty());
-  for (const auto& d : j["devices"]) {
-    EXPECT_GT(d["timestamp_period_ns"].get<double>(), 0.0);
-    EXPECT_FALSE(d["queue_families"].empty());
-    EXPECT_TRUE(d["queue_families"][0].contains("timestamp_valid_bits"));
-    EXPECT_TRUE(d["time_domains"].is_array());
-    for (const auto& m : d["missing"]) EXPECT_FALSE(m["reason"].get<std::string>().empty());
-  }
+  expect_device_timing_facts(nlohmann::json::parse(r.output));
+}
+
+// The H200's shape (a Vulkan device, then a CUDA device), checked here too:
+// the old check indexed every entry as a Vulkan one and threw on the CUDA one.
+TEST_F(VulkanCli, DevicesJsonCheckAcceptsCudaEntries) {
+  const auto doc = nlohmann::json::parse(R"({"devices": [
+    {"index": 0, "backend": "vulkan", "name": "NVIDIA H200", "timestamp_period_ns": 1.0,
+     "queue_families": [{"index": 0, "flags": "graphics|compute", "queue_count": 16,
+                         "timestamp_valid_bits": 64}],
+     "time_domains": ["device", "clock_monotonic"], "missing": []},
+    {"index": 0, "backend": "cuda", "name": "NVIDIA H200", "compute_capability": "9.0",
+     "timestamp_period_ns": 1, "timestamp_source": "%globaltimer", "missing": []}]})");
+  expect_device_timing_facts(doc);
 }
 
 TEST_F(VulkanCli, DevicesTableNamesEveryDevice) {
@@ -42,11 +73,26 @@ TEST_F(VulkanCli, DevicesTableNamesEveryDevice) {
   EXPECT_NE(r.output.find("valid bits"), std::string::npos) << r.output;
 }
 
+// Contract: `latlab devices` lists every backend and exits 3 only when no
+// backend has a device. Hiding Vulkan alone is not "no device" where CUDA sees
+// one (the H200), so this test hides CUDA too (CUDA_VISIBLE_DEVICES empty:
+// cudaGetDeviceCount fails with cudaErrorNoDevice).
 TEST_F(VulkanCli, DevicesWithoutAnyDriverExits3) {
   const CliResult r = run_cli(
-      "devices", {.env = "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json"});
+      "devices", {.env = "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json "
+                         "CUDA_VISIBLE_DEVICES="});
   EXPECT_EQ(r.rc, 3) << r.output;
   EXPECT_NE(r.output.find("no Vulkan device"), std::string::npos) << r.output;
+}
+
+// Vulkan hidden, CUDA as the machine has it: the Vulkan part says there is no
+// Vulkan device either way; the exit is 0 when a CUDA device is listed, else 3.
+TEST_F(VulkanCli, DevicesWithoutVulkanDriverSaysSo) {
+  const CliResult r = run_cli(
+      "devices", {.env = "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json"});
+  EXPECT_NE(r.output.find("no Vulkan device"), std::string::npos) << r.output;
+  const bool cuda_listed = r.output.find("[cuda ") != std::string::npos;
+  EXPECT_EQ(r.rc, cuda_listed ? 0 : 3) << r.output;
 }
 
 // `latlab run` is the latency benchmark (it replaced the reference run): a

@@ -94,4 +94,57 @@ cudaError_t launch_workload(cudaStream_t stream, float* data, uint32_t elements,
 // within a bounded number of reads is stored as 0 and ends the probe.
 cudaError_t launch_timer_probe(cudaStream_t stream, uint64_t* deltas, uint32_t count);
 
+// Fused stamps: device memory a stamped kernel coordinates its blocks in.
+// `first` holds the earliest block start (%globaltimer, atomicMin), `done` the
+// blocks finished; the last block to finish resets both for the next launch,
+// so one scratch serves the kernels of one stream one after another (never
+// two kernels that may run at once). Zeroed: first must be ~0 before use
+// (init_fused_scratch).
+struct FusedScratch {
+  unsigned long long first;
+  unsigned int done;
+  unsigned int pad;
+};
+
+// Where a fused kernel writes its stamps: slot pointers (mapped memory,
+// device address) and the generations their tags carry; a null slot is not
+// written.
+struct FusedStamps {
+  StampSlot* begin;
+  uint64_t begin_generation;
+  StampSlot* end;
+  uint64_t end_generation;
+  FusedScratch* scratch;  // device memory (unused by the one-thread spin)
+};
+
+// One thread: first = ~0, done = 0.
+cudaError_t launch_init_fused_scratch(cudaStream_t stream, FusedScratch* scratch);
+
+// launch_spin with the stamps fused: %globaltimer at kernel entry -> begin,
+// after the spin -> end.
+cudaError_t launch_fused_spin(cudaStream_t stream, uint64_t duration_ns, FusedStamps stamps);
+
+// launch_workload with the stamps fused: `stamps.begin` (earliest block
+// start of the first pass) and `stamps.end` (the last block of the last pass,
+// after every block of that pass finished its elements) are written by the
+// last block to finish each pass. Each pass kernel uses `stamps.scratch`.
+cudaError_t launch_fused_workload(cudaStream_t stream, float* data, uint32_t elements,
+                                  uint32_t passes, uint32_t complexity, FusedStamps stamps);
+
+// A (%globaltimer, SM clock) pair, read back to back by one thread.
+struct ClockSample {
+  uint64_t globaltimer_ns;  // %globaltimer read before the SM clock
+  uint64_t sm_cycles;       // clock64()
+  uint64_t globaltimer_after_ns;  // %globaltimer read right after clock64()
+  uint64_t pad;
+};
+static_assert(sizeof(ClockSample) == 32, "four 64-bit words");
+
+// One thread: every `interval_cycles` of clock64() stores a ClockSample in
+// ring[count % capacity] (mapped memory), then `*count` (release: fence
+// first), until *stop != 0 or max_ns of %globaltimer passed.
+cudaError_t launch_clock_sampler(cudaStream_t stream, ClockSample* ring, uint64_t* count,
+                                 const uint64_t* stop, uint32_t capacity, uint64_t interval_cycles,
+                                 uint64_t max_ns);
+
 }  // namespace latlab::cuda_detail
