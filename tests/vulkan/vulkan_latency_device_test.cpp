@@ -59,8 +59,11 @@ TEST_F(LatencyDeviceTest, InfoIsFilledHonestly) {
   for (const auto& m : info.missing) EXPECT_FALSE(m.reason.empty()) << m.name;
   if (is_lavapipe(info.name)) {
     EXPECT_FALSE(info.calibration_estimated);
-    ASSERT_EQ(info.missing.size(), 1u);
-    EXPECT_EQ(info.missing[0].name, "non_blocking_query_reads");
+    // lavapipe waits for idle inside query reads, and Vulkan has no disjoint signal.
+    std::vector<std::string> names;
+    for (const auto& m : info.missing) names.push_back(m.name);
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"disjoint_detection", "non_blocking_query_reads"}));
   }
 }
 
