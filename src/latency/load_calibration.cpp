@@ -157,7 +157,11 @@ class Calibration {
     return "the device's timing spread of " + pct(noise().value_or(0.0)) +
            " exceeds the tolerance " + pct(d_.tolerance);
   }
-  std::optional<double> step_fraction(uint32_t near) const;
+  struct StepEstimate {
+    double fraction = 0;  // GPU time of one complexity step / target
+    double sigma = 0;     // its standard error, from the two points' uncertainties
+  };
+  std::optional<StepEstimate> step_estimate(uint32_t near) const;
   std::optional<uint32_t> crossing_estimate(double slope_ms) const;
   std::string adjacent_text(const Bracket& b, double step) const;
   Result<LoadCalibrationReport> too_low();
@@ -212,8 +216,12 @@ Result<LoadCalibrationReport> Calibration::run() {
       // Granularity only when one step really is larger than the tolerance
       // (the long-baseline slope, which noise hardly moves); otherwise noise
       // or a wobbling cost put a crossing between neighbours.
-      const std::optional<double> step = step_fraction(*b.lo);
-      if (!step || *step > tol) {
+      const std::optional<StepEstimate> est = step_estimate(*b.lo);
+      const std::optional<double> step =
+          est ? std::optional<double>(est->fraction) : std::nullopt;
+      // A step estimated from noisy points is granularity only when it
+      // exceeds the tolerance by more than twice its own uncertainty.
+      if (!est || est->fraction - 2.0 * est->sigma > tol) {
         granular_ = true;
         return finish(
             "no complexity within tolerance: the target falls between adjacent complexities " +
@@ -647,18 +655,23 @@ std::optional<double> Calibration::noise() const {
 }
 
 // How much one complexity step near `near` changes the GPU time, relative to
-// the target: the slope to the measured point farthest away in complexity
-// (the longest baseline, which noise hardly moves). nullopt without one.
-std::optional<double> Calibration::step_fraction(uint32_t near) const {
+// the target, with its uncertainty: the slope to the measured point farthest
+// away in complexity (the longest baseline, which noise moves least).
+// nullopt without one.
+std::optional<Calibration::StepEstimate> Calibration::step_estimate(uint32_t near) const {
   std::optional<uint32_t> far;
   for (const auto& [c, q] : points_) {
     const auto dist = [near](uint32_t x) { return x > near ? x - near : near - x; };
     if (c != near && (!far || dist(c) > dist(*far))) far = c;
   }
   if (!far) return std::nullopt;
-  const AffineFit f = fit_two(*far, points_.at(*far).ms, near, points_.at(near).ms);
+  const Point& a = points_.at(*far);
+  const Point& b = points_.at(near);
+  const AffineFit f = fit_two(*far, a.ms, near, b.ms);
   if (!f.usable()) return std::nullopt;
-  return f.per_complexity_ms / d_.target_ms;
+  const double span = std::fabs(static_cast<double>(near) - static_cast<double>(*far));
+  return StepEstimate{f.per_complexity_ms / d_.target_ms,
+                      std::hypot(a.rel_se * a.ms, b.rel_se * b.ms) / span / d_.target_ms};
 }
 
 // Where the measured points near the target, each moved along `slope_ms` (ms
