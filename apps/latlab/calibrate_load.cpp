@@ -42,9 +42,11 @@ constexpr const char* kFooter =
 
 std::string step_line(const LoadCalibrationStep& s) {
   return fmt::format(
-      "  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  {}/{} frames{}  {}", s.index,
-      to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0, s.frames_used,
-      s.frames_used + s.frames_missing,
+      "  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  spread {}  {}/{} frames{}  "
+      "{}",
+      s.index, to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0,
+      s.spread_fraction ? fmt::format("{:5.2f}%", *s.spread_fraction * 100.0) : "    -",
+      s.frames_used, s.frames_used + s.frames_missing,
       s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
 }
 
@@ -65,6 +67,7 @@ nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCal
                      {"max_complexity", d.max_complexity},
                      {"discard_frames", d.discard_frames},
                      {"frames_per_eval", d.frames_per_eval},
+                     {"repeats", d.repeats},
                      {"verify_frames", d.verify_frames},
                      {"max_evaluations", d.max_evaluations}};
   doc.update(load_calibration_to_json(r));
@@ -108,10 +111,12 @@ void print_settings(std::FILE* text, const DeviceInfo& info, const LoadCalibrati
       text, "%s",
       fmt::format(
           "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
-          "{}..{}, {} frames per search step, {} to verify, at most {} evaluations\n",
+          "{}..{}, {} x {} frames per search step, {} to verify, at most {} evaluations ({} "
+          "frames)\n",
           info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
-          desc.passes, form, desc.min_complexity, desc.max_complexity, desc.frames_per_eval,
-          desc.verify_frames, desc.max_evaluations)
+          desc.passes, form, desc.min_complexity, desc.max_complexity, desc.repeats,
+          desc.frames_per_eval, desc.verify_frames, desc.max_evaluations,
+          load_calibration_max_frames(desc))
           .c_str());
 }
 
@@ -134,6 +139,13 @@ void print_result(const LoadCalibrationReport& r, const LoadCalibrationDesc& des
                                 r.outcome, r.evaluations, r.frames_submitted, r.frames_missing,
                                 static_cast<double>(r.wall_ns) / 1e6)
                         .c_str());
+  std::printf("%s",
+              fmt::format("  timing noise: {} (median spread of the repeated measurements per "
+                          "step; tolerance {:.3g}%)\n",
+                          r.noise_fraction ? fmt::format("{:.2f}%", *r.noise_fraction * 100.0)
+                                           : std::string("not measured"),
+                          desc.tolerance * 100.0)
+                  .c_str());
 }
 
 int run(const Options& o) {

@@ -16,8 +16,7 @@ std::string size_text(uint32_t w, uint32_t h) { return fmt::format("{}x{}", w, h
 // Frame ids one calibration can use at most (a failed one does not say how
 // many it used; later ids must stay above them).
 uint64_t calibration_frame_ids(const LoadCalibrationDesc& cd) {
-  return uint64_t{cd.max_evaluations} *
-         (cd.discard_frames + std::max(cd.frames_per_eval, cd.verify_frames));
+  return load_calibration_max_frames(cd);
 }
 
 // Calibrates Loaded's complexity on `device` to --load-target-ms at the
@@ -30,9 +29,11 @@ void calibrate_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
   cd.tolerance = o.load_tolerance;
   cd.form = plan.loaded_work.form;
   cd.on_step = [info](const LoadCalibrationStep& st) {
-    fmt::print(info, "  load calibration #{}: {} complexity {} -> median {:.4f} ms ({:+.2f}%)\n",
-               st.index, to_string(st.kind), st.complexity, st.median_ms,
-               st.error_fraction * 100.0);
+    fmt::print(info,
+               "  load calibration #{}: {} complexity {} -> median {:.4f} ms ({:+.2f}%), spread "
+               "{}\n",
+               st.index, to_string(st.kind), st.complexity, st.median_ms, st.error_fraction * 100.0,
+               st.spread_fraction ? fmt::format("{:.2f}%", *st.spread_fraction * 100.0) : "-");
     std::fflush(info);
   };
   std::vector<std::pair<uint32_t, uint32_t>> sizes = {
@@ -64,6 +65,13 @@ void calibrate_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
       break;
     }
     loaded.next_frame_id = cal->next_frame_id;
+    if (cal->complexity < kMinLoadComplexity || cal->complexity > kMaxLoadComplexity) {
+      // Never handed to the run as bad input: the calibration clamps, so
+      // this would be a calibration bug, reported as Loaded unavailable.
+      loaded.unavailable = fmt::format("load calibration returned complexity {}, outside {}..{}",
+                                       cal->complexity, kMinLoadComplexity, kMaxLoadComplexity);
+      break;
+    }
     plan.loaded_work.complexity = cal->complexity;
     plan.loaded_work.width = w;
     plan.loaded_work.height = h;
@@ -87,8 +95,12 @@ void calibrate_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
   }
   if (loaded.unavailable.empty()) {
     const LoadCalibrationReport& c = *loaded.calibration;
-    fmt::print(info, "  load calibrated: complexity {} at {}, median {:.4f} ms (target {} ms)\n",
-               c.complexity, loaded.size.used, c.median_ms, c.target_ms);
+    fmt::print(info,
+               "  load calibrated: complexity {} at {}, median {:.4f} ms (target {} ms), timing "
+               "noise {}\n",
+               c.complexity, loaded.size.used, c.median_ms, c.target_ms,
+               c.noise_fraction ? fmt::format("{:.2f}%", *c.noise_fraction * 100.0)
+                                : std::string("not measured"));
   } else {
     fmt::print(info, "  Loaded unavailable: {}\n", loaded.unavailable);
   }

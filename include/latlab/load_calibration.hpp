@@ -16,8 +16,11 @@
 //     once (polish) and keep the closer.
 //
 // Each evaluation submits discard_frames + N frames one at a time
-// (submit, wait) and takes the median GPU time of the frames whose timestamps
-// are ok; frames with any other status are counted as missing, never replaced.
+// (submit, wait) as `repeats` short measurements back to back, and takes the
+// median GPU time of all its frames whose timestamps are ok (frames with any
+// other status are counted as missing, never replaced). The spread of the
+// repeats' medians is the device's timing noise at that point: a failure the
+// noise explains is reported as noise, never as the complexity's granularity.
 // GPU time = span_ns(gpu_begin_ticks, gpu_end_ticks) in the device's tick
 // format.
 //
@@ -25,12 +28,17 @@
 // never a silent clamp. Running out of evaluations or time returns the best
 // verified complexity with within_tolerance = false.
 //
+// Budget: at most max_evaluations evaluations, so at most
+// load_calibration_max_frames(desc) frames (372 with the defaults), and the
+// wall-time budget max_wall_ns checked between evaluations.
+//
 // Thread safety: drives `device` from the calling thread only.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +64,12 @@ struct LoadCalibrationDesc {
   WorkloadForm form = WorkloadForm::compute;
   uint32_t min_complexity = kMinLoadComplexity;  // search range, within 1..4096
   uint32_t max_complexity = kMaxLoadComplexity;
-  uint32_t discard_frames = 1;    // warm-up frames per evaluation, not measured (>= 0)
-  uint32_t frames_per_eval = 4;   // measured frames per search evaluation (>= 1)
-  uint32_t verify_frames = 30;    // measured frames of a verification (>= 1)
+  uint32_t discard_frames = 1;   // warm-up frames per evaluation, not measured (>= 0)
+  uint32_t frames_per_eval = 4;  // measured frames per repeat of a search evaluation (>= 1)
+  uint32_t verify_frames = 30;   // measured frames of a verification, split over the repeats (>= 1)
+  // Short measurements per evaluation (>= 1); the spread of their medians is
+  // the timing noise (1: no spread measured).
+  uint32_t repeats = 3;
   uint32_t max_evaluations = 12;  // search + verification evaluations in all (>= 2)
   double max_growth = 256.0;      // largest complexity multiple per step before bracketing (> 1)
   int64_t max_wall_ns =
@@ -83,7 +94,13 @@ struct LoadCalibrationStep {
   uint32_t frames_used = 0;       // measured frames with ok timestamps
   uint32_t frames_missing = 0;    // measured frames without a usable GPU time
   double error_fraction = 0;      // (median - target) / target
-  std::string why;                // why this complexity was measured
+  // Median of each repeat's ok frames, ms, in measurement order (a repeat
+  // without an ok frame has none).
+  std::vector<double> repeat_medians_ms;
+  // (max - min) / median of repeat_medians_ms: the timing noise at this
+  // point. nullopt with fewer than two repeat medians.
+  std::optional<double> spread_fraction;
+  std::string why;  // why this complexity was measured
 };
 
 struct LoadCalibrationReport {
@@ -102,6 +119,13 @@ struct LoadCalibrationReport {
   double p5_ms = 0;               // 5th percentile of the verification frames
   Distribution gpu_ms;  // verification frames at `complexity` (count, missing, p50..max), ms
   std::string outcome;  // one line: how the search ended
+  // The device's timing noise: median of the steps' spread_fraction
+  // (nullopt when no step measured a spread, e.g. repeats = 1).
+  std::optional<double> noise_fraction;
+  // The outcome is limited by that noise: it exceeds the tolerance and the
+  // calibration missed it (or met it with a verification less precise than
+  // the tolerance); the outcome says so.
+  bool noise_limited = false;
 
   // Affine fit cost = fixed + per_complexity * complexity from the last two
   // points used to step; both nullopt when never fitted (never a made-up 0).
@@ -122,6 +146,10 @@ struct LoadCalibrationReport {
 // target outside the reachable range (message gives the range).
 Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
                                              const LoadCalibrationDesc& desc = {});
+
+// Frames one calibration with `desc` submits at most (warm-up included):
+// max_evaluations * (discard_frames + max(repeats * frames_per_eval, verify_frames)).
+uint64_t load_calibration_max_frames(const LoadCalibrationDesc& desc);
 
 const char* to_string(StepKind kind);
 

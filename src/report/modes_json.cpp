@@ -20,6 +20,8 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
                      {"min_ms", s.min_ms},
                      {"max_ms", s.max_ms},
                      {"error_fraction", s.error_fraction},
+                     {"repeat_medians_ms", s.repeat_medians_ms},
+                     {"spread_fraction", s.spread_fraction ? json(*s.spread_fraction) : json(nullptr)},
                      {"frames_submitted", s.frames_submitted},
                      {"frames_used", s.frames_used},
                      {"frames_missing", s.frames_missing},
@@ -39,6 +41,8 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
           {"p5_ms", r.verified ? json(r.p5_ms) : json(nullptr)},
           {"gpu_ms", distribution_to_json(r.gpu_ms)},
           {"outcome", r.outcome},
+          {"noise_fraction", r.noise_fraction ? json(*r.noise_fraction) : json(nullptr)},
+          {"noise_limited", r.noise_limited},
           {"fit", r.fit_fixed_ms && r.fit_ms_per_complexity
                       ? json{{"fixed_ms", *r.fit_fixed_ms}, {"ms_per_complexity", *r.fit_ms_per_complexity}}
                       : json(nullptr)},

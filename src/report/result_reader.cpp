@@ -203,25 +203,36 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
-    return make_error(fmt::format("{}: not a JSON document{}: {}", source,
-                                  truncated ? " (it ends early: truncated?)" : "", e.what()));
+    return make_error(fmt::format("{}: not valid JSON{} (byte {} of {}): {}", source,
+                                  truncated ? ", it ends early (truncated?)" : "", e.byte,
+                                  text.size(), e.what()));
   } catch (const json::exception& e) {
     // Not a parse_error: e.g. out_of_range 406, a number too large for a
     // double ("1e99999"), found by fuzz_result_reader. It used to escape and
     // terminate the process.
-    return make_error(fmt::format("{}: not a JSON document latlab can read: {}", source, e.what()));
+    return make_error(fmt::format("{}: not valid JSON latlab can read: {}", source, e.what()));
+  }
+  if (!doc.is_object()) {
+    return make_error(fmt::format("{}: not a latlab result: the document is {}, not an object",
+                                  source, kind_of(doc)));
   }
   try {
-    if (!doc.is_object()) fail("(document)", "expected an object, found " + kind_of(doc));
     const json& v = member(doc, "", "schema_version");
-    if (!v.is_number_integer()) fail("schema_version", "expected an integer, found " + kind_of(v));
+    if (!v.is_number_integer()) fail("schema_version", "not an integer (found " + kind_of(v) + ")");
     ReadResult r;
-    r.schema_version = v.get<int>();
-    if (r.schema_version != kResultSchemaVersion) {
+    const int64_t version = v.get<int64_t>();
+    if (version > kResultSchemaVersion) {
+      return make_error(fmt::format(
+          "{}: schema_version {} is newer than this latlab ({}) reads (schema_version {}); use a "
+          "newer latlab",
+          source, version, kVersion, kResultSchemaVersion));
+    }
+    if (version != kResultSchemaVersion) {
       return make_error(fmt::format(
           "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}", source,
-          r.schema_version, kVersion, kResultSchemaVersion));
+          version, kVersion, kResultSchemaVersion));
     }
+    r.schema_version = static_cast<int>(version);
     read_header(doc, r);
     const json& modes = object_at(doc, "", "modes");
     for (auto it = modes.begin(); it != modes.end(); ++it) {
@@ -240,10 +251,10 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
 
 Result<ReadResult> read_result_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  if (!in) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return make_error(fmt::format("cannot read {}: read error", path));
+  if (in.bad()) return make_error(fmt::format("{}: cannot read: read error", path));
   return read_result_json(ss.str(), path);
 }
 

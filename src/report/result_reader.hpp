@@ -1,5 +1,6 @@
 // The result reader: a `latlab run` result (docs/result-schema.md) parsed
-// back into a model, for `latlab store add` and `latlab compare`. Strict:
+// back into a model, for `latlab store add`, `latlab compare` and `latlab
+// report`: the one place that decides what a valid result is. Strict:
 // schema_version must be one this build reads, every key the model needs must
 // be there with its type; an error names the key path ("modes.baseline.
 // blocks[2].stages.gpu_execution.p50") or, for text that is not JSON, the

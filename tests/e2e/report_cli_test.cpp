@@ -107,8 +107,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "schema_version 2 is newer"},
         std::pair{"{\"schema_version\": \"1\", \"kind\": \"latency_run\", \"modes\": {}}",
                   "not an integer"},
-        std::pair{"{\"schema_version\": 1, \"kind\": \"something\", \"modes\": {}}", "kind"},
-        std::pair{"", "not valid JSON"}));
+        std::pair{"{\"schema_version\": 1, \"kind\": \"something\", \"modes\": {}}",
+                  "kind: 'something' is not a latlab run result"},
+        std::pair{"", "not valid JSON"},
+        // The report reads with the store's and compare's reader: a document
+        // with the right header but not the body of a result is refused the
+        // same way there and here.
+        std::pair{"{\"schema_version\": 1, \"kind\": \"latency_run\", \"modes\": {}}",
+                  "not a valid latlab result: tool: missing"}));
 
 TEST(ReportCli, MissingInputFileIsBadInput) {
   TempDir dir;

@@ -37,6 +37,29 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 66);
 }
 
+// Reported: a Loaded target longer than the interval exited 2 with "loaded
+// workload complexity must be in 1..4096". Calibration clamps to 1..4096 and
+// an unreachable target makes Loaded unavailable with its reason (exit 0).
+TEST(RunSimCli, LoadedTargetLongerThanTheIntervalCalibratesInRange) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  const CliResult r = run_cli(
+      "run --backend sim --interval-ms 2-3 --load-target-ms 4 --frames 40 --warmup 4 --blocks 2 "
+      "--out " +
+      out.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(r.output.find("complexity must be in"), std::string::npos) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(slurp(out));
+  const auto& loaded = j["modes"]["loaded"];
+  if (loaded["available"].get<bool>()) {
+    const int c = loaded["workload"]["complexity"].get<int>();
+    EXPECT_GE(c, 1);
+    EXPECT_LE(c, 4096);
+  } else {
+    EXPECT_FALSE(loaded["reason"].get<std::string>().empty());
+  }
+}
+
 TEST(RunSimCli, SecondsSetsTheFrameCountFromTheMeanInterval) {
   const CliResult r = run_cli(
       "run --mode baseline --backend sim --seconds 0.3 --interval-ms 1-2 --warmup 0 --blocks 2 "

@@ -13,7 +13,7 @@
 
 namespace latlab {
 
-// The page for `runs` (each already checked by check_result_document), in
+// The page for `runs` (each already checked by read_report_input (the result reader)), in
 // the order given. Errors: a document whose content has an unexpected shape
 // (the message names its label and what was wrong).
 Result<std::string> render_html_report(std::span<const ReportInput> runs);

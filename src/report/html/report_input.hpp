@@ -8,20 +8,15 @@
 
 namespace latlab {
 
-// One result document, checked well enough to render.
+// One result document to render.
 struct ReportInput {
   std::string label;           // shown as the run's title (the file name, or what the caller gives)
   nlohmann::ordered_json doc;  // the whole document
 };
 
-// Checks a parsed document: an object with integer `schema_version` 1 (a
-// newer version is refused: this latlab cannot know its meaning), `kind`
-// "latency_run" or "performance_run", and a `modes` object. The error names
-// `label` and what is wrong.
-Result<void> check_result_document(const nlohmann::ordered_json& doc, const std::string& label);
-
-// Reads and checks the result file at `path` (parse errors give the byte
-// offset: a truncated file says so).
+// Reads the result file at `path` with the one result reader
+// (report/result_reader.hpp: it decides what a valid result is and words
+// every error) and keeps the parsed document for rendering.
 Result<ReportInput> read_report_input(const std::string& path);
 
 }  // namespace latlab
