@@ -6,7 +6,8 @@
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
-# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA).
+# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA),
+# lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -74,6 +75,10 @@ if has profiler_cuda; then
   log "profiler on CUDA"
   (cd "$here" && T ${PROFILER_CUDA_S:-300} env LATLAB_BINARY=$B/latlab LATLAB_CUDA_TESTS=$B/latlab_cuda_tests \
     OUT=$R/profiler_cuda bash bench/device/profiler_cuda.sh) > profiler_cuda_sh.txt 2>&1; echo "rc=$?" >> profiler_cuda_sh.txt
+fi
+if has lean; then
+  log "lean: measured vs reference path (issue 13)"
+  (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
 fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"

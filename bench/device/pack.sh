@@ -5,7 +5,7 @@
 set -euo pipefail
 b=${1:-build/release}
 rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
-for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests bench/cuda_vs_events bench/latlab_bench; do
+for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests bench/cuda_vs_events bench/latlab_bench bench/alloc_per_frame; do
   [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
 done
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .devbin/lib/
