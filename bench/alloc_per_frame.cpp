@@ -78,8 +78,8 @@ LatencyRunDesc run_desc(uint32_t frames) {
 }
 
 // Allocations of the whole process during one run of `frames` frames.
-Result<uint64_t> count_run(LatencyDevice& dev, TickMapper& mapper, HostTime* time,
-                           uint32_t frames, uint64_t first_id) {
+Result<uint64_t> count_run(LatencyDevice& dev, TickMapper& mapper, HostTime* time, uint32_t frames,
+                           uint64_t first_id) {
   LatencyRunEnv env;
   env.device = &dev;
   env.mapper = &mapper;
@@ -122,7 +122,7 @@ Count measure(LatencyDevice& dev, TickMapper& mapper, HostTime* time, uint32_t n
   c.engine_per_frame =
       (static_cast<double>(*b) - static_cast<double>(*a)) / static_cast<double>(n2 - n1);
 
-  const FrameWorkload work;  // the Baseline workload
+  const FrameWorkload work;            // the Baseline workload
   for (uint32_t i = 0; i < 10; ++i) {  // warm-up
     if (auto s = dev.submit_frame(id, work); !s) {
       c.error = s.error().message;
@@ -141,7 +141,8 @@ Count measure(LatencyDevice& dev, TickMapper& mapper, HostTime* time, uint32_t n
       c.error = t.error().message;
       return c;
     }
-    if (t->gpu_status == QueryStatus::ok) (void)mapper.map_pair(t->gpu_begin_ticks, t->gpu_end_ticks);
+    if (t->gpu_status == QueryStatus::ok)
+      (void)mapper.map_pair(t->gpu_begin_ticks, t->gpu_end_ticks);
   }
   c.device_allocs = t_allocs - t0;
   c.device_frames = n2;
@@ -162,8 +163,7 @@ void print(const char* backend, const Count& c, bool json, bool first) {
         "\"engine_allocs\": [%llu, %llu], \"device_allocs_per_frame\": %.4f, "
         "\"device_frames\": %llu, \"device_allocs\": %llu}",
         c.engine_per_frame, static_cast<unsigned long long>(c.engine_n1),
-        static_cast<unsigned long long>(c.engine_n2),
-        static_cast<unsigned long long>(c.allocs_n1),
+        static_cast<unsigned long long>(c.engine_n2), static_cast<unsigned long long>(c.allocs_n1),
         static_cast<unsigned long long>(c.allocs_n2), c.device_per_frame,
         static_cast<unsigned long long>(c.device_frames),
         static_cast<unsigned long long>(c.device_allocs));
@@ -231,7 +231,8 @@ int main(int argc, char** argv) {
     } else if (a == "--json") {
       json = true;
     } else {
-      std::fprintf(stderr, "usage: alloc_per_frame [--frames N] [--backend sim|vulkan|all] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: alloc_per_frame [--frames N] [--backend sim|vulkan|all] [--json]\n");
       return 2;
     }
   }

@@ -81,8 +81,8 @@ class VulkanReferencePath final : public ReferencePath {
       return make_error("Vulkan reference: frame " + std::to_string(frame_id) +
                         " is not in flight");
     }
-    const VkResult r = vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE,
-                                       VulkanLatencyDevice::kFrameTimeoutNs);
+    const VkResult r =
+        vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, VulkanLatencyDevice::kFrameTimeoutNs);
     const int64_t wake_ns = host_now_ns();  // first thing after the wait returns
     if (r == VK_TIMEOUT) return make_error("the GPU did not finish the reference frame in time");
     if (r != VK_SUCCESS) return vk::error("vkWaitForFences", r);
