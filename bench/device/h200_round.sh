@@ -10,6 +10,7 @@
 # (OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
+# lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -82,6 +83,10 @@ if has profiler_cuda; then
   log "profiler on CUDA"
   (cd "$here" && T ${PROFILER_CUDA_S:-300} env LATLAB_BINARY=$B/latlab LATLAB_CUDA_TESTS=$B/latlab_cuda_tests \
     OUT=$R/profiler_cuda bash bench/device/profiler_cuda.sh) > profiler_cuda_sh.txt 2>&1; echo "rc=$?" >> profiler_cuda_sh.txt
+fi
+if has lean; then
+  log "lean: measured vs reference path (issue 13)"
+  (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
 fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"

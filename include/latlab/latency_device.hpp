@@ -17,6 +17,7 @@
 #include "latlab/clock_model.hpp"
 #include "latlab/present_path.hpp"
 #include "latlab/query_status.hpp"
+#include "latlab/reference_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 
@@ -84,6 +85,10 @@ class LatencyDevice {
   // or why there is none. It refers to the device: destroy it first. Default:
   // this backend has no present path.
   virtual Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc);
+  // The independent minimal path of `--bare` (ReferencePath), or why there
+  // is none. It refers to the device: destroy it first. Default: not
+  // available on this backend.
+  virtual Result<std::unique_ptr<ReferencePath>> open_reference();
 };
 
 }  // namespace latlab

@@ -14,10 +14,11 @@
 // its own warm-up and K blocks, and measured blocks interleave: block 0 of
 // each mode in the given order, then block 1 of each, ... (B L B L ...); the
 // blocks of one index share the same deadlines. With
-// `bare_comparison` each measured block is followed by a bare-loop block (the
-// same signal -> submit -> fence path with only two time reads per frame) and
-// a raw clock_nanosleep block on the same deadlines, so the cost of measuring
-// and the timer's own lateness are visible in the same run.
+// `bare_comparison` each measured block is followed by a reference block (the
+// device's independent ReferencePath: no CPU step, its own prerecorded
+// submit and wait, the same observers) and a raw clock_nanosleep block on the
+// same deadlines, so the cost of measuring and the timer's own lateness are
+// visible in the same run.
 //
 // Failure: a device error or an interrupt stops the run after the frame in
 // progress; the run comes back with `partial` set and the reason, holding
@@ -81,7 +82,7 @@ Result<void> validate(const LatencyRunDesc& desc);
 enum class BlockKind : uint8_t {
   warmup,     // latency path, discarded
   measured,   // latency path, summarised
-  bare_loop,  // same path, only signal and fence wake read
+  bare_loop,  // the reference path (ReferencePath) on the same deadlines (--bare)
   raw_sleep,  // clock_nanosleep alone on the same deadlines
 };
 std::string_view to_string(BlockKind k);
@@ -127,19 +128,16 @@ struct BlockResult {
   uint64_t frames_run = 0;  // frames scheduled (< planned only when the run stopped)
   int64_t start_ns = 0;     // host clock
   int64_t end_ns = 0;
-  SeriesDistributions series{};  // warmup/measured: every series
-  MissingBreakdown missing;      // warmup/measured
+  SeriesDistributions series{};  // warmup/measured/bare_loop: every series
+  MissingBreakdown missing;      // warmup/measured/bare_loop
   uint64_t consumer_behind = 0;  // frames whose signal was already pending when the consumer looked
-  Distribution bare_latency;     // bare_loop: fence wake - signal, us
+  Distribution bare_latency;     // bare_loop: fence wake - signal, us (= its fence_latency series)
   Distribution raw_lateness;     // raw_sleep: wake - deadline, us
   int64_t generator_cpu_ns = 0;  // CPU time of the block's sleeping thread (generator or raw loop)
 };
 
-struct BareFrame {
-  int64_t signal_ns = 0;
-  int64_t fence_wake_ns = 0;
-  QueryStatus fence_status = QueryStatus::missing;
-};
+// A reference-path frame: a FrameRecord without CPU-step markers.
+using BareFrame = FrameRecord;
 
 // Distributions of one mode over its measured frames.
 struct LatencyModeResult {
@@ -180,11 +178,21 @@ struct LatencyRun {
   uint64_t present_errors = 0;
   std::string present_first_error;
 
-  // bare comparison (empty unless desc.bare_comparison)
-  std::vector<BareFrame> bare_frames;
+  // bare comparison (empty unless desc.bare_comparison). Without a reference
+  // path (LatencyDevice::open_reference failed: its reason is in
+  // `unavailable`) no bare_loop block runs and the reference sides are empty.
+  std::vector<FrameRecord> bare_frames;  // reference frames, by bare_loop block
   std::vector<int64_t> raw_lateness_ns;
-  Distribution bare_total;  // fence wake - signal, us
+  std::string reference_what;               // ReferencePath::what(), "" without one
+  SeriesDistributions reference_total{};    // every series over the reference frames
+  MissingBreakdown reference_missing;
+  Distribution bare_total;  // reference fence latency (fence wake - signal), us
   Distribution raw_total;   // clock_nanosleep lateness, us
+  // Measured core latency minus its deliberate parts, paired frame by frame
+  // with the reference frame on the same deadline: core_latency -
+  // cpu_processing - (gpu_execution - reference gpu_execution), us. A pair
+  // lacking any of them is missing.
+  Distribution core_latency_without_deliberate;
 
   int64_t generator_cpu_ns = 0;  // generator threads, measured blocks
   int64_t generator_wall_ns = 0;

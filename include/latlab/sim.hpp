@@ -238,6 +238,9 @@ class SimDevice final : public LatencyDevice {
   // Sleeps (on the device's time) until the CPU sees the frame complete.
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override;
+  // The reference path: frames scripted as submit_frame's (desc.script or
+  // desc.frame) without the cost model's work, under their own frame ids.
+  Result<std::unique_ptr<ReferencePath>> open_reference() override;
 
   // The host time the device runs on; a latency run on it must use the same.
   HostTime& time() const { return *time_; }
@@ -251,6 +254,10 @@ class SimDevice final : public LatencyDevice {
   uint64_t frames_submitted() const { return frames_submitted_; }
 
  private:
+  friend class SimReferencePath;
+  // submit_frame's body; `work` null: no cost-model work (the reference path).
+  Result<void> submit_work(uint64_t frame_id, const FrameWorkload* work);
+
   struct Pending {
     uint64_t frame_id = 0;
     SimFrameScript script;

@@ -321,11 +321,17 @@ class VulkanFrameRing {
   uint32_t size() const { return static_cast<uint32_t>(slots_.size()); }
   bool in_flight(uint32_t slot) const { return slots_[slot].in_flight; }
   VkFence fence(uint32_t slot) const { return slots_[slot].fence; }
-  // Resets and begins slot's command buffer (one-time submit). Error when the
-  // slot is still in flight (wait() first) or the driver fails.
-  Result<VkCommandBuffer> begin(uint32_t slot);
+  // Resets and begins slot's command buffer (one-time submit; `reusable`:
+  // without the one-time flag, for submit_recorded). Error when the slot is
+  // still in flight (wait() first) or the driver fails.
+  Result<VkCommandBuffer> begin(uint32_t slot, bool reusable = false);
   // Ends the command buffer and submits it with the slot's fence.
   Result<void> submit(uint32_t slot);
+  // Ends the command buffer without submitting it (begin(slot, true) first).
+  Result<void> end(uint32_t slot);
+  // Submits the slot's command buffer as last recorded and ended (reusable)
+  // again, with the slot's fence. Records nothing.
+  Result<void> submit_recorded(uint32_t slot);
   // Blocks (vkWaitForFences, no spinning) until the slot's work completed or
   // `timeout_ns` passed. true: completed (the slot is free); false: timeout.
   Result<bool> wait(uint32_t slot, uint64_t timeout_ns = UINT64_MAX);
@@ -502,6 +508,8 @@ class VulkanLatencyDevice final : public LatencyDevice {
   // must have been made with VulkanContextDesc::present); see
   // src/backends/vulkan/vulkan_present.hpp. Error with the exact reason.
   Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc) override;
+  // Its own command buffer, query pool and fence (src/backends/vulkan/vulkan_reference.hpp).
+  Result<std::unique_ptr<ReferencePath>> open_reference() override;
 
   const VulkanContext& context() const { return *ctx_; }
   // The compute buffer frame `frame_id` (in flight) writes; null when the
@@ -511,6 +519,8 @@ class VulkanLatencyDevice final : public LatencyDevice {
  private:
   VulkanLatencyDevice() = default;
   Result<void> ensure_workload(const FrameWorkload& work);
+  // Records ring slot `slot`'s command buffer for `work` (reusable).
+  Result<void> record_frame(uint32_t slot, const FrameWorkload& work, bool timed, bool host_reset);
 
   struct InFlight {
     bool used = false;
@@ -524,6 +534,22 @@ class VulkanLatencyDevice final : public LatencyDevice {
   std::unique_ptr<VulkanComputeWorkload> compute_;
   std::unique_ptr<VulkanFragmentWorkload> fragment_;
   InFlight slots_in_flight_[kMaxFramesInFlight];
+  // What ring slot i's command buffer holds: recorded once per (workload,
+  // slot) and resubmitted while the workload and its targets stay the same.
+  struct Recorded {
+    bool valid = false;
+    FrameWorkload work;
+    uint64_t targets = 0;  // targets_generation_ when recorded
+  };
+  Recorded recorded_[kMaxFramesInFlight];
+  uint64_t targets_generation_ = 0;  // rises whenever compute_ or fragment_ is recreated
+  uint64_t rerecords_ = 0;
+  uint64_t resubmits_ = 0;
+
+ public:
+  // Frames whose command buffer was recorded / resubmitted as recorded.
+  uint64_t frames_recorded() const { return rerecords_; }
+  uint64_t frames_resubmitted() const { return resubmits_; }
 };
 
 // The same device behind the backend-neutral interface.

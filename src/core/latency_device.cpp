@@ -17,4 +17,8 @@ Result<std::unique_ptr<PresentPath>> LatencyDevice::open_present(const PresentDe
   return make_error("the " + info().backend + " backend has no present path (present needs --backend vulkan)");
 }
 
+Result<std::unique_ptr<ReferencePath>> LatencyDevice::open_reference() {
+  return make_error("the " + info().backend + " backend has no reference path (not available)");
+}
+
 }  // namespace latlab

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -107,6 +108,7 @@ struct Ctx {
   const FrameWorkload* workload = nullptr;  // the current block's mode's work (set per block)
   std::atomic<uint64_t> done{0};            // frames the current block has finished (progress)
   PresentPath* present = nullptr;           // optional present path
+  ReferencePath* reference = nullptr;       // --bare: the independent reference path
   uint64_t present_errors = 0;              // consumer thread only
   std::string present_first_error;
 
@@ -157,6 +159,31 @@ void present_frame(Ctx& c, PresentRecord& p, uint64_t id) {
   }
 }
 
+// What the wait observed, into the frame's markers; GPU ticks mapped onto
+// the host clock when a mapper is given.
+void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
+  r.gpu_status = timing.gpu_status;
+  r.fence_status = timing.fence_status;
+  if (timing.fence_status == QueryStatus::ok) {
+    r.fence_wake_ns = timing.fence_wake_ns;
+    r.set(Marker::fence_wake);
+  }
+  if (timing.gpu_status != QueryStatus::ok) return;
+  r.gpu_begin_ticks = timing.gpu_begin_ticks;
+  r.gpu_end_ticks = timing.gpu_end_ticks;
+  r.set(Marker::gpu_begin);
+  r.set(Marker::gpu_end);
+  if (c.mapper == nullptr) return;
+  if (const auto m = c.mapper->map_pair(r.gpu_begin_ticks, r.gpu_end_ticks)) {
+    r.gpu_begin_host_ns = m->begin_host_ns;
+    r.gpu_end_host_ns = m->end_host_ns;
+    r.map_error_ns = static_cast<uint32_t>(
+        std::clamp<int64_t>(m->error_ns, 0, std::numeric_limits<uint32_t>::max()));
+    r.set(Marker::gpu_begin_host);
+    r.set(Marker::gpu_end_host);
+  }
+}
+
 bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool was_pending) {
   if (c.script != nullptr) {
     c.time.sleep_until(r.signal_ns + script_ns(c.script->consumer_wake_delay_ns, id));
@@ -197,28 +224,37 @@ bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool 
     c.fail("waiting for frame " + std::to_string(id) + " failed: " + timing.error().message);
     return false;
   }
-  r.gpu_status = timing->gpu_status;
-  r.fence_status = timing->fence_status;
-  if (timing->fence_status == QueryStatus::ok) {
-    r.fence_wake_ns = timing->fence_wake_ns;
-    r.set(Marker::fence_wake);
+  record_completion(c, r, *timing);
+  return true;
+}
+
+// Consumer side of one reference frame (--bare): no CPU step, the reference
+// path's own submit and wait, the same markers otherwise.
+bool consumer_reference_frame(Ctx& c, ReferencePath& ref, FrameRecord& r, uint64_t id,
+                              bool was_pending) {
+  r.consumer_wake_ns = c.time.now_ns();
+  r.set(Marker::consumer_wake);
+  if (was_pending) r.flags |= kFrameConsumerBehind;
+  r.submit_start_ns = c.time.now_ns();
+  r.set(Marker::submit_start);
+  const Result<void> submitted = ref.submit(id);
+  const int64_t submit_end = c.time.now_ns();
+  if (!submitted) {
+    r.flags |= kFrameDeviceError;
+    c.fail("submitting reference frame " + std::to_string(id) +
+           " failed: " + submitted.error().message);
+    return false;
   }
-  if (timing->gpu_status == QueryStatus::ok) {
-    r.gpu_begin_ticks = timing->gpu_begin_ticks;
-    r.gpu_end_ticks = timing->gpu_end_ticks;
-    r.set(Marker::gpu_begin);
-    r.set(Marker::gpu_end);
-    if (c.mapper != nullptr) {
-      if (const auto m = c.mapper->map_pair(r.gpu_begin_ticks, r.gpu_end_ticks)) {
-        r.gpu_begin_host_ns = m->begin_host_ns;
-        r.gpu_end_host_ns = m->end_host_ns;
-        r.map_error_ns = static_cast<uint32_t>(
-            std::clamp<int64_t>(m->error_ns, 0, std::numeric_limits<uint32_t>::max()));
-        r.set(Marker::gpu_begin_host);
-        r.set(Marker::gpu_end_host);
-      }
-    }
+  r.submit_end_ns = submit_end;
+  r.set(Marker::submit_end);
+  const Result<GpuFrameTiming> timing = ref.wait(id);
+  if (!timing) {
+    r.flags |= kFrameDeviceError;
+    c.fail("waiting for reference frame " + std::to_string(id) +
+           " failed: " + timing.error().message);
+    return false;
   }
+  record_completion(c, r, *timing);
   return true;
 }
 
@@ -337,31 +373,16 @@ BlockOutcome run_path_block(Ctx& c, std::span<FrameRecord> recs, std::span<Prese
       });
 }
 
-// The same path with two time reads per frame (signal, fence wake).
-BlockOutcome run_bare_block(Ctx& c, std::span<BareFrame> frames, uint64_t first_id, Schedule sched,
-                            const ProgressFn& progress) {
-  auto signal = [&](uint64_t i, int64_t deadline) {
-    c.time.sleep_until(deadline);
-    frames[i].signal_ns = c.time.now_ns();
-  };
-  auto consume = [&](uint64_t i, bool /*was_pending*/) {
-    c.checksum ^= cpu_simulation_step(first_id + i, c.desc.cpu_step_iterations);
-    const Result<void> s = c.device.submit_frame(first_id + i, *c.workload);
-    if (!s) {
-      c.fail("submitting frame " + std::to_string(first_id + i) + " failed: " + s.error().message);
-      return false;
-    }
-    const Result<GpuFrameTiming> t = c.device.wait_frame(first_id + i);
-    if (!t) {
-      c.fail("waiting for frame " + std::to_string(first_id + i) + " failed: " + t.error().message);
-      return false;
-    }
-    frames[i].fence_status = t->fence_status;
-    frames[i].fence_wake_ns = t->fence_wake_ns;
-    return true;
-  };
-  return run_frame_loop(c, frames.size(), sched, /*measure_sleeper=*/false, progress, signal,
-                        consume);
+// The reference path (--bare) on the same schedule: the generator as in the
+// measured path, the reference's own submit and wait on the consumer.
+BlockOutcome run_reference_block(Ctx& c, std::span<FrameRecord> recs, uint64_t first_id,
+                                 Schedule sched, const ProgressFn& progress) {
+  return run_frame_loop(
+      c, recs.size(), sched, /*measure_sleeper=*/false, progress,
+      [&](uint64_t i, int64_t deadline) { generator_frame(c, recs[i], first_id + i, deadline); },
+      [&](uint64_t i, bool was_pending) {
+        return consumer_reference_frame(c, *c.reference, recs[i], first_id + i, was_pending);
+      });
 }
 
 // clock_nanosleep alone on the same deadlines: the timer's own lateness.
@@ -394,20 +415,6 @@ BlockOutcome run_raw_sleep_block(Ctx& c, std::span<int64_t> lateness, Schedule s
   return out;
 }
 
-Distribution summarize_bare(std::span<const BareFrame> frames) {
-  std::vector<double> v;
-  v.reserve(frames.size());
-  uint64_t missing = 0;
-  for (const BareFrame& f : frames) {
-    if (f.fence_status == QueryStatus::ok) {
-      v.push_back(static_cast<double>(f.fence_wake_ns - f.signal_ns) / 1000.0);
-    } else {
-      ++missing;
-    }
-  }
-  return summarize_in_place(v, missing);
-}
-
 Distribution summarize_ns(std::span<const int64_t> ns) {
   std::vector<double> v;
   v.reserve(ns.size());
@@ -430,7 +437,7 @@ struct PlannedBlock {
 // mode order (B L B L ...), block b of each mode on the same deadlines.
 // Mode m's frames (warm-up, then measured) start at m * per_mode.
 std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_count,
-                                      uint64_t per_mode) {
+                                      uint64_t per_mode, bool reference) {
   std::vector<PlannedBlock> plan;
   for (uint32_t m = 0; m < mode_count; ++m) {
     if (desc.warmup_frames > 0)
@@ -443,7 +450,7 @@ std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_
     for (uint32_t m = 0; m < mode_count; ++m)
       plan.push_back({BlockKind::measured, b, m, m * per_mode + first, n, first});
     if (desc.bare_comparison) {
-      plan.push_back({BlockKind::bare_loop, b, 0, first_cmp, n, first});
+      if (reference) plan.push_back({BlockKind::bare_loop, b, 0, first_cmp, n, first});
       plan.push_back({BlockKind::raw_sleep, b, 0, first_cmp, n, first});
     }
     first += n;
@@ -466,8 +473,8 @@ BlockOutcome run_planned_block(Ctx& c, LatencyRun& run, const PlannedBlock& p,
                                      : std::span(run.present_frames).subspan(p.first, p.count),
           first_device_frame, sched, progress);
     case BlockKind::bare_loop:
-      return run_bare_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
-                            first_device_frame, sched, progress);
+      return run_reference_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
+                                 first_device_frame, sched, progress);
     case BlockKind::raw_sleep:
       return run_raw_sleep_block(c, std::span(run.raw_lateness_ns).subspan(p.first, p.count),
                                  sched);
@@ -516,10 +523,16 @@ std::vector<uint64_t> summarize_blocks(LatencyRun& run, uint32_t mode_count) {
         if (b.kind == BlockKind::measured) measured_count[b.mode] += b.frames_run;
         break;
       }
-      case BlockKind::bare_loop:
-        b.bare_latency = summarize_bare(
-            std::span<const BareFrame>(run.bare_frames).subspan(b.first_frame, b.frames_run));
+      case BlockKind::bare_loop: {
+        const auto span =
+            std::span<const FrameRecord>(run.bare_frames).subspan(b.first_frame, b.frames_run);
+        b.series = summarize_frames(span, ticks);
+        b.missing = count_missing(span);
+        b.bare_latency = b.series[static_cast<size_t>(Series::fence_latency)];
+        for (const FrameRecord& f : span)
+          b.consumer_behind += (f.flags & kFrameConsumerBehind) ? 1 : 0;
         break;
+      }
       case BlockKind::raw_sleep:
         b.raw_lateness = summarize_ns(
             std::span<const int64_t>(run.raw_lateness_ns).subspan(b.first_frame, b.frames_run));
@@ -561,7 +574,11 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
   run.consumer_behind = run.modes[0].consumer_behind;
 }
 
-// The bare-loop and raw-sleep distributions over the run (--bare).
+// The reference and raw-sleep distributions over the run (--bare), and the
+// measured path without its deliberate parts, frame by frame: measured frame
+// k of block b and reference frame k of block b share a deadline, so
+// core latency - cpu_processing - (gpu_execution - the reference frame's
+// gpu_execution) pairs them (no median is subtracted).
 void summarize_bare_comparison(LatencyRun& run) {
   uint64_t bare_n = 0;
   uint64_t raw_n = 0;
@@ -569,8 +586,41 @@ void summarize_bare_comparison(LatencyRun& run) {
     if (b.kind == BlockKind::bare_loop) bare_n += b.frames_run;
     if (b.kind == BlockKind::raw_sleep) raw_n += b.frames_run;
   }
-  run.bare_total = summarize_bare(std::span<const BareFrame>(run.bare_frames).first(bare_n));
+  const TickFormat& ticks = run.device.ticks;
+  const auto ref = std::span<const FrameRecord>(run.bare_frames).first(bare_n);
+  run.reference_total = summarize_frames(ref, ticks);
+  run.reference_missing = count_missing(ref);
+  run.bare_total = run.reference_total[static_cast<size_t>(Series::fence_latency)];
   run.raw_total = summarize_ns(std::span<const int64_t>(run.raw_lateness_ns).first(raw_n));
+
+  std::vector<double> lean;
+  lean.reserve(bare_n);
+  uint64_t missing = 0;
+  for (const BlockResult& m : run.blocks) {
+    if (m.kind != BlockKind::measured) continue;
+    const BlockResult* r = nullptr;
+    for (const BlockResult& b : run.blocks) {
+      if (b.kind == BlockKind::bare_loop && b.index == m.index) r = &b;
+    }
+    for (uint64_t k = 0; k < m.frames_run; ++k) {
+      if (r == nullptr || k >= r->frames_run) {
+        ++missing;
+        continue;
+      }
+      const FrameRecord& fm = run.frames[m.first_frame + k];
+      const FrameRecord& fr = run.bare_frames[r->first_frame + k];
+      const auto core = series_value_ns(fm, Series::core_latency, ticks);
+      const auto cpu = series_value_ns(fm, Series::cpu_processing, ticks);
+      const auto gm = series_value_ns(fm, Series::gpu_execution, ticks);
+      const auto gr = series_value_ns(fr, Series::gpu_execution, ticks);
+      if (!core || !cpu || !gm || !gr) {
+        ++missing;
+        continue;
+      }
+      lean.push_back(static_cast<double>(*core - *cpu - (*gm - *gr)) / 1000.0);
+    }
+  }
+  run.core_latency_without_deliberate = summarize_in_place(lean, missing);
 }
 
 // Runs the plan's blocks in order until one runs short or a stop is
@@ -667,12 +717,26 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   const uint64_t per_mode = uint64_t{desc.warmup_frames} + desc.frames;
   run.frames.assign(per_mode * mode_count, FrameRecord{});
   if (desc.bare_comparison) {
-    run.bare_frames.assign(desc.frames, BareFrame{});
+    run.bare_frames.assign(desc.frames, FrameRecord{});
     run.raw_lateness_ns.assign(desc.frames, 0);
   }
-  const std::vector<PlannedBlock> plan = plan_blocks(desc, mode_count, per_mode);
+  // --bare: the device's independent reference path, or why it has none
+  // (then only the raw-sleep blocks run beside the measured ones).
+  std::unique_ptr<ReferencePath> reference;
+  if (desc.bare_comparison) {
+    Result<std::unique_ptr<ReferencePath>> opened = env.device->open_reference();
+    if (opened) {
+      reference = std::move(opened.value());
+      run.reference_what = reference->what();
+    } else {
+      run.unavailable.push_back({"reference_path", opened.error().message});
+    }
+  }
+  const std::vector<PlannedBlock> plan =
+      plan_blocks(desc, mode_count, per_mode, reference != nullptr);
 
   Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
+  c.reference = reference.get();
 
   c.present = env.present;
   if (env.present != nullptr) {

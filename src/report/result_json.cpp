@@ -224,16 +224,51 @@ json process_memory_to_json(const RunMeta& meta) {
           {"frame_record_bytes", sizeof(FrameRecord)}};
 }
 
+// p50 and p99 of a measured distribution over the reference's, both sides
+// given; a ratio is null when either side is empty or the reference's is 0.
+json ratio_pair_json(const Distribution& measured, const Distribution& reference) {
+  const bool valid = !measured.empty() && !reference.empty();
+  return {{"measured_p50", valid ? json(measured.p50) : json(nullptr)},
+          {"reference_p50", !reference.empty() ? json(reference.p50) : json(nullptr)},
+          {"p50_ratio", opt(ratio(measured.p50, reference.p50, valid))},
+          {"measured_p99", valid ? json(measured.p99) : json(nullptr)},
+          {"reference_p99", !reference.empty() ? json(reference.p99) : json(nullptr)},
+          {"p99_ratio", opt(ratio(measured.p99, reference.p99, valid))}};
+}
+
+// diagnostics.comparison's per-observer ratios against the reference path,
+// and the measured path without its deliberate parts (--bare).
+void comparison_to_reference_json(const LatencyRun& run, json& cmp) {
+  auto m = [&](Series s) -> const Distribution& { return run.total[static_cast<size_t>(s)]; };
+  auto r = [&](Series s) -> const Distribution& {
+    return run.reference_total[static_cast<size_t>(s)];
+  };
+  json observers = json::object();
+  for (Series s : {Series::core_latency, Series::fence_latency, Series::timer_lateness}) {
+    observers[std::string(to_string(s))] = ratio_pair_json(m(s), r(s));
+  }
+  cmp["observers"] = std::move(observers);
+  json lean = ratio_pair_json(run.core_latency_without_deliberate, r(Series::core_latency));
+  lean["what"] =
+      "measured core latency - cpu_processing - (gpu_execution - the reference frame's "
+      "gpu_execution), paired with the reference frame on the same deadline, over the "
+      "reference's core latency";
+  lean["distribution"] = distribution_to_json(run.core_latency_without_deliberate);
+  cmp["core_latency_without_deliberate"] = std::move(lean);
+  cmp["workload_submit_cpu_span"] = ratio_pair_json(m(Series::workload_submit_cpu_span),
+                                                    r(Series::workload_submit_cpu_span));
+  cmp["gpu_execution"] = ratio_pair_json(m(Series::gpu_execution), r(Series::gpu_execution));
+}
+
 // diagnostics.bare_loop, .raw_sleep and .comparison (--bare).
 void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   json bare_blocks = json::array();
   json raw_blocks = json::array();
   for (const BlockResult& b : run.blocks) {
     if (b.kind == BlockKind::bare_loop) {
-      bare_blocks.push_back({{"index", b.index},
-                             {"order", b.order},
-                             {"frames_run", b.frames_run},
-                             {"latency", distribution_to_json(b.bare_latency)}});
+      json j = path_block_to_json(b);
+      j["latency"] = distribution_to_json(b.bare_latency);
+      bare_blocks.push_back(std::move(j));
     }
     if (b.kind == BlockKind::raw_sleep) {
       raw_blocks.push_back({{"index", b.index},
@@ -242,10 +277,12 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
                             {"lateness", distribution_to_json(b.raw_lateness)}});
     }
   }
-  diag["bare_loop"] = {
-      {"what", "signal -> CPU step -> submit -> fence wait, two time reads per frame"},
-      {"latency", distribution_to_json(run.bare_total)},
-      {"blocks", bare_blocks}};
+  json ref = series_to_json(run.reference_total);
+  ref["what"] = run.reference_what.empty() ? json(nullptr) : json(run.reference_what);
+  ref["latency"] = distribution_to_json(run.bare_total);
+  ref["missing_markers"] = missing_to_json(run.reference_missing);
+  ref["blocks"] = bare_blocks;
+  diag["bare_loop"] = std::move(ref);
   diag["raw_sleep"] = {
       {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
       {"lateness", distribution_to_json(run.raw_total)},
@@ -267,6 +304,7 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
       {"timer_lateness_p99_over_raw_p99",
        opt(ratio(late.p99, raw.p99, !raw.empty() && !late.empty()))},
   };
+  comparison_to_reference_json(run, diag["comparison"]);
 }
 
 json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {

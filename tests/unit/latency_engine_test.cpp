@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "latency/lockstep.hpp"
 #include "latlab/latency_run.hpp"
@@ -352,6 +353,84 @@ TEST(LatencyEngine, BareComparisonInterleavesBlocksOnTheSameDeadlines) {
   }
   EXPECT_EQ(run.raw_total.count, 103u);
   EXPECT_DOUBLE_EQ(run.raw_total.max, 0.0);  // the virtual clock wakes exactly on time
+}
+
+TEST(LatencyEngine, ComparisonSubtractsTheDeliberatePartsFrameByFrame) {
+  SimDesc dd;
+  dd.cost = SimCostModelDesc{.fixed_ns = 7'000.0, .ns_per_unit = 0.5, .fragment_factor = 1.0};
+  Fixture fx(dd);
+  LatencyRunDesc d = small_desc();
+  d.bare_comparison = true;
+  d.workload.complexity = 64;  // the measured frames' extra GPU work (the cost model)
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.reference_what.empty());
+  // Measured core - cpu_processing - (gpu_m - gpu_r), paired by deadline,
+  // leaves the consumer wake, the CPU-to-submit gap, the measured frame's
+  // submit and queue delay, and the reference frame's scripted GPU time.
+  std::vector<double> want;
+  for (const BlockResult& m : run.blocks) {
+    if (m.kind != BlockKind::measured) continue;
+    const BlockResult& ref = run.blocks[m.order + 1];
+    ASSERT_EQ(ref.kind, BlockKind::bare_loop);
+    for (uint64_t k = 0; k < m.frames_run; ++k) {
+      const uint64_t im = m.first_device_frame + k;
+      const uint64_t ir = ref.first_device_frame + k;
+      const SimFrameScript sm = device_script(im);
+      want.push_back(static_cast<double>(wake_delay(im) + gap(im) + sm.submit_cost_ns +
+                                         sm.queue_delay_ns + device_script(ir).gpu_duration_ns) /
+                     1000.0);
+    }
+  }
+  const Distribution expect_d = summarize_in_place(want, 0);
+  const Distribution& got = run.core_latency_without_deliberate;
+  EXPECT_EQ(got.count, 103u);
+  EXPECT_EQ(got.missing, 0u);
+  EXPECT_DOUBLE_EQ(got.min, expect_d.min);
+  EXPECT_DOUBLE_EQ(got.p50, expect_d.p50);
+  EXPECT_DOUBLE_EQ(got.max, expect_d.max);
+  // The reference frames carry no cost-model work and no CPU step.
+  const Distribution& ref_gpu = run.reference_total[static_cast<size_t>(Series::gpu_execution)];
+  EXPECT_EQ(ref_gpu.count, 103u);
+  EXPECT_LT(ref_gpu.max, run.total[static_cast<size_t>(Series::gpu_execution)].min);
+  EXPECT_EQ(run.reference_total[static_cast<size_t>(Series::cpu_processing)].count, 0u);
+  EXPECT_EQ(run.reference_total[static_cast<size_t>(Series::core_latency)].count, 103u);
+}
+
+// A device that forwards to a SimDevice but keeps LatencyDevice's default
+// open_reference (no reference path).
+class NoReferenceDevice final : public LatencyDevice {
+ public:
+  explicit NoReferenceDevice(SimDevice& d) : d_(d) {}
+  const DeviceInfo& info() const override { return d_.info(); }
+  Result<void> submit_frame(uint64_t id, const FrameWorkload& w) override {
+    return d_.submit_frame(id, w);
+  }
+  Result<GpuFrameTiming> wait_frame(uint64_t id) override { return d_.wait_frame(id); }
+  Result<CalibrationPair> sample_calibration() override { return d_.sample_calibration(); }
+
+ private:
+  SimDevice& d_;
+};
+
+TEST(LatencyEngine, WithoutAReferencePathBareRunsNoReferenceBlockAndSaysWhy) {
+  Fixture fx;
+  NoReferenceDevice dev(*fx.device);
+  fx.env.device = &dev;
+  LatencyRunDesc d = small_desc();
+  d.bare_comparison = true;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->partial);
+  bool said = false;
+  for (const MissingCapability& m : r->unavailable) said |= m.name == "reference_path";
+  EXPECT_TRUE(said);
+  for (const BlockResult& b : r->blocks) EXPECT_NE(b.kind, BlockKind::bare_loop);
+  EXPECT_EQ(r->bare_total.count, 0u);
+  EXPECT_EQ(r->core_latency_without_deliberate.count, 0u);
+  EXPECT_EQ(r->core_latency_without_deliberate.missing, 103u);
+  EXPECT_EQ(r->raw_total.count, 103u);
 }
 
 TEST(LatencyEngine, InvalidSettingsAreRefused) {

@@ -134,6 +134,28 @@ TEST(LatencyReport, BareComparisonAppearsUnderDiagnostics) {
                   .is_null());  // raw p99 is 0 on a virtual clock
 }
 
+TEST(LatencyReport, ComparisonGivesEachObserverAgainstTheReferencePath) {
+  const LatencyRun run = small_run(true);
+  const nlohmann::json j = nlohmann::json::parse(latency_run_to_json(run, meta()).dump());
+  const auto& cmp = j["diagnostics"]["comparison"];
+  for (const char* o : {"core_latency", "fence_latency"}) {
+    EXPECT_TRUE(cmp["observers"][o]["p50_ratio"].is_number()) << o;
+    EXPECT_TRUE(cmp["observers"][o]["p99_ratio"].is_number()) << o;
+  }
+  // The reference adds no CPU step: the measured path is slower.
+  EXPECT_GT(cmp["observers"]["core_latency"]["p50_ratio"].get<double>(), 1.0);
+  // Device frame 4 (measured) has invalid timestamps: its pair is missing.
+  EXPECT_EQ(cmp["core_latency_without_deliberate"]["distribution"]["count"], 19);
+  EXPECT_EQ(cmp["core_latency_without_deliberate"]["distribution"]["missing"], 1);
+  EXPECT_TRUE(cmp["workload_submit_cpu_span"]["p50_ratio"].is_number());
+  const auto& ref = j["diagnostics"]["bare_loop"];
+  EXPECT_TRUE(ref["what"].is_string());
+  EXPECT_EQ(ref["core_latency"]["count"], 20);
+  // No CPU step on the reference path: that stage is missing, never 0.
+  EXPECT_EQ(ref["stages"]["cpu_processing"]["count"], 0);
+  EXPECT_EQ(ref["stages"]["cpu_processing"]["missing"], 20);
+}
+
 TEST(LatencyReport, AtomicWriteReplacesTheFile) {
   TempDir dir;
   const fs::path p = dir.path / "result.json";

@@ -28,6 +28,7 @@ class CudaLatencyDevice final : public LatencyDevice {
   Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override { return sampler_->sample(); }
+  Result<std::unique_ptr<ReferencePath>> open_reference() override;
 
  private:
   CudaLatencyDevice() = default;
@@ -226,6 +227,88 @@ Result<GpuFrameTiming> CudaLatencyDevice::wait_frame(uint64_t frame_id) {
     t.gpu_end_ticks = r[1].ticks;
   }
   return t;
+}
+
+// The reference path on CUDA: its own stream, its own two stamp slots and
+// its own blocking-sync event; per frame two stamp launches (begin, end) and
+// one event record, nothing between them.
+class CudaReferencePath final : public ReferencePath {
+ public:
+  static Result<std::unique_ptr<ReferencePath>> create(int device, TickFormat ticks) {
+    std::unique_ptr<CudaReferencePath> ref(new CudaReferencePath());
+    ref->device_ = device;
+    ref->ticks_ = ticks;
+    cd::DeviceScope scope(device);
+    if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
+    auto stream = cd::create_stream(/*highest_priority=*/false);
+    if (!stream) return stream.error();
+    ref->stream_ = *stream;
+    auto stamps = CudaTimestampSlots::create(
+        {.count = 2, .device = device, .cross_check_events = false, .record_events = false});
+    if (!stamps) return stamps.error();
+    ref->stamps_ = std::move(stamps.value());
+    const cudaError_t e =
+        cudaEventCreateWithFlags(&ref->done_, cudaEventBlockingSync | cudaEventDisableTiming);
+    if (e != cudaSuccess) return cd::cuda_fail("cudaEventCreateWithFlags", e);
+    return std::unique_ptr<ReferencePath>(std::move(ref));
+  }
+  ~CudaReferencePath() override {
+    cd::DeviceScope scope(device_);
+    if (stream_) (void)cudaStreamSynchronize(stream_);
+    if (done_) (void)cudaEventDestroy(done_);
+    if (stream_) (void)cudaStreamDestroy(stream_);
+  }
+  const char* what() const override {
+    return "cuda: its own stream, two %globaltimer stamp launches and one blocking-sync event";
+  }
+  Result<void> submit(uint64_t frame_id) override {
+    if (busy_) return make_error("CUDA reference: a frame is still in flight; wait first");
+    cd::DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
+    stamps_->reset(0, 2, /*previous_use_done=*/true);
+    if (auto ok = stamps_->write_timestamp(stream_, 0); !ok) return ok;
+    if (auto ok = stamps_->write_timestamp(stream_, 1); !ok) return ok;
+    if (const cudaError_t r = cudaEventRecord(done_, stream_); r != cudaSuccess)
+      return cd::cuda_fail("cudaEventRecord(reference)", r);
+    busy_ = true;
+    frame_id_ = frame_id;
+    return {};
+  }
+  Result<GpuFrameTiming> wait(uint64_t frame_id) override {
+    if (!busy_ || frame_id_ != frame_id)
+      return make_error("CUDA reference: frame " + std::to_string(frame_id) + " is not in flight");
+    cd::DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
+    const cudaError_t e = cudaEventSynchronize(done_);
+    const int64_t wake = host_now_ns();
+    busy_ = false;
+    if (e != cudaSuccess) return cd::cuda_fail("cudaEventSynchronize(reference)", e);
+    GpuFrameTiming t;
+    t.fence_status = QueryStatus::ok;
+    t.fence_wake_ns = wake;
+    SlotReading r[2];
+    stamps_->read(0, r);
+    t.gpu_status = completed_pair_status(r[0], r[1], ticks_);
+    if (t.gpu_status == QueryStatus::ok) {
+      t.gpu_begin_ticks = r[0].ticks;
+      t.gpu_end_ticks = r[1].ticks;
+    }
+    return t;
+  }
+
+ private:
+  CudaReferencePath() = default;
+  int device_ = 0;
+  TickFormat ticks_;
+  cudaStream_t stream_ = nullptr;
+  std::shared_ptr<CudaTimestampSlots> stamps_;  // written only into stream_
+  cudaEvent_t done_ = nullptr;
+  bool busy_ = false;
+  uint64_t frame_id_ = 0;
+};
+
+Result<std::unique_ptr<ReferencePath>> CudaLatencyDevice::open_reference() {
+  return CudaReferencePath::create(device_, info_.ticks);
 }
 
 }  // namespace

@@ -121,6 +121,10 @@ SimDevice::SimDevice(SimDesc desc, std::shared_ptr<HostTime> shared_time)
 SimDevice::~SimDevice() = default;
 
 Result<void> SimDevice::submit_frame(uint64_t frame_id, const FrameWorkload& work) {
+  return submit_work(frame_id, &work);
+}
+
+Result<void> SimDevice::submit_work(uint64_t frame_id, const FrameWorkload* work) {
   if (!desc_.runs_frames) return no_frames();
   for (const Pending& p : pending_) {
     if (p.frame_id == frame_id) {
@@ -145,7 +149,7 @@ Result<void> SimDevice::submit_frame(uint64_t frame_id, const FrameWorkload& wor
   p.frame_id = frame_id;
   p.script = s;
   p.gpu_begin_ns = std::max(end + s.queue_delay_ns, gpu_free_ns_);
-  const int64_t model_ns = cost_ ? std::llround(cost_->sample_ns(work)) : 0;
+  const int64_t model_ns = cost_ && work != nullptr ? std::llround(cost_->sample_ns(*work)) : 0;
   p.gpu_end_ns = p.gpu_begin_ns + s.gpu_duration_ns + model_ns;
   gpu_free_ns_ = p.gpu_end_ns;
   p.gpu_status = desc_.can_time ? s.gpu_status : QueryStatus::missing;
@@ -185,6 +189,24 @@ Result<GpuFrameTiming> SimDevice::wait_frame(uint64_t frame_id) {
     t.fence_wake_ns = wake;
   }
   return t;
+}
+
+class SimReferencePath final : public ReferencePath {
+ public:
+  explicit SimReferencePath(SimDevice& dev) : dev_(dev) {}
+  const char* what() const override {
+    return "sim: the device script of each frame without the cost model's work";
+  }
+  Result<void> submit(uint64_t frame_id) override { return dev_.submit_work(frame_id, nullptr); }
+  Result<GpuFrameTiming> wait(uint64_t frame_id) override { return dev_.wait_frame(frame_id); }
+
+ private:
+  SimDevice& dev_;
+};
+
+Result<std::unique_ptr<ReferencePath>> SimDevice::open_reference() {
+  if (!desc_.runs_frames) return no_frames();
+  return std::unique_ptr<ReferencePath>(new SimReferencePath(*this));
 }
 
 Result<CalibrationPair> SimDevice::sample_calibration() {

@@ -48,21 +48,32 @@ VulkanFrameRing::~VulkanFrameRing() {
   if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, pool_, nullptr);
 }
 
-Result<VkCommandBuffer> VulkanFrameRing::begin(uint32_t slot) {
+Result<VkCommandBuffer> VulkanFrameRing::begin(uint32_t slot, bool reusable) {
   Slot& s = slots_.at(slot);
   if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is still in flight; wait() first");
   if (const VkResult r = vkResetCommandBuffer(s.cmd, 0); r != VK_SUCCESS) return vk::error("vkResetCommandBuffer", r);
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  bi.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (const VkResult r = vkBeginCommandBuffer(s.cmd, &bi); r != VK_SUCCESS) return vk::error("vkBeginCommandBuffer", r);
   return s.cmd;
 }
 
 Result<void> VulkanFrameRing::submit(uint32_t slot) {
+  if (auto e = end(slot); !e) return e;
+  return submit_recorded(slot);
+}
+
+Result<void> VulkanFrameRing::end(uint32_t slot) {
   Slot& s = slots_.at(slot);
   if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
   if (const VkResult r = vkEndCommandBuffer(s.cmd); r != VK_SUCCESS) return vk::error("vkEndCommandBuffer", r);
+  return {};
+}
+
+Result<void> VulkanFrameRing::submit_recorded(uint32_t slot) {
+  Slot& s = slots_.at(slot);
+  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
   if (const VkResult r = vkResetFences(ctx_.device(), 1, &s.fence); r != VK_SUCCESS) return vk::error("vkResetFences", r);
   if (auto r = ctx_.submit(s.cmd, s.fence); !r) return r.error();
   s.in_flight = true;

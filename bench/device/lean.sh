@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 13 on the GPU machine: the measured path against the independent
+# reference path, allocations per frame, and the profiler's zone cost.
+#   * 3 alternations (vulkan, cuda, vulkan, cuda, ...) of
+#     `latlab run --mode baseline --bare --frames $FRAMES` (default 1000):
+#     measured blocks interleaved with reference blocks (ReferencePath: a
+#     prerecorded command buffer with two timestamps on Vulkan, two stamps on
+#     CUDA's own stream) and raw-sleep blocks; diagnostics.comparison holds
+#     the ratios;
+#   * alloc_per_frame (sim and Vulkan): heap allocations per measured frame;
+#   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions).
+# Every step is bounded by `timeout`. Needs .devbin (bench/device/pack.sh) or
+# LATLAB_BIN_DIR with latlab, alloc_per_frame and latlab_bench.
+# Output under $OUT: lean_<backend>_<rep>.json/.txt, alloc.json, profiler_zone.txt,
+# summary.txt (python3; skipped without it).
+#   OUT=/tmp/o bench/device/lean.sh        FRAMES=1500 REPS=3 bench/device/lean.sh
+# Targets (issue 13): core latency p50 of the measured path without its
+# deliberate parts <= 1.05x the reference's p50 (p99 <= 1.10x);
+# workload_submit_cpu_span p50 <= 1.5x the reference submit; 0 allocations
+# per frame; <= 15 ns per zone.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${LATLAB_BIN_DIR:-$PWD/.devbin}
+out=${OUT:-build/device-lean/out}
+mkdir -p "$out"
+frames=${FRAMES:-1000}
+reps=${REPS:-3}
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/latlab-xdg-$(id -u)}"
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+[[ -d $B/lib ]] && export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+T() { local s=$1; shift; timeout -k 5 "$s" "$@"; }
+# One run of FRAMES frames at 8-12 ms, its reference and raw-sleep blocks: ~3x.
+run_s=$(( frames * 12 * 3 / 1000 + 60 ))
+
+{ date -u; uname -a; grep -m1 'model name' /proc/cpuinfo; nproc
+  nvidia-smi --query-gpu=name,driver_version,pstate --format=csv 2>&1; } > "$out/machine_lean.txt"
+
+for rep in $(seq 1 "$reps"); do
+  for b in vulkan cuda; do
+    echo "== $(date -u +%T) $b rep $rep"
+    T "$run_s" "$B/latlab" run --backend "$b" --mode baseline --bare --frames "$frames" --blocks 5 \
+      --warmup 100 --seed "$rep" --out "$out/lean_${b}_$rep.json" > "$out/lean_${b}_$rep.txt" 2>&1
+    echo "rc=$?" >> "$out/lean_${b}_$rep.txt"
+  done
+done
+echo "== $(date -u +%T) allocations per frame"
+T 120 "$B/alloc_per_frame" --frames 2000 --json > "$out/alloc.json" 2> "$out/alloc.err"
+echo "rc=$?" >> "$out/alloc.err"
+echo "== $(date -u +%T) profiler zone"
+T 120 "$B/latlab_bench" --benchmark_filter='BM_ProfilerZone' --benchmark_repetitions=10 \
+  --benchmark_report_aggregates_only=false > "$out/profiler_zone.txt" 2>&1
+echo "rc=$?" >> "$out/profiler_zone.txt"
+
+command -v python3 >/dev/null || exit 0
+python3 - "$out" <<'PY' | tee "$out/summary.txt"
+import glob, json, os, sys
+out = sys.argv[1]
+def g(d, *ks):
+    for k in ks:
+        if not isinstance(d, dict) or d.get(k) is None: return None
+        d = d[k]
+    return d
+def f(x): return "null" if x is None else f"{x:.3f}"
+for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
+    try: j = json.load(open(path))
+    except Exception as e: print(os.path.basename(path), "unreadable:", e); continue
+    c = g(j, "diagnostics", "comparison") or {}
+    lean = c.get("core_latency_without_deliberate") or {}
+    core = g(c, "observers", "core_latency") or {}
+    fence = g(c, "observers", "fence_latency") or {}
+    sub = c.get("workload_submit_cpu_span") or {}
+    print(f"{os.path.basename(path)}: core p50 {f(core.get('measured_p50'))} / ref {f(core.get('reference_p50'))} us"
+          f" = {f(core.get('p50_ratio'))}; without deliberate p50 {f(lean.get('p50_ratio'))} (<=1.05)"
+          f" p99 {f(lean.get('p99_ratio'))} (<=1.10); fence p50 {f(fence.get('p50_ratio'))};"
+          f" submit span p50 {f(sub.get('p50_ratio'))} (<=1.5)")
+try: print("alloc:", json.dumps(json.load(open(os.path.join(out, "alloc.json")))))
+except Exception as e: print("alloc: unreadable:", e)
+PY
