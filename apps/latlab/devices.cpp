@@ -1,13 +1,15 @@
 // latlab devices [--json]: every Vulkan device with what latlab can time on
 // it (tick period, valid bits per queue family, calibrateable time domains)
 // and what is missing, with the reason; then every CUDA device where the CUDA
-// backend is built (or why CUDA is unavailable).
+// backend is built (or why CUDA is unavailable); then every GL (EGL) device
+// (devices_gl.cpp).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "devices_gl.hpp"
 #include "latlab/vulkan.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
@@ -143,7 +145,8 @@ std::function<int()> setup(CLI::App& app) {
       return kExitMissingCapability;
     }
     const CudaListing cuda = list_cuda();
-    if (devices->empty() && cuda.devices.empty()) {
+    const GlListing gl = list_gl();
+    if (devices->empty() && cuda.devices.empty() && gl.devices.empty()) {
       std::fprintf(stderr,
                    "latlab devices: no Vulkan device found (no driver, or the driver sees no device). "
                    "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)\n");
@@ -153,14 +156,17 @@ std::function<int()> setup(CLI::App& app) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& d : *devices) out.push_back(to_json(d));
       for (const auto& d : cuda.devices) out.push_back(d);
+      for (const auto& d : gl.devices) out.push_back(d);
       nlohmann::json doc{{"devices", out}};
       if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
+      if (!gl.unavailable.empty()) doc["gl_unavailable"] = gl.unavailable;
       fmt::print("{}\n", doc.dump(2));
     } else {
       print_table(*devices);
 #if LATLAB_HAVE_CUDA
       print_cuda_table(cuda);
 #endif
+      fmt::print("{}", gl.table);
     }
     return kExitOk;
   };
