@@ -6,7 +6,8 @@
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
-# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA).
+# profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA),
+# gl (bench/device/gl.sh: the OpenGL backend on the NVIDIA EGL driver).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -74,6 +75,11 @@ if has profiler_cuda; then
   log "profiler on CUDA"
   (cd "$here" && T ${PROFILER_CUDA_S:-300} env LATLAB_BINARY=$B/latlab LATLAB_CUDA_TESTS=$B/latlab_cuda_tests \
     OUT=$R/profiler_cuda bash bench/device/profiler_cuda.sh) > profiler_cuda_sh.txt 2>&1; echo "rc=$?" >> profiler_cuda_sh.txt
+fi
+if has gl; then
+  log "OpenGL through EGL (bench/device/gl.sh)"
+  (cd "$here" && T ${GL_S:-560} env LATLAB_BINARY=$B/latlab LATLAB_GL_TESTS=$B/latlab_opengl_tests \
+    OUT=$R/gl bash bench/device/gl.sh) > gl_sh.txt 2>&1; echo "rc=$?" >> gl_sh.txt
 fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"
