@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
-  libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
+  # the GL backend: EGL/GL/GLES headers, GLVND's libEGL and libOpenGL, Mesa's llvmpipe
+  libegl-dev libgl-dev libopengl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpq-dev postgresql

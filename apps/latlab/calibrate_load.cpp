@@ -213,7 +213,7 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::IsMember({"compute", "fragment"}));
   sub->add_option("--device", o->device,
                   "device index or name substring (default: the backend's default device)");
-  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, sim")
+  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, gl, sim")
       ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
       ->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")

@@ -187,7 +187,7 @@ const RegisterCommand reg{Command{
                                          "Measure a device clock against the host clock: "
                                          "deviation, drift, residuals, error bound, "
                                          "and how far a single start-up calibration pair drifts");
-      sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, sim")
+      sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, gl, sim")
           ->capture_default_str()
           ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}));
       sub->add_option("--device,-d", opts->device,

@@ -1,13 +1,15 @@
 // latlab devices [--json]: every Vulkan device with what latlab can time on
 // it (tick period, valid bits per queue family, calibrateable time domains)
 // and what is missing, with the reason; then every CUDA device where the CUDA
-// backend is built (or why CUDA is unavailable).
+// backend is built (or why CUDA is unavailable); then every GL (EGL) device
+// (devices_gl.cpp).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "devices_gl.hpp"
 #include "latlab/vulkan.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
@@ -143,13 +145,14 @@ std::function<int()> setup(CLI::App& app) {
       return kExitMissingCapability;
     }
     const CudaListing cuda = list_cuda();
-    // Exit 3 only when no backend has a device; a machine with CUDA and no
-    // Vulkan driver still gets its CUDA listing (exit 0), and the Vulkan part
-    // says why it is empty.
+    const GlListing gl = list_gl();
+    // Exit 3 only when no backend has a device; a machine with CUDA (or GL)
+    // and no Vulkan driver still gets its listing (exit 0), and the Vulkan
+    // part says why it is empty.
     const char* no_vulkan =
         "no Vulkan device found (no driver, or the driver sees no device). "
         "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
-    if (devices->empty() && cuda.devices.empty()) {
+    if (devices->empty() && cuda.devices.empty() && gl.devices.empty()) {
       std::fprintf(stderr, "latlab devices: %s\n", no_vulkan);
       return kExitMissingCapability;
     }
@@ -157,9 +160,11 @@ std::function<int()> setup(CLI::App& app) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& d : *devices) out.push_back(to_json(d));
       for (const auto& d : cuda.devices) out.push_back(d);
+      for (const auto& d : gl.devices) out.push_back(d);
       nlohmann::json doc{{"devices", out}};
       if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
       if (devices->empty()) doc["vulkan_unavailable"] = no_vulkan;
+      if (!gl.unavailable.empty()) doc["gl_unavailable"] = gl.unavailable;
       fmt::print("{}\n", doc.dump(2));
     } else {
       if (devices->empty()) fmt::print("Vulkan: {}\n", no_vulkan);
@@ -167,6 +172,7 @@ std::function<int()> setup(CLI::App& app) {
 #if LATLAB_HAVE_CUDA
       print_cuda_table(cuda);
 #endif
+      fmt::print("{}", gl.table);
     }
     return kExitOk;
   };

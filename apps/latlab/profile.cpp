@@ -11,7 +11,8 @@
 //               post
 //                 post.bloom        full-screen fragment pass, C
 //                 post.tonemap      full-screen fragment pass, C
-// `--backend cuda` runs its CUDA counterpart (profile_cuda.cpp).
+// `--backend cuda` runs its CUDA counterpart (profile_cuda.cpp), `--backend gl`
+// its OpenGL one (profile_gl.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include "latlab/profiler_vulkan.hpp"
 #include "latlab/vulkan.hpp"
 #include "profile_cuda.hpp"
+#include "profile_gl.hpp"
 #include "profile_report.hpp"
 
 namespace latlab::cli {
@@ -53,7 +55,7 @@ struct ProfileOptions {
   uint32_t frames_in_flight = 3;  // command buffers on the device at once
   bool json = false;
   bool validation = false;
-  // vulkan (this file) or cuda (profile_cuda.cpp)
+  // vulkan (this file), cuda (profile_cuda.cpp) or gl (profile_gl.cpp)
   std::string backend = "vulkan";
 };
 
@@ -312,8 +314,22 @@ int profile(const ProfileOptions& opt) {
         fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
         kExitUsage);
   }
-  if (opt.validation && opt.backend != "vulkan") {
-    return fail("", "--validation is a Vulkan option (the Khronos validation layer)", kExitUsage);
+  if (opt.validation && opt.backend == "cuda") {
+    return fail("",
+                "--validation is a Vulkan option (the Khronos validation layer; on gl: KHR_debug); "
+                "CUDA has no counterpart",
+                kExitUsage);
+  }
+  if (opt.backend == "gl") {
+    return profile_gl({.frames = opt.frames,
+                       .trace = opt.trace,
+                       .device = opt.device,
+                       .complexity = opt.complexity,
+                       .width = size->first,
+                       .height = size->second,
+                       .frames_in_flight = opt.frames_in_flight,
+                       .json = opt.json,
+                       .debug = opt.validation});
   }
   if (opt.backend == "cuda") {
     return profile_cuda({.frames = opt.frames,
@@ -378,11 +394,12 @@ int profile(const ProfileOptions& opt) {
 
 std::function<int()> setup(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan, CUDA)");
+      "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan, CUDA, GL)");
   auto opt = std::make_shared<ProfileOptions>();
-  sub->add_option("--backend", opt->backend, "GPU backend: vulkan, or cuda (a CUDA stream)")
+  sub->add_option("--backend", opt->backend,
+                  "GPU backend: vulkan, cuda (a CUDA stream) or gl (OpenGL through EGL, no window)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"vulkan", "cuda"}));
+      ->check(CLI::IsMember({"vulkan", "cuda", "gl"}));
   sub->add_option("--frames", opt->frames, "Frames to record")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
@@ -390,7 +407,7 @@ std::function<int()> setup(CLI::App& app) {
                   "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
   sub->add_option("--device", opt->device,
                   "Device index or name substring (Vulkan default: first discrete GPU, else "
-                  "first; CUDA: 0)");
+                  "first; CUDA: 0; GL: the first EGL device with timer queries, hardware first)");
   sub->add_option("--complexity", opt->complexity,
                   "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()
@@ -402,7 +419,7 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::Range(1u, 8u));
   sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
   sub->add_flag("--validation", opt->validation,
-                "Enable the Khronos validation layer (errors fail the run)");
+                "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
   return [opt]() { return profile(*opt); };
 }
 

@@ -228,7 +228,7 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
                   "performance (fixed workload, GPU ms and fps) | all (latency, then performance)")
       ->check(CLI::IsMember({"baseline", "loaded", "latency", "performance", "all"}))
       ->capture_default_str();
-  sub->add_option("--backend", opts->backend, "GPU backend")
+  sub->add_option("--backend", opts->backend, "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim")
       ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
       ->capture_default_str();
   sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");

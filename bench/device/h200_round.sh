@@ -7,7 +7,7 @@
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
 # profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
-# (OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
+# (bench/device/gl.sh: OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
@@ -88,6 +88,11 @@ if has lean; then
   log "lean: measured vs reference path (issue 13)"
   (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
 fi
+if has gl; then
+  log "OpenGL through EGL (bench/device/gl.sh)"
+  (cd "$here" && T ${GL_S:-560} env LATLAB_BINARY=$B/latlab LATLAB_GL_TESTS=$B/latlab_opengl_tests \
+    OUT=$R/gl bash bench/device/gl.sh) > gl_sh.txt 2>&1; echo "rc=$?" >> gl_sh.txt
+fi
 if has clocks; then
   log "clocks ${CLOCKS_SECONDS:-180}s, window ${CLOCKS_WINDOW:-640}"
   for b in vulkan cuda; do
@@ -95,16 +100,6 @@ if has clocks; then
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
-fi
-if has gl; then
-  log "OpenGL through EGL: tests, baseline and latency runs, calibrate-load, clocks"
-  T ${GL_TEST_S:-120} "$B/latlab_opengl_tests" > gl_tests.txt 2>&1; echo "rc=$?" >> gl_tests.txt
-  T 60 "$B/latlab" run --backend gl --validation --mode baseline --frames ${GL_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
-    --out gl_baseline.json --frames-csv gl_baseline_frames.csv > gl_baseline.txt 2>&1; echo "rc=$?" >> gl_baseline.txt
-  T 90 "$B/latlab" run --backend gl --mode latency --frames ${GL_FRAMES:-1000} --blocks 5 --warmup 100 --seed 1 \
-    --out gl_latency.json > gl_latency.txt 2>&1; echo "rc=$?" >> gl_latency.txt
-  T 40 "$B/latlab" calibrate-load --backend gl --json > gl_load.json 2> gl_load.log; echo "rc=$?" >> gl_load.log
-  T 45 "$B/latlab" clocks --backend gl --seconds ${GL_CLOCKS_S:-30} --interval-ms 100 --json > clocks-gl.json 2> clocks-gl.log
 fi
 if has present; then
   log "present: headless, then against a carried Xvfb (bench/device/pack_xvfb.sh -> .xvfb)"

@@ -238,6 +238,42 @@ class GlWorkload {
 };
 
 // ---------------------------------------------------------------------------
+// Frames in flight
+// ---------------------------------------------------------------------------
+
+// One fence sync per frame in flight: submit(slot) puts glFenceSync after
+// everything the context issued so far and flushes (the GPU starts now);
+// wait(slot) sleeps in glClientWaitSync (no spinning). Slot i is free again
+// once wait() saw its fence. Use on the thread where the context is current;
+// not thread-safe.
+class GlFrameRing {
+ public:
+  static constexpr uint64_t kDefaultTimeoutNs = 60'000'000'000ull;
+
+  // Context current. Error: slots outside 1..64, context not current.
+  static Result<std::unique_ptr<GlFrameRing>> create(GlContext& ctx, uint32_t slots);
+  ~GlFrameRing();  // waits for every slot still in flight (context current)
+  GlFrameRing(const GlFrameRing&) = delete;
+  GlFrameRing& operator=(const GlFrameRing&) = delete;
+
+  uint32_t size() const { return static_cast<uint32_t>(fences_.size()); }
+  bool in_flight(uint32_t slot) const { return fences_[slot] != nullptr; }
+  // Fence + flush. Error: the slot is in flight (wait() first), the context
+  // is not current, glFenceSync failed.
+  Result<void> submit(uint32_t slot);
+  // true: the slot's work completed (the slot is free; also when nothing was
+  // in flight); false: `timeout_ns` passed first. Error: glClientWaitSync failed.
+  Result<bool> wait(uint32_t slot, uint64_t timeout_ns = kDefaultTimeoutNs);
+  // Waits for every slot in flight; a timeout is an error.
+  Result<void> wait_all(uint64_t timeout_ns = kDefaultTimeoutNs);
+
+ private:
+  explicit GlFrameRing(GlContext& ctx) : ctx_(ctx) {}
+  GlContext& ctx_;
+  std::vector<void*> fences_;  // GLsync per slot; null: free
+};
+
+// ---------------------------------------------------------------------------
 // Latency device
 // ---------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "e2e/cli_run_helpers.hpp"
+#include "e2e/result_checks.hpp"
 
 namespace latlab::e2e {
 namespace {
@@ -50,6 +51,7 @@ TEST(RunModesCli, LatencyRunsBaselineAndLoadedInAlternatingBlocks) {
   // Loaded frames carry the calibrated load: ~8.3 ms of GPU against ~50 us.
   EXPECT_GT(gpu_p50(loaded), 10.0 * gpu_p50(base));
   EXPECT_NEAR(gpu_p50(loaded) / 1000.0, cal["median_ms"].get<double>(), 0.5);
+  expect_result_matches_csv(j, csv, 48);  // both modes, every block
 
   // Measured blocks alternate baseline, loaded, baseline, ... with block
   // indices in step; frame ids rise in run order after the calibration's.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "e2e/cli_run_helpers.hpp"
+#include "e2e/result_checks.hpp"
 
 namespace latlab::e2e {
 namespace {
@@ -35,6 +36,7 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   EXPECT_EQ(j["modes"]["baseline"]["total"]["fence_latency"]["count"], 60);
   const std::string text = slurp(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 66);
+  expect_result_matches_csv(j, csv, 60);
 }
 
 // Reported: a Loaded target longer than the interval exited 2 with "loaded

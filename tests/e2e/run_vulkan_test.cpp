@@ -1,7 +1,9 @@
 // `latlab run` end to end on Vulkan (lavapipe here, with the validation
-// layer): a few hundred frames; every stage present and positive, and the two
+// layer): a few hundred frames; every stage present and positive, the two
 // observers of completion agree within the clock model's bound plus the fence
-// wake. Skips when the binary reports the Vulkan backend unavailable.
+// wake, and the result passes every backend's checks against its CSV
+// (result_checks.hpp). Skips when the binary reports the Vulkan backend
+// unavailable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,18 +13,10 @@
 #include <vector>
 
 #include "e2e/cli_run_helpers.hpp"
+#include "e2e/result_checks.hpp"
 
 namespace latlab::e2e {
 namespace {
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
 
 TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   TempDir dir;
@@ -63,7 +57,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   std::ifstream in(csv);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  const std::vector<std::string> head = split(line);
+  const std::vector<std::string> head = split_csv_line(line);
   auto col = [&](const std::string& name) {
     const auto it = std::find(head.begin(), head.end(), name);
     EXPECT_NE(it, head.end()) << name;
@@ -76,7 +70,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   int rows = 0;
   std::vector<long long> wake_beyond_bound;
   while (std::getline(in, line)) {
-    const std::vector<std::string> cells = split(line);
+    const std::vector<std::string> cells = split_csv_line(line);
     if (cells[c_kind] != "measured") continue;
     ++rows;
     ASSERT_FALSE(cells[c_core].empty()) << line;
@@ -93,6 +87,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
                    wake_beyond_bound.begin() + wake_beyond_bound.size() / 2,
                    wake_beyond_bound.end());
   EXPECT_LE(wake_beyond_bound[wake_beyond_bound.size() / 2], 5'000'000);
+  expect_result_matches_csv(j, csv, 300);
 }
 
 // Baseline and Loaded on lavapipe: the load calibrates on the same device

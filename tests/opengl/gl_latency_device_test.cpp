@@ -112,8 +112,11 @@ TEST(GlLatencyDevice, FourTimesTheComplexityTakesLongerOnTheFastestFrames) {
     }
     return best;
   };
-  const double small = static_cast<double>(fastest(64));
-  const double large = static_cast<double>(fastest(256));
+  // About 16 ms against 64 ms per frame on llvmpipe: at 64 vs 256 (4 ms
+  // frames) scheduling delays of a few ms on a busy 2-core machine (load
+  // 10+, under ASan) once held the ratio at or below 2 in all six frames.
+  const double small = static_cast<double>(fastest(256));
+  const double large = static_cast<double>(fastest(1024));
   EXPECT_GT(large / small, 2.0) << small << " ns vs " << large << " ns";
   expect_no_debug_errors(*dev);
 }
