@@ -35,6 +35,11 @@ std::atomic<uint64_t> g_allocs{0};
 thread_local uint64_t t_allocs = 0;
 }  // namespace
 
+// The replacements below pair malloc with free by design; GCC 12 at -O2
+// reads the inlined free() as a mismatch with operator new.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) {
   g_allocs.fetch_add(1, std::memory_order_relaxed);
   ++t_allocs;

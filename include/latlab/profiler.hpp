@@ -275,7 +275,16 @@ class GpuZone {
     if (profiler_ == nullptr) return;
     outer_ = detail::t_innermost_zone;
     ref_ = profiler_->begin_zone(*this, name);
+    // The zone is the innermost one until its destructor restores `outer_`,
+    // so the thread-local never outlives it; GCC 12+ at -O2 warns anyway.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
     detail::t_innermost_zone = this;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
   }
   [[gnu::always_inline]] ~GpuZone() {
     if (profiler_ == nullptr) return;
