@@ -1,6 +1,8 @@
 // latlab run --store, store add, history on SQLite: what is stored, bad
 // input (exit 2, nothing changed), concurrent writers.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
@@ -43,8 +45,11 @@ TEST(StoreCli, RunStoreAndStoreAddShowInHistory) {
   EXPECT_EQ(h["runs"][1]["frame_rows"], 45);          // run --store: warm-up + measured frames
   const auto& base = h["runs"][1]["modes"]["baseline"];
   const nlohmann::json result = nlohmann::json::parse(slurp(a));
-  EXPECT_EQ(base["core_latency_p50_us"],
-            result["modes"]["baseline"]["total"]["core_latency"]["p50"]);
+  // The store's text path keeps 15 significant digits (SQLite's REAL as
+  // text): equal to well below a picosecond, not always to the last bit.
+  const double stored = base["core_latency_p50_us"].get<double>();
+  const double written = result["modes"]["baseline"]["total"]["core_latency"]["p50"].get<double>();
+  EXPECT_NEAR(stored, written, 1e-12 * std::abs(written) + 1e-12);
   EXPECT_EQ(h["runs"][0]["fingerprint"], h["runs"][1]["fingerprint"]);
 
   // The readable table lists both.
