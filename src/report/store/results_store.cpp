@@ -98,8 +98,8 @@ Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& loca
     if (!c) return c.error();
     db = std::move(c.value());
     const size_t at = location.find('@');
-    if (at != std::string::npos) name = location.substr(0, location.find("://") + 3) + "..." +
-                                        location.substr(at);
+    if (at != std::string::npos)
+      name = location.substr(0, location.find("://") + 3) + "..." + location.substr(at);
   } else {
     if (name.empty()) {
       name = default_store_location();
@@ -109,9 +109,8 @@ Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& loca
         std::error_code ec;
         std::filesystem::create_directories(std::filesystem::path(name).parent_path(), ec);
         if (ec) {
-          return make_error(
-              fmt::format("cannot create the directory of the default store {}: {}", name,
-                          ec.message()));
+          return make_error(fmt::format("cannot create the directory of the default store {}: {}",
+                                        name, ec.message()));
         }
       }
     }
@@ -157,10 +156,10 @@ Result<void> ResultsStore::prepare(Access access) {
     for (const std::string& sql : schema_statements(db.dialect())) {
       if (Result<std::vector<SqlRow>> r = db.query(sql); !r) return r.error();
     }
-    Result<std::vector<SqlRow>> meta = db.query(
-        fmt::format("INSERT INTO latlab_meta (key, value) VALUES ('schema_version', {})",
-                    db.param(1)),
-        {std::to_string(kStoreSchemaVersion)});
+    Result<std::vector<SqlRow>> meta =
+        db.query(fmt::format("INSERT INTO latlab_meta (key, value) VALUES ('schema_version', {})",
+                             db.param(1)),
+                 {std::to_string(kStoreSchemaVersion)});
     if (!meta) return meta.error();
     return tx.commit();
   }
@@ -178,10 +177,10 @@ Result<void> ResultsStore::prepare(Access access) {
   return tx.commit();
 }
 
-Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSeriesRow> frames) {
-  SqlConnection& db = *db_;
-  Transaction tx(db);
-  if (Result<void> r = tx.begin(true); !r) return r.error();
+namespace {
+
+// The run's own row; its id.
+Result<int64_t> insert_run_row(SqlConnection& db, const ReadResult& run, size_t frame_rows) {
   const std::vector<SqlValue> params = {
       utc_now_iso8601(),
       run.created_utc,
@@ -206,7 +205,7 @@ Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSe
       run.device.name,
       run.device.driver,
       fingerprint_of(run),
-      frames.empty() ? SqlValue{} : SqlValue{static_cast<int64_t>(frames.size())},
+      frame_rows == 0 ? SqlValue{} : SqlValue{static_cast<int64_t>(frame_rows)},
       run.settings_json,
       run.text};
   Result<std::vector<SqlRow>> inserted = db.query(
@@ -217,12 +216,14 @@ Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSe
           placeholders(db, static_cast<int>(params.size())) + ") RETURNING id",
       params);
   if (!inserted) return inserted.error();
-  const int64_t id = std::stoll(inserted->at(0).at(0).value());
+  return std::stoll(inserted->at(0).at(0).value());
+}
 
+// Every mode's row and every block's and total's distributions.
+Result<void> insert_modes(SqlConnection& db, int64_t id, const ReadResult& run) {
   std::vector<std::vector<SqlValue>> modes, dists;
   for (const ReadMode& m : run.modes) {
-    modes.push_back({id, m.name, static_cast<int64_t>(m.available ? 1 : 0),
-                     text_or_null(m.reason),
+    modes.push_back({id, m.name, static_cast<int64_t>(m.available ? 1 : 0), text_or_null(m.reason),
                      m.available ? SqlValue{int64_t{m.workload.passes}} : SqlValue{},
                      m.available ? SqlValue{int64_t{m.workload.complexity}} : SqlValue{},
                      m.available ? SqlValue{int64_t{m.workload.width}} : SqlValue{},
@@ -245,7 +246,8 @@ Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSe
   }
   if (Result<void> r = db.execute_many(
           "INSERT INTO run_modes (run_id, mode, available, reason, passes, complexity, width, "
-          "height, form, frames) VALUES (" + placeholders(db, 10) + ")",
+          "height, form, frames) VALUES (" +
+              placeholders(db, 10) + ")",
           modes);
       !r) {
     return r.error();
@@ -254,33 +256,52 @@ Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSe
   for (const char* c : kStatColumns) stat_cols += std::string(", ") + c;
   if (Result<void> r = db.execute_many(
           "INSERT INTO distributions (run_id, mode, scope, block_index, block_order, frames_run, "
-          "series, count, missing" + stat_cols + ") VALUES (" + placeholders(db, 18) + ")",
+          "series, count, missing" +
+              stat_cols + ") VALUES (" + placeholders(db, 18) + ")",
           dists);
       !r) {
     return r.error();
   }
-  if (!frames.empty()) {
-    std::string cols;
-    for (size_t i = 0; i < kSeriesCount; ++i)
-      cols += fmt::format(", {}_ns", to_string(static_cast<Series>(i)));
-    std::vector<std::vector<SqlValue>> rows;
-    rows.reserve(frames.size());
-    for (const FrameSeriesRow& f : frames) {
-      std::vector<SqlValue> row{id, f.mode, f.block_kind, int64_t{f.block_index},
-                                static_cast<int64_t>(f.frame_id)};
-      for (const auto& v : f.ns) row.push_back(v ? SqlValue{*v} : SqlValue{});
-      rows.push_back(std::move(row));
-    }
-    if (Result<void> r = db.execute_many(
-            "INSERT INTO frames (run_id, mode, block_kind, block_index, frame_id" + cols +
-                ") VALUES (" + placeholders(db, static_cast<int>(5 + kSeriesCount)) + ")",
-            rows);
-        !r) {
-      return r.error();
-    }
+  return {};
+}
+
+// The per-frame series (run --store), one row a frame.
+Result<void> insert_frames(SqlConnection& db, int64_t id, std::span<const FrameSeriesRow> frames) {
+  if (frames.empty()) return {};
+
+  std::string cols;
+  for (size_t i = 0; i < kSeriesCount; ++i)
+    cols += fmt::format(", {}_ns", to_string(static_cast<Series>(i)));
+  std::vector<std::vector<SqlValue>> rows;
+  rows.reserve(frames.size());
+  for (const FrameSeriesRow& f : frames) {
+    std::vector<SqlValue> row{id, f.mode, f.block_kind, int64_t{f.block_index},
+                              static_cast<int64_t>(f.frame_id)};
+    for (const auto& v : f.ns) row.push_back(v ? SqlValue{*v} : SqlValue{});
+    rows.push_back(std::move(row));
   }
+  if (Result<void> r = db.execute_many(
+          "INSERT INTO frames (run_id, mode, block_kind, block_index, frame_id" + cols +
+              ") VALUES (" + placeholders(db, static_cast<int>(5 + kSeriesCount)) + ")",
+          rows);
+      !r) {
+    return r.error();
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSeriesRow> frames) {
+  SqlConnection& db = *db_;
+  Transaction tx(db);  // all of a run, or nothing of it
+  if (Result<void> r = tx.begin(true); !r) return r.error();
+  const Result<int64_t> id = insert_run_row(db, run, frames.size());
+  if (!id) return id.error();
+  if (Result<void> r = insert_modes(db, *id, run); !r) return r.error();
+  if (Result<void> r = insert_frames(db, *id, frames); !r) return r.error();
   if (Result<void> r = tx.commit(); !r) return r.error();
-  return id;
+  return *id;
 }
 
 Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
@@ -292,7 +313,8 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
   Result<std::vector<SqlRow>> runs = db.query(
       "SELECT id, stored_utc, created_utc, hostname, device_backend, device_name, device_driver, "
       "tool_version, settings_mode, fingerprint, partial, frame_rows FROM runs ORDER BY id DESC "
-      "LIMIT " + db.param(1),
+      "LIMIT " +
+          db.param(1),
       {static_cast<int64_t>(limit)});
   if (!runs) return runs.error();
   for (const SqlRow& row : runs.value()) {
@@ -311,7 +333,8 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
     if (row[11]) s.frame_rows = std::stoll(*row[11]);
     Result<std::vector<SqlRow>> figs = db.query(
         "SELECT mode, series, frames_run, missing, p50_us, p99_us FROM distributions WHERE "
-        "run_id = " + db.param(1) +
+        "run_id = " +
+            db.param(1) +
             " AND scope = 'total' AND series IN ('core_latency', 'fence_latency') ORDER BY mode",
         {s.id});
     if (!figs) return figs.error();
