@@ -243,6 +243,11 @@ uint32_t GpuProfiler::collect_locked() {
   return n;
 }
 
+// Collects one frame slot: readiness, the host mapping, per-zone statuses and
+// the stat table, then recycling. One function of ~140 lines on purpose: it
+// is the hot path measured by BM_ProfilerCollectFrame2048 and
+// latlab_profiler_instructions, and its passes share the frame's state in
+// registers; the steps are marked by the comments inside.
 bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   Impl& m = *impl_;
   Impl::Slot& s = m.slots[slot_index];
