@@ -226,45 +226,24 @@ void print_json(const ProfileOptions& opt, const VulkanContext& ctx, const Profi
       {"validation_errors", ctx.validation_error_count()},
   };
   if (sum.trace != nullptr) {
-    out["trace"] = {{"path", opt.trace},
-                    {"spans", sum.trace->span_count()},
-                    {"gpu_zones_unmapped", sum.trace->gpu_zones_unmapped()},
-                    {"written", sum.trace_written}};
+    out["trace"] = profile_trace_json(opt.trace, *sum.trace, sum.trace_written);
   }
   fmt::print("{}\n", out.dump(2));
 }
 
 void print_text(const ProfileOptions& opt, const VulkanContext& ctx, const GpuProfiler& prof,
                 const ProfileSummary& sum) {
-  const auto& fit = sum.fit;
-  const ProfilerCounters& counters = sum.counters;
-  fmt::print("  host mapping: {}", sum.mapping);
-  if (fit) {
-    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used,
-               fit->drift_ppm(), fit->base_error_ns);
-  }
-  fmt::print("\n\n");
+  print_host_mapping_line(sum.mapping, sum.fit);
   fmt::print("{}\n", format_stat_table(sum.queue_name, sum.stats));
   print_newest_frame_tree(prof, sum.queue_name);
-  fmt::print(
-      "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
-      "{}\n",
-      counters.frames_collected, counters.zones_ok, counters.zones_dropped, counters.zones_invalid,
-      counters.frames_without_queries);
+  print_counters_line(sum.counters);
   if (ctx.capabilities().query_reads_wait_idle) {
     fmt::print(
         "note: this driver waits for the device to go idle inside vkGetQueryPoolResults; "
         "collection\n"
         "      never asks it to wait, but stalls here anyway while frames are in flight\n");
   }
-  if (sum.trace != nullptr && sum.trace_written) {
-    fmt::print("trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", opt.trace,
-               sum.trace->span_count(),
-               sum.trace->gpu_zones_unmapped() > 0
-                   ? fmt::format("; {} GPU zones left out: no host mapping",
-                                 sum.trace->gpu_zones_unmapped())
-                   : "");
-  }
+  if (sum.trace != nullptr) print_trace_line(opt.trace, *sum.trace, sum.trace_written);
   if (opt.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
 }
 

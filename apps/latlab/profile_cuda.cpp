@@ -193,40 +193,22 @@ void print_json(const CudaProfileRequest& req, const CudaRunInfo& run, const Gpu
       {"stamp_write_errors", run.write_errors},
   };
   if (!req.trace.empty()) {
-    out["trace"] = {{"path", req.trace},
-                    {"spans", trace.span_count()},
-                    {"gpu_zones_unmapped", trace.gpu_zones_unmapped()},
-                    {"written", trace_written}};
+    out["trace"] = profile_trace_json(req.trace, trace, trace_written);
   }
   fmt::print("{}\n", out.dump(2));
 }
 
 void print_text(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfiler& prof,
                 const ChromeTrace& trace, bool trace_written) {
-  fmt::print("  host mapping: {}", run.mapping);
-  if (run.fit) {
-    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", run.fit->pairs_used,
-               run.fit->drift_ppm(), run.fit->base_error_ns);
-  }
-  fmt::print("\n\n{}\n", format_stat_table(run.queue_name, prof.stats()));
+  print_host_mapping_line(run.mapping, run.fit);
+  fmt::print("{}\n", format_stat_table(run.queue_name, prof.stats()));
   print_newest_frame_tree(prof, run.queue_name);
-  const ProfilerCounters c = prof.counters();
-  fmt::print(
-      "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
-      "{}\n",
-      c.frames_collected, c.zones_ok, c.zones_dropped, c.zones_invalid, c.frames_without_queries);
+  print_counters_line(prof.counters());
   fmt::print(
       "note: each zone edge is a one-thread stamp kernel in the stream; it adds GPU time (a few "
       "us)\n");
   if (run.write_errors > 0) fmt::print("stamp launches that failed: {}\n", run.write_errors);
-  if (!req.trace.empty() && trace_written) {
-    fmt::print(
-        "trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", req.trace,
-        trace.span_count(),
-        trace.gpu_zones_unmapped() > 0
-            ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
-            : "");
-  }
+  print_trace_line(req.trace, trace, trace_written);
 }
 
 // Device ticks -> host clock: a calibrator on the CUDA sampler's bracketed

@@ -50,4 +50,36 @@ void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_n
   }
 }
 
+nlohmann::json profile_trace_json(const std::string& path, const ChromeTrace& trace, bool written) {
+  return {{"path", path},
+          {"spans", trace.span_count()},
+          {"gpu_zones_unmapped", trace.gpu_zones_unmapped()},
+          {"written", written}};
+}
+
+void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<const ClockFit>& fit) {
+  fmt::print("  host mapping: {}", mapping);
+  if (fit) {
+    fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used,
+               fit->drift_ppm(), fit->base_error_ns);
+  }
+  fmt::print("\n\n");
+}
+
+void print_counters_line(const ProfilerCounters& c) {
+  fmt::print(
+      "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
+      "{}\n",
+      c.frames_collected, c.zones_ok, c.zones_dropped, c.zones_invalid, c.frames_without_queries);
+}
+
+void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written) {
+  if (path.empty() || !written) return;
+  fmt::print("trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", path,
+             trace.span_count(),
+             trace.gpu_zones_unmapped() > 0
+                 ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
+                 : "");
+}
+
 }  // namespace latlab::cli

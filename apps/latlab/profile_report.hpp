@@ -1,5 +1,5 @@
 // What `latlab profile` prints, shared by its backends (profile.cpp: Vulkan,
-// profile_cuda.cpp: CUDA): one JSON shape for the zone table, the counters
+// profile_cuda.cpp: CUDA, profile_gl.cpp: OpenGL): one JSON shape for the zone table, the counters
 // and the clock fit, and the newest frame's tree.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_trace.hpp"
 
 namespace latlab::cli {
 
@@ -19,6 +20,13 @@ nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats);
 nlohmann::json profile_counters_json(const ProfilerCounters& counters);
 // pairs_used, drift_ppm, base_error_ns, estimated; null without a fit.
 nlohmann::json profile_clock_fit_json(const std::shared_ptr<const ClockFit>& fit);
+// `trace` of the JSON output: path, spans, gpu_zones_unmapped, written.
+nlohmann::json profile_trace_json(const std::string& path, const ChromeTrace& trace, bool written);
+// The text output's lines every backend prints: "  host mapping: ..." with the
+// fit (before the table), the counters line, and the trace line (when written).
+void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<const ClockFit>& fit);
+void print_counters_line(const ProfilerCounters& c);
+void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written);
 // Prints the tree of the newest retained frame with zones (the very last
 // one closed is empty); nothing if none is retained.
 void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name);
