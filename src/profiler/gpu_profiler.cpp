@@ -27,7 +27,6 @@ uint32_t assign_thread_id() {
 
 namespace {
 
-constexpr uint32_t kNoSlot = 0xFFFF;
 constexpr uint64_t kIndexMask = (1ull << 48) - 1;
 constexpr uint64_t pack_cursor(uint32_t slot, uint64_t index) {
   return (static_cast<uint64_t>(slot) << 48) | (index & kIndexMask);
