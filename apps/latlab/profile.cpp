@@ -185,20 +185,10 @@ int check_run(const ProfileOptions& opt, const VulkanContext& ctx, const ChromeT
   const ProfilerCounters& counters = sum.counters;
   const uint64_t expected_zones = uint64_t{opt.frames} * kZonesPerFrame;
   int code = kExitOk;
-  if (counters.zones_ok != expected_zones) {
-    std::fprintf(stderr,
-                 "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
-                 static_cast<unsigned long long>(counters.zones_ok),
-                 static_cast<unsigned long long>(expected_zones),
-                 static_cast<unsigned long long>(counters.zones_dropped),
-                 static_cast<unsigned long long>(counters.zones_invalid));
-  }
+  warn_untimed_zones(counters, expected_zones);
   if (!opt.trace.empty()) {
     sum.trace = &trace;
-    if (auto w = trace.write_file(opt.trace); !w) {
-      std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
-      code = kExitWriteFailed;
-    }
+    if (!write_trace_file(opt.trace, trace)) code = kExitWriteFailed;
   }
   if (opt.validation && ctx.validation_error_count() > 0) {
     for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());

@@ -262,21 +262,9 @@ int report(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfi
   int code = kExitOk;
   const ProfilerCounters counters = prof.counters();
   const uint64_t expected_zones = uint64_t{req.frames} * kZonesPerFrame;
-  if (counters.zones_ok != expected_zones) {
-    std::fprintf(stderr,
-                 "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
-                 static_cast<unsigned long long>(counters.zones_ok),
-                 static_cast<unsigned long long>(expected_zones),
-                 static_cast<unsigned long long>(counters.zones_dropped),
-                 static_cast<unsigned long long>(counters.zones_invalid));
-  }
+  warn_untimed_zones(counters, expected_zones);
   const bool want_trace = !req.trace.empty();
-  if (want_trace) {
-    if (auto w = trace.write_file(req.trace); !w) {
-      std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
-      code = kExitWriteFailed;
-    }
-  }
+  if (want_trace && !write_trace_file(req.trace, trace)) code = kExitWriteFailed;
   const bool trace_written = want_trace && code != kExitWriteFailed;
   if (req.json) {
     print_json(req, run, prof, trace, trace_written);

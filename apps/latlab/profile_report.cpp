@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 namespace latlab::cli {
 
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
@@ -80,6 +82,22 @@ void print_trace_line(const std::string& path, const ChromeTrace& trace, bool wr
              trace.gpu_zones_unmapped() > 0
                  ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
                  : "");
+}
+
+void warn_untimed_zones(const ProfilerCounters& c, uint64_t expected) {
+  if (c.zones_ok == expected) return;
+  std::fprintf(stderr, "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
+               static_cast<unsigned long long>(c.zones_ok), static_cast<unsigned long long>(expected),
+               static_cast<unsigned long long>(c.zones_dropped),
+               static_cast<unsigned long long>(c.zones_invalid));
+}
+
+bool write_trace_file(const std::string& path, const ChromeTrace& trace) {
+  if (auto w = trace.write_file(path); !w) {
+    std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace latlab::cli

@@ -27,6 +27,10 @@ nlohmann::json profile_trace_json(const std::string& path, const ChromeTrace& tr
 void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<const ClockFit>& fit);
 void print_counters_line(const ProfilerCounters& c);
 void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written);
+// Says on stderr how many zones have a time when that is not `expected`.
+void warn_untimed_zones(const ProfilerCounters& c, uint64_t expected);
+// Writes the trace to `path`; false, with the reason on stderr, when it could not.
+bool write_trace_file(const std::string& path, const ChromeTrace& trace);
 // Prints the tree of the newest retained frame with zones (the very last
 // one closed is empty); nothing if none is retained.
 void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name);
