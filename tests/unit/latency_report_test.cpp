@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "latency/lockstep.hpp"
+#include "latlab/load_calibration.hpp"
 #include "latlab/sim.hpp"
 
 namespace latlab {
@@ -120,6 +121,30 @@ TEST(LatencyReport, EmptyDistributionHasNullStatisticsNotZeros) {
   EXPECT_TRUE(j["p50"].is_null());
   EXPECT_TRUE(j["mean"].is_null());
   EXPECT_TRUE(j["p99_9"].is_null());
+}
+
+// A calibration that never fitted (or never verified, or measured no
+// spread) writes null for what it does not have, never 0/0.
+TEST(LatencyReport, LoadCalibrationWithoutAFitWritesNull) {
+  LoadCalibrationReport r;
+  r.target_ms = 8.3;
+  r.complexity = 4;
+  r.outcome = "test";
+  auto j = load_calibration_to_json(r);
+  EXPECT_TRUE(j["fit"].is_null()) << j["fit"];
+  EXPECT_TRUE(j["p5_ms"].is_null()) << j["p5_ms"];
+  EXPECT_TRUE(j["noise_fraction"].is_null()) << j["noise_fraction"];
+  EXPECT_TRUE(j["gpu_ms"]["p50"].is_null());
+
+  r.fit_fixed_ms = 0.5;  // half a fit is no fit
+  EXPECT_TRUE(load_calibration_to_json(r)["fit"].is_null());
+  r.fit_ms_per_complexity = 0.25;
+  r.verified = true;
+  r.p5_ms = 7.9;
+  j = load_calibration_to_json(r);
+  EXPECT_DOUBLE_EQ(j["fit"]["fixed_ms"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["fit"]["ms_per_complexity"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["p5_ms"].get<double>(), 7.9);
 }
 
 TEST(LatencyReport, BareComparisonAppearsUnderDiagnostics) {
