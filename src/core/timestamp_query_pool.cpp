@@ -295,16 +295,18 @@ void TimestampQueryPool::update_last_value() {
   for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
     if (it->by_uid.empty()) continue;
     bool complete = true;
-    int64_t total = 0;
+    // In double: int64 ns overflows when a frame's pairs span over 292 years
+    // together, which 64-bit ticks allow (found by bench/fuzz/fuzz_uid_pool).
+    double total_ns = 0;
     for (const auto& [uid, r] : it->by_uid) {
       if (r.status != QueryStatus::ok) {
         complete = false;
         break;
       }
-      total += r.duration_ns;
+      total_ns += static_cast<double>(r.duration_ns);
     }
     if (complete) {
-      last_value_ms_ = static_cast<double>(total) / 1e6;
+      last_value_ms_ = total_ns / 1e6;
       last_value_frame_ = it->frame_id;
       return;
     }

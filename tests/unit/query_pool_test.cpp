@@ -110,6 +110,22 @@ TEST(QueryPool, ResolvedDurationsMapToTheirUid) {
   EXPECT_EQ(pool->pairs_in_use(), 0u);
 }
 
+// Two pairs of one frame that each span over half of int64's ns range: the
+// frame's total is their sum, not a signed overflow (UBSan stopped
+// bench/fuzz/fuzz_uid_pool on it).
+TEST(QueryPool, LastValueOfHugeDurationsDoesNotOverflow) {
+  auto pool = make_pool();
+  pool->allocate_queries_for_context(uid(0, 2), 2);
+  pool->allocate_queries_for_context(uid(1, 2), 2);
+  constexpr uint64_t kHalf = (uint64_t{1} << 62) + 12345;
+  complete(pool, uid(0, 2), 10, 10 + kHalf);
+  complete(pool, uid(1, 2), 20, 20 + kHalf);
+  ASSERT_TRUE(pool->resolve_queries_async().is_ready());
+  ASSERT_TRUE(pool->timestamp(uid(0, 2)).ok());
+  ASSERT_TRUE(pool->last_value().has_value());
+  EXPECT_DOUBLE_EQ(*pool->last_value(), 2.0 * static_cast<double>(kHalf) / 1e6);
+}
+
 TEST(QueryPool, TickPeriodIsHonoured) {
   auto pool = make_sim_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
                                             TickFormat::from_period_ns(41.666668, 64));
