@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "latlab/host_clock.hpp"
+#include "latlab/latency_run.hpp"
 #include "latlab/opengl.hpp"
 #include "opengl/gl_fixture.hpp"
 
@@ -26,6 +28,47 @@ void expect_no_debug_errors(GlLatencyDevice& dev) {
   std::string all;
   for (const auto& m : dev.context().debug_messages()) all += m + "\n";
   EXPECT_EQ(dev.context().debug_error_count(), 0u) << all;
+}
+
+// The poll observer on GL: glClientWaitSync with timeout 0 on the poller's
+// own context (sharing the device's syncs) while the consumer blocks in
+// glClientWaitSync on the same sync. Compared frame by frame, on the fastest
+// of the frames the poll sees completion no later than the blocking wait
+// (not on every frame: llvmpipe, the spinner and the woken waiter share this
+// machine's two CPUs).
+TEST(GlLatencyDevice, PollObserverSeesFramesNoLaterThanTheBlockingWaitOnTheFastest) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  LatencyRunDesc desc;
+  desc.schedule = ScheduleDesc{5, 1'000'000, 2'000'000};
+  desc.frames = 40;
+  desc.blocks = 2;
+  desc.warmup_frames = 4;
+  desc.cpu_step_iterations = 100;
+  desc.block_lead_ns = 2'000'000;
+  desc.workload = FrameWorkload{.passes = 1, .complexity = 4, .width = 32, .height = 32,
+                                .form = WorkloadForm::compute};
+  LatencyRunEnv env;
+  env.device = dev.get();
+  const Result<LatencyRun> r = run_latency(desc, env);
+  ASSERT_TRUE(r) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  ASSERT_TRUE(run.polled) << (run.unavailable.empty() ? "" : run.unavailable.back().reason);
+  const Distribution& poll = run.total[static_cast<size_t>(Series::poll_latency)];
+  const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
+  EXPECT_GT(poll.count, 0u);
+  EXPECT_EQ(fence.count, 40u);
+  std::optional<int64_t> best;
+  for (size_t i = desc.warmup_frames; i < run.frames.size(); ++i) {
+    const FrameRecord& f = run.frames[i];
+    if (!f.has(Marker::poll_wake) || !f.has(Marker::fence_wake)) continue;
+    if (!best || f.poll_wake_ns - f.fence_wake_ns < *best) best = f.poll_wake_ns - f.fence_wake_ns;
+  }
+  ASSERT_TRUE(best);
+  EXPECT_LE(*best, 0) << "no frame's poll saw completion before its blocking wait returned";
+  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  expect_no_debug_errors(*dev);
 }
 
 TEST(GlLatencyDevice, FramesCompleteWithOrderedTimestampsAndAFenceWake) {

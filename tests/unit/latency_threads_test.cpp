@@ -52,6 +52,24 @@ LatencyRunDesc short_desc() {
   return d;
 }
 
+// The poller thread and the blocking wait observe the same frames: the poll
+// sees completion 1 us after GPU end, the sim's blocking wait 5 us after it.
+// Compared on the fastest of the frames (one frame may be preempted).
+TEST(LatencyThreads, PollObserverSeesCompletionNoLaterThanTheBlockingWaitOnTheFastestFrame) {
+  RealFixture fx;
+  const Result<LatencyRun> r = run_latency(short_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_TRUE(run.polled);
+  const Distribution& poll = run.total[static_cast<size_t>(Series::poll_latency)];
+  const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
+  EXPECT_EQ(poll.count + poll.missing, 60u);
+  EXPECT_GT(poll.count, 0u);
+  EXPECT_LE(poll.min, fence.min);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 60u);
+  EXPECT_GT(run.total[static_cast<size_t>(Series::poll_cpu)].max, 0.0);
+}
+
 TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
   RealFixture fx;
   const Result<LatencyRun> r = run_latency(short_desc(), fx.env);
@@ -76,6 +94,8 @@ TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
     EXPECT_LT(f.submit_start_ns, f.gpu_begin_host_ns);
     EXPECT_LT(f.gpu_begin_host_ns, f.gpu_end_host_ns);
     EXPECT_LE(f.gpu_end_host_ns, f.fence_wake_ns);
+    // The poller compares the host clock with GPU end + poll_delay_ns (1 us).
+    EXPECT_LE(f.gpu_end_host_ns + 1'000, f.poll_wake_ns);
     EXPECT_EQ(f.gpu_end_host_ns - f.gpu_begin_host_ns, 20'000);
     checksum ^= cpu_simulation_step(id, 500);
     if (id > 0) {
