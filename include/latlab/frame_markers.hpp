@@ -121,7 +121,7 @@ struct MissingBreakdown {
   uint64_t gpu_not_ok = 0;    // gpu_status != ok (not_ready, invalid, missing, ...)
   uint64_t gpu_unmapped = 0;  // GPU ticks ok but the clock model could not map them
   uint64_t fence_not_ok = 0;  // fence_status != ok
-  uint64_t poll_limit = 0;    // the poller's spin limit came before completion (poll_status not_ready)
+  uint64_t poll_limit = 0;    // the poll spin's limit came before completion (not_ready)
   uint64_t poll_not_ok = 0;   // poll_status != ok (limit, failed, or not polled)
   uint64_t device_error = 0;  // submit/wait failed
   std::array<uint64_t, 6> gpu_status_counts{};  // by QueryStatus value

@@ -23,9 +23,10 @@
 namespace latlab {
 
 struct PollOutcome {
-  QueryStatus status = QueryStatus::missing;  // ok, not_ready (limit), invalid (failed), missing (cancelled)
-  int64_t seen_ns = 0;                        // host time right after poll() said complete
-  int64_t cpu_ns = 0;                         // the poller thread's CPU time for the frame
+  // ok, not_ready (the spin limit), invalid (the driver failed), missing (cancelled)
+  QueryStatus status = QueryStatus::missing;
+  int64_t seen_ns = 0;  // host time right after poll() said complete
+  int64_t cpu_ns = 0;   // the poller thread's CPU time for the frame
 };
 
 // One non-blocking poll loop on the calling thread, for lockstep runs (sim
@@ -58,11 +59,13 @@ class PollThread {
   HostTime& time_;
   const int64_t limit_ns_;
   std::string error_;
-  PollTarget target_;     // written by arm() before `armed_` is released
-  PollOutcome outcome_;   // written by the poller before `done_` is released
-  alignas(64) std::atomic<uint32_t> armed_{0};  // sequence of the armed frame; kStop ends the thread
-  alignas(64) std::atomic<uint32_t> done_{0};   // sequence the poller has finished
-  alignas(64) std::atomic<uint32_t> cancel_{0};  // sequence finish() wants stopped
+  PollTarget target_;    // written by arm() before `armed_` is released
+  PollOutcome outcome_;  // written by the poller before `done_` is released
+  // Sequence of the armed frame (kStop ends the thread), the one the poller
+  // finished, the one finish() wants stopped; each on its own cache line.
+  alignas(64) std::atomic<uint32_t> armed_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};
+  alignas(64) std::atomic<uint32_t> cancel_{0};
   uint32_t seq_ = 0;  // consumer thread only
   std::thread thread_;
 };
