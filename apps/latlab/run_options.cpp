@@ -170,7 +170,8 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
              o.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (desc.poll_completion) {
-    fmt::print(info, "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
+    fmt::print(info,
+               "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
                static_cast<double>(desc.poll_limit_ns) / 1e3);
   } else {
     fmt::print(info, "  poll observer off (--poll {}{})\n", o.poll,

@@ -70,6 +70,61 @@ TEST(LatencyThreads, PollObserverSeesCompletionNoLaterThanTheBlockingWaitOnTheFa
   EXPECT_GT(run.total[static_cast<size_t>(Series::poll_cpu)].max, 0.0);
 }
 
+// The poller thread past its spin limit: every frame's poll value is
+// missing and counted (never 0), its CPU time is still reported, and the
+// consumer waits for the spin to end before the next frame.
+TEST(LatencyThreads, PollPastItsSpinLimitIsMissingOnEveryFrame) {
+  RealFixture fx;
+  SimDesc dd;
+  dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
+                            .queue_delay_ns = 10'000,
+                            .gpu_duration_ns = 20'000,
+                            .fence_wake_delay_ns = 5'000,
+                            .poll_delay_ns = 50'000'000};  // the poll never sees it in time
+  fx.device = std::make_unique<SimDevice>(dd, fx.time);
+  fx.env.device = fx.device.get();
+  LatencyRunDesc desc = short_desc();
+  desc.frames = 20;
+  desc.poll_limit_ns = 300'000;
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  EXPECT_EQ(run.total_missing.poll_limit, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_latency)].count, 0u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_latency)].missing, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 20u);
+}
+
+// A device failure while the poller spins ends the run (partial) without
+// waiting for the spin limit or hanging.
+TEST(LatencyThreads, AFailedWaitStopsThePollerAndTheRun) {
+  RealFixture fx;
+  SimDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s{.submit_cost_ns = 5'000,
+                     .queue_delay_ns = 10'000,
+                     .gpu_duration_ns = 20'000,
+                     .fence_wake_delay_ns = 5'000};
+    if (f == 8) {
+      s.fail_wait = true;
+      s.poll_delay_ns = 60'000'000'000;  // its poll would spin to the limit
+    }
+    return s;
+  };
+  fx.device = std::make_unique<SimDevice>(dd, fx.time);
+  fx.env.device = fx.device.get();
+  LatencyRunDesc desc = short_desc();
+  desc.poll_limit_ns = 30'000'000'000;  // 30 s: the test would time out waiting for it
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->partial);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(r->frames[8].poll_status, QueryStatus::missing);
+}
+
 TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
   RealFixture fx;
   const Result<LatencyRun> r = run_latency(short_desc(), fx.env);
