@@ -16,18 +16,23 @@ namespace latlab {
 namespace {
 
 struct RealFixture {
-  std::shared_ptr<HostTime> time;
-  std::unique_ptr<SimDevice> device;
-  std::unique_ptr<TickMapper> mapper;
-  LatencyRunEnv env;
-
-  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>())
-      : time(std::move(t)) {
+  static SimDesc default_desc() {
     SimDesc dd;
     dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
                               .queue_delay_ns = 10'000,
                               .gpu_duration_ns = 20'000,
                               .fence_wake_delay_ns = 5'000};
+    return dd;
+  }
+
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<SimDevice> device;
+  std::unique_ptr<TickMapper> mapper;
+  LatencyRunEnv env;
+
+  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>(),
+                       SimDesc dd = default_desc())
+      : time(std::move(t)) {
     device = std::make_unique<SimDevice>(dd, time);
     SimDevice* dev = device.get();
     mapper = make_function_mapper(
@@ -74,15 +79,9 @@ TEST(LatencyThreads, PollObserverSeesCompletionNoLaterThanTheBlockingWaitOnTheFa
 // missing and counted (never 0), its CPU time is still reported, and the
 // consumer waits for the spin to end before the next frame.
 TEST(LatencyThreads, PollPastItsSpinLimitIsMissingOnEveryFrame) {
-  RealFixture fx;
-  SimDesc dd;
-  dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
-                            .queue_delay_ns = 10'000,
-                            .gpu_duration_ns = 20'000,
-                            .fence_wake_delay_ns = 5'000,
-                            .poll_delay_ns = 50'000'000};  // the poll never sees it in time
-  fx.device = std::make_unique<SimDevice>(dd, fx.time);
-  fx.env.device = fx.device.get();
+  SimDesc dd = RealFixture::default_desc();
+  dd.frame.poll_delay_ns = 50'000'000;  // the poll never sees it in time
+  RealFixture fx(std::make_shared<RealHostTime>(), dd);
   LatencyRunDesc desc = short_desc();
   desc.frames = 20;
   desc.poll_limit_ns = 300'000;
@@ -100,8 +99,7 @@ TEST(LatencyThreads, PollPastItsSpinLimitIsMissingOnEveryFrame) {
 // A device failure while the poller spins ends the run (partial) without
 // waiting for the spin limit or hanging.
 TEST(LatencyThreads, AFailedWaitStopsThePollerAndTheRun) {
-  RealFixture fx;
-  SimDesc dd;
+  SimDesc dd = RealFixture::default_desc();
   dd.script = [](uint64_t f) {
     SimFrameScript s{.submit_cost_ns = 5'000,
                      .queue_delay_ns = 10'000,
@@ -113,8 +111,7 @@ TEST(LatencyThreads, AFailedWaitStopsThePollerAndTheRun) {
     }
     return s;
   };
-  fx.device = std::make_unique<SimDevice>(dd, fx.time);
-  fx.env.device = fx.device.get();
+  RealFixture fx(std::make_shared<RealHostTime>(), dd);
   LatencyRunDesc desc = short_desc();
   desc.poll_limit_ns = 30'000'000'000;  // 30 s: the test would time out waiting for it
   const auto t0 = std::chrono::steady_clock::now();
