@@ -76,7 +76,7 @@ std::optional<int64_t> fastest_poll_minus_fence(std::span<const FrameRecord> fra
 TEST_F(LeanTest, PollObserverSeesEachFrameNoLaterThanTheBlockingWaitOnTheFastest) {
   LatencyRunDesc desc;
   desc.schedule = ScheduleDesc{5, 1'000'000, 2'000'000};
-  desc.frames = 60;
+  desc.frames = 150;
   desc.blocks = 2;
   desc.warmup_frames = 5;
   desc.cpu_step_iterations = 100;
@@ -94,8 +94,8 @@ TEST_F(LeanTest, PollObserverSeesEachFrameNoLaterThanTheBlockingWaitOnTheFastest
   const Distribution poll = at(run.total, Series::poll_latency);
   const Distribution fence = at(run.total, Series::fence_latency);
   EXPECT_GT(poll.count, 0u);
-  EXPECT_EQ(fence.count, 60u);
-  EXPECT_EQ(at(run.total, Series::poll_cpu).count, 60u);
+  EXPECT_EQ(fence.count, 150u);
+  EXPECT_EQ(at(run.total, Series::poll_cpu).count, 150u);
   EXPECT_EQ(run.total_missing.poll_limit, 0u);
   const auto measured = std::span<const FrameRecord>(run.frames).subspan(desc.warmup_frames);
   const std::optional<int64_t> d = fastest_poll_minus_fence(measured);
