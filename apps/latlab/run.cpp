@@ -312,6 +312,17 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
   sub->add_flag("--bare", opts->bare,
                 "After each block, run a bare loop (same path, no instrumentation) and a raw "
                 "clock_nanosleep loop");
+  sub->add_option("--poll", opts->poll,
+                  "The poll observer (a thread spinning on each frame's completion beside the "
+                  "blocking wait: poll_latency): on, off, or auto (on with 4 or more usable "
+                  "CPUs; with fewer the spinner competes with the blocking waiter)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  sub->add_option("--poll-limit-us", opts->poll_limit_us,
+                  "Bound of the poll observer's spin per frame; past it the frame's poll_latency "
+                  "is missing (counted)")
+      ->check(CLI::Range(1.0, 10'000'000.0))
+      ->capture_default_str();
   sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
                 "Do not lower the generator thread's timer slack");
   sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");

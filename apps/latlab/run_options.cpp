@@ -2,6 +2,7 @@
 #include "run_options.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +68,8 @@ Result<LatencyRunDesc> latency_desc(const RunOptions& o) {
   desc.workload.height = size->second;
   desc.workload.form = form_of(o);
   desc.bare_comparison = o.bare;
+  desc.poll_completion = poll_observer_on(o.poll);
+  desc.poll_limit_ns = static_cast<int64_t>(o.poll_limit_us * 1000.0);
   return desc;
 }
 
@@ -166,11 +169,35 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
              o.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+  if (desc.poll_completion) {
+    fmt::print(info,
+               "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
+               static_cast<double>(desc.poll_limit_ns) / 1e3);
+  } else {
+    fmt::print(info, "  poll observer off (--poll {}{})\n", o.poll,
+               o.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());
+  }
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
              o.out.empty() ? "(none)" : o.out,
              o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
   std::fflush(info);
+}
+
+bool poll_observer_on(const std::string& mode) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  // auto: the spinning thread takes a core for each frame's GPU time; with
+  // fewer than 4 CPUs it competes with the blocking waiter and the
+  // generator (docs/BENCHMARKS.md), so it is off there.
+  return usable_cpus() >= kPollAutoMinCpus;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
 }
 
 }  // namespace latlab::cli

@@ -36,6 +36,8 @@ struct RunOptions {
   std::string report;      // HTML report to write at the end ("" = none); implies per_frame
   bool per_frame = false;  // add every measured frame's series to the result (`per_frame`)
   bool bare = false;
+  std::string poll = "auto";      // --poll auto|on|off: the poll observer thread
+  double poll_limit_us = 20'000;  // --poll-limit-us: one frame's spin bound
   bool keep_timer_slack = false;
   bool json = false;
   bool validation = false;
@@ -71,6 +73,13 @@ struct RunPlan {
 // The plan of `o`, or why the options are bad input (the message follows
 // "latlab run: "). Checks that the output directories are writable.
 Result<RunPlan> plan_run(const RunOptions& o);
+
+// --poll auto turns the poll observer on with at least this many usable CPUs.
+inline constexpr int kPollAutoMinCpus = 4;
+// Whether --poll `mode` (auto, on, off) runs the poll observer here.
+bool poll_observer_on(const std::string& mode);
+// CPUs this process may run on (sched_getaffinity).
+int usable_cpus();
 
 // Echoes the settings of the run to `info` (stdout, or stderr with --json).
 void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,

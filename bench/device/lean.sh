@@ -7,11 +7,18 @@
 #     prerecorded command buffer with two timestamps on Vulkan, two stamps on
 #     CUDA's own stream) and raw-sleep blocks; diagnostics.comparison holds
 #     the ratios;
+#     each run has the poll observer on (--poll on): poll_latency beside
+#     fence_latency, gpu_end_to_poll_wake beside gpu_end_to_fence_wake, and
+#     the poller's CPU per frame (poll_cpu);
+#   * with POLL_AB=1 (default) one more run per backend and rep with
+#     --poll off (no --bare): fence_latency without the spinning thread, to
+#     see what the spinner costs the blocking waiter;
 #   * alloc_per_frame (sim and Vulkan): heap allocations per measured frame;
 #   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions).
 # Every step is bounded by `timeout`. Needs .devbin (bench/device/pack.sh) or
 # LATLAB_BIN_DIR with latlab, alloc_per_frame and latlab_bench.
-# Output under $OUT: lean_<backend>_<rep>.json/.txt, alloc.json, profiler_zone.txt,
+# Output under $OUT: lean_<backend>_<rep>.json/.txt, nopoll_<backend>_<rep>.json/.txt,
+# alloc.json, profiler_zone.txt,
 # summary.txt (python3; skipped without it).
 #   OUT=/tmp/o bench/device/lean.sh        FRAMES=1500 REPS=3 bench/device/lean.sh
 # Targets (issue 13): core latency p50 of the measured path without its
@@ -25,6 +32,7 @@ out=${OUT:-build/device-lean/out}
 mkdir -p "$out"
 frames=${FRAMES:-1000}
 reps=${REPS:-3}
+poll_ab=${POLL_AB:-1}
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/latlab-xdg-$(id -u)}"
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 [[ -d $B/lib ]] && export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -38,9 +46,16 @@ run_s=$(( frames * 12 * 3 / 1000 + 60 ))
 for rep in $(seq 1 "$reps"); do
   for b in vulkan cuda; do
     echo "== $(date -u +%T) $b rep $rep"
-    T "$run_s" "$B/latlab" run --backend "$b" --mode baseline --bare --frames "$frames" --blocks 5 \
+    T "$run_s" "$B/latlab" run --backend "$b" --mode baseline --bare --poll on --frames "$frames" --blocks 5 \
       --warmup 100 --seed "$rep" --out "$out/lean_${b}_$rep.json" > "$out/lean_${b}_$rep.txt" 2>&1
     echo "rc=$?" >> "$out/lean_${b}_$rep.txt"
+    if [[ $poll_ab == 1 ]]; then
+      echo "== $(date -u +%T) $b rep $rep --poll off"
+      T $(( frames * 12 / 1000 + 60 )) "$B/latlab" run --backend "$b" --mode baseline --poll off \
+        --frames "$frames" --blocks 5 --warmup 100 --seed "$rep" --out "$out/nopoll_${b}_$rep.json" \
+        > "$out/nopoll_${b}_$rep.txt" 2>&1
+      echo "rc=$?" >> "$out/nopoll_${b}_$rep.txt"
+    fi
   done
 done
 echo "== $(date -u +%T) allocations per frame"
@@ -73,6 +88,23 @@ for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
           f" = {f(core.get('p50_ratio'))}; without deliberate p50 {f(lean.get('p50_ratio'))} (<=1.05)"
           f" p99 {f(lean.get('p99_ratio'))} (<=1.10); fence p50 {f(fence.get('p50_ratio'))};"
           f" submit span p50 {f(sub.get('p50_ratio'))} (<=1.5)")
+def dist(j, *ks):
+    d = g(j, *ks) or {}
+    return f"{f(d.get('p50'))}/{f(d.get('p99'))}"
+print("poll observer (p50/p99 us; total of the measured path): fence_latency, poll_latency,"
+      " gpu_end_to_fence_wake, gpu_end_to_poll_wake, poll_cpu, frames past the spin limit;"
+      " fence_latency of the --poll off run on the same seed")
+for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
+    try: j = json.load(open(path))
+    except Exception: continue
+    t = g(j, "modes", "baseline", "total") or {}
+    np = os.path.join(out, "nopoll_" + os.path.basename(path)[len("lean_"):])
+    try: nj = json.load(open(np)); nf = dist(nj, "modes", "baseline", "total", "fence_latency")
+    except Exception: nf = "n/a"
+    print(f"{os.path.basename(path)}: fence {dist(t, 'fence_latency')} poll {dist(t, 'poll_latency')}"
+          f" end->fence {dist(t, 'stages', 'gpu_end_to_fence_wake')} end->poll {dist(t, 'gpu_end_to_poll_wake')}"
+          f" poll_cpu {dist(t, 'poll_cpu')} past_limit {g(t, 'missing_markers', 'poll_limit')}"
+          f" | --poll off fence {nf}")
 try: print("alloc:", json.dumps(json.load(open(os.path.join(out, "alloc.json")))))
 except Exception as e: print("alloc: unreadable:", e)
 PY

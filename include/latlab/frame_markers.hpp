@@ -10,7 +10,7 @@
 // frame; a frame lacking either marker counts as `missing` for that stage and
 // for nothing else. No value is ever substituted.
 //
-// FrameRecord is 120 bytes: a 60 000-frame run holds 7.2 MB of markers.
+// FrameRecord is 128 bytes: a 60 000-frame run holds 7.7 MB of markers.
 #pragma once
 
 #include <array>
@@ -39,14 +39,16 @@ enum class Marker : uint8_t {
   gpu_begin_host,  // gpu_begin mapped onto the host clock
   gpu_end_host,    // gpu_end mapped onto the host clock
   fence_wake,      // host time right after the CPU saw completion
+  poll_wake,       // host time right after the polling thread saw completion
 };
-inline constexpr size_t kMarkerCount = 13;
+inline constexpr size_t kMarkerCount = 14;
 std::string_view to_string(Marker m);
 
 // Frame flags (FrameRecord::flags).
 inline constexpr uint8_t kFrameConsumerBehind =
     1;  // the signal was already pending when the consumer looked
 inline constexpr uint8_t kFrameDeviceError = 2;  // submit_frame or wait_frame failed
+inline constexpr uint8_t kFramePolled = 4;  // the poller spun for this frame: poll_cpu_ns is set
 
 struct FrameRecord {
   int64_t deadline_ns = 0;
@@ -62,10 +64,15 @@ struct FrameRecord {
   int64_t gpu_begin_host_ns = 0;
   int64_t gpu_end_host_ns = 0;
   int64_t fence_wake_ns = 0;
+  int64_t poll_wake_ns = 0;
   uint32_t map_error_ns = 0;  // clock-model bound of the mapped GPU times (saturates)
+  uint32_t poll_cpu_ns = 0;   // CPU time the poller spent on the frame (kFramePolled; saturates)
   uint16_t present = 0;       // bit (1 << Marker) per marker present
   QueryStatus gpu_status = QueryStatus::missing;    // of gpu_begin/gpu_end
   QueryStatus fence_status = QueryStatus::missing;  // of fence_wake
+  // of poll_wake: ok, not_ready (the spin limit came first), invalid (the
+  // driver could not tell), missing (not polled)
+  QueryStatus poll_status = QueryStatus::missing;
   uint8_t flags = 0;
 
   bool has(Marker m) const { return (present >> static_cast<unsigned>(m)) & 1u; }
@@ -75,10 +82,10 @@ struct FrameRecord {
   // The host-ns value of a host marker (not gpu_begin/gpu_end, which are ticks).
   int64_t host_ns(Marker m) const;
 };
-static_assert(sizeof(FrameRecord) <= 120, "keep FrameRecord compact (RSS budget)");
+static_assert(sizeof(FrameRecord) <= 128, "keep FrameRecord compact (RSS budget)");
 
 // What the result reports per frame set. The first seven are the stages of
-// the latency path, then the two observers of completion, then diagnostics
+// the latency path, then the three observers of completion, then diagnostics
 // kept outside every stage and total.
 enum class Series : uint8_t {
   signal_to_consumer_wake,    // consumer_wake - signal
@@ -90,10 +97,13 @@ enum class Series : uint8_t {
   gpu_end_to_fence_wake,      // fence_wake - gpu_end_host
   core_latency,               // gpu_end_host - signal (observer: GPU timestamps + clock model)
   fence_latency,              // fence_wake - signal (observer: fence wake on the CPU)
+  poll_latency,               // poll_wake - signal (observer: a CPU thread polling the fence)
   timer_lateness,             // signal - deadline (diagnostic, not in any stage or total)
   clock_map_error,            // the clock model's error bound on gpu_end_host (diagnostic)
+  gpu_end_to_poll_wake,       // poll_wake - gpu_end_host (diagnostic: beside gpu_end_to_fence_wake)
+  poll_cpu,                   // CPU time of the polling thread for the frame (diagnostic)
 };
-inline constexpr size_t kSeriesCount = 11;
+inline constexpr size_t kSeriesCount = 14;
 inline constexpr size_t kStageCount = 7;  // Series 0..6 are the stages
 std::string_view to_string(Series s);
 
@@ -111,6 +121,8 @@ struct MissingBreakdown {
   uint64_t gpu_not_ok = 0;    // gpu_status != ok (not_ready, invalid, missing, ...)
   uint64_t gpu_unmapped = 0;  // GPU ticks ok but the clock model could not map them
   uint64_t fence_not_ok = 0;  // fence_status != ok
+  uint64_t poll_limit = 0;    // the poll spin's limit came before completion (not_ready)
+  uint64_t poll_not_ok = 0;   // poll_status != ok (limit, failed, or not polled)
   uint64_t device_error = 0;  // submit/wait failed
   std::array<uint64_t, 6> gpu_status_counts{};  // by QueryStatus value
 };

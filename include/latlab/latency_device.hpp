@@ -70,6 +70,36 @@ struct GpuFrameTiming {
   int64_t fence_wake_ns = 0;     // host ns right after the CPU saw completion
 };
 
+// What the completion poller polls for one submitted frame: the API object
+// its completion signals (Vulkan VkFence, CUDA cudaEvent_t, GL GLsync) as an
+// integer handle, or for sim the host time it completes. Opaque to the
+// engine; meaningful only to the CompletionPoller of the same device.
+struct PollTarget {
+  uint64_t handle = 0;
+  int64_t value = 0;
+};
+
+enum class PollStatus : uint8_t {
+  complete,  // the frame's work has completed
+  pending,   // not yet
+  failed,    // the driver could not tell (device lost, bad handle)
+};
+
+// The CPU asking whether a frame completed, without blocking
+// (vkGetFenceStatus, cudaEventQuery, glClientWaitSync with timeout 0). Made
+// by LatencyDevice::open_poller() on the thread that polls (the engine's
+// poller thread), used and destroyed there; poll() may run while the
+// consumer thread blocks in wait_frame() on the same frame.
+class CompletionPoller {
+ public:
+  virtual ~CompletionPoller() = default;
+  CompletionPoller() = default;
+  CompletionPoller(const CompletionPoller&) = delete;
+  CompletionPoller& operator=(const CompletionPoller&) = delete;
+  // One non-blocking look at `target`. Allocation-free.
+  virtual PollStatus poll(const PollTarget& target) = 0;
+};
+
 class LatencyDevice {
  public:
   virtual ~LatencyDevice() = default;
@@ -89,6 +119,15 @@ class LatencyDevice {
   // is none. It refers to the device: destroy it first. Default: not
   // available on this backend.
   virtual Result<std::unique_ptr<ReferencePath>> open_reference();
+  // The poll target of `frame_id` (submitted, not yet waited for), on the
+  // consumer thread; nullopt when this backend cannot poll. The object it
+  // names stays valid until the frame's wait_frame() has returned and the
+  // next submit_frame() begins (the engine stops polling before that).
+  virtual std::optional<PollTarget> poll_target(uint64_t frame_id);
+  // A poller for the calling thread (the engine's poller thread), or why
+  // there is none. It refers to the device: destroy it first. Default: this
+  // backend cannot poll.
+  virtual Result<std::unique_ptr<CompletionPoller>> open_poller();
 };
 
 }  // namespace latlab

@@ -20,6 +20,14 @@
 // same deadlines, so the cost of measuring and the timer's own lateness are
 // visible in the same run.
 //
+// With `poll_completion` a third thread, the poller, is armed right after
+// each submit and spins on the frame's completion (bounded by
+// poll_limit_ns) while the consumer blocks in its wait: both observe the
+// same frame (fence_latency and poll_latency), and the poller's CPU time
+// per frame is the poll_cpu diagnostic. The spinner takes a core for the
+// frame's GPU time; on a machine with few cores it competes with the
+// blocking waiter and the generator (docs/BENCHMARKS.md measures it).
+//
 // Failure: a device error or an interrupt stops the run after the frame in
 // progress; the run comes back with `partial` set and the reason, holding
 // every frame that was scheduled. Only invalid settings give an Error.
@@ -71,6 +79,13 @@ struct LatencyRunDesc {
   // `warmup_frames` apply to each mode. Not combined with bare_comparison.
   std::vector<LatencyModeDesc> modes;
   uint64_t first_frame_id = 0;  // device frame ids start here (after frames used before the run)
+  // The poll observer: a third thread spins on each frame's completion
+  // (LatencyDevice::poll_target / open_poller) while the consumer blocks in
+  // its wait; it gives poll_latency beside fence_latency. Default on.
+  bool poll_completion = true;
+  // Bound of one frame's spin on the host clock; past it the frame's poll
+  // value is missing (counted as poll_limit), never 0. Default 20 ms.
+  int64_t poll_limit_ns = 20'000'000;
 };
 
 // The modes a desc runs: `modes`, or {"baseline", workload} when empty.
@@ -194,6 +209,7 @@ struct LatencyRun {
   // lacking any of them is missing.
   Distribution core_latency_without_deliberate;
 
+  bool polled = false;       // the poll observer ran (desc.poll_completion and a poller opened)
   int64_t generator_cpu_ns = 0;  // generator threads, measured blocks
   int64_t generator_wall_ns = 0;
   int64_t raw_sleep_cpu_ns = 0;  // raw-sleep threads

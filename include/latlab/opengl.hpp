@@ -296,6 +296,10 @@ class GlLatencyDevice final : public LatencyDevice {
   Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override;
+  // Poll target: the frame's fence sync; the poller calls glClientWaitSync
+  // with timeout 0 on a context of its own sharing the device's objects.
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override;
+  Result<std::unique_ptr<CompletionPoller>> open_poller() override;
   GlContext& context();
   const GlContext& context() const;
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "latlab/query_status.hpp"
@@ -25,6 +26,7 @@
 namespace latlab {
 
 struct GpuFrameTiming;
+struct PollTarget;
 
 class ReferencePath {
  public:
@@ -42,6 +44,10 @@ class ReferencePath {
   // host time right after the wait returned, GPU ticks read with
   // availability as in LatencyDevice::wait_frame.
   virtual Result<GpuFrameTiming> wait(uint64_t frame_id) = 0;
+  // The poll target of the frame in flight, for the device's
+  // CompletionPoller (same contract as LatencyDevice::poll_target); nullopt:
+  // not pollable. Default: not pollable.
+  virtual std::optional<PollTarget> poll_target(uint64_t frame_id);
 };
 
 }  // namespace latlab

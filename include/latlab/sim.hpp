@@ -167,6 +167,7 @@ struct SimFrameScript {
   int64_t queue_delay_ns = 30'000;           // submit end -> GPU begin, GPU idle (default 30 us)
   int64_t gpu_duration_ns = 50'000;          // GPU begin -> end before the cost model (50 us)
   int64_t fence_wake_delay_ns = 10'000;      // GPU end -> CPU sees completion (default 10 us)
+  int64_t poll_delay_ns = 1'000;             // GPU end -> a polling CPU sees it (default 1 us)
   QueryStatus gpu_status = QueryStatus::ok;  // not ok: both GPU timestamps carry this status
   bool drop_fence = false;                   // wait_frame reports the fence observation as missing
   bool fail_submit = false;                  // submit_frame returns an Error
@@ -241,6 +242,10 @@ class SimDevice final : public LatencyDevice {
   // The reference path: frames scripted as submit_frame's (desc.script or
   // desc.frame) without the cost model's work, under their own frame ids.
   Result<std::unique_ptr<ReferencePath>> open_reference() override;
+  // Poll target: the host time the frame's poll sees completion (GPU end +
+  // poll_delay_ns); the poller compares it with the device's time.
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override;
+  Result<std::unique_ptr<CompletionPoller>> open_poller() override;
 
   // The host time the device runs on; a latency run on it must use the same.
   HostTime& time() const { return *time_; }

@@ -510,6 +510,9 @@ class VulkanLatencyDevice final : public LatencyDevice {
   Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc) override;
   // Its own command buffer, query pool and fence (src/backends/vulkan/vulkan_reference.hpp).
   Result<std::unique_ptr<ReferencePath>> open_reference() override;
+  // Poll target: the frame's ring fence; the poller calls vkGetFenceStatus.
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override;
+  Result<std::unique_ptr<CompletionPoller>> open_poller() override;
 
   const VulkanContext& context() const { return *ctx_; }
   // The compute buffer frame `frame_id` (in flight) writes; null when the

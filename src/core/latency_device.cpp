@@ -21,4 +21,12 @@ Result<std::unique_ptr<ReferencePath>> LatencyDevice::open_reference() {
   return make_error("the " + info().backend + " backend has no reference path (not available)");
 }
 
+std::optional<PollTarget> LatencyDevice::poll_target(uint64_t /*frame_id*/) { return std::nullopt; }
+
+Result<std::unique_ptr<CompletionPoller>> LatencyDevice::open_poller() {
+  return make_error("the " + info().backend + " backend cannot poll a frame's completion");
+}
+
+std::optional<PollTarget> ReferencePath::poll_target(uint64_t /*frame_id*/) { return std::nullopt; }
+
 }  // namespace latlab

@@ -32,6 +32,8 @@ std::string_view to_string(Marker m) {
       return "gpu_end_host";
     case Marker::fence_wake:
       return "fence_wake";
+    case Marker::poll_wake:
+      return "poll_wake";
   }
   return "unknown";
 }
@@ -56,6 +58,12 @@ std::string_view to_string(Series s) {
       return "core_latency";
     case Series::fence_latency:
       return "fence_latency";
+    case Series::poll_latency:
+      return "poll_latency";
+    case Series::gpu_end_to_poll_wake:
+      return "gpu_end_to_poll_wake";
+    case Series::poll_cpu:
+      return "poll_cpu";
     case Series::timer_lateness:
       return "timer_lateness";
     case Series::clock_map_error:
@@ -88,6 +96,8 @@ int64_t FrameRecord::host_ns(Marker m) const {
       return gpu_end_host_ns;
     case Marker::fence_wake:
       return fence_wake_ns;
+    case Marker::poll_wake:
+      return poll_wake_ns;
     case Marker::gpu_begin:
     case Marker::gpu_end:
       break;  // device ticks, not host ns
@@ -125,6 +135,13 @@ std::optional<int64_t> series_value_ns(const FrameRecord& f, Series s, const Tic
       return span(f, Marker::signal, Marker::gpu_end_host);
     case Series::fence_latency:
       return span(f, Marker::signal, Marker::fence_wake);
+    case Series::poll_latency:
+      return span(f, Marker::signal, Marker::poll_wake);
+    case Series::gpu_end_to_poll_wake:
+      return span(f, Marker::gpu_end_host, Marker::poll_wake);
+    case Series::poll_cpu:
+      if ((f.flags & kFramePolled) == 0) return std::nullopt;
+      return static_cast<int64_t>(f.poll_cpu_ns);
     case Series::timer_lateness:
       return span(f, Marker::deadline, Marker::signal);
     case Series::clock_map_error:
@@ -167,6 +184,8 @@ MissingBreakdown count_missing(std::span<const FrameRecord> frames) {
       ++m.gpu_unmapped;
     }
     if (f.fence_status != QueryStatus::ok) ++m.fence_not_ok;
+    if (f.poll_status == QueryStatus::not_ready) ++m.poll_limit;
+    if (f.poll_status != QueryStatus::ok) ++m.poll_not_ok;
   }
   return m;
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <thread>
 
+#include "latency/completion_poll.hpp"
 #include "latency/lockstep.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -74,6 +75,8 @@ Result<void> validate(const LatencyRunDesc& d) {
     return make_error("the bare-loop comparison runs with one mode only (--mode baseline)");
   }
   if (d.timer_slack_ns < 0) return make_error("timer slack cannot be negative");
+  if (d.poll_completion && d.poll_limit_ns <= 0)
+    return make_error("the poll spin limit must be above 0 (--poll-limit-us)");
   if (d.block_lead_ns < 0) return make_error("block lead cannot be negative");
   return {};
 }
@@ -109,6 +112,8 @@ struct Ctx {
   std::atomic<uint64_t> done{0};            // frames the current block has finished (progress)
   PresentPath* present = nullptr;           // optional present path
   ReferencePath* reference = nullptr;       // --bare: the independent reference path
+  PollThread* poll_thread = nullptr;        // the poll observer (threads)
+  CompletionPoller* inline_poller = nullptr;  // the poll observer (lockstep)
   uint64_t present_errors = 0;              // consumer thread only
   std::string present_first_error;
 
@@ -159,6 +164,25 @@ void present_frame(Ctx& c, PresentRecord& p, uint64_t id) {
   }
 }
 
+// What the poller saw, into the frame's markers.
+void record_poll(FrameRecord& r, const PollOutcome& o) {
+  r.poll_status = o.status;
+  r.flags |= kFramePolled;
+  r.poll_cpu_ns = static_cast<uint32_t>(
+      std::clamp<int64_t>(o.cpu_ns, 0, std::numeric_limits<uint32_t>::max()));
+  if (o.status == QueryStatus::ok) {
+    r.poll_wake_ns = o.seen_ns;
+    r.set(Marker::poll_wake);
+  }
+}
+
+// Lockstep: the poll loop on this thread, before the blocking wait.
+void poll_lockstep(Ctx& c, FrameRecord& r, const PollTarget& target) {
+  if (c.inline_poller == nullptr || c.script == nullptr) return;
+  record_poll(r, poll_inline(*c.inline_poller, target, c.time, c.desc.poll_limit_ns,
+                             std::max<int64_t>(1, c.script->poll_step_ns)));
+}
+
 // What the wait observed, into the frame's markers; GPU ticks mapped onto
 // the host clock when a mapper is given.
 void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
@@ -182,6 +206,25 @@ void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
     r.set(Marker::gpu_begin_host);
     r.set(Marker::gpu_end_host);
   }
+}
+
+// The poll observer for one frame: armed right after the submit (threads)
+// or run to completion before the blocking wait (lockstep). `target` is
+// nullopt when the frame cannot be polled.
+bool arm_poll(Ctx& c, const std::optional<PollTarget>& target) {
+  if (!target) return false;
+  if (c.poll_thread != nullptr) {
+    c.poll_thread->arm(*target);
+    return true;
+  }
+  return c.inline_poller != nullptr;
+}
+
+// Ends the frame's poll (`failed`: the blocking wait failed, stop the spin)
+// and puts what it saw into the frame's markers.
+void finish_poll(Ctx& c, FrameRecord& r, bool failed) {
+  // Lockstep recorded its poll before the wait (poll_lockstep).
+  if (c.poll_thread != nullptr) record_poll(r, c.poll_thread->finish(failed));
 }
 
 bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool was_pending) {
@@ -216,9 +259,15 @@ bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool 
   }
   r.submit_end_ns = submit_end;
   r.set(Marker::submit_end);
+  const std::optional<PollTarget> target =
+      c.poll_thread != nullptr || c.inline_poller != nullptr ? c.device.poll_target(id)
+                                                             : std::nullopt;
+  const bool polling = arm_poll(c, target);
   if (p != nullptr) present_frame(c, *p, id);
+  if (polling) poll_lockstep(c, r, *target);
 
   const Result<GpuFrameTiming> timing = c.device.wait_frame(id);
+  if (polling) finish_poll(c, r, !timing);
   if (!timing) {
     r.flags |= kFrameDeviceError;
     c.fail("waiting for frame " + std::to_string(id) + " failed: " + timing.error().message);
@@ -247,7 +296,12 @@ bool consumer_reference_frame(Ctx& c, ReferencePath& ref, FrameRecord& r, uint64
   }
   r.submit_end_ns = submit_end;
   r.set(Marker::submit_end);
+  const std::optional<PollTarget> target =
+      c.poll_thread != nullptr || c.inline_poller != nullptr ? ref.poll_target(id) : std::nullopt;
+  const bool polling = arm_poll(c, target);
+  if (polling) poll_lockstep(c, r, *target);
   const Result<GpuFrameTiming> timing = ref.wait(id);
+  if (polling) finish_poll(c, r, !timing);
   if (!timing) {
     r.flags |= kFrameDeviceError;
     c.fail("waiting for reference frame " + std::to_string(id) +
@@ -737,6 +791,38 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
   c.reference = reference.get();
+
+  // The poll observer: its own thread for the whole run (threads), or the
+  // device's poller on this thread (lockstep); or why there is none.
+  std::unique_ptr<PollThread> poll_thread;
+  std::unique_ptr<CompletionPoller> inline_poller;
+  if (desc.poll_completion) {
+    std::string why;
+    if (env.lockstep != nullptr) {
+      Result<std::unique_ptr<CompletionPoller>> opened = env.device->open_poller();
+      if (opened) {
+        inline_poller = std::move(opened.value());
+      } else {
+        why = opened.error().message;
+      }
+    } else {
+      poll_thread = std::make_unique<PollThread>(*env.device, time, desc.poll_limit_ns);
+      why = poll_thread->error();
+      if (!why.empty()) poll_thread.reset();
+    }
+    if (why.empty()) {
+      run.polled = true;
+    } else {
+      run.unavailable.push_back({"poll_latency", why});
+    }
+  } else {
+    run.unavailable.push_back(
+        {"poll_latency",
+         "the poll observer is off (LatencyRunDesc::poll_completion: latlab run --poll off, or "
+         "--poll auto with fewer than 4 usable CPUs)"});
+  }
+  c.poll_thread = poll_thread.get();
+  c.inline_poller = inline_poller.get();
 
   c.present = env.present;
   if (env.present != nullptr) {

@@ -17,6 +17,12 @@ struct LockstepScript {
   std::function<int64_t(uint64_t)> consumer_wake_delay_ns;  // signal -> consumer wake
   std::function<int64_t(uint64_t)> cpu_cost_ns;             // replaces the CPU step
   std::function<int64_t(uint64_t)> cpu_to_submit_ns;        // cpu end -> submit start
+  // The poll observer runs on the calling thread between submit and wait:
+  // poll, then sleep this long (virtual time), until complete or the limit.
+  // One thread: a poll that ends after the device's fence wake would have
+  // come moves that wake to the poll's end (keep poll_delay_ns below
+  // fence_wake_delay_ns for exact fence stages).
+  int64_t poll_step_ns = 1'000;
 };
 
 }  // namespace latlab

@@ -25,7 +25,7 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
       fmt::format_to(out, ",{}_ns", to_string(marker));
     }
   }
-  buf += ",map_error_ns,gpu_status,fence_status,consumer_behind,device_error";
+  buf += ",map_error_ns,gpu_status,fence_status,poll_status,consumer_behind,device_error";
   for (size_t s = 0; s < kSeriesCount; ++s)
     fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
   buf += ",mode";
@@ -56,7 +56,8 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
       } else {
         buf += ',';
       }
-      fmt::format_to(out, ",{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
+      fmt::format_to(out, ",{},{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
+                     to_string(r.poll_status),
                      (r.flags & kFrameConsumerBehind) ? 1 : 0,
                      (r.flags & kFrameDeviceError) ? 1 : 0);
       for (size_t s = 0; s < kSeriesCount; ++s) {

@@ -42,6 +42,8 @@ json missing_to_json(const MissingBreakdown& m) {
   return json{{"gpu_timestamps_not_ok", m.gpu_not_ok},
               {"gpu_timestamps_unmapped", m.gpu_unmapped},
               {"fence_not_ok", m.fence_not_ok},
+              {"poll_limit", m.poll_limit},
+              {"poll_not_ok", m.poll_not_ok},
               {"device_error", m.device_error},
               {"gpu_status_counts", by_status}};
 }
@@ -56,8 +58,11 @@ json series_to_json(const SeriesDistributions& s) {
   return json{{"stages", stages},
               {"core_latency", at(Series::core_latency)},
               {"fence_latency", at(Series::fence_latency)},
+              {"poll_latency", at(Series::poll_latency)},
               {"timer_lateness", at(Series::timer_lateness)},
-              {"clock_map_error", at(Series::clock_map_error)}};
+              {"clock_map_error", at(Series::clock_map_error)},
+              {"gpu_end_to_poll_wake", at(Series::gpu_end_to_poll_wake)},
+              {"poll_cpu", at(Series::poll_cpu)}};
 }
 
 // run.modes, or (a run built by hand, without modes) one "baseline" mode from
@@ -170,6 +175,8 @@ json settings_to_json(const LatencyRun& run, const RunMeta& meta,
       {"workload", workload_to_json(run_modes.at(0).workload)},
       {"timer_slack", timer_slack_to_json(run.timer_slack)},
       {"bare_comparison", d.bare_comparison},
+      {"poll_completion", d.poll_completion},
+      {"poll_limit_ns", d.poll_completion ? json(d.poll_limit_ns) : json(nullptr)},
       {"block_lead_ns", d.block_lead_ns},
       {"execution", run.execution},
   };
@@ -208,7 +215,8 @@ json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& m
   mode["total"] = total;
   mode["observers"] = {
       {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
-      {"fence_latency", "CPU fence wake - signal"}};
+      {"fence_latency", "CPU fence wake (blocking wait returned) - signal"},
+      {"poll_latency", "CPU poll wake (a polling thread saw completion) - signal"}};
   mode["present"] = mode_present_to_json(run, mr);
   return mode;
 }
@@ -244,7 +252,8 @@ void comparison_to_reference_json(const LatencyRun& run, json& cmp) {
     return run.reference_total[static_cast<size_t>(s)];
   };
   json observers = json::object();
-  for (Series s : {Series::core_latency, Series::fence_latency, Series::timer_lateness}) {
+  for (Series s : {Series::core_latency, Series::fence_latency, Series::poll_latency,
+                   Series::timer_lateness}) {
     observers[std::string(to_string(s))] = ratio_pair_json(m(s), r(s));
   }
   cmp["observers"] = std::move(observers);
@@ -314,6 +323,15 @@ json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
       {"wall_ns", run.generator_wall_ns},
       {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
   diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
+  diag["poll"] = {
+      {"what",
+       "a third thread spins on each frame's completion (vkGetFenceStatus, cudaEventQuery, "
+       "glClientWaitSync with timeout 0) while the consumer blocks in its wait; poll_cpu is its "
+       "CPU time per frame (CLOCK_THREAD_CPUTIME_ID), us"},
+      {"ran", run.polled},
+      {"limit_ns", run.desc.poll_completion ? json(run.desc.poll_limit_ns) : json(nullptr)},
+      {"cpu_per_frame", distribution_to_json(run.total[static_cast<size_t>(Series::poll_cpu)])},
+      {"frames_past_limit", run.total_missing.poll_limit}};
   diag["process_memory"] = process_memory_to_json(meta);
   if (run.desc.bare_comparison) {
     bare_comparison_to_json(run, diag);

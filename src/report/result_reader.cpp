@@ -130,6 +130,10 @@ ReadSeries read_series(const json& j, const std::string& path) {
   for (const char* key : {"core_latency", "fence_latency", "timer_lateness", "clock_map_error"}) {
     s.series.emplace_back(key, read_distribution(member(j, path, key), join(path, key)));
   }
+  // The poll observer and its diagnostics: results written before it lack them.
+  for (const char* key : {"poll_latency", "gpu_end_to_poll_wake", "poll_cpu"}) {
+    if (j.contains(key)) s.series.emplace_back(key, read_distribution(j.at(key), join(path, key)));
+  }
   return s;
 }
 

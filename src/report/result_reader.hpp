@@ -21,7 +21,8 @@
 namespace latlab {
 
 // One distribution per series name, in the document's order: the stages,
-// then core_latency, fence_latency, timer_lateness, clock_map_error. A
+// then core_latency, fence_latency, timer_lateness, clock_map_error, then
+// (when the document has them) poll_latency, gpu_end_to_poll_wake, poll_cpu. A
 // distribution with count 0 has its statistics at 0 and empty() true (they
 // were null in the JSON).
 struct ReadSeries {

@@ -27,7 +27,7 @@ const char* to_string(ChangeCall c) {
 
 namespace {
 
-// What compare looks at: the stages, then the two observers of completion.
+// What compare looks at: the stages, then the observers of completion.
 // Diagnostics (timer lateness, clock map error) stay out.
 std::vector<std::pair<std::string, std::string>> compared_series() {
   std::vector<std::pair<std::string, std::string>> out;
@@ -35,6 +35,7 @@ std::vector<std::pair<std::string, std::string>> compared_series() {
     out.emplace_back(std::string(to_string(static_cast<Series>(i))), "stage");
   out.emplace_back("core_latency", "observer");
   out.emplace_back("fence_latency", "observer");
+  out.emplace_back("poll_latency", "observer");
   return out;
 }
 

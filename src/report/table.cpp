@@ -59,9 +59,12 @@ void side_by_side(std::string& out, const LatencyRun& run) {
   out += "  observers of completion\n";
   side_row(out, "core_latency", run, Series::core_latency);
   side_row(out, "fence_latency", run, Series::fence_latency);
+  side_row(out, "poll_latency", run, Series::poll_latency);
   out += "  diagnostics (outside every stage)\n";
   side_row(out, "timer_lateness", run, Series::timer_lateness);
   side_row(out, "clock_map_error", run, Series::clock_map_error);
+  side_row(out, "gpu_end_to_poll_wake", run, Series::gpu_end_to_poll_wake);
+  side_row(out, "poll_cpu", run, Series::poll_cpu);
 }
 
 }  // namespace
@@ -86,9 +89,13 @@ std::string format_run_table(const LatencyRun& run) {
     out += "  observers of completion\n";
     row(out, "core_latency", run.total[static_cast<size_t>(Series::core_latency)]);
     row(out, "fence_latency", run.total[static_cast<size_t>(Series::fence_latency)]);
+    row(out, "poll_latency", run.total[static_cast<size_t>(Series::poll_latency)]);
     out += "  diagnostics (outside every stage)\n";
     row(out, "timer_lateness", run.total[static_cast<size_t>(Series::timer_lateness)]);
     row(out, "clock_map_error", run.total[static_cast<size_t>(Series::clock_map_error)]);
+    row(out, "gpu_end_to_poll_wake",
+        run.total[static_cast<size_t>(Series::gpu_end_to_poll_wake)]);
+    row(out, "poll_cpu", run.total[static_cast<size_t>(Series::poll_cpu)]);
   }
   if (run.desc.bare_comparison) {
     row(out, "bare_loop fence latency", run.bare_total);

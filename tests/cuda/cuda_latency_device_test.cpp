@@ -10,6 +10,7 @@
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
+#include "latlab/latency_run.hpp"
 
 namespace latlab {
 namespace {
@@ -36,6 +37,35 @@ class CudaLatencyDeviceTest : public ::testing::Test {
   }
   std::unique_ptr<LatencyDevice> dev_;
 };
+
+// The poll observer on CUDA: cudaEventQuery on the poller's thread while the
+// consumer sleeps in cudaEventSynchronize on the same blocking-sync event;
+// the reference path's event is polled too. Fastest of the frames: the poll
+// sees completion no later than the blocking wait.
+TEST_F(CudaLatencyDeviceTest, PollObserverSeesFramesNoLaterThanTheBlockingWaitOnTheFastest) {
+  LatencyRunDesc desc;
+  desc.schedule = ScheduleDesc{5, 1'000'000, 2'000'000};
+  desc.frames = 60;
+  desc.blocks = 2;
+  desc.warmup_frames = 5;
+  desc.cpu_step_iterations = 100;
+  desc.block_lead_ns = 2'000'000;
+  desc.bare_comparison = true;
+  LatencyRunEnv env;
+  env.device = dev_.get();
+  const Result<LatencyRun> r = run_latency(desc, env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  EXPECT_TRUE(run.polled);
+  const auto at = [](const SeriesDistributions& d, Series s) { return d[static_cast<size_t>(s)]; };
+  EXPECT_GT(at(run.total, Series::poll_latency).count, 0u);
+  EXPECT_LE(at(run.total, Series::poll_latency).min, at(run.total, Series::fence_latency).min);
+  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  EXPECT_GT(at(run.reference_total, Series::poll_latency).count, 0u);
+  EXPECT_LE(at(run.reference_total, Series::poll_latency).min,
+            at(run.reference_total, Series::fence_latency).min);
+}
 
 TEST_F(CudaLatencyDeviceTest, InfoDescribesTheDevice) {
   const DeviceInfo& info = dev_->info();

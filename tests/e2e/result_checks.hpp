@@ -128,7 +128,7 @@ inline void expect_distribution(const nlohmann::json& d,
 inline const char* const kHostMarkers[] = {
     "deadline_ns",       "generator_wake_ns", "signal_ns",       "consumer_wake_ns",
     "cpu_start_ns",      "cpu_end_ns",        "submit_start_ns", "submit_end_ns",
-    "gpu_begin_host_ns", "gpu_end_host_ns",   "fence_wake_ns"};
+    "gpu_begin_host_ns", "gpu_end_host_ns",   "fence_wake_ns",   "poll_wake_ns"};
 
 // Every series of one frame against its markers; returns the series values.
 inline std::map<std::string, std::optional<int64_t>> check_frame_series(const CsvFrame& f,
@@ -149,6 +149,8 @@ inline std::map<std::string, std::optional<int64_t>> check_frame_series(const Cs
       {"gpu_end_to_fence_wake", span("gpu_end_host_ns", "fence_wake_ns")},
       {"core_latency", span("signal_ns", "gpu_end_host_ns")},
       {"fence_latency", span("signal_ns", "fence_wake_ns")},
+      {"poll_latency", span("signal_ns", "poll_wake_ns")},
+      {"gpu_end_to_poll_wake", span("gpu_end_host_ns", "poll_wake_ns")},
       {"timer_lateness", span("deadline_ns", "signal_ns")},
   };
   const auto b = f.unum("gpu_begin_ticks");
@@ -179,6 +181,9 @@ inline std::map<std::string, std::optional<int64_t>> check_frame_series(const Cs
   }
   if (f.text("fence_status") != "ok") {
     EXPECT_FALSE(f.num("fence_wake_ns")) << id << " fence wake without ok fence";
+  }
+  if (f.text("poll_status") != "ok") {
+    EXPECT_FALSE(f.num("poll_wake_ns")) << id << " poll wake without ok poll";
   }
   return expect;
 }

@@ -39,6 +39,46 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   expect_result_matches_csv(j, csv, 60);
 }
 
+// --poll on / off: the poll observer in the result, the CSV and the table,
+// whatever --poll auto would choose on this machine. The sim's poll sees
+// completion 1 us after GPU end, its blocking wait 10 us after.
+TEST(RunSimCli, PollOnReportsPollLatencyAndOffSaysWhy) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  const auto csv = dir.path / "f.csv";
+  const std::string common =
+      "run --mode baseline --backend sim --frames 40 --warmup 4 --blocks 2 --interval-ms 1-2 ";
+  CliResult r = run_cli(common + "--poll on --bare --poll-limit-us 5000 --out " + out.string() +
+                        " --frames-csv " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("poll observer on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("poll_latency"), std::string::npos) << "table row";
+  nlohmann::json j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["settings"]["poll_completion"], true);
+  EXPECT_EQ(j["settings"]["poll_limit_ns"], 5'000'000);
+  EXPECT_EQ(j["diagnostics"]["poll"]["ran"], true);
+  const auto& total = j["modes"]["baseline"]["total"];
+  EXPECT_GT(total["poll_latency"]["count"].get<int>(), 0);
+  EXPECT_EQ(total["poll_latency"]["count"].get<int>() + total["poll_latency"]["missing"].get<int>(),
+            40);
+  EXPECT_EQ(total["poll_cpu"]["count"], 40);
+  EXPECT_TRUE(total["missing_markers"]["poll_limit"].is_number());
+  EXPECT_TRUE(j["diagnostics"]["comparison"]["observers"]["poll_latency"].is_object());
+  EXPECT_GT(j["diagnostics"]["bare_loop"]["poll_latency"]["count"].get<int>(), 0);
+  expect_result_matches_csv(j, csv, 40);
+
+  r = run_cli(common + "--poll off --out " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["settings"]["poll_completion"], false);
+  EXPECT_TRUE(j["settings"]["poll_limit_ns"].is_null());
+  EXPECT_EQ(j["modes"]["baseline"]["total"]["poll_latency"]["count"], 0);
+  EXPECT_TRUE(j["modes"]["baseline"]["total"]["poll_latency"]["p50"].is_null());
+  bool reason = false;
+  for (const auto& u : j["unavailable"]) reason |= u["name"] == "poll_latency";
+  EXPECT_TRUE(reason) << j["unavailable"].dump();
+}
+
 // Reported: a Loaded target longer than the interval exited 2 with "loaded
 // workload complexity must be in 1..4096". Calibration clamps to 1..4096 and
 // an unreachable target makes Loaded unavailable with its reason (exit 0).

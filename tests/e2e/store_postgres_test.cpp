@@ -59,7 +59,7 @@ TEST(StorePostgres, TwoRunsAtOnceStoreAddHistoryAndCompare) {
   EXPECT_TRUE(j["runs"][0]["frame_rows"].is_null());
   EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM frames"), "90");
   EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM distributions WHERE scope = 'total'"),
-            std::to_string(3 * 11));
+            std::to_string(3 * 14));  // 7 stages, 3 observers, 4 diagnostics
   // The stored document is the file byte for byte.
   EXPECT_EQ(sql_one(pg.url, "SELECT result_json FROM runs WHERE id = 3"),
             slurp(dir.path / "a.json"));

@@ -69,8 +69,16 @@ LatencyRunDesc small_desc() {
   return d;
 }
 
+// Lockstep polls every LockstepScript::poll_step_ns from the submit's end:
+// the first poll at or after GPU end + poll_delay_ns sees completion.
+int64_t submit_end_to_poll_wake(const SimFrameScript& d, int64_t step) {
+  const int64_t to_seen = d.queue_delay_ns + d.gpu_duration_ns + d.poll_delay_ns;
+  return (to_seen + step - 1) / step * step;
+}
+
 int64_t expect(const FrameRecord& f, Series s, uint64_t id) {
   const SimFrameScript d = device_script(id);
+  const int64_t step = LockstepScript{}.poll_step_ns;
   switch (s) {
     case Series::signal_to_consumer_wake:
       return wake_delay(id);
@@ -92,12 +100,18 @@ int64_t expect(const FrameRecord& f, Series s, uint64_t id) {
     case Series::fence_latency:
       return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns + d.queue_delay_ns +
              d.gpu_duration_ns + d.fence_wake_delay_ns;
+    case Series::poll_latency:
+      return wake_delay(id) + cpu_cost(id) + gap(id) + d.submit_cost_ns +
+             submit_end_to_poll_wake(d, step);
+    case Series::gpu_end_to_poll_wake:
+      return submit_end_to_poll_wake(d, step) - d.queue_delay_ns - d.gpu_duration_ns;
+    case Series::poll_cpu:  // real CPU time of this thread: only its presence is scripted
+      return static_cast<int64_t>(f.poll_cpu_ns);
     case Series::timer_lateness:
       return lateness(id) + to_signal(id);
     case Series::clock_map_error:
       return 0;
   }
-  (void)f;
   return -1;
 }
 
@@ -120,6 +134,57 @@ TEST(LatencyEngine, EveryStageEqualsTheScriptPerFrame) {
   }
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 103u);
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 0u);
+}
+
+// The poll observer in lockstep: it polls the sim's completion every
+// poll_step_ns from the submit's end; a frame that completes for the poller
+// only after the spin limit has its poll value missing and counted, never 0.
+TEST(LatencyEngine, PollPastItsSpinLimitIsMissingAndCounted) {
+  SimDesc dd;
+  dd.script = [](uint64_t f) {
+    SimFrameScript s = device_script(f);
+    if (f == 12) s.poll_delay_ns = 1'000'000;  // past the 300 us limit below
+    return s;
+  };
+  Fixture fx(dd);
+  LatencyRunDesc desc = small_desc();
+  desc.poll_limit_ns = 300'000;
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_TRUE(run.polled);
+  EXPECT_EQ(run.frames[12].poll_status, QueryStatus::not_ready);
+  EXPECT_FALSE(run.frames[12].has(Marker::poll_wake));
+  EXPECT_TRUE(run.frames[12].flags & kFramePolled);  // its CPU cost is still reported
+  EXPECT_EQ(run.frames[13].poll_status, QueryStatus::ok);
+  EXPECT_EQ(run.total_missing.poll_limit, 1u);
+  EXPECT_EQ(run.total_missing.poll_not_ok, 1u);
+  const Distribution& poll = run.total[static_cast<size_t>(Series::poll_latency)];
+  EXPECT_EQ(poll.missing, 1u);
+  EXPECT_EQ(poll.count, 102u);
+  EXPECT_GT(poll.min, 100.0);  // no zero slipped in
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 103u);
+}
+
+TEST(LatencyEngine, WithoutThePollObserverPollSeriesAreMissingWithAReason) {
+  Fixture fx;
+  LatencyRunDesc desc = small_desc();
+  desc.poll_completion = false;
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.polled);
+  for (Series s : {Series::poll_latency, Series::gpu_end_to_poll_wake, Series::poll_cpu}) {
+    EXPECT_EQ(run.total[static_cast<size_t>(s)].count, 0u) << to_string(s);
+    EXPECT_EQ(run.total[static_cast<size_t>(s)].missing, 103u) << to_string(s);
+  }
+  EXPECT_EQ(run.total_missing.poll_not_ok, 103u);
+  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  bool reason = false;
+  for (const MissingCapability& m : run.unavailable) reason |= m.name == "poll_latency";
+  EXPECT_TRUE(reason);
+  // The blocking observer is unchanged.
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 103u);
 }
 
 TEST(LatencyEngine, DeadlinesFollowTheScheduleWithoutRebasing) {
@@ -193,6 +258,7 @@ TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
     const bool needs_gpu = series == Series::submit_start_to_gpu_begin ||
                            series == Series::gpu_execution ||
                            series == Series::gpu_end_to_fence_wake ||
+                           series == Series::gpu_end_to_poll_wake ||
                            series == Series::core_latency || series == Series::clock_map_error;
     EXPECT_EQ(run.total[s].missing, needs_gpu ? 2u : 0u) << to_string(series);
     EXPECT_EQ(run.total[s].count, needs_gpu ? 101u : 103u) << to_string(series);

@@ -24,9 +24,13 @@ FrameRecord full_frame(int64_t base) {
   f.gpu_begin_host_ns = base + 53'500;  // submit_start + 50000
   f.gpu_end_host_ns = base + 103'500;
   f.fence_wake_ns = base + 113'500;  // +10000
+  f.poll_wake_ns = base + 104'500;   // +1000 after GPU end
   f.map_error_ns = 250;
+  f.poll_cpu_ns = 900;
   f.gpu_status = QueryStatus::ok;
   f.fence_status = QueryStatus::ok;
+  f.poll_status = QueryStatus::ok;
+  f.flags = kFramePolled;
   for (size_t m = 0; m < kMarkerCount; ++m) f.set(static_cast<Marker>(m));
   return f;
 }
@@ -44,6 +48,9 @@ TEST(LatencyStages, EachSeriesFromItsOwnPairOfMarkers) {
   EXPECT_EQ(v(Series::gpu_end_to_fence_wake), 10'000);
   EXPECT_EQ(v(Series::core_latency), 103'350);
   EXPECT_EQ(v(Series::fence_latency), 113'350);
+  EXPECT_EQ(v(Series::poll_latency), 104'350);
+  EXPECT_EQ(v(Series::gpu_end_to_poll_wake), 1'000);
+  EXPECT_EQ(v(Series::poll_cpu), 900);
   EXPECT_EQ(v(Series::timer_lateness), 150);
   EXPECT_EQ(v(Series::clock_map_error), 250);
 }
@@ -67,7 +74,7 @@ TEST(LatencyStages, AnAbsentMarkerAffectsOnlyTheSeriesThatNeedIt) {
       {Marker::deadline, {Series::timer_lateness}},
       {Marker::signal,
        {Series::signal_to_consumer_wake, Series::core_latency, Series::fence_latency,
-        Series::timer_lateness}},
+        Series::poll_latency, Series::timer_lateness}},
       {Marker::consumer_wake, {Series::signal_to_consumer_wake}},
       {Marker::cpu_end, {Series::cpu_processing, Series::cpu_end_to_submit_start}},
       {Marker::submit_start,
@@ -77,8 +84,10 @@ TEST(LatencyStages, AnAbsentMarkerAffectsOnlyTheSeriesThatNeedIt) {
       {Marker::gpu_begin, {Series::gpu_execution}},
       {Marker::gpu_begin_host, {Series::submit_start_to_gpu_begin}},
       {Marker::gpu_end_host,
-       {Series::gpu_end_to_fence_wake, Series::core_latency, Series::clock_map_error}},
+       {Series::gpu_end_to_fence_wake, Series::core_latency, Series::clock_map_error,
+        Series::gpu_end_to_poll_wake}},
       {Marker::fence_wake, {Series::gpu_end_to_fence_wake, Series::fence_latency}},
+      {Marker::poll_wake, {Series::poll_latency, Series::gpu_end_to_poll_wake}},
   };
   for (const Case& c : cases) {
     FrameRecord f = full_frame(0);

@@ -16,18 +16,23 @@ namespace latlab {
 namespace {
 
 struct RealFixture {
-  std::shared_ptr<HostTime> time;
-  std::unique_ptr<SimDevice> device;
-  std::unique_ptr<TickMapper> mapper;
-  LatencyRunEnv env;
-
-  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>())
-      : time(std::move(t)) {
+  static SimDesc default_desc() {
     SimDesc dd;
     dd.frame = SimFrameScript{.submit_cost_ns = 5'000,
                               .queue_delay_ns = 10'000,
                               .gpu_duration_ns = 20'000,
                               .fence_wake_delay_ns = 5'000};
+    return dd;
+  }
+
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<SimDevice> device;
+  std::unique_ptr<TickMapper> mapper;
+  LatencyRunEnv env;
+
+  explicit RealFixture(std::shared_ptr<HostTime> t = std::make_shared<RealHostTime>(),
+                       SimDesc dd = default_desc())
+      : time(std::move(t)) {
     device = std::make_unique<SimDevice>(dd, time);
     SimDevice* dev = device.get();
     mapper = make_function_mapper(
@@ -50,6 +55,71 @@ LatencyRunDesc short_desc() {
   d.cpu_step_iterations = 500;
   d.block_lead_ns = 2'000'000;
   return d;
+}
+
+// The poller thread and the blocking wait observe the same frames: the poll
+// sees completion 1 us after GPU end, the sim's blocking wait 5 us after it.
+// Compared on the fastest of the frames (one frame may be preempted).
+TEST(LatencyThreads, PollObserverSeesCompletionNoLaterThanTheBlockingWaitOnTheFastestFrame) {
+  RealFixture fx;
+  const Result<LatencyRun> r = run_latency(short_desc(), fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_TRUE(run.polled);
+  const Distribution& poll = run.total[static_cast<size_t>(Series::poll_latency)];
+  const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
+  EXPECT_EQ(poll.count + poll.missing, 60u);
+  EXPECT_GT(poll.count, 0u);
+  EXPECT_LE(poll.min, fence.min);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 60u);
+  EXPECT_GT(run.total[static_cast<size_t>(Series::poll_cpu)].max, 0.0);
+}
+
+// The poller thread past its spin limit: every frame's poll value is
+// missing and counted (never 0), its CPU time is still reported, and the
+// consumer waits for the spin to end before the next frame.
+TEST(LatencyThreads, PollPastItsSpinLimitIsMissingOnEveryFrame) {
+  SimDesc dd = RealFixture::default_desc();
+  dd.frame.poll_delay_ns = 50'000'000;  // the poll never sees it in time
+  RealFixture fx(std::make_shared<RealHostTime>(), dd);
+  LatencyRunDesc desc = short_desc();
+  desc.frames = 20;
+  desc.poll_limit_ns = 300'000;
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok());
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  EXPECT_EQ(run.total_missing.poll_limit, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_latency)].count, 0u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_latency)].missing, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 20u);
+  EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 20u);
+}
+
+// A device failure while the poller spins ends the run (partial) without
+// waiting for the spin limit or hanging.
+TEST(LatencyThreads, AFailedWaitStopsThePollerAndTheRun) {
+  SimDesc dd = RealFixture::default_desc();
+  dd.script = [](uint64_t f) {
+    SimFrameScript s{.submit_cost_ns = 5'000,
+                     .queue_delay_ns = 10'000,
+                     .gpu_duration_ns = 20'000,
+                     .fence_wake_delay_ns = 5'000};
+    if (f == 8) {
+      s.fail_wait = true;
+      s.poll_delay_ns = 60'000'000'000;  // its poll would spin to the limit
+    }
+    return s;
+  };
+  RealFixture fx(std::make_shared<RealHostTime>(), dd);
+  LatencyRunDesc desc = short_desc();
+  desc.poll_limit_ns = 30'000'000'000;  // 30 s: the test would time out waiting for it
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result<LatencyRun> r = run_latency(desc, fx.env);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->partial);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(r->frames[8].poll_status, QueryStatus::missing);
 }
 
 TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
@@ -76,6 +146,8 @@ TEST(LatencyThreads, RealThreadsRecordEveryFrameInOrder) {
     EXPECT_LT(f.submit_start_ns, f.gpu_begin_host_ns);
     EXPECT_LT(f.gpu_begin_host_ns, f.gpu_end_host_ns);
     EXPECT_LE(f.gpu_end_host_ns, f.fence_wake_ns);
+    // The poller compares the host clock with GPU end + poll_delay_ns (1 us).
+    EXPECT_LE(f.gpu_end_host_ns + 1'000, f.poll_wake_ns);
     EXPECT_EQ(f.gpu_end_host_ns - f.gpu_begin_host_ns, 20'000);
     checksum ^= cpu_simulation_step(id, 500);
     if (id > 0) {

@@ -32,7 +32,7 @@ TEST(RunComparison, SameSettingsOtherNoiseIsNoSignificantChange) {
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_EQ(c->changes, 0u) << format_comparison(c.value());
     EXPECT_FALSE(c->fails);
-    EXPECT_EQ(c->rows.size(), 9u * 2u);  // 7 stages + 2 observers, p50 and p99
+    EXPECT_EQ(c->rows.size(), 10u * 2u);  // 7 stages + 3 observers, p50 and p99
   }
 }
 

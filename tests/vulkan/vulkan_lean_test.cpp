@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "latlab/host_clock.hpp"
+#include "latlab/latency_run.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
@@ -50,6 +53,63 @@ TEST_F(LeanTest, FramesAreRecordedOncePerRingSlotAndResubmittedWithFreshTimestam
   // One frame in flight at a time: ring slot 0 serves every frame.
   EXPECT_EQ(dev_->frames_recorded(), 1u);
   EXPECT_EQ(dev_->frames_resubmitted(), 8u);
+}
+
+// Per frame, poll wake - fence wake (both saw the same completion); the
+// smallest over `frames`, or nullopt when no frame has both.
+std::optional<int64_t> fastest_poll_minus_fence(std::span<const FrameRecord> frames) {
+  std::optional<int64_t> best;
+  for (const FrameRecord& f : frames) {
+    if (!f.has(Marker::poll_wake) || !f.has(Marker::fence_wake)) continue;
+    const int64_t d = f.poll_wake_ns - f.fence_wake_ns;
+    if (!best || d < *best) best = d;
+  }
+  return best;
+}
+
+// The poll observer on lavapipe: a thread spinning on vkGetFenceStatus while
+// the consumer blocks in vkWaitForFences on the same fence (the validation
+// layer checks the two threads' use of it). Compared frame by frame, on the
+// fastest of the frames the poll sees completion no later than the blocking
+// wait. (Not every frame: on this 2-core machine the spinner, lavapipe's
+// own threads and the woken waiter share two CPUs; docs/BENCHMARKS.md.)
+TEST_F(LeanTest, PollObserverSeesEachFrameNoLaterThanTheBlockingWaitOnTheFastest) {
+  LatencyRunDesc desc;
+  desc.schedule = ScheduleDesc{5, 1'000'000, 2'000'000};
+  desc.frames = 150;
+  desc.blocks = 2;
+  desc.warmup_frames = 5;
+  desc.cpu_step_iterations = 100;
+  desc.block_lead_ns = 2'000'000;
+  desc.workload = kWork;
+  desc.bare_comparison = true;  // the reference path is polled too
+  LatencyRunEnv env;
+  env.device = dev_.get();
+  const Result<LatencyRun> r = run_latency(desc, env);
+  ASSERT_TRUE(r) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  EXPECT_TRUE(run.polled);
+  const auto at = [](const SeriesDistributions& d, Series s) { return d[static_cast<size_t>(s)]; };
+  const Distribution poll = at(run.total, Series::poll_latency);
+  const Distribution fence = at(run.total, Series::fence_latency);
+  EXPECT_GT(poll.count, 0u);
+  EXPECT_EQ(fence.count, 150u);
+  EXPECT_EQ(at(run.total, Series::poll_cpu).count, 150u);
+  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  const auto measured = std::span<const FrameRecord>(run.frames).subspan(desc.warmup_frames);
+  const std::optional<int64_t> d = fastest_poll_minus_fence(measured);
+  ASSERT_TRUE(d);
+  EXPECT_LE(*d, 0) << "no frame's poll saw completion before its blocking wait returned";
+  EXPECT_GT(at(run.reference_total, Series::poll_latency).count, 0u);
+  const std::optional<int64_t> rd = fastest_poll_minus_fence(run.bare_frames);
+  ASSERT_TRUE(rd);
+  EXPECT_LE(*rd, 0) << "reference path";
+  for (const FrameRecord& f : run.frames) {
+    if (f.has(Marker::poll_wake)) {
+      EXPECT_GT(f.poll_wake_ns, f.submit_end_ns);
+    }
+  }
 }
 
 TEST_F(LeanTest, AnotherWorkloadIsRecordedAgain) {

@@ -29,6 +29,9 @@ class CudaLatencyDevice final : public LatencyDevice {
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override { return sampler_->sample(); }
   Result<std::unique_ptr<ReferencePath>> open_reference() override;
+  // Poll target: the frame's event; the poller calls cudaEventQuery.
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override;
+  Result<std::unique_ptr<CompletionPoller>> open_poller() override;
 
  private:
   CudaLatencyDevice() = default;
@@ -276,6 +279,10 @@ class CudaReferencePath final : public ReferencePath {
     frame_id_ = frame_id;
     return {};
   }
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override {
+    if (!busy_ || frame_id_ != frame_id) return std::nullopt;
+    return PollTarget{reinterpret_cast<uint64_t>(done_), 0};
+  }
   Result<GpuFrameTiming> wait(uint64_t frame_id) override {
     if (!busy_ || frame_id_ != frame_id)
       return make_error("CUDA reference: frame " + std::to_string(frame_id) + " is not in flight");
@@ -308,6 +315,31 @@ class CudaReferencePath final : public ReferencePath {
   bool busy_ = false;
   uint64_t frame_id_ = 0;
 };
+
+// cudaEventQuery on the frame's event (thread-safe: the runtime serialises
+// it against the consumer's cudaEventSynchronize on the same event). The
+// device is made current once, on the poller's thread.
+class CudaPoller final : public CompletionPoller {
+ public:
+  PollStatus poll(const PollTarget& target) override {
+    const cudaError_t e = cudaEventQuery(reinterpret_cast<cudaEvent_t>(target.handle));
+    if (e == cudaSuccess) return PollStatus::complete;
+    return e == cudaErrorNotReady ? PollStatus::pending : PollStatus::failed;
+  }
+};
+
+std::optional<PollTarget> CudaLatencyDevice::poll_target(uint64_t frame_id) {
+  for (const FrameSlot& s : slots_) {
+    if (s.busy && s.frame_id == frame_id) return PollTarget{reinterpret_cast<uint64_t>(s.done), 0};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<CompletionPoller>> CudaLatencyDevice::open_poller() {
+  if (const cudaError_t e = cudaSetDevice(device_); e != cudaSuccess)
+    return cd::cuda_fail("cudaSetDevice (poller thread)", e);
+  return std::unique_ptr<CompletionPoller>(new CudaPoller());
+}
 
 Result<std::unique_ptr<ReferencePath>> CudaLatencyDevice::open_reference() {
   return CudaReferencePath::create(device_, info_.ticks);

@@ -84,7 +84,8 @@ Result<std::vector<Candidate>> candidate_displays() {
 }
 
 // A context of `gles` kind on `display`, or EGL_NO_CONTEXT with why in `why`.
-EGLContext create_context(EGLDisplay display, bool gles, bool debug, std::string& why) {
+EGLContext create_context(EGLDisplay display, bool gles, bool debug, std::string& why,
+                          EGLContext share = EGL_NO_CONTEXT) {
   if (eglBindAPI(gles ? EGL_OPENGL_ES_API : EGL_OPENGL_API) != EGL_TRUE) {
     why = std::string("eglBindAPI(") + (gles ? "OpenGL ES" : "OpenGL") + ") failed";
     return EGL_NO_CONTEXT;
@@ -109,7 +110,7 @@ EGLContext create_context(EGLDisplay display, bool gles, bool debug, std::string
     if (!gles) a.insert(a.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
     if (debug) a.insert(a.end(), {EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE});
     a.push_back(EGL_NONE);
-    EGLContext c = eglCreateContext(display, config, EGL_NO_CONTEXT, a.data());
+    EGLContext c = eglCreateContext(display, config, share, a.data());
     if (c != EGL_NO_CONTEXT) return c;
     why = std::string(gles ? "GLES " : "GL ") + std::to_string(v[0]) + "." + std::to_string(v[1]) +
           (gles ? "" : " core") + ": eglCreateContext failed (" + gl::egl_error_name(eglGetError()) + ")";
@@ -251,6 +252,15 @@ Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api) {
   eglReleaseThread();
   return out;
 }
+
+namespace gl {
+EGLContext create_shared_context(GlContext& ctx, std::string& why) {
+  const GlContext::State& s = ctx.state();
+  const EGLContext c = create_context(s.display, ctx.gles(), false, why, s.context);
+  eglBindAPI(ctx.gles() ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
+  return c;
+}
+}  // namespace gl
 
 GlContext::GlContext() : state_(std::make_unique<State>()) {}
 

@@ -24,6 +24,9 @@ struct GlLatencyDevice::Impl {
     bool used = false;
     uint64_t frame_id = 0;
     GLsync fence = nullptr;
+    // The last waited frame's fence, deleted when the slot is used again:
+    // the poller may still look at it after wait_frame() returned.
+    GLsync retired = nullptr;
   };
   std::array<InFlight, kMaxFramesInFlight> ring{};
 };
@@ -68,6 +71,7 @@ GlLatencyDevice::~GlLatencyDevice() {
         api.ClientWaitSync(f.fence, GL_SYNC_FLUSH_COMMANDS_BIT, kFrameTimeoutNs);
         api.DeleteSync(f.fence);
       }
+      if (f.retired != nullptr) api.DeleteSync(f.retired);
     }
     impl_->workload.reset();
     impl_->slots.reset();
@@ -109,6 +113,10 @@ Result<void> GlLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkloa
   for (uint32_t p = 0; p < work.passes; ++p) m.workload->record_pass(work.complexity, p);
   m.slots->write(m.ctx.get(), pair + 1, TimestampEdge::end);
   Impl::InFlight& f = m.ring[*slot];
+  if (f.retired != nullptr) {
+    api.DeleteSync(f.retired);
+    f.retired = nullptr;
+  }
   f.fence = api.FenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   api.Flush();  // submit: the GPU starts now, not at the next wait
   if (f.fence == nullptr) {
@@ -134,8 +142,9 @@ Result<GpuFrameTiming> GlLatencyDevice::wait_frame(uint64_t frame_id) {
   // makes sure the fence was submitted.
   const GLenum r = api.ClientWaitSync(f.fence, GL_SYNC_FLUSH_COMMANDS_BIT, kFrameTimeoutNs);
   const int64_t wake_ns = host_now_ns();  // first thing after the wait returns
-  api.DeleteSync(f.fence);
+  const GLsync done = f.fence;
   f = Impl::InFlight{};
+  f.retired = done;
   if (r == GL_TIMEOUT_EXPIRED) {
     return make_error("the GPU did not finish frame " + std::to_string(frame_id) + " within " +
                       std::to_string(kFrameTimeoutNs / 1'000'000'000ull) + " s");
@@ -154,6 +163,55 @@ Result<GpuFrameTiming> GlLatencyDevice::wait_frame(uint64_t frame_id) {
     t.gpu_end_ticks = pair[1].ticks;
   }
   return t;
+}
+
+namespace {
+
+// glClientWaitSync with timeout 0 on a context of its own that shares the
+// device's objects, current on the poller's thread for the poller's life.
+class GlPoller final : public CompletionPoller {
+ public:
+  GlPoller(EGLDisplay display, EGLContext context, const gl::Api& api)
+      : display_(display), context_(context), api_(api) {}
+  ~GlPoller() override {
+    eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglDestroyContext(display_, context_);
+    eglReleaseThread();
+  }
+  PollStatus poll(const PollTarget& target) override {
+    const GLenum r = api_.ClientWaitSync(reinterpret_cast<GLsync>(target.handle), 0, 0);
+    if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) return PollStatus::complete;
+    return r == GL_TIMEOUT_EXPIRED ? PollStatus::pending : PollStatus::failed;
+  }
+
+ private:
+  EGLDisplay display_;
+  EGLContext context_;
+  const gl::Api& api_;
+};
+
+}  // namespace
+
+std::optional<PollTarget> GlLatencyDevice::poll_target(uint64_t frame_id) {
+  for (uint32_t i = 0; i < impl_->frames_in_flight; ++i) {
+    const Impl::InFlight& f = impl_->ring[i];
+    if (f.used && f.frame_id == frame_id) return PollTarget{reinterpret_cast<uint64_t>(f.fence), 0};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<CompletionPoller>> GlLatencyDevice::open_poller() {
+  GlContext& ctx = *impl_->ctx;
+  std::string why;
+  const EGLContext c = gl::create_shared_context(ctx, why);
+  if (c == EGL_NO_CONTEXT) return make_error("the GL poller's shared context: " + why);
+  const EGLDisplay display = ctx.state().display;
+  if (eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, c) != EGL_TRUE) {
+    const std::string err = gl::egl_error_name(eglGetError());
+    eglDestroyContext(display, c);
+    return make_error("the GL poller's shared context: eglMakeCurrent failed (" + err + ")");
+  }
+  return std::unique_ptr<CompletionPoller>(new GlPoller(display, c, ctx.state().api));
 }
 
 Result<CalibrationPair> GlLatencyDevice::sample_calibration() { return impl_->ctx->sample_calibration(); }

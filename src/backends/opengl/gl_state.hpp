@@ -103,6 +103,13 @@ std::string egl_error_name(EGLint code);
 
 namespace latlab {
 
+namespace gl {
+// A context sharing `ctx`'s objects (sync objects among them), of the same
+// kind, current nowhere; EGL_NO_CONTEXT with why in `why`. The caller
+// destroys it (eglDestroyContext).
+EGLContext create_shared_context(GlContext& ctx, std::string& why);
+}  // namespace gl
+
 struct GlContext::State {
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLContext context = EGL_NO_CONTEXT;

@@ -199,10 +199,38 @@ class SimReferencePath final : public ReferencePath {
   }
   Result<void> submit(uint64_t frame_id) override { return dev_.submit_work(frame_id, nullptr); }
   Result<GpuFrameTiming> wait(uint64_t frame_id) override { return dev_.wait_frame(frame_id); }
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override {
+    return dev_.poll_target(frame_id);
+  }
 
  private:
   SimDevice& dev_;
 };
+
+// The poll target is a plain host time, so polling reads only the device's
+// time (thread-safe) and never the pending list the frame calls change.
+class SimPoller final : public CompletionPoller {
+ public:
+  explicit SimPoller(HostTime& time) : time_(time) {}
+  PollStatus poll(const PollTarget& target) override {
+    return time_.now_ns() >= target.value ? PollStatus::complete : PollStatus::pending;
+  }
+
+ private:
+  HostTime& time_;
+};
+
+std::optional<PollTarget> SimDevice::poll_target(uint64_t frame_id) {
+  for (const Pending& p : pending_) {
+    if (p.frame_id == frame_id) return PollTarget{0, p.gpu_end_ns + p.script.poll_delay_ns};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<CompletionPoller>> SimDevice::open_poller() {
+  if (!desc_.runs_frames) return no_frames();
+  return std::unique_ptr<CompletionPoller>(new SimPoller(*time_));
+}
 
 Result<std::unique_ptr<ReferencePath>> SimDevice::open_reference() {
   if (!desc_.runs_frames) return no_frames();

@@ -197,6 +197,37 @@ Result<std::unique_ptr<ReferencePath>> VulkanLatencyDevice::open_reference() {
   return create_vulkan_reference_path(*ctx_);
 }
 
+namespace {
+
+// vkGetFenceStatus: the fence is not externally synchronised, so this may
+// run while the consumer blocks in vkWaitForFences on the same fence.
+class VulkanPoller final : public CompletionPoller {
+ public:
+  explicit VulkanPoller(VkDevice device) : device_(device) {}
+  PollStatus poll(const PollTarget& target) override {
+    const VkResult r = vkGetFenceStatus(device_, reinterpret_cast<VkFence>(target.handle));
+    if (r == VK_SUCCESS) return PollStatus::complete;
+    return r == VK_NOT_READY ? PollStatus::pending : PollStatus::failed;
+  }
+
+ private:
+  VkDevice device_;
+};
+
+}  // namespace
+
+std::optional<PollTarget> VulkanLatencyDevice::poll_target(uint64_t frame_id) {
+  for (uint32_t i = 0; i < kMaxFramesInFlight; ++i) {
+    if (slots_in_flight_[i].used && slots_in_flight_[i].frame_id == frame_id)
+      return PollTarget{reinterpret_cast<uint64_t>(ring_->fence(i)), 0};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<CompletionPoller>> VulkanLatencyDevice::open_poller() {
+  return std::unique_ptr<CompletionPoller>(new VulkanPoller(ctx_->device()));
+}
+
 Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc) {
   auto dev = VulkanLatencyDevice::create(desc);
   if (!dev) return dev.error();

@@ -76,6 +76,10 @@ class VulkanReferencePath final : public ReferencePath {
     return {};
   }
 
+  std::optional<PollTarget> poll_target(uint64_t frame_id) override {
+    if (!busy_ || frame_id_ != frame_id) return std::nullopt;
+    return PollTarget{reinterpret_cast<uint64_t>(fence_), 0};
+  }
   Result<GpuFrameTiming> wait(uint64_t frame_id) override {
     if (!busy_ || frame_id != frame_id_) {
       return make_error("Vulkan reference: frame " + std::to_string(frame_id) +

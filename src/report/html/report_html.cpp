@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +59,12 @@ std::string distribution_charts(const json& doc, const std::string& prefix, json
   for (const html::SeriesName& s : html::series_names()) {
     std::vector<std::vector<double>> sets;
     for (const std::string& m : modes) sets.push_back(samples_us(doc, m, s.key));
+    // A series no frame has (e.g. poll_latency with the poll observer off):
+    // nothing to draw; the table above says count 0 and why in `unavailable`.
+    if (std::all_of(sets.begin(), sets.end(), [](const auto& v) { return v.empty(); })) {
+      out += "<p class=\"na\">" + escape(s.key) + ": no frame has a value, no chart.</p>\n";
+      continue;
+    }
     const Histogram h = make_histogram(sets, kHistogramBins, kHistogramClip);
     json hc = chart(prefix + "hist-" + s.key, "hist", s.key + " (" + s.group + "): histogram",
                     "us", "frames");
@@ -186,13 +193,14 @@ std::string run_section(const ReportInput& in, size_t index, json& charts) {
 // With several runs: one line each with the observers' p50/p99 per mode.
 std::string runs_summary(std::span<const ReportInput> runs) {
   std::string t = "<table><tr><th>run</th><th>device</th><th>mode</th><th>core_latency p50</th>"
-                  "<th>core_latency p99</th><th>fence_latency p50</th><th>fence_latency p99</th></tr>\n";
+                  "<th>core_latency p99</th><th>fence_latency p50</th><th>fence_latency p99</th>"
+                  "<th>poll_latency p50</th><th>poll_latency p99</th></tr>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const json& doc = runs[i].doc;
     for (const std::string& m : html::latency_modes(doc)) {
       t += fmt::format("<tr><td><a href=\"#run{}\">{}</a></td><td>{}</td><td>{}</td>", i,
                        escape(runs[i].label), html::cell(find(doc, {"device", "name"})), escape(m));
-      for (const char* o : {"core_latency", "fence_latency"})
+      for (const char* o : {"core_latency", "fence_latency", "poll_latency"})
         for (const char* p : {"p50", "p99"})
           t += "<td>" + html::cell(find(doc, {"modes", m, "total", o, p})) + "</td>";
       t += "</tr>\n";

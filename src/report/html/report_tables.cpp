@@ -56,8 +56,9 @@ const std::vector<SeriesName>& series_names() {
       {"cpu_end_to_submit_start", "stage"}, {"workload_submit_cpu_span", "stage"},
       {"submit_start_to_gpu_begin", "stage"}, {"gpu_execution", "stage"},
       {"gpu_end_to_fence_wake", "stage"}, {"core_latency", "observer"},
-      {"fence_latency", "observer"}, {"timer_lateness", "diagnostic"},
-      {"clock_map_error", "diagnostic"}};
+      {"fence_latency", "observer"}, {"poll_latency", "observer"},
+      {"timer_lateness", "diagnostic"}, {"clock_map_error", "diagnostic"},
+      {"gpu_end_to_poll_wake", "diagnostic"}, {"poll_cpu", "diagnostic"}};
   return names;
 }
 

@@ -21,7 +21,7 @@
 
 namespace latlab::store {
 
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;  // 2: the poll observer's series in `frames`
 
 class SqlConnection;
 
