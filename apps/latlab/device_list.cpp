@@ -2,6 +2,7 @@
 #include "device_list.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "latlab/vulkan.hpp"
@@ -99,8 +100,14 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
     }
     size_t index = 0;
     if (!is_index(item, index)) {
+      // Case-insensitive, as --device is for one device.
+      auto lower = [](std::string t) {
+        for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return t;
+      };
+      const std::string want = lower(item);
       const auto it = std::find_if(names->begin(), names->end(), [&](const std::string& n) {
-        return n.find(item) != std::string::npos;
+        return lower(n).find(want) != std::string::npos;
       });
       if (it == names->end())
         return make_error("no " + backend + " device matches '" + item + "'");
