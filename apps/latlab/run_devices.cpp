@@ -163,7 +163,12 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
     if (l.run) {
       result = latency_result_doc(o, l.plan, *l.run, l.loaded, *l.device, meta);
       const auto& v = result["diagnostics"]["validation"];
-      if (v.is_object() && v.value("errors", uint64_t{0}) > 0) rc = kExitRunFailed;
+      if (v.is_object() && v.value("errors", uint64_t{0}) > 0) {
+        std::fprintf(stderr, "latlab run: device section %zu: the validation layer reported %llu errors\n",
+                     i, static_cast<unsigned long long>(v.value("errors", uint64_t{0})));
+        for (const auto& m : v["messages"]) std::fprintf(stderr, "  %s\n", m.get<std::string>().c_str());
+        rc = kExitRunFailed;
+      }
       if (!top_section) {
         top = result;
         top_section = i;
