@@ -26,7 +26,7 @@ nlohmann::json to_json(const GlDeviceReport& d) {
           {"egl_vendor", text_or_null(d.egl_vendor)},
           {"egl_version", text_or_null(d.egl_version)},
           {"drm_node", text_or_null(d.drm_node)},
-          {"uuid", nullptr},  // EGL_EXT_device_persistent_id is not queried: unknown
+          {"uuid", text_or_null(d.device_uuid)},
           {"pci_bus_id", text_or_null(pci_bus_id_of_drm_node(d.drm_node))},
           {"software", d.software},
           {"api", text_or_null(d.api)},

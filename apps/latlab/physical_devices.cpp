@@ -141,7 +141,7 @@ std::vector<PhysicalIdentity> list_physical_devices() {
 #if LATLAB_HAVE_OPENGL
   if (auto gl = enumerate_gl_devices()) {
     for (const GlDeviceReport& d : *gl)
-      ids.push_back({"gl", d.index, d.renderer, "", pci_bus_id_of_drm_node(d.drm_node)});
+      ids.push_back({"gl", d.index, d.renderer, d.device_uuid, pci_bus_id_of_drm_node(d.drm_node)});
   }
 #endif
   assign_physical_groups(ids);
