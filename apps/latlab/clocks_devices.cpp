@@ -107,7 +107,8 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
     Studied s{(*listed)[i], nullptr, "", std::nullopt};
     if (o.backend == "sim") {
       s.device = open_sim_list_device(std::stoul(s.listed.selector), false);
-    } else if (auto opened = open_latency_device(DeviceSelector{.backend = o.backend, .device = s.listed.selector})) {
+    } else if (auto opened = open_latency_device(
+                   DeviceSelector{.backend = o.backend, .device = s.listed.selector})) {
       s.device = std::move(opened.value());
     } else {
       s.failure = "cannot open: " + opened.error().message;
@@ -174,8 +175,8 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   }
   top["per_device"] = std::move(sections);
   if (o.cross_check) {
-    top["cross_check"] = cc ? cross_check_json(*cc, devs)
-                            : nlohmann::ordered_json{{"skipped", cc_skipped}};
+    top["cross_check"] =
+        cc ? cross_check_json(*cc, devs) : nlohmann::ordered_json{{"skipped", cc_skipped}};
   }
   if (o.json) {
     fmt::print("{}\n", top.dump(2));
@@ -208,7 +209,8 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
       std::fprintf(stderr, "latlab clocks: %s device %s: %s\n", o.backend.c_str(),
                    s.listed.selector.c_str(), s.failure.c_str());
   }
-  if (cc && !*cc) std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc->error().message.c_str());
+  if (cc && !*cc)
+    std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc->error().message.c_str());
   return failed > 0 || (cc && !*cc) ? kExitRunFailed : kExitOk;
 }
 

@@ -23,7 +23,8 @@ struct ClocksDevicesOptions {
 };
 
 // One device's document / text as `latlab clocks` gives them for one device.
-using ClocksDocFn = std::function<nlohmann::ordered_json(const DeviceInfo&, const ClockStudyResult&)>;
+using ClocksDocFn =
+    std::function<nlohmann::ordered_json(const DeviceInfo&, const ClockStudyResult&)>;
 using ClocksPrintFn = std::function<void(const DeviceInfo&, const ClockStudyResult&)>;
 
 // Runs the studies and prints the result; returns the exit code: 0 when every

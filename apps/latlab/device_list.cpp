@@ -57,7 +57,8 @@ Result<std::vector<std::string>> backend_device_names(const std::string& backend
     if (!devices) return devices.error();
     for (const auto& d : *devices) names.push_back(d.name);
 #else
-    return make_error("the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
+    return make_error(
+        "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
 #endif
   } else if (backend == "gl" || backend == "opengl") {
 #if LATLAB_HAVE_OPENGL
@@ -65,7 +66,8 @@ Result<std::vector<std::string>> backend_device_names(const std::string& backend
     if (!devices) return devices.error();
     for (const auto& d : *devices) names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
 #else
-    return make_error("the GL backend is not built (configure with libegl-dev and libopengl-dev present)");
+    return make_error(
+        "the GL backend is not built (configure with libegl-dev and libopengl-dev present)");
 #endif
   } else if (backend == "sim") {
     names = {"latlab simulated device 0", "latlab simulated device 1"};
@@ -109,8 +111,7 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
       const auto it = std::find_if(names->begin(), names->end(), [&](const std::string& n) {
         return lower(n).find(want) != std::string::npos;
       });
-      if (it == names->end())
-        return make_error("no " + backend + " device matches '" + item + "'");
+      if (it == names->end()) return make_error("no " + backend + " device matches '" + item + "'");
       index = static_cast<size_t>(it - names->begin());
     }
     if (index >= names->size()) {
@@ -118,7 +119,8 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
                         std::to_string(names->size()) + ")");
     }
     const std::string selector = std::to_string(index);
-    if (std::any_of(out.begin(), out.end(), [&](const ListedDevice& d) { return d.selector == selector; }))
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const ListedDevice& d) { return d.selector == selector; }))
       return make_error("--device names " + backend + " device " + selector + " twice");
     out.push_back({selector, (*names)[index]});
   }
@@ -138,7 +140,8 @@ nlohmann::ordered_json device_section_json(size_t section, const std::string& ba
           {"backend", backend},
           {"selector", device.selector},
           {"name", text_or_null(device.name)},
-          {"physical_device", id != nullptr ? nlohmann::ordered_json(id->group) : nlohmann::ordered_json()},
+          {"physical_device",
+           id != nullptr ? nlohmann::ordered_json(id->group) : nlohmann::ordered_json()},
           {"uuid", id != nullptr ? text_or_null(id->uuid) : nlohmann::ordered_json()},
           {"pci_bus_id", id != nullptr ? text_or_null(id->pci_bus_id) : nlohmann::ordered_json()},
           {"status", status},

@@ -77,7 +77,8 @@ std::vector<Group> groups_of(const std::vector<PhysicalIdentity>& ids) {
   std::vector<Group> groups;
   for (const PhysicalIdentity& id : ids) {
     if (id.group < 0) continue;
-    if (groups.size() <= static_cast<size_t>(id.group)) groups.resize(static_cast<size_t>(id.group) + 1);
+    if (groups.size() <= static_cast<size_t>(id.group))
+      groups.resize(static_cast<size_t>(id.group) + 1);
     Group& g = groups[static_cast<size_t>(id.group)];
     g.members.push_back(&id);
     if (g.uuid.empty()) g.uuid = id.uuid;

@@ -12,8 +12,8 @@ namespace latlab::cli {
 
 // One API's device as the listing sees it.
 struct PhysicalIdentity {
-  std::string backend;     // "vulkan", "cuda", "gl"
-  int index = 0;           // the API's device index (what --device takes)
+  std::string backend;  // "vulkan", "cuda", "gl"
+  int index = 0;        // the API's device index (what --device takes)
   std::string name;
   std::string uuid;        // 8-4-4-4-12 lowercase hex; "" when the API does not say
   std::string pci_bus_id;  // "0000:18:00.0" (normalised); "" when the API does not say

@@ -164,9 +164,11 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
       result = latency_result_doc(o, l.plan, *l.run, l.loaded, *l.device, meta);
       const auto& v = result["diagnostics"]["validation"];
       if (v.is_object() && v.value("errors", uint64_t{0}) > 0) {
-        std::fprintf(stderr, "latlab run: device section %zu: the validation layer reported %llu errors\n",
+        std::fprintf(stderr,
+                     "latlab run: device section %zu: the validation layer reported %llu errors\n",
                      i, static_cast<unsigned long long>(v.value("errors", uint64_t{0})));
-        for (const auto& m : v["messages"]) std::fprintf(stderr, "  %s\n", m.get<std::string>().c_str());
+        for (const auto& m : v["messages"])
+          std::fprintf(stderr, "  %s\n", m.get<std::string>().c_str());
         rc = kExitRunFailed;
       }
       if (!top_section) {
@@ -197,7 +199,8 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
     for (size_t i = 0; i < lanes.size(); ++i) {
       const RunLane& l = lanes[i];
       std::printf("\n== device section %zu: %s device %s: %s [%s]\n", i, o.backend.c_str(),
-                  l.listed.selector.c_str(), l.device ? l.device->info().name.c_str() : l.listed.name.c_str(),
+                  l.listed.selector.c_str(),
+                  l.device ? l.device->info().name.c_str() : l.listed.name.c_str(),
                   lane_status(l).c_str());
       if (!l.run) {
         std::printf("  failed: %s\n", l.failure.c_str());

@@ -21,25 +21,26 @@
 namespace latlab {
 
 struct ClockCrossCheckDesc {
-  uint32_t trials = 50;              // synchronised submits (>= 1)
-  int64_t interval_ns = 5'000'000;   // between trials' deadlines, ns (default 5 ms)
-  uint64_t first_frame_id_a = 0;     // frame ids on device a, rising by one per trial
+  uint32_t trials = 50;             // synchronised submits (>= 1)
+  int64_t interval_ns = 5'000'000;  // between trials' deadlines, ns (default 5 ms)
+  uint64_t first_frame_id_a = 0;    // frame ids on device a, rising by one per trial
   uint64_t first_frame_id_b = 0;
-  FrameWorkload work{};              // default: one minimal pass
+  FrameWorkload work{};  // default: one minimal pass
 };
 
 struct ClockCrossCheckResult {
   uint32_t trials = 0;
-  uint32_t trials_mapped = 0;      // both starts were timed and mapped
+  uint32_t trials_mapped = 0;  // both starts were timed and mapped
   // Per mapped trial: (start_a - start_b) - (submit_a - submit_b), us.
   Distribution start_skew_us;
-  Distribution submit_skew_us;     // submit_a - submit_b (host, when each submit call returned), us
-  Distribution launch_a_us;        // start_a - submit_a, us (may be negative: work starts inside the call)
+  Distribution submit_skew_us;  // submit_a - submit_b (host, when each submit call returned), us
+  Distribution
+      launch_a_us;  // start_a - submit_a, us (may be negative: work starts inside the call)
   Distribution launch_b_us;
-  int64_t bound_a_ns = 0;          // median bound of device a's mapped starts
+  int64_t bound_a_ns = 0;  // median bound of device a's mapped starts
   int64_t bound_b_ns = 0;
-  bool agree = false;              // |median start skew| <= bound_a + bound_b
-  std::string verdict;             // one line saying so, with the numbers
+  bool agree = false;   // |median start skew| <= bound_a + bound_b
+  std::string verdict;  // one line saying so, with the numbers
 };
 
 // Runs the trials on devices a and b, whose mappers must be started (and

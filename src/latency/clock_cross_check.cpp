@@ -37,7 +37,8 @@ Side run_side(LatencyDevice& dev, const TickMapper& map, uint64_t frame_id,
     s.error = t.error().message;
     return s;
   }
-  if (t->gpu_status == QueryStatus::ok) s.start = map.map_pair(t->gpu_begin_ticks, t->gpu_end_ticks);
+  if (t->gpu_status == QueryStatus::ok)
+    s.start = map.map_pair(t->gpu_begin_ticks, t->gpu_end_ticks);
   return s;
 }
 
@@ -58,7 +59,8 @@ Result<ClockCrossCheckResult> run_clock_cross_check(LatencyDevice& a, const Tick
   int64_t deadline = host_now_ns() + desc.interval_ns;
   for (uint32_t i = 0; i < desc.trials; ++i, deadline += desc.interval_ns) {
     Side sa, sb;
-    std::thread tb([&] { sb = run_side(b, map_b, desc.first_frame_id_b + i, desc.work, deadline); });
+    std::thread tb(
+        [&] { sb = run_side(b, map_b, desc.first_frame_id_b + i, desc.work, deadline); });
     sa = run_side(a, map_a, desc.first_frame_id_a + i, desc.work, deadline);
     tb.join();
     ++r.trials;
@@ -76,7 +78,8 @@ Result<ClockCrossCheckResult> run_clock_cross_check(LatencyDevice& a, const Tick
     bounds_b.push_back(sb.start->error_ns);
   }
   if (r.trials_mapped == 0)
-    return make_error("no trial had both GPU starts timed and mapped (no clock model or no timestamps)");
+    return make_error(
+        "no trial had both GPU starts timed and mapped (no clock model or no timestamps)");
   const uint64_t unmapped = r.trials - r.trials_mapped;
   r.start_skew_us = summarize_us(std::move(skew), unmapped);
   r.submit_skew_us = summarize_us(std::move(submit), unmapped);

@@ -90,7 +90,8 @@ TEST(RunSeveral, SimDevicesInterleaveWithOneSectionEach) {
   ASSERT_EQ(r.rc, 0) << r.output;
   const CliResult single = run_cli(
       "run --backend sim --frames 40 --blocks 2 --warmup 4 --interval-ms 1-2 --load-complexity 50 "
-      "--cpu-iterations 100 --out " + one.string());
+      "--cpu-iterations 100 --out " +
+      one.string());
   ASSERT_EQ(single.rc, 0) << single.output;
   const auto j = nlohmann::json::parse(slurp(out));
   const auto s = nlohmann::json::parse(slurp(one));
@@ -111,7 +112,8 @@ TEST(RunSeveral, SimDevicesInterleaveWithOneSectionEach) {
     EXPECT_EQ(sec["result"]["modes"]["baseline"]["total"]["frames"], 40);
     EXPECT_EQ(sec["result"]["modes"]["loaded"]["total"]["frames"], 40);
   }
-  EXPECT_NE(dr["sections"][0]["result"]["device"]["name"], dr["sections"][1]["result"]["device"]["name"]);
+  EXPECT_NE(dr["sections"][0]["result"]["device"]["name"],
+            dr["sections"][1]["result"]["device"]["name"]);
   // compare and report read it and say which device they use.
   const CliResult cmp = run_cli("compare " + out.string() + " " + out.string());
   EXPECT_EQ(cmp.rc, 0) << cmp.output;
@@ -136,7 +138,8 @@ TEST(RunSeveral, AFaultOnOneDeviceKeepsTheOthersResults) {
   EXPECT_EQ(secs[0]["result"]["modes"]["baseline"]["total"]["frames"], 40);
   EXPECT_EQ(secs[0]["result"]["modes"]["loaded"]["total"]["frames"], 40);
   EXPECT_EQ(secs[1]["status"], "partial");
-  EXPECT_NE(secs[1]["failure"].get<std::string>().find("simulated submit failure"), std::string::npos)
+  EXPECT_NE(secs[1]["failure"].get<std::string>().find("simulated submit failure"),
+            std::string::npos)
       << secs[1].dump();
   EXPECT_TRUE(secs[1]["result"]["partial"].get<bool>());
   EXPECT_FALSE(j["partial"].get<bool>());  // the top level is device 0's
@@ -154,7 +157,8 @@ TEST(RunSeveral, VulkanDeviceAllWithValidation) {
   const auto out = dir.path / "r.json";
   const CliResult r = run_cli(
       "run --backend vulkan --device all --validation --mode baseline --frames 40 --blocks 2 "
-      "--warmup 5 --interval-ms 2-3 --out " + out.string());
+      "--warmup 5 --interval-ms 2-3 --out " +
+      out.string());
   if (r.rc == 3) GTEST_SKIP() << "no Vulkan device: " << r.output;
   ASSERT_EQ(r.rc, 0) << r.output;
   const auto j = nlohmann::json::parse(slurp(out));

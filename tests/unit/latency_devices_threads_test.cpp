@@ -42,7 +42,9 @@ struct SimLane {
     device = std::make_unique<SimDevice>(d, time);
     SimDevice* dev = device.get();
     mapper = make_function_mapper(
-        [dev](uint64_t ticks) { return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0}); },
+        [dev](uint64_t ticks) {
+          return std::optional<MappedTime>(MappedTime{dev->host_at(ticks), 0});
+        },
         "sim truth");
   }
 

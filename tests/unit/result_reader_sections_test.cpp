@@ -11,8 +11,8 @@
 namespace latlab {
 namespace {
 
-using testing::SimRunSpec;
 using testing::sim_result_doc;
+using testing::SimRunSpec;
 
 // A two-device document: the top level is section 0 (`a`); section 1 is `b`
 // or, when `b_failed`, a device that failed to open.
@@ -23,20 +23,24 @@ nlohmann::ordered_json two_devices(bool b_failed) {
   b["device"]["name"] = "second device";
   nlohmann::ordered_json doc = a;
   auto section = [](size_t i, const char* status, nlohmann::ordered_json result) {
-    return nlohmann::ordered_json{{"section", i},          {"backend", "sim"},
-                                  {"selector", std::to_string(i)},
-                                  {"name", nullptr},       {"physical_device", nullptr},
-                                  {"uuid", nullptr},       {"pci_bus_id", nullptr},
-                                  {"status", status},
-                                  {"failure", result.is_null() ? nlohmann::ordered_json("cannot open")
-                                                               : nlohmann::ordered_json()},
-                                  {"result", std::move(result)}};
+    return nlohmann::ordered_json{
+        {"section", i},
+        {"backend", "sim"},
+        {"selector", std::to_string(i)},
+        {"name", nullptr},
+        {"physical_device", nullptr},
+        {"uuid", nullptr},
+        {"pci_bus_id", nullptr},
+        {"status", status},
+        {"failure",
+         result.is_null() ? nlohmann::ordered_json("cannot open") : nlohmann::ordered_json()},
+        {"result", std::move(result)}};
   };
-  doc["devices_run"] = {{"interleaving", "block by block"},
-                        {"top_level_section", 0},
-                        {"sections",
-                         {section(0, "ok", a),
-                          b_failed ? section(1, "failed", nullptr) : section(1, "ok", b)}}};
+  doc["devices_run"] = {
+      {"interleaving", "block by block"},
+      {"top_level_section", 0},
+      {"sections",
+       {section(0, "ok", a), b_failed ? section(1, "failed", nullptr) : section(1, "ok", b)}}};
   return doc;
 }
 
