@@ -127,6 +127,30 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
   return out;
 }
 
+std::vector<PhysicalIdentity> list_physical_devices() {
+  std::vector<PhysicalIdentity> ids;
+  if (auto vk = enumerate_vulkan_devices()) {
+    for (const VulkanDeviceReport& d : *vk) {
+      ids.push_back({"vulkan", static_cast<int>(d.index), d.name, d.device_uuid,
+                     normalize_pci_bus_id(d.pci_bus_id)});
+    }
+  }
+#if LATLAB_HAVE_CUDA
+  if (auto cuda = enumerate_cuda_devices()) {
+    for (const CudaDeviceReport& d : *cuda)
+      ids.push_back({"cuda", d.index, d.name, d.uuid, normalize_pci_bus_id(d.pci_bus_id)});
+  }
+#endif
+#if LATLAB_HAVE_OPENGL
+  if (auto gl = enumerate_gl_devices()) {
+    for (const GlDeviceReport& d : *gl)
+      ids.push_back({"gl", d.index, d.renderer, d.device_uuid, pci_bus_id_of_drm_node(d.drm_node)});
+  }
+#endif
+  assign_physical_groups(ids);
+  return ids;
+}
+
 nlohmann::ordered_json device_section_json(size_t section, const std::string& backend,
                                            const ListedDevice& device,
                                            const std::vector<PhysicalIdentity>& ids,

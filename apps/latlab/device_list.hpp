@@ -34,6 +34,10 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
                                                      const std::vector<std::string>& items,
                                                      bool& no_device);
 
+// Every device of every backend this build has, grouped. Enumerates the
+// APIs (creates no device of Vulkan or CUDA; GL probes with a context).
+std::vector<PhysicalIdentity> list_physical_devices();
+
 // One device's section of a several-device result (`per_device` of `clocks`
 // and `devices_run.sections` of `run`): which device, its physical identity
 // (null when unknown), whether it ran ("ok", "partial" or "failed") with the

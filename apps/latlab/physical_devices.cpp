@@ -1,4 +1,6 @@
-// Physical identity of the APIs' devices (physical_devices.hpp).
+// Physical identity of the APIs' devices (physical_devices.hpp). No GPU API
+// here (list_physical_devices is in device_list.cpp): the unit tests compile
+// this file.
 #include "physical_devices.hpp"
 
 #include <fmt/format.h>
@@ -9,20 +11,17 @@
 #include <filesystem>
 #include <numeric>
 
-#include "latlab/vulkan.hpp"
-#if LATLAB_HAVE_CUDA
-#include "latlab/cuda.hpp"
-#endif
-#if LATLAB_HAVE_OPENGL
-#include "latlab/opengl.hpp"
-#endif
-
 namespace latlab::cli {
 
 std::string normalize_pci_bus_id(const std::string& text) {
+  // Hex digits, ':' and '.' only (sscanf's %x would also take "0x" and signs).
+  if (text.empty() || text.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos)
+    return "";
   unsigned domain = 0, bus = 0, dev = 0, fn = 0;
-  char extra = 0;
-  if (std::sscanf(text.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &dev, &fn, &extra) != 4) return "";
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%x:%x:%x.%x%n", &domain, &bus, &dev, &fn, &used) != 4 ||
+      static_cast<size_t>(used) != text.size())
+    return "";
   if (domain > 0xffff || bus > 0xff || dev > 0x1f || fn > 7) return "";
   return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, dev, fn);
 }
@@ -123,30 +122,6 @@ std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids) {
     t += fmt::format("  physical device #{}: {} ({})\n", i, members, id);
   }
   return t;
-}
-
-std::vector<PhysicalIdentity> list_physical_devices() {
-  std::vector<PhysicalIdentity> ids;
-  if (auto vk = enumerate_vulkan_devices()) {
-    for (const VulkanDeviceReport& d : *vk) {
-      ids.push_back({"vulkan", static_cast<int>(d.index), d.name, d.device_uuid,
-                     normalize_pci_bus_id(d.pci_bus_id)});
-    }
-  }
-#if LATLAB_HAVE_CUDA
-  if (auto cuda = enumerate_cuda_devices()) {
-    for (const CudaDeviceReport& d : *cuda)
-      ids.push_back({"cuda", d.index, d.name, d.uuid, normalize_pci_bus_id(d.pci_bus_id)});
-  }
-#endif
-#if LATLAB_HAVE_OPENGL
-  if (auto gl = enumerate_gl_devices()) {
-    for (const GlDeviceReport& d : *gl)
-      ids.push_back({"gl", d.index, d.renderer, d.device_uuid, pci_bus_id_of_drm_node(d.drm_node)});
-  }
-#endif
-  assign_physical_groups(ids);
-  return ids;
 }
 
 const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids,

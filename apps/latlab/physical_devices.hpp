@@ -41,9 +41,8 @@ nlohmann::json physical_devices_json(const std::vector<PhysicalIdentity>& ids);
 // The text lines of the same, one per physical device.
 std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids);
 
-// Every device of every backend this build has, grouped. Enumerates the
-// APIs (creates no device of Vulkan or CUDA; GL probes with a context).
-std::vector<PhysicalIdentity> list_physical_devices();
+// Every device of every backend this build has, grouped: list_physical_devices()
+// in device_list.hpp.
 
 // The entry of `backend` device `index` in `ids`, or null.
 const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids,
