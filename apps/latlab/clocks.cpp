@@ -113,17 +113,22 @@ nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, cons
   };
 }
 
+// The study's settings from the options (the host domain is the device's).
+ClockStudyDesc study_desc(const ClocksOptions& o) {
+  ClockStudyDesc desc;
+  desc.seconds = o.seconds;
+  desc.interval_ns = std::llround(o.interval_ms * 1e6);
+  desc.samples_per_refresh = o.samples;
+  desc.fresh_pairs = o.fresh;
+  desc.model.window = o.window;
+  return desc;
+}
+
 int run_clocks(const ClocksOptions& o, bool sim_direct) {
   if (!sim_direct && is_device_list(o.device)) {
     ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
-    ClockStudyDesc desc;
-    desc.seconds = o.seconds;
-    desc.interval_ns = std::llround(o.interval_ms * 1e6);
-    desc.samples_per_refresh = o.samples;
-    desc.fresh_pairs = o.fresh;
-    desc.model.window = o.window;
     return run_clocks_devices(
-        m, desc,
+        m, study_desc(o),
         [&o](const DeviceInfo& info, const ClockStudyResult& r) {
           return result_json(o, false, info, r);
         },
@@ -167,12 +172,7 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     std::fflush(stdout);
   }
 
-  ClockStudyDesc desc;
-  desc.seconds = o.seconds;
-  desc.interval_ns = std::llround(o.interval_ms * 1e6);
-  desc.samples_per_refresh = o.samples;
-  desc.fresh_pairs = o.fresh;
-  desc.model.window = o.window;
+  ClockStudyDesc desc = study_desc(o);
   desc.host_domain = info.calibration_domain;
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) {

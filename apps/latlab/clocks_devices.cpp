@@ -91,20 +91,12 @@ Result<ClockCrossCheckResult> cross_check(std::vector<Studied>& devs, uint32_t t
 
 int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
                        const ClocksDocFn& doc, const ClocksPrintFn& print) {
-  Result<std::vector<std::string>> items = parse_device_list(o.device);
-  if (!items) {
-    std::fprintf(stderr, "latlab clocks: %s\n", items.error().message.c_str());
-    return kExitUsage;
-  }
-  bool no_device = false;
-  Result<std::vector<ListedDevice>> listed = expand_device_list(o.backend, *items, no_device);
-  if (!listed) {
-    std::fprintf(stderr, "latlab clocks: %s\n", listed.error().message.c_str());
-    return no_device ? kExitMissingCapability : kExitUsage;
-  }
+  std::vector<ListedDevice> listed;
+  if (const int rc = resolve_device_list("clocks", o.backend, o.device, listed); rc != kExitOk)
+    return rc;
   std::vector<Studied> devs;
-  for (size_t i = 0; i < listed->size(); ++i) {
-    Studied s{(*listed)[i], nullptr, "", std::nullopt};
+  for (const ListedDevice& d : listed) {
+    Studied s{d, nullptr, "", std::nullopt};
     if (o.backend == "sim") {
       s.device = open_sim_list_device(std::stoul(s.listed.selector), false);
     } else if (auto opened = open_latency_device(

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
+#include "command.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
@@ -125,6 +127,23 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
     out.push_back({selector, (*names)[index]});
   }
   return out;
+}
+
+int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+                        std::vector<ListedDevice>& out) {
+  Result<std::vector<std::string>> items = parse_device_list(text);
+  if (!items) {
+    std::fprintf(stderr, "latlab %s: %s\n", command, items.error().message.c_str());
+    return kExitUsage;
+  }
+  bool no_device = false;
+  Result<std::vector<ListedDevice>> listed = expand_device_list(backend, *items, no_device);
+  if (!listed) {
+    std::fprintf(stderr, "latlab %s: %s\n", command, listed.error().message.c_str());
+    return no_device ? kExitMissingCapability : kExitUsage;
+  }
+  out = std::move(listed.value());
+  return kExitOk;
 }
 
 std::vector<PhysicalIdentity> list_physical_devices() {

@@ -34,6 +34,12 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
                                                      const std::vector<std::string>& items,
                                                      bool& no_device);
 
+// parse_device_list then expand_device_list into `out`; on failure prints
+// "latlab <command>: why" on stderr and returns the exit code (2 for a bad
+// list, 3 when the backend lists no device), else 0.
+int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+                        std::vector<ListedDevice>& out);
+
 // Every device of every backend this build has, grouped. Enumerates the
 // APIs (creates no device of Vulkan or CUDA; GL probes with a context).
 std::vector<PhysicalIdentity> list_physical_devices();

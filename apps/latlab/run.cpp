@@ -120,6 +120,9 @@ int open_run_device(const RunOptions& o, RunDevice& out) {
   return kExitOk;
 }
 
+
+}  // namespace
+
 RunMeta make_run_meta(const RunOptions& o) {
   RunMeta meta;
   meta.mode = o.mode;
@@ -130,8 +133,6 @@ RunMeta make_run_meta(const RunOptions& o) {
   meta.machine = collect_machine_info();
   return meta;
 }
-
-}  // namespace
 
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   LatencyRunDesc& desc = plan.desc;

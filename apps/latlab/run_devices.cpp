@@ -43,20 +43,12 @@ std::string unsupported(const RunOptions& o, const RunPlan& plan) {
 }
 
 int open_lanes(const RunOptions& o, const RunPlan& plan, std::vector<RunLane>& lanes) {
-  Result<std::vector<std::string>> items = parse_device_list(o.device);
-  if (!items) {
-    std::fprintf(stderr, "latlab run: %s\n", items.error().message.c_str());
-    return kExitUsage;
-  }
-  bool no_device = false;
-  Result<std::vector<ListedDevice>> listed = expand_device_list(o.backend, *items, no_device);
-  if (!listed) {
-    std::fprintf(stderr, "latlab run: %s\n", listed.error().message.c_str());
-    return no_device ? kExitMissingCapability : kExitUsage;
-  }
-  for (size_t i = 0; i < listed->size(); ++i) {
+  std::vector<ListedDevice> listed;
+  if (const int rc = resolve_device_list("run", o.backend, o.device, listed); rc != kExitOk)
+    return rc;
+  for (const ListedDevice& d : listed) {
     RunLane l;
-    l.listed = (*listed)[i];
+    l.listed = d;
     l.plan = plan;
     const size_t index = std::stoul(l.listed.selector);
     if (o.backend == "sim") {
@@ -144,13 +136,7 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
   }
   run_lanes(lanes, interrupt);
 
-  RunMeta meta;
-  meta.mode = o.mode;
-  meta.backend = o.backend;
-  meta.device = o.device;
-  meta.command_line = o.command_line;
-  meta.created_utc = utc_now_iso8601();
-  meta.machine = collect_machine_info();
+  const RunMeta meta = make_run_meta(o);
   const std::vector<PhysicalIdentity> ids =
       o.backend == "sim" ? std::vector<PhysicalIdentity>{} : list_physical_devices();
   nlohmann::ordered_json sections = nlohmann::ordered_json::array();

@@ -87,6 +87,9 @@ nlohmann::ordered_json latency_result_doc(const RunOptions& o, const RunPlan& pl
                                           const LatencyRun& run, const LoadedSetup& loaded,
                                           const LatencyDevice& device, RunMeta meta);
 
+// The run's metadata: mode, backend, device, command line, time, machine.
+RunMeta make_run_meta(const RunOptions& o);
+
 // Sets the latency modes of plan.desc: Baseline and/or Loaded as they run.
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded);
 
