@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "clocks_devices.hpp"
 #include "command.hpp"
+#include "device_list.hpp"
 #include "latlab/clock_study.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
@@ -29,6 +31,8 @@ struct ClocksOptions {
   uint32_t window = 640;  // 64 s at the default 100 ms: see the comment on --window
   bool json = false;
   double sim_drift_ppm = 0.0;  // hidden: SimClock without the factory (tests)
+  bool cross_check = false;    // with several devices: the two-device cross-check after the study
+  uint32_t cross_trials = 200;
 };
 
 std::string dist_line(const Distribution& d) {
@@ -109,7 +113,27 @@ nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, cons
   };
 }
 
+// The study's settings from the options (the host domain is the device's).
+ClockStudyDesc study_desc(const ClocksOptions& o) {
+  ClockStudyDesc desc;
+  desc.seconds = o.seconds;
+  desc.interval_ns = std::llround(o.interval_ms * 1e6);
+  desc.samples_per_refresh = o.samples;
+  desc.fresh_pairs = o.fresh;
+  desc.model.window = o.window;
+  return desc;
+}
+
 int run_clocks(const ClocksOptions& o, bool sim_direct) {
+  if (!sim_direct && is_device_list(o.device)) {
+    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
+    return run_clocks_devices(
+        m, study_desc(o),
+        [&o](const DeviceInfo& info, const ClockStudyResult& r) {
+          return result_json(o, false, info, r);
+        },
+        print_human);
+  }
   std::unique_ptr<LatencyDevice> device;
   if (sim_direct) {
     SimClockDesc clock;
@@ -148,12 +172,7 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     std::fflush(stdout);
   }
 
-  ClockStudyDesc desc;
-  desc.seconds = o.seconds;
-  desc.interval_ns = std::llround(o.interval_ms * 1e6);
-  desc.samples_per_refresh = o.samples;
-  desc.fresh_pairs = o.fresh;
-  desc.model.window = o.window;
+  ClockStudyDesc desc = study_desc(o);
   desc.host_domain = info.calibration_domain;
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) {
@@ -191,7 +210,8 @@ const RegisterCommand reg{Command{
           ->capture_default_str()
           ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}));
       sub->add_option("--device,-d", opts->device,
-                      "Device index or name substring (empty: the default device)");
+                      "Device index or name substring (empty: the default device); 'all' or a "
+                      "comma-separated list: one clock model per device, studied at the same time");
       sub->add_option("--seconds,-s", opts->seconds, "Sampling duration, seconds")
           ->capture_default_str()
           ->check(CLI::Range(0.001, 604800.0));
@@ -210,6 +230,12 @@ const RegisterCommand reg{Command{
           ->capture_default_str()
           ->check(CLI::Range(2, 1000000));
       sub->add_flag("--json", opts->json, "Print the result as JSON on stdout");
+      sub->add_flag("--cross-check", opts->cross_check,
+                    "With several devices (--device all or a list): then submit a minimal frame to "
+                    "the first two at the same host deadline and check their clock models agree");
+      sub->add_option("--cross-trials", opts->cross_trials, "Synchronised submits of --cross-check")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000));
       CLI::Option* sim = sub->add_option("--sim-drift-ppm", opts->sim_drift_ppm,
                                          "Use a simulated clock drifting this much (tests)")
                              ->check(CLI::Range(-1000.0, 1000.0))

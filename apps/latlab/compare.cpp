@@ -27,6 +27,7 @@ struct CompareCliOptions {
   double min_effect_us = 1.0;
   double fail_on_regression = -1;  // < 0: not given
   bool json = false;
+  int section = -1;  // --section: the device section of a several-device run (< 0: not given)
 };
 
 bool all_digits(const std::string& s) {
@@ -51,14 +52,33 @@ Result<ReadResult> load_side(const std::string& arg, const std::string& store_lo
   return s->load(std::stoll(arg));
 }
 
+// A several-device run (`devices_run`): the section --section names, or the
+// top-level device with a note saying so.
+Result<ReadResult> pick_section(Result<ReadResult> r, const char* side, int section) {
+  if (!r) return r;
+  if (section >= 0) {
+    Result<ReadResult> picked = select_device_section(r.value(), static_cast<uint32_t>(section));
+    if (!picked) return make_error(fmt::format("--section {}: {}", section, picked.error().message));
+    return picked;
+  }
+  if (r->device_sections.size() > 1) {
+    const uint32_t top = r->top_level_section.value_or(0);
+    std::fprintf(stderr,
+                 "latlab compare: %s holds %zu device sections; comparing its top-level device "
+                 "(section %u: %s); choose another with --section N\n",
+                 side, r->device_sections.size(), top, r->device.name.c_str());
+  }
+  return r;
+}
+
 int compare(const CompareCliOptions& o) {
   std::unique_ptr<store::ResultsStore> s;
-  Result<ReadResult> a = load_side(o.a, o.store, s);
+  Result<ReadResult> a = pick_section(load_side(o.a, o.store, s), "A", o.section);
   if (!a) {
     std::fprintf(stderr, "latlab compare: A: %s\n", a.error().message.c_str());
     return kExitUsage;
   }
-  Result<ReadResult> b = load_side(o.b, o.store, s);
+  Result<ReadResult> b = pick_section(load_side(o.b, o.store, s), "B", o.section);
   if (!b) {
     std::fprintf(stderr, "latlab compare: B: %s\n", b.error().message.c_str());
     return kExitUsage;
@@ -108,6 +128,10 @@ std::function<int()> setup(CLI::App& app) {
                   "Exit 5 when a significant regression is at least PCT %")
       ->check(CLI::Range(0.0, 1e6));
   sub->add_flag("--json", opts->json, "Print the comparison as JSON");
+  sub->add_option("--section", opts->section,
+                  "Runs of several devices (run --device all): compare device section N of both "
+                  "(default: each run's top-level device, the first that ran)")
+      ->check(CLI::Range(0, 1000));
   return [opts] { return compare(*opts); };
 }
 

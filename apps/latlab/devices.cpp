@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "devices_gl.hpp"
+#include "physical_devices.hpp"
 #include "latlab/vulkan.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
@@ -47,6 +48,8 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
           {"driver_name", d.driver_name},
           {"driver_info", d.driver_info},
           {"driver_version", d.driver_version},
+          {"uuid", d.device_uuid.empty() ? nlohmann::json() : nlohmann::json(d.device_uuid)},
+          {"pci_bus_id", d.pci_bus_id.empty() ? nlohmann::json() : nlohmann::json(d.pci_bus_id)},
           {"api_version", d.api_version_text},
           {"timestamp_period_ns", d.timestamp_period_ns},
           {"timestamp_compute_and_graphics", d.timestamp_compute_and_graphics},
@@ -101,6 +104,7 @@ CudaListing list_cuda() {
                            {"backend", "cuda"},
                            {"name", d.name},
                            {"pci_bus_id", d.pci_bus_id},
+                           {"uuid", d.uuid.empty() ? nlohmann::json() : nlohmann::json(d.uuid)},
                            {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
                            {"sm_count", d.sm_count},
                            {"total_memory_bytes", d.total_memory_bytes},
@@ -134,6 +138,23 @@ void print_cuda_table(const CudaListing& cuda) {
 }
 #endif
 
+// Sets "physical_device" of every entry (the same GPU through several APIs
+// shares one id) and returns the identities.
+std::vector<PhysicalIdentity> group_entries(nlohmann::json& entries) {
+  std::vector<PhysicalIdentity> ids;
+  auto text = [](const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  for (const nlohmann::json& e : entries) {
+    ids.push_back({text(e, "backend"), e.value("index", 0), text(e, "name"), text(e, "uuid"),
+                   normalize_pci_bus_id(text(e, "pci_bus_id"))});
+  }
+  assign_physical_groups(ids);
+  for (size_t i = 0; i < ids.size(); ++i) entries[i]["physical_device"] = ids[i].group;
+  return ids;
+}
+
 std::function<int()> setup(CLI::App& app) {
   auto* sub = app.add_subcommand("devices", "List GPU devices and what latlab can measure on them");
   auto json = std::make_shared<bool>(false);
@@ -156,12 +177,13 @@ std::function<int()> setup(CLI::App& app) {
       std::fprintf(stderr, "latlab devices: %s\n", no_vulkan);
       return kExitMissingCapability;
     }
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& d : *devices) out.push_back(to_json(d));
+    for (const auto& d : cuda.devices) out.push_back(d);
+    for (const auto& d : gl.devices) out.push_back(d);
+    const std::vector<PhysicalIdentity> ids = group_entries(out);
     if (*json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& d : *devices) out.push_back(to_json(d));
-      for (const auto& d : cuda.devices) out.push_back(d);
-      for (const auto& d : gl.devices) out.push_back(d);
-      nlohmann::json doc{{"devices", out}};
+      nlohmann::json doc{{"devices", out}, {"physical_devices", physical_devices_json(ids)}};
       if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
       if (devices->empty()) doc["vulkan_unavailable"] = no_vulkan;
       if (!gl.unavailable.empty()) doc["gl_unavailable"] = gl.unavailable;
@@ -173,6 +195,7 @@ std::function<int()> setup(CLI::App& app) {
       print_cuda_table(cuda);
 #endif
       fmt::print("{}", gl.table);
+      fmt::print("{}", physical_devices_text(ids));
     }
     return kExitOk;
   };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "physical_devices.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_OPENGL
 #include "latlab/opengl.hpp"
@@ -25,6 +26,8 @@ nlohmann::json to_json(const GlDeviceReport& d) {
           {"egl_vendor", text_or_null(d.egl_vendor)},
           {"egl_version", text_or_null(d.egl_version)},
           {"drm_node", text_or_null(d.drm_node)},
+          {"uuid", text_or_null(d.device_uuid)},
+          {"pci_bus_id", text_or_null(pci_bus_id_of_drm_node(d.drm_node))},
           {"software", d.software},
           {"api", text_or_null(d.api)},
           {"vendor", text_or_null(d.vendor)},

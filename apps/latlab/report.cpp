@@ -26,6 +26,14 @@ int run_report(const ReportOptions& o) {
       std::fprintf(stderr, "latlab report: %s\n", in.error().message.c_str());
       return kExitUsage;
     }
+    // Validated by the reader: devices_run has sections and a top-level one.
+    if (const auto it = in->doc.find("devices_run"); it != in->doc.end() && (*it)["sections"].size() > 1) {
+      fmt::print(stderr,
+                 "latlab report: {} holds {} device sections (run --device all); the report shows "
+                 "its top-level device only (section {}: {})\n",
+                 path, (*it)["sections"].size(), (*it)["top_level_section"].get<uint64_t>(),
+                 in->doc["device"]["name"].get<std::string>());
+    }
     runs.push_back(std::move(in.value()));
   }
   Result<std::string> page = render_html_report(runs);

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "device_list.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
 #include "run_options.hpp"
@@ -119,6 +120,9 @@ int open_run_device(const RunOptions& o, RunDevice& out) {
   return kExitOk;
 }
 
+
+}  // namespace
+
 RunMeta make_run_meta(const RunOptions& o) {
   RunMeta meta;
   meta.mode = o.mode;
@@ -130,7 +134,6 @@ RunMeta make_run_meta(const RunOptions& o) {
   return meta;
 }
 
-// Sets the latency modes of plan.desc: Baseline and/or Loaded as they run.
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   LatencyRunDesc& desc = plan.desc;
   if (plan.want_baseline && loaded.runs) {
@@ -141,6 +144,8 @@ void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   }
   desc.first_frame_id = loaded.next_frame_id;
 }
+
+namespace {
 
 // Settings -> device -> Loaded's workload -> latency blocks -> Performance
 // -> result. Each stage prints its own errors; the exit codes are in the
@@ -155,6 +160,10 @@ int run_command(const RunOptions& o) {
   RunPlan& plan = planned.value();
   std::unique_ptr<store::ResultsStore> store;  // opened before anything runs
   if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
+  if (is_device_list(o.device)) {
+    InterruptScope interrupt;
+    return run_device_list(o, plan, info, &g_interrupted);
+  }
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
@@ -231,7 +240,9 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
   sub->add_option("--backend", opts->backend, "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim")
       ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
       ->capture_default_str();
-  sub->add_option("--device", opts->device, "Device index or name substring (default: the first)");
+  sub->add_option("--device", opts->device,
+                  "Device index or name substring (default: the first); 'all' or a comma-separated "
+                  "list: every device in interleaved blocks, one result section per device");
   auto* frames = sub->add_option("--frames", opts->frames,
                                  "Measured frames per latency mode, over all blocks (default: "
                                  "Baseline + Loaded finish in about 30 s)")
@@ -331,6 +342,10 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
                   "Sim backend only: run the clock this many times faster")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
       ->capture_default_str();
+  sub->add_option("--sim-fail-device", opts->sim_fail_device,
+                  "Sim backend with several devices: this device fails its submits from its 20th "
+                  "measured frame on (tests)")
+      ->group("");  // hidden
 }
 
 std::function<int()> setup(CLI::App& app) {

@@ -41,6 +41,7 @@ struct RunOptions {
   bool keep_timer_slack = false;
   bool json = false;
   bool validation = false;
+  int sim_fail_device = -1;  // hidden (tests): with several sim devices, this one fails mid-run
   int64_t time_scale = 1;
   bool present = false;          // --present: the Vulkan present path and screen observers
   double present_hold_ms = 0;    // --present-hold-ms (test knob)

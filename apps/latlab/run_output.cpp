@@ -120,6 +120,13 @@ bool print_validation(const ValidationReport& v, std::FILE* info) {
 
 }  // namespace
 
+nlohmann::ordered_json latency_result_doc(const RunOptions& o, const RunPlan& plan,
+                                          const LatencyRun& run, const LoadedSetup& loaded,
+                                          const LatencyDevice& device, RunMeta meta) {
+  meta.validation = validation_report(o, device);
+  return result_json(o, plan, run, loaded, PerformanceOutcome{}, meta);
+}
+
 bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,
                        const char* suffix) {
   if (Result<void> w = write_file_atomic(path, doc.dump(2) + "\n"); !w) {

@@ -80,6 +80,24 @@ struct PerformanceOutcome {
 PerformanceOutcome run_performance_after(const RunPlan& plan, const LatencyRun& run,
                                          LatencyDevice& device, uint32_t frames);
 
+// The result document of a latency run without Performance, with the
+// device's validation findings, as report_latency_run builds it (the
+// per-device sections of `run --device all`).
+nlohmann::ordered_json latency_result_doc(const RunOptions& o, const RunPlan& plan,
+                                          const LatencyRun& run, const LoadedSetup& loaded,
+                                          const LatencyDevice& device, RunMeta meta);
+
+// The run's metadata: mode, backend, device, command line, time, machine.
+RunMeta make_run_meta(const RunOptions& o);
+
+// Sets the latency modes of plan.desc: Baseline and/or Loaded as they run.
+void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded);
+
+// `run --device all` or a device list (run_devices.cpp): every device in
+// interleaved blocks, one section per device. Returns the exit code.
+int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
+                    const std::atomic<bool>* interrupt);
+
 // Writes `doc` to `path` atomically and says so on `info` (with `suffix`);
 // on failure prints why on stderr and returns false.
 bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,

@@ -11,6 +11,8 @@
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
+# gpus (bench/device/gpus.sh: several GPUs: devices' physical ids, clocks and
+# run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -87,6 +89,11 @@ fi
 if has lean; then
   log "lean: measured vs reference path (issue 13)"
   (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
+fi
+if has gpus; then
+  log "several GPUs: devices, clocks and run --device all, cross-check (bench/device/gpus.sh)"
+  (cd "$here" && T ${GPUS_S:-560} env LATLAB_BINARY=$B/latlab LATLAB_CUDA_TESTS=$B/latlab_cuda_tests \
+    OUT=$R/gpus bash bench/device/gpus.sh) > gpus_sh.txt 2>&1; echo "rc=$?" >> gpus_sh.txt
 fi
 if has gl; then
   log "OpenGL through EGL (bench/device/gl.sh)"

@@ -77,6 +77,7 @@ struct CudaDeviceReport {
   int index = 0;           // CUDA device ordinal
   std::string name;        // cudaDeviceProp::name
   std::string pci_bus_id;  // "0000:01:00.0"
+  std::string uuid;        // cudaDeviceProp::uuid as text (the same bytes as Vulkan's deviceUUID)
   int cc_major = 0;        // compute capability
   int cc_minor = 0;
   int sm_count = 0;  // multiprocessors

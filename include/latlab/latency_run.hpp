@@ -127,6 +127,12 @@ struct LatencyRunEnv {
   // wait); present markers go to LatencyRun::present_frames. run_latency
   // starts and stops its screen observers.
   PresentPath* present = nullptr;
+  // optional: called on the calling thread right before and right after each
+  // planned block (`order`: its position in the run); before_block may block
+  // until the block may start. run_latency_interleaved uses them to make
+  // several devices' runs take turns.
+  std::function<void(uint32_t order)> before_block;
+  std::function<void(uint32_t order)> after_block;
 };
 
 struct BlockResult {

@@ -71,6 +71,7 @@ struct GlDeviceReport {
   std::string egl_vendor;     // EGL_VENDOR
   std::string egl_version;    // "1.5"
   std::string drm_node;       // EGL_DRM_RENDER_NODE_FILE_EXT or DRM device file; "" if none
+  std::string device_uuid;    // EGL_DEVICE_UUID_EXT (EGL_EXT_device_persistent_id) as text; "" if not offered
   bool software = false;      // EGL_MESA_device_software
   std::string api;            // "OpenGL" or "OpenGL ES" (the context latlab would create)
   std::string renderer;       // GL_RENDERER; "" when no context could be created

@@ -64,6 +64,8 @@ struct VulkanDeviceReport {
   bool calibrated_timestamps = false; // VK_EXT/KHR_calibrated_timestamps offered
   std::vector<std::string> time_domains;  // calibrateable: "device", "clock_monotonic", ...
   std::vector<MissingCapability> missing; // what latlab cannot use on it, and why
+  std::string device_uuid;  // VkPhysicalDeviceIDProperties::deviceUUID as text; "" before 1.1
+  std::string pci_bus_id;   // "0000:18:00.0" from VK_EXT_pci_bus_info; "" when not offered
 };
 
 // Every Vulkan device the loader sees. An empty vector when there is no

@@ -709,9 +709,11 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
             RunProgress{p.kind, p.index, modes[p.mode].name, desc.blocks, done, p.count});
       };
     }
+    if (env.before_block) env.before_block(static_cast<uint32_t>(order));
     br.start_ns = time.now_ns();
     const BlockOutcome o = run_planned_block(c, run, p, next_device_frame, sched, progress);
     br.end_ns = time.now_ns();
+    if (env.after_block) env.after_block(static_cast<uint32_t>(order));
     br.frames_run = o.frames_run;
     if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
     br.generator_cpu_ns = o.sleeper_cpu_ns;

@@ -199,7 +199,85 @@ void read_header(const json& doc, ReadResult& r) {
   r.settings_json = s.dump();
 }
 
+// The modes of a result document.
+void read_modes(const json& doc, ReadResult& r) {
+  const json& modes = object_at(doc, "", "modes");
+  for (auto it = modes.begin(); it != modes.end(); ++it) {
+    if (it.key() == "performance") continue;  // no latency series; kept in the text
+    r.modes.push_back(read_mode(it.key(), it.value(), "modes." + it.key()));
+  }
+  if (r.kind == "latency_run" && r.modes.empty()) fail("modes", "no latency mode");
+}
+
+// `devices_run` of a several-device run (absent otherwise). A section's
+// result is a whole result document, read as one.
+void read_device_sections(const json& doc, ReadResult& r) {
+  const auto found = doc.find("devices_run");
+  if (found == doc.end()) return;
+  const json& dr = *found;
+  r.top_level_section = uint32_at(dr, "devices_run", "top_level_section");
+  const json& sections = member(dr, "devices_run", "sections");
+  if (!sections.is_array() || sections.empty())
+    fail("devices_run.sections", "expected a non-empty array, found " + kind_of(sections));
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const std::string sp = fmt::format("devices_run.sections[{}]", i);
+    const json& s = sections[i];
+    ReadDeviceSection d;
+    d.section = uint32_at(s, sp, "section");
+    d.backend = string_at(s, sp, "backend");
+    d.selector = string_at(s, sp, "selector");
+    d.name = string_at(s, sp, "name", true);
+    const json& pd = member(s, sp, "physical_device");
+    if (!pd.is_null()) d.physical_device = static_cast<int64_t>(uint_at(s, sp, "physical_device"));
+    d.status = string_at(s, sp, "status");
+    if (d.status != "ok" && d.status != "partial" && d.status != "failed")
+      fail(join(sp, "status"), "'" + d.status + "' is not ok, partial or failed");
+    d.failure = string_at(s, sp, "failure", true);
+    const json& res = member(s, sp, "result");
+    if (!res.is_null()) {
+      ReadResult inner;
+      try {
+        read_header(res, inner);
+        read_modes(res, inner);
+      } catch (BadResult& e) {
+        e.message = sp + ".result." + e.message;
+        throw;
+      }
+      d.has_result = true;
+      d.device = inner.device;
+      d.partial = inner.partial;
+      d.partial_reason = inner.partial_reason;
+      d.modes = std::move(inner.modes);
+    } else if (d.status != "failed") {
+      fail(join(sp, "result"), "null, but the status is " + d.status);
+    }
+    r.device_sections.push_back(std::move(d));
+  }
+  if (*r.top_level_section >= r.device_sections.size())
+    fail("devices_run.top_level_section", "names no section");
+}
+
 }  // namespace
+
+Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section) {
+  if (r.device_sections.empty())
+    return make_error(fmt::format("the result holds one device (no devices_run), not section {}", section));
+  if (section >= r.device_sections.size()) {
+    return make_error(fmt::format("the result has device sections 0..{}, not {}",
+                                  r.device_sections.size() - 1, section));
+  }
+  const ReadDeviceSection& s = r.device_sections[section];
+  if (!s.has_result)
+    return make_error(fmt::format("device section {} ({} {}) has no result: {}", section, s.backend,
+                                  s.selector, s.failure));
+  ReadResult out = r;
+  out.device = s.device;
+  out.partial = s.partial;
+  out.partial_reason = s.partial_reason;
+  out.modes = s.modes;
+  out.top_level_section = section;
+  return out;
+}
 
 Result<ReadResult> read_result_json(std::string text, std::string_view source) {
   json doc;
@@ -238,12 +316,8 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
     }
     r.schema_version = static_cast<int>(version);
     read_header(doc, r);
-    const json& modes = object_at(doc, "", "modes");
-    for (auto it = modes.begin(); it != modes.end(); ++it) {
-      if (it.key() == "performance") continue;  // no latency series; kept in the text
-      r.modes.push_back(read_mode(it.key(), it.value(), "modes." + it.key()));
-    }
-    if (r.kind == "latency_run" && r.modes.empty()) fail("modes", "no latency mode");
+    read_modes(doc, r);
+    read_device_sections(doc, r);
     r.text = std::move(text);
     return r;
   } catch (const BadResult& e) {

@@ -57,6 +57,21 @@ struct ReadDevice {
   std::string backend, name, driver;
 };
 
+// One section of `devices_run` (`latlab run --device all`): a device and, when
+// it ran, its own result's device, partial flag and modes.
+struct ReadDeviceSection {
+  uint32_t section = 0;
+  std::string backend, selector, name;  // name "" when null
+  std::optional<int64_t> physical_device;
+  std::string status;   // "ok", "partial", "failed"
+  std::string failure;  // "" when null
+  bool has_result = false;
+  ReadDevice device;    // the rest: only when has_result
+  bool partial = false;
+  std::string partial_reason;
+  std::vector<ReadMode> modes;
+};
+
 struct ReadResult {
   int schema_version = 0;
   std::string kind;  // "latency_run" or "performance_run"
@@ -73,6 +88,10 @@ struct ReadResult {
   std::optional<uint64_t> blocks;    // measured blocks per mode
   std::string settings_json;         // `settings` as compact JSON text
   std::vector<ReadMode> modes;       // latency modes (baseline, loaded), document order
+  // `devices_run` (several devices): every device's section, and which of
+  // them the top-level keys describe. Empty / nullopt for a one-device run.
+  std::vector<ReadDeviceSection> device_sections;
+  std::optional<uint32_t> top_level_section;
   std::string text;                  // the document as read
 
   const ReadMode* find_mode(std::string_view name) const;
@@ -80,6 +99,11 @@ struct ReadResult {
 
 // The result in `text`; `source` names it in errors (a path, "run 12").
 Result<ReadResult> read_result_json(std::string text, std::string_view source);
+
+// `r` with its device, partial flag and modes taken from device section
+// `section` (the rest, settings and machine, is shared). Error when `r` has
+// no such section or that device has no result.
+Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section);
 
 // Reads the file at `path` (any size a result can have) and parses it.
 Result<ReadResult> read_result_file(const std::string& path);

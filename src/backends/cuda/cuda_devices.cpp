@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_internal.hpp"
 #include "backends/cuda/cuda_runtime_util.hpp"
+#include "core/uuid_text.hpp"
 #include "latlab/cuda.hpp"
 
 namespace latlab {
@@ -73,6 +74,7 @@ Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices() {
     CudaDeviceReport r;
     r.index = i;
     r.name = p.name;
+    r.uuid = uuid_text(reinterpret_cast<const uint8_t*>(p.uuid.bytes));
     r.cc_major = p.major;
     r.cc_minor = p.minor;
     r.sm_count = p.multiProcessorCount;

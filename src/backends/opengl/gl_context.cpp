@@ -3,11 +3,13 @@
 // GLES 3.1+ context, the device report, KHR_debug and calibration pairs.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "backends/opengl/gl_state.hpp"
+#include "core/uuid_text.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {
@@ -18,6 +20,7 @@ struct Candidate {
   int index = 0;
   std::string platform;
   std::string drm_node;
+  std::string device_uuid;  // EGL_EXT_device_persistent_id; "" when not offered
   bool software = false;
 };
 
@@ -62,6 +65,15 @@ Result<std::vector<Candidate>> candidate_displays() {
         if (c.drm_node.empty() && has_word(ext, "EGL_EXT_device_drm")) {
           const char* node = query_string(devices[i], EGL_DRM_DEVICE_FILE_EXT);
           if (node != nullptr) c.drm_node = node;
+        }
+        if (has_word(ext, "EGL_EXT_device_persistent_id")) {
+          auto query_binary = reinterpret_cast<PFNEGLQUERYDEVICEBINARYEXTPROC>(
+              eglGetProcAddress("eglQueryDeviceBinaryEXT"));
+          uint8_t uuid[16] = {};
+          EGLint size = 0;
+          if (query_binary != nullptr &&
+              query_binary(devices[i], EGL_DEVICE_UUID_EXT, 16, uuid, &size) == EGL_TRUE && size == 16)
+            c.device_uuid = uuid_text(uuid);
         }
         c.display = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
         if (c.display != EGL_NO_DISPLAY) out.push_back(c);
@@ -177,6 +189,7 @@ Result<Opened> open_on(const Candidate& c, GlApiKind kind, bool debug, GlDeviceR
   r.index = c.index;
   r.platform = c.platform;
   r.drm_node = c.drm_node;
+  r.device_uuid = c.device_uuid;
   r.software = c.software;
   const char* vendor = eglQueryString(c.display, EGL_VENDOR);
   r.egl_vendor = vendor != nullptr ? vendor : "";

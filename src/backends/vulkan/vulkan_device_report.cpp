@@ -2,11 +2,13 @@
 // host query reset, calibrateable time domains) and what latlab cannot use
 // on it, with the reason.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
+#include "core/uuid_text.hpp"
 
 namespace latlab {
 namespace vk {
@@ -89,6 +91,30 @@ void report_driver(VkPhysicalDevice pd, const Probe& p, const std::vector<std::s
   r.driver_name = driver.driverName;
   r.driver_info = driver.driverInfo;
   r.driver_id = static_cast<uint32_t>(driver.driverID);
+}
+
+// The physical identity: deviceUUID (core 1.1) and, where
+// VK_EXT_pci_bus_info is offered, the PCI address. Left empty otherwise.
+void report_identity(VkPhysicalDevice pd, const Probe& p, const std::vector<std::string>& exts,
+                     VulkanDeviceReport& r) {
+  if (!at_least(p.usable_api, 1, 1)) return;
+  VkPhysicalDevicePCIBusInfoPropertiesEXT pci{};
+  pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
+  VkPhysicalDeviceIDProperties id{};
+  id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+  const bool has_pci = has(exts, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+  if (has_pci) id.pNext = &pci;
+  VkPhysicalDeviceProperties2 props2{};
+  props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props2.pNext = &id;
+  vkGetPhysicalDeviceProperties2(pd, &props2);
+  r.device_uuid = uuid_text(id.deviceUUID);
+  if (has_pci) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci.pciDomain, pci.pciBus, pci.pciDevice,
+                  pci.pciFunction);
+    r.pci_bus_id = text;
+  }
 }
 
 // The queue families; returns whether a compute-capable one can time.
@@ -205,6 +231,7 @@ Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice 
   const auto exts = device_extensions(pd);
   report_properties(p.props, index, p.report);
   report_driver(pd, p, exts, p.report);
+  report_identity(pd, p, exts, p.report);
   const bool any_bits = report_queue_families(pd, p.report);
   probe_host_query_reset(pd, exts, p);
   probe_time_domains(instance, pd, exts, p);

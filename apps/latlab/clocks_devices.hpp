@@ -1,0 +1,43 @@
+// `latlab clocks --device all` (or a list): one clock study per device, all
+// at the same time on the one host clock, each with its own fit and bound;
+// optionally the two-device cross-check (clock_cross_check.hpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "latlab/clock_study.hpp"
+#include "latlab/latency_device.hpp"
+
+namespace latlab::cli {
+
+struct ClocksDevicesOptions {
+  std::string backend;
+  std::string device;  // "all" or a list (device_list.hpp)
+  bool json = false;
+  bool cross_check = false;
+  uint32_t cross_trials = 200;
+};
+
+// One device's document / text as `latlab clocks` gives them for one device.
+using ClocksDocFn =
+    std::function<nlohmann::ordered_json(const DeviceInfo&, const ClockStudyResult&)>;
+using ClocksPrintFn = std::function<void(const DeviceInfo&, const ClockStudyResult&)>;
+
+// Runs the studies and prints the result; returns the exit code: 0 when every
+// device was studied, 1 when one failed (its section says why), 2 for a bad
+// list, 3 when no device could be opened.
+int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
+                       const ClocksDocFn& doc, const ClocksPrintFn& print);
+
+// A device of the sim backend in a several-device command: device `index`
+// has a clock of its own (offset and drift differ by index) on the real host
+// clock and runs frames; `latency` adds the latency path's cost model. From
+// frame id `fail_from` on (0: never) its submits fail (fault tests).
+std::unique_ptr<LatencyDevice> open_sim_list_device(size_t index, bool latency,
+                                                    uint64_t fail_from = 0);
+
+}  // namespace latlab::cli

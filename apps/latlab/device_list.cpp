@@ -1,0 +1,195 @@
+// Several devices for one command (device_list.hpp).
+#include "device_list.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+
+#include "command.hpp"
+#include "latlab/vulkan.hpp"
+#if LATLAB_HAVE_CUDA
+#include "latlab/cuda.hpp"
+#endif
+#if LATLAB_HAVE_OPENGL
+#include "latlab/opengl.hpp"
+#endif
+
+namespace latlab::cli {
+
+bool is_device_list(const std::string& text) {
+  return text == "all" || text.find(',') != std::string::npos;
+}
+
+Result<std::vector<std::string>> parse_device_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) {
+      return make_error("--device '" + text +
+                        "' has an empty item: give 'all' or indices / name substrings separated "
+                        "by commas (e.g. 0,1)");
+    }
+    if (std::find(items.begin(), items.end(), item) != items.end())
+      return make_error("--device '" + text + "' names '" + item + "' twice");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (items.size() > 1 && std::find(items.begin(), items.end(), "all") != items.end())
+    return make_error("--device '" + text + "': 'all' cannot be combined with other devices");
+  return items;
+}
+
+namespace {
+
+// The names of the backend's devices by index, or why they cannot be listed.
+Result<std::vector<std::string>> backend_device_names(const std::string& backend) {
+  std::vector<std::string> names;
+  if (backend == "vulkan") {
+    auto devices = enumerate_vulkan_devices();
+    if (!devices) return devices.error();
+    for (const auto& d : *devices) names.push_back(d.name);
+  } else if (backend == "cuda") {
+#if LATLAB_HAVE_CUDA
+    auto devices = enumerate_cuda_devices();
+    if (!devices) return devices.error();
+    for (const auto& d : *devices) names.push_back(d.name);
+#else
+    return make_error(
+        "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
+#endif
+  } else if (backend == "gl" || backend == "opengl") {
+#if LATLAB_HAVE_OPENGL
+    auto devices = enumerate_gl_devices();
+    if (!devices) return devices.error();
+    for (const auto& d : *devices) names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
+#else
+    return make_error(
+        "the GL backend is not built (configure with libegl-dev and libopengl-dev present)");
+#endif
+  } else if (backend == "sim") {
+    names = {"latlab simulated device 0", "latlab simulated device 1"};
+  } else {
+    return make_error("unknown backend '" + backend + "'");
+  }
+  return names;
+}
+
+bool is_index(const std::string& s, size_t& out) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size();
+}
+
+}  // namespace
+
+Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
+                                                     const std::vector<std::string>& items,
+                                                     bool& no_device) {
+  no_device = false;
+  Result<std::vector<std::string>> names = backend_device_names(backend);
+  if (!names || names->empty()) {
+    no_device = true;
+    return make_error("no " + backend + " device" +
+                      (names ? std::string(" is listed") : ": " + names.error().message));
+  }
+  std::vector<ListedDevice> out;
+  for (const std::string& item : items) {
+    if (item == "all") {
+      for (size_t i = 0; i < names->size(); ++i) out.push_back({std::to_string(i), (*names)[i]});
+      continue;
+    }
+    size_t index = 0;
+    if (!is_index(item, index)) {
+      // Case-insensitive, as --device is for one device.
+      auto lower = [](std::string t) {
+        for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return t;
+      };
+      const std::string want = lower(item);
+      const auto it = std::find_if(names->begin(), names->end(), [&](const std::string& n) {
+        return lower(n).find(want) != std::string::npos;
+      });
+      if (it == names->end()) return make_error("no " + backend + " device matches '" + item + "'");
+      index = static_cast<size_t>(it - names->begin());
+    }
+    if (index >= names->size()) {
+      return make_error("no " + backend + " device " + item + " (there are " +
+                        std::to_string(names->size()) + ")");
+    }
+    const std::string selector = std::to_string(index);
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const ListedDevice& d) { return d.selector == selector; }))
+      return make_error("--device names " + backend + " device " + selector + " twice");
+    out.push_back({selector, (*names)[index]});
+  }
+  return out;
+}
+
+int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+                        std::vector<ListedDevice>& out) {
+  Result<std::vector<std::string>> items = parse_device_list(text);
+  if (!items) {
+    std::fprintf(stderr, "latlab %s: %s\n", command, items.error().message.c_str());
+    return kExitUsage;
+  }
+  bool no_device = false;
+  Result<std::vector<ListedDevice>> listed = expand_device_list(backend, *items, no_device);
+  if (!listed) {
+    std::fprintf(stderr, "latlab %s: %s\n", command, listed.error().message.c_str());
+    return no_device ? kExitMissingCapability : kExitUsage;
+  }
+  out = std::move(listed.value());
+  return kExitOk;
+}
+
+std::vector<PhysicalIdentity> list_physical_devices() {
+  std::vector<PhysicalIdentity> ids;
+  if (auto vk = enumerate_vulkan_devices()) {
+    for (const VulkanDeviceReport& d : *vk) {
+      ids.push_back({"vulkan", static_cast<int>(d.index), d.name, d.device_uuid,
+                     normalize_pci_bus_id(d.pci_bus_id)});
+    }
+  }
+#if LATLAB_HAVE_CUDA
+  if (auto cuda = enumerate_cuda_devices()) {
+    for (const CudaDeviceReport& d : *cuda)
+      ids.push_back({"cuda", d.index, d.name, d.uuid, normalize_pci_bus_id(d.pci_bus_id)});
+  }
+#endif
+#if LATLAB_HAVE_OPENGL
+  if (auto gl = enumerate_gl_devices()) {
+    for (const GlDeviceReport& d : *gl)
+      ids.push_back({"gl", d.index, d.renderer, d.device_uuid, pci_bus_id_of_drm_node(d.drm_node)});
+  }
+#endif
+  assign_physical_groups(ids);
+  return ids;
+}
+
+nlohmann::ordered_json device_section_json(size_t section, const std::string& backend,
+                                           const ListedDevice& device,
+                                           const std::vector<PhysicalIdentity>& ids,
+                                           const std::string& status, const std::string& failure,
+                                           nlohmann::ordered_json result) {
+  const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(device.selector));
+  auto text_or_null = [](const std::string& t) {
+    return t.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(t);
+  };
+  return {{"section", section},
+          {"backend", backend},
+          {"selector", device.selector},
+          {"name", text_or_null(device.name)},
+          {"physical_device",
+           id != nullptr ? nlohmann::ordered_json(id->group) : nlohmann::ordered_json()},
+          {"uuid", id != nullptr ? text_or_null(id->uuid) : nlohmann::ordered_json()},
+          {"pci_bus_id", id != nullptr ? text_or_null(id->pci_bus_id) : nlohmann::ordered_json()},
+          {"status", status},
+          {"failure", text_or_null(failure)},
+          {"result", std::move(result)}};
+}
+
+}  // namespace latlab::cli

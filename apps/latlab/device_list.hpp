@@ -1,0 +1,57 @@
+// `--device all` and `--device A,B,...` of `clocks` and `run`: several
+// devices of one backend, each named as --device names one (index or name
+// substring).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "latlab/result.hpp"
+#include "physical_devices.hpp"
+
+namespace latlab::cli {
+
+// Whether --device names several devices: "all" or a comma-separated list.
+bool is_device_list(const std::string& text);
+
+// The items of a list ("all" stays one item). Error for an empty item
+// ("0,,1", "0,") or one given twice; the caller exits 2.
+Result<std::vector<std::string>> parse_device_list(const std::string& text);
+
+// One device of the list, resolved.
+struct ListedDevice {
+  std::string selector;  // what opens it: its index, "0", "1", ...
+  std::string name;      // as the backend lists it; "" when it cannot be listed
+};
+
+// The devices of `backend` the items name, in the order given; "all" gives
+// every device the backend lists (the sim backend: devices 0 and 1). A name
+// substring picks the first device whose name contains it. Error when the
+// backend lists no device (`no_device` set: exit 3) or an item matches none
+// (exit 2).
+Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
+                                                     const std::vector<std::string>& items,
+                                                     bool& no_device);
+
+// parse_device_list then expand_device_list into `out`; on failure prints
+// "latlab <command>: why" on stderr and returns the exit code (2 for a bad
+// list, 3 when the backend lists no device), else 0.
+int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+                        std::vector<ListedDevice>& out);
+
+// Every device of every backend this build has, grouped. Enumerates the
+// APIs (creates no device of Vulkan or CUDA; GL probes with a context).
+std::vector<PhysicalIdentity> list_physical_devices();
+
+// One device's section of a several-device result (`per_device` of `clocks`
+// and `devices_run.sections` of `run`): which device, its physical identity
+// (null when unknown), whether it ran ("ok", "partial" or "failed") with the
+// reason, and its own result (null when it has none).
+nlohmann::ordered_json device_section_json(size_t section, const std::string& backend,
+                                           const ListedDevice& device,
+                                           const std::vector<PhysicalIdentity>& ids,
+                                           const std::string& status, const std::string& failure,
+                                           nlohmann::ordered_json result);
+
+}  // namespace latlab::cli
