@@ -1,0 +1,571 @@
+// latlab profile --queues all: the reference frame spread over one queue of
+// every Vulkan queue family that can time, each queue its own profiler (its
+// own timestamp slots and valid bits) and its own track, all on the host
+// clock through the device's one clock model.
+//
+// A frame is three command buffers, each timed as a whole ("cmdbuf <role>")
+// and by its zones:
+//   upload         upload.fill, upload.copy: fill a staging region and copy
+//                  it to the frame's upload region (dedicated transfer family)
+//   async compute  async.consume, async.simulate: copy the upload into its
+//                  buffer and run a compute pass on it (dedicated compute
+//                  family); waits for the upload through a semaphore
+//   graphics       the single-queue frame's zones (profile.cpp) on the
+//                  context's queue, overlapping the two above
+// A role whose family the device lacks runs on the context's queue (said in
+// the output). Families that can time but have no role (e.g. video) get a
+// command buffer with its timestamps only ("cmdbuf marker").
+#include "profile_queues.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "command.hpp"
+#include "latlab/calibrator.hpp"
+#include "latlab/host_clock.hpp"
+// This command exists to show the profiler: its zones stay in whatever
+// LATLAB_ENABLE_PROFILER the build chose for user code.
+#undef LATLAB_ENABLE_PROFILER
+#define LATLAB_ENABLE_PROFILER 1
+#include "latlab/profiler.hpp"
+#include "latlab/profiler_queues.hpp"
+#include "latlab/profiler_trace.hpp"
+#include "latlab/vulkan.hpp"
+#include "profile_report.hpp"
+
+namespace latlab::cli {
+
+namespace {
+
+constexpr uint64_t kGraphicsZones = 9;  // cmdbuf + the 8 of the reference frame
+constexpr uint64_t kUploadZones = 3;
+constexpr uint64_t kAsyncZones = 3;
+constexpr uint64_t kMarkerZones = 1;
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "latlab profile: %s\n", message.c_str());
+  return code;
+}
+
+std::string queue_track_name(const VulkanQueueInfo& q) {
+  return fmt::format("vulkan queue family {} ({})", q.family, q.flags_text);
+}
+
+// One opened queue the frame uses: its profiler on its own slots.
+struct QueueRig {
+  const VulkanQueueInfo* info = nullptr;
+  std::string name;                     // the track: "vulkan queue family N (flags)"
+  std::vector<std::string> roles;       // what runs on it
+  std::shared_ptr<VulkanTimestampSlots> slots;
+  std::unique_ptr<GpuProfiler> prof;
+};
+
+enum class Role { upload, async_compute, graphics, marker };
+
+// One command buffer of the frame: a ring on its queue.
+struct RoleRig {
+  Role role = Role::graphics;
+  std::string label;   // "upload", "async compute", "graphics", "marker"
+  std::string note;    // why it runs where it runs; empty when on its own family
+  uint32_t family = 0;
+  QueueRig* queue = nullptr;
+  std::unique_ptr<VulkanFrameRing> ring;
+};
+
+// A device-local buffer with its memory.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+};
+
+// Everything of the run, destroyed in order: rings first (they wait for
+// their work), then the semaphores and buffers that work used, the
+// workloads, the profilers, their slots.
+struct QueuesRig {
+  const VulkanContext* ctx = nullptr;
+  std::vector<std::unique_ptr<QueueRig>> queues;
+  std::unique_ptr<VulkanComputeWorkload> compute;        // graphics role
+  std::unique_ptr<VulkanFragmentWorkload> fragment;      // graphics role
+  std::unique_ptr<VulkanComputeWorkload> async_compute;  // async compute role
+  Buffer staging;                                        // upload source, a region per frame slot
+  Buffer upload;                                         // upload target, a region per frame slot
+  VkDeviceSize region_bytes = 0;
+  std::vector<VkSemaphore> uploaded;  // per frame slot: upload -> async compute
+  std::vector<RoleRig> roles;
+
+  QueuesRig() = default;
+  QueuesRig(const QueuesRig&) = delete;
+  QueuesRig& operator=(const QueuesRig&) = delete;
+  ~QueuesRig() {
+    for (auto& r : roles) r.ring.reset();
+    if (ctx == nullptr) return;
+    const VkDevice dev = ctx->device();
+    for (VkSemaphore s : uploaded) vkDestroySemaphore(dev, s, nullptr);
+    for (Buffer* b : {&staging, &upload}) {
+      if (b->buffer != VK_NULL_HANDLE) vkDestroyBuffer(dev, b->buffer, nullptr);
+      if (b->memory != VK_NULL_HANDLE) vkFreeMemory(dev, b->memory, nullptr);
+    }
+  }
+
+  QueueRig* queue_of(uint32_t family) {
+    for (auto& q : queues) {
+      if (q->info->family == family) return q.get();
+    }
+    return nullptr;
+  }
+};
+
+Result<Buffer> make_buffer(const VulkanContext& ctx, VkDeviceSize bytes,
+                           const std::vector<uint32_t>& families) {
+  VkBufferCreateInfo bci{};
+  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bci.size = bytes;
+  bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // Used on two families without ownership transfers: concurrent.
+  bci.sharingMode = families.size() > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+  bci.queueFamilyIndexCount = families.size() > 1 ? static_cast<uint32_t>(families.size()) : 0;
+  bci.pQueueFamilyIndices = families.size() > 1 ? families.data() : nullptr;
+  Buffer out;
+  if (const VkResult r = vkCreateBuffer(ctx.device(), &bci, nullptr, &out.buffer); r != VK_SUCCESS)
+    return make_error(fmt::format("vkCreateBuffer failed ({})", static_cast<int>(r)));
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(ctx.device(), out.buffer, &req);
+  auto type = ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (!type) type = ctx.find_memory_type(req.memoryTypeBits, 0);
+  if (!type) {
+    vkDestroyBuffer(ctx.device(), out.buffer, nullptr);
+    return type.error();
+  }
+  VkMemoryAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = *type;
+  if (const VkResult r = vkAllocateMemory(ctx.device(), &ai, nullptr, &out.memory); r != VK_SUCCESS) {
+    vkDestroyBuffer(ctx.device(), out.buffer, nullptr);
+    return make_error(fmt::format("vkAllocateMemory failed ({})", static_cast<int>(r)));
+  }
+  vkBindBufferMemory(ctx.device(), out.buffer, out.memory, 0);
+  return out;
+}
+
+void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb{};
+  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  mb.srcAccessMask = src_access;
+  mb.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+// The first opened family other than the context's queue's whose flags
+// include `want` and none of `avoid`; nullopt if none.
+std::optional<uint32_t> dedicated_family(const VulkanContext& ctx, VkQueueFlags want,
+                                         VkQueueFlags avoid) {
+  for (const auto& q : ctx.queues()) {
+    if (q.primary) continue;
+    if ((q.flags & want) == want && (q.flags & avoid) == 0) return q.family;
+  }
+  return std::nullopt;
+}
+
+// Picks the families of the roles, opens a profiler per family used.
+Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& req,
+                         QueuesRig& rig) {
+  const uint32_t primary = ctx.queue_family();
+  const auto compute =
+      dedicated_family(ctx, VK_QUEUE_COMPUTE_BIT, VK_QUEUE_GRAPHICS_BIT);
+  const auto transfer = dedicated_family(ctx, VK_QUEUE_TRANSFER_BIT,
+                                         VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT);
+  auto add_role = [&](Role role, std::string label, uint32_t family, std::string note) {
+    rig.roles.push_back(RoleRig{.role = role,
+                                .label = std::move(label),
+                                .note = std::move(note),
+                                .family = family,
+                                .queue = nullptr,
+                                .ring = nullptr});
+  };
+  add_role(Role::upload, "upload", transfer.value_or(primary),
+           transfer ? "" : "no other transfer-only family that can time: on the context's queue");
+  add_role(Role::async_compute, "async compute", compute.value_or(primary),
+           compute ? "" : "no other compute family without graphics that can time: on the context's queue");
+  add_role(Role::graphics, "graphics", primary, "");
+  for (const auto& q : ctx.queues()) {
+    const bool used = std::any_of(rig.roles.begin(), rig.roles.end(),
+                                  [&](const RoleRig& r) { return r.family == q.family; });
+    if (!used) {
+      add_role(Role::marker, "marker", q.family,
+               "no role for this family: a command buffer with its begin/end timestamps only");
+    }
+  }
+  for (auto& role : rig.roles) {
+    QueueRig* q = rig.queue_of(role.family);
+    if (q == nullptr) {
+      auto owned = std::make_unique<QueueRig>();
+      owned->info = ctx.find_queue(role.family);
+      owned->name = queue_track_name(*owned->info);
+      const GpuProfilerDesc pdesc{.name = owned->name,
+                                  .max_zones_per_frame = 64,
+                                  .frames_in_flight = req.frames_in_flight,
+                                  .stat_window_frames = req.frames,
+                                  .cpu_zone_times = !req.trace.empty()};
+      auto slots = VulkanTimestampSlots::create(ctx, {.count = GpuProfiler::slots_needed(pdesc),
+                                                      .require_host_reset = true,
+                                                      .queue_family = role.family});
+      if (!slots) return slots.error();
+      owned->slots = slots.value();
+      auto prof = GpuProfiler::create(owned->slots, pdesc);
+      if (!prof) return prof.error();
+      owned->prof = std::move(prof.value());
+      q = owned.get();
+      rig.queues.push_back(std::move(owned));
+    }
+    role.queue = q;
+    q->roles.push_back(role.label);
+    auto ring = VulkanFrameRing::create(ctx, req.frames_in_flight, role.family);
+    if (!ring) return ring.error();
+    role.ring = std::move(ring.value());
+  }
+  return {};
+}
+
+// The buffers, workloads and semaphores of the roles.
+Result<void> make_work(const VulkanContext& ctx, const QueuesProfileRequest& req, QueuesRig& rig) {
+  auto compute = VulkanComputeWorkload::create(ctx, {req.width, req.height});
+  if (!compute) return compute.error();
+  rig.compute = std::move(compute.value());
+  auto fragment = VulkanFragmentWorkload::create(ctx, {req.width, req.height});
+  if (!fragment) return fragment.error();
+  rig.fragment = std::move(fragment.value());
+  auto async = VulkanComputeWorkload::create(ctx, {req.width, req.height});
+  if (!async) return async.error();
+  rig.async_compute = std::move(async.value());
+  rig.region_bytes = VkDeviceSize{req.width} * req.height * 16;  // the workload's vec4 buffer
+  const VkDeviceSize bytes = rig.region_bytes * req.frames_in_flight;
+  uint32_t upload_family = 0, async_family = 0;
+  for (const auto& r : rig.roles) {
+    if (r.role == Role::upload) upload_family = r.family;
+    if (r.role == Role::async_compute) async_family = r.family;
+  }
+  auto staging = make_buffer(ctx, bytes, {upload_family});
+  if (!staging) return staging.error();
+  rig.staging = *staging;
+  std::vector<uint32_t> both{upload_family};
+  if (async_family != upload_family) both.push_back(async_family);
+  auto upload = make_buffer(ctx, bytes, both);
+  if (!upload) return upload.error();
+  rig.upload = *upload;
+  for (uint32_t i = 0; i < req.frames_in_flight; ++i) {
+    VkSemaphoreCreateInfo sci{};
+    sci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    VkSemaphore s = VK_NULL_HANDLE;
+    if (const VkResult r = vkCreateSemaphore(ctx.device(), &sci, nullptr, &s); r != VK_SUCCESS)
+      return make_error(fmt::format("vkCreateSemaphore failed ({})", static_cast<int>(r)));
+    rig.uploaded.push_back(s);
+  }
+  return {};
+}
+
+void record_upload(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
+                   uint64_t frame) {
+  const VkDeviceSize at = rig.region_bytes * slot;
+  LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "upload");
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "upload.fill");
+    vkCmdFillBuffer(cmd, rig.staging.buffer, at, rig.region_bytes, static_cast<uint32_t>(frame));
+    memory_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "upload.copy");
+    const VkBufferCopy region{at, at, rig.region_bytes};
+    vkCmdCopyBuffer(cmd, rig.staging.buffer, rig.upload.buffer, 1, &region);
+  }
+}
+
+void record_async(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
+                  uint32_t c) {
+  LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "async compute");
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "async.consume");
+    // The previous frame's passes wrote the target: copy after them, pass after the copy.
+    memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    const VkBufferCopy region{rig.region_bytes * slot, 0, rig.region_bytes};
+    vkCmdCopyBuffer(cmd, rig.upload.buffer, rig.async_compute->buffer(), 1, &region);
+    memory_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "async.simulate");
+    rig.async_compute->record_pass(cmd, std::min<uint32_t>(4096, 2 * c), 3);
+  }
+}
+
+// Records and submits every role's command buffer for --frames frames,
+// frames_in_flight at once, then waits for all; CPU spans go to `trace`.
+Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeTrace* trace) {
+  for (uint64_t frame = 0; frame < req.frames; ++frame) {
+    const auto slot = static_cast<uint32_t>(frame % req.frames_in_flight);
+    const int64_t w0 = host_now_ns();
+    bool waited_any = false;
+    for (auto& r : rig.roles) {
+      if (!r.ring->in_flight(slot)) continue;
+      waited_any = true;
+      auto waited = r.ring->wait(slot);
+      if (!waited) return waited.error();
+    }
+    if (waited_any && trace != nullptr) trace->add_span("CPU main", "fence wait", w0, host_now_ns());
+    if (frame > 0) {
+      for (auto& q : rig.queues) q->prof->next_frame();
+    }
+    for (auto& r : rig.roles) {
+      const int64_t r0 = host_now_ns();
+      auto cmd_r = r.ring->begin(slot);
+      if (!cmd_r) return cmd_r.error();
+      const VkCommandBuffer cmd = cmd_r.value();
+      GpuProfiler& prof = *r.queue->prof;
+      VulkanSubmitSync sync;
+      const std::array<VkPipelineStageFlags, 1> stages{VK_PIPELINE_STAGE_TRANSFER_BIT};
+      switch (r.role) {
+        case Role::upload:
+          record_upload(rig, prof, cmd, slot, frame);
+          sync.signal = {&rig.uploaded[slot], 1};
+          break;
+        case Role::async_compute:
+          record_async(rig, prof, cmd, slot, req.complexity);
+          sync.wait = {&rig.uploaded[slot], 1};
+          sync.wait_stages = stages;
+          break;
+        case Role::graphics: {
+          LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "graphics");
+          record_reference_frame(prof, *rig.compute, *rig.fragment, cmd, req.complexity);
+          break;
+        }
+        case Role::marker: {
+          LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "marker");
+          break;
+        }
+      }
+      const int64_t s0 = host_now_ns();
+      if (auto s = r.ring->submit(slot, sync); !s) return s.error();
+      if (trace != nullptr) {
+        trace->add_span("CPU main", "record " + r.label, r0, s0);
+        trace->add_span("CPU main", "submit " + r.label, s0, host_now_ns());
+      }
+    }
+  }
+  for (auto& r : rig.roles) {
+    if (auto w = r.ring->wait_all(); !w) return w.error();
+  }
+  return {};
+}
+
+uint64_t expected_zones(const QueuesRig& rig, uint32_t frames) {
+  uint64_t per_frame = 0;
+  for (const auto& r : rig.roles) {
+    switch (r.role) {
+      case Role::upload: per_frame += kUploadZones; break;
+      case Role::async_compute: per_frame += kAsyncZones; break;
+      case Role::graphics: per_frame += kGraphicsZones; break;
+      case Role::marker: per_frame += kMarkerZones; break;
+    }
+  }
+  return per_frame * frames;
+}
+
+ProfilerCounters sum_counters(const QueuesRig& rig) {
+  ProfilerCounters t;
+  for (const auto& q : rig.queues) {
+    const ProfilerCounters c = q->prof->counters();
+    t.frames_collected += c.frames_collected;
+    t.frames_without_queries += c.frames_without_queries;
+    t.zones_ok += c.zones_ok;
+    t.zones_dropped += c.zones_dropped;
+    t.zones_invalid += c.zones_invalid;
+  }
+  return t;
+}
+
+nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext& ctx,
+                           const QueuesRig& rig, const std::string& mapping,
+                           const std::shared_ptr<const ClockFit>& fit, const ChromeTrace* trace,
+                           bool trace_written) {
+  nlohmann::json queues = nlohmann::json::array();
+  nlohmann::json zones = nlohmann::json::array();
+  for (const auto& q : rig.queues) {
+    queues.push_back({{"family", q->info->family},
+                      {"flags", q->info->flags_text},
+                      {"valid_bits", q->info->ticks.valid_bits},
+                      {"track", q->name},
+                      {"roles", q->roles},
+                      {"counters", profile_counters_json(q->prof->counters())}});
+    const auto stats = q->prof->stats();
+    nlohmann::json table = profile_stats_json(stats);
+    for (size_t i = 0; i < stats.size(); ++i) {
+      table[i]["queue"] = q->name;
+      table[i]["queue_family"] = q->info->family;
+      table[i]["command_buffer"] = is_command_buffer_zone(stats[i].name.c_str());
+      zones.push_back(table[i]);
+    }
+  }
+  nlohmann::json roles = nlohmann::json::array();
+  for (const auto& r : rig.roles) {
+    roles.push_back({{"role", r.label},
+                     {"queue_family", r.family},
+                     {"command_buffer_zone", std::string(kCommandBufferZonePrefix) + r.label},
+                     {"note", r.note.empty() ? nlohmann::json() : nlohmann::json(r.note)}});
+  }
+  nlohmann::json unavailable = nlohmann::json::array();
+  for (const auto& m : ctx.unopened_queue_families())
+    unavailable.push_back({{"name", m.name}, {"reason", m.reason}});
+  nlohmann::json out = {
+      {"device", ctx.device_name()},
+      {"host_clock", kHostClockName},
+      {"settings",
+       {{"frames", req.frames},
+        {"complexity", req.complexity},
+        {"size", fmt::format("{}x{}", req.width, req.height)},
+        {"frames_in_flight", req.frames_in_flight},
+        {"queues", "all"},
+        {"validation", req.validation}}},
+      {"host_mapping", mapping},
+      {"clock_fit", profile_clock_fit_json(fit)},
+      {"queues", queues},
+      {"queue_families_unavailable", unavailable},
+      {"roles", roles},
+      {"zones", zones},
+      {"counters", profile_counters_json(sum_counters(rig))},
+      {"validation_errors", ctx.validation_error_count()},
+  };
+  if (trace != nullptr) out["trace"] = profile_trace_json(req.trace, *trace, trace_written);
+  return out;
+}
+
+void print_queues(const VulkanContext& ctx, const QueuesRig& rig) {
+  fmt::print("  queues used:\n");
+  for (const auto& q : rig.queues) {
+    std::string roles;
+    for (const auto& r : q->roles) roles += (roles.empty() ? "" : ", ") + r;
+    fmt::print("    family {} ({}), {} valid bits: {}\n", q->info->family, q->info->flags_text,
+               q->info->ticks.valid_bits, roles);
+  }
+  for (const auto& r : rig.roles) {
+    if (!r.note.empty()) fmt::print("    {} on family {}: {}\n", r.label, r.family, r.note);
+  }
+  if (ctx.unopened_queue_families().empty()) {
+    fmt::print("  queue families unavailable: none\n");
+  } else {
+    fmt::print("  queue families unavailable:\n");
+    for (const auto& m : ctx.unopened_queue_families())
+      fmt::print("    {}: {}\n", m.name, m.reason);
+  }
+}
+
+}  // namespace
+
+int profile_queues(const QueuesProfileRequest& req) {
+  if (!req.json) {
+    fmt::print("latlab profile: reference frame spread over every Vulkan queue family that can time\n");
+    fmt::print(
+        "  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  "
+        "validation {}\n",
+        req.device.empty() ? "(default)" : req.device, req.frames, req.complexity, req.width,
+        req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace,
+        req.validation ? "on" : "off");
+  }
+  auto devices = enumerate_vulkan_devices();
+  if (devices && devices->empty()) {
+    return fail(
+        "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
+        "software device",
+        kExitMissingCapability);
+  }
+  auto ctx_r = VulkanContext::create(VulkanContextDesc{
+      .device = req.device, .validation = req.validation, .all_timing_queues = true});
+  if (!ctx_r) return fail(ctx_r.error().message, device_open_exit_code(req.device));
+  const VulkanContext& ctx = *ctx_r.value();
+  const auto& limits = ctx.properties().limits;
+  if (uint64_t{req.width} * req.height * 16 > limits.maxStorageBufferRange ||
+      req.width > limits.maxFramebufferWidth || req.height > limits.maxFramebufferHeight) {
+    return fail(fmt::format("--size {}x{} exceeds {}'s limits", req.width, req.height,
+                            ctx.device_name()),
+                kExitUsage);
+  }
+  if (!req.json) {
+    fmt::print("  on [{}] {}: tick {} ns\n", ctx.device_index(), ctx.device_name(),
+               ctx.tick_format().period_ns());
+    for (const auto& m : ctx.capabilities().missing)
+      fmt::print("  missing {}: {}\n", m.name, m.reason);
+  }
+  Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
+  std::string mapping;
+  if (const Result<void> c = calibrator.calibrate_now(); !c) {
+    mapping = "none (" + c.error().message + ")";
+  } else {
+    calibrator.start_periodic();
+    mapping = ctx.capabilities().calibration_method +
+              ", one clock model for every queue, refreshed every 1 s";
+  }
+  QueuesRig rig;
+  rig.ctx = &ctx;
+  if (auto p = plan_queues(ctx, req, rig); !p) return fail(p.error().message, kExitMissingCapability);
+  if (auto w = make_work(ctx, req, rig); !w) return fail(w.error().message, kExitRunFailed);
+  if (!req.json) print_queues(ctx, rig);
+  ChromeTrace trace;
+  for (auto& q : rig.queues) {
+    q->prof->set_clock_mapper(
+        queue_clock_mapper([&calibrator] { return calibrator.fit(); }, q->info->ticks));
+    if (!req.trace.empty()) {
+      q->prof->set_frame_sink(
+          [&trace, name = q->name](const ProfilerFrame& f) { trace.add_frame(name, f); });
+    }
+  }
+  if (auto r = run_frames(req, rig, req.trace.empty() ? nullptr : &trace); !r) {
+    return fail(r.error().message, kExitRunFailed);
+  }
+  for (auto& q : rig.queues) {
+    q->prof->next_frame();  // closes the last frame; every result is available now
+    q->prof->collect();
+  }
+  calibrator.stop();
+  const auto fit = calibrator.fit();
+  int code = kExitOk;
+  warn_untimed_zones(sum_counters(rig), expected_zones(rig, req.frames));
+  bool trace_written = false;
+  if (!req.trace.empty()) {
+    trace_written = write_trace_file(req.trace, trace);
+    if (!trace_written) code = kExitWriteFailed;
+  }
+  if (req.validation && ctx.validation_error_count() > 0) {
+    for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());
+    code = kExitRunFailed;
+  }
+  const ChromeTrace* written = req.trace.empty() ? nullptr : &trace;
+  if (req.json) {
+    fmt::print("{}\n", json_output(req, ctx, rig, mapping, fit, written, trace_written).dump(2));
+    return code;
+  }
+  print_host_mapping_line(mapping, fit);
+  for (const auto& q : rig.queues) {
+    fmt::print("{}\n", format_stat_table(q->name, q->prof->stats()));
+    print_counters_line(q->prof->counters());
+    fmt::print("\n");
+  }
+  fmt::print("zones named \"cmdbuf <role>\" time a whole command buffer\n");
+  if (written != nullptr) print_trace_line(req.trace, trace, trace_written);
+  if (req.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
+  return code;
+}
+
+}  // namespace latlab::cli
