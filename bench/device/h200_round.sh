@@ -11,6 +11,7 @@
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
+# queues (bench/device/queues.sh: profile --queues all on every Vulkan device).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -87,6 +88,11 @@ fi
 if has lean; then
   log "lean: measured vs reference path (issue 13)"
   (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
+fi
+if has queues; then
+  log "several queues (bench/device/queues.sh)"
+  (cd "$here" && T ${QUEUES_S:-560} env LATLAB_BINARY=$B/latlab OUT=$R/queues bash bench/device/queues.sh) \
+    > queues_sh.txt 2>&1; echo "rc=$?" >> queues_sh.txt
 fi
 if has gl; then
   log "OpenGL through EGL (bench/device/gl.sh)"
