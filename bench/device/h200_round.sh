@@ -5,13 +5,13 @@
 # (a second process on the GPU time-slices it and spoils timings).
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
+# Step queues (bench/device/queues.sh): profile --queues all on every Vulkan device.
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
 # profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
 # (bench/device/gl.sh: OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
-# queues (bench/device/queues.sh: profile --queues all on every Vulkan device).
 set -u
 here=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -89,11 +89,6 @@ if has lean; then
   log "lean: measured vs reference path (issue 13)"
   (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
 fi
-if has queues; then
-  log "several queues (bench/device/queues.sh)"
-  (cd "$here" && T ${QUEUES_S:-560} env LATLAB_BINARY=$B/latlab OUT=$R/queues bash bench/device/queues.sh) \
-    > queues_sh.txt 2>&1; echo "rc=$?" >> queues_sh.txt
-fi
 if has gl; then
   log "OpenGL through EGL (bench/device/gl.sh)"
   (cd "$here" && T ${GL_S:-560} env LATLAB_BINARY=$B/latlab LATLAB_GL_TESTS=$B/latlab_opengl_tests \
@@ -106,6 +101,11 @@ if has clocks; then
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
+fi
+if has queues; then
+  log "several queues (bench/device/queues.sh)"
+  (cd "$here" && T ${QUEUES_S:-560} env LATLAB_BINARY=$B/latlab OUT=$R/queues bash bench/device/queues.sh) \
+    > queues_sh.txt 2>&1; echo "rc=$?" >> queues_sh.txt
 fi
 if has present; then
   log "present: headless, then against a carried Xvfb (bench/device/pack_xvfb.sh -> .xvfb)"
