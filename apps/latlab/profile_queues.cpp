@@ -63,8 +63,8 @@ std::string queue_track_name(const VulkanQueueInfo& q) {
 // One opened queue the frame uses: its profiler on its own slots.
 struct QueueRig {
   const VulkanQueueInfo* info = nullptr;
-  std::string name;                     // the track: "vulkan queue family N (flags)"
-  std::vector<std::string> roles;       // what runs on it
+  std::string name;                // the track: "vulkan queue family N (flags)"
+  std::vector<std::string> roles;  // what runs on it
   std::shared_ptr<VulkanTimestampSlots> slots;
   std::unique_ptr<GpuProfiler> prof;
 };
@@ -74,11 +74,34 @@ enum class Role { upload, async_compute, graphics, marker };
 // One command buffer of the frame: a ring on its queue.
 struct RoleRig {
   Role role = Role::graphics;
-  std::string label;   // "upload", "async compute", "graphics", "marker"
-  std::string note;    // why it runs where it runs; empty when on its own family
+  std::string label;  // "upload", "async compute", "graphics", "marker"
+  std::string note;   // why it runs where it runs; empty when on its own family
   uint32_t family = 0;
   QueueRig* queue = nullptr;
   std::unique_ptr<VulkanFrameRing> ring;
+};
+
+// Each role's command-buffer span on the host clock, per frame, from the
+// profilers' frame sinks: how much the queues overlapped, and whether the
+// semaphore's order shows on the one host clock.
+struct CommandBufferSpans {
+  struct Span {
+    bool mapped = false;
+    int64_t begin_ns = 0;
+    int64_t end_ns = 0;
+  };
+  std::vector<std::string> zone_names;   // "cmdbuf <role>", per role
+  std::vector<std::vector<Span>> spans;  // [role][frame]
+
+  void add(const ProfilerFrame& f) {
+    for (const ProfilerZone& z : f.zones) {
+      if (!z.ok() || !z.host_mapped || !is_command_buffer_zone(z.name)) continue;
+      for (size_t r = 0; r < zone_names.size(); ++r) {
+        if (zone_names[r] != z.name || f.frame_id >= spans[r].size()) continue;
+        spans[r][f.frame_id] = {true, z.gpu_begin_host_ns, z.gpu_end_host_ns};
+      }
+    }
+  }
 };
 
 // A device-local buffer with its memory.
@@ -101,6 +124,7 @@ struct QueuesRig {
   VkDeviceSize region_bytes = 0;
   std::vector<VkSemaphore> uploaded;  // per frame slot: upload -> async compute
   std::vector<RoleRig> roles;
+  CommandBufferSpans cmdbuf_spans;
 
   QueuesRig() = default;
   QueuesRig(const QueuesRig&) = delete;
@@ -149,7 +173,8 @@ Result<Buffer> make_buffer(const VulkanContext& ctx, VkDeviceSize bytes,
   ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = *type;
-  if (const VkResult r = vkAllocateMemory(ctx.device(), &ai, nullptr, &out.memory); r != VK_SUCCESS) {
+  if (const VkResult r = vkAllocateMemory(ctx.device(), &ai, nullptr, &out.memory);
+      r != VK_SUCCESS) {
     vkDestroyBuffer(ctx.device(), out.buffer, nullptr);
     return make_error(fmt::format("vkAllocateMemory failed ({})", static_cast<int>(r)));
   }
@@ -181,10 +206,9 @@ std::optional<uint32_t> dedicated_family(const VulkanContext& ctx, VkQueueFlags 
 Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& req,
                          QueuesRig& rig) {
   const uint32_t primary = ctx.queue_family();
-  const auto compute =
-      dedicated_family(ctx, VK_QUEUE_COMPUTE_BIT, VK_QUEUE_GRAPHICS_BIT);
-  const auto transfer = dedicated_family(ctx, VK_QUEUE_TRANSFER_BIT,
-                                         VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT);
+  const auto compute = dedicated_family(ctx, VK_QUEUE_COMPUTE_BIT, VK_QUEUE_GRAPHICS_BIT);
+  const auto transfer =
+      dedicated_family(ctx, VK_QUEUE_TRANSFER_BIT, VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT);
   auto add_role = [&](Role role, std::string label, uint32_t family, std::string note) {
     rig.roles.push_back(RoleRig{.role = role,
                                 .label = std::move(label),
@@ -196,7 +220,9 @@ Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& r
   add_role(Role::upload, "upload", transfer.value_or(primary),
            transfer ? "" : "no other transfer-only family that can time: on the context's queue");
   add_role(Role::async_compute, "async compute", compute.value_or(primary),
-           compute ? "" : "no other compute family without graphics that can time: on the context's queue");
+           compute
+               ? ""
+               : "no other compute family without graphics that can time: on the context's queue");
   add_role(Role::graphics, "graphics", primary, "");
   for (const auto& q : ctx.queues()) {
     const bool used = std::any_of(rig.roles.begin(), rig.roles.end(),
@@ -325,7 +351,8 @@ Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeT
       auto waited = r.ring->wait(slot);
       if (!waited) return waited.error();
     }
-    if (waited_any && trace != nullptr) trace->add_span("CPU main", "fence wait", w0, host_now_ns());
+    if (waited_any && trace != nullptr)
+      trace->add_span("CPU main", "fence wait", w0, host_now_ns());
     if (frame > 0) {
       for (auto& q : rig.queues) q->prof->next_frame();
     }
@@ -375,10 +402,18 @@ uint64_t expected_zones(const QueuesRig& rig, uint32_t frames) {
   uint64_t per_frame = 0;
   for (const auto& r : rig.roles) {
     switch (r.role) {
-      case Role::upload: per_frame += kUploadZones; break;
-      case Role::async_compute: per_frame += kAsyncZones; break;
-      case Role::graphics: per_frame += kGraphicsZones; break;
-      case Role::marker: per_frame += kMarkerZones; break;
+      case Role::upload:
+        per_frame += kUploadZones;
+        break;
+      case Role::async_compute:
+        per_frame += kAsyncZones;
+        break;
+      case Role::graphics:
+        per_frame += kGraphicsZones;
+        break;
+      case Role::marker:
+        per_frame += kMarkerZones;
+        break;
     }
   }
   return per_frame * frames;
@@ -395,6 +430,57 @@ ProfilerCounters sum_counters(const QueuesRig& rig) {
     t.zones_invalid += c.zones_invalid;
   }
   return t;
+}
+
+size_t role_index(const QueuesRig& rig, Role role) {
+  for (size_t i = 0; i < rig.roles.size(); ++i) {
+    if (rig.roles[i].role == role) return i;
+  }
+  return rig.roles.size();
+}
+
+// Per frame, how long `a`'s command buffer overlapped `b`'s on the host
+// clock: frames with both mapped, how many overlapped, the mean overlap
+// (null without frames).
+nlohmann::json overlap_json(const QueuesRig& rig, Role a, Role b) {
+  const size_t ia = role_index(rig, a), ib = role_index(rig, b);
+  const auto& sa = rig.cmdbuf_spans.spans[ia];
+  const auto& sb = rig.cmdbuf_spans.spans[ib];
+  uint64_t frames = 0, overlapping = 0;
+  double sum_ns = 0;
+  for (size_t f = 0; f < sa.size() && f < sb.size(); ++f) {
+    if (!sa[f].mapped || !sb[f].mapped) continue;
+    ++frames;
+    const int64_t o =
+        std::min(sa[f].end_ns, sb[f].end_ns) - std::max(sa[f].begin_ns, sb[f].begin_ns);
+    if (o > 0) {
+      ++overlapping;
+      sum_ns += static_cast<double>(o);
+    }
+  }
+  return {{"role", rig.roles[ia].label},
+          {"with", rig.roles[ib].label},
+          {"same_queue", rig.roles[ia].family == rig.roles[ib].family},
+          {"frames", frames},
+          {"frames_overlapping", overlapping},
+          {"avg_overlap_ms", frames > 0 ? nlohmann::json(sum_ns / static_cast<double>(frames) / 1e6)
+                                        : nlohmann::json()}};
+}
+
+// The semaphore on the host clock: frames where async compute began before
+// the upload ended (by more than the clock model's bound, `error_ns`).
+nlohmann::json semaphore_order_json(const QueuesRig& rig, int64_t error_ns) {
+  const auto& up = rig.cmdbuf_spans.spans[role_index(rig, Role::upload)];
+  const auto& as = rig.cmdbuf_spans.spans[role_index(rig, Role::async_compute)];
+  uint64_t frames = 0, out_of_order = 0;
+  for (size_t f = 0; f < up.size() && f < as.size(); ++f) {
+    if (!up[f].mapped || !as[f].mapped) continue;
+    ++frames;
+    if (as[f].begin_ns + error_ns < up[f].end_ns) ++out_of_order;
+  }
+  return {{"frames", frames},
+          {"async_began_before_upload_ended", out_of_order},
+          {"tolerance_ns", error_ns}};
 }
 
 nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext& ctx,
@@ -445,6 +531,10 @@ nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext&
       {"queue_families_unavailable", unavailable},
       {"roles", roles},
       {"zones", zones},
+      {"overlap",
+       {overlap_json(rig, Role::upload, Role::graphics),
+        overlap_json(rig, Role::async_compute, Role::graphics)}},
+      {"semaphore_order", semaphore_order_json(rig, fit ? 2 * fit->base_error_ns : 0)},
       {"counters", profile_counters_json(sum_counters(rig))},
       {"validation_errors", ctx.validation_error_count()},
   };
@@ -476,7 +566,8 @@ void print_queues(const VulkanContext& ctx, const QueuesRig& rig) {
 
 int profile_queues(const QueuesProfileRequest& req) {
   if (!req.json) {
-    fmt::print("latlab profile: reference frame spread over every Vulkan queue family that can time\n");
+    fmt::print(
+        "latlab profile: reference frame spread over every Vulkan queue family that can time\n");
     fmt::print(
         "  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  "
         "validation {}\n",
@@ -498,9 +589,9 @@ int profile_queues(const QueuesProfileRequest& req) {
   const auto& limits = ctx.properties().limits;
   if (uint64_t{req.width} * req.height * 16 > limits.maxStorageBufferRange ||
       req.width > limits.maxFramebufferWidth || req.height > limits.maxFramebufferHeight) {
-    return fail(fmt::format("--size {}x{} exceeds {}'s limits", req.width, req.height,
-                            ctx.device_name()),
-                kExitUsage);
+    return fail(
+        fmt::format("--size {}x{} exceeds {}'s limits", req.width, req.height, ctx.device_name()),
+        kExitUsage);
   }
   if (!req.json) {
     fmt::print("  on [{}] {}: tick {} ns\n", ctx.device_index(), ctx.device_name(),
@@ -519,17 +610,23 @@ int profile_queues(const QueuesProfileRequest& req) {
   }
   QueuesRig rig;
   rig.ctx = &ctx;
-  if (auto p = plan_queues(ctx, req, rig); !p) return fail(p.error().message, kExitMissingCapability);
+  if (auto p = plan_queues(ctx, req, rig); !p)
+    return fail(p.error().message, kExitMissingCapability);
   if (auto w = make_work(ctx, req, rig); !w) return fail(w.error().message, kExitRunFailed);
   if (!req.json) print_queues(ctx, rig);
   ChromeTrace trace;
+  for (const auto& r : rig.roles) {
+    rig.cmdbuf_spans.zone_names.push_back(kCommandBufferZonePrefix + r.label);
+    rig.cmdbuf_spans.spans.emplace_back(req.frames);
+  }
   for (auto& q : rig.queues) {
     q->prof->set_clock_mapper(
         queue_clock_mapper([&calibrator] { return calibrator.fit(); }, q->info->ticks));
-    if (!req.trace.empty()) {
-      q->prof->set_frame_sink(
-          [&trace, name = q->name](const ProfilerFrame& f) { trace.add_frame(name, f); });
-    }
+    const bool tracing = !req.trace.empty();
+    q->prof->set_frame_sink([&trace, &rig, tracing, name = q->name](const ProfilerFrame& f) {
+      rig.cmdbuf_spans.add(f);
+      if (tracing) trace.add_frame(name, f);
+    });
   }
   if (auto r = run_frames(req, rig, req.trace.empty() ? nullptr : &trace); !r) {
     return fail(r.error().message, kExitRunFailed);
@@ -563,6 +660,15 @@ int profile_queues(const QueuesProfileRequest& req) {
     fmt::print("\n");
   }
   fmt::print("zones named \"cmdbuf <role>\" time a whole command buffer\n");
+  for (Role a : {Role::upload, Role::async_compute}) {
+    const nlohmann::json o = overlap_json(rig, a, Role::graphics);
+    fmt::print("overlap of {} with graphics{}: {} of {} frames, avg {} ms\n",
+               o["role"].get<std::string>(), o["same_queue"].get<bool>() ? " (same queue)" : "",
+               o["frames_overlapping"].get<uint64_t>(), o["frames"].get<uint64_t>(),
+               o["avg_overlap_ms"].is_null()
+                   ? std::string("-")
+                   : fmt::format("{:.3f}", o["avg_overlap_ms"].get<double>()));
+  }
   if (written != nullptr) print_trace_line(req.trace, trace, trace_written);
   if (req.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
   return code;

@@ -12,15 +12,15 @@
 namespace latlab::cli {
 
 struct QueuesProfileRequest {
-  uint32_t frames = 120;          // frames to record
-  std::string trace;              // Chrome trace path; empty: none
-  std::string device;             // Vulkan device index or name substring; empty = default
-  uint32_t complexity = 8;        // iterations per element / pixel of the base pass (1..4096)
-  uint32_t width = 128;           // work size of every pass
+  uint32_t frames = 120;    // frames to record
+  std::string trace;        // Chrome trace path; empty: none
+  std::string device;       // Vulkan device index or name substring; empty = default
+  uint32_t complexity = 8;  // iterations per element / pixel of the base pass (1..4096)
+  uint32_t width = 128;     // work size of every pass
   uint32_t height = 128;
   uint32_t frames_in_flight = 3;  // frames on the device at once
   bool json = false;
-  bool validation = false;        // Khronos validation layer; an error fails the run
+  bool validation = false;  // Khronos validation layer; an error fails the run
 };
 
 // Runs the frame and prints the stat table of every queue used (every zone

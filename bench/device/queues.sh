@@ -64,6 +64,12 @@ for path in sorted(glob.glob(os.path.join(out, "queues_*.json"))):
     for r in j.get("roles", []):
         if r.get("note"): print(f"  {r['role']} on family {r['queue_family']}: {r['note']}")
     for u in j.get("queue_families_unavailable", []): print(f"  unavailable {u['name']}: {u['reason']}")
+    for o in j.get("overlap", []):
+        print(f"  overlap {o['role']} with {o['with']}{' (same queue)' if o['same_queue'] else ''}:"
+              f" {o['frames_overlapping']} of {o['frames']} frames, avg {o['avg_overlap_ms']} ms")
+    so = j.get("semaphore_order") or {}
+    print(f"  semaphore order: async began before upload ended in {so.get('async_began_before_upload_ended')}"
+          f" of {so.get('frames')} frames (tolerance {so.get('tolerance_ns')} ns)")
     for z in j.get("zones", []):
         if z.get("command_buffer"):
             print(f"  {z['queue']}: {z['zone']} avg {z['avg_ms']} ms p95 {z['p95_ms']} ms")

@@ -252,7 +252,7 @@ class VulkanContext {
   std::unique_ptr<OneShot> one_shot_;
   std::unique_ptr<Estimator> estimator_;
   mutable std::mutex queue_mutex_;
-  std::vector<VulkanQueueInfo> queues_;  // queues_[0] is queue_
+  std::vector<VulkanQueueInfo> queues_;                           // queues_[0] is queue_
   std::vector<std::unique_ptr<std::mutex>> extra_queue_mutexes_;  // one per queues_[1..]
   std::vector<MissingCapability> unopened_;
 };

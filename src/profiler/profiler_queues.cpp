@@ -31,17 +31,18 @@ const char* command_buffer_zone_name(uint32_t n) {
 
 GpuClockMapper queue_clock_mapper(std::function<std::shared_ptr<const ClockFit>()> fit_source,
                                   TickFormat queue_ticks) {
-  return [source = std::move(fit_source), queue_ticks](uint64_t ticks) -> std::optional<MappedTime> {
-    const std::shared_ptr<const ClockFit> fit = source ? source() : nullptr;
-    if (!fit) return std::nullopt;
-    if (queue_ticks.valid_bits >= fit->ticks.valid_bits) return fit->map(ticks);
-    // The queue keeps fewer bits than the fit counts: unwrap around the
-    // anchor in the queue's own width.
-    const uint64_t mask = queue_ticks.mask();
-    const uint64_t anchor = fit->anchor_device_ticks;
-    const int64_t d = queue_ticks.signed_delta(anchor & mask, ticks & mask);
-    return fit->map_unwrapped(anchor + static_cast<uint64_t>(d));
-  };
+  return
+      [source = std::move(fit_source), queue_ticks](uint64_t ticks) -> std::optional<MappedTime> {
+        const std::shared_ptr<const ClockFit> fit = source ? source() : nullptr;
+        if (!fit) return std::nullopt;
+        if (queue_ticks.valid_bits >= fit->ticks.valid_bits) return fit->map(ticks);
+        // The queue keeps fewer bits than the fit counts: unwrap around the
+        // anchor in the queue's own width.
+        const uint64_t mask = queue_ticks.mask();
+        const uint64_t anchor = fit->anchor_device_ticks;
+        const int64_t d = queue_ticks.signed_delta(anchor & mask, ticks & mask);
+        return fit->map_unwrapped(anchor + static_cast<uint64_t>(d));
+      };
 }
 
 }  // namespace latlab

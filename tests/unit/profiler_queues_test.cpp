@@ -177,7 +177,8 @@ TEST(ProfilerQueues, CommandBufferZonesAreNamedAndTellable) {
 }
 
 TEST(ProfilerQueues, MapperWithoutAFitMapsNothing) {
-  const GpuClockMapper m = queue_clock_mapper([] { return std::shared_ptr<const ClockFit>(); }, kTicks32);
+  const GpuClockMapper m =
+      queue_clock_mapper([] { return std::shared_ptr<const ClockFit>(); }, kTicks32);
   EXPECT_FALSE(m(123).has_value());
 }
 

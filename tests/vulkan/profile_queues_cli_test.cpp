@@ -35,10 +35,9 @@ class ProfileQueuesCli : public ::testing::Test {
 TEST_F(ProfileQueuesCli, EveryZoneNamesItsQueueAndTheTraceHasATrackPerQueue) {
   constexpr int kFrames = 6;
   const auto trace = (dir_ / "trace.json").string();
-  const CliResult r =
-      run_cli("profile --queues all --frames " + std::to_string(kFrames) +
-                  " --size 32x32 --validation --json --trace " + trace,
-              {.stderr_too = false});
+  const CliResult r = run_cli("profile --queues all --frames " + std::to_string(kFrames) +
+                                  " --size 32x32 --validation --json --trace " + trace,
+                              {.stderr_too = false});
   ASSERT_EQ(r.rc, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j.at("validation_errors"), 0);
@@ -46,7 +45,8 @@ TEST_F(ProfileQueuesCli, EveryZoneNamesItsQueueAndTheTraceHasATrackPerQueue) {
   EXPECT_EQ(j.at("counters").at("zones_dropped"), 0);
   EXPECT_EQ(j.at("counters").at("zones_invalid"), 0);
   ASSERT_TRUE(j.at("queue_families_unavailable").is_array());
-  for (const auto& u : j.at("queue_families_unavailable")) EXPECT_FALSE(u.at("reason").get<std::string>().empty());
+  for (const auto& u : j.at("queue_families_unavailable"))
+    EXPECT_FALSE(u.at("reason").get<std::string>().empty());
 
   // Every role ran, on a queue the output names; a role off its own family says why.
   std::map<std::string, uint32_t> role_family;
@@ -77,6 +77,17 @@ TEST_F(ProfileQueuesCli, EveryZoneNamesItsQueueAndTheTraceHasATrackPerQueue) {
   EXPECT_GE(zones, 15u);  // 9 graphics + 3 upload + 3 async compute (+ markers)
   for (const char* c : {"cmdbuf upload", "cmdbuf async compute", "cmdbuf graphics"})
     EXPECT_TRUE(cmdbufs.count(c)) << c;
+
+  // Overlap of the upload and async compute command buffers with graphics,
+  // per frame on the host clock; the semaphore's order holds there.
+  ASSERT_EQ(j.at("overlap").size(), 2u);
+  for (const auto& o : j.at("overlap")) {
+    EXPECT_EQ(o.at("with"), "graphics");
+    EXPECT_EQ(o.at("frames"), kFrames) << o.dump();
+    EXPECT_LE(o.at("frames_overlapping").get<int>(), kFrames);
+  }
+  EXPECT_EQ(j.at("semaphore_order").at("frames"), kFrames);
+  EXPECT_EQ(j.at("semaphore_order").at("async_began_before_upload_ended"), 0);
 
   // The trace: a GPU track per queue used, beside the CPU ones.
   std::ifstream in(trace);

@@ -95,9 +95,9 @@ TEST_F(VulkanTest, AProfilerOnEveryQueueTimesItsCommandBuffer) {
   for (const auto& q : ctx_->queues()) {
     SCOPED_TRACE("family " + std::to_string(q.family) + " (" + q.flags_text + ")");
     const GpuProfilerDesc pdesc{.name = "q", .max_zones_per_frame = 4, .frames_in_flight = 1};
-    auto slots = VulkanTimestampSlots::create(
-        *ctx_, {.count = GpuProfiler::slots_needed(pdesc), .require_host_reset = true,
-                .queue_family = q.family});
+    auto slots = VulkanTimestampSlots::create(*ctx_, {.count = GpuProfiler::slots_needed(pdesc),
+                                                      .require_host_reset = true,
+                                                      .queue_family = q.family});
     ASSERT_TRUE(slots) << slots.error().message;
     EXPECT_EQ(slots.value()->tick_format().valid_bits, q.ticks.valid_bits);
     auto prof = GpuProfiler::create(slots.value(), pdesc);
@@ -159,10 +159,10 @@ TEST_F(VulkanTest, ASemaphoreOrdersTwoSubmissions) {
   slots_b.value()->read(0, rb);
   ASSERT_TRUE(ra[1].available && rb[0].available);
   // Compare in the narrower width (the counters are the device's one clock).
-  const TickFormat& narrow = slots_a.value()->tick_format().valid_bits <
-                                     slots_b.value()->tick_format().valid_bits
-                                 ? slots_a.value()->tick_format()
-                                 : slots_b.value()->tick_format();
+  const TickFormat& narrow =
+      slots_a.value()->tick_format().valid_bits < slots_b.value()->tick_format().valid_bits
+          ? slots_a.value()->tick_format()
+          : slots_b.value()->tick_format();
   EXPECT_GE(narrow.signed_delta(ra[1].ticks & narrow.mask(), rb[0].ticks & narrow.mask()), 0)
       << "b began at " << rb[0].ticks << ", before a ended at " << ra[1].ticks;
 }

@@ -213,8 +213,7 @@ std::vector<uint32_t> families_to_open(const VulkanDeviceReport& report, uint32_
   std::vector<uint32_t> out{primary};
   for (const auto& q : report.queue_families) {
     if (q.index == primary) continue;
-    const std::string name =
-        "queue family " + std::to_string(q.index) + " (" + q.flags_text + ")";
+    const std::string name = "queue family " + std::to_string(q.index) + " (" + q.flags_text + ")";
     if (q.timestamp_valid_bits == 0) {
       unopened.push_back({name, "timestampValidBits = 0: its queues cannot write timestamps"});
     } else if (!all_timing_queues) {
@@ -297,15 +296,15 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   ctx->queue_ = opened->queues[0];
   for (size_t i = 0; i < families.size(); ++i) {
     const VulkanQueueFamilyReport& fam = probe.report.queue_families[families[i]];
-    ctx->queues_.push_back(VulkanQueueInfo{
-        .family = families[i],
-        .queue = opened->queues[i],
-        .flags = fam.flags,
-        .flags_text = fam.flags_text,
-        .ticks = TickFormat::from_period_ns(
-            probe.report.timestamp_period_ns,
-            fam.timestamp_valid_bits == 0 ? 64 : fam.timestamp_valid_bits),
-        .primary = i == 0});
+    ctx->queues_.push_back(
+        VulkanQueueInfo{.family = families[i],
+                        .queue = opened->queues[i],
+                        .flags = fam.flags,
+                        .flags_text = fam.flags_text,
+                        .ticks = TickFormat::from_period_ns(
+                            probe.report.timestamp_period_ns,
+                            fam.timestamp_valid_bits == 0 ? 64 : fam.timestamp_valid_bits),
+                        .primary = i == 0});
     if (i > 0) ctx->extra_queue_mutexes_.push_back(std::make_unique<std::mutex>());
   }
   ctx->swapchain_ = opened->swapchain;

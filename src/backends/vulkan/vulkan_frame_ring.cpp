@@ -4,12 +4,13 @@
 
 namespace latlab {
 
-Result<std::unique_ptr<VulkanFrameRing>> VulkanFrameRing::create(const VulkanContext& ctx, uint32_t slots,
-                                                                 std::optional<uint32_t> queue_family) {
+Result<std::unique_ptr<VulkanFrameRing>> VulkanFrameRing::create(
+    const VulkanContext& ctx, uint32_t slots, std::optional<uint32_t> queue_family) {
   if (slots == 0) return make_error("VulkanFrameRing needs at least one slot");
   const uint32_t family = queue_family.value_or(ctx.queue_family());
   if (ctx.find_queue(family) == nullptr) {
-    return make_error("VulkanFrameRing: the context opened no queue of family " + std::to_string(family) +
+    return make_error("VulkanFrameRing: the context opened no queue of family " +
+                      std::to_string(family) +
                       " (VulkanContextDesc::all_timing_queues opens one per family that can time)");
   }
   std::unique_ptr<VulkanFrameRing> ring(new VulkanFrameRing(ctx));

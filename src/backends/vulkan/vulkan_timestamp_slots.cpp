@@ -31,8 +31,7 @@ Result<std::shared_ptr<VulkanTimestampSlots>> VulkanTimestampSlots::create(
   const bool can_time = queue->primary ? caps.timestamps : true;
   if (desc.require_host_reset && !can_time) {
     return make_error(
-        "GPU profiler: the queue family " + std::to_string(family) + " of '" +
-        ctx.device_name() +
+        "GPU profiler: the queue family " + std::to_string(family) + " of '" + ctx.device_name() +
         "' cannot write timestamps (0 valid bits); pick another device with --device");
   }
   if (desc.require_host_reset && (!caps.host_query_reset || ctx.reset_query_pool_fn() == nullptr)) {
