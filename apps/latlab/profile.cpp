@@ -304,7 +304,11 @@ int profile(const ProfileOptions& opt) {
     return fail("", "--queues all is a Vulkan option (queue families); use --backend vulkan",
                 kExitUsage);
   }
-  if (opt.queues == "all") {
+  if (is_device_list(opt.device) && opt.backend != "vulkan") {
+    return fail("", "--device all or a list is a Vulkan option of profile; use --backend vulkan",
+                kExitUsage);
+  }
+  if (opt.queues == "all" || is_device_list(opt.device)) {
     return profile_queues({.frames = opt.frames,
                            .trace = opt.trace,
                            .device = opt.device,
@@ -313,7 +317,8 @@ int profile(const ProfileOptions& opt) {
                            .height = size->second,
                            .frames_in_flight = opt.frames_in_flight,
                            .json = opt.json,
-                           .validation = opt.validation});
+                           .validation = opt.validation,
+                           .all_queues = opt.queues == "all"});
   }
   if (opt.backend == "gl") {
     return profile_gl({.frames = opt.frames,
@@ -408,7 +413,8 @@ std::function<int()> setup(CLI::App& app) {
                   "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
   sub->add_option("--device", opt->device,
                   "Device index or name substring (Vulkan default: first discrete GPU, else "
-                  "first; CUDA: 0; GL: the first EGL device with timer queries, hardware first)");
+                  "first; CUDA: 0; GL: the first EGL device with timer queries, hardware first); "
+                  "Vulkan: all or a comma list profiles each device in turn (the --queues frame)");
   sub->add_option("--complexity", opt->complexity,
                   "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()

@@ -125,6 +125,7 @@ struct QueuesRig {
   std::vector<VkSemaphore> uploaded;  // per frame slot: upload -> async compute
   std::vector<RoleRig> roles;
   CommandBufferSpans cmdbuf_spans;
+  std::string track_prefix;  // "[d] " before queue names when several devices run
 
   QueuesRig() = default;
   QueuesRig(const QueuesRig&) = delete;
@@ -237,7 +238,7 @@ Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& r
     if (q == nullptr) {
       auto owned = std::make_unique<QueueRig>();
       owned->info = ctx.find_queue(role.family);
-      owned->name = queue_track_name(*owned->info);
+      owned->name = rig.track_prefix + queue_track_name(*owned->info);
       const GpuProfilerDesc pdesc{.name = owned->name,
                                   .max_zones_per_frame = 64,
                                   .frames_in_flight = req.frames_in_flight,
@@ -485,8 +486,7 @@ nlohmann::json semaphore_order_json(const QueuesRig& rig, int64_t error_ns) {
 
 nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext& ctx,
                            const QueuesRig& rig, const std::string& mapping,
-                           const std::shared_ptr<const ClockFit>& fit, const ChromeTrace* trace,
-                           bool trace_written) {
+                           const std::shared_ptr<const ClockFit>& fit) {
   nlohmann::json queues = nlohmann::json::array();
   nlohmann::json zones = nlohmann::json::array();
   for (const auto& q : rig.queues) {
@@ -523,7 +523,7 @@ nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext&
         {"complexity", req.complexity},
         {"size", fmt::format("{}x{}", req.width, req.height)},
         {"frames_in_flight", req.frames_in_flight},
-        {"queues", "all"},
+        {"queues", req.all_queues ? "all" : "one"},
         {"validation", req.validation}}},
       {"host_mapping", mapping},
       {"clock_fit", profile_clock_fit_json(fit)},
@@ -538,7 +538,6 @@ nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext&
       {"counters", profile_counters_json(sum_counters(rig))},
       {"validation_errors", ctx.validation_error_count()},
   };
-  if (trace != nullptr) out["trace"] = profile_trace_json(req.trace, *trace, trace_written);
   return out;
 }
 
@@ -564,34 +563,27 @@ void print_queues(const VulkanContext& ctx, const QueuesRig& rig) {
 
 }  // namespace
 
-int profile_queues(const QueuesProfileRequest& req) {
-  if (!req.json) {
-    fmt::print(
-        "latlab profile: reference frame spread over every Vulkan queue family that can time\n");
-    fmt::print(
-        "  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  "
-        "validation {}\n",
-        req.device.empty() ? "(default)" : req.device, req.frames, req.complexity, req.width,
-        req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace,
-        req.validation ? "on" : "off");
-  }
-  auto devices = enumerate_vulkan_devices();
-  if (devices && devices->empty()) {
-    return fail(
-        "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
-        "software device",
-        kExitMissingCapability);
-  }
+namespace {
+
+// The frame on one device (`device`: an index or name substring; "" the
+// default): prints its text unless --json, stores its JSON object in `out`,
+// adds its spans to `trace` (may be null); returns its exit code.
+int run_device(const QueuesProfileRequest& req, const std::string& device,
+               const std::string& track_prefix, ChromeTrace* trace, nlohmann::json& out) {
   auto ctx_r = VulkanContext::create(VulkanContextDesc{
-      .device = req.device, .validation = req.validation, .all_timing_queues = true});
-  if (!ctx_r) return fail(ctx_r.error().message, device_open_exit_code(req.device));
+      .device = device, .validation = req.validation, .all_timing_queues = req.all_queues});
+  if (!ctx_r) {
+    out = {{"device_selector", device}, {"error", ctx_r.error().message}};
+    return fail(ctx_r.error().message, device_open_exit_code(device));
+  }
   const VulkanContext& ctx = *ctx_r.value();
   const auto& limits = ctx.properties().limits;
   if (uint64_t{req.width} * req.height * 16 > limits.maxStorageBufferRange ||
       req.width > limits.maxFramebufferWidth || req.height > limits.maxFramebufferHeight) {
-    return fail(
-        fmt::format("--size {}x{} exceeds {}'s limits", req.width, req.height, ctx.device_name()),
-        kExitUsage);
+    const std::string msg =
+        fmt::format("--size {}x{} exceeds {}'s limits", req.width, req.height, ctx.device_name());
+    out = {{"device_selector", device}, {"device", ctx.device_name()}, {"error", msg}};
+    return fail(msg, kExitUsage);
   }
   if (!req.json) {
     fmt::print("  on [{}] {}: tick {} ns\n", ctx.device_index(), ctx.device_name(),
@@ -610,11 +602,18 @@ int profile_queues(const QueuesProfileRequest& req) {
   }
   QueuesRig rig;
   rig.ctx = &ctx;
-  if (auto p = plan_queues(ctx, req, rig); !p)
+  rig.track_prefix = track_prefix;
+  if (auto p = plan_queues(ctx, req, rig); !p) {
+    out = {
+        {"device_selector", device}, {"device", ctx.device_name()}, {"error", p.error().message}};
     return fail(p.error().message, kExitMissingCapability);
-  if (auto w = make_work(ctx, req, rig); !w) return fail(w.error().message, kExitRunFailed);
+  }
+  if (auto w = make_work(ctx, req, rig); !w) {
+    out = {
+        {"device_selector", device}, {"device", ctx.device_name()}, {"error", w.error().message}};
+    return fail(w.error().message, kExitRunFailed);
+  }
   if (!req.json) print_queues(ctx, rig);
-  ChromeTrace trace;
   for (const auto& r : rig.roles) {
     rig.cmdbuf_spans.zone_names.push_back(kCommandBufferZonePrefix + r.label);
     rig.cmdbuf_spans.spans.emplace_back(req.frames);
@@ -622,13 +621,14 @@ int profile_queues(const QueuesProfileRequest& req) {
   for (auto& q : rig.queues) {
     q->prof->set_clock_mapper(
         queue_clock_mapper([&calibrator] { return calibrator.fit(); }, q->info->ticks));
-    const bool tracing = !req.trace.empty();
-    q->prof->set_frame_sink([&trace, &rig, tracing, name = q->name](const ProfilerFrame& f) {
+    q->prof->set_frame_sink([trace, &rig, name = q->name](const ProfilerFrame& f) {
       rig.cmdbuf_spans.add(f);
-      if (tracing) trace.add_frame(name, f);
+      if (trace != nullptr) trace->add_frame(name, f);
     });
   }
-  if (auto r = run_frames(req, rig, req.trace.empty() ? nullptr : &trace); !r) {
+  if (auto r = run_frames(req, rig, trace); !r) {
+    out = {
+        {"device_selector", device}, {"device", ctx.device_name()}, {"error", r.error().message}};
     return fail(r.error().message, kExitRunFailed);
   }
   for (auto& q : rig.queues) {
@@ -639,20 +639,12 @@ int profile_queues(const QueuesProfileRequest& req) {
   const auto fit = calibrator.fit();
   int code = kExitOk;
   warn_untimed_zones(sum_counters(rig), expected_zones(rig, req.frames));
-  bool trace_written = false;
-  if (!req.trace.empty()) {
-    trace_written = write_trace_file(req.trace, trace);
-    if (!trace_written) code = kExitWriteFailed;
-  }
   if (req.validation && ctx.validation_error_count() > 0) {
     for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());
     code = kExitRunFailed;
   }
-  const ChromeTrace* written = req.trace.empty() ? nullptr : &trace;
-  if (req.json) {
-    fmt::print("{}\n", json_output(req, ctx, rig, mapping, fit, written, trace_written).dump(2));
-    return code;
-  }
+  out = json_output(req, ctx, rig, mapping, fit);
+  if (req.json) return code;
   print_host_mapping_line(mapping, fit);
   for (const auto& q : rig.queues) {
     fmt::print("{}\n", format_stat_table(q->name, q->prof->stats()));
@@ -669,8 +661,96 @@ int profile_queues(const QueuesProfileRequest& req) {
                    ? std::string("-")
                    : fmt::format("{:.3f}", o["avg_overlap_ms"].get<double>()));
   }
-  if (written != nullptr) print_trace_line(req.trace, trace, trace_written);
   if (req.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
+  return code;
+}
+
+// The devices --device names: one selector, or every device ("all"), or the
+// items of a comma list. Error for an empty item.
+Result<std::vector<std::string>> device_selectors(const std::string& device,
+                                                  const std::vector<VulkanDeviceReport>& listed) {
+  if (!is_device_list(device)) return std::vector<std::string>{device};
+  std::vector<std::string> out;
+  if (device == "all") {
+    for (const auto& d : listed) out.push_back(std::to_string(d.index));
+    return out;
+  }
+  size_t at = 0;
+  while (at <= device.size()) {
+    const size_t comma = std::min(device.find(',', at), device.size());
+    std::string item = device.substr(at, comma - at);
+    if (item.empty()) return make_error("--device \"" + device + "\" has an empty item");
+    out.push_back(std::move(item));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_device_list(const std::string& device) {
+  return device == "all" || device.find(',') != std::string::npos;
+}
+
+int profile_queues(const QueuesProfileRequest& req) {
+  if (!req.json) {
+    fmt::print("latlab profile: reference frame spread over {}\n",
+               req.all_queues ? "every Vulkan queue family that can time"
+                              : "command buffers on one Vulkan queue");
+    fmt::print(
+        "  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}  "
+        "validation {}\n",
+        req.device.empty() ? "(default)" : req.device, req.frames, req.complexity, req.width,
+        req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace,
+        req.validation ? "on" : "off");
+  }
+  auto devices = enumerate_vulkan_devices();
+  if (devices && devices->empty()) {
+    return fail(
+        "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
+        "software device",
+        kExitMissingCapability);
+  }
+  const auto selectors =
+      device_selectors(req.device, devices ? *devices : std::vector<VulkanDeviceReport>{});
+  if (!selectors) return fail(selectors.error().message, kExitUsage);
+  ChromeTrace trace;
+  ChromeTrace* tracep = req.trace.empty() ? nullptr : &trace;
+  const bool several = is_device_list(req.device);
+  int code = kExitOk;
+  nlohmann::json out;
+  nlohmann::json sections = nlohmann::json::array();
+  for (const std::string& sel : *selectors) {
+    if (several && !req.json) fmt::print("\n== device {}\n", sel);
+    // A track group per device: "GPU [index] name"; its queues' tracks and
+    // tables named "[index] vulkan queue family N (...)".
+    std::string label = sel;
+    for (const auto& d : devices ? *devices : std::vector<VulkanDeviceReport>{}) {
+      if (std::to_string(d.index) == sel) label = sel + "] " + d.name;
+    }
+    if (label == sel) label += "]";
+    if (several && tracep != nullptr) trace.set_gpu_group("[" + label);
+    nlohmann::json one;
+    const int c = run_device(req, sel, several ? "[" + sel + "] " : "", tracep, one);
+    if (code == kExitOk) code = c;
+    if (several) {
+      sections.push_back(std::move(one));
+    } else {
+      out = std::move(one);
+    }
+  }
+  if (several) out = {{"host_clock", kHostClockName}, {"devices", sections}};
+  bool trace_written = false;
+  if (tracep != nullptr) {
+    trace_written = write_trace_file(req.trace, trace);
+    if (!trace_written && code == kExitOk) code = kExitWriteFailed;
+    out["trace"] = profile_trace_json(req.trace, trace, trace_written);
+  }
+  if (req.json) {
+    fmt::print("{}\n", out.dump(2));
+  } else if (tracep != nullptr) {
+    print_trace_line(req.trace, trace, trace_written);
+  }
   return code;
 }
 

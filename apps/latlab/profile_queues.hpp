@@ -21,11 +21,20 @@ struct QueuesProfileRequest {
   uint32_t frames_in_flight = 3;  // frames on the device at once
   bool json = false;
   bool validation = false;  // Khronos validation layer; an error fails the run
+  // Open one queue of every family that can time (--queues all); false: the
+  // roles share the device's one queue (--device all with --queues one).
+  bool all_queues = true;
 };
+
+// Whether --device names several devices: "all" or a comma list.
+bool is_device_list(const std::string& device);
 
 // Runs the frame and prints the stat table of every queue used (every zone
 // named with its queue), the families left out with the reason, and writes
-// the trace (a track per queue); returns the exit code.
+// the trace (a track per queue); returns the exit code. With a device list
+// ("all", "0,1"): one run per device in turn, each with its own clock model,
+// one trace with a GPU group per device, JSON {"devices": [...]}; the first
+// failing device's exit code, the others still run.
 int profile_queues(const QueuesProfileRequest& request);
 
 // The single-queue frame's eight zones (profile.cpp's header comment),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -115,12 +116,51 @@ TEST_F(ProfileQueuesCli, TextSaysWhichFamiliesWereUsedAndWhichNot) {
   EXPECT_NE(r.output.find("upload.copy"), std::string::npos) << r.output;
 }
 
+TEST_F(ProfileQueuesCli, DeviceAllProfilesEveryDeviceIntoOneTrace) {
+  const auto trace = (dir_ / "devices.json").string();
+  const CliResult r =
+      run_cli("profile --device all --queues all --frames 3 --size 16x16 --json --trace " + trace,
+              {.stderr_too = false});
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_GE(j.at("devices").size(), 1u);
+  std::set<std::string> tracks;
+  for (const auto& d : j.at("devices")) {
+    ASSERT_TRUE(d.contains("queues")) << d.dump();
+    for (const auto& q : d.at("queues")) tracks.insert(q.at("track"));
+  }
+  // Queue tracks carry their device ("[0] vulkan queue family 0 (...)"), each
+  // device its own GPU process group in the trace.
+  std::ifstream in(trace);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto doc = nlohmann::json::parse(ss.str());
+  std::set<std::string> groups, gpu_tracks;
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.at("ph") != "M") continue;
+    const std::string name = ev.at("args").value("name", "");
+    if (ev.at("name") == "process_name") groups.insert(name);
+    if (ev.at("name") == "thread_name" && ev.at("pid").get<int>() >= 2) gpu_tracks.insert(name);
+  }
+  for (const auto& t : tracks) {
+    EXPECT_EQ(t.rfind("[", 0), 0u) << t;
+    EXPECT_TRUE(gpu_tracks.count("GPU " + t + " (thread 1)")) << t;
+  }
+  EXPECT_TRUE(std::any_of(groups.begin(), groups.end(),
+                          [](const std::string& g) { return g.rfind("GPU [0] ", 0) == 0; }));
+}
+
 TEST_F(ProfileQueuesCli, QueuesAllIsAVulkanOption) {
   CliResult r = run_cli("profile --queues all --backend cuda --frames 2");
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_NE(r.output.find("--queues all is a Vulkan option"), std::string::npos) << r.output;
   r = run_cli("profile --queues some");
   EXPECT_EQ(r.rc, 2) << r.output;
+  r = run_cli("profile --device all --backend gl --frames 2");
+  EXPECT_EQ(r.rc, 2) << r.output;
+  r = run_cli("profile --device 0, --frames 2");
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find("empty item"), std::string::npos) << r.output;
 }
 
 }  // namespace
