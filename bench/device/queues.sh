@@ -9,10 +9,12 @@
 #     H200's family 3); every zone named with its queue, a track per queue;
 #   * the same with --validation when the layer is carried (VK_LAYER_PATH);
 #   * `latlab profile --queues all --device D` for every Vulkan device index
-#     the listing shows (a 2-GPU machine: one profile per GPU).
+#     the listing shows (a 2-GPU machine: one profile per GPU), then
+#     `--device all` (every device in turn, one trace with a group per device).
 # Every step is bounded by `timeout`. Needs LATLAB_BINARY (default
 # .devbin/latlab). Output under $OUT: devices.json, queues_<d>.json/.txt,
-# queues_<d>_trace.json, queues_validation.txt, summary.txt (python3).
+# queues_<d>_trace.json, queues_all_devices.json (+ _trace.json),
+# queues_validation.txt, summary.txt (python3).
 #   OUT=/tmp/o bench/device/queues.sh        FRAMES=600 bench/device/queues.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,6 +47,10 @@ for d in $indices; do
   T 180 "$L" profile --queues all --device "$d" --frames "$frames" \
     --trace "$out/queues_${d}_trace.json" > "$out/queues_$d.txt" 2>&1; echo "rc=$?" >> "$out/queues_$d.txt"
 done
+echo "== $(date -u +%T) profile --queues all --device all"
+T 300 "$L" profile --queues all --device all --frames "$frames" --json \
+  --trace "$out/queues_all_devices_trace.json" > "$out/queues_all_devices.json" 2> "$out/queues_all_devices.err"
+echo "rc=$?" >> "$out/queues_all_devices.err"
 echo "== $(date -u +%T) profile --queues all --validation"
 T 180 "$L" profile --queues all --frames 60 --validation > "$out/queues_validation.txt" 2>&1
 echo "rc=$?" >> "$out/queues_validation.txt"
@@ -55,22 +61,24 @@ import glob, json, os, sys
 out = sys.argv[1]
 for path in sorted(glob.glob(os.path.join(out, "queues_*.json"))):
     if path.endswith("_trace.json"): continue
-    try: j = json.load(open(path))
+    try: doc = json.load(open(path))
     except Exception as e: print(os.path.basename(path), "unreadable:", e); continue
-    print(f"{os.path.basename(path)}: {j.get('device')}  {j.get('host_mapping')}")
-    for q in j.get("queues", []):
-        print(f"  family {q['family']} ({q['flags']}), {q['valid_bits']} bits: {', '.join(q['roles'])};"
-              f" zones ok {q['counters']['zones_ok']}, invalid {q['counters']['zones_invalid']}")
-    for r in j.get("roles", []):
-        if r.get("note"): print(f"  {r['role']} on family {r['queue_family']}: {r['note']}")
-    for u in j.get("queue_families_unavailable", []): print(f"  unavailable {u['name']}: {u['reason']}")
-    for o in j.get("overlap", []):
-        print(f"  overlap {o['role']} with {o['with']}{' (same queue)' if o['same_queue'] else ''}:"
-              f" {o['frames_overlapping']} of {o['frames']} frames, avg {o['avg_overlap_ms']} ms")
-    so = j.get("semaphore_order") or {}
-    print(f"  semaphore order: async began before upload ended in {so.get('async_began_before_upload_ended')}"
-          f" of {so.get('frames')} frames (tolerance {so.get('tolerance_ns')} ns)")
-    for z in j.get("zones", []):
-        if z.get("command_buffer"):
-            print(f"  {z['queue']}: {z['zone']} avg {z['avg_ms']} ms p95 {z['p95_ms']} ms")
+    for j in doc.get("devices", [doc]):
+      if j.get("error"): print(f"{os.path.basename(path)}: {j.get('device_selector')} failed: {j['error']}"); continue
+      print(f"{os.path.basename(path)}: {j.get('device')}  {j.get('host_mapping')}")
+      for q in j.get("queues", []):
+          print(f"  family {q['family']} ({q['flags']}), {q['valid_bits']} bits: {', '.join(q['roles'])};"
+                f" zones ok {q['counters']['zones_ok']}, invalid {q['counters']['zones_invalid']}")
+      for r in j.get("roles", []):
+          if r.get("note"): print(f"  {r['role']} on family {r['queue_family']}: {r['note']}")
+      for u in j.get("queue_families_unavailable", []): print(f"  unavailable {u['name']}: {u['reason']}")
+      for o in j.get("overlap", []):
+          print(f"  overlap {o['role']} with {o['with']}{' (same queue)' if o['same_queue'] else ''}:"
+                f" {o['frames_overlapping']} of {o['frames']} frames, avg {o['avg_overlap_ms']} ms")
+      so = j.get("semaphore_order") or {}
+      print(f"  semaphore order: async began before upload ended in {so.get('async_began_before_upload_ended')}"
+            f" of {so.get('frames')} frames (tolerance {so.get('tolerance_ns')} ns)")
+      for z in j.get("zones", []):
+          if z.get("command_buffer"):
+              print(f"  {z['queue']}: {z['zone']} avg {z['avg_ms']} ms p95 {z['p95_ms']} ms")
 PY
