@@ -50,10 +50,20 @@ constexpr uint64_t kGraphicsZones = 9;  // cmdbuf + the 8 of the reference frame
 constexpr uint64_t kUploadZones = 3;
 constexpr uint64_t kAsyncZones = 3;
 constexpr uint64_t kMarkerZones = 1;
+// Queue flag bits of extensions (VK_KHR_video_decode_queue,
+// VK_KHR_video_encode_queue, VK_NV_optical_flow), by value: older headers
+// lack some of the names.
+constexpr VkQueueFlags kVideoDecodeBit = 0x20;
+constexpr VkQueueFlags kVideoEncodeBit = 0x40;
+constexpr VkQueueFlags kOpticalFlowBit = 0x100;
 
 int fail(const std::string& message, int code) {
   std::fprintf(stderr, "latlab profile: %s\n", message.c_str());
   return code;
+}
+
+std::string queue_family_name(const VulkanQueueInfo& q) {
+  return fmt::format("queue family {} ({})", q.family, q.flags_text);
 }
 
 std::string queue_track_name(const VulkanQueueInfo& q) {
@@ -125,7 +135,8 @@ struct QueuesRig {
   std::vector<VkSemaphore> uploaded;  // per frame slot: upload -> async compute
   std::vector<RoleRig> roles;
   CommandBufferSpans cmdbuf_spans;
-  std::string track_prefix;  // "[d] " before queue names when several devices run
+  std::string track_prefix;             // "[d] " before queue names when several devices run
+  std::vector<MissingCapability> idle;  // opened families the frame cannot use, and why
 
   QueuesRig() = default;
   QueuesRig(const QueuesRig&) = delete;
@@ -228,9 +239,18 @@ Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& r
   for (const auto& q : ctx.queues()) {
     const bool used = std::any_of(rig.roles.begin(), rig.roles.end(),
                                   [&](const RoleRig& r) { return r.family == q.family; });
-    if (!used) {
+    // vkCmdWriteTimestamp needs a queue of graphics, compute, transfer,
+    // video or optical flow work; a sparse-binding-only family gets no role.
+    constexpr VkQueueFlags kRecords = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT |
+                                      VK_QUEUE_TRANSFER_BIT | kVideoDecodeBit | kVideoEncodeBit |
+                                      kOpticalFlowBit;
+    if (!used && (q.flags & kRecords) != 0) {
       add_role(Role::marker, "marker", q.family,
                "no role for this family: a command buffer with its begin/end timestamps only");
+    } else if (!used) {
+      rig.idle.push_back({queue_family_name(q),
+                          "opened, but its queues record no timestamps (no graphics, compute, "
+                          "transfer, video or optical flow work)"});
     }
   }
   for (auto& role : rig.roles) {
@@ -323,7 +343,10 @@ void record_async(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint32
   LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "async compute");
   {
     LATLAB_GPU_ZONE(prof, cmd, "async.consume");
-    // The previous frame's passes wrote the target: copy after them, pass after the copy.
+    // The previous frame's passes wrote the target: copy after them, pass
+    // after the copy. The copy overwrites the whole workload buffer (made and
+    // warmed on the context's queue, exclusive, never handed over), so no
+    // read sees contents another family left.
     memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
@@ -515,6 +538,7 @@ nlohmann::json json_output(const QueuesProfileRequest& req, const VulkanContext&
   nlohmann::json unavailable = nlohmann::json::array();
   for (const auto& m : ctx.unopened_queue_families())
     unavailable.push_back({{"name", m.name}, {"reason", m.reason}});
+  for (const auto& m : rig.idle) unavailable.push_back({{"name", m.name}, {"reason", m.reason}});
   nlohmann::json out = {
       {"device", ctx.device_name()},
       {"host_clock", kHostClockName},
@@ -552,18 +576,15 @@ void print_queues(const VulkanContext& ctx, const QueuesRig& rig) {
   for (const auto& r : rig.roles) {
     if (!r.note.empty()) fmt::print("    {} on family {}: {}\n", r.label, r.family, r.note);
   }
-  if (ctx.unopened_queue_families().empty()) {
+  if (ctx.unopened_queue_families().empty() && rig.idle.empty()) {
     fmt::print("  queue families unavailable: none\n");
   } else {
     fmt::print("  queue families unavailable:\n");
     for (const auto& m : ctx.unopened_queue_families())
       fmt::print("    {}: {}\n", m.name, m.reason);
+    for (const auto& m : rig.idle) fmt::print("    {}: {}\n", m.name, m.reason);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // The frame on one device (`device`: an index or name substring; "" the
 // default): prints its text unless --json, stores its JSON object in `out`,

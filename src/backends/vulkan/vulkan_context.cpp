@@ -288,9 +288,30 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     return make_error(probe.report.name + " has no compute queue family; latlab needs one");
   ctx->family_ = *family;
   const bool host_reset = desc.host_query_reset && (probe.host_reset_core || probe.host_reset_ext);
-  const std::vector<uint32_t> families =
+  std::vector<uint32_t> families =
       families_to_open(probe.report, ctx->family_, desc.all_timing_queues, ctx->unopened_);
   Result<OpenedDevice> opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+  if (!opened && families.size() > 1) {
+    // A driver may refuse a queue of a family latlab records no work on
+    // (video, optical flow): open the graphics, compute and transfer ones only.
+    constexpr VkQueueFlags kWork = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+    std::vector<uint32_t> work;
+    for (const uint32_t f : families) {
+      const VulkanQueueFamilyReport& q = probe.report.queue_families[f];
+      if (f == ctx->family_ || (q.flags & kWork) != 0) {
+        work.push_back(f);
+      } else {
+        ctx->unopened_.push_back(
+            {"queue family " + std::to_string(f) + " (" + q.flags_text + ")",
+             "vkCreateDevice failed with a queue of every timing family (" +
+                 opened.error().message + "); opened without this one"});
+      }
+    }
+    if (work.size() < families.size()) {
+      families = std::move(work);
+      opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+    }
+  }
   if (!opened) return opened.error();
   ctx->device_ = opened->device;
   ctx->queue_ = opened->queues[0];
