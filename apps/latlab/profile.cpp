@@ -304,11 +304,11 @@ int profile(const ProfileOptions& opt) {
     return fail("", "--queues all is a Vulkan option (queue families); use --backend vulkan",
                 kExitUsage);
   }
-  if (is_device_list(opt.device) && opt.backend != "vulkan") {
+  if (profile_names_several_devices(opt.device) && opt.backend != "vulkan") {
     return fail("", "--device all or a list is a Vulkan option of profile; use --backend vulkan",
                 kExitUsage);
   }
-  if (opt.queues == "all" || is_device_list(opt.device)) {
+  if (opt.queues == "all" || profile_names_several_devices(opt.device)) {
     return profile_queues({.frames = opt.frames,
                            .trace = opt.trace,
                            .device = opt.device,

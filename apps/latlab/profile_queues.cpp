@@ -690,7 +690,7 @@ int run_device(const QueuesProfileRequest& req, const std::string& device,
 // items of a comma list. Error for an empty item.
 Result<std::vector<std::string>> device_selectors(const std::string& device,
                                                   const std::vector<VulkanDeviceReport>& listed) {
-  if (!is_device_list(device)) return std::vector<std::string>{device};
+  if (!profile_names_several_devices(device)) return std::vector<std::string>{device};
   std::vector<std::string> out;
   if (device == "all") {
     for (const auto& d : listed) out.push_back(std::to_string(d.index));
@@ -709,7 +709,7 @@ Result<std::vector<std::string>> device_selectors(const std::string& device,
 
 }  // namespace
 
-bool is_device_list(const std::string& device) {
+bool profile_names_several_devices(const std::string& device) {
   return device == "all" || device.find(',') != std::string::npos;
 }
 
@@ -737,7 +737,7 @@ int profile_queues(const QueuesProfileRequest& req) {
   if (!selectors) return fail(selectors.error().message, kExitUsage);
   ChromeTrace trace;
   ChromeTrace* tracep = req.trace.empty() ? nullptr : &trace;
-  const bool several = is_device_list(req.device);
+  const bool several = profile_names_several_devices(req.device);
   int code = kExitOk;
   nlohmann::json out;
   nlohmann::json sections = nlohmann::json::array();

@@ -27,7 +27,7 @@ struct QueuesProfileRequest {
 };
 
 // Whether --device names several devices: "all" or a comma list.
-bool is_device_list(const std::string& device);
+bool profile_names_several_devices(const std::string& device);
 
 // Runs the frame and prints the stat table of every queue used (every zone
 // named with its queue), the families left out with the reason, and writes
