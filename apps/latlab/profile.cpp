@@ -39,9 +39,45 @@
 #include "latlab/vulkan.hpp"
 #include "profile_cuda.hpp"
 #include "profile_gl.hpp"
+#include "profile_queues.hpp"
 #include "profile_report.hpp"
 
 namespace latlab::cli {
+
+// The zones of one reference frame (the tree in the header comment); also
+// the graphics command buffer of --queues all (profile_queues.cpp).
+void record_reference_frame(GpuProfiler& prof, VulkanComputeWorkload& compute,
+                            VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c) {
+  const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
+  LATLAB_GPU_ZONE(prof, cmd, "frame");
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "simulate");
+    compute.record_pass(cmd, c, 0);
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "lighting");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
+      compute.record_pass(cmd, c2, 1);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
+      compute.record_pass(cmd, c, 2);
+    }
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "post");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
+      fragment.record_pass(cmd, c, 0);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
+      fragment.record_pass(cmd, c, 1);
+    }
+  }
+}
+
 namespace {
 
 constexpr uint32_t kMaxSide = 4096;
@@ -57,6 +93,9 @@ struct ProfileOptions {
   bool validation = false;
   // vulkan (this file), cuda (profile_cuda.cpp) or gl (profile_gl.cpp)
   std::string backend = "vulkan";
+  // one: the context's queue (this file); all: every Vulkan queue family
+  // that can time (profile_queues.cpp)
+  std::string queues = "one";
 };
 
 int fail(const char* what, const std::string& message, int code) {
@@ -106,37 +145,9 @@ int make_rig(VulkanContext& ctx, const GpuProfilerDesc& pdesc, std::pair<uint32_
   return kExitOk;
 }
 
-// The zones of one reference frame (the tree in the header comment).
+// The zones of one reference frame.
 void record_frame(Rig& rig, VkCommandBuffer cmd, uint32_t c) {
-  GpuProfiler& prof = *rig.prof;
-  const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
-  LATLAB_GPU_ZONE(prof, cmd, "frame");
-  {
-    LATLAB_GPU_ZONE(prof, cmd, "simulate");
-    rig.compute->record_pass(cmd, c, 0);
-  }
-  {
-    LATLAB_GPU_ZONE(prof, cmd, "lighting");
-    {
-      LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
-      rig.compute->record_pass(cmd, c2, 1);
-    }
-    {
-      LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
-      rig.compute->record_pass(cmd, c, 2);
-    }
-  }
-  {
-    LATLAB_GPU_ZONE(prof, cmd, "post");
-    {
-      LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
-      rig.fragment->record_pass(cmd, c, 0);
-    }
-    {
-      LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
-      rig.fragment->record_pass(cmd, c, 1);
-    }
-  }
+  record_reference_frame(*rig.prof, *rig.compute, *rig.fragment, cmd, c);
 }
 
 // Records and submits --frames frames, frames_in_flight at once, then waits
@@ -289,6 +300,26 @@ int profile(const ProfileOptions& opt) {
                 "CUDA has no counterpart",
                 kExitUsage);
   }
+  if (opt.queues == "all" && opt.backend != "vulkan") {
+    return fail("", "--queues all is a Vulkan option (queue families); use --backend vulkan",
+                kExitUsage);
+  }
+  if (profile_names_several_devices(opt.device) && opt.backend != "vulkan") {
+    return fail("", "--device all or a list is a Vulkan option of profile; use --backend vulkan",
+                kExitUsage);
+  }
+  if (opt.queues == "all" || profile_names_several_devices(opt.device)) {
+    return profile_queues({.frames = opt.frames,
+                           .trace = opt.trace,
+                           .device = opt.device,
+                           .complexity = opt.complexity,
+                           .width = size->first,
+                           .height = size->second,
+                           .frames_in_flight = opt.frames_in_flight,
+                           .json = opt.json,
+                           .validation = opt.validation,
+                           .all_queues = opt.queues == "all"});
+  }
   if (opt.backend == "gl") {
     return profile_gl({.frames = opt.frames,
                        .trace = opt.trace,
@@ -369,6 +400,12 @@ std::function<int()> setup(CLI::App& app) {
                   "GPU backend: vulkan, cuda (a CUDA stream) or gl (OpenGL through EGL, no window)")
       ->capture_default_str()
       ->check(CLI::IsMember({"vulkan", "cuda", "gl"}));
+  sub->add_option("--queues", opt->queues,
+                  "Vulkan queues: one (the device's graphics/compute queue) or all (one queue of "
+                  "every family that can time: upload, async compute and graphics command "
+                  "buffers, each queue its own track)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"one", "all"}));
   sub->add_option("--frames", opt->frames, "Frames to record")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
@@ -376,7 +413,8 @@ std::function<int()> setup(CLI::App& app) {
                   "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
   sub->add_option("--device", opt->device,
                   "Device index or name substring (Vulkan default: first discrete GPU, else "
-                  "first; CUDA: 0; GL: the first EGL device with timer queries, hardware first)");
+                  "first; CUDA: 0; GL: the first EGL device with timer queries, hardware first); "
+                  "Vulkan: all or a comma list profiles each device in turn (the --queues frame)");
   sub->add_option("--complexity", opt->complexity,
                   "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()

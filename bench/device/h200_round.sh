@@ -5,6 +5,7 @@
 # (a second process on the GPU time-slices it and spoils timings).
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
+# Step queues (bench/device/queues.sh): profile --queues all on every Vulkan device.
 # Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
 # profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
 # (bench/device/gl.sh: OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
@@ -107,6 +108,11 @@ if has clocks; then
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
+fi
+if has queues; then
+  log "several queues (bench/device/queues.sh)"
+  (cd "$here" && T ${QUEUES_S:-560} env LATLAB_BINARY=$B/latlab OUT=$R/queues bash bench/device/queues.sh) \
+    > queues_sh.txt 2>&1; echo "rc=$?" >> queues_sh.txt
 fi
 if has present; then
   log "present: headless, then against a carried Xvfb (bench/device/pack_xvfb.sh -> .xvfb)"

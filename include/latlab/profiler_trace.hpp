@@ -32,6 +32,10 @@ class ChromeTrace {
   // end before its begin is refused (false) and counted in spans_refused().
   bool add_span(std::string_view track, std::string_view name, int64_t begin_ns, int64_t end_ns,
                 bool gpu = false, int64_t frame_id = -1);
+  // GPU tracks added from now on go to their own process group "GPU <name>"
+  // (one per device of a several-device profile); "" returns to the
+  // default group "GPU". Tracks of one name in two groups are two tracks.
+  void set_gpu_group(std::string_view name);
 
   size_t span_count() const { return spans_.size(); }
   uint64_t gpu_zones_unmapped() const { return unmapped_; }
@@ -46,6 +50,7 @@ class ChromeTrace {
   struct Track {
     std::string name;
     bool gpu = false;
+    uint32_t group = 0;  // index in gpu_groups_ (GPU tracks)
   };
   struct Span {
     uint32_t track = 0;
@@ -57,6 +62,8 @@ class ChromeTrace {
   uint32_t track_index(std::string_view name, bool gpu);
 
   std::vector<Track> tracks_;
+  std::vector<std::string> gpu_groups_{"GPU"};  // process names; [0] the default
+  uint32_t gpu_group_ = 0;                      // the group new GPU tracks join
   std::vector<Span> spans_;
   uint64_t unmapped_ = 0;
   uint64_t without_time_ = 0;

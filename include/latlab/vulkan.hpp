@@ -99,6 +99,28 @@ struct VulkanContextDesc {
   // VK_KHR_xcb_surface on the instance, VK_KHR_swapchain on the device
   // (VulkanContext::xcb_surface_enabled, swapchain_enabled). Default off.
   bool present = false;
+  // Also open one queue of every other queue family that can write
+  // timestamps (timestampValidBits > 0), for work spread over queues
+  // (VulkanContext::queues()). queue() stays the queue chosen as without it.
+  // Default off: one queue.
+  bool all_timing_queues = false;
+};
+
+// One queue the context opened (queue 0 of its family).
+struct VulkanQueueInfo {
+  uint32_t family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkQueueFlags flags = 0;
+  std::string flags_text;  // e.g. "graphics|compute|transfer"
+  TickFormat ticks;        // the device's period and this family's valid bits
+  bool primary = false;    // the context's queue()
+};
+
+// Binary semaphores a submission waits on and signals.
+struct VulkanSubmitSync {
+  std::span<const VkSemaphore> wait{};                  // waited for before `wait_stages`
+  std::span<const VkPipelineStageFlags> wait_stages{};  // one per wait semaphore
+  std::span<const VkSemaphore> signal{};                // signalled when the work completes
 };
 
 // What the context can and cannot do, each missing piece with its reason.
@@ -122,11 +144,14 @@ struct VulkanCapabilities {
   std::vector<MissingCapability> missing;
 };
 
-// Instance, physical device, logical device and one queue that can time.
+// Instance, physical device, logical device and one queue that can time
+// (with VulkanContextDesc::all_timing_queues, one queue of every family that
+// can time; all share the device's one calibration).
 //
-// Threads: the accessors are safe from any thread. The queue is shared:
-// submit through submit()/run_one_shot(), or hold queue_mutex() around your
-// own vkQueueSubmit. validation_* and sample_calibration() are thread-safe.
+// Threads: the accessors are safe from any thread. Queues are shared:
+// submit through submit()/run_one_shot(), or hold queue_mutex() (of that
+// family) around your own vkQueueSubmit. validation_* and
+// sample_calibration() are thread-safe.
 class VulkanContext {
  public:
   static Result<std::unique_ptr<VulkanContext>> create(const VulkanContextDesc& desc = {});
@@ -148,6 +173,16 @@ class VulkanContext {
   const TickFormat& tick_format() const { return ticks_; }
   const VulkanCapabilities& capabilities() const { return caps_; }
 
+  // Every opened queue, queue() first; more than one only with
+  // VulkanContextDesc::all_timing_queues on a device with several families
+  // that can time.
+  const std::vector<VulkanQueueInfo>& queues() const { return queues_; }
+  // The opened queue of `family`; null when the context did not open one.
+  const VulkanQueueInfo* find_queue(uint32_t family) const;
+  // Queue families the context did not open, each with the reason
+  // (name "queue family N (flags)": cannot time, or not asked for).
+  const std::vector<MissingCapability>& unopened_queue_families() const { return unopened_; }
+
   // Validation-layer messages of ERROR severity seen so far (0 without validation).
   uint64_t validation_error_count() const;
   // Validation messages (errors and warnings, "[error] ..."), oldest first, bounded.
@@ -155,8 +190,15 @@ class VulkanContext {
 
   // Guards the queue: hold it around any vkQueueSubmit/vkQueueWaitIdle.
   std::mutex& queue_mutex() const { return queue_mutex_; }
+  // The mutex of the opened queue of `family` (queue_mutex() for queue()'s
+  // family, or for a family without an opened queue).
+  std::mutex& queue_mutex(uint32_t family) const;
   // vkQueueSubmit of one command buffer signalling `fence` (may be null).
   Result<void> submit(VkCommandBuffer cmd, VkFence fence) const;
+  // The same on the opened queue of `family`, waiting on and signalling the
+  // semaphores of `sync`. Error when no queue of `family` is open.
+  Result<void> submit(uint32_t family, VkCommandBuffer cmd, VkFence fence,
+                      const VulkanSubmitSync& sync = {}) const;
   // Records `record` into a fresh command buffer, submits it and waits for
   // its fence (blocks). For set-up work, not for frames. Any thread.
   Result<void> run_one_shot(const std::function<void(VkCommandBuffer)>& record) const;
@@ -212,7 +254,9 @@ class VulkanContext {
   std::unique_ptr<OneShot> one_shot_;
   std::unique_ptr<Estimator> estimator_;
   mutable std::mutex queue_mutex_;
-
+  std::vector<VulkanQueueInfo> queues_;                           // queues_[0] is queue_
+  std::vector<std::unique_ptr<std::mutex>> extra_queue_mutexes_;  // one per queues_[1..]
+  std::vector<MissingCapability> unopened_;
 };
 
 // ---------------------------------------------------------------------------
@@ -226,6 +270,10 @@ struct VulkanTimestampSlotsDesc {
   // records no resets, so its zones may sit inside render passes. Default
   // off: resets then go into the next command buffer that writes the slot.
   bool require_host_reset = false;
+  // The queue family whose queue writes the slots (an opened queue of the
+  // context): its timestampValidBits give tick_format(). Default: the
+  // context's queue().
+  std::optional<uint32_t> queue_family = std::nullopt;
 };
 
 // The backend seam's TimestampSlots on one VkQueryPool: the only owner of
@@ -312,10 +360,13 @@ Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const Vulka
 // Frames in flight
 
 // A ring of primary command buffers, each with its fence, for frames in
-// flight. Slot i is free again once wait() saw its fence. Not thread-safe.
+// flight, on one queue of the context. Slot i is free again once wait() saw
+// its fence. Not thread-safe.
 class VulkanFrameRing {
  public:
-  static Result<std::unique_ptr<VulkanFrameRing>> create(const VulkanContext& ctx, uint32_t slots);
+  // `queue_family`: an opened queue of the context; default its queue().
+  static Result<std::unique_ptr<VulkanFrameRing>> create(const VulkanContext& ctx, uint32_t slots,
+                                                         std::optional<uint32_t> queue_family = {});
   ~VulkanFrameRing();  // waits for every slot still in flight
   VulkanFrameRing(const VulkanFrameRing&) = delete;
   VulkanFrameRing& operator=(const VulkanFrameRing&) = delete;
@@ -327,8 +378,10 @@ class VulkanFrameRing {
   // without the one-time flag, for submit_recorded). Error when the slot is
   // still in flight (wait() first) or the driver fails.
   Result<VkCommandBuffer> begin(uint32_t slot, bool reusable = false);
-  // Ends the command buffer and submits it with the slot's fence.
-  Result<void> submit(uint32_t slot);
+  // Ends the command buffer and submits it with the slot's fence (and the
+  // semaphores of `sync`, which must outlive the call only).
+  Result<void> submit(uint32_t slot, const VulkanSubmitSync& sync = {});
+  uint32_t queue_family() const { return family_; }
   // Ends the command buffer without submitting it (begin(slot, true) first).
   Result<void> end(uint32_t slot);
   // Submits the slot's command buffer as last recorded and ended (reusable)
@@ -342,12 +395,14 @@ class VulkanFrameRing {
 
  private:
   explicit VulkanFrameRing(const VulkanContext& ctx) : ctx_(ctx) {}
+  Result<void> submit_slot(uint32_t slot, const VulkanSubmitSync& sync);
   struct Slot {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
     bool in_flight = false;
   };
   const VulkanContext& ctx_;
+  uint32_t family_ = 0;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<Slot> slots_;
 };

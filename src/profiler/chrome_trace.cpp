@@ -53,11 +53,24 @@ void append_us(std::string& out, int64_t ns) {
 }  // namespace
 
 uint32_t ChromeTrace::track_index(std::string_view name, bool gpu) {
+  const uint32_t group = gpu ? gpu_group_ : 0;
   for (uint32_t i = 0; i < tracks_.size(); ++i) {
-    if (tracks_[i].gpu == gpu && tracks_[i].name == name) return i;
+    if (tracks_[i].gpu == gpu && tracks_[i].group == group && tracks_[i].name == name) return i;
   }
-  tracks_.push_back(Track{std::string(name), gpu});
+  tracks_.push_back(Track{std::string(name), gpu, group});
   return static_cast<uint32_t>(tracks_.size() - 1);
+}
+
+void ChromeTrace::set_gpu_group(std::string_view name) {
+  const std::string process = name.empty() ? std::string("GPU") : "GPU " + std::string(name);
+  for (uint32_t i = 0; i < gpu_groups_.size(); ++i) {
+    if (gpu_groups_[i] == process) {
+      gpu_group_ = i;
+      return;
+    }
+  }
+  gpu_groups_.push_back(process);
+  gpu_group_ = static_cast<uint32_t>(gpu_groups_.size() - 1);
 }
 
 bool ChromeTrace::add_span(std::string_view track, std::string_view name, int64_t begin_ns,
@@ -107,9 +120,15 @@ std::string ChromeTrace::to_json() const {
          ",\"gpu_zones_without_time\":" + std::to_string(without_time_) +
          ",\"spans_refused\":" + std::to_string(refused_) + "},\"traceEvents\":[\n";
   out += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"CPU\"}},\n";
-  out += "{\"ph\":\"M\",\"pid\":2,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"GPU\"}},\n";
-  out += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}},\n";
-  out += "{\"ph\":\"M\",\"pid\":2,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":2}}";
+  out += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}}";
+  // GPU groups: pid 2 ("GPU"), then one per set_gpu_group name.
+  for (uint32_t g = 0; g < gpu_groups_.size(); ++g) {
+    const std::string pid = std::to_string(kGpuPid + static_cast<int>(g));
+    out += ",\n{\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":";
+    append_escaped(out, gpu_groups_[g]);
+    out += "}},\n{\"ph\":\"M\",\"pid\":" + pid +
+           ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" + pid + "}}";
+  }
 
   int next_tid = 1;
   for (uint32_t t = 0; t < tracks_.size(); ++t) {
@@ -127,7 +146,7 @@ std::string ChromeTrace::to_json() const {
       std::string events;
     };
     std::vector<Lane> lanes;
-    const int pid = tracks_[t].gpu ? kGpuPid : kCpuPid;
+    const int pid = tracks_[t].gpu ? kGpuPid + static_cast<int>(tracks_[t].group) : kCpuPid;
     auto emit = [&](std::string& ev, int tid, char ph, const Span& s) {
       ev += ",\n{\"ph\":\"";
       ev += ph;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,10 +80,10 @@ std::optional<uint32_t> choose_queue_family(const VulkanDeviceReport& report) {
   return family;
 }
 
-// A logical device with one queue and the optional features it enabled.
+// A logical device with its queues and the optional features it enabled.
 struct OpenedDevice {
   VkDevice device = VK_NULL_HANDLE;  // owned by the caller
-  VkQueue queue = VK_NULL_HANDLE;
+  std::vector<VkQueue> queues;       // queue 0 of each family asked for, in that order
   PFN_vkResetQueryPoolEXT reset_query_pool = nullptr;                    // null: not enabled
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps = nullptr;  // null: not enabled
   bool swapchain = false;  // VK_KHR_swapchain enabled (desc.present and offered)
@@ -97,11 +99,12 @@ bool device_offers(VkPhysicalDevice pd, const char* name) {
   });
 }
 
-// Creates the logical device on `pd` with one queue of `family`; host query
-// reset when `host_reset`, calibrated timestamps when offered (their entry
-// point only when desc.calibrated_timestamps).
-Result<OpenedDevice> open_device(VkPhysicalDevice pd, uint32_t family, const vk::Probe& probe,
-                                 bool host_reset, const VulkanContextDesc& desc) {
+// Creates the logical device on `pd` with one queue of each of `families`
+// (distinct); host query reset when `host_reset`, calibrated timestamps when
+// offered (their entry point only when desc.calibrated_timestamps).
+Result<OpenedDevice> open_device(VkPhysicalDevice pd, const std::vector<uint32_t>& families,
+                                 const vk::Probe& probe, bool host_reset,
+                                 const VulkanContextDesc& desc) {
   std::vector<const char*> extensions;
   VkPhysicalDeviceHostQueryResetFeatures reset_features{};
   reset_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
@@ -114,16 +117,18 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, uint32_t family, const vk:
   if (swapchain) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
 
   const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qci{};
-  qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-  qci.queueFamilyIndex = family;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+  std::vector<VkDeviceQueueCreateInfo> qcis(families.size());
+  for (size_t i = 0; i < families.size(); ++i) {
+    qcis[i].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qcis[i].queueFamilyIndex = families[i];
+    qcis[i].queueCount = 1;
+    qcis[i].pQueuePriorities = &priority;
+  }
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   dci.pNext = host_reset ? &reset_features : nullptr;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
+  dci.queueCreateInfoCount = static_cast<uint32_t>(qcis.size());
+  dci.pQueueCreateInfos = qcis.data();
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
   OpenedDevice out;
@@ -131,7 +136,9 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, uint32_t family, const vk:
   if (const VkResult r = vkCreateDevice(pd, &dci, nullptr, &out.device); r != VK_SUCCESS) {
     return vk::error("vkCreateDevice on " + probe.report.name, r);
   }
-  vkGetDeviceQueue(out.device, family, 0, &out.queue);
+  out.queues.resize(families.size());
+  for (size_t i = 0; i < families.size(); ++i)
+    vkGetDeviceQueue(out.device, families[i], 0, &out.queues[i]);
   if (host_reset) {
     out.reset_query_pool = reinterpret_cast<PFN_vkResetQueryPoolEXT>(vkGetDeviceProcAddr(
         out.device, probe.host_reset_core ? "vkResetQueryPool" : "vkResetQueryPoolEXT"));
@@ -198,6 +205,26 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, uint32_t family, bool
   return caps;
 }
 
+// The families to open: `primary` first, then (all_timing_queues) every
+// other family that can time; the others go to `unopened` with the reason.
+std::vector<uint32_t> families_to_open(const VulkanDeviceReport& report, uint32_t primary,
+                                       bool all_timing_queues,
+                                       std::vector<MissingCapability>& unopened) {
+  std::vector<uint32_t> out{primary};
+  for (const auto& q : report.queue_families) {
+    if (q.index == primary) continue;
+    const std::string name = "queue family " + std::to_string(q.index) + " (" + q.flags_text + ")";
+    if (q.timestamp_valid_bits == 0) {
+      unopened.push_back({name, "timestampValidBits = 0: its queues cannot write timestamps"});
+    } else if (!all_timing_queues) {
+      unopened.push_back({name, "not opened: one queue asked for (all timing queues off)"});
+    } else {
+      out.push_back(q.index);
+    }
+  }
+  return out;
+}
+
 // The command pool of run_one_shot: transient, resettable buffers.
 Result<VkCommandPool> make_one_shot_pool(VkDevice device, uint32_t family) {
   VkCommandPoolCreateInfo pci{};
@@ -261,10 +288,46 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     return make_error(probe.report.name + " has no compute queue family; latlab needs one");
   ctx->family_ = *family;
   const bool host_reset = desc.host_query_reset && (probe.host_reset_core || probe.host_reset_ext);
-  Result<OpenedDevice> opened = open_device(ctx->physical_, ctx->family_, probe, host_reset, desc);
+  std::vector<uint32_t> families =
+      families_to_open(probe.report, ctx->family_, desc.all_timing_queues, ctx->unopened_);
+  Result<OpenedDevice> opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+  if (!opened && families.size() > 1) {
+    // A driver may refuse a queue of a family latlab records no work on
+    // (video, optical flow): open the graphics, compute and transfer ones only.
+    constexpr VkQueueFlags kWork = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+    std::vector<uint32_t> work;
+    for (const uint32_t f : families) {
+      const VulkanQueueFamilyReport& q = probe.report.queue_families[f];
+      if (f == ctx->family_ || (q.flags & kWork) != 0) {
+        work.push_back(f);
+      } else {
+        ctx->unopened_.push_back(
+            {"queue family " + std::to_string(f) + " (" + q.flags_text + ")",
+             "vkCreateDevice failed with a queue of every timing family (" +
+                 opened.error().message + "); opened without this one"});
+      }
+    }
+    if (work.size() < families.size()) {
+      families = std::move(work);
+      opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+    }
+  }
   if (!opened) return opened.error();
   ctx->device_ = opened->device;
-  ctx->queue_ = opened->queue;
+  ctx->queue_ = opened->queues[0];
+  for (size_t i = 0; i < families.size(); ++i) {
+    const VulkanQueueFamilyReport& fam = probe.report.queue_families[families[i]];
+    ctx->queues_.push_back(
+        VulkanQueueInfo{.family = families[i],
+                        .queue = opened->queues[i],
+                        .flags = fam.flags,
+                        .flags_text = fam.flags_text,
+                        .ticks = TickFormat::from_period_ns(
+                            probe.report.timestamp_period_ns,
+                            fam.timestamp_valid_bits == 0 ? 64 : fam.timestamp_valid_bits),
+                        .primary = i == 0});
+    if (i > 0) ctx->extra_queue_mutexes_.push_back(std::make_unique<std::mutex>());
+  }
   ctx->swapchain_ = opened->swapchain;
   ctx->reset_query_pool_ = opened->reset_query_pool;
   ctx->get_calibrated_timestamps_ = opened->get_calibrated_timestamps;
@@ -288,6 +351,8 @@ VulkanContext::~VulkanContext() {
   if (device_ != VK_NULL_HANDLE) {
     {
       std::lock_guard lock(queue_mutex_);
+      std::vector<std::unique_lock<std::mutex>> extra;
+      for (auto& m : extra_queue_mutexes_) extra.emplace_back(*m);
       vkDeviceWaitIdle(device_);
     }
     if (estimator_) {
@@ -312,6 +377,45 @@ Result<void> VulkanContext::submit(VkCommandBuffer cmd, VkFence fence) const {
   si.pCommandBuffers = &cmd;
   std::lock_guard lock(queue_mutex_);
   if (const VkResult r = vkQueueSubmit(queue_, 1, &si, fence); r != VK_SUCCESS)
+    return vk::error("vkQueueSubmit", r);
+  return {};
+}
+
+const VulkanQueueInfo* VulkanContext::find_queue(uint32_t family) const {
+  for (const auto& q : queues_) {
+    if (q.family == family) return &q;
+  }
+  return nullptr;
+}
+
+std::mutex& VulkanContext::queue_mutex(uint32_t family) const {
+  for (size_t i = 1; i < queues_.size(); ++i) {
+    if (queues_[i].family == family) return *extra_queue_mutexes_[i - 1];
+  }
+  return queue_mutex_;
+}
+
+Result<void> VulkanContext::submit(uint32_t family, VkCommandBuffer cmd, VkFence fence,
+                                   const VulkanSubmitSync& sync) const {
+  const VulkanQueueInfo* q = find_queue(family);
+  if (q == nullptr) {
+    return make_error("no queue of family " + std::to_string(family) + " is open on " +
+                      device_name());
+  }
+  if (sync.wait.size() != sync.wait_stages.size()) {
+    return make_error("VulkanSubmitSync: one wait stage per wait semaphore");
+  }
+  VkSubmitInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.waitSemaphoreCount = static_cast<uint32_t>(sync.wait.size());
+  si.pWaitSemaphores = sync.wait.data();
+  si.pWaitDstStageMask = sync.wait_stages.data();
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  si.signalSemaphoreCount = static_cast<uint32_t>(sync.signal.size());
+  si.pSignalSemaphores = sync.signal.data();
+  std::lock_guard lock(queue_mutex(family));
+  if (const VkResult r = vkQueueSubmit(q->queue, 1, &si, fence); r != VK_SUCCESS)
     return vk::error("vkQueueSubmit", r);
   return {};
 }

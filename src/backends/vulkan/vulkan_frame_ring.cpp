@@ -4,14 +4,22 @@
 
 namespace latlab {
 
-Result<std::unique_ptr<VulkanFrameRing>> VulkanFrameRing::create(const VulkanContext& ctx, uint32_t slots) {
+Result<std::unique_ptr<VulkanFrameRing>> VulkanFrameRing::create(
+    const VulkanContext& ctx, uint32_t slots, std::optional<uint32_t> queue_family) {
   if (slots == 0) return make_error("VulkanFrameRing needs at least one slot");
+  const uint32_t family = queue_family.value_or(ctx.queue_family());
+  if (ctx.find_queue(family) == nullptr) {
+    return make_error("VulkanFrameRing: the context opened no queue of family " +
+                      std::to_string(family) +
+                      " (VulkanContextDesc::all_timing_queues opens one per family that can time)");
+  }
   std::unique_ptr<VulkanFrameRing> ring(new VulkanFrameRing(ctx));
+  ring->family_ = family;
   const VkDevice dev = ctx.device();
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = ctx.queue_family();
+  pci.queueFamilyIndex = family;
   if (const VkResult r = vkCreateCommandPool(dev, &pci, nullptr, &ring->pool_); r != VK_SUCCESS) {
     ring->pool_ = VK_NULL_HANDLE;
     return vk::error("vkCreateCommandPool", r);
@@ -59,9 +67,9 @@ Result<VkCommandBuffer> VulkanFrameRing::begin(uint32_t slot, bool reusable) {
   return s.cmd;
 }
 
-Result<void> VulkanFrameRing::submit(uint32_t slot) {
+Result<void> VulkanFrameRing::submit(uint32_t slot, const VulkanSubmitSync& sync) {
   if (auto e = end(slot); !e) return e;
-  return submit_recorded(slot);
+  return submit_slot(slot, sync);
 }
 
 Result<void> VulkanFrameRing::end(uint32_t slot) {
@@ -71,11 +79,13 @@ Result<void> VulkanFrameRing::end(uint32_t slot) {
   return {};
 }
 
-Result<void> VulkanFrameRing::submit_recorded(uint32_t slot) {
+Result<void> VulkanFrameRing::submit_recorded(uint32_t slot) { return submit_slot(slot, {}); }
+
+Result<void> VulkanFrameRing::submit_slot(uint32_t slot, const VulkanSubmitSync& sync) {
   Slot& s = slots_.at(slot);
   if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
   if (const VkResult r = vkResetFences(ctx_.device(), 1, &s.fence); r != VK_SUCCESS) return vk::error("vkResetFences", r);
-  if (auto r = ctx_.submit(s.cmd, s.fence); !r) return r.error();
+  if (auto r = ctx_.submit(family_, s.cmd, s.fence, sync); !r) return r.error();
   s.in_flight = true;
   return {};
 }

@@ -19,10 +19,19 @@ Result<std::shared_ptr<VulkanTimestampSlots>> VulkanTimestampSlots::create(
                       std::to_string(desc.count) + ")");
   }
   const VulkanCapabilities& caps = ctx.capabilities();
-  if (desc.require_host_reset && !caps.timestamps) {
+  const uint32_t family = desc.queue_family.value_or(ctx.queue_family());
+  const VulkanQueueInfo* queue = ctx.find_queue(family);
+  if (queue == nullptr) {
+    return make_error("VulkanTimestampSlots: the context opened no queue of family " +
+                      std::to_string(family) +
+                      " (VulkanContextDesc::all_timing_queues opens one per family that can time)");
+  }
+  // The primary queue may be one that cannot time (caps.timestamps false);
+  // every other opened queue can.
+  const bool can_time = queue->primary ? caps.timestamps : true;
+  if (desc.require_host_reset && !can_time) {
     return make_error(
-        "GPU profiler: the queue family " + std::to_string(ctx.queue_family()) + " of '" +
-        ctx.device_name() +
+        "GPU profiler: the queue family " + std::to_string(family) + " of '" + ctx.device_name() +
         "' cannot write timestamps (0 valid bits); pick another device with --device");
   }
   if (desc.require_host_reset && (!caps.host_query_reset || ctx.reset_query_pool_fn() == nullptr)) {
@@ -31,7 +40,8 @@ Result<std::shared_ptr<VulkanTimestampSlots>> VulkanTimestampSlots::create(
                       "VK_EXT_host_query_reset), which the profiler needs to recycle its queries");
   }
   std::shared_ptr<VulkanTimestampSlots> s(new VulkanTimestampSlots(ctx, desc.count));
-  if (!caps.timestamps) return s;  // can_time() false: no device objects needed
+  s->ticks_ = queue->ticks;
+  if (!can_time) return s;  // can_time() false: no device objects needed
 
   VkQueryPoolCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
