@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "device_list.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 // This command exists to show the profiler: its zones stay in whatever
@@ -686,32 +687,23 @@ int run_device(const QueuesProfileRequest& req, const std::string& device,
   return code;
 }
 
-// The devices --device names: one selector, or every device ("all"), or the
-// items of a comma list. Error for an empty item.
-Result<std::vector<std::string>> device_selectors(const std::string& device,
-                                                  const std::vector<VulkanDeviceReport>& listed) {
-  if (!profile_names_several_devices(device)) return std::vector<std::string>{device};
+// The devices --device names: one selector, or, for "all" or a comma list,
+// the shared device-list resolution of clocks and run (device_list.hpp).
+Result<std::vector<std::string>> device_selectors(const std::string& device, bool& no_device) {
+  no_device = false;
+  if (!is_device_list(device)) return std::vector<std::string>{device};
+  auto items = parse_device_list(device);
+  if (!items) return items.error();
+  auto listed = expand_device_list("vulkan", *items, no_device);
+  if (!listed) return listed.error();
   std::vector<std::string> out;
-  if (device == "all") {
-    for (const auto& d : listed) out.push_back(std::to_string(d.index));
-    return out;
-  }
-  size_t at = 0;
-  while (at <= device.size()) {
-    const size_t comma = std::min(device.find(',', at), device.size());
-    std::string item = device.substr(at, comma - at);
-    if (item.empty()) return make_error("--device \"" + device + "\" has an empty item");
-    out.push_back(std::move(item));
-    at = comma + 1;
-  }
+  for (const ListedDevice& d : *listed) out.push_back(d.selector);
   return out;
 }
 
 }  // namespace
 
-bool profile_names_several_devices(const std::string& device) {
-  return device == "all" || device.find(',') != std::string::npos;
-}
+bool profile_names_several_devices(const std::string& device) { return is_device_list(device); }
 
 int profile_queues(const QueuesProfileRequest& req) {
   if (!req.json) {
@@ -732,9 +724,9 @@ int profile_queues(const QueuesProfileRequest& req) {
         "software device",
         kExitMissingCapability);
   }
-  const auto selectors =
-      device_selectors(req.device, devices ? *devices : std::vector<VulkanDeviceReport>{});
-  if (!selectors) return fail(selectors.error().message, kExitUsage);
+  bool no_device = false;
+  const auto selectors = device_selectors(req.device, no_device);
+  if (!selectors) return fail(selectors.error().message, no_device ? kExitMissingCapability : kExitUsage);
   ChromeTrace trace;
   ChromeTrace* tracep = req.trace.empty() ? nullptr : &trace;
   const bool several = profile_names_several_devices(req.device);
