@@ -42,7 +42,7 @@ class CudaLatencyDeviceTest : public ::testing::Test {
 // consumer sleeps in cudaEventSynchronize on the same blocking-sync event;
 // the reference path's event is polled too. Fastest of the frames: the poll
 // sees completion no later than the blocking wait.
-TEST_F(CudaLatencyDeviceTest, PollObserverSeesFramesNoLaterThanTheBlockingWaitOnTheFastest) {
+TEST_F(CudaLatencyDeviceTest, PollObserverSeesEveryFrameAfterTheGpuEnd) {
   LatencyRunDesc desc;
   desc.schedule = ScheduleDesc{5, 1'000'000, 2'000'000};
   desc.frames = 60;
@@ -59,12 +59,16 @@ TEST_F(CudaLatencyDeviceTest, PollObserverSeesFramesNoLaterThanTheBlockingWaitOn
   EXPECT_FALSE(run.partial) << run.partial_reason;
   EXPECT_TRUE(run.polled);
   const auto at = [](const SeriesDistributions& d, Series s) { return d[static_cast<size_t>(s)]; };
-  EXPECT_GT(at(run.total, Series::poll_latency).count, 0u);
-  EXPECT_LE(at(run.total, Series::poll_latency).min, at(run.total, Series::fence_latency).min);
-  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  // Not asserted: that polling sees completion first. On the H200 a thread
+  // spinning on cudaEventQuery beside a blocking-sync waiter wakes after it
+  // (fastest frame 44 vs 35 us; lean.sh: p50 92 vs 19 us after GPU end),
+  // unlike Vulkan's vkGetFenceStatus (36 vs 84 us). Asserted: the poller
+  // sees every frame, within its limit, and never before the GPU's end
+  // (beyond the clock mapping's bound, under 2 us on CUDA).
   EXPECT_GT(at(run.reference_total, Series::poll_latency).count, 0u);
-  EXPECT_LE(at(run.reference_total, Series::poll_latency).min,
-            at(run.reference_total, Series::fence_latency).min);
+  EXPECT_EQ(at(run.total, Series::poll_latency).count, at(run.total, Series::fence_latency).count);
+  EXPECT_EQ(run.total_missing.poll_limit, 0u);
+  EXPECT_GE(at(run.total, Series::gpu_end_to_poll_wake).min, -2.0);
 }
 
 TEST_F(CudaLatencyDeviceTest, InfoDescribesTheDevice) {
