@@ -150,6 +150,21 @@ void probe(const gl::Api& api, bool gles, GlDeviceReport& r) {
   r.khr_debug = api.DebugMessageCallback != nullptr &&
                 (gles ? gl::has_extension(api, "GL_KHR_debug") || version >= 32 : true);
   r.disjoint_signal = gles && gl::has_extension(api, "GL_EXT_disjoint_timer_query");
+  // The device's UUID from the context itself (GL_EXT_memory_object), where
+  // EGL gave none: NVIDIA's surfaceless platform has no EGL device to ask,
+  // and this UUID is the one CUDA and Vulkan report for the same GPU.
+  if (r.device_uuid.empty() && gl::has_extension(api, "GL_EXT_memory_object")) {
+    // GL_EXT_memory_object's names (not in the core-profile header).
+    using GetUnsignedBytei = void(APIENTRYP)(GLenum target, GLuint index, GLubyte* data);
+    constexpr GLenum kDeviceUuid = 0x9597;  // GL_DEVICE_UUID_EXT
+    auto get_uuid = reinterpret_cast<GetUnsignedBytei>(eglGetProcAddress("glGetUnsignedBytei_vEXT"));
+    uint8_t uuid[16] = {};  // GL_UUID_SIZE_EXT
+    if (get_uuid != nullptr) {
+      get_uuid(kDeviceUuid, 0, uuid);
+      if (gl::drain_errors(api).empty() && std::any_of(std::begin(uuid), std::end(uuid), [](uint8_t b) { return b != 0; }))
+        r.device_uuid = uuid_text(uuid);
+    }
+  }
   r.timer_query = gles ? r.disjoint_signal : version >= 33 || gl::has_extension(api, "GL_ARB_timer_query");
   GLint bits = 0;
   if (r.timer_query) api.GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
