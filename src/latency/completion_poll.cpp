@@ -18,6 +18,25 @@ inline void cpu_relax() {
 #endif
 }
 
+// One poll's verdict into `out`: true when the spin ends (complete, failed,
+// or the limit reached: missing, never 0), false to poll again.
+bool poll_settles(PollStatus s, int64_t now, int64_t start, int64_t limit_ns, PollOutcome& out) {
+  if (s == PollStatus::complete) {
+    out.status = QueryStatus::ok;
+    out.seen_ns = now;
+    return true;
+  }
+  if (s == PollStatus::failed) {
+    out.status = QueryStatus::invalid;
+    return true;
+  }
+  if (now - start >= limit_ns) {
+    out.status = QueryStatus::not_ready;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 PollOutcome poll_inline(CompletionPoller& poller, const PollTarget& target, HostTime& time,
@@ -26,21 +45,9 @@ PollOutcome poll_inline(CompletionPoller& poller, const PollTarget& target, Host
   const int64_t cpu0 = thread_cpu_time_ns();
   const int64_t start = time.now_ns();
   for (;;) {
-    const PollStatus s = poller.poll(target);
-    const int64_t now = time.now_ns();
-    if (s == PollStatus::complete) {
-      out.status = QueryStatus::ok;
-      out.seen_ns = now;
-      break;
-    }
-    if (s == PollStatus::failed) {
-      out.status = QueryStatus::invalid;
-      break;
-    }
-    if (now - start >= limit_ns) {
-      out.status = QueryStatus::not_ready;
-      break;
-    }
+    const PollStatus status = poller.poll(target);
+    const int64_t now = time.now_ns();  // after the poll: when it saw the status
+    if (poll_settles(status, now, start, limit_ns, out)) break;
     time.sleep_until(now + step_ns);
   }
   out.cpu_ns = thread_cpu_time_ns() - cpu0;
@@ -105,21 +112,8 @@ void PollThread::run() {
     const int64_t cpu0 = thread_cpu_time_ns();
     const int64_t start = time_.now_ns();
     for (;;) {
-      const PollStatus s = poller->poll(target);
-      const int64_t now = time_.now_ns();
-      if (s == PollStatus::complete) {
-        out.status = QueryStatus::ok;
-        out.seen_ns = now;
-        break;
-      }
-      if (s == PollStatus::failed) {
-        out.status = QueryStatus::invalid;
-        break;
-      }
-      if (now - start >= limit_ns_) {
-        out.status = QueryStatus::not_ready;
-        break;
-      }
+      const PollStatus status = poller->poll(target);
+      if (poll_settles(status, time_.now_ns(), start, limit_ns_, out)) break;
       if (cancel_.load(std::memory_order_relaxed) == seq) break;  // the frame failed: missing
       cpu_relax();
     }
