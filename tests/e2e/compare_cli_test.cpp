@@ -57,6 +57,12 @@ const nlohmann::json* row(const nlohmann::json& c, const std::string& series, co
 constexpr const char* kLevel = " --alpha 0.001";
 
 TEST(CompareCli, AaRunsAtOnceAreNoSignificantChangeAndBothAreStored) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Two instrumented processes on 2 cores are no A/A pair: under ASan in CI
+  // the second ran 9-45 % slower than the first in every block (p < 1e-6).
+  GTEST_SKIP() << "sanitizer build: two concurrent instrumented runs are not alike; the plain "
+                  "build runs this test";
+#endif
   TempDir dir;
   const std::string db = (dir.path / "r.db").string();
   run_pair(sim_args(1, 100), sim_args(2, 100), db, dir.path);
