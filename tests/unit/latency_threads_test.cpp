@@ -1,6 +1,7 @@
 // The latency engine with its real threads (generator + consumer) on the real
 // host clock and the sim device. Run under TSan in CI (label threads).
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -70,7 +71,16 @@ TEST(LatencyThreads, PollObserverSeesCompletionNoLaterThanTheBlockingWaitOnTheFa
   const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
   EXPECT_EQ(poll.count + poll.missing, 60u);
   EXPECT_GT(poll.count, 0u);
-  EXPECT_LE(poll.min, fence.min);
+  // Which observer sees completion first is asserted only where the poller
+  // has a CPU of its own (4 or more, the rule of `latlab run --poll auto`):
+  // on 2 CPUs under load it is descheduled past the scripted fence wake even
+  // on the fastest frame (once while a TSan build ran beside the tests).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (cpus >= 4) {
+    EXPECT_LE(poll.min, fence.min);
+  }
   EXPECT_EQ(run.total[static_cast<size_t>(Series::poll_cpu)].count, 60u);
   EXPECT_GT(run.total[static_cast<size_t>(Series::poll_cpu)].max, 0.0);
 }
