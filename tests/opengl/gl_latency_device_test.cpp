@@ -14,6 +14,7 @@
 #include "latlab/latency_run.hpp"
 #include "latlab/opengl.hpp"
 #include "opengl/gl_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -137,7 +138,7 @@ TEST(GlLatencyDevice, FramesFromChangingThreadsAndCalibrationAlongside) {
 }
 
 TEST(GlLatencyDevice, FourTimesTheComplexityTakesLongerOnTheFastestFrames) {
-  setenv("LP_NUM_THREADS", "1", 1);  // llvmpipe: one worker, see GlPoolTestOneThread
+  test::use_one_mesa_worker();  // one_mesa_worker.hpp
   auto dev = open_device();
   if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
   // Small and large frames alternate, so both see the same machine: run one

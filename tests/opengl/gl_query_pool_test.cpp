@@ -6,6 +6,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "opengl/gl_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -57,13 +58,11 @@ TEST_F(GlPoolTest, DispatchesHavePositiveDurations) {
   EXPECT_EQ(slots_->write_errors(), 0u);
 }
 
-// llvmpipe spreads a pass over its threads; one worker (LP_NUM_THREADS, read
-// when the display is initialised; other drivers ignore it) makes the work,
-// not the scheduler of a busy 2-core machine, decide the 4x ratio.
+// One Mesa worker thread: see one_mesa_worker.hpp.
 class GlPoolTestOneThread : public GlPoolTest {
  protected:
   void SetUp() override {
-    setenv("LP_NUM_THREADS", "1", 1);
+    test::use_one_mesa_worker();
     GlPoolTest::SetUp();
   }
 };

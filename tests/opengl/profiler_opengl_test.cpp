@@ -16,6 +16,7 @@
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_opengl.hpp"
 #include "opengl/gl_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -139,13 +140,11 @@ TEST_F(ProfilerGlTest, NestedZonesAreOkAndChildrenLieInsideTheirParents) {
   EXPECT_NE(tree.find("indirect"), std::string::npos) << tree;
 }
 
-// llvmpipe spreads a pass over its threads; one worker (LP_NUM_THREADS, read
-// when the display is initialised; other drivers ignore it) makes the work,
-// not the scheduler of a busy 2-core machine, decide the 4x ratio.
+// One Mesa worker thread: see one_mesa_worker.hpp.
 class ProfilerGlTestOneThread : public ProfilerGlTest {
  protected:
   void SetUp() override {
-    setenv("LP_NUM_THREADS", "1", 1);
+    test::use_one_mesa_worker();
     ProfilerGlTest::SetUp();
   }
 };

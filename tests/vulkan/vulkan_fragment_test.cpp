@@ -6,6 +6,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "vulkan/vulkan_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -56,20 +57,18 @@ TEST_F(VulkanFragmentTest, FourPassesAreEachTimed) {
   EXPECT_EQ(pool_->late_result_count(), 0u);
 }
 
-// lavapipe rasterises on the CPU's threads, so other work on the machine
-// moves each pass's time: the fastest of nine frames each is compared (medians
-// of six once gave 1.90 in CI, where this machine measures 2.4-3.1).
-// lavapipe on one worker thread (LP_NUM_THREADS; other drivers ignore it):
-// with its threads, one frame may get both cores and the next one, and
-// CI's ASan run once gave 1.98 for 8x the work.
+// One Mesa worker thread: see one_mesa_worker.hpp.
 class VulkanFragmentTestOneThread : public VulkanFragmentTest {
  protected:
   void SetUp() override {
-    setenv("LP_NUM_THREADS", "1", 1);
+    test::use_one_mesa_worker();
     VulkanFragmentTest::SetUp();
   }
 };
 
+// lavapipe rasterises on the CPU's threads, so other work on the machine
+// moves each pass's time: the fastest of nine frames each is compared (medians
+// of six once gave 1.90 in CI, where this machine measures 2.4-3.1).
 TEST_F(VulkanFragmentTestOneThread, PerPixelCostGrowsWithComplexity) {
   ASSERT_NO_FATAL_FAILURE(make({128, 128}));
   const auto frames = run_frames(*ctx_, *work_, *pool_, 9, [](uint64_t f) {

@@ -11,6 +11,7 @@
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -101,13 +102,11 @@ TEST_F(LatencyDeviceTest, FramesInFlightCompleteInOrder) {
   EXPECT_LE(a->fence_wake_ns, b->fence_wake_ns);
 }
 
-// lavapipe on one worker thread (LP_NUM_THREADS; other drivers ignore it):
-// with its threads, one frame may get both cores and the next one, and
-// CI's ASan run once gave 1.98 for 8x the work.
+// One Mesa worker thread: see one_mesa_worker.hpp.
 class LatencyDeviceTestOneThread : public LatencyDeviceTest {
  protected:
   void SetUp() override {
-    setenv("LP_NUM_THREADS", "1", 1);
+    test::use_one_mesa_worker();
     LatencyDeviceTest::SetUp();
   }
 };

@@ -8,6 +8,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "vulkan/vulkan_fixture.hpp"
+#include "one_mesa_worker.hpp"
 
 namespace latlab::test {
 namespace {
@@ -98,15 +99,11 @@ TEST_F(VulkanPoolTest, DisposeWhileAFrameIsInFlightWaitsForIt) {
   EXPECT_EQ(ctx_->validation_error_count(), 0u);
 }
 
-// lavapipe spreads a dispatch over its threads, and on a busy 2-core
-// machine one dispatch may get both cores and the next one: the fastest of
-// 8 frames once gave 1.99 for 4x the work under ASan in CI. One worker
-// thread (LP_NUM_THREADS, read when the instance is created; other drivers
-// ignore it) makes the work, not the scheduler, decide the ratio.
+// One Mesa worker thread: see one_mesa_worker.hpp.
 class VulkanPoolOneThreadTest : public VulkanPoolTest {
  protected:
   void SetUp() override {
-    setenv("LP_NUM_THREADS", "1", 1);
+    test::use_one_mesa_worker();
     VulkanPoolTest::SetUp();
   }
 };
