@@ -334,6 +334,11 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
                   "is missing (counted)")
       ->check(CLI::Range(1.0, 10'000'000.0))
       ->capture_default_str();
+  sub->add_option("--turn-warmup-ms", opts->turn_warmup_ms,
+                  "Unrecorded frames of each block's workload, back to back, for this long "
+                  "before the block (default: 0 with one device, 250 with several: each device "
+                  "idles through the others' turns and its GPU may lower its clocks)")
+      ->check(CLI::Range(0.0, 60'000.0));
   sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
                 "Do not lower the generator thread's timer slack");
   sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");

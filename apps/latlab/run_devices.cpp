@@ -21,6 +21,11 @@
 namespace latlab::cli {
 namespace {
 
+// Turn warm-up with several devices unless --turn-warmup-ms says otherwise:
+// on the 2-GPU H200 without it, Vulkan Loaded frames at the start of a turn
+// took up to 47.7 ms instead of 8.3 (docs/BENCHMARKS.md).
+constexpr int64_t kSeveralDevicesTurnWarmupNs = 250'000'000;
+
 // One device of the run.
 struct RunLane {
   ListedDevice listed;
@@ -42,17 +47,21 @@ std::string unsupported(const RunOptions& o, const RunPlan& plan) {
   return "";
 }
 
-int open_lanes(const RunOptions& o, const RunPlan& plan, std::vector<RunLane>& lanes) {
+// Opens every listed device; sets the plan's turn warm-up for several.
+int open_lanes(const RunOptions& o, RunPlan& plan, std::vector<RunLane>& lanes) {
   std::vector<ListedDevice> listed;
   if (const int rc = resolve_device_list("run", o.backend, o.device, listed); rc != kExitOk)
     return rc;
+  if (!o.turn_warmup_ms && listed.size() > 1)
+    plan.desc.turn_warmup_ns = kSeveralDevicesTurnWarmupNs;
   for (const ListedDevice& d : listed) {
     RunLane l;
     l.listed = d;
     l.plan = plan;
     const size_t index = std::stoul(l.listed.selector);
     if (o.backend == "sim") {
-      // Fails from its 20th measured frame: after the warm-up, in block 0.
+      // Fails from frame id warm-up + 20: its 20th measured frame (in block 0)
+      // when no turn warm-up takes ids before it.
       const uint64_t fail_from =
           o.sim_fail_device == static_cast<int>(index) ? uint64_t{plan.desc.warmup_frames} + 20 : 0;
       l.device = open_sim_list_device(index, true, fail_from);

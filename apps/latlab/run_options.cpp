@@ -70,6 +70,7 @@ Result<LatencyRunDesc> latency_desc(const RunOptions& o) {
   desc.bare_comparison = o.bare;
   desc.poll_completion = poll_observer_on(o.poll);
   desc.poll_limit_ns = static_cast<int64_t>(o.poll_limit_us * 1000.0);
+  desc.turn_warmup_ns = static_cast<int64_t>(o.turn_warmup_ms.value_or(0.0) * 1e6);
   return desc;
 }
 
@@ -176,6 +177,10 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
   } else {
     fmt::print(info, "  poll observer off (--poll {}{})\n", o.poll,
                o.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());
+  }
+  if (desc.turn_warmup_ns > 0) {
+    fmt::print(info, "  turn warm-up: {:.0f} ms of unrecorded frames before every block\n",
+               static_cast<double>(desc.turn_warmup_ns) / 1e6);
   }
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,

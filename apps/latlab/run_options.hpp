@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "latlab/latency_device.hpp"
@@ -38,6 +39,9 @@ struct RunOptions {
   bool bare = false;
   std::string poll = "auto";      // --poll auto|on|off: the poll observer thread
   double poll_limit_us = 20'000;  // --poll-limit-us: one frame's spin bound
+  // --turn-warmup-ms: unrecorded frames before each block; unset: 0 for one
+  // device, kSeveralDevicesTurnWarmupMs with several (run_devices.cpp)
+  std::optional<double> turn_warmup_ms;
   bool keep_timer_slack = false;
   bool json = false;
   bool validation = false;

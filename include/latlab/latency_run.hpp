@@ -86,6 +86,11 @@ struct LatencyRunDesc {
   // Bound of one frame's spin on the host clock; past it the frame's poll
   // value is missing (counted as poll_limit), never 0. Default 20 ms.
   int64_t poll_limit_ns = 20'000'000;
+  // Before every warm-up and measured block, the block's workload runs back
+  // to back, unrecorded, for this long (0 = never). For interleaved device
+  // runs (latency_devices.hpp): a device idles through the other devices'
+  // turns, and its GPU may lower its clocks meanwhile.
+  int64_t turn_warmup_ns = 0;
 };
 
 // The modes a desc runs: `modes`, or {"baseline", workload} when empty.
@@ -155,6 +160,8 @@ struct BlockResult {
   Distribution bare_latency;     // bare_loop: fence wake - signal, us (= its fence_latency series)
   Distribution raw_lateness;     // raw_sleep: wake - deadline, us
   int64_t generator_cpu_ns = 0;  // CPU time of the block's sleeping thread (generator or raw loop)
+  uint64_t turn_warmup_frames = 0;  // unrecorded frames run right before the block (turn_warmup_ns)
+  int64_t turn_warmup_wall_ns = 0;
 };
 
 // A reference-path frame: a FrameRecord without CPU-step markers.

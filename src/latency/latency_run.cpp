@@ -11,6 +11,7 @@
 
 #include "latency/completion_poll.hpp"
 #include "latency/lockstep.hpp"
+#include "latency/turn_warmup.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {
@@ -78,6 +79,8 @@ Result<void> validate(const LatencyRunDesc& d) {
   if (d.poll_completion && d.poll_limit_ns <= 0)
     return make_error("the poll spin limit must be above 0 (--poll-limit-us)");
   if (d.block_lead_ns < 0) return make_error("block lead cannot be negative");
+  if (d.turn_warmup_ns < 0 || d.turn_warmup_ns > 60'000'000'000)
+    return make_error("the turn warm-up must be 0..60000 ms (--turn-warmup-ms)");
   return {};
 }
 
@@ -698,7 +701,6 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
     br.mode = p.mode;
     c.workload = &modes[p.mode].workload;
     br.first_frame = p.first;
-    br.first_device_frame = next_device_frame;
     br.frames_planned = p.count;
     Schedule sched(desc.schedule);
     sched.skip(p.schedule_start);
@@ -710,6 +712,15 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
       };
     }
     if (env.before_block) env.before_block(static_cast<uint32_t>(order));
+    if (p.kind == BlockKind::warmup || p.kind == BlockKind::measured) {
+      const TurnWarmup w = run_turn_warmup(c.device, time, *c.workload, next_device_frame,
+                                           desc.turn_warmup_ns, env.interrupt);
+      next_device_frame += w.frames;
+      br.turn_warmup_frames = w.frames;
+      br.turn_warmup_wall_ns = w.wall_ns;
+      if (!w.error.empty()) c.fail(w.error);
+    }
+    br.first_device_frame = next_device_frame;
     br.start_ns = time.now_ns();
     const BlockOutcome o = run_planned_block(c, run, p, next_device_frame, sched, progress);
     br.end_ns = time.now_ns();

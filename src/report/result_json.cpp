@@ -178,6 +178,7 @@ json settings_to_json(const LatencyRun& run, const RunMeta& meta,
       {"poll_completion", d.poll_completion},
       {"poll_limit_ns", d.poll_completion ? json(d.poll_limit_ns) : json(nullptr)},
       {"block_lead_ns", d.block_lead_ns},
+      {"turn_warmup_ns", d.turn_warmup_ns},
       {"execution", run.execution},
   };
 }
@@ -190,7 +191,9 @@ json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeRes
          {"kind", to_string(b.kind)},
          {"index", b.index},
          {"mode", b.mode < run_modes.size() ? run_modes[b.mode].name : std::string("?")},
-         {"frames_run", b.frames_run}});
+         {"frames_run", b.frames_run},
+         {"turn_warmup_frames", b.turn_warmup_frames},
+         {"turn_warmup_ms", static_cast<double>(b.turn_warmup_wall_ns) / 1e6}});
   }
   return order;
 }

@@ -111,7 +111,16 @@ TEST(RunSeveral, SimDevicesInterleaveWithOneSectionEach) {
     EXPECT_EQ(keys_of(sec["result"]), keys_of(s));
     EXPECT_EQ(sec["result"]["modes"]["baseline"]["total"]["frames"], 40);
     EXPECT_EQ(sec["result"]["modes"]["loaded"]["total"]["frames"], 40);
+    // Several devices: each block is preceded by the default turn warm-up.
+    EXPECT_EQ(sec["result"]["settings"]["turn_warmup_ns"], 250'000'000);
+    for (const auto& b : sec["result"]["block_order"]) {
+      EXPECT_GE(b["turn_warmup_frames"].get<uint64_t>(), 1u) << b.dump();
+      EXPECT_GE(b["turn_warmup_ms"].get<double>(), 250.0) << b.dump();
+    }
   }
+  // One device: no turn warm-up.
+  EXPECT_EQ(s["settings"]["turn_warmup_ns"], 0);
+  for (const auto& b : s["block_order"]) EXPECT_EQ(b["turn_warmup_frames"], 0) << b.dump();
   EXPECT_NE(dr["sections"][0]["result"]["device"]["name"],
             dr["sections"][1]["result"]["device"]["name"]);
   // compare and report read it and say which device they use.
@@ -125,11 +134,27 @@ TEST(RunSeveral, SimDevicesInterleaveWithOneSectionEach) {
   EXPECT_EQ(bad.rc, 2) << bad.output;
 }
 
-TEST(RunSeveral, AFaultOnOneDeviceKeepsTheOthersResults) {
+TEST(RunSeveral, TurnWarmupCanBeTurnedOff) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const CliResult r =
-      run_cli(std::string(kShortRun) + " --sim-fail-device 1 --out " + out.string());
+      run_cli(std::string(kShortRun) + " --turn-warmup-ms 0 --out " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  for (const auto& sec : j["devices_run"]["sections"]) {
+    EXPECT_EQ(sec["result"]["settings"]["turn_warmup_ns"], 0);
+    for (const auto& b : sec["result"]["block_order"]) EXPECT_EQ(b["turn_warmup_frames"], 0);
+  }
+  const CliResult bad = run_cli(std::string(kShortRun) + " --turn-warmup-ms -1 --out ''");
+  EXPECT_EQ(bad.rc, 2) << bad.output;
+}
+
+TEST(RunSeveral, AFaultOnOneDeviceKeepsTheOthersResults) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  // The simulated fault comes at a frame id counted without turn warm-ups.
+  const CliResult r = run_cli(std::string(kShortRun) +
+                              " --sim-fail-device 1 --turn-warmup-ms 0 --out " + out.string());
   EXPECT_EQ(r.rc, 1) << r.output;
   EXPECT_NE(r.output.find("device section 1"), std::string::npos) << r.output;
   const auto j = nlohmann::json::parse(slurp(out));

@@ -149,6 +149,42 @@ TEST(LatencyDevices, BlocksInterleaveOnTheSameDeadlines) {
   EXPECT_EQ(rb.total[static_cast<size_t>(Series::core_latency)].count, 24u);
 }
 
+TEST(LatencyDevices, TurnWarmupRunsUnrecordedFramesRightBeforeEachBlock) {
+  SimLane a(1'000'000'000'000, 0.0, 0);
+  SimLane b(7'000'000'000'000, 3.0, 0);
+  LatencyRunDesc desc = short_desc();
+  desc.turn_warmup_ns = 2'000'000;  // sim frames take ~40 us: dozens per warm-up
+  std::vector<Result<LatencyRun>> r = run_latency_interleaved({a.lane(desc), b.lane(desc)});
+  ASSERT_TRUE(r[0].ok() && r[1].ok());
+  for (const Result<LatencyRun>& run : r) {
+    const LatencyRun& lr = run.value();
+    EXPECT_FALSE(lr.partial) << lr.partial_reason;
+    uint64_t next_id = 0;
+    for (const BlockResult& blk : lr.blocks) {
+      EXPECT_GE(blk.turn_warmup_frames, 2u) << "block " << blk.order;
+      EXPECT_GE(blk.turn_warmup_wall_ns, desc.turn_warmup_ns) << "block " << blk.order;
+      // The warm-up used the ids right before the block's: none recorded.
+      EXPECT_EQ(blk.first_device_frame, next_id + blk.turn_warmup_frames) << "block " << blk.order;
+      next_id = blk.first_device_frame + blk.frames_run;
+    }
+    EXPECT_EQ(lr.measured_frames_run(), 24u);
+    EXPECT_EQ(lr.total[static_cast<size_t>(Series::core_latency)].count, 24u);
+    EXPECT_EQ(lr.next_frame_id, next_id);
+  }
+}
+
+TEST(LatencyDevices, ATurnWarmupThatFailsEndsTheRunAsPartial) {
+  SimLane a(1'000'000'000'000, 0.0, 2);  // submit fails from frame id 2: inside the first warm-up
+  LatencyRunDesc desc = short_desc();
+  desc.turn_warmup_ns = 2'000'000;
+  std::vector<Result<LatencyRun>> r = run_latency_interleaved({a.lane(desc)});
+  ASSERT_TRUE(r[0].ok());
+  const LatencyRun& lr = r[0].value();
+  EXPECT_TRUE(lr.partial);
+  EXPECT_NE(lr.partial_reason.find("turn warm-up"), std::string::npos) << lr.partial_reason;
+  EXPECT_EQ(lr.measured_frames_run(), 0u);
+}
+
 TEST(LatencyDevices, AFailingDeviceLosesNothingOfTheOthers) {
   SimLane a(1'000'000'000'000, 0.0, 0);
   SimLane b(5'000'000'000'000, -2.0, 10);  // fails from its 11th frame (in block 0)
