@@ -20,7 +20,8 @@
 #   LATLAB_BINARY=.devbin/latlab LATLAB_CUDA_TESTS=.devbin/latlab_cuda_tests OUT=out bench/device/gpus.sh
 #
 # Output in $OUT: devices.{txt,json}, clocks_all_<b>.{json,log},
-# run_all_<b>.{json,txt}, cross_check_cuda_tests.{txt,json}; each .log/.txt
+# run_all_<b>.{json,txt} (with --per-frame), run_all_vulkan_no_turn_warmup.{json,txt}
+# (GPUS_NO_TURN_WARMUP=0 skips it), cross_check_cuda_tests.{txt,json}; each .log/.txt
 # ends with "rc=N". Exit status: non-zero if a step failed.
 set -uo pipefail
 out=${OUT:-out}
@@ -47,9 +48,18 @@ for b in vulkan cuda; do
   # Baseline + Loaded on every device, interleaved: 2 devices x 2 modes x
   # (frames + warm-up) x ~10 ms, plus each device's load calibration.
   T "${GPUS_RUN_S:-150}" "$bin" run --backend "$b" --device all --mode latency --frames "$frames" --blocks 5 \
-    --warmup 100 --seed 1 --interval-ms 8-12 --out "$out/run_all_$b.json" > "$out/run_all_$b.txt" 2>&1
+    --warmup 100 --seed 1 --interval-ms 8-12 --per-frame --out "$out/run_all_$b.json" > "$out/run_all_$b.txt" 2>&1
   step $? "$out/run_all_$b.txt"
 done
+# The control for the turn warm-up (on by default with several devices):
+# the same Vulkan run without it (the 2026-12-01 defect: Loaded frames at a
+# turn's start up to 5.7x slow, a backlog building).
+if [[ ${GPUS_NO_TURN_WARMUP:-1} == 1 ]]; then
+  T "${GPUS_RUN_S:-150}" "$bin" run --backend vulkan --device all --mode latency --frames "$frames" --blocks 5 \
+    --warmup 100 --seed 1 --interval-ms 8-12 --per-frame --turn-warmup-ms 0 \
+    --out "$out/run_all_vulkan_no_turn_warmup.json" > "$out/run_all_vulkan_no_turn_warmup.txt" 2>&1
+  step $? "$out/run_all_vulkan_no_turn_warmup.txt"
+fi
 
 if [[ -n $cuda_tests && -x $cuda_tests ]]; then
   T 120 "$cuda_tests" --gtest_filter='CudaCrossCheck.*' --gtest_output=json:"$out/cross_check_cuda_tests.json" \
