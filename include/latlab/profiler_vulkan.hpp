@@ -9,8 +9,11 @@
 // recorded before its end has finished (children lie inside their parent;
 // siblings may overlap on the device). Record zones outside or inside render
 // passes alike: the profiler's slots are reset on the host (vkResetQueryPool)
-// when it recycles them, so the device must have host query reset (core in
-// Vulkan 1.2; lavapipe and NVIDIA have it), and no reset is ever recorded.
+// when next_frame() reuses them for a new frame, so the device must have host
+// query reset (core in Vulkan 1.2; lavapipe and NVIDIA have it), and no reset
+// is ever recorded. Keep at most frames_in_flight frames on the device (wait a
+// frame's fence before submitting the one frames_in_flight after it): the
+// reset then always follows the wait for the queries' previous frame.
 //
 // Ownership: the profiler shares its slots, which refer to the context: the
 // context must outlive the profiler; destroy the profiler only after the

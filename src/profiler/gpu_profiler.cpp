@@ -56,6 +56,7 @@ struct GpuProfiler::Impl {
     bool retired = false;
     int64_t cpu_begin_ns = 0;
     int64_t cpu_end_ns = 0;
+    uint32_t queries_to_reset = 0;  // free: its last frame's queries, reset when it is next opened
   };
 
   mutable std::mutex mu;
@@ -65,6 +66,7 @@ struct GpuProfiler::Impl {
   std::vector<uint32_t> pending;  // slot indices, oldest first (a small ring as a vector: size <= slots)
   uint64_t frame_id = 0;          // the frame being recorded
   uint32_t slot = kNoSlot;        // its slot
+  uint32_t next_slot = 0;         // where the search for a free slot starts (round robin)
   int64_t frame_cpu_begin_ns = 0;
 
   std::vector<SlotReading> raw;           // 2 * max_zones
@@ -169,16 +171,30 @@ uint64_t GpuProfiler::next_frame() {
   const int64_t now = host_now_ns();
   collect_locked();
 
+  // Round robin: the free slot whose frame is the oldest (frames are
+  // collected in order), the one the app has surely waited the fence of.
   uint32_t new_slot = kNoSlot;
-  for (uint32_t i = 0; i < m.slots.size(); ++i) {
+  const auto slot_count = static_cast<uint32_t>(m.slots.size());
+  for (uint32_t k = 0; k < slot_count; ++k) {
+    const uint32_t i = (m.next_slot + k) % slot_count;
     if (m.slots[i].state == Impl::SlotState::free) {
       new_slot = i;
+      m.next_slot = (i + 1) % slot_count;
       break;
     }
   }
   const uint64_t new_id = m.frame_id + 1;
   if (new_slot != kNoSlot) {
     Impl::Slot& s = m.slots[new_slot];
+    // The reset of its last frame's queries is done here, not when that
+    // frame was collected: collection may come (results available) before
+    // the app waits the frame's fence, and the validation layer then takes
+    // the fence wait for a later write (Vulkan-ValidationLayers #2521:
+    // QueryNotReset). Now that at most frames_in_flight frames are on the
+    // device, the app has waited it.
+    if (s.queries_to_reset > 0) {
+      slots_raw_->reset(new_slot * queries_per_frame_, s.queries_to_reset, true);
+    }
     s = Impl::Slot{};
     s.state = Impl::SlotState::recording;
     s.frame_id = new_id;
@@ -383,10 +399,11 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   }
 
   // Recycle: the device is done with these queries (read available, or the
-  // frame retired); the records are read. Reset both before the slot is free.
-  if (n > 0) slots_raw_->reset(base, 2 * n, true);
+  // frame retired); the records are read. The records are reset now, the
+  // queries when the slot is next opened (next_frame).
   for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
+  s.queries_to_reset = 2 * n;
   return true;
 }
 
