@@ -2,9 +2,11 @@
 // results store (docs/store.md). Exit codes: 0 stored, 2 bad input (the file
 // is not a valid result, the store cannot be opened or is of another schema
 // version; nothing changed), 4 the store could not be written.
+// latlab store migrate [--store DB]: upgrades a version 1 store in place.
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "command.hpp"
@@ -48,17 +50,43 @@ int store_add(const StoreAddOptions& o) {
   return kExitOk;
 }
 
+// Opens the store for writing, which upgrades an older schema in place.
+int store_migrate(const std::string& location) {
+  Result<std::unique_ptr<store::ResultsStore>> s =
+      store::ResultsStore::open(location, store::ResultsStore::Access::append);
+  if (!s) {
+    std::fprintf(stderr, "latlab store migrate: %s\n", s.error().message.c_str());
+    return kExitUsage;
+  }
+  if (const std::optional<int> from = s.value()->migrated_from()) {
+    fmt::print("{}: upgraded from schema version {} to {}\n", s.value()->name(), *from,
+               store::kStoreSchemaVersion);
+  } else {
+    fmt::print("{}: schema version {} already, nothing to do\n", s.value()->name(),
+               store::kStoreSchemaVersion);
+  }
+  return kExitOk;
+}
+
 std::function<int()> setup(CLI::App& app) {
   auto opts = std::make_shared<StoreAddOptions>();
-  CLI::App* sub = app.add_subcommand("store", "The results store: add result files to it");
+  CLI::App* sub = app.add_subcommand("store", "The results store: add result files, upgrade it");
   sub->require_subcommand(1);
+  CLI::App* migrate = sub->add_subcommand(
+      "migrate", "Upgrade a store of an older schema version in place (one transaction)");
+  auto migrate_store = std::make_shared<std::string>();
+  migrate->add_option("--store", *migrate_store,
+                      "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   CLI::App* add = sub->add_subcommand("add", "Append result JSON files to the store");
   add->add_option("results", opts->files, "Result files written by `latlab run`")
       ->required()
       ->check(CLI::ExistingFile);
   add->add_option("--store", opts->store,
                   "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
-  return [opts] { return store_add(*opts); };
+  return [opts, add, migrate_store] {
+    if (add->parsed()) return store_add(*opts);
+    return store_migrate(*migrate_store);
+  };
 }
 
 const RegisterCommand kRegister{{"store", setup, 60}};

@@ -98,6 +98,40 @@ TEST(StoreCli, AnotherSchemaVersionIsRefusedWithExit2AndNothingChanged) {
   EXPECT_EQ(slurp(db), before);
 }
 
+TEST(StoreCli, StoreMigrateUpgradesAVersion1StoreThatReadsRefuseUntouched) {
+  TempDir dir;
+  const std::string db = (dir.path / "r.db").string();
+  const fs::path a = dir.path / "a.json";
+  ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  // As version 1 left it: frames without the poll observer's columns.
+  ASSERT_EQ(sqlite3_exec(h,
+                         "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
+                         "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
+                         "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+                         "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  const std::string before = slurp(db);
+  for (const std::string& args : {"history --store " + db, "compare 1 1 --store " + db}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("store migrate --store " + db), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(slurp(db), before);
+  const CliResult m = run_cli("store migrate --store " + db);
+  EXPECT_EQ(m.rc, 0) << m.output;
+  EXPECT_NE(m.output.find("upgraded from schema version 1 to 2"), std::string::npos) << m.output;
+  const CliResult again = run_cli("store migrate --store " + db);
+  EXPECT_EQ(again.rc, 0) << again.output;
+  EXPECT_NE(again.output.find("already"), std::string::npos) << again.output;
+  EXPECT_EQ(run_cli("store add " + a.string() + " --store " + db).rc, 0);
+  const CliResult hist = run_cli("history --store " + db);
+  EXPECT_EQ(hist.rc, 0) << hist.output;
+}
+
 TEST(StoreCli, BadResultFilesAreRefusedWithExit2AndNothingChanged) {
   TempDir dir;
   const std::string db = (dir.path / "r.db").string();

@@ -96,6 +96,73 @@ TEST(ResultsStoreSqlite, AnotherSchemaVersionIsRefusedUntouched) {
   EXPECT_EQ(bytes_of(db), before);
 }
 
+// A count from the first column of `sql`'s single row.
+int64_t count_of(const fs::path& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  int64_t n = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
+// A version 1 store as latlab 0.x left it: `frames` without the poll
+// observer's columns (version 2 added them), one run with frame rows.
+void make_v1_store(const fs::path& db) {
+  LatencyRun run;
+  const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
+  Result<ReadResult> rr = read_result_json(doc, "doc");
+  ASSERT_TRUE(rr.ok());
+  auto s = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s.value()->add(rr.value(), frame_series_of(run)).ok());
+  s.value().reset();
+  exec_sql(db,
+           "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
+           "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
+           "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+           "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'");
+}
+
+TEST(ResultsStoreSqlite, AVersion1StoreIsUpgradedByTheFirstWriteAndRefusedUntouchedByReads) {
+  TempDir dir;
+  const fs::path db = dir.path / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(make_v1_store(db));
+  const std::string before = bytes_of(db);
+  auto reader = ResultsStore::open(db.string(), ResultsStore::Access::read);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.error().message.find("schema version 1"), std::string::npos)
+      << reader.error().message;
+  EXPECT_NE(reader.error().message.find("store migrate"), std::string::npos);
+  EXPECT_EQ(bytes_of(db), before);
+
+  auto writer = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(1));
+  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 2);
+  // The rows stored before have no poll values: NULL, never 0.
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM frames"), 25);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM frames WHERE poll_latency_ns IS NULL AND "
+                         "poll_cpu_ns IS NULL AND gpu_end_to_poll_wake_ns IS NULL"),
+            25);
+  // A version 2 run with frames goes in, and both read back.
+  LatencyRun run;
+  const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
+  Result<ReadResult> rr = read_result_json(doc, "doc");
+  ASSERT_TRUE(rr.ok());
+  ASSERT_TRUE(writer.value()->add(rr.value(), frame_series_of(run)).ok());
+  writer.value().reset();
+  auto again = ResultsStore::open(db.string(), ResultsStore::Access::read);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_FALSE(again.value()->migrated_from().has_value());
+  Result<std::vector<StoredRunSummary>> list = again.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  EXPECT_EQ(list->size(), 2u);
+}
+
 TEST(ResultsStoreSqlite, ForeignFilesAreRefusedUntouched) {
   TempDir dir;
   const fs::path text = dir.path / "notes.txt";

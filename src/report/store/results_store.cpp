@@ -15,6 +15,7 @@
 
 #include "latlab/latency_report.hpp"
 #include "report/store/sql_connection.hpp"
+#include "report/store/store_migration.hpp"
 #include "report/store/store_schema.hpp"
 
 namespace latlab::store {
@@ -168,6 +169,23 @@ Result<void> ResultsStore::prepare(Access access) {
   if (!version) return version.error();
   const std::string v =
       version->empty() ? std::string("(none)") : version->at(0).at(0).value_or("(null)");
+  if (v == "1" && kStoreSchemaVersion == 2) {
+    if (access == Access::read) {
+      return make_error(fmt::format(
+          "the results store {} has schema version 1 (before the poll observer's series); "
+          "reads need version 2: `latlab store migrate --store {}` upgrades it in place (as "
+          "does any write to it); nothing changed.",
+          name_, name_));
+    }
+    if (Result<void> m = migrate_v1_to_v2(db); !m) {
+      return make_error(fmt::format(
+          "the results store {} could not be upgraded from schema version 1 to 2: {}; nothing "
+          "changed.",
+          name_, m.error().message));
+    }
+    migrated_from_ = 1;
+    return tx.commit();
+  }
   if (v != std::to_string(kStoreSchemaVersion)) {
     return make_error(fmt::format(
         "the results store {} has schema version {}; this latlab ({}) reads and writes version "

@@ -3,7 +3,8 @@
 // the machine/driver/device fingerprint, every block's and the total's
 // distributions, the per-frame series when given, and the result document
 // itself. Appends are single transactions, so concurrent writers lose
-// nothing. A store of another schema version is refused untouched. One
+// nothing. A version 1 store is upgraded in place by the first write (one
+// transaction); a store of another schema version is refused untouched. One
 // object per process and thread; not thread-safe.
 #pragma once
 
@@ -81,6 +82,9 @@ class ResultsStore {
 
   // The store as the user named it (password redacted).
   const std::string& name() const { return name_; }
+  // The schema version open() upgraded the store from (Access::append on an
+  // older store); nullopt when it was already current or new.
+  std::optional<int> migrated_from() const { return migrated_from_; }
 
  private:
   ResultsStore(std::unique_ptr<SqlConnection> db, std::string name);
@@ -89,6 +93,7 @@ class ResultsStore {
   std::unique_ptr<SqlConnection> db_;
   std::string name_;
   bool empty_ = false;  // opened for reading with no schema yet: no runs
+  std::optional<int> migrated_from_;
 };
 
 // $XDG_DATA_HOME/latlab/results.db, else $HOME/.local/share/latlab/results.db.
