@@ -174,9 +174,9 @@ TEST(LatencyDevices, TurnWarmupRunsUnrecordedFramesRightBeforeEachBlock) {
 }
 
 TEST(LatencyDevices, ATurnWarmupThatFailsEndsTheRunAsPartial) {
-  SimLane a(1'000'000'000'000, 0.0, 2);  // submit fails from frame id 2: inside the first warm-up
+  SimLane a(1'000'000'000'000, 0.0, 1);  // submit fails from frame id 1: the first warm-up's second
   LatencyRunDesc desc = short_desc();
-  desc.turn_warmup_ns = 2'000'000;
+  desc.turn_warmup_ns = 2'000'000'000;    // reached unless frame 0 alone takes 2 s
   std::vector<Result<LatencyRun>> r = run_latency_interleaved({a.lane(desc)});
   ASSERT_TRUE(r[0].ok());
   const LatencyRun& lr = r[0].value();
