@@ -192,6 +192,11 @@ class GlContext {
   std::atomic<uint64_t> debug_errors_{0};
 };
 
+// Why something that needs absolute GPU times cannot run on a
+// durations_only() context: "unavailable: only GL_TIME_ELAPSED on
+// '<renderer>' (<why>); <what>". The one wording of every such refusal.
+std::string gl_elapsed_only(const GlContext& ctx, const std::string& what);
+
 // Makes `ctx` current for a scope unless it already is on this thread, and
 // releases it at the end when it made it current.
 class ScopedGlCurrent {

@@ -429,7 +429,7 @@ uint32_t GlContext::drain_gl_errors(const char* where) {
 }
 
 Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
-  if (durations_only()) return make_error(gl::elapsed_only(*this, "no device clock to pair with the host clock"));
+  if (durations_only()) return make_error(gl_elapsed_only(*this, "no device clock to pair with the host clock"));
   State& s = *state_;
   std::lock_guard lock(s.calib_mutex);
   // Whatever this thread had current comes back afterwards.

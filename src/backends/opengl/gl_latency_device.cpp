@@ -41,7 +41,7 @@ Result<std::unique_ptr<GlLatencyDevice>> GlLatencyDevice::create(const GlLatency
   auto ctx = GlContext::create(desc.context);
   if (!ctx) return ctx.error();
   if (ctx.value()->durations_only()) {
-    return make_error(gl::elapsed_only(*ctx.value(),
+    return make_error(gl_elapsed_only(*ctx.value(),
                                        "the latency path needs GPU begin/end on the host clock (GL_TIMESTAMP)"));
   }
   impl->ctx = std::move(ctx.value());

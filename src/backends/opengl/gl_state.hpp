@@ -109,9 +109,8 @@ std::optional<GlTimer> resolve_timer(const GlDeviceReport& r, GlTimer wish);
 // Sets r.timer and, for GL_TIME_ELAPSED or no timer, lists "timestamps"
 // first among r.missing with what that costs.
 void note_timer(GlDeviceReport& r, GlTimer wish);
-// "unavailable: only GL_TIME_ELAPSED on '<renderer>' (why); <what>", for a
-// durations_only() context's refusals.
-std::string elapsed_only(const GlContext& ctx, const std::string& what);
+// The cause of GL_TIME_ELAPSED on a device: no GL_TIMESTAMP bits, or asked for.
+std::string why_elapsed(const GlDeviceReport& r);
 
 }  // namespace latlab::gl
 

@@ -42,6 +42,12 @@ std::optional<GlTimer> resolve_timer(const GlDeviceReport& r, GlTimer wish) {
   return GlTimer::elapsed;
 }
 
+// Why GL_TIME_ELAPSED times here.
+std::string why_elapsed(const GlDeviceReport& r) {
+  return r.timestamp_bits > 0 ? "GL_TIME_ELAPSED was asked for (timer \"elapsed\")"
+                              : "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0";
+}
+
 void note_timer(GlDeviceReport& r, GlTimer wish) {
   const auto timer = resolve_timer(r, wish);
   r.timer = timer ? gl_timer_name(*timer) : "";
@@ -50,21 +56,24 @@ void note_timer(GlDeviceReport& r, GlTimer wish) {
   if (!timer) {
     why = "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 and GL_TIMESTAMP was asked for (timer \"timestamp\")";
   } else if (*timer == GlTimer::elapsed) {
-    why = std::string(r.timestamp_bits > 0 ? "GL_TIME_ELAPSED was asked for (timer \"elapsed\")"
-                                           : "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0") +
+    why = why_elapsed(r) +
           ": spans are timed with GL_TIME_ELAPSED, durations only: no GPU begin/end on the host clock "
           "(no clock calibration, latency markers or trace placement), and a span begun inside another "
           "is not timed (overlapped)";
+    for (MissingCapability& m : r.missing) {
+      if (m.name == "calibrated_timestamps") m.reason = "no calibration pairs: GL_TIME_ELAPSED has no device clock";
+    }
   } else {
     return;
   }
   r.missing.insert(r.missing.begin(), MissingCapability{"timestamps", why});
 }
 
-std::string elapsed_only(const GlContext& ctx, const std::string& what) {
-  return "unavailable: only GL_TIME_ELAPSED on '" + ctx.report().renderer + "' (" +
-         ctx.report().missing.front().reason + "); " + what;
+}  // namespace gl
+
+std::string gl_elapsed_only(const GlContext& ctx, const std::string& what) {
+  return "unavailable: only GL_TIME_ELAPSED on '" + ctx.report().renderer + "' (" + gl::why_elapsed(ctx.report()) +
+         "); " + what;
 }
 
-}  // namespace gl
 }  // namespace latlab
