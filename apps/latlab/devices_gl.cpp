@@ -63,7 +63,8 @@ std::string to_text(const GlDeviceReport& d) {
     t += "    timestamps        none\n";
   }
   if (d.timer == "GL_TIME_ELAPSED") {
-    t += "    timer             GL_TIME_ELAPSED: durations only (no host mapping, nested spans not timed)\n";
+    t += "    timer             GL_TIME_ELAPSED: durations only (no host mapping, nested spans not "
+         "timed)\n";
   } else {
     t += fmt::format("    timer             {}\n", d.timer.empty() ? "none" : d.timer);
   }

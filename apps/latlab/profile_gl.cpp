@@ -272,7 +272,9 @@ int profile_gl(const GlProfileRequest& req) {
         req.debug ? "on (KHR_debug)" : "off");
   }
   const auto timer = parse_gl_timer(req.timer);
-  if (!timer) return fail("--gl-timer must be auto, timestamp or elapsed (got \"" + req.timer + "\")", kExitUsage);
+  if (!timer)
+    return fail("--gl-timer must be auto, timestamp or elapsed (got \"" + req.timer + "\")",
+                kExitUsage);
   auto ctx_r = GlContext::create(
       {.device = req.device, .api = GlApiKind::automatic, .debug = req.debug, .timer = *timer});
   if (!ctx_r) return fail(ctx_r.error().message, device_open_exit_code(req.device));
@@ -280,11 +282,11 @@ int profile_gl(const GlProfileRequest& req) {
   const GlDeviceReport& d = ctx.report();
   if (!req.json) {
     if (ctx.durations_only()) {
-      fmt::print("  on [{}] {}: {} {}, GL_TIME_ELAPSED (durations only)\n", d.index, d.renderer, d.api,
-                 d.version);
+      fmt::print("  on [{}] {}: {} {}, GL_TIME_ELAPSED (durations only)\n", d.index, d.renderer,
+                 d.api, d.version);
     } else {
-      fmt::print("  on [{}] {}: {} {}, GL_TIMESTAMP 1 ns ticks, {} valid bits\n", d.index, d.renderer,
-                 d.api, d.version, d.timestamp_bits);
+      fmt::print("  on [{}] {}: {} {}, GL_TIMESTAMP 1 ns ticks, {} valid bits\n", d.index,
+                 d.renderer, d.api, d.version, d.timestamp_bits);
     }
     for (const auto& m : d.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
   }

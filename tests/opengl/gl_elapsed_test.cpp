@@ -43,7 +43,8 @@ TEST_F(GlElapsedTest, TheDeviceReportSaysDurationsOnlyAndWhy) {
   EXPECT_EQ(r.timer, "GL_TIME_ELAPSED");
   ASSERT_FALSE(r.missing.empty());
   EXPECT_EQ(r.missing.front().name, "timestamps");
-  EXPECT_NE(r.missing.front().reason.find("durations only"), std::string::npos) << r.missing.front().reason;
+  EXPECT_NE(r.missing.front().reason.find("durations only"), std::string::npos)
+      << r.missing.front().reason;
   EXPECT_EQ(ctx_->tick_format().valid_bits, 64u) << "GL_TIME_ELAPSED results are 64-bit ns";
 }
 
@@ -54,9 +55,11 @@ TEST_F(GlElapsedTest, CalibrationIsUnavailableNotMadeUp) {
 }
 
 TEST(GlElapsedDevice, TheLatencyDeviceRefusesWithTheReason) {
-  auto dev = GlLatencyDevice::create(
-      {.context = {.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false, .timer = GlTimer::elapsed},
-       .frames_in_flight = 2});
+  auto dev = GlLatencyDevice::create({.context = {.device = gl_test_device(),
+                                                  .api = GlApiKind::automatic,
+                                                  .debug = false,
+                                                  .timer = GlTimer::elapsed},
+                                      .frames_in_flight = 2});
   if (!dev && dev.error().message.find("no OpenGL context") != std::string::npos) {
     GTEST_SKIP() << dev.error().message;
   }
@@ -69,7 +72,8 @@ TEST(GlElapsedDevice, TheLatencyDeviceRefusesWithTheReason) {
 TEST_F(GlElapsedTest, APairOpenedInsideAnotherIsOverlappedAndTheOuterOneKeepsItsTime) {
   auto slots = GlTimestampSlots::create(*ctx_, {.count = 8, .disjoint_probe = {}});
   ASSERT_TRUE(slots) << slots.error().message;
-  auto pool_r = TimestampQueryPool::create(slots.value(), {.max_queries = 8, .kind = QueryKind::compute});
+  auto pool_r =
+      TimestampQueryPool::create(slots.value(), {.max_queries = 8, .kind = QueryKind::compute});
   ASSERT_TRUE(pool_r) << pool_r.error().message;
   TimestampQueryPool& pool = *pool_r.value();
   const auto a = pool.allocate_queries_for_context("c:0:a:f1", 1);
@@ -92,7 +96,8 @@ TEST_F(GlElapsedTest, APairOpenedInsideAnotherIsOverlappedAndTheOuterOneKeepsIts
   EXPECT_GT(pool.timestamp("c:0:a:f1").duration_ns, 0);
   EXPECT_EQ(pool.timestamp("c:0:b:f1").status, QueryStatus::overlapped);
   EXPECT_EQ(pool.timestamp("c:0:b:f1").duration_ns, 0) << "an overlapped pair carries no number";
-  EXPECT_EQ(pool.timestamp("c:0:c:f1").status, QueryStatus::ok) << "the context's one query target is free again";
+  EXPECT_EQ(pool.timestamp("c:0:c:f1").status, QueryStatus::ok)
+      << "the context's one query target is free again";
   EXPECT_EQ(t.summary().resolved_ok, 2u);
   EXPECT_EQ(t.summary().invalid, 1u);
   EXPECT_EQ(slots.value()->overlapped_spans(), 1u);
@@ -104,7 +109,8 @@ TEST_F(GlElapsedTest, APairOpenedInsideAnotherIsOverlappedAndTheOuterOneKeepsIts
 TEST_F(GlElapsedTest, ASpanLeftOpenIsInvalidAndDoesNotBlockTheNext) {
   auto slots = GlTimestampSlots::create(*ctx_, {.count = 2, .disjoint_probe = {}});
   ASSERT_TRUE(slots) << slots.error().message;
-  auto pool_r = TimestampQueryPool::create(slots.value(), {.max_queries = 2, .kind = QueryKind::compute});
+  auto pool_r =
+      TimestampQueryPool::create(slots.value(), {.max_queries = 2, .kind = QueryKind::compute});
   ASSERT_TRUE(pool_r) << pool_r.error().message;
   TimestampQueryPool& pool = *pool_r.value();
   const auto a = pool.allocate_queries_for_context("c:0:a:f1", 1);
@@ -164,7 +170,8 @@ TEST_F(GlElapsedTest, ProfilerTimesRootsAndMarksNestedZonesOverlapped) {
   ASSERT_EQ(f->zones.size(), 5u);
   for (const auto& z : f->zones) {
     const bool root = z.parent == kNoZone;
-    EXPECT_EQ(z.status, root ? QueryStatus::ok : QueryStatus::overlapped) << z.name << " " << to_string(z.status);
+    EXPECT_EQ(z.status, root ? QueryStatus::ok : QueryStatus::overlapped)
+        << z.name << " " << to_string(z.status);
     EXPECT_EQ(z.duration_ns > 0, root) << z.name;
     EXPECT_FALSE(z.host_mapped) << z.name;
     EXPECT_EQ(z.begin_ticks, 0u) << z.name << ": no device clock";
@@ -186,11 +193,13 @@ TEST(GlTimerChoice, NamesParseAndTheEnvironmentPicksTheAutomaticTimer) {
   EXPECT_EQ(parse_gl_timer("elapsed"), GlTimer::elapsed);
   EXPECT_FALSE(parse_gl_timer("GL_TIME_ELAPSED").has_value());
   setenv("LATLAB_GL_TIMER", "sometimes", 1);
-  auto bad = GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
+  auto bad =
+      GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("LATLAB_GL_TIMER"), std::string::npos) << bad.error().message;
   setenv("LATLAB_GL_TIMER", "elapsed", 1);
-  auto ctx = GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
+  auto ctx =
+      GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
   unsetenv("LATLAB_GL_TIMER");
   if (!ctx) GTEST_SKIP() << "no GL context with timer queries here: " << ctx.error().message;
   EXPECT_TRUE(ctx.value()->durations_only());

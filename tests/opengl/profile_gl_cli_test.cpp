@@ -108,8 +108,8 @@ TEST(ProfileGlCli, ElapsedTimerTimesOnlyTheOutermostZone) {
   if (const std::string why = gl_unavailable_reason(); !why.empty()) {
     GTEST_SKIP() << "no GL context with timer queries here: " << why;
   }
-  const auto r = run_cli_split("profile --backend gl --frames 10 --json --validation --gl-timer elapsed" +
-                               device_arg());
+  const auto r = run_cli_split(
+      "profile --backend gl --frames 10 --json --validation --gl-timer elapsed" + device_arg());
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("timer"), "GL_TIME_ELAPSED");
@@ -118,7 +118,8 @@ TEST(ProfileGlCli, ElapsedTimerTimesOnlyTheOutermostZone) {
   EXPECT_EQ(j.at("counters").at("zones_invalid"), 0);
   EXPECT_EQ(j.at("validation_errors"), 0) << r.err;
   EXPECT_TRUE(j.at("clock_fit").is_null());
-  EXPECT_NE(j.at("host_mapping").get<std::string>().find("unavailable: only GL_TIME_ELAPSED"), std::string::npos)
+  EXPECT_NE(j.at("host_mapping").get<std::string>().find("unavailable: only GL_TIME_ELAPSED"),
+            std::string::npos)
       << j.at("host_mapping");
   for (const auto& z : j.at("zones")) {
     const bool outer = z.at("zone") == "frame";
@@ -152,7 +153,8 @@ TEST(ProfileGlCli, RunAndClocksExitThreeWithOnlyElapsed) {
   for (const char* cmd : {"run --backend gl --mode baseline --frames 5", "clocks --backend gl"}) {
     const e2e::CliResult cr = e2e::run_cli(cmd, {.env = "LATLAB_GL_TIMER=elapsed"});
     EXPECT_EQ(cr.rc, 3) << cmd << "\n" << cr.output;
-    EXPECT_NE(cr.output.find("unavailable: only GL_TIME_ELAPSED"), std::string::npos) << cmd << "\n" << cr.output;
+    EXPECT_NE(cr.output.find("unavailable: only GL_TIME_ELAPSED"), std::string::npos) << cmd << "\n"
+                                                                                      << cr.output;
   }
 }
 

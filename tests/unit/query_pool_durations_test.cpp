@@ -21,7 +21,8 @@ class ScriptedDurationSlots final : public TimestampSlots {
   bool durations_only() const override { return true; }
   void write(GpuCommandStream, uint32_t, TimestampEdge) override {}
   void read(uint32_t first, std::span<SlotReading> out) override {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = first + i < slots_.size() ? slots_[first + i] : SlotReading{};
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = first + i < slots_.size() ? slots_[first + i] : SlotReading{};
   }
   void reset(uint32_t first, uint32_t count, bool) override {
     std::fill_n(slots_.begin() + first, count, SlotReading{});

@@ -16,9 +16,12 @@ std::optional<GlTimer> parse_gl_timer(std::string_view text) {
 
 const char* gl_timer_name(GlTimer timer) {
   switch (timer) {
-    case GlTimer::timestamp: return "GL_TIMESTAMP";
-    case GlTimer::elapsed: return "GL_TIME_ELAPSED";
-    case GlTimer::automatic: break;
+    case GlTimer::timestamp:
+      return "GL_TIMESTAMP";
+    case GlTimer::elapsed:
+      return "GL_TIME_ELAPSED";
+    case GlTimer::automatic:
+      break;
   }
   return "auto";
 }
@@ -30,7 +33,9 @@ Result<GlTimer> wished_timer(GlTimer asked) {
   const char* env = std::getenv("LATLAB_GL_TIMER");
   if (env == nullptr || *env == '\0') return GlTimer::automatic;
   const auto t = parse_gl_timer(env);
-  if (!t) return make_error(std::string("LATLAB_GL_TIMER must be auto, timestamp or elapsed (got \"") + env + "\")");
+  if (!t)
+    return make_error(std::string("LATLAB_GL_TIMER must be auto, timestamp or elapsed (got \"") +
+                      env + "\")");
   return *t;
 }
 
@@ -54,14 +59,19 @@ void note_timer(GlDeviceReport& r, GlTimer wish) {
   if (!r.timer_query) return;  // probe listed why
   std::string why;
   if (!timer) {
-    why = "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 and GL_TIMESTAMP was asked for (timer \"timestamp\")";
+    why =
+        "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 and GL_TIMESTAMP was asked for (timer "
+        "\"timestamp\")";
   } else if (*timer == GlTimer::elapsed) {
     why = why_elapsed(r) +
-          ": spans are timed with GL_TIME_ELAPSED, durations only: no GPU begin/end on the host clock "
-          "(no clock calibration, latency markers or trace placement), and a span begun inside another "
+          ": spans are timed with GL_TIME_ELAPSED, durations only: no GPU begin/end on the host "
+          "clock "
+          "(no clock calibration, latency markers or trace placement), and a span begun inside "
+          "another "
           "is not timed (overlapped)";
     for (MissingCapability& m : r.missing) {
-      if (m.name == "calibrated_timestamps") m.reason = "no calibration pairs: GL_TIME_ELAPSED has no device clock";
+      if (m.name == "calibrated_timestamps")
+        m.reason = "no calibration pairs: GL_TIME_ELAPSED has no device clock";
     }
   } else {
     return;
@@ -72,8 +82,8 @@ void note_timer(GlDeviceReport& r, GlTimer wish) {
 }  // namespace gl
 
 std::string gl_elapsed_only(const GlContext& ctx, const std::string& what) {
-  return "unavailable: only GL_TIME_ELAPSED on '" + ctx.report().renderer + "' (" + gl::why_elapsed(ctx.report()) +
-         "); " + what;
+  return "unavailable: only GL_TIME_ELAPSED on '" + ctx.report().renderer + "' (" +
+         gl::why_elapsed(ctx.report()) + "); " + what;
 }
 
 }  // namespace latlab
