@@ -122,7 +122,7 @@ Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api = GlApiKi
 
 struct GlContextDesc {
   std::string device;          // EGL device index ("0") or name substring of GL_RENDERER / EGL
-                               // vendor; "" = first device with timestamps (hardware first)
+                               // vendor; "" = first device with timer queries (hardware first)
   GlApiKind api = GlApiKind::automatic;
   bool debug = false;          // debug context + KHR_debug callback: messages counted (debug_*)
   // automatic: the LATLAB_GL_TIMER environment variable (auto|timestamp|
