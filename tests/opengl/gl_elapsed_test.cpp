@@ -192,6 +192,10 @@ TEST(GlTimerChoice, NamesParseAndTheEnvironmentPicksTheAutomaticTimer) {
   EXPECT_EQ(parse_gl_timer("timestamp"), GlTimer::timestamp);
   EXPECT_EQ(parse_gl_timer("elapsed"), GlTimer::elapsed);
   EXPECT_FALSE(parse_gl_timer("GL_TIME_ELAPSED").has_value());
+  // The variable is this process's: gone again whatever the test's outcome.
+  struct UnsetAtEnd {
+    ~UnsetAtEnd() { unsetenv("LATLAB_GL_TIMER"); }
+  } unset_at_end;
   setenv("LATLAB_GL_TIMER", "sometimes", 1);
   auto bad =
       GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
@@ -200,9 +204,16 @@ TEST(GlTimerChoice, NamesParseAndTheEnvironmentPicksTheAutomaticTimer) {
   setenv("LATLAB_GL_TIMER", "elapsed", 1);
   auto ctx =
       GlContext::create({.device = gl_test_device(), .api = GlApiKind::automatic, .debug = false});
-  unsetenv("LATLAB_GL_TIMER");
   if (!ctx) GTEST_SKIP() << "no GL context with timer queries here: " << ctx.error().message;
   EXPECT_TRUE(ctx.value()->durations_only());
+  // An explicit timer is not overridden.
+  auto ts = GlContext::create({.device = gl_test_device(),
+                               .api = GlApiKind::automatic,
+                               .debug = false,
+                               .timer = GlTimer::timestamp});
+  if (ts) {
+    EXPECT_FALSE(ts.value()->durations_only());
+  }
 }
 
 }  // namespace
