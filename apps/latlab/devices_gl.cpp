@@ -34,6 +34,7 @@ nlohmann::json to_json(const GlDeviceReport& d) {
           {"version", text_or_null(d.version)},
           {"glsl_version", text_or_null(d.glsl_version)},
           {"timer_query", d.timer_query},
+          {"timer", text_or_null(d.timer)},
           {"timestamp_period_ns", d.timestamp_bits > 0 ? nlohmann::json(1) : nlohmann::json()},
           {"timestamp_bits",
            d.timestamp_bits > 0 ? nlohmann::json(d.timestamp_bits) : nlohmann::json()},
@@ -60,6 +61,12 @@ std::string to_text(const GlDeviceReport& d) {
         d.timestamp_bits);
   } else {
     t += "    timestamps        none\n";
+  }
+  if (d.timer == "GL_TIME_ELAPSED") {
+    t += "    timer             GL_TIME_ELAPSED: durations only (no host mapping, nested spans not "
+         "timed)\n";
+  } else {
+    t += fmt::format("    timer             {}\n", d.timer.empty() ? "none" : d.timer);
   }
   t += fmt::format("    disjoint signal   {}\n", d.disjoint_signal ? "GL_GPU_DISJOINT_EXT" : "no");
   t += fmt::format("    compute shaders   {}   KHR_debug {}\n", yes_no(d.compute_shaders),

@@ -13,7 +13,8 @@ struct GlListing {
   std::string table;        // the devices as `latlab devices` prints them
 };
 
-// Probes every EGL device with a context (GlApiKind::automatic).
+// Probes every EGL device with a context (GlApiKind::automatic) and says which
+// timer GlTimer::automatic (or LATLAB_GL_TIMER) would time with there.
 GlListing list_gl();
 
 }  // namespace latlab::cli

@@ -91,6 +91,7 @@ struct ProfileOptions {
   uint32_t frames_in_flight = 3;  // command buffers on the device at once
   bool json = false;
   bool validation = false;
+  std::string gl_timer = "auto";  // --backend gl: auto, timestamp or elapsed
   // vulkan (this file), cuda (profile_cuda.cpp) or gl (profile_gl.cpp)
   std::string backend = "vulkan";
   // one: the context's queue (this file); all: every Vulkan queue family
@@ -300,6 +301,9 @@ int profile(const ProfileOptions& opt) {
                 "CUDA has no counterpart",
                 kExitUsage);
   }
+  if (opt.gl_timer != "auto" && opt.backend != "gl") {
+    return fail("", "--gl-timer is an OpenGL option; use --backend gl", kExitUsage);
+  }
   if (opt.queues == "all" && opt.backend != "vulkan") {
     return fail("", "--queues all is a Vulkan option (queue families); use --backend vulkan",
                 kExitUsage);
@@ -329,7 +333,8 @@ int profile(const ProfileOptions& opt) {
                        .height = size->second,
                        .frames_in_flight = opt.frames_in_flight,
                        .json = opt.json,
-                       .debug = opt.validation});
+                       .debug = opt.validation,
+                       .timer = opt.gl_timer});
   }
   if (opt.backend == "cuda") {
     return profile_cuda({.frames = opt.frames,
@@ -427,6 +432,12 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
   sub->add_flag("--validation", opt->validation,
                 "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
+  sub->add_option("--gl-timer", opt->gl_timer,
+                  "gl: how zones are timed: auto (GL_TIMESTAMP where it has bits, else "
+                  "GL_TIME_ELAPSED; LATLAB_GL_TIMER overrides), timestamp, or elapsed (durations "
+                  "only: outermost zones timed, nested ones overlapped, no host mapping or trace)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "timestamp", "elapsed"}));
   return [opt]() { return profile(*opt); };
 }
 

@@ -12,7 +12,10 @@
 //                 post.bloom        full-screen fragment pass, C
 //                 post.tonemap      full-screen fragment pass, C
 // (A context without compute shaders runs fragment passes for all five.)
-// Every zone edge is glQueryCounter(GL_TIMESTAMP). Frames in flight: a fence
+// Every zone edge is glQueryCounter(GL_TIMESTAMP); with GL_TIME_ELAPSED
+// (--gl-timer elapsed, or a driver without timestamp bits) only "frame" is
+// timed, the zones inside it are overlapped, and nothing is host mapped, so
+// --trace is refused (exit 3). Frames in flight: a fence
 // sync after each frame (GlFrameRing); the loop waits for the fence of the
 // frame that used the slot `frames in flight` ago, then retires that frame in
 // the profiler. Everything GL runs on this (the main) thread, where the
@@ -189,6 +192,7 @@ void print_json(const GlProfileRequest& req, const GlContext& ctx, const GlRunIn
       {"backend", "gl"},
       {"device", d.renderer},
       {"api", d.api + " " + d.version},
+      {"timer", d.timer},
       {"host_clock", kHostClockName},
       {"settings",
        {{"frames", req.frames},
@@ -215,9 +219,15 @@ void print_text(const GlProfileRequest& req, const GlContext& ctx, const GlRunIn
   fmt::print("{}\n", format_stat_table(run.queue_name, prof.stats()));
   print_newest_frame_tree(prof, run.queue_name);
   print_counters_line(prof.counters());
-  fmt::print(
-      "note: GL_TIMESTAMP is written once every earlier command has completed: zones never "
-      "overlap\n");
+  if (ctx.durations_only()) {
+    fmt::print(
+        "note: GL_TIME_ELAPSED times one span at a time per context: only outermost zones have a "
+        "time, the zones inside them are overlapped (not timed)\n");
+  } else {
+    fmt::print(
+        "note: GL_TIMESTAMP is written once every earlier command has completed: zones never "
+        "overlap\n");
+  }
   if (run.write_errors > 0) fmt::print("timestamp writes refused: {}\n", run.write_errors);
   print_trace_line(req.trace, trace, trace_written);
   if (req.debug) fmt::print("KHR_debug errors: {}\n", ctx.debug_error_count());
@@ -261,21 +271,36 @@ int profile_gl(const GlProfileRequest& req) {
         req.height, req.frames_in_flight, req.trace.empty() ? "(none)" : req.trace,
         req.debug ? "on (KHR_debug)" : "off");
   }
-  auto ctx_r =
-      GlContext::create({.device = req.device, .api = GlApiKind::automatic, .debug = req.debug});
+  const auto timer = parse_gl_timer(req.timer);
+  if (!timer)
+    return fail("--gl-timer must be auto, timestamp or elapsed (got \"" + req.timer + "\")",
+                kExitUsage);
+  auto ctx_r = GlContext::create(
+      {.device = req.device, .api = GlApiKind::automatic, .debug = req.debug, .timer = *timer});
   if (!ctx_r) return fail(ctx_r.error().message, device_open_exit_code(req.device));
   GlContext& ctx = *ctx_r.value();  // current on this thread from here on
   const GlDeviceReport& d = ctx.report();
   if (!req.json) {
-    fmt::print("  on [{}] {}: {} {}, GL_TIMESTAMP 1 ns ticks, {} valid bits\n", d.index, d.renderer,
-               d.api, d.version, d.timestamp_bits);
+    if (ctx.durations_only()) {
+      fmt::print("  on [{}] {}: {} {}, GL_TIME_ELAPSED (durations only)\n", d.index, d.renderer,
+                 d.api, d.version);
+    } else {
+      fmt::print("  on [{}] {}: {} {}, GL_TIMESTAMP 1 ns ticks, {} valid bits\n", d.index,
+                 d.renderer, d.api, d.version, d.timestamp_bits);
+    }
     for (const auto& m : d.missing) fmt::print("  missing {}: {}\n", m.name, m.reason);
+  }
+  if (ctx.durations_only() && !req.trace.empty()) {
+    return fail("--trace: " + gl_elapsed_only(ctx, "zones cannot be placed on the host clock"),
+                kExitMissingCapability);
   }
   // Device ticks -> host clock: the clock model, fed by a calibrator that
   // refreshes on its own thread on the context's calibration context.
   Calibrator calibrator([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format());
   GlRunInfo run;
-  if (const Result<void> c = calibrator.calibrate_now(); !c) {
+  if (ctx.durations_only()) {
+    run.mapping = "none (" + gl_elapsed_only(ctx, "no device clock to calibrate") + ")";
+  } else if (const Result<void> c = calibrator.calibrate_now(); !c) {
     run.mapping = "none (" + c.error().message + ")";
   } else {
     calibrator.start_periodic();

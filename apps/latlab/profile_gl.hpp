@@ -18,11 +18,15 @@ struct GlProfileRequest {
   bool json = false;
   bool debug =
       false;  // --validation: KHR_debug on; a GL error or high-severity message fails the run
+  // --gl-timer: "auto" (GL_TIMESTAMP where it has bits, else GL_TIME_ELAPSED),
+  // "timestamp" or "elapsed" (durations only: outermost zones timed, no trace)
+  std::string timer = "auto";
 };
 
 // Runs the reference frame on a GL context and prints what `latlab profile`
 // prints; returns the exit code (3 without a GL context with timer queries,
-// or in a build without the GL backend).
+// with --trace where only GL_TIME_ELAPSED times, or in a build without the
+// GL backend).
 int profile_gl(const GlProfileRequest& request);
 
 }  // namespace latlab::cli

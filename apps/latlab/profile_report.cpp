@@ -30,6 +30,7 @@ nlohmann::json profile_counters_json(const ProfilerCounters& counters) {
           {"zones_ok", counters.zones_ok},
           {"zones_dropped", counters.zones_dropped},
           {"zones_invalid", counters.zones_invalid},
+          {"zones_overlapped", counters.zones_overlapped},
           {"frames_without_queries", counters.frames_without_queries}};
 }
 
@@ -70,9 +71,11 @@ void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<c
 
 void print_counters_line(const ProfilerCounters& c) {
   fmt::print(
-      "frames collected {}, zones with a time {}, dropped {}, invalid {}, frames without queries "
+      "frames collected {}, zones with a time {}, dropped {}, invalid {}, {}frames without queries "
       "{}\n",
-      c.frames_collected, c.zones_ok, c.zones_dropped, c.zones_invalid, c.frames_without_queries);
+      c.frames_collected, c.zones_ok, c.zones_dropped, c.zones_invalid,
+      c.zones_overlapped > 0 ? fmt::format("overlapped (not timed) {}, ", c.zones_overlapped) : "",
+      c.frames_without_queries);
 }
 
 void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written) {
@@ -86,10 +89,12 @@ void print_trace_line(const std::string& path, const ChromeTrace& trace, bool wr
 
 void warn_untimed_zones(const ProfilerCounters& c, uint64_t expected) {
   if (c.zones_ok == expected) return;
-  std::fprintf(stderr, "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu)\n",
+  std::fprintf(stderr,
+               "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu, overlapped %llu)\n",
                static_cast<unsigned long long>(c.zones_ok), static_cast<unsigned long long>(expected),
                static_cast<unsigned long long>(c.zones_dropped),
-               static_cast<unsigned long long>(c.zones_invalid));
+               static_cast<unsigned long long>(c.zones_invalid),
+               static_cast<unsigned long long>(c.zones_overlapped));
 }
 
 bool write_trace_file(const std::string& path, const ChromeTrace& trace) {

@@ -16,7 +16,8 @@ namespace latlab::cli {
 
 // The zone table: one object per zone name, in first-seen order.
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats);
-// frames_collected, zones_ok, zones_dropped, zones_invalid, frames_without_queries.
+// frames_collected, zones_ok, zones_dropped, zones_invalid, zones_overlapped,
+// frames_without_queries.
 nlohmann::json profile_counters_json(const ProfilerCounters& counters);
 // pairs_used, drift_ppm, base_error_ns, estimated; null without a fit.
 nlohmann::json profile_clock_fit_json(const std::shared_ptr<const ClockFit>& fit);

@@ -124,7 +124,7 @@ struct MissingBreakdown {
   uint64_t poll_limit = 0;    // the poll spin's limit came before completion (not_ready)
   uint64_t poll_not_ok = 0;   // poll_status != ok (limit, failed, or not polled)
   uint64_t device_error = 0;  // submit/wait failed
-  std::array<uint64_t, 6> gpu_status_counts{};  // by QueryStatus value
+  std::array<uint64_t, kQueryStatusCount> gpu_status_counts{};  // by QueryStatus value
 };
 MissingBreakdown count_missing(std::span<const FrameRecord> frames);
 

@@ -13,6 +13,17 @@
 // GL_TIMESTAMP counts nanoseconds: TickFormat{1, 1, GL_QUERY_COUNTER_BITS}.
 // A query object holds the result of its latest glQueryCounter only, so a
 // reused slot never returns an earlier use's value (no kLate needed).
+// GL_TIME_ELAPSED fallback (GlTimer): where timer queries exist but
+// GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 (some GLES drivers), a pair is
+// glBeginQuery/glEndQuery(GL_TIME_ELAPSED) on the begin slot's query object:
+// real durations, no device clock. The slots are durations_only()
+// (timestamp_slots.hpp): no result has ticks, nothing maps onto the host
+// clock (sample_calibration, the latency device and trace placement say
+// "unavailable: only GL_TIME_ELAPSED"), and since one GL_TIME_ELAPSED query
+// may be active per context, a span begun while another is open is not
+// timed: `overlapped` (a nested profiler zone; its parent keeps its time).
+// latlab tracks the open span per context: a GL_TIME_ELAPSED query of the
+// application's own on the same context would clash with it.
 // Disjoint: on GLES with GL_EXT_disjoint_timer_query, GL_GPU_DISJOINT_EXT is
 // read after each read(); when set, every slot read in that call and every
 // slot written and not yet reset is flagged kDisjoint (the spec: discard
@@ -43,7 +54,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "latlab/clock_model.hpp"
@@ -64,6 +77,19 @@ enum class GlApiKind : uint8_t {
   gles,       // GLES 3.1+ only (GL_EXT_disjoint_timer_query gives the timestamps)
 };
 
+// How spans are timed.
+enum class GlTimer : uint8_t {
+  automatic,  // GL_TIMESTAMP where GL_QUERY_COUNTER_BITS > 0, else GL_TIME_ELAPSED
+  timestamp,  // glQueryCounter(GL_TIMESTAMP) pairs: ticks on the device clock
+  elapsed,    // glBeginQuery/glEndQuery(GL_TIME_ELAPSED): durations only
+};
+
+// "auto", "timestamp" or "elapsed" (what --gl-timer and LATLAB_GL_TIMER take);
+// nullopt for anything else.
+std::optional<GlTimer> parse_gl_timer(std::string_view text);
+// "GL_TIMESTAMP" or "GL_TIME_ELAPSED" (automatic: "auto").
+const char* gl_timer_name(GlTimer timer);
+
 // What `latlab devices` shows for one EGL device.
 struct GlDeviceReport {
   int index = 0;              // EGL device index (EGL_EXT_device_enumeration order)
@@ -80,6 +106,10 @@ struct GlDeviceReport {
   std::string glsl_version;   // GL_SHADING_LANGUAGE_VERSION
   bool timer_query = false;   // GL_TIMESTAMP queries (GL 3.3 / ARB_timer_query / EXT_disjoint_timer_query)
   int timestamp_bits = 0;     // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timestamps
+  // The timer latlab times spans with here: "GL_TIMESTAMP", "GL_TIME_ELAPSED"
+  // (durations only), or "" without timer queries. For a GlContext, the one
+  // its GlContextDesc::timer chose; from enumerate_gl_devices, GlTimer::automatic's.
+  std::string timer;
   bool disjoint_signal = false;  // GL_GPU_DISJOINT_EXT available
   bool compute_shaders = false;  // GL 4.3 / GLES 3.1
   bool khr_debug = false;
@@ -92,9 +122,14 @@ Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api = GlApiKi
 
 struct GlContextDesc {
   std::string device;          // EGL device index ("0") or name substring of GL_RENDERER / EGL
-                               // vendor; "" = first device with timestamps (hardware first)
+                               // vendor; "" = first device with timer queries (hardware first)
   GlApiKind api = GlApiKind::automatic;
   bool debug = false;          // debug context + KHR_debug callback: messages counted (debug_*)
+  // automatic: the LATLAB_GL_TIMER environment variable (auto|timestamp|
+  // elapsed) when set, else GL_TIMESTAMP where it has bits, else
+  // GL_TIME_ELAPSED. timestamp: only devices with GL_TIMESTAMP bits.
+  // elapsed: GL_TIME_ELAPSED even where timestamps exist (to test the fallback).
+  GlTimer timer = GlTimer::automatic;
 };
 
 // One EGL display and GL context, owned. Created current on the creating
@@ -102,7 +137,8 @@ struct GlContextDesc {
 class GlContext {
  public:
   // Error (with the reason, e.g. "no EGL device has GL 4.3 or GLES 3.1")
-  // when no context can be created or it has no timestamp queries.
+  // when no context can be created, it has no timer queries, or not the
+  // timer desc.timer asks for.
   static Result<std::unique_ptr<GlContext>> create(const GlContextDesc& desc = {});
   ~GlContext();
   GlContext(const GlContext&) = delete;
@@ -116,10 +152,18 @@ class GlContext {
 
   const GlDeviceReport& report() const { return report_; }
   bool gles() const { return gles_; }
-  TickFormat tick_format() const { return TickFormat{1, 1, static_cast<uint32_t>(report_.timestamp_bits)}; }
+  // GlTimer::timestamp or GlTimer::elapsed: how this context's slots time.
+  GlTimer timer() const { return timer_; }
+  bool durations_only() const { return timer_ == GlTimer::elapsed; }
+  // Nanosecond ticks: GL_QUERY_COUNTER_BITS valid bits, or 64 for the
+  // 64-bit GL_TIME_ELAPSED results.
+  TickFormat tick_format() const {
+    return TickFormat{1, 1, durations_only() ? 64u : static_cast<uint32_t>(report_.timestamp_bits)};
+  }
 
   // One bracketed pair on the internal calibration context (any thread).
-  // The narrowest of `brackets` reads.
+  // The narrowest of `brackets` reads. Error on a durations_only() context:
+  // without GL_TIMESTAMP there is no device clock to pair.
   Result<CalibrationPair> sample_calibration(uint32_t brackets = 5);
 
   // KHR_debug (desc.debug): GL errors (GL_DEBUG_TYPE_ERROR) and messages of
@@ -142,10 +186,16 @@ class GlContext {
   std::unique_ptr<State> state_;
   GlDeviceReport report_;
   bool gles_ = false;
+  GlTimer timer_ = GlTimer::timestamp;
   mutable std::mutex debug_mutex_;
   std::vector<std::string> debug_messages_;
   std::atomic<uint64_t> debug_errors_{0};
 };
+
+// Why something that needs absolute GPU times cannot run on a
+// durations_only() context: "unavailable: only GL_TIME_ELAPSED on
+// '<renderer>' (<why>); <what>". The one wording of every such refusal.
+std::string gl_elapsed_only(const GlContext& ctx, const std::string& what);
 
 // Makes `ctx` current for a scope unless it already is on this thread, and
 // releases it at the end when it made it current.
@@ -188,18 +238,27 @@ class GlTimestampSlots final : public TimestampSlots {
   void read(uint32_t first, std::span<SlotReading> out) override;
   void reset(uint32_t first, uint32_t count, bool previous_use_done) override;
 
+  // The context's GL_TIME_ELAPSED mode: pairs give durations only.
+  bool durations_only() const override { return elapsed_; }
+
   uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
   uint64_t disjoint_events() const { return disjoint_events_; }
+  // GL_TIME_ELAPSED: spans not timed because another was open.
+  uint64_t overlapped_spans() const { return overlapped_spans_; }
   bool has_disjoint_signal() const { return static_cast<bool>(probe_); }
 
  private:
   GlTimestampSlots(GlContext& ctx, uint32_t count);
+  void write_elapsed(uint32_t slot, TimestampEdge edge);
+  void read_elapsed(uint32_t first, std::span<SlotReading> out);
   GlContext& ctx_;
   uint32_t count_ = 0;
   TickFormat ticks_;
+  bool elapsed_ = false;
   std::vector<uint32_t> queries_;
-  // Per slot: 0 free, 1 written, 2 written and flagged disjoint.
+  // Per slot: the bits of gl_timestamp_slots.cpp's SlotState (0: free).
   std::vector<uint8_t> state_;
+  uint64_t overlapped_spans_ = 0;
   std::function<bool()> probe_;
   uint64_t disjoint_events_ = 0;
   std::atomic<uint64_t> write_errors_{0};

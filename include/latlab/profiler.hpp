@@ -90,11 +90,11 @@ struct ProfilerZone {
   uint32_t next_sibling = kNoZone;
   uint32_t depth = 0;                // 0 for a root
   uint32_t thread = 0;               // recording thread's small id (1, 2, ...)
-  QueryStatus status = QueryStatus::not_ready;  // ok, invalid (never written / end before begin) or disjoint
+  QueryStatus status = QueryStatus::not_ready;  // ok, invalid (never written / end before begin), disjoint or overlapped
   bool orphan = false;               // an enclosing zone on the same stream was not recorded in this frame (dropped, or opened in an earlier frame)
   bool host_mapped = false;          // gpu_*_host_ns hold values
   bool cpu_recorded = false;         // cpu_*_ns hold values (GpuProfilerDesc::cpu_zone_times)
-  uint64_t begin_ticks = 0;          // raw device ticks; meaningful when status is ok or disjoint
+  uint64_t begin_ticks = 0;          // raw device ticks; meaningful when status is ok or disjoint, 0 in a durations_only frame
   uint64_t end_ticks = 0;
   int64_t duration_ns = 0;           // device duration; valid only when status == ok
   int64_t gpu_begin_host_ns = 0;     // GPU begin/end on the host clock (host_mapped)
@@ -115,6 +115,10 @@ struct ProfilerFrame {
   int64_t cpu_begin_ns = 0;          // host clock when the frame was opened / closed by next_frame
   int64_t cpu_end_ns = 0;
   bool host_mapped = false;          // the clock mapper gave a mapping for this frame
+  // The slots time durations only (GL_TIME_ELAPSED): zones have duration_ns
+  // but no ticks, are never host_mapped, and a zone opened inside another
+  // on the same context is `overlapped` (not timed).
+  bool durations_only = false;
   int64_t map_error_ns = 0;          // the mapper's error bound for this frame
 };
 
@@ -139,6 +143,7 @@ struct ProfilerCounters {
   uint64_t zones_dropped = 0;         // no query pair: nothing recorded, no time given
   uint64_t zones_invalid = 0;         // never written before their frame retired, or end before begin
   uint64_t zones_disjoint = 0;
+  uint64_t zones_overlapped = 0;      // durations-only slots: opened while another zone was timed
   uint64_t stat_names_dropped = 0;    // zones not tabled: more than max_zone_names names
   uint64_t heap_allocations = 0;      // growths of the profiler's own buffers after create (0 in steady state)
 };
@@ -173,6 +178,8 @@ class GpuProfiler {
   const GpuProfilerDesc& desc() const { return desc_; }
   const std::string& name() const { return desc_.name; }
   TickFormat tick_format() const { return ticks_; }
+  // The slots time durations only: no zone is host mapped (ProfilerFrame::durations_only).
+  bool durations_only() const { return slots_->durations_only(); }
 
   // Closes the current frame (it waits for the device), collects every frame
   // whose results are all available (oldest first, stopping at the first that
@@ -189,8 +196,8 @@ class GpuProfiler {
   // open on the host keep the frame waiting.
   void retire_frame(uint64_t frame_id);
 
-  // Maps ticks to the host clock at collection; null: zones keep device times
-  // only (host_mapped false). Within a frame, timestamps are mapped on the
+  // Maps ticks to the host clock at collection; null, or durations-only
+  // slots: zones keep device times only (host_mapped false). Within a frame, timestamps are mapped on the
   // line through the mappings of two of its ticks (the first ok zone's begin
   // and the later of the first and last ok zones' ends): exact for a linear
   // mapper such as a ClockFit; the frame's error bound is the larger of the two.

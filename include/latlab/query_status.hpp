@@ -2,6 +2,7 @@
 // last good value or a zero.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -15,7 +16,12 @@ enum class QueryStatus : uint8_t {
                // end before begin, never written though its frame retired)
   disjoint,    // the device reported a discontinuity (clock change, GL disjoint)
   missing,     // no such query / marker was ever recorded
+  overlapped,  // not measured: the span began while another was being timed,
+               // on slots that time one span at a time (GL_TIME_ELAPSED)
 };
+
+// Values of QueryStatus, for tables indexed by it.
+inline constexpr size_t kQueryStatusCount = 7;
 
 constexpr std::string_view to_string(QueryStatus s) {
   switch (s) {
@@ -25,6 +31,7 @@ constexpr std::string_view to_string(QueryStatus s) {
     case QueryStatus::invalid: return "invalid";
     case QueryStatus::disjoint: return "disjoint";
     case QueryStatus::missing: return "missing";
+    case QueryStatus::overlapped: return "overlapped";
   }
   return "unknown";
 }

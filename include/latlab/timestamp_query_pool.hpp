@@ -26,7 +26,10 @@
 //    into a reused pair is detected (slots that tag their writes flag it
 //    kLate; otherwise a begin tick older than what the pool had already seen
 //    complete) and reported `invalid`, never mixed into the new uid's result;
-//  * the per-uid result map keeps only the newest `retained_frames` frames.
+//  * the per-uid result map keeps only the newest `retained_frames` frames;
+//  * on durations-only slots (TimestampSlots::durations_only, e.g.
+//    GL_TIME_ELAPSED) results carry a duration and no ticks (has_ticks
+//    false), and a pair opened while another is open is `overlapped`.
 //
 // Frames must be submitted in increasing frame id on one queue: retiring
 // frame N then means every earlier frame completed, which tells the slots
@@ -65,7 +68,11 @@ struct QueryPoolDesc {
 struct TimestampResult {
   QueryStatus status = QueryStatus::missing;
   uint64_t frame_id = 0;
-  uint64_t begin_ticks = 0;  // raw device ticks (masked to valid bits); valid when ok
+  // Raw device ticks (masked to valid bits), valid when has_ticks: a result
+  // read from timestamps (ok, disjoint or invalid). Durations-only slots
+  // never give ticks: has_ticks stays false and both are 0.
+  bool has_ticks = false;
+  uint64_t begin_ticks = 0;
   uint64_t end_ticks = 0;
   int64_t duration_ns = 0;   // valid only when status == ok
   double duration_ms() const { return static_cast<double>(duration_ns) / 1e6; }
@@ -75,7 +82,7 @@ struct TimestampResult {
 // What one resolve produced.
 struct ResolveSummary {
   uint32_t resolved_ok = 0;   // pairs read with a valid result
-  uint32_t invalid = 0;       // pairs read but rejected (late, reversed, disjoint)
+  uint32_t invalid = 0;       // pairs read but rejected (late, reversed, disjoint, overlapped)
   uint32_t still_pending = 0; // pairs of this resolve's snapshot not yet final
   // Total ms of the newest frame whose pairs are all ok, and that frame's id
   // (an older frame than the newest one when the newest is incomplete or has
@@ -124,6 +131,8 @@ class TimestampQueryPool {
   // False when the device cannot time: allocation then gives no value.
   bool track_timestamp() const { return track_timestamp_; }
   bool is_disposed() const { return disposed_; }
+  // True on durations-only slots: results have no ticks (has_ticks false).
+  bool durations_only() const { return durations_only_; }
   const TickFormat& tick_format() const { return ticks_; }
   QueryKind kind() const { return desc_.kind; }
 
@@ -204,6 +213,7 @@ class TimestampQueryPool {
 
   void poll(ResolveTicket::State& state);
   bool read_pair(uint32_t pair_index, TimestampResult& out);  // true once final
+  bool read_duration(const SlotReading& b, const SlotReading& e, TimestampResult& out);  // durations only
   void store_result(const std::string& uid, const TimestampResult& r);
   void free_pair(uint32_t pair_index);
   std::optional<uint32_t> find_free_pair();
@@ -214,6 +224,7 @@ class TimestampQueryPool {
   QueryPoolDesc desc_;
   TickFormat ticks_;
   bool track_timestamp_ = true;
+  bool durations_only_ = false;
   bool disposed_ = false;
   std::vector<Pair> pairs_;
   uint32_t cursor_ = 0;  // next pair to try

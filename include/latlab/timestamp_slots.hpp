@@ -9,6 +9,15 @@
 // availability and never wait for the device, and reset a slot before each
 // use, its first included.
 //
+// Durations only. Some slots cannot read the device clock, only time a span
+// (GL_TIME_ELAPSED where GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0): they
+// say so with durations_only(). Their pairs are slot s (begin) and s+1 (end);
+// the end slot reads the span's length in ticks and the begin slot reads 0,
+// so end - begin is still the span, but neither is a point on the device
+// clock: nothing may map them onto the host clock or order them in time.
+// They time one span at a time: a begin while another span is open is not
+// measured, and both slots of that pair read kOverlapped.
+//
 // Threads: write() may be called from several recording threads at once,
 // each with its own command stream; read() and reset() from one thread at a
 // time (the pool's owner, the profiler's collector). Backends state more.
@@ -38,18 +47,21 @@ enum class TimestampEdge : uint8_t { begin, end };
 struct SlotReading {
   static constexpr uint32_t kDisjoint = 1;  // the value is discontinuous (clock change)
   static constexpr uint32_t kLate = 2;      // written by an earlier use of the slot
+  static constexpr uint32_t kOverlapped = 4;  // durations only: not timed, another span was open
   uint64_t ticks = 0;                       // device ticks; meaningful only when available
   uint32_t available = 0;                   // nonzero: the device has written the slot
-  uint32_t flags = 0;                       // kDisjoint | kLate; 0 from backends that cannot tell
+  uint32_t flags = 0;                       // kDisjoint | kLate | kOverlapped; 0 from backends that cannot tell
   bool disjoint() const { return (flags & kDisjoint) != 0; }
   bool late() const { return (flags & kLate) != 0; }
+  bool overlapped() const { return (flags & kOverlapped) != 0; }
 };
 static_assert(sizeof(SlotReading) == 16);
 
 // A begin/end pair read once its work has completed (nothing more will be
-// written): ok; disjoint (a discontinuity flagged); or invalid (a slot never
-// written, written by an earlier use, or end before begin). `elapsed`, when
-// given, receives end - begin in ticks (wrap-aware) whenever both are written.
+// written): ok; disjoint (a discontinuity flagged); overlapped (durations-only
+// slots did not time it); or invalid (a slot never written, written by an
+// earlier use, or end before begin). `elapsed`, when given, receives
+// end - begin in ticks (wrap-aware) whenever both are written.
 inline QueryStatus completed_pair_status(const SlotReading& b, const SlotReading& e,
                                          const TickFormat& ticks, uint64_t* elapsed = nullptr) {
   if ((b.available & e.available) == 0) [[unlikely]] return QueryStatus::invalid;
@@ -57,7 +69,8 @@ inline QueryStatus completed_pair_status(const SlotReading& b, const SlotReading
   const uint64_t span = (e.ticks - b.ticks) & mask;  // TickFormat::elapsed_ticks, mask computed once
   if (elapsed != nullptr) *elapsed = span;
   if (const uint32_t flags = b.flags | e.flags; flags != 0) [[unlikely]] {
-    return (flags & SlotReading::kLate) != 0 ? QueryStatus::invalid : QueryStatus::disjoint;
+    if ((flags & SlotReading::kLate) != 0) return QueryStatus::invalid;
+    return (flags & SlotReading::kOverlapped) != 0 ? QueryStatus::overlapped : QueryStatus::disjoint;
   }
   return span > (mask >> 1) ? QueryStatus::invalid : QueryStatus::ok;  // backwards: end before begin
 }
@@ -74,6 +87,9 @@ class TimestampSlots {
   virtual TickFormat tick_format() const = 0;
   // False: the device cannot write timestamps; users then time nothing.
   virtual bool can_time() const { return true; }
+  // True: pairs give durations only, no device-clock values (see the top of
+  // this file); their users must not map or order them in time.
+  virtual bool durations_only() const { return false; }
   // Records "write slot `slot` once the work before it is done" into
   // `stream`. Must not block; safe for distinct streams concurrently.
   virtual void write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) = 0;

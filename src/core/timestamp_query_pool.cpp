@@ -25,7 +25,11 @@ Result<std::unique_ptr<TimestampQueryPool>> TimestampQueryPool::create(std::shar
 }
 
 TimestampQueryPool::TimestampQueryPool(std::shared_ptr<TimestampSlots> slots, const QueryPoolDesc& desc)
-    : slots_(std::move(slots)), desc_(desc), ticks_(slots_->tick_format()), track_timestamp_(slots_->can_time()) {
+    : slots_(std::move(slots)),
+      desc_(desc),
+      ticks_(slots_->tick_format()),
+      track_timestamp_(slots_->can_time()),
+      durations_only_(slots_->durations_only()) {
   desc_.retained_frames = std::max<uint32_t>(1, desc_.retained_frames);
   pairs_.resize(desc_.max_queries / 2);
 }
@@ -150,7 +154,13 @@ bool TimestampQueryPool::read_pair(uint32_t pair_index, TimestampResult& out) {
     out.status = QueryStatus::not_ready;
     return false;
   }
+  if (b.overlapped() || e.overlapped()) {
+    out.status = QueryStatus::overlapped;  // not timed: no duration, no ticks
+    return true;
+  }
+  if (durations_only_) return read_duration(b, e, out);
   const uint64_t mask = ticks_.mask();
+  out.has_ticks = true;
   out.begin_ticks = b.ticks & mask;
   out.end_ticks = e.ticks & mask;
   if (b.disjoint() || e.disjoint()) {
@@ -175,6 +185,15 @@ bool TimestampQueryPool::read_pair(uint32_t pair_index, TimestampResult& out) {
     newest_tick_seen_ = out.end_ticks;
     any_tick_seen_ = true;
   }
+  return true;
+}
+
+bool TimestampQueryPool::read_duration(const SlotReading& b, const SlotReading& e, TimestampResult& out) {
+  // The begin slot reads 0, the end slot the span: no tick floor to check
+  // (a durations-only slot holds only its latest use) and no ticks to keep.
+  uint64_t span = 0;
+  out.status = completed_pair_status(b, e, ticks_, &span);
+  if (out.status == QueryStatus::ok) out.duration_ns = ticks_.ticks_to_ns(span);
   return true;
 }
 

@@ -310,7 +310,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   // zone's ends (the first is often the root around the whole frame). Exact
   // for a linear clock model, which is what ClockFit is; no scan of the
   // frame needed.
-  if (m.mapper && n > 0) {
+  if (m.mapper && n > 0 && !slots_raw_->durations_only()) {
     uint32_t first = 0, last = n - 1;
     while (first < n && !zone_ok(first)) ++first;
     while (last > first && !zone_ok(last)) --last;
@@ -343,6 +343,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   f.frame_id = s.frame_id;
   f.zones_dropped = s.dropped;
   f.retired = s.retired;
+  f.durations_only = slots_raw_->durations_only();
   f.cpu_begin_ns = s.cpu_begin_ns;
   f.cpu_end_ns = s.cpu_end_ns;
   if (cpu_times_ != nullptr) {
@@ -355,7 +356,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   // (expand_frame). This loop is most of a collection's CPU time.
   profiler_detail::StatTable& stats = *m.stat_table;
   profiler_detail::CompactZone* out = f.zones.data();
-  uint64_t ok = 0, invalid = 0, disjoint = 0;
+  uint64_t ok = 0, invalid = 0, disjoint = 0, overlapped = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const ZoneRecord& r = recs[i];
     const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
@@ -372,6 +373,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     ok += zone_is_ok;
     invalid += status == QueryStatus::invalid;
     disjoint += status == QueryStatus::disjoint;
+    overlapped += status == QueryStatus::overlapped;
     stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
     out[i] = {r.name,
               bt,
@@ -384,6 +386,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
   m.counters.zones_disjoint += disjoint;
+  m.counters.zones_overlapped += overlapped;
   m.counters.zones_collected += n;
   ++m.counters.frames_collected;
   if (s.retired) ++m.counters.frames_retired;

@@ -10,6 +10,7 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
   out.first_root = kNoZone;
   out.zones_dropped = in.zones_dropped;
   out.retired = in.retired;
+  out.durations_only = in.durations_only;
   out.cpu_begin_ns = in.cpu_begin_ns;
   out.cpu_end_ns = in.cpu_end_ns;
   out.host_mapped = in.mapping.mapped;
@@ -29,8 +30,8 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
     z.thread = c.thread;
     z.status = c.status;
     z.orphan = c.orphan;
-    z.begin_ticks = c.begin_ticks;
-    z.end_ticks = c.end_ticks;
+    z.begin_ticks = in.durations_only ? 0 : c.begin_ticks;
+    z.end_ticks = in.durations_only ? 0 : c.end_ticks;
     z.duration_ns = 0;
     z.host_mapped = false;
     z.gpu_begin_host_ns = 0;

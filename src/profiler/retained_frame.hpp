@@ -39,6 +39,7 @@ struct RetainedFrame {
   std::vector<int64_t> cpu_times;  // begin/end per zone, with cpu_zone_times
   uint32_t zones_dropped = 0;
   bool retired = false;
+  bool durations_only = false;  // begin ticks are 0, end ticks the span: none leaves here
   int64_t cpu_begin_ns = 0;
   int64_t cpu_end_ns = 0;
   FrameMapping mapping;

@@ -96,6 +96,18 @@ TEST_F(GlTest, GlesContextHasTheDisjointSignal) {
   EXPECT_GT(r.timestamp_bits, 0);
 }
 
+// The GLES tests (GlPoolModes gles*) rely on the fixture's KHR_debug check
+// there too: a deliberate error must reach it on a GLES context.
+TEST_F(GlTest, KhrDebugCatchesAGlErrorOnGles) {
+  ASSERT_NO_FATAL_FAILURE(open(GlApiKind::gles));
+  if (!ctx_) return;
+  if (!ctx_->report().khr_debug) GTEST_SKIP() << "no KHR_debug on GLES " << ctx_->report().renderer;
+  api().BindBuffer(0x1234u, 0);
+  EXPECT_EQ(api().GetError(), static_cast<GLenum>(GL_INVALID_ENUM));
+  EXPECT_GE(ctx_->debug_error_count(), 1u);
+  ctx_.reset();  // this test's error is expected
+}
+
 TEST(GlContextErrors, ANameThatMatchesNothingFailsWithTheDevices) {
   auto ctx = GlContext::create({.device = "no-such-gpu-xyz", .api = GlApiKind::automatic, .debug = false});
   ASSERT_FALSE(ctx);

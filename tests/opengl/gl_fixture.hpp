@@ -29,11 +29,11 @@ class GlTest : public ::testing::Test {
  protected:
   void SetUp() override { open(GlApiKind::automatic); }
 
-  void open(GlApiKind api) {
+  void open(GlApiKind api, GlTimer timer = GlTimer::automatic) {
     check_debug();
     ctx_.reset();
-    auto ctx = GlContext::create({.device = gl_test_device(), .api = api, .debug = true});
-    if (!ctx) GTEST_SKIP() << "no GL context with timestamps here: " << ctx.error().message;
+    auto ctx = GlContext::create({.device = gl_test_device(), .api = api, .debug = true, .timer = timer});
+    if (!ctx) GTEST_SKIP() << "no GL context with timer queries here: " << ctx.error().message;
     ctx_ = std::move(ctx.value());
     ASSERT_TRUE(ctx_->is_current());
   }
@@ -144,6 +144,7 @@ inline void expect_results_in_submission_order(const std::vector<FrameResult>& f
   for (const auto& f : frames) {
     for (const auto& p : f.passes) {
       if (!p.result.ok()) continue;
+      ASSERT_TRUE(p.result.has_ticks) << p.uid;
       EXPECT_LT(p.result.begin_ticks, p.result.end_ticks) << p.uid;
       if (prev != nullptr) {
         EXPECT_LE(prev->end_ticks, p.result.begin_ticks) << prev_uid << " then " << p.uid;

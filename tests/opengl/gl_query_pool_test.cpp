@@ -1,6 +1,8 @@
 #include <cstdlib>
 // The seed-000 pool and the seam's slots on GL query objects, with real
-// compute dispatches (llvmpipe on CI), KHR_debug on.
+// compute dispatches (llvmpipe on CI), KHR_debug on. The pool's tests run in
+// each mode (GlPoolModes): desktop GL or GLES 3.x, GL_TIMESTAMP pairs or the
+// GL_TIME_ELAPSED fallback (durations only).
 #include <cstdio>
 #include <thread>
 
@@ -15,7 +17,8 @@ class GlPoolTest : public GlTest {
  protected:
   void make(uint32_t max_queries, uint32_t side, GlTimestampSlotsDesc sdesc = {}) {
     if (!ctx_) GTEST_SKIP() << "no GL context";
-    const WorkloadForm form = ctx_->report().compute_shaders ? WorkloadForm::compute : WorkloadForm::fragment;
+    const WorkloadForm form =
+        ctx_->report().compute_shaders && !fragment_only_ ? WorkloadForm::compute : WorkloadForm::fragment;
     auto w = GlWorkload::create(*ctx_, side, side, form);
     ASSERT_TRUE(w) << w.error().message;
     work_ = std::move(w.value());
@@ -36,9 +39,47 @@ class GlPoolTest : public GlTest {
   std::unique_ptr<GlWorkload> work_;
   std::shared_ptr<GlTimestampSlots> slots_;
   std::unique_ptr<TimestampQueryPool> pool_;
+  bool fragment_only_ = false;  // fragment passes even where compute shaders exist
 };
 
-TEST_F(GlPoolTest, DispatchesHavePositiveDurations) {
+// A context kind and timer the pool's tests run in.
+struct GlPoolMode {
+  const char* name;
+  GlApiKind api;
+  GlTimer timer;
+};
+
+// GLES: the context path where desktop GL is absent (GL_EXT_disjoint_timer_query).
+// elapsed: GL_TIME_ELAPSED, forced where GL_TIMESTAMP exists (llvmpipe has both).
+const GlPoolMode kGlPoolModes[] = {
+    {"desktop_or_auto", GlApiKind::automatic, GlTimer::automatic},
+    {"gles", GlApiKind::gles, GlTimer::automatic},
+    {"elapsed", GlApiKind::automatic, GlTimer::elapsed},
+    {"gles_elapsed", GlApiKind::gles, GlTimer::elapsed},
+};
+
+class GlPoolModeTest : public GlPoolTest, public ::testing::WithParamInterface<GlPoolMode> {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(open(GetParam().api, GetParam().timer));
+    if (!ctx_) return;  // skipped, with the reason
+    if (GetParam().api == GlApiKind::gles) {
+      ASSERT_TRUE(ctx_->gles());
+    }
+    ASSERT_EQ(ctx_->durations_only(), GetParam().timer == GlTimer::elapsed);
+    // llvmpipe's GL_TIME_ELAPSED counts rasterizer time only: a compute
+    // dispatch reads 1 ns (docs/usage.md). Fragment passes are timed by
+    // every driver.
+    fragment_only_ = elapsed();
+  }
+  bool elapsed() const { return GetParam().timer == GlTimer::elapsed; }
+};
+
+std::string mode_name(const ::testing::TestParamInfo<GlPoolMode>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(GlPoolModes, GlPoolModeTest, ::testing::ValuesIn(kGlPoolModes), mode_name);
+
+TEST_P(GlPoolModeTest, DispatchesHavePositiveDurations) {
   ASSERT_NO_FATAL_FAILURE(make(256, 64));
   ASSERT_TRUE(pool_->track_timestamp());
   const auto frames = run_gl_frames(*ctx_, *work_, *pool_, 6, [](uint64_t f) {
@@ -51,23 +92,29 @@ TEST_F(GlPoolTest, DispatchesHavePositiveDurations) {
       EXPECT_EQ(p.result.status, QueryStatus::ok) << p.uid << " " << to_string(p.result.status);
       EXPECT_GT(p.result.duration_ns, 0) << p.uid;
       EXPECT_EQ(p.result.frame_id, f.frame_id);
+      // GL_TIME_ELAPSED has no device clock: no ticks, never a made-up 0 passed off as one.
+      EXPECT_EQ(p.result.has_ticks, !elapsed()) << p.uid;
     }
   }
+  EXPECT_EQ(pool_->durations_only(), elapsed());
   EXPECT_EQ(pool_->pairs_in_use(), 0u);
   EXPECT_EQ(pool_->overflow_count(), 0u);
   EXPECT_EQ(slots_->write_errors(), 0u);
+  EXPECT_EQ(slots_->overlapped_spans(), 0u);
 }
 
 // One Mesa worker thread: see one_mesa_worker.hpp.
-class GlPoolTestOneThread : public GlPoolTest {
+class GlPoolModeTestOneThread : public GlPoolModeTest {
  protected:
   void SetUp() override {
     test::use_one_mesa_worker();
-    GlPoolTest::SetUp();
+    GlPoolModeTest::SetUp();
   }
 };
 
-TEST_F(GlPoolTestOneThread, FourTimesTheWorkTakesMeasurablyLonger) {
+INSTANTIATE_TEST_SUITE_P(GlPoolModes, GlPoolModeTestOneThread, ::testing::ValuesIn(kGlPoolModes), mode_name);
+
+TEST_P(GlPoolModeTestOneThread, FourTimesTheWorkTakesMeasurablyLonger) {
   ASSERT_NO_FATAL_FAILURE(make(256, 128));
   // An untimed pass leads each frame (see ResultsMapToTheirUidAndFrame).
   // Big enough (about 16 ms) that llvmpipe's scheduling delays of a few ms
@@ -81,12 +128,12 @@ TEST_F(GlPoolTestOneThread, FourTimesTheWorkTakesMeasurablyLonger) {
   // Fastest of 10 frames: other load on the machine only ever adds time.
   const double small = static_cast<double>(fastest_ns(frames, 0));
   const double large = static_cast<double>(fastest_ns(frames, 1));
-  std::printf("complexity %u: fastest %.3f ms; 4x: %.3f ms; ratio %.2f\n", kBase, small / 1e6, large / 1e6,
-              large / small);
+  std::printf("%s: complexity %u: fastest %.3f ms; 4x: %.3f ms; ratio %.2f\n", GetParam().name, kBase, small / 1e6,
+              large / 1e6, large / small);
   EXPECT_GT(large / small, 2.0);
 }
 
-TEST_F(GlPoolTest, ResultsMapToTheirUidAndFrame) {
+TEST_P(GlPoolModeTest, ResultsMapToTheirUidAndFrame) {
   ASSERT_NO_FATAL_FAILURE(make(256, 64));
   // Different work per uid, 16x apart: the fastest frames of each uid come
   // back in that order, and all results tile the timeline in submission
@@ -108,14 +155,15 @@ TEST_F(GlPoolTest, ResultsMapToTheirUidAndFrame) {
       EXPECT_EQ(f.passes[i].uid, pass_uid(i, f.frame_id));
     }
   }
-  expect_results_in_submission_order(frames);
+  // Durations only: no ticks to order; the work's order below still holds.
+  if (!elapsed()) expect_results_in_submission_order(frames);
   // 256x apart end to end: what survives a busy 2-core machine (a 16x step
   // once lost to a 4 ms scheduling delay in every frame of one run).
   EXPECT_LT(fastest_ns(frames, 0), fastest_ns(frames, 2));
   EXPECT_LT(fastest_ns(frames, 1), fastest_ns(frames, 2));
 }
 
-TEST_F(GlPoolTest, TinyPoolOverflowLosesNoWrittenResult) {
+TEST_P(GlPoolModeTest, TinyPoolOverflowLosesNoWrittenResult) {
   ASSERT_NO_FATAL_FAILURE(make(4, 64));
   // Two pairs, three passes per frame taking their pairs up front, two
   // frames in flight: some passes find no free pair.
@@ -201,7 +249,7 @@ TEST_F(GlPoolTest, ResetSlotReadsUnavailableUntilWrittenAgain) {
 // Disjoint through the GL-level seam (the probe stands in for
 // GL_GPU_DISJOINT_EXT): a disjoint event marks the affected frame's pairs
 // disjoint, never a number; frames after it are ok again.
-TEST_F(GlPoolTest, DisjointEventMarksTheAffectedFramesPairs) {
+TEST_P(GlPoolModeTest, DisjointEventMarksTheAffectedFramesPairs) {
   auto fire = std::make_shared<bool>(false);
   GlTimestampSlotsDesc sdesc;
   sdesc.disjoint_probe = [fire] {

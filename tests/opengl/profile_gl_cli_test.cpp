@@ -101,6 +101,63 @@ TEST(ProfileGlCli, TextOutputShowsTheTableAndTheTree) {
   EXPECT_NE(r.out.find("zones with a time 40"), std::string::npos) << r.out;
 }
 
+// --gl-timer elapsed: the fallback of drivers without GL_TIMESTAMP bits,
+// forced where both exist. Only the outermost zone ("frame") has a time;
+// the seven inside it are overlapped, and nothing is host mapped.
+TEST(ProfileGlCli, ElapsedTimerTimesOnlyTheOutermostZone) {
+  if (const std::string why = gl_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << "no GL context with timer queries here: " << why;
+  }
+  const auto r = run_cli_split(
+      "profile --backend gl --frames 10 --json --validation --gl-timer elapsed" + device_arg());
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("timer"), "GL_TIME_ELAPSED");
+  EXPECT_EQ(j.at("counters").at("zones_ok"), 10);
+  EXPECT_EQ(j.at("counters").at("zones_overlapped"), 10 * 7);
+  EXPECT_EQ(j.at("counters").at("zones_invalid"), 0);
+  EXPECT_EQ(j.at("validation_errors"), 0) << r.err;
+  EXPECT_TRUE(j.at("clock_fit").is_null());
+  EXPECT_NE(j.at("host_mapping").get<std::string>().find("unavailable: only GL_TIME_ELAPSED"),
+            std::string::npos)
+      << j.at("host_mapping");
+  for (const auto& z : j.at("zones")) {
+    const bool outer = z.at("zone") == "frame";
+    EXPECT_EQ(z.at("frames"), outer ? 10 : 0) << z.at("zone");
+    EXPECT_EQ(z.at("missing"), outer ? 0 : 10) << z.at("zone") << ": missing, never 0 ms";
+  }
+}
+
+TEST(ProfileGlCli, ElapsedTimerRefusesATraceWithTheReason) {
+  if (const std::string why = gl_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << "no GL context with timer queries here: " << why;
+  }
+  e2e::TempDir dir;
+  const auto r = run_cli_split("profile --backend gl --frames 2 --gl-timer elapsed --trace " +
+                               (dir.path / "t.json").string() + device_arg());
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("unavailable: only GL_TIME_ELAPSED"), std::string::npos) << r.err;
+}
+
+TEST(ProfileGlCli, GlTimerIsAGlOption) {
+  const auto r = run_cli_split("profile --backend vulkan --frames 2 --gl-timer elapsed");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+}
+
+// run and clocks need GPU begin/end on the host clock: with only
+// GL_TIME_ELAPSED (LATLAB_GL_TIMER forces it) they exit 3 with the reason.
+TEST(ProfileGlCli, RunAndClocksExitThreeWithOnlyElapsed) {
+  if (const std::string why = gl_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << "no GL context with timer queries here: " << why;
+  }
+  for (const char* cmd : {"run --backend gl --mode baseline --frames 5", "clocks --backend gl"}) {
+    const e2e::CliResult cr = e2e::run_cli(cmd, {.env = "LATLAB_GL_TIMER=elapsed"});
+    EXPECT_EQ(cr.rc, 3) << cmd << "\n" << cr.output;
+    EXPECT_NE(cr.output.find("unavailable: only GL_TIME_ELAPSED"), std::string::npos) << cmd << "\n"
+                                                                                      << cr.output;
+  }
+}
+
 TEST(ProfileGlCli, WithoutAnEglDriverExitsThreeWithTheReason) {
   // GLVND's libEGL loads the vendor libraries this variable names; a file
   // that does not exist leaves it none. A libEGL that is not GLVND ignores it.

@@ -80,10 +80,14 @@ Result<void> Api::load(bool gles) {
   // Timer queries: core in desktop GL 3.3; EXT_disjoint_timer_query on GLES.
   if (gles) {
     need(load_one(QueryCounter, "glQueryCounterEXT"), "glQueryCounterEXT");
+    need(load_one(BeginQuery, "glBeginQueryEXT", "glBeginQuery"), "glBeginQueryEXT");
+    need(load_one(EndQuery, "glEndQueryEXT", "glEndQuery"), "glEndQueryEXT");
     need(load_one(GetQueryiv, "glGetQueryivEXT", "glGetQueryiv"), "glGetQueryivEXT");
     need(load_one(GetQueryObjectui64v, "glGetQueryObjectui64vEXT"), "glGetQueryObjectui64vEXT");
   } else {
     need(load_one(QueryCounter, "glQueryCounter"), "glQueryCounter");
+    need(load_one(BeginQuery, "glBeginQuery"), "glBeginQuery");
+    need(load_one(EndQuery, "glEndQuery"), "glEndQuery");
     need(load_one(GetQueryiv, "glGetQueryiv"), "glGetQueryiv");
     need(load_one(GetQueryObjectui64v, "glGetQueryObjectui64v"), "glGetQueryObjectui64v");
   }

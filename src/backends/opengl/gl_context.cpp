@@ -170,9 +170,9 @@ void probe(const gl::Api& api, bool gles, GlDeviceReport& r) {
   if (r.timer_query) api.GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
   r.timestamp_bits = bits;
   (void)gl::drain_errors(api);  // a driver that rejects the bits query has no timestamps
-  if (!r.timer_query || bits <= 0) {
-    r.missing.push_back({"timestamps", gles ? "GLES without GL_EXT_disjoint_timer_query: no GPU timestamps"
-                                            : "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0: no GPU timestamps"});
+  if (!r.timer_query) {
+    r.missing.push_back({"timestamps", gles ? "GLES without GL_EXT_disjoint_timer_query: no GPU timer queries"
+                                            : "no GL 3.3 or GL_ARB_timer_query: no GPU timer queries"});
   }
   if (!r.disjoint_signal) {
     r.missing.push_back({"disjoint_detection",
@@ -195,8 +195,9 @@ struct Opened {
   gl::Api api;
 };
 
-// A context on `c` of the kind `kind` asks for, current on this thread.
-Result<Opened> open_on(const Candidate& c, GlApiKind kind, bool debug, GlDeviceReport& r) {
+// A context on `c` of the kind `kind` asks for, current on this thread;
+// r.timer says what `wish` gives on it.
+Result<Opened> open_on(const Candidate& c, GlApiKind kind, GlTimer wish, bool debug, GlDeviceReport& r) {
   EGLint major = 0, minor = 0;
   if (eglInitialize(c.display, &major, &minor) != EGL_TRUE) {
     return make_error("eglInitialize failed (" + gl::egl_error_name(eglGetError()) + ")");
@@ -212,9 +213,19 @@ Result<Opened> open_on(const Candidate& c, GlApiKind kind, bool debug, GlDeviceR
   if (!has_word(eglQueryString(c.display, EGL_EXTENSIONS), "EGL_KHR_surfaceless_context")) {
     return make_error("EGL display has no EGL_KHR_surfaceless_context");
   }
+  // With both APIs allowed: desktop GL with timestamps, then GLES, then
+  // desktop GL after all (GL_TIME_ELAPSED, or nothing to time with).
+  struct Attempt {
+    bool gles;
+    bool need_timestamps;
+  };
+  std::vector<Attempt> attempts;
+  const bool prefer_timestamps = kind == GlApiKind::automatic && wish != GlTimer::elapsed;
+  if (kind != GlApiKind::gles) attempts.push_back({false, prefer_timestamps});
+  if (kind != GlApiKind::desktop) attempts.push_back({true, false});
+  if (prefer_timestamps) attempts.push_back({false, false});
   std::string why;
-  for (const bool gles : {false, true}) {
-    if ((gles && kind == GlApiKind::desktop) || (!gles && kind == GlApiKind::gles)) continue;
+  for (const auto [gles, need_timestamps] : attempts) {
     Opened o;
     o.gles = gles;
     o.context = create_context(c.display, gles, debug, why);
@@ -233,12 +244,13 @@ Result<Opened> open_on(const Candidate& c, GlApiKind kind, bool debug, GlDeviceR
     GlDeviceReport probed = r;
     probe(o.api, gles, probed);
     // Desktop GL without timestamps: GLES may still have them.
-    if (!gles && probed.timestamp_bits <= 0 && kind == GlApiKind::automatic) {
+    if (need_timestamps && probed.timestamp_bits <= 0) {
       why = "desktop GL has no timestamps";
       eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
       eglDestroyContext(c.display, o.context);
       continue;
     }
+    gl::note_timer(probed, wish);
     r = probed;
     return o;
   }
@@ -261,12 +273,14 @@ void APIENTRY debug_callback(GLenum /*source*/, GLenum type, GLuint /*id*/, GLen
 }  // namespace
 
 Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api) {
+  const auto wish = gl::wished_timer(GlTimer::automatic);
+  if (!wish) return wish.error();
   auto cands = candidate_displays();
   if (!cands) return cands.error();
   std::vector<GlDeviceReport> out;
   for (const Candidate& c : *cands) {
     GlDeviceReport r;
-    auto o = open_on(c, api, false, r);
+    auto o = open_on(c, api, *wish, false, r);
     if (!o) {
       r.index = c.index;
       r.platform = c.platform;
@@ -293,6 +307,8 @@ EGLContext create_shared_context(GlContext& ctx, std::string& why) {
 GlContext::GlContext() : state_(std::make_unique<State>()) {}
 
 Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) {
+  const auto wish = gl::wished_timer(desc.timer);
+  if (!wish) return wish.error();
   auto cands = candidate_displays();
   if (!cands) return cands.error();
   // Selection: an index, a name substring, or the first with timestamps
@@ -310,7 +326,7 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
   for (const Candidate* c : order) {
     if (by_index && std::to_string(c->index) != desc.device) continue;
     GlDeviceReport r;
-    auto o = open_on(*c, desc.api, desc.debug, r);
+    auto o = open_on(*c, desc.api, *wish, desc.debug, r);
     if (!o) {
       tried += "\n  [" + std::to_string(c->index) + "] " + c->platform + ": " + o.error().message;
       continue;
@@ -318,7 +334,8 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
     const bool name_ok = desc.device.empty() || by_index ||
                          lower(r.renderer + " " + r.egl_vendor + " " + r.vendor).find(lower(desc.device)) !=
                              std::string::npos;
-    if (!name_ok || r.timestamp_bits <= 0) {
+    const auto timer = gl::resolve_timer(r, *wish);
+    if (!name_ok || !timer) {
       tried += "\n  [" + std::to_string(c->index) + "] " + r.renderer + ": " +
                (!name_ok ? "name does not match" : r.missing.front().reason);
       eglMakeCurrent(c->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -330,11 +347,13 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
     s.context = o->context;
     s.api = o->api;
     ctx->gles_ = o->gles;
+    ctx->timer_ = *timer;
     ctx->report_ = std::move(r);
     break;
   }
   if (ctx->state_->context == EGL_NO_CONTEXT) {
-    return make_error("no OpenGL context with GPU timestamps" +
+    return make_error(std::string("no OpenGL context with GPU timer queries") +
+                      (*wish == GlTimer::timestamp ? " and GL_TIMESTAMP" : "") +
                       (desc.device.empty() ? std::string() : " on a device matching '" + desc.device + "'") +
                       " (needs desktop GL 4.3 core with timer queries, or GLES 3.1 with "
                       "GL_EXT_disjoint_timer_query); EGL devices:" +
@@ -410,6 +429,7 @@ uint32_t GlContext::drain_gl_errors(const char* where) {
 }
 
 Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
+  if (durations_only()) return make_error(gl_elapsed_only(*this, "no device clock to pair with the host clock"));
   State& s = *state_;
   std::lock_guard lock(s.calib_mutex);
   // Whatever this thread had current comes back afterwards.

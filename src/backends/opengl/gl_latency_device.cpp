@@ -40,6 +40,10 @@ Result<std::unique_ptr<GlLatencyDevice>> GlLatencyDevice::create(const GlLatency
   auto impl = std::make_unique<Impl>();
   auto ctx = GlContext::create(desc.context);
   if (!ctx) return ctx.error();
+  if (ctx.value()->durations_only()) {
+    return make_error(gl_elapsed_only(*ctx.value(),
+                                       "the latency path needs GPU begin/end on the host clock (GL_TIMESTAMP)"));
+  }
   impl->ctx = std::move(ctx.value());
   impl->frames_in_flight = desc.frames_in_flight;
   const GlDeviceReport& r = impl->ctx->report();

@@ -33,6 +33,8 @@ struct Api {
   PFNGLGENQUERIESPROC GenQueries = nullptr;
   PFNGLDELETEQUERIESPROC DeleteQueries = nullptr;
   PFNGLQUERYCOUNTERPROC QueryCounter = nullptr;           // glQueryCounter / glQueryCounterEXT
+  PFNGLBEGINQUERYPROC BeginQuery = nullptr;               // GL_TIME_ELAPSED (GLES: glBeginQueryEXT)
+  PFNGLENDQUERYPROC EndQuery = nullptr;
   PFNGLGETQUERYIVPROC GetQueryiv = nullptr;               // glGetQueryiv(/EXT)
   PFNGLGETQUERYOBJECTUIVPROC GetQueryObjectuiv = nullptr; // GLES: core in 3.0
   PFNGLGETQUERYOBJECTUI64VPROC GetQueryObjectui64v = nullptr;  // GLES: glGetQueryObjectui64vEXT
@@ -99,6 +101,17 @@ std::string drain_errors(const Api& api);
 // The name of an EGL error code, e.g. "EGL_BAD_ACCESS".
 std::string egl_error_name(EGLint code);
 
+// Timer choice (gl_timer.cpp). `asked` unless automatic; then
+// LATLAB_GL_TIMER when set (error: not auto|timestamp|elapsed).
+Result<GlTimer> wished_timer(GlTimer asked);
+// The timer `wish` gives on a probed device; nullopt: none it accepts.
+std::optional<GlTimer> resolve_timer(const GlDeviceReport& r, GlTimer wish);
+// Sets r.timer and, for GL_TIME_ELAPSED or no timer, lists "timestamps"
+// first among r.missing with what that costs.
+void note_timer(GlDeviceReport& r, GlTimer wish);
+// The cause of GL_TIME_ELAPSED on a device: no GL_TIMESTAMP bits, or asked for.
+std::string why_elapsed(const GlDeviceReport& r);
+
 }  // namespace latlab::gl
 
 namespace latlab {
@@ -116,6 +129,11 @@ struct GlContext::State {
   EGLContext calib_context = EGL_NO_CONTEXT;  // sample_calibration's own context
   std::mutex calib_mutex;
   gl::Api api;  // loaded with `context` current; EGL's entry points serve every context
+  // The GL_TIME_ELAPSED query open on `context` (one per context in GL):
+  // its slots and begin slot; null owner: none. Touched only where the
+  // context is current.
+  const GlTimestampSlots* elapsed_owner = nullptr;
+  uint32_t elapsed_slot = 0;
 };
 
 }  // namespace latlab
