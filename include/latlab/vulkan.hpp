@@ -333,6 +333,7 @@ class VulkanTimestampSlots final : public TimestampSlots {
  private:
   VulkanTimestampSlots(const VulkanContext& ctx, uint32_t count);
   void record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
+  [[gnu::noinline]] void write_after_resets(VkCommandBuffer cmd, uint32_t slot, TimestampEdge edge);  // write()'s rare path
   void remember_stale(uint32_t first, uint32_t count);
 
   VkDevice device_ = VK_NULL_HANDLE;
