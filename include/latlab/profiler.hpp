@@ -212,10 +212,11 @@ class GpuProfiler {
   std::vector<ZoneStat> stats() const;
   ProfilerCounters counters() const;
 
-  // Zone recording (the macros' RAII type calls these).
+  // Zone recording (the macros' RAII type calls these). `query` is the
+  // zone's begin slot in the whole ring (its end is query + 1, its record
+  // query / 2), so the zone's end needs no arithmetic on the frame.
   struct ZoneRef {
-    uint32_t slot = 0;
-    uint32_t index = kNoZone;  // kNoZone: dropped
+    uint32_t query = kNoZone;  // kNoZone: dropped
     uint32_t tag = 0;          // the record's final tag, stored by end_zone
   };
 
@@ -249,14 +250,17 @@ class GpuProfiler {
   GpuProfilerDesc desc_;
   TickFormat ticks_;
   std::shared_ptr<TimestampSlots> slots_;
-  TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
-  ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i]
-  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like records_
+  // What a zone reads, from here to cpu_zone_times_, on one cache line that
+  // nothing writes after create (the cursor, which every zone writes, has its own).
+  alignas(64) TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
+  ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i] = records_[query / 2]
+  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
   uint32_t queries_per_frame_ = 0;
   uint32_t zones_per_frame_ = 0;
   bool cpu_zone_times_ = false;
   // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
-  // frame has no queries. One fetch_add binds a zone to its frame and pair.
+  // frame has no queries, and its index starts full (queries_per_frame_), so
+  // one compare drops a zone. One fetch_add binds a zone to its frame and pair.
   alignas(64) std::atomic<uint64_t> cursor_{0};
   alignas(64) std::unique_ptr<Impl> impl_;
 };
@@ -296,7 +300,7 @@ class GpuZone {
   GpuZone(GpuZone&&) = delete;
   GpuZone& operator=(GpuZone&&) = delete;
 
-  bool recorded() const { return ref_.index != kNoZone; }
+  bool recorded() const { return ref_.query != kNoZone; }
 
  private:
   friend class GpuProfiler;
@@ -312,36 +316,36 @@ class GpuZone {
 [[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
                                                                           const char* name) {
   const uint64_t c = cursor_.fetch_add(2, std::memory_order_acquire);
-  const auto slot = static_cast<uint32_t>(c >> 48);
   const uint64_t q = c & kIndexMask;
-  if (slot == kNoSlot || q >= queries_per_frame_) [[unlikely]] return {slot, kNoZone, 0};
-  const auto index = static_cast<uint32_t>(q / 2);
-  // Parent: the innermost enclosing zone of this profiler on the same stream.
+  if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
+  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * queries_per_frame_;
+  const uint32_t query = frame_base + static_cast<uint32_t>(q);
+  // Parent: the innermost enclosing zone of this profiler on the same stream,
+  // if it is in this frame (a dropped one's kNoZone wraps out of range too).
   uint32_t parent = kNoZone;
   uint32_t tag = detail::t_thread_id;
   if (tag == 0) [[unlikely]] tag = detail::assign_thread_id();
   for (const GpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
     if (z->profiler_ == this && z->stream_ == zone.stream_) {
-      if (z->ref_.index != kNoZone && z->ref_.slot == slot) parent = z->ref_.index;
+      const uint32_t in_frame = z->ref_.query - frame_base;
+      if (in_frame < queries_per_frame_) parent = in_frame / 2;
       else tag |= ZoneRecord::kOrphanBit;
       break;
     }
   }
-  const size_t at = static_cast<size_t>(slot) * zones_per_frame_ + index;
-  ZoneRecord& r = records_[at];
+  ZoneRecord& r = records_[query / 2];
   r.name = name;
   r.parent = parent;
-  if (cpu_times_ != nullptr) cpu_times_[2 * at] = host_now_ns();
-  slots_raw_->write(zone.stream_, slot * queries_per_frame_ + 2 * index, TimestampEdge::begin);
-  return {slot, index, tag | ZoneRecord::kEndedBit};
+  if (cpu_times_ != nullptr) cpu_times_[query] = host_now_ns();
+  slots_raw_->write(zone.stream_, query, TimestampEdge::begin);
+  return {query, tag | ZoneRecord::kEndedBit};
 }
 
 [[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
-  if (ref.index == kNoZone) [[unlikely]] return;
-  slots_raw_->write(stream, ref.slot * queries_per_frame_ + 2 * ref.index + 1, TimestampEdge::end);
-  const size_t at = static_cast<size_t>(ref.slot) * zones_per_frame_ + ref.index;
-  if (cpu_times_ != nullptr) cpu_times_[2 * at + 1] = host_now_ns();
-  records_[at].tag.store(ref.tag, std::memory_order_release);
+  if (ref.query == kNoZone) [[unlikely]] return;
+  slots_raw_->write(stream, ref.query + 1, TimestampEdge::end);
+  if (cpu_times_ != nullptr) cpu_times_[ref.query + 1] = host_now_ns();
+  records_[ref.query / 2].tag.store(ref.tag, std::memory_order_release);
 }
 
 // Text tables (seed 003's `stat gpu` and ProfileGPU).

@@ -185,10 +185,12 @@ uint64_t GpuProfiler::next_frame() {
   }
   // One exchange closes the old frame and opens the new one: a zone belongs
   // to exactly the frame whose cursor its fetch_add saw.
-  const uint64_t old = cursor_.exchange(pack_cursor(new_slot, 0), std::memory_order_acq_rel);
+  // A frame without queries starts full: the zone's one compare drops it.
+  const uint64_t start = new_slot == kNoSlot ? queries_per_frame_ : 0;
+  const uint64_t old = cursor_.exchange(pack_cursor(new_slot, start), std::memory_order_acq_rel);
   const uint64_t handed = old & kIndexMask;
   if (m.slot == kNoSlot) {
-    m.counters.zones_dropped += handed / 2;
+    m.counters.zones_dropped += (handed - queries_per_frame_) / 2;
   } else {
     Impl::Slot& s = m.slots[m.slot];
     const uint64_t used = std::min<uint64_t>(handed, queries_per_frame_);
