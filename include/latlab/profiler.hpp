@@ -15,8 +15,13 @@
 //
 // Threads and ownership:
 //  * Zones may be recorded from any number of threads at once, each into its
-//    own command stream. Recording is lock-free: one atomic fetch_add per zone
-//    hands out a begin/end query pair and a zone record of the current frame.
+//    own command stream. Recording takes no lock: a shared cursor hands out a
+//    begin/end query pair and a zone record of the current frame. While one
+//    thread alone records and closes frames, it moves the cursor with a plain
+//    load and store; the first zone or next_frame of a second thread ends that
+//    for good (it waits once, through membarrier(2), for the first thread to
+//    leave those few instructions), and from then on every zone takes its pair
+//    with one atomic fetch_add.
 //  * A zone record becomes visible to the collector only when it is complete
 //    (its end is stored with release order); a collected frame becomes visible
 //    to readers only when it is fully built. Nothing is published half
@@ -152,6 +157,9 @@ namespace detail {
 extern thread_local constinit const GpuZone* t_innermost_zone;
 extern thread_local constinit uint32_t t_thread_id;
 uint32_t assign_thread_id();  // sets t_thread_id, returns it
+// A key unique among live threads (the address of this thread's t_thread_id):
+// unlike the small id, it never wraps.
+inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id); }
 // Thread ids live in the low 30 bits of a zone record's tag.
 inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
 }  // namespace detail
@@ -240,10 +248,19 @@ class GpuProfiler {
   static_assert(sizeof(ZoneRecord) == 16);
   static constexpr uint32_t kNoSlot = 0xFFFF;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
+  // owner_ besides a thread_key(): no thread has recorded or closed a frame
+  // yet; or a second thread has (or membarrier is missing), so every zone
+  // takes its pair with fetch_add.
+  static constexpr uintptr_t kNoOwner = 0;
+  static constexpr uintptr_t kShared = 1;
 
   // Recording: inline, lock-free (defined below GpuZone).
+  uint64_t take_pair();
   ZoneRef begin_zone(const GpuZone& zone, const char* name);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
+  // Makes `me` the owner if there is none; otherwise, unless `me` owns it or
+  // it is shared already, shares the cursor for good (see take_pair).
+  void claim_or_share_cursor(uintptr_t me);
   uint32_t collect_locked();                  // impl_->mu held
   bool try_collect_slot(uint32_t slot_index);  // impl_->mu held; false: not ready
 
@@ -260,8 +277,14 @@ class GpuProfiler {
   bool cpu_zone_times_ = false;
   // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
   // frame has no queries, and its index starts full (queries_per_frame_), so
-  // one compare drops a zone. One fetch_add binds a zone to its frame and pair.
+  // one compare drops a zone. One move of it (take_pair) binds a zone to its
+  // frame and pair.
   alignas(64) std::atomic<uint64_t> cursor_{0};
+  // On the cursor's line (the owner writes it anyway): take_pair's owner.
+  // owner_taking_ is 1 from just before the owner's second look at owner_
+  // until its cursor store is done.
+  std::atomic<uintptr_t> owner_{kNoOwner};
+  std::atomic<uint32_t> owner_taking_{0};
   alignas(64) std::unique_ptr<Impl> impl_;
 };
 
@@ -310,12 +333,38 @@ class GpuZone {
   const GpuZone* outer_ = nullptr;  // this thread's enclosing zone (any profiler/stream)
 };
 
-// Hot path. One fetch_add hands out a frame's query pair and zone record;
-// acquire pairs with next_frame's release, so a recycled slot's reset happens
-// before this zone writes into it.
+// The cursor before this zone's pair. A locked add is about half of a zone
+// on the H200's Xeon, so the owner (the one thread that records and closes
+// frames) moves it with a plain load and store. Against
+// claim_or_share_cursor this is an asymmetric Dekker: the owner announces
+// itself, then looks at owner_ again (a compiler barrier between); the
+// sharer stores kShared, runs membarrier (a full barrier on every running
+// thread), then waits for the announcement to drop. Either the second look
+// sees kShared or the sharer waits. Acquire pairs with next_frame's release:
+// a recycled slot's reset happens before this zone writes into it.
+[[gnu::always_inline]] inline uint64_t GpuProfiler::take_pair() {
+  const uintptr_t me = detail::thread_key();
+  const uintptr_t owner = owner_.load(std::memory_order_relaxed);
+  if (owner == me) [[likely]] {
+    owner_taking_.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (owner_.load(std::memory_order_relaxed) == me) [[likely]] {
+      const uint64_t c = cursor_.load(std::memory_order_acquire);
+      cursor_.store(c + 2, std::memory_order_release);
+      owner_taking_.store(0, std::memory_order_release);
+      return c;
+    }
+    owner_taking_.store(0, std::memory_order_release);
+  } else if (owner != kShared) [[unlikely]] {
+    claim_or_share_cursor(me);
+  }
+  return cursor_.fetch_add(2, std::memory_order_acquire);
+}
+
+// Hot path: a frame's query pair and zone record from take_pair.
 [[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
                                                                           const char* name) {
-  const uint64_t c = cursor_.fetch_add(2, std::memory_order_acquire);
+  const uint64_t c = take_pair();
   const uint64_t q = c & kIndexMask;
   if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
   const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * queries_per_frame_;
