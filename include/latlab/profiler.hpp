@@ -270,7 +270,8 @@ class GpuProfiler {
   // What a zone reads, from here to cpu_zone_times_, on one cache line that
   // nothing writes after create (the cursor, which every zone writes, has its own).
   alignas(64) TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
-  ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i] = records_[query / 2]
+  // Slot s, zone i at records_[s * max_zones_per_frame + i], which is records_[query / 2].
+  ZoneRecord* records_ = nullptr;
   int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
   uint32_t queries_per_frame_ = 0;
   uint32_t zones_per_frame_ = 0;

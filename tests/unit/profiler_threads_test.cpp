@@ -245,8 +245,10 @@ void second_thread_joins_the_owner(bool second_closes) {
   std::atomic<bool> stop{false};
   std::thread second([&] {
     while (!stop.load(std::memory_order_relaxed)) {
-      if (second_closes) prof->next_frame();
-      else record_nested(*prof, &second_stream, 0, 3, second_recorded, second_dropped);
+      if (second_closes)
+        prof->next_frame();
+      else
+        record_nested(*prof, &second_stream, 0, 3, second_recorded, second_dropped);
       second_ops.fetch_add(1, std::memory_order_relaxed);
     }
   });
@@ -271,7 +273,9 @@ void second_thread_joins_the_owner(bool second_closes) {
   EXPECT_EQ(writer->immediate_writes(), 2 * total);
 }
 
-TEST(ProfilerThreads, ASecondRecorderSharesTheOwnersCursor) { second_thread_joins_the_owner(false); }
+TEST(ProfilerThreads, ASecondRecorderSharesTheOwnersCursor) {
+  second_thread_joins_the_owner(false);
+}
 
 TEST(ProfilerThreads, ClosingFramesFromASecondThreadSharesTheOwnersCursor) {
   second_thread_joins_the_owner(true);

@@ -112,13 +112,16 @@ VkPipelineStageFlagBits timestamp_stage(TimestampEdge edge) {
 // The common case is a tail call into the driver without a stack frame of
 // its own (a profiler zone makes two of these); owed resets go out of line.
 void VulkanTimestampSlots::write(GpuCommandStream stream, uint32_t slot, TimestampEdge edge) {
-  if (pool_ == VK_NULL_HANDLE || slot >= count_) [[unlikely]] return;
+  if (pool_ == VK_NULL_HANDLE || slot >= count_) [[unlikely]]
+    return;
   const auto cmd = static_cast<VkCommandBuffer>(stream);
-  if (owed_count_ != 0) [[unlikely]] return write_after_resets(cmd, slot, edge);
+  if (owed_count_ != 0) [[unlikely]]
+    return write_after_resets(cmd, slot, edge);
   vkCmdWriteTimestamp(cmd, timestamp_stage(edge), pool_, slot);
 }
 
-void VulkanTimestampSlots::write_after_resets(VkCommandBuffer cmd, uint32_t slot, TimestampEdge edge) {
+void VulkanTimestampSlots::write_after_resets(VkCommandBuffer cmd, uint32_t slot,
+                                              TimestampEdge edge) {
   record_resets(cmd, slot, 1);
   vkCmdWriteTimestamp(cmd, timestamp_stage(edge), pool_, slot);
 }
