@@ -2,7 +2,7 @@
 // and of collecting one frame of 2048 queries.
 //
 // Units (all timed with the thread's CPU clock as manual time, since the
-// machines are shared): BM_ProfilerZone: one iteration = one frame of 4096
+// machines are shared): BM_ProfilerZone(Shared): one iteration = one frame of 4096
 // zones, ns_per_zone = that time / zones; BM_ProfilerCollectFrame2048: one
 // iteration = one collect() of a frame of 2048 queries. Warm-up: the first frames
 // (name table, buffers) run before timing starts. Run with repetitions to get
@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 // The macros are tested whatever LATLAB_ENABLE_PROFILER the build chose (the
@@ -67,12 +68,14 @@ void roll_frame(GpuProfiler& prof) {
 
 // One iteration = one frame of kZonesPerFrame zones, timed by the thread's
 // CPU clock (manual time); closing the frame is outside the timed region.
-// `depth` zones are nested per group (1 = flat).
-void BM_ProfilerZone(benchmark::State& state) {
-  const bool cpu_times = state.range(0) != 0;
-  const auto depth = static_cast<uint32_t>(state.range(1));
+// `depth` zones are nested per group (1 = flat). This thread records and
+// closes frames alone, so it owns the profiler's cursor (no locked add);
+// with `shared`, another thread recorded one zone first, so every zone
+// takes its pair with fetch_add, as when several threads record.
+void zone_bench(benchmark::State& state, bool cpu_times, uint32_t depth, bool shared) {
   auto writer = SimTimestampSlots::create({.count = 2 * kZonesPerFrame * 2});
   auto prof = make_profiler(writer, cpu_times);
+  if (shared) std::thread([&] { LATLAB_GPU_ZONE(prof, nullptr, "other thread"); }).join();
   for (int i = 0; i < 2; ++i) roll_frame(*prof);  // warm-up
   int64_t timed_ns = 0;
   for (auto _ : state) {
@@ -98,11 +101,26 @@ void BM_ProfilerZone(benchmark::State& state) {
       static_cast<double>(timed_ns) / (static_cast<double>(state.iterations()) * kZonesPerFrame);
   if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
 }
+
+void BM_ProfilerZone(benchmark::State& state) {
+  zone_bench(state, state.range(0) != 0, static_cast<uint32_t>(state.range(1)), false);
+}
 BENCHMARK(BM_ProfilerZone)
     ->ArgNames({"cpu_times", "depth"})
     ->Args({0, 1})
     ->Args({0, 4})
     ->Args({1, 1})
+    ->UseManualTime()
+    ->ComputeStatistics("min", min_of)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_ProfilerZoneShared(benchmark::State& state) {
+  zone_bench(state, false, static_cast<uint32_t>(state.range(0)), true);
+}
+BENCHMARK(BM_ProfilerZoneShared)
+    ->ArgName("depth")
+    ->Arg(1)
+    ->Arg(4)
     ->UseManualTime()
     ->ComputeStatistics("min", min_of)
     ->Unit(benchmark::kMicrosecond);

@@ -14,7 +14,9 @@
 #     --poll off (no --bare): fence_latency without the spinning thread, to
 #     see what the spinner costs the blocking waiter;
 #   * alloc_per_frame (sim and Vulkan): heap allocations per measured frame;
-#   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions).
+#   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions), one thread
+#     owning the cursor and (BM_ProfilerZoneShared) the cursor shared.
+# REPS=0 skips the runs: only the allocations and the zone cost.
 # Every step is bounded by `timeout`. Needs .devbin (bench/device/pack.sh) or
 # LATLAB_BIN_DIR with latlab, alloc_per_frame and latlab_bench.
 # Output under $OUT: lean_<backend>_<rep>.json/.txt, nopoll_<backend>_<rep>.json/.txt,
@@ -62,7 +64,7 @@ echo "== $(date -u +%T) allocations per frame"
 T 120 "$B/alloc_per_frame" --frames 2000 --json > "$out/alloc.json" 2> "$out/alloc.err"
 echo "rc=$?" >> "$out/alloc.err"
 echo "== $(date -u +%T) profiler zone"
-T 120 "$B/latlab_bench" --benchmark_filter='BM_ProfilerZone' --benchmark_repetitions=10 \
+T 180 "$B/latlab_bench" --benchmark_filter='BM_ProfilerZone' --benchmark_repetitions=10 \
   --benchmark_report_aggregates_only=false > "$out/profiler_zone.txt" 2>&1
 echo "rc=$?" >> "$out/profiler_zone.txt"
 

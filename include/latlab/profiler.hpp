@@ -15,8 +15,13 @@
 //
 // Threads and ownership:
 //  * Zones may be recorded from any number of threads at once, each into its
-//    own command stream. Recording is lock-free: one atomic fetch_add per zone
-//    hands out a begin/end query pair and a zone record of the current frame.
+//    own command stream. Recording takes no lock: a shared cursor hands out a
+//    begin/end query pair and a zone record of the current frame. While one
+//    thread alone records and closes frames, it moves the cursor with a plain
+//    load and store; the first zone or next_frame of a second thread ends that
+//    for good (it waits once, through membarrier(2), for the first thread to
+//    leave those few instructions), and from then on every zone takes its pair
+//    with one atomic fetch_add.
 //  * A zone record becomes visible to the collector only when it is complete
 //    (its end is stored with release order); a collected frame becomes visible
 //    to readers only when it is fully built. Nothing is published half
@@ -157,6 +162,9 @@ namespace detail {
 extern thread_local constinit const GpuZone* t_innermost_zone;
 extern thread_local constinit uint32_t t_thread_id;
 uint32_t assign_thread_id();  // sets t_thread_id, returns it
+// A key unique among live threads (the address of this thread's t_thread_id):
+// unlike the small id, it never wraps.
+inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id); }
 // Thread ids live in the low 30 bits of a zone record's tag.
 inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
 }  // namespace detail
@@ -219,10 +227,11 @@ class GpuProfiler {
   std::vector<ZoneStat> stats() const;
   ProfilerCounters counters() const;
 
-  // Zone recording (the macros' RAII type calls these).
+  // Zone recording (the macros' RAII type calls these). `query` is the
+  // zone's begin slot in the whole ring (its end is query + 1, its record
+  // query / 2), so the zone's end needs no arithmetic on the frame.
   struct ZoneRef {
-    uint32_t slot = 0;
-    uint32_t index = kNoZone;  // kNoZone: dropped
+    uint32_t query = kNoZone;  // kNoZone: dropped
     uint32_t tag = 0;          // the record's final tag, stored by end_zone
   };
 
@@ -246,25 +255,44 @@ class GpuProfiler {
   static_assert(sizeof(ZoneRecord) == 16);
   static constexpr uint32_t kNoSlot = 0xFFFF;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
+  // owner_ besides a thread_key(): no thread has recorded or closed a frame
+  // yet; or a second thread has (or membarrier is missing), so every zone
+  // takes its pair with fetch_add.
+  static constexpr uintptr_t kNoOwner = 0;
+  static constexpr uintptr_t kShared = 1;
 
   // Recording: inline, lock-free (defined below GpuZone).
+  uint64_t take_pair();
   ZoneRef begin_zone(const GpuZone& zone, const char* name);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
+  // Makes `me` the owner if there is none; otherwise, unless `me` owns it or
+  // it is shared already, shares the cursor for good (see take_pair).
+  void claim_or_share_cursor(uintptr_t me);
   uint32_t collect_locked();                  // impl_->mu held
   bool try_collect_slot(uint32_t slot_index);  // impl_->mu held; false: not ready
 
   GpuProfilerDesc desc_;
   TickFormat ticks_;
   std::shared_ptr<TimestampSlots> slots_;
-  TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
-  ZoneRecord* records_ = nullptr;  // slot s, zone i at records_[s * max_zones_per_frame + i]
-  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like records_
+  // What a zone reads, from here to cpu_zone_times_, on one cache line that
+  // nothing writes after create (the cursor, which every zone writes, has its own).
+  alignas(64) TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
+  // Slot s, zone i at records_[s * max_zones_per_frame + i], which is records_[query / 2].
+  ZoneRecord* records_ = nullptr;
+  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
   uint32_t queries_per_frame_ = 0;
   uint32_t zones_per_frame_ = 0;
   bool cpu_zone_times_ = false;
   // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
-  // frame has no queries. One fetch_add binds a zone to its frame and pair.
+  // frame has no queries, and its index starts full (queries_per_frame_), so
+  // one compare drops a zone. One move of it (take_pair) binds a zone to its
+  // frame and pair.
   alignas(64) std::atomic<uint64_t> cursor_{0};
+  // On the cursor's line (the owner writes it anyway): take_pair's owner.
+  // owner_taking_ is 1 from just before the owner's second look at owner_
+  // until its cursor store is done.
+  std::atomic<uintptr_t> owner_{kNoOwner};
+  std::atomic<uint32_t> owner_taking_{0};
   alignas(64) std::unique_ptr<Impl> impl_;
 };
 
@@ -303,7 +331,7 @@ class GpuZone {
   GpuZone(GpuZone&&) = delete;
   GpuZone& operator=(GpuZone&&) = delete;
 
-  bool recorded() const { return ref_.index != kNoZone; }
+  bool recorded() const { return ref_.query != kNoZone; }
 
  private:
   friend class GpuProfiler;
@@ -313,42 +341,68 @@ class GpuZone {
   const GpuZone* outer_ = nullptr;  // this thread's enclosing zone (any profiler/stream)
 };
 
-// Hot path. One fetch_add hands out a frame's query pair and zone record;
-// acquire pairs with next_frame's release, so a recycled slot's reset happens
-// before this zone writes into it.
+// The cursor before this zone's pair. A locked add is about half of a zone
+// on the H200's Xeon, so the owner (the one thread that records and closes
+// frames) moves it with a plain load and store. Against
+// claim_or_share_cursor this is an asymmetric Dekker: the owner announces
+// itself, then looks at owner_ again (a compiler barrier between); the
+// sharer stores kShared, runs membarrier (a full barrier on every running
+// thread), then waits for the announcement to drop. Either the second look
+// sees kShared or the sharer waits. Acquire pairs with next_frame's release:
+// a recycled slot's reset happens before this zone writes into it.
+[[gnu::always_inline]] inline uint64_t GpuProfiler::take_pair() {
+  const uintptr_t me = detail::thread_key();
+  const uintptr_t owner = owner_.load(std::memory_order_relaxed);
+  if (owner == me) [[likely]] {
+    owner_taking_.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (owner_.load(std::memory_order_relaxed) == me) [[likely]] {
+      const uint64_t c = cursor_.load(std::memory_order_acquire);
+      cursor_.store(c + 2, std::memory_order_release);
+      owner_taking_.store(0, std::memory_order_release);
+      return c;
+    }
+    owner_taking_.store(0, std::memory_order_release);
+  } else if (owner != kShared) [[unlikely]] {
+    claim_or_share_cursor(me);
+  }
+  return cursor_.fetch_add(2, std::memory_order_acquire);
+}
+
+// Hot path: a frame's query pair and zone record from take_pair.
 [[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
                                                                           const char* name) {
-  const uint64_t c = cursor_.fetch_add(2, std::memory_order_acquire);
-  const auto slot = static_cast<uint32_t>(c >> 48);
+  const uint64_t c = take_pair();
   const uint64_t q = c & kIndexMask;
-  if (slot == kNoSlot || q >= queries_per_frame_) [[unlikely]] return {slot, kNoZone, 0};
-  const auto index = static_cast<uint32_t>(q / 2);
-  // Parent: the innermost enclosing zone of this profiler on the same stream.
+  if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
+  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * queries_per_frame_;
+  const uint32_t query = frame_base + static_cast<uint32_t>(q);
+  // Parent: the innermost enclosing zone of this profiler on the same stream,
+  // if it is in this frame (a dropped one's kNoZone wraps out of range too).
   uint32_t parent = kNoZone;
   uint32_t tag = detail::t_thread_id;
   if (tag == 0) [[unlikely]] tag = detail::assign_thread_id();
   for (const GpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
     if (z->profiler_ == this && z->stream_ == zone.stream_) {
-      if (z->ref_.index != kNoZone && z->ref_.slot == slot) parent = z->ref_.index;
+      const uint32_t in_frame = z->ref_.query - frame_base;
+      if (in_frame < queries_per_frame_) parent = in_frame / 2;
       else tag |= ZoneRecord::kOrphanBit;
       break;
     }
   }
-  const size_t at = static_cast<size_t>(slot) * zones_per_frame_ + index;
-  ZoneRecord& r = records_[at];
+  ZoneRecord& r = records_[query / 2];
   r.name = name;
   r.parent = parent;
-  if (cpu_times_ != nullptr) cpu_times_[2 * at] = host_now_ns();
-  slots_raw_->write(zone.stream_, slot * queries_per_frame_ + 2 * index, TimestampEdge::begin);
-  return {slot, index, tag | ZoneRecord::kEndedBit};
+  if (cpu_times_ != nullptr) cpu_times_[query] = host_now_ns();
+  slots_raw_->write(zone.stream_, query, TimestampEdge::begin);
+  return {query, tag | ZoneRecord::kEndedBit};
 }
 
 [[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
-  if (ref.index == kNoZone) [[unlikely]] return;
-  slots_raw_->write(stream, ref.slot * queries_per_frame_ + 2 * ref.index + 1, TimestampEdge::end);
-  const size_t at = static_cast<size_t>(ref.slot) * zones_per_frame_ + ref.index;
-  if (cpu_times_ != nullptr) cpu_times_[2 * at + 1] = host_now_ns();
-  records_[at].tag.store(ref.tag, std::memory_order_release);
+  if (ref.query == kNoZone) [[unlikely]] return;
+  slots_raw_->write(stream, ref.query + 1, TimestampEdge::end);
+  if (cpu_times_ != nullptr) cpu_times_[ref.query + 1] = host_now_ns();
+  records_[ref.query / 2].tag.store(ref.tag, std::memory_order_release);
 }
 
 // Text tables (seed 003's `stat gpu` and ProfileGPU).

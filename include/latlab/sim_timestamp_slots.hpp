@@ -78,6 +78,10 @@ class SimTimestampSlots final : public TimestampSlots {
  private:
   explicit SimTimestampSlots(SimTimestampSlotsDesc desc);
   void store(uint32_t slot, uint64_t ticks, bool late);
+  // write()'s rare paths, kept out of its body (see write).
+  [[gnu::noinline]] void write_immediate(uint32_t slot);
+  [[gnu::noinline]] static void append_growing(std::vector<SimCommandStream::Write>& writes,
+                                               uint32_t slot, TimestampEdge edge);
 
   static constexpr uint32_t kAvailable = 1, kDisjoint = 2, kLate = 4;
   struct Slot {

@@ -333,6 +333,8 @@ class VulkanTimestampSlots final : public TimestampSlots {
  private:
   VulkanTimestampSlots(const VulkanContext& ctx, uint32_t count);
   void record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
+  // write()'s rare path, out of line so that write() needs no stack frame.
+  [[gnu::noinline]] void write_after_resets(VkCommandBuffer cmd, uint32_t slot, TimestampEdge edge);
   void remember_stale(uint32_t first, uint32_t count);
 
   VkDevice device_ = VK_NULL_HANDLE;

@@ -1,12 +1,14 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <thread>
 
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "profiler/retained_frame.hpp"
 #include "profiler/stat_table.hpp"
 #include "profiler/frame_slope.hpp"
+#include "profiler/heavy_fence.hpp"
 
 namespace latlab {
 
@@ -147,12 +149,24 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
   m.slots[0].state = Impl::SlotState::recording;
   m.frame_cpu_begin_ns = host_now_ns();
   m.counters.frames_opened = 1;
+  if (!profiler_detail::heavy_fence_available()) owner_.store(kShared, std::memory_order_relaxed);
   cursor_.store(pack_cursor(0, 0), std::memory_order_release);
 }
 
 GpuProfiler::~GpuProfiler() = default;
 
 // --- recording (lock-free) ---------------------------------------------------
+
+// The heavy side of take_pair's protocol; runs once per profiler at most.
+void GpuProfiler::claim_or_share_cursor(uintptr_t me) {
+  uintptr_t owner = kNoOwner;
+  if (owner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel)) return;
+  if (owner == me || owner == kShared) return;
+  owner_.store(kShared, std::memory_order_seq_cst);
+  profiler_detail::heavy_fence();
+  // The owner is inside a few loads and stores, unless it was preempted there.
+  while (owner_taking_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
 
 // --- frames (under the mutex) ------------------------------------------------
 
@@ -168,6 +182,11 @@ void count_growth(const Vec& v, size_t capacity_before, uint64_t& counter) {
 uint64_t GpuProfiler::next_frame() {
   Impl& m = *impl_;
   std::lock_guard lock(m.mu);
+  // The exchange below must not fall between the owner's load and store of
+  // the cursor: from another thread, share it first.
+  if (const uintptr_t me = detail::thread_key(); owner_.load(std::memory_order_relaxed) != me) {
+    claim_or_share_cursor(me);
+  }
   const int64_t now = host_now_ns();
   collect_locked();
 
@@ -201,10 +220,12 @@ uint64_t GpuProfiler::next_frame() {
   }
   // One exchange closes the old frame and opens the new one: a zone belongs
   // to exactly the frame whose cursor its fetch_add saw.
-  const uint64_t old = cursor_.exchange(pack_cursor(new_slot, 0), std::memory_order_acq_rel);
+  // A frame without queries starts full: the zone's one compare drops it.
+  const uint64_t start = new_slot == kNoSlot ? queries_per_frame_ : 0;
+  const uint64_t old = cursor_.exchange(pack_cursor(new_slot, start), std::memory_order_acq_rel);
   const uint64_t handed = old & kIndexMask;
   if (m.slot == kNoSlot) {
-    m.counters.zones_dropped += handed / 2;
+    m.counters.zones_dropped += (handed - queries_per_frame_) / 2;
   } else {
     Impl::Slot& s = m.slots[m.slot];
     const uint64_t used = std::min<uint64_t>(handed, queries_per_frame_);

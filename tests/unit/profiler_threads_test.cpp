@@ -223,5 +223,63 @@ TEST(ProfilerThreads, RecordersAndALateDeviceThread) {
   EXPECT_EQ(writer->double_writes(), 0u);
 }
 
+// The thread that records and closes frames alone moves the cursor without a
+// locked add; a second thread must end that without two zones ever getting
+// the same pair (a double write on the sim, a race on the record under TSan).
+// `second_closes`: the second thread closes frames (next_frame) instead of
+// recording zones; both share the cursor from the owner's side.
+void second_thread_joins_the_owner(bool second_closes) {
+  auto writer = SimTimestampSlots::create({.count = 4 * 2 * 512, .immediate = true});
+  auto prof = GpuProfiler::create(writer, {.name = "owner", .max_zones_per_frame = 512}).value();
+  std::atomic<int> bad_frames{0};
+  prof->set_frame_sink([&](const ProfilerFrame& f) {
+    if (check_frame(f) != 0) bad_frames.fetch_add(1);
+  });
+  int owner_stream = 0, second_stream = 0;
+  uint64_t recorded = 0, dropped = 0, second_recorded = 0, second_dropped = 0;
+  for (int frame = 0; frame < 20; ++frame) {  // alone: the owner
+    for (int i = 0; i < 20; ++i) record_nested(*prof, &owner_stream, 0, 3, recorded, dropped);
+    prof->next_frame();
+  }
+  std::atomic<int> second_ops{0};
+  std::atomic<bool> stop{false};
+  std::thread second([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (second_closes)
+        prof->next_frame();
+      else
+        record_nested(*prof, &second_stream, 0, 3, second_recorded, second_dropped);
+      second_ops.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  // The owner records on while the second thread starts, shares the cursor
+  // and goes on.
+  for (int frame = 0; frame < 200 || second_ops.load(std::memory_order_relaxed) < 2000; ++frame) {
+    for (int i = 0; i < 20; ++i) record_nested(*prof, &owner_stream, 0, 3, recorded, dropped);
+    if (!second_closes) prof->next_frame();
+  }
+  stop = true;
+  second.join();
+  for (int i = 0; i < 8; ++i) prof->next_frame();
+
+  const uint64_t total = recorded + second_recorded;
+  const ProfilerCounters c = prof->counters();
+  EXPECT_EQ(bad_frames.load(), 0);
+  EXPECT_GT(recorded, 0u);
+  EXPECT_EQ(c.zones_collected, total) << "every recorded zone is collected exactly once";
+  EXPECT_EQ(c.zones_ok, total);
+  EXPECT_EQ(c.zones_dropped, dropped + second_dropped);
+  EXPECT_EQ(writer->double_writes(), 0u) << "two zones were given the same query";
+  EXPECT_EQ(writer->immediate_writes(), 2 * total);
+}
+
+TEST(ProfilerThreads, ASecondRecorderSharesTheOwnersCursor) {
+  second_thread_joins_the_owner(false);
+}
+
+TEST(ProfilerThreads, ClosingFramesFromASecondThreadSharesTheOwnersCursor) {
+  second_thread_joins_the_owner(true);
+}
+
 }  // namespace
 }  // namespace latlab
