@@ -767,6 +767,9 @@ void collect_present(LatencyRun& run, const Ctx& c, PresentPath& present) {
 Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
   if (Result<void> v = validate(desc); !v) return v.error();
   if (env.device == nullptr) return make_error("no device to run on");
+  // Scripted time may not move while frames run back to back.
+  if (env.lockstep != nullptr && desc.turn_warmup_ns > 0)
+    return make_error("the turn warm-up runs on real time only (not with a lockstep script)");
 
   RealHostTime real_time;
   HostTime& time = env.time != nullptr ? *env.time : real_time;

@@ -187,6 +187,15 @@ TEST(LatencyEngine, WithoutThePollObserverPollSeriesAreMissingWithAReason) {
   EXPECT_EQ(run.total[static_cast<size_t>(Series::fence_latency)].count, 103u);
 }
 
+TEST(LatencyEngine, ATurnWarmupIsRefusedWithALockstepScript) {
+  Fixture fx;
+  LatencyRunDesc d = small_desc();
+  d.turn_warmup_ns = 1'000'000;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("turn warm-up"), std::string::npos) << r.error().message;
+}
+
 TEST(LatencyEngine, DeadlinesFollowTheScheduleWithoutRebasing) {
   LatencyRunDesc d = small_desc();
   d.blocks = 1;
