@@ -15,6 +15,16 @@ namespace {
 namespace fs = std::filesystem;
 
 // A short real-time sim run (baseline, 4 blocks).
+// Runs `sql` on the SQLite store `db` behind latlab's back.
+void exec_sql(const std::string& db, const char* sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  const int rc = sqlite3_exec(h, sql, nullptr, nullptr, nullptr);
+  const std::string error = sqlite3_errmsg(h);
+  sqlite3_close(h);
+  ASSERT_EQ(rc, SQLITE_OK) << error;
+}
+
 std::string sim_run_args(const fs::path& out, uint64_t seed = 1) {
   return "run --backend sim --mode baseline --frames 40 --blocks 4 --warmup 5 --interval-ms 2-3 "
          "--seed " + std::to_string(seed) + " --out " + out.string();
@@ -79,12 +89,8 @@ TEST(StoreCli, AnotherSchemaVersionIsRefusedWithExit2AndNothingChanged) {
   const std::string db = (dir.path / "r.db").string();
   const fs::path a = dir.path / "a.json";
   ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h, "UPDATE latlab_meta SET value = '7' WHERE key = 'schema_version'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(h);
+  ASSERT_NO_FATAL_FAILURE(
+      exec_sql(db, "UPDATE latlab_meta SET value = '7' WHERE key = 'schema_version'"));
   const std::string before = slurp(db);
   const fs::path b = dir.path / "b.json";
   for (const std::string& args :
@@ -103,17 +109,12 @@ TEST(StoreCli, StoreMigrateUpgradesAVersion1StoreThatReadsRefuseUntouched) {
   const std::string db = (dir.path / "r.db").string();
   const fs::path a = dir.path / "a.json";
   ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   // As version 1 left it: frames without the poll observer's columns.
-  ASSERT_EQ(sqlite3_exec(h,
-                         "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
-                         "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
-                         "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
-                         "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(h);
+  ASSERT_NO_FATAL_FAILURE(exec_sql(db,
+                                   "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
+                                   "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
+                                   "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+                                   "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'"));
   const std::string before = slurp(db);
   for (const std::string& args : {"history --store " + db, "compare 1 1 --store " + db}) {
     const CliResult r = run_cli(args);
