@@ -355,6 +355,7 @@ using ProgressFn = std::function<void(uint64_t done)>;
 // deadline from the schedule, `signal(i, deadline)` on the generator thread
 // (it sleeps to the deadline), `consume(i, was_pending)` on the consumer
 // thread once the signal is published; false from consume ends the block.
+// frames_run counts the frames consumed.
 // With scripted time both run in lockstep on the caller's thread.
 // `measure_sleeper`: record the generator thread's CPU and wall time.
 template <class Signal, class Consume>
@@ -399,14 +400,20 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
       out.sleeper_wall_ns = host_now_ns() - wall0;
     }
   });
+  uint64_t consumed = 0;
   std::thread consumer([&] {
-    for (uint64_t i = 0;; ++i) {
+    uint64_t i = 0;
+    // An interrupt stops the consumer too, between frames (nothing is in
+    // flight there): the generator may be far ahead (an accelerated sim was
+    // 1.27M frames ahead), and draining that backlog took minutes.
+    while (!c.interrupted()) {
       const SignalChannel::Wait w = channel.wait_for(i);
       if (!w.available) break;
       const bool ok = consume(i, w.was_pending);
-      c.done.store(i + 1, std::memory_order_relaxed);
+      c.done.store(++i, std::memory_order_relaxed);
       if (!ok) break;
     }
+    consumed = i;
     waiter.finish();
   });
   if (progress) {
@@ -414,6 +421,9 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
   }
   consumer.join();
   generator.join();
+  // The block's frames are those consumed: signalled ones the consumer never
+  // took have no device markers, and were not run.
+  out.frames_run = std::min(out.frames_run, consumed);
   return out;
 }
 

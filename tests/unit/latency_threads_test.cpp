@@ -209,6 +209,45 @@ TEST(LatencyThreads, InterruptFromAnotherThreadStopsAPartialRun) {
   }
 }
 
+TEST(LatencyThreads, InterruptStopsTheConsumerWithoutDrainingTheBacklog) {
+  // GPU work ten times the interval: the generator runs ahead of the consumer.
+  // After the interrupt the consumer stops at its next frame; the signals it
+  // never took are not counted as run (they have no device markers).
+  auto time = std::make_shared<RealHostTime>();
+  SimDesc dd;
+  dd.frame.gpu_duration_ns = 20'000'000;
+  auto dev = std::make_unique<SimDevice>(dd, time);
+  std::atomic<bool> stop{false};
+  LatencyRunEnv env;
+  env.device = dev.get();
+  env.time = time.get();
+  env.interrupt = &stop;
+  LatencyRunDesc d = short_desc();
+  d.frames = 1'000;  // 20 s of GPU work if drained
+  d.blocks = 1;
+  d.warmup_frames = 0;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const Result<LatencyRun> r = run_latency(d, env);
+  stopper.join();
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->blocks.size(), 1u);
+  const BlockResult& b = r->blocks[0];
+  EXPECT_TRUE(r->partial);
+  EXPECT_NE(r->partial_reason.find("interrupted in measured block 0"), std::string::npos)
+      << r->partial_reason;
+  uint64_t signalled = 0;
+  while (signalled < r->frames.size() && r->frames[signalled].has(Marker::signal)) ++signalled;
+  EXPECT_GT(b.frames_run, 0u);
+  // ~150 signalled by 300 ms, ~15 consumed: a drain would have consumed them all.
+  EXPECT_LT(b.frames_run * 2, signalled) << "frames run " << b.frames_run;
+  for (uint64_t i = 0; i < b.frames_run; ++i) {
+    EXPECT_TRUE(r->frames[i].has(Marker::fence_wake)) << i;
+  }
+}
+
 TEST(LatencyThreads, ConsumerBehindKeepsEveryDeadline) {
   // GPU work longer than the interval: the consumer falls behind; signals
   // queue with their own times and nothing is skipped or re-based.
