@@ -46,7 +46,7 @@ awk -v rc="$rc" -v backend="$backend" 'NR > 1 { t[NR] = $1; r[NR] = $2; f[NR] = 
   END {
     if (n < 5) { print "soak " backend ": too few samples"; exit 1 }
     w = 2; while (w < n && t[w] < 0.1 * t[n]) w++   # first sample after the warm-up
-    mid = w + 1; while (mid < n && t[mid] < 0.8 * t[n]) mid++   # the last fifth's first sample
+    mid = w + 1; while (mid < n && t[mid] < 0.8 * t[n]) mid++   # first sample of the last fifth
     f1 = f2 = h1 = h2 = -1
     for (i = w; i <= n; i++) {
       if (i < mid) { if (f1 < 0 || f[i] < f1) f1 = f[i]; if (h1 < 0 || h[i] < h1) h1 = h[i] }
