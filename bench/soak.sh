@@ -4,10 +4,10 @@
 # warm-up (the first 10% of the run): RSS growth <= 10 MB from the first
 # sample after the warm-up to the last; fds and threads no higher at their
 # lowest over the last fifth of the run than at their lowest between the
-# warm-up and that fifth. The lowest,
-# not end points: a block's generator thread ends before its consumer, so
-# the thread count moves with the phase of the block a sample falls in; a
-# leaked thread or fd stays, and raises the lowest count. Usage:
+# warm-up and that fifth. The lowest, not end points: a block's generator
+# thread ends before its consumer, so the thread count moves with the phase
+# of the block a sample falls in; a leaked thread or fd stays, and raises
+# the lowest count. Usage:
 #   bench/soak.sh [vulkan|sim] [seconds]      (default: vulkan 3600)
 # vulkan: lavapipe (or the default device), Baseline, --seconds SECONDS.
 # sim: the sim backend at --time-scale 1000, a day (86400 s) of schedule
