@@ -40,7 +40,7 @@ struct RunOptions {
   std::string poll = "auto";      // --poll auto|on|off: the poll observer thread
   double poll_limit_us = 20'000;  // --poll-limit-us: one frame's spin bound
   // --turn-warmup-ms: unrecorded frames before each block; unset: 0 for one
-  // device, kSeveralDevicesTurnWarmupMs with several (run_devices.cpp)
+  // device, kSeveralDevicesTurnWarmupNs with several (run_devices.cpp)
   std::optional<double> turn_warmup_ms;
   bool keep_timer_slack = false;
   bool json = false;

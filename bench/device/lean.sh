@@ -80,6 +80,7 @@ def g(d, *ks):
         d = d[k]
     return d
 def f(x): return "null" if x is None else f"{x:.3f}"
+runs = {}  # backend -> each run's core_latency_without_deliberate
 for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
     try: j = json.load(open(path))
     except Exception as e: print(os.path.basename(path), "unreadable:", e); continue
@@ -88,6 +89,7 @@ for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
     core = g(c, "observers", "core_latency") or {}
     fence = g(c, "observers", "fence_latency") or {}
     sub = c.get("workload_submit_cpu_span") or {}
+    runs.setdefault(os.path.basename(path).split("_")[1], []).append(lean)
     print(f"{os.path.basename(path)}: core p50 {f(core.get('measured_p50'))} / ref {f(core.get('reference_p50'))} us"
           f" = {f(core.get('p50_ratio'))}; without deliberate p50 {f(lean.get('p50_ratio'))} (<=1.05)"
           f" p99 {f(lean.get('p99_ratio'))} (<=1.10); fence p50 {f(fence.get('p50_ratio'))};"
@@ -96,13 +98,6 @@ for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
 # median of their p50s): per backend, the median of the measured path's p50
 # (and p99) without its deliberate parts over the median of the reference's.
 import statistics
-runs = {}
-for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
-    try: j = json.load(open(path))
-    except Exception: continue
-    lean = g(j, "diagnostics", "comparison", "core_latency_without_deliberate") or {}
-    b = os.path.basename(path).split("_")[1]
-    runs.setdefault(b, []).append(lean)
 for b, ls in sorted(runs.items()):
     parts = []
     for q, target in (("p50", 1.05), ("p99", 1.10)):
