@@ -84,7 +84,9 @@ TEST(Bookkeeping, TheCalibratorKeepsEveryRefreshsWindow) {
     EXPECT_GE(w[i].start_ns, before);
     EXPECT_LE(w[i].start_ns, w[i].end_ns);
     EXPECT_FALSE(w[i].periodic);
-    if (i > 0) EXPECT_GE(w[i].start_ns, w[i - 1].end_ns);
+    if (i > 0) {
+      EXPECT_GE(w[i].start_ns, w[i - 1].end_ns);
+    }
   }
 }
 
