@@ -165,7 +165,7 @@ for name in ["gl_default", "gl_norefresh", "gl_refresh100", "gl_oneblock", "gl_d
     # first deadline and CPU start (by design: lead 20 ms + one interval).
     gaps = []
     for a, b in zip(rows, rows[1:]):
-        if a["block_index"] != b["block_index"] and v(a, "fence_wake_ns") and v(b, "cpu_start_ns"):
+        if a["block_index"] != b["block_index"] and None not in (v(a, "fence_wake_ns"), v(b, "cpu_start_ns"), v(b, "deadline_ns")):
             gaps.append(f"{(v(b, 'deadline_ns') - v(a, 'fence_wake_ns'))/1e6:.1f}/{(v(b, 'cpu_start_ns') - v(a, 'fence_wake_ns'))/1e6:.1f}")
     if gaps: print("    block boundaries, ms from the last fence wake to the next deadline/cpu_start:", " ".join(gaps))
     print(f"    stalls > 5 ms in a stage: {len(stalls)}; with bookkeeping overlap: {sum(1 for s in stalls if s[2] not in (None, '', '0'))}")
