@@ -27,6 +27,8 @@
 # Bounded: each step by `timeout`, the whole under ~4 minutes (steps are
 # skipped once BUDGET_S, default 230, has passed).
 #   OUT=/tmp/o bench/device/gl_stall.sh      (binaries: $B, else .devbin)
+# FRAMES (500), COMPLEXITY and SIZE (Loaded's; default: calibrated by the
+# first run at 1920x1080, then used by every run, Vulkan's too) may be given.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 here=$PWD
@@ -75,19 +77,25 @@ crun() {
   echo "rc=$?" >> "$out/$name.txt"
 }
 
-lrun gl_default gl 5
-# The complexity and size the first run calibrated, for every later run.
-read -r complexity size < <(python3 - "$out/gl_default.json" <<'PY' 2>/dev/null || echo "0 1920x1080"
+# The Loaded complexity and size: COMPLEXITY and SIZE when given (every run
+# uses them), else what the first run calibrates, for every later run.
+complexity=${COMPLEXITY:-0}
+size=${SIZE:-1920x1080}
+fixed=(--load-size "$size")
+[[ $complexity -ge 1 ]] && fixed+=(--load-complexity "$complexity")
+lrun gl_default gl 5 "${fixed[@]}"
+if [[ $complexity -lt 1 ]]; then
+  read -r complexity size < <(python3 - "$out/gl_default.json" <<'PY' 2>/dev/null || echo "0 $size"
 import json, sys
 w = json.load(open(sys.argv[1]))["modes"]["loaded"]["workload"]
 print(w["complexity"], f'{w["width"]}x{w["height"]}')
 PY
-)
-[[ ${complexity:-0} -ge 1 ]] || complexity=0   # 0: the control calibrates its own
-size=${size:-1920x1080}
+  )
+  [[ ${complexity:-0} -ge 1 ]] 2>/dev/null || complexity=0  # 0: the control calibrates its own
+  fixed=(--load-size "$size")
+  [[ $complexity -ge 1 ]] && fixed+=(--load-complexity "$complexity")
+fi
 log "complexity $complexity size $size"
-fixed=(--load-size "$size")
-[[ $complexity -ge 1 ]] && fixed+=(--load-complexity "$complexity")
 
 crun ctl_plain
 lrun gl_norefresh gl 5 "${fixed[@]}" --clock-refresh-ms 0
@@ -98,8 +106,8 @@ crun ctl_calib100_keep --calib-ms 100 --calib-keep-current
 crun ctl_release --release-each-call
 crun ctl_threads --thread-per 100
 crun ctl_latlab_like --release-each-call --calib-ms 1000 --thread-per 100
-lrun vk_default vulkan 5
-lrun vk_refresh100 vulkan 5 --clock-refresh-ms 100
+lrun vk_default vulkan 5 "${fixed[@]}"
+lrun vk_refresh100 vulkan 5 "${fixed[@]}" --clock-refresh-ms 100
 lrun gl_oneblock gl 1 "${fixed[@]}"
 if command -v strace > /dev/null && left; then
   log "strace of 200 GL frames"
