@@ -170,7 +170,7 @@ int run_command(const RunOptions& o) {
   PresentSetup present = probe_run_present(o);
   if (const int rc = open_run_device(o, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
-  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device);
+  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, calibrator_desc(o));
 
   // Installed before the settings are echoed, so a caller that saw them can
   // interrupt safely.
@@ -339,6 +339,12 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
                   "before the block (default: 0 with one device, 250 with several: each device "
                   "idles through the others' turns and its GPU may lower its clocks)")
       ->check(CLI::Range(0.0, 60'000.0));
+  sub->add_option("--clock-refresh-ms", opts->clock_refresh_ms,
+                  "Period of the clock model's refresh (calibration pairs on their own thread); "
+                  "0: the start-up calibration only (a diagnostic: nothing samples beside the "
+                  "frames, the drift stays unknown)")
+      ->check(CLI::Range(0.0, 3'600'000.0))
+      ->capture_default_str();
   sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
                 "Do not lower the generator thread's timer slack");
   sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");

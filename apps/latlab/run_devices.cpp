@@ -71,7 +71,7 @@ int open_lanes(const RunOptions& o, RunPlan& plan, std::vector<RunLane>& lanes) 
     } else {
       l.failure = "cannot open: " + opened.error().message;
     }
-    if (l.device) l.mapper = make_calibrated_mapper(*l.device);
+    if (l.device) l.mapper = make_calibrated_mapper(*l.device, calibrator_desc(o));
     lanes.push_back(std::move(l));
   }
   return kExitOk;

@@ -129,6 +129,12 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   return p;
 }
 
+CalibratorDesc calibrator_desc(const RunOptions& o) {
+  CalibratorDesc d;
+  d.refresh_interval_ns = static_cast<int64_t>(o.clock_refresh_ms * 1e6);
+  return d;
+}
+
 void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
                         const DeviceInfo& device) {
   const LatencyRunDesc& desc = plan.desc;
@@ -181,6 +187,11 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
   if (desc.turn_warmup_ns > 0) {
     fmt::print(info, "  turn warm-up: {:.0f} ms of unrecorded frames before every block\n",
                static_cast<double>(desc.turn_warmup_ns) / 1e6);
+  }
+  if (o.clock_refresh_ms != 1000) {
+    fmt::print(info, "  clock model refresh: {}\n",
+               o.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", o.clock_refresh_ms)
+                                      : std::string("none (the start-up calibration only)"));
   }
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -167,6 +168,30 @@ struct BlockResult {
 // A reference-path frame: a FrameRecord without CPU-step markers.
 using BareFrame = FrameRecord;
 
+// latlab's own work beside the frames, which may delay them without being
+// any stage of theirs: today the clock model's refreshes (calibration pairs
+// sampled on the calibrator's thread, through the device). Host clock ns.
+struct BookkeepingSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// How a mode's measured frames met latlab's bookkeeping. A frame overlaps
+// when some span intersects its path [signal, its last completion marker].
+struct BookkeepingSummary {
+  uint64_t frames_overlapped = 0;
+  Distribution overlap;                  // us of span inside the path, overlapped frames
+  Distribution core_latency_overlapped;  // core latency of the overlapped frames, us
+  Distribution core_latency_clear;       // and of the others, us
+};
+
+// The time (ns) `spans` (sorted by start, none overlapping another) overlap
+// frame `f`'s path [signal, latest of submit_end, gpu_end_host, fence_wake,
+// poll_wake], 0 when none does; nullopt when the frame has no signal or no
+// later marker.
+std::optional<int64_t> bookkeeping_overlap_ns(const FrameRecord& f,
+                                              std::span<const BookkeepingSpan> spans);
+
 // Distributions of one mode over its measured frames.
 struct LatencyModeResult {
   std::string name;
@@ -176,6 +201,7 @@ struct LatencyModeResult {
   MissingBreakdown total_missing;
   uint64_t consumer_behind = 0;
   PresentDistributions present;  // with a present path: the present stages and screen observers
+  BookkeepingSummary bookkeeping;
 };
 
 struct LatencyRun {
@@ -186,6 +212,9 @@ struct LatencyRun {
   TimerSlack timer_slack;   // as set on the first generator thread
   ClockModelReport clock_model;
   std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
+  // latlab's own work beside the frames, sorted by start: the clock model's
+  // refresh windows. Empty unless the frames ran on the real host clock.
+  std::vector<BookkeepingSpan> bookkeeping;
 
   // Per mode (in mode order): its warm-up frames, then its measured blocks in
   // order. A record's device frame id is its block's first_device_frame + the

@@ -38,6 +38,11 @@ struct ClockModelReport {
   int64_t max_refresh_cost_ns = 0;
   bool estimated = false;              // fit built from bracketed estimates only
   std::vector<CalibrationPair> pairs;  // accepted pairs, oldest first (bounded)
+  // The periodic refresh period (ns); 0: none (the start-up calibration only).
+  int64_t refresh_interval_ns = 0;
+  // Every refresh's host window, oldest first (bounded): latlab's own work
+  // beside the frames (LatencyRun::bookkeeping).
+  std::vector<RefreshWindow> refresh_windows;
 };
 
 // Both GPU markers of a frame mapped by one fit snapshot.
@@ -61,6 +66,8 @@ class TickMapper {
 };
 
 // The Calibrator-driven mapper over `device` (which must outlive it).
+// desc.refresh_interval_ns <= 0: the start-up calibration only, no periodic
+// refresh (a diagnostic setting: the fit's drift stays unknown).
 // Defined in src/latency/calibrated_mapper.cpp.
 std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device,
                                                    const CalibratorDesc& desc = {});

@@ -18,7 +18,8 @@ class CalibratedMapper final : public TickMapper {
  public:
   CalibratedMapper(LatencyDevice& device, const CalibratorDesc& desc)
       : device_(device),
-        calibrator_([this] { return device_.sample_calibration(); }, device.info().ticks, desc) {}
+        calibrator_([this] { return device_.sample_calibration(); }, device.info().ticks, desc),
+        refresh_interval_ns_(std::max<int64_t>(0, desc.refresh_interval_ns)) {}
   ~CalibratedMapper() override { calibrator_.stop(); }
 
   Result<void> start() override {
@@ -31,7 +32,7 @@ class CalibratedMapper final : public TickMapper {
     }
     Result<void> first = calibrator_.calibrate_now();
     if (!first) return make_error("clock calibration failed: " + first.error().message);
-    calibrator_.start_periodic();
+    if (refresh_interval_ns_ > 0) calibrator_.start_periodic();
     return {};
   }
 
@@ -59,6 +60,8 @@ class CalibratedMapper final : public TickMapper {
       pairs.erase(pairs.begin(), pairs.end() - static_cast<std::ptrdiff_t>(kMaxReportedPairs));
     }
     r.pairs = std::move(pairs);
+    r.refresh_interval_ns = refresh_interval_ns_;
+    r.refresh_windows = calibrator_.refresh_windows();
     const std::shared_ptr<const ClockFit> fit = calibrator_.fit();
     if (!fit) {
       r.available = false;
@@ -77,6 +80,7 @@ class CalibratedMapper final : public TickMapper {
  private:
   LatencyDevice& device_;
   mutable Calibrator calibrator_;
+  int64_t refresh_interval_ns_;  // 0: no periodic refresh
 };
 
 }  // namespace

@@ -30,6 +30,31 @@ std::string_view to_string(BlockKind k) {
   return "unknown";
 }
 
+std::optional<int64_t> bookkeeping_overlap_ns(const FrameRecord& f,
+                                              std::span<const BookkeepingSpan> spans) {
+  if (!f.has(Marker::signal)) return std::nullopt;
+  const int64_t begin = f.signal_ns;
+  std::optional<int64_t> end;
+  for (const Marker m :
+       {Marker::submit_end, Marker::gpu_end_host, Marker::fence_wake, Marker::poll_wake}) {
+    if (f.has(m)) end = std::max(end.value_or(f.host_ns(m)), f.host_ns(m));
+  }
+  if (!end || *end < begin) return std::nullopt;
+  // From the last span beginning before the path ends, back to the first
+  // that ends before it begins (spans do not overlap, so ends are sorted too).
+  auto it = std::upper_bound(spans.begin(), spans.end(), *end,
+                             [](int64_t t, const BookkeepingSpan& s) { return t < s.start_ns; });
+  int64_t overlap = 0;
+  while (it != spans.begin()) {
+    --it;
+    const int64_t lo = std::max(begin, it->start_ns);
+    const int64_t hi = std::min(*end, it->end_ns);
+    if (hi > lo) overlap += hi - lo;
+    if (it->end_ns <= begin) break;
+  }
+  return overlap;
+}
+
 uint64_t LatencyRun::measured_frames_run() const {
   uint64_t n = 0;
   for (const BlockResult& b : blocks) {
@@ -609,6 +634,36 @@ std::vector<uint64_t> summarize_blocks(LatencyRun& run, uint32_t mode_count) {
   return measured_count;
 }
 
+// How `frames` met the run's bookkeeping spans.
+BookkeepingSummary summarize_bookkeeping(std::span<const FrameRecord> frames,
+                                         std::span<const BookkeepingSpan> spans,
+                                         const TickFormat& ticks) {
+  BookkeepingSummary out;
+  std::vector<double> overlap;
+  std::vector<double> core_overlapped;
+  std::vector<double> core_clear;
+  uint64_t missing_overlapped = 0;
+  uint64_t missing_clear = 0;
+  for (const FrameRecord& f : frames) {
+    const std::optional<int64_t> o = bookkeeping_overlap_ns(f, spans);
+    const bool over = o && *o > 0;
+    const std::optional<int64_t> core = series_value_ns(f, Series::core_latency, ticks);
+    if (over) {
+      ++out.frames_overlapped;
+      overlap.push_back(static_cast<double>(*o) / 1000.0);
+    }
+    if (core) {
+      (over ? core_overlapped : core_clear).push_back(static_cast<double>(*core) / 1000.0);
+    } else {
+      ++(over ? missing_overlapped : missing_clear);
+    }
+  }
+  out.overlap = summarize_in_place(overlap, 0);
+  out.core_latency_overlapped = summarize_in_place(core_overlapped, missing_overlapped);
+  out.core_latency_clear = summarize_in_place(core_clear, missing_clear);
+  return out;
+}
+
 // Per-mode distributions over the measured frames run. A mode's measured
 // blocks are contiguous in `frames` and the run stops at the first short
 // block, so each mode's frames run form one range.
@@ -634,6 +689,7 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
     }
+    mr.bookkeeping = summarize_bookkeeping(measured, run.bookkeeping, ticks);
     run.modes.push_back(std::move(mr));
   }
   run.total = run.modes[0].total;
@@ -878,6 +934,12 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   if (env.mapper != nullptr) {
     env.mapper->stop();
     run.clock_model = env.mapper->report();
+    // Refresh windows are host-clock times: comparable with the frames' only
+    // on the real time source.
+    if (run.time_source == "real") {
+      for (const RefreshWindow& w : run.clock_model.refresh_windows)
+        run.bookkeeping.push_back({w.start_ns, w.end_ns});
+    }
   } else {
     run.clock_model.reason = "no clock model was given to the run";
   }

@@ -137,6 +137,7 @@ json clock_model_to_json(const ClockModelReport& cm) {
           {"refreshes", cm.refreshes},
           {"failed_refreshes", cm.failed_refreshes},
           {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
+          {"refresh_interval_ns", cm.refresh_interval_ns},
           {"estimated", cm.estimated},
           {"pairs", pairs}};
 }
@@ -319,8 +320,34 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   comparison_to_reference_json(run, diag["comparison"]);
 }
 
+// latlab's own work beside the frames, and which frames it overlapped.
+json bookkeeping_to_json(const LatencyRun& run) {
+  json spans = json::array();
+  std::vector<double> lengths;
+  for (const BookkeepingSpan& s : run.bookkeeping) {
+    spans.push_back({s.start_ns, s.end_ns});
+    lengths.push_back(static_cast<double>(s.end_ns - s.start_ns) / 1000.0);
+  }
+  json modes = json::object();
+  for (const LatencyModeResult& m : run.modes) {
+    modes[m.name] = {
+        {"frames_overlapped", m.bookkeeping.frames_overlapped},
+        {"overlap", distribution_to_json(m.bookkeeping.overlap)},
+        {"core_latency_overlapped", distribution_to_json(m.bookkeeping.core_latency_overlapped)},
+        {"core_latency_clear", distribution_to_json(m.bookkeeping.core_latency_clear)}};
+  }
+  return {{"what",
+           "clock refreshes: calibration pairs sampled through the device on the calibrator's "
+           "thread (GL: a second context made current per pair), beside the frames"},
+          {"span_count", run.bookkeeping.size()},
+          {"span_duration", distribution_to_json(summarize_in_place(lengths, 0))},
+          {"spans", spans},
+          {"modes", modes}};
+}
+
 json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
   json diag;
+  diag["bookkeeping"] = bookkeeping_to_json(run);
   diag["generator"] = {
       {"cpu_ns", run.generator_cpu_ns},
       {"wall_ns", run.generator_wall_ns},
