@@ -96,6 +96,11 @@ struct LatencyRunDesc {
 // The modes a desc runs: `modes`, or {"baseline", workload} when empty.
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc);
 
+// Measured frames planned for block `block` (0-based) of each mode: `frames`
+// split evenly over `blocks`, earlier blocks taking the remainder; 0 past
+// the last block.
+uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block);
+
 // Invalid settings, with what to change.
 Result<void> validate(const LatencyRunDesc& desc);
 

@@ -43,6 +43,11 @@ std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
   return desc.modes;
 }
 
+uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block) {
+  if (desc.blocks == 0 || block >= desc.blocks) return 0;
+  return desc.frames / desc.blocks + (block < desc.frames % desc.blocks ? 1 : 0);
+}
+
 namespace {
 Result<void> validate_workload(const FrameWorkload& w, const std::string& what) {
   if (w.passes < 1) return make_error(what + " needs at least one pass");
@@ -85,12 +90,6 @@ Result<void> validate(const LatencyRunDesc& d) {
 }
 
 namespace {
-
-uint64_t frames_in_block(uint32_t frames, uint32_t blocks, uint32_t b) {
-  const uint64_t base = frames / blocks;
-  const uint64_t rem = frames % blocks;
-  return base + (b < rem ? 1 : 0);
-}
 
 int64_t script_ns(const std::function<int64_t(uint64_t)>& f, uint64_t id) {
   return f ? std::max<int64_t>(0, f(id)) : 0;
@@ -513,7 +512,7 @@ std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_
   uint64_t first = desc.warmup_frames;
   uint64_t first_cmp = 0;
   for (uint32_t b = 0; b < desc.blocks; ++b) {
-    const uint64_t n = frames_in_block(desc.frames, desc.blocks, b);
+    const uint64_t n = planned_block_frames(desc, b);
     for (uint32_t m = 0; m < mode_count; ++m)
       plan.push_back({BlockKind::measured, b, m, m * per_mode + first, n, first});
     if (desc.bare_comparison) {

@@ -282,10 +282,10 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
     if (g.empty()) continue;
     ms.insert(ms.end(), g.begin(), g.end());
     std::sort(g.begin(), g.end());
-    s.repeat_medians_ms.push_back(percentile_sorted(g, 0.5));
+    s.repeat_medians_ms.push_back(*percentile_sorted(g, 0.5));
   }
   std::sort(ms.begin(), ms.end());
-  s.median_ms = percentile_sorted(ms, 0.5);
+  s.median_ms = *percentile_sorted(ms, 0.5);  // measure_frames returns at least one frame
   s.min_ms = ms.front();
   s.max_ms = ms.back();
   s.error_fraction = err(s.median_ms);
@@ -370,7 +370,7 @@ void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibra
   // Standard error of a median ~ 1.2533 * sigma / sqrt(n), sigma ~ 1.4826 * MAD
   // (normal noise); robust to the odd slow frame, unlike the stddev.
   double rel_se = s.median_ms > 0
-                      ? 1.2533 * 1.4826 * percentile_sorted(dev, 0.5) /
+                      ? 1.2533 * 1.4826 * *percentile_sorted(dev, 0.5) /
                             std::sqrt(static_cast<double>(sorted_ms.size())) / s.median_ms
                       : 0.0;
   // Noise that lasts longer than a frame (another process on a CPU device)
@@ -651,7 +651,7 @@ std::optional<double> Calibration::noise() const {
   }
   if (spreads.empty()) return std::nullopt;
   std::sort(spreads.begin(), spreads.end());
-  return percentile_sorted(spreads, 0.5);
+  return *percentile_sorted(spreads, 0.5);
 }
 
 // How much one complexity step near `near` changes the GPU time, relative to
@@ -724,7 +724,7 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
         if (s.kind == StepKind::verify && s.complexity == *best) missing = s.frames_missing;
       }
       r_.gpu_ms = summarize_in_place(samples, missing);
-      r_.p5_ms = percentile_sorted(samples, 0.05);
+      r_.p5_ms = *percentile_sorted(samples, 0.05);  // a verification has ok frames
     }
   }
   r_.noise_fraction = noise();

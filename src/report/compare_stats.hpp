@@ -27,7 +27,7 @@ struct ShiftTest {
 // any order; NaNs are not allowed (callers pass measured values only).
 ShiftTest shift_test(std::span<const double> a, std::span<const double> b, double alpha);
 
-// Median (type 7) of `v`; 0 for an empty span.
-double median_of(std::span<const double> v);
+// Median (type 7) of `v`; nullopt for an empty span.
+std::optional<double> median_of(std::span<const double> v);
 
 }  // namespace latlab

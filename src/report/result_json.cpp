@@ -19,7 +19,7 @@ json distribution_to_json(const Distribution& d) {
   const bool has = !d.empty();
   auto stat = [&](const char* key, double v) { j[key] = has ? json(v) : json(nullptr); };
   stat("mean", d.mean);
-  stat("stddev", d.stddev);
+  j["stddev"] = d.stddev ? json(*d.stddev) : json(nullptr);  // null below two samples
   stat("min", d.min);
   stat("p50", d.p50);
   stat("p90", d.p90);
@@ -153,10 +153,10 @@ json timer_slack_to_json(const TimerSlack& ts) {
 json settings_to_json(const LatencyRun& run, const RunMeta& meta,
                       const std::vector<LatencyModeResult>& run_modes) {
   const LatencyRunDesc& d = run.desc;
+  // The plan: one entry per block index (each mode runs the same sizes),
+  // whether or not the block ran; what ran is in block_order.
   json per_block = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.kind == BlockKind::measured) per_block.push_back(b.frames_planned);
-  }
+  for (uint32_t b = 0; b < d.blocks; ++b) per_block.push_back(planned_block_frames(d, b));
   return {
       {"mode", meta.mode},
       {"backend", meta.backend},

@@ -1,18 +1,21 @@
 #include "latlab/latency_report.hpp"
-#include "report/result_json.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "latency/lockstep.hpp"
 #include "latlab/load_calibration.hpp"
 #include "latlab/sim.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab {
 namespace {
@@ -38,6 +41,36 @@ struct TempDir {
     fs::remove_all(path, ec);
   }
 };
+
+// Baseline and a costlier Loaded in interleaved blocks (lockstep): 21
+// measured frames per mode in 2 blocks (11 + 10); `stop_at_frame` (a device
+// frame id) sets the interrupt when the consumer reaches it.
+LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt) {
+  SimDesc dd;
+  dd.time = SimTime::virtual_time;
+  dd.virtual_start_ns = 1'000'000'000;
+  SimDevice dev(dd);
+  std::atomic<bool> interrupt{false};
+  LockstepScript script;
+  script.cpu_cost_ns = [&](uint64_t id) {
+    if (stop_at_frame && id >= *stop_at_frame) interrupt.store(true);
+    return 2'000;
+  };
+  LatencyRunEnv env;
+  env.device = &dev;
+  env.time = &dev.time();
+  env.lockstep = &script;
+  env.interrupt = &interrupt;
+  LatencyRunDesc d;
+  d.frames = 21;
+  d.blocks = 2;
+  d.warmup_frames = 2;
+  FrameWorkload loaded{4, 8, 64, 64, WorkloadForm::compute};
+  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", loaded}};
+  Result<LatencyRun> r = run_latency(d, env);
+  EXPECT_TRUE(r.ok());
+  return std::move(r.value());
+}
 
 LatencyRun small_run(bool bare = false) {
   SimDesc dd;
@@ -110,6 +143,31 @@ TEST(LatencyReport, JsonHasSchemaVersionAndEveryPart) {
   EXPECT_EQ(total["missing_markers"]["gpu_status_counts"]["invalid"], 1);
   EXPECT_EQ(back["block_order"].size(), 3u);
   EXPECT_TRUE(back["diagnostics"]["bare_loop"].is_null());
+}
+
+// settings.frames_per_block is the plan: one size per block index (the
+// same in every mode), not one entry per block that ran.
+TEST(LatencyReport, FramesPerBlockIsThePlannedSizeOfEachBlockIndex) {
+  const LatencyRun full = two_mode_run();
+  ASSERT_FALSE(full.partial) << full.partial_reason;
+  EXPECT_EQ(latency_run_to_json(full, meta())["settings"]["frames_per_block"],
+            nlohmann::json::array({11, 10}));
+  // Stopped in Loaded's block 0 (device ids: 2 + 2 warm-up, then 11 of
+  // Baseline's block 0): the plan is unchanged.
+  const LatencyRun cut = two_mode_run(uint64_t{4 + 11 + 3});
+  ASSERT_TRUE(cut.partial);
+  EXPECT_EQ(latency_run_to_json(cut, meta())["settings"]["frames_per_block"],
+            nlohmann::json::array({11, 10}));
+}
+
+TEST(LatencyReport, OneSampleHasNullStddevNotZero) {
+  const auto j = distribution_to_json(summarize(std::vector<double>{5.0}));
+  EXPECT_EQ(j["count"], 1);
+  EXPECT_DOUBLE_EQ(j["p50"].get<double>(), 5.0);
+  EXPECT_TRUE(j["stddev"].is_null()) << j.dump();
+  const auto two = distribution_to_json(summarize(std::vector<double>{5.0, 7.0}));
+  ASSERT_TRUE(two["stddev"].is_number()) << two.dump();
+  EXPECT_NEAR(two["stddev"].get<double>(), std::sqrt(2.0), 1e-12);
 }
 
 TEST(LatencyReport, EmptyDistributionHasNullStatisticsNotZeros) {

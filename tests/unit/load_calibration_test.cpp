@@ -271,7 +271,7 @@ TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
     // The verified median is a measurement; the model says where the truth is.
     EXPECT_LE(std::fabs(model_ms(*dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03)
         << "seed " << seed;
-    EXPECT_GT(r->gpu_ms.stddev, 0.0);
+    EXPECT_GT(r->gpu_ms.stddev.value_or(0.0), 0.0);
   }
 }
 
