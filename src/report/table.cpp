@@ -67,6 +67,28 @@ void side_by_side(std::string& out, const LatencyRun& run) {
   side_row(out, "poll_cpu", run, Series::poll_cpu);
 }
 
+// Frames whose signal was already pending when the consumer looked, per mode
+// (each mode's own; Loaded's backlog is not Baseline's).
+void append_consumer_behind(std::string& out, const LatencyRun& run) {
+  bool any = false;
+  for (const LatencyModeResult& m : run.modes) any = any || m.consumer_behind > 0;
+  if (!any) return;
+  auto it = std::back_inserter(out);
+  if (run.modes.size() == 1) {
+    fmt::format_to(it,
+                   "  consumer behind on {} of {} frames (signal already pending when it looked)\n",
+                   run.modes[0].consumer_behind, run.modes[0].measured_frames);
+    return;
+  }
+  out += "  consumer behind (signal already pending when it looked):";
+  for (size_t i = 0; i < run.modes.size(); ++i) {
+    const LatencyModeResult& m = run.modes[i];
+    fmt::format_to(it, "{} {} on {} of {} frames", i == 0 ? "" : ",", m.name, m.consumer_behind,
+                   m.measured_frames);
+  }
+  out += '\n';
+}
+
 }  // namespace
 
 std::string format_run_table(const LatencyRun& run) {
@@ -107,10 +129,7 @@ std::string format_run_table(const LatencyRun& run) {
                    100.0 * static_cast<double>(run.generator_cpu_ns) /
                        static_cast<double>(run.generator_wall_ns));
   }
-  if (run.consumer_behind > 0) {
-    fmt::format_to(it, "  consumer behind on {} frames (signal already pending when it looked)\n",
-                   run.consumer_behind);
-  }
+  append_consumer_behind(out, run);
   const ClockModelReport& cm = run.clock_model;
   if (cm.available) {
     fmt::format_to(it, "  clock model ({}): drift {:.3f} ppm, error bound {} ns, {} pairs\n",

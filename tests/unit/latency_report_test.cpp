@@ -319,5 +319,31 @@ TEST(LatencyReport, TableNamesEveryStage) {
   }
 }
 
+// Issue #22: the console said "consumer behind on N frames" with Baseline's
+// count only, while Loaded had 196 of 200 behind. Each mode has its own.
+TEST(LatencyReport, TableShowsConsumerBehindPerMode) {
+  LatencyRun run;
+  run.desc.blocks = 2;
+  run.modes.resize(2);
+  run.modes[0].name = "baseline";
+  run.modes[0].measured_frames = 200;
+  run.modes[0].consumer_behind = 0;
+  run.modes[1].name = "loaded";
+  run.modes[1].measured_frames = 200;
+  run.modes[1].consumer_behind = 196;
+  run.total = run.modes[0].total;
+  run.consumer_behind = run.modes[0].consumer_behind;
+  const std::string t = format_run_table(run);
+  EXPECT_NE(t.find("loaded on 196 of 200 frames"), std::string::npos) << t;
+  EXPECT_NE(t.find("baseline on 0 of 200 frames"), std::string::npos) << t;
+
+  run.modes.resize(1);
+  run.modes[0].consumer_behind = 7;
+  const std::string one = format_run_table(run);
+  EXPECT_NE(one.find("consumer behind on 7 of 200 frames"), std::string::npos) << one;
+  run.modes[0].consumer_behind = 0;
+  EXPECT_EQ(format_run_table(run).find("consumer behind"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace latlab
