@@ -559,14 +559,20 @@ void add_sleeper_time(LatencyRun& run, BlockKind kind, const BlockOutcome& o) {
   }
 }
 
+// A block as the partial reason names it: "[mode ]kind block i".
+std::string block_name(BlockKind kind, uint32_t index, const std::string& mode_name,
+                       uint32_t mode_count) {
+  return (mode_count > 1 ? mode_name + " " : std::string()) + std::string(to_string(kind)) +
+         " block " + std::to_string(index);
+}
+
 // Marks the run partial at the first block that ran short, saying where and why.
 void mark_short_block(LatencyRun& run, const Ctx& c, const BlockResult& br,
                       const std::string& mode_name, uint32_t mode_count) {
   if (br.frames_run >= br.frames_planned || run.partial) return;
   run.partial = true;
-  const std::string where = (mode_count > 1 ? mode_name + " " : std::string()) +
-                            std::string(to_string(br.kind)) + " block " + std::to_string(br.index) +
-                            " after " + std::to_string(br.frames_run) + " of " +
+  const std::string where = block_name(br.kind, br.index, mode_name, mode_count) + " after " +
+                            std::to_string(br.frames_run) + " of " +
                             std::to_string(br.frames_planned) + " frames";
   run.partial_reason =
       c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
@@ -702,7 +708,14 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
   uint64_t next_device_frame = desc.first_frame_id;
   for (size_t order = 0; order < plan.size(); ++order) {
     const PlannedBlock& p = plan[order];
-    if (c.stop_requested()) break;
+    if (c.stop_requested()) {
+      if (!run.partial && !c.failed.load() && c.interrupted()) {
+        run.partial = true;
+        run.partial_reason = "interrupted between blocks, before " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count);
+      }
+      break;
+    }
     BlockResult br;
     br.order = static_cast<uint32_t>(order);
     br.kind = p.kind;
@@ -728,6 +741,13 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
       br.turn_warmup_frames = w.frames;
       br.turn_warmup_wall_ns = w.wall_ns;
       if (!w.error.empty()) c.fail(w.error);
+      if (w.interrupted && !run.partial) {  // the block then runs no frame
+        run.partial = true;
+        run.partial_reason = "interrupted in the turn warm-up of " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count) +
+                             " after " + std::to_string(w.frames) + " frames (" +
+                             std::to_string(w.wall_ns / 1'000'000) + " ms)";
+      }
     }
     br.first_device_frame = next_device_frame;
     br.start_ns = time.now_ns();

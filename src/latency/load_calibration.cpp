@@ -317,6 +317,13 @@ Result<std::vector<std::vector<double>>> Calibration::measure_frames(uint32_t co
   // frame does not depend on whether others queue behind it, and waiting
   // keeps a slow device from piling up seconds of work.
   for (uint32_t i = 0; i < total; ++i) {
+    if (d_.interrupt != nullptr && d_.interrupt->load(std::memory_order_relaxed)) {
+      return make_error("interrupted during load calibration at " + std::to_string(d_.width) + "x" +
+                        std::to_string(d_.height) + ", evaluation #" + std::to_string(s.index) +
+                        " (" + to_string(s.kind) + " at complexity " + std::to_string(complexity) +
+                        ", after " + std::to_string(i) + " of " + std::to_string(total) +
+                        " frames)");
+    }
     const uint64_t id = next_frame_id_++;
     if (auto sub = dev_.submit_frame(id, work); !sub) {
       return make_error("load calibration: submitting frame " + std::to_string(id) +
