@@ -605,6 +605,27 @@ TEST(LoadCalibration, InterruptStopsBeforeTheNextFrameAndSaysWhere) {
   EXPECT_NE(none.error().message.find("evaluation #0"), std::string::npos);
 }
 
+// Issue #22: a verification "within" 2% at a timing noise of 38% was
+// accepted and Loaded ran at 31% of its target. A verification known to
+// less than the tolerance is not within it, and the outcome names the noise.
+TEST(LoadCalibration, AVerificationLessPreciseThanTheToleranceIsNotAccepted) {
+  int accepted = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimDesc sd = sim_load_desc();
+    sd.cost->noise_fraction = 0.25;  // per frame: a 30-frame median is good to ~+-11%
+    sd.cost->seed = seed;
+    SimDevice dev(sd);
+    LoadCalibrationDesc d;  // tolerance 2%
+    auto r = calibrate_load(dev, d);
+    ASSERT_TRUE(r) << "seed " << seed << ": " << r.error().message;
+    if (r->within_tolerance) ++accepted;
+    EXPECT_TRUE(r->noise_limited) << "seed " << seed << ": " << r->outcome;
+    EXPECT_EQ(r->outcome.rfind("the device's timing spread of ", 0), 0u)
+        << "seed " << seed << ": " << r->outcome;
+  }
+  EXPECT_EQ(accepted, 0) << "a verification within the tolerance by chance was accepted";
+}
+
 TEST(LoadCalibration, TickFormatIsHonouredAcrossAWrap) {
   SimDesc sd = sim_load_desc();
   sd.clock.ticks = TickFormat{125, 3, 40};
