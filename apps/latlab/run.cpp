@@ -137,11 +137,17 @@ RunMeta make_run_meta(const RunOptions& o) {
 
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   LatencyRunDesc& desc = plan.desc;
+  // A calibrated load is checked against its target after the run (off
+  // target when its measured GPU time misses it); a given complexity has none.
+  LatencyModeDesc loaded_mode{"loaded", plan.loaded_work, std::nullopt};
+  if (loaded.calibration) {
+    loaded_mode.gpu_target =
+        GpuTimeTarget{loaded.calibration->target_ms, loaded.calibration->tolerance};
+  }
   if (plan.want_baseline && loaded.runs) {
-    desc.modes = {LatencyModeDesc{"baseline", desc.workload},
-                  LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {LatencyModeDesc{"baseline", desc.workload, std::nullopt}, loaded_mode};
   } else if (loaded.runs) {
-    desc.modes = {LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {loaded_mode};
   }
   desc.first_frame_id = loaded.next_frame_id;
 }

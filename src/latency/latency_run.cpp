@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <limits>
 #include <memory>
@@ -39,8 +40,18 @@ uint64_t LatencyRun::measured_frames_run() const {
 }
 
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
-  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload}};
+  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload, std::nullopt}};
   return desc.modes;
+}
+
+GpuTargetCheck check_gpu_target(const GpuTimeTarget& target, const Distribution& gpu_execution_us) {
+  GpuTargetCheck c;
+  c.target = target;
+  if (gpu_execution_us.empty()) return c;
+  c.measured_ms = gpu_execution_us.p50 / 1000.0;
+  c.error_fraction = (*c.measured_ms - target.target_ms) / target.target_ms;
+  c.off_target = std::fabs(*c.error_fraction) > target.tolerance;
+  return c;
 }
 
 uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block) {
@@ -76,6 +87,12 @@ Result<void> validate(const LatencyRunDesc& d) {
   for (const LatencyModeDesc& m : effective_modes(d)) {
     if (Result<void> w = validate_workload(m.workload, "the " + m.name + " workload"); !w) return w;
     if (m.name.empty()) return make_error("every mode needs a name");
+    if (m.gpu_target &&
+        (!(m.gpu_target->target_ms > 0) || !std::isfinite(m.gpu_target->target_ms) ||
+         !(m.gpu_target->tolerance > 0) || m.gpu_target->tolerance > 0.5)) {
+      return make_error("the " + m.name +
+                        " GPU time target needs target_ms > 0 and a tolerance in (0, 0.5]");
+    }
   }
   if (d.modes.size() > 1 && d.bare_comparison) {
     return make_error("the bare-loop comparison runs with one mode only (--mode baseline)");
@@ -638,6 +655,10 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
     }
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
+    }
+    if (modes[m].gpu_target) {
+      mr.gpu_target = check_gpu_target(*modes[m].gpu_target,
+                                       mr.total[static_cast<size_t>(Series::gpu_execution)]);
     }
     run.modes.push_back(std::move(mr));
   }

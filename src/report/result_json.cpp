@@ -101,6 +101,15 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// modes.<name>.gpu_target: the target and what the mode measured against it.
+json gpu_target_to_json(const GpuTargetCheck& c) {
+  return {{"target_ms", c.target.target_ms},
+          {"tolerance", c.target.tolerance},
+          {"measured_ms", opt(c.measured_ms)},
+          {"measured", "median of total.stages.gpu_execution"},
+          {"error_fraction", opt(c.error_fraction)}};
+}
+
 json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
@@ -202,7 +211,17 @@ json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeRes
 json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& mr) {
   json mode;
   mode["available"] = true;
+  // Off target: the measured GPU time missed the mode's target (false
+  // without a target, null when nothing was measured to judge by).
+  const bool has_target = mr.gpu_target.has_value();
+  if (!has_target) {
+    mode["off_target"] = false;
+  } else {
+    const std::optional<bool>& off = mr.gpu_target->off_target;
+    mode["off_target"] = off ? json(*off) : json(nullptr);
+  }
   mode["workload"] = workload_to_json(mr.workload);
+  mode["gpu_target"] = has_target ? gpu_target_to_json(*mr.gpu_target) : json(nullptr);
   mode["warmup"] = nullptr;
   json blocks = json::array();
   for (const BlockResult& b : run.blocks) {

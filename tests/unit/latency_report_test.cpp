@@ -15,7 +15,9 @@
 #include "latency/lockstep.hpp"
 #include "latlab/load_calibration.hpp"
 #include "latlab/sim.hpp"
+#include "report/html/report_html.hpp"
 #include "report/result_json.hpp"
+#include "report/result_reader.hpp"
 
 namespace latlab {
 namespace {
@@ -45,7 +47,8 @@ struct TempDir {
 // Baseline and a costlier Loaded in interleaved blocks (lockstep): 21
 // measured frames per mode in 2 blocks (11 + 10); `stop_at_frame` (a device
 // frame id) sets the interrupt when the consumer reaches it.
-LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt) {
+LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt,
+                        std::optional<GpuTimeTarget> loaded_target = std::nullopt) {
   SimDesc dd;
   dd.time = SimTime::virtual_time;
   dd.virtual_start_ns = 1'000'000'000;
@@ -66,7 +69,8 @@ LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt) {
   d.blocks = 2;
   d.warmup_frames = 2;
   FrameWorkload loaded{4, 8, 64, 64, WorkloadForm::compute};
-  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", loaded}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
+             LatencyModeDesc{"loaded", loaded, loaded_target}};
   Result<LatencyRun> r = run_latency(d, env);
   EXPECT_TRUE(r.ok());
   return std::move(r.value());
@@ -317,6 +321,59 @@ TEST(LatencyReport, TableNamesEveryStage) {
     EXPECT_NE(t.find(to_string(static_cast<Series>(i))), std::string::npos)
         << to_string(static_cast<Series>(i));
   }
+}
+
+// Issue #22: Loaded calibrated to 8.333 ms measured 2.6 ms in the run and
+// was reported as Loaded. A mode whose median gpu_execution misses its
+// target is off target in the result, the console and the HTML report.
+// (The sim's frames take 50 us of GPU time.)
+TEST(LatencyReport, LoadedFarFromItsTargetIsMarkedOffTargetEverywhere) {
+  const LatencyRun run = two_mode_run(std::nullopt, GpuTimeTarget{8.333333, 0.02});
+  ASSERT_FALSE(run.partial) << run.partial_reason;
+  ASSERT_EQ(run.modes.size(), 2u);
+  EXPECT_FALSE(run.modes[0].gpu_target.has_value()) << "Baseline has no target";
+  ASSERT_TRUE(run.modes[1].gpu_target.has_value());
+  const GpuTargetCheck& c = *run.modes[1].gpu_target;
+  ASSERT_TRUE(c.measured_ms.has_value());
+  EXPECT_NEAR(*c.measured_ms, 0.05, 1e-9);
+  EXPECT_NEAR(*c.error_fraction, 0.05 / 8.333333 - 1.0, 1e-9);
+  EXPECT_EQ(c.off_target, std::optional<bool>(true));
+
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta());
+  const auto& loaded = doc["modes"]["loaded"];
+  EXPECT_EQ(loaded["available"], true);
+  EXPECT_EQ(loaded["off_target"], true);
+  EXPECT_DOUBLE_EQ(loaded["gpu_target"]["target_ms"].get<double>(), 8.333333);
+  EXPECT_DOUBLE_EQ(loaded["gpu_target"]["tolerance"].get<double>(), 0.02);
+  EXPECT_NEAR(loaded["gpu_target"]["measured_ms"].get<double>(), 0.05, 1e-9);
+  EXPECT_EQ(doc["modes"]["baseline"]["off_target"], false);
+  EXPECT_TRUE(doc["modes"]["baseline"]["gpu_target"].is_null());
+  // The reader still takes the document (and files without the keys).
+  EXPECT_TRUE(read_result_json(doc.dump(), "test").ok());
+
+  const std::string table = format_run_table(run);
+  EXPECT_NE(table.find("* OFF TARGET loaded: gpu_execution p50 0.050 ms"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("loaded* (complexity 8)"), std::string::npos) << table;
+
+  TempDir dir;
+  const ReportInput in{"test", doc};
+  ASSERT_TRUE(write_html_report((dir.path / "r.html").string(), std::span(&in, 1)).ok());
+  const std::string html = slurp(dir.path / "r.html");
+  EXPECT_NE(html.find("loaded is OFF TARGET: gpu_execution p50 0.050 ms vs target 8.333 ms"),
+            std::string::npos);
+  EXPECT_NE(html.find("yes, OFF TARGET"), std::string::npos);
+}
+
+TEST(LatencyReport, LoadedWithinItsTargetIsNotOffTarget) {
+  const LatencyRun run = two_mode_run(std::nullopt, GpuTimeTarget{0.0505, 0.02});
+  ASSERT_TRUE(run.modes[1].gpu_target.has_value());
+  EXPECT_EQ(run.modes[1].gpu_target->off_target, std::optional<bool>(false));
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta());
+  EXPECT_EQ(doc["modes"]["loaded"]["off_target"], false);
+  const std::string table = format_run_table(run);
+  EXPECT_EQ(table.find("OFF TARGET"), std::string::npos) << table;
+  EXPECT_NE(table.find("(within 2%)"), std::string::npos) << table;
 }
 
 // Issue #22: the console said "consumer behind on N frames" with Baseline's
