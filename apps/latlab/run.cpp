@@ -17,7 +17,8 @@
 //
 // Prints the settings, a progress line when stdout is a terminal, then the
 // per-stage table; writes the JSON result atomically. Exit codes: 0 ok,
-// 1 run failed or interrupted (result written with "partial": true),
+// 1 run failed or interrupted (result written with "partial": true; nothing
+// written when stopped before any measured frame, e.g. during calibration),
 // 2 bad input, 3 device/backend unavailable (or `--mode loaded` without a
 // usable load), 4 result could not be written.
 #include <unistd.h>
@@ -136,11 +137,17 @@ RunMeta make_run_meta(const RunOptions& o) {
 
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   LatencyRunDesc& desc = plan.desc;
+  // A calibrated load is checked against its target after the run (off
+  // target when its measured GPU time misses it); a given complexity has none.
+  LatencyModeDesc loaded_mode{"loaded", plan.loaded_work, std::nullopt};
+  if (loaded.calibration) {
+    loaded_mode.gpu_target =
+        GpuTimeTarget{loaded.calibration->target_ms, loaded.calibration->tolerance};
+  }
   if (plan.want_baseline && loaded.runs) {
-    desc.modes = {LatencyModeDesc{"baseline", desc.workload},
-                  LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {LatencyModeDesc{"baseline", desc.workload, std::nullopt}, loaded_mode};
   } else if (loaded.runs) {
-    desc.modes = {LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {loaded_mode};
   }
   desc.first_frame_id = loaded.next_frame_id;
 }
@@ -177,7 +184,12 @@ int run_command(const RunOptions& o) {
   InterruptScope interrupt;
   print_run_settings(info, o, plan, device.info());
   if (plan.want_latency()) open_run_present(o, device, present, info);
-  const LoadedSetup loaded = prepare_loaded(o, plan, device, info);
+  const LoadedSetup loaded = prepare_loaded(o, plan, device, info, &g_interrupted);
+  if (!loaded.interrupted.empty()) {  // Ctrl-C during calibration: as before any measured frame
+    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                 loaded.interrupted.c_str());
+    return kExitRunFailed;
+  }
   if (plan.want_loaded && !loaded.runs && !plan.want_baseline && !plan.want_perf) {
     std::fprintf(stderr, "latlab run: %s\n", loaded.unavailable.c_str());
     return kExitMissingCapability;
@@ -185,8 +197,7 @@ int run_command(const RunOptions& o) {
   set_latency_modes(plan, loaded);
   RunMeta meta = make_run_meta(o);
   if (!plan.want_latency()) {
-    interrupt.restore();
-    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info);
+    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info, &g_interrupted);
   }
 
   LatencyRunEnv env;
@@ -197,7 +208,6 @@ int run_command(const RunOptions& o) {
   env.present = present.path.get();
   const bool progress = !o.json && isatty(STDOUT_FILENO) == 1;
   Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
-  interrupt.restore();
   if (!result) {
     std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
     return kExitUsage;
@@ -209,7 +219,9 @@ int run_command(const RunOptions& o) {
                  run.partial_reason.c_str());
     return kExitRunFailed;
   }
-  const PerformanceOutcome perf = run_performance_after(plan, run, device, o.perf_frames);
+  const PerformanceOutcome perf =
+      run_performance_after(plan, run, device, o.perf_frames, &g_interrupted);
+  interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info,
                             store.get());
 }

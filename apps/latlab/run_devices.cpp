@@ -140,7 +140,11 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
   std::fflush(info);
   for (RunLane& l : lanes) {
     if (!l.failure.empty()) continue;
-    l.loaded = prepare_loaded(o, l.plan, *l.device, info);
+    l.loaded = prepare_loaded(o, l.plan, *l.device, info, interrupt);
+    if (!l.loaded.interrupted.empty()) {  // Ctrl-C: no other calibration; every run stops at once
+      l.failure = "stopped before any measured frame: " + l.loaded.interrupted;
+      break;
+    }
     set_latency_modes(l.plan, l.loaded);
   }
   run_lanes(lanes, interrupt);

@@ -66,6 +66,10 @@ nlohmann::ordered_json result_json(const RunOptions& o, const RunPlan& plan, con
       doc["modes"]["performance"] = {{"available", false}, {"reason", perf.unavailable}};
       doc["unavailable"].push_back({{"name", "performance"}, {"reason", perf.unavailable}});
     }
+    if (!run.partial && !perf.interrupted.empty()) {  // Ctrl-C in Performance, after the blocks
+      doc["partial"] = true;
+      doc["partial_reason"] = perf.interrupted;
+    }
   }
   return doc;
 }
@@ -148,15 +152,18 @@ int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRu
   } else {
     print_summary(plan, run, loaded, perf);
   }
-  int rc = run.partial ? kExitRunFailed : kExitOk;
+  int rc = run.partial || !perf.interrupted.empty() ? kExitRunFailed : kExitOk;
   if (plan.want_perf && !perf.report && !run.partial) rc = kExitRunFailed;
   if (!write_outputs(o, run, doc, info)) rc = kExitWriteFailed;
   if (store != nullptr && !store_run(*store, doc, run, info)) rc = kExitWriteFailed;
   if (meta.validation && print_validation(*meta.validation, info) && rc == kExitOk) {
     rc = kExitRunFailed;
   }
-  if (run.partial)
+  if (run.partial) {
     std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  } else if (!perf.interrupted.empty()) {
+    std::fprintf(stderr, "latlab run: run incomplete: %s\n", perf.interrupted.c_str());
+  }
   return rc;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <limits>
 #include <memory>
@@ -64,8 +65,23 @@ uint64_t LatencyRun::measured_frames_run() const {
 }
 
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
-  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload}};
+  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload, std::nullopt}};
   return desc.modes;
+}
+
+GpuTargetCheck check_gpu_target(const GpuTimeTarget& target, const Distribution& gpu_execution_us) {
+  GpuTargetCheck c;
+  c.target = target;
+  if (gpu_execution_us.empty()) return c;
+  c.measured_ms = gpu_execution_us.p50 / 1000.0;
+  c.error_fraction = (*c.measured_ms - target.target_ms) / target.target_ms;
+  c.off_target = std::fabs(*c.error_fraction) > target.tolerance;
+  return c;
+}
+
+uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block) {
+  if (desc.blocks == 0 || block >= desc.blocks) return 0;
+  return desc.frames / desc.blocks + (block < desc.frames % desc.blocks ? 1 : 0);
 }
 
 namespace {
@@ -96,6 +112,12 @@ Result<void> validate(const LatencyRunDesc& d) {
   for (const LatencyModeDesc& m : effective_modes(d)) {
     if (Result<void> w = validate_workload(m.workload, "the " + m.name + " workload"); !w) return w;
     if (m.name.empty()) return make_error("every mode needs a name");
+    if (m.gpu_target &&
+        (!(m.gpu_target->target_ms > 0) || !std::isfinite(m.gpu_target->target_ms) ||
+         !(m.gpu_target->tolerance > 0) || m.gpu_target->tolerance > 0.5)) {
+      return make_error("the " + m.name +
+                        " GPU time target needs target_ms > 0 and a tolerance in (0, 0.5]");
+    }
   }
   if (d.modes.size() > 1 && d.bare_comparison) {
     return make_error("the bare-loop comparison runs with one mode only (--mode baseline)");
@@ -110,12 +132,6 @@ Result<void> validate(const LatencyRunDesc& d) {
 }
 
 namespace {
-
-uint64_t frames_in_block(uint32_t frames, uint32_t blocks, uint32_t b) {
-  const uint64_t base = frames / blocks;
-  const uint64_t rem = frames % blocks;
-  return base + (b < rem ? 1 : 0);
-}
 
 int64_t script_ns(const std::function<int64_t(uint64_t)>& f, uint64_t id) {
   return f ? std::max<int64_t>(0, f(id)) : 0;
@@ -538,7 +554,7 @@ std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_
   uint64_t first = desc.warmup_frames;
   uint64_t first_cmp = 0;
   for (uint32_t b = 0; b < desc.blocks; ++b) {
-    const uint64_t n = frames_in_block(desc.frames, desc.blocks, b);
+    const uint64_t n = planned_block_frames(desc, b);
     for (uint32_t m = 0; m < mode_count; ++m)
       plan.push_back({BlockKind::measured, b, m, m * per_mode + first, n, first});
     if (desc.bare_comparison) {
@@ -585,14 +601,20 @@ void add_sleeper_time(LatencyRun& run, BlockKind kind, const BlockOutcome& o) {
   }
 }
 
+// A block as the partial reason names it: "[mode ]kind block i".
+std::string block_name(BlockKind kind, uint32_t index, const std::string& mode_name,
+                       uint32_t mode_count) {
+  return (mode_count > 1 ? mode_name + " " : std::string()) + std::string(to_string(kind)) +
+         " block " + std::to_string(index);
+}
+
 // Marks the run partial at the first block that ran short, saying where and why.
 void mark_short_block(LatencyRun& run, const Ctx& c, const BlockResult& br,
                       const std::string& mode_name, uint32_t mode_count) {
   if (br.frames_run >= br.frames_planned || run.partial) return;
   run.partial = true;
-  const std::string where = (mode_count > 1 ? mode_name + " " : std::string()) +
-                            std::string(to_string(br.kind)) + " block " + std::to_string(br.index) +
-                            " after " + std::to_string(br.frames_run) + " of " +
+  const std::string where = block_name(br.kind, br.index, mode_name, mode_count) + " after " +
+                            std::to_string(br.frames_run) + " of " +
                             std::to_string(br.frames_planned) + " frames";
   run.partial_reason =
       c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
@@ -690,6 +712,10 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
     }
     mr.bookkeeping = summarize_bookkeeping(measured, run.bookkeeping, ticks);
+    if (modes[m].gpu_target) {
+      mr.gpu_target = check_gpu_target(*modes[m].gpu_target,
+                                       mr.total[static_cast<size_t>(Series::gpu_execution)]);
+    }
     run.modes.push_back(std::move(mr));
   }
   run.total = run.modes[0].total;
@@ -759,7 +785,14 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
   uint64_t next_device_frame = desc.first_frame_id;
   for (size_t order = 0; order < plan.size(); ++order) {
     const PlannedBlock& p = plan[order];
-    if (c.stop_requested()) break;
+    if (c.stop_requested()) {
+      if (!run.partial && !c.failed.load() && c.interrupted()) {
+        run.partial = true;
+        run.partial_reason = "interrupted between blocks, before " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count);
+      }
+      break;
+    }
     BlockResult br;
     br.order = static_cast<uint32_t>(order);
     br.kind = p.kind;
@@ -785,6 +818,13 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
       br.turn_warmup_frames = w.frames;
       br.turn_warmup_wall_ns = w.wall_ns;
       if (!w.error.empty()) c.fail(w.error);
+      if (w.interrupted && !run.partial) {  // the block then runs no frame
+        run.partial = true;
+        run.partial_reason = "interrupted in the turn warm-up of " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count) +
+                             " after " + std::to_string(w.frames) + " frames (" +
+                             std::to_string(w.wall_ns / 1'000'000) + " ms)";
+      }
     }
     br.first_device_frame = next_device_frame;
     br.start_ns = time.now_ns();

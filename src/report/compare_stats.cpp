@@ -161,8 +161,7 @@ double mean_of(std::span<const double> v) {
   return sum / static_cast<double>(v.size());
 }
 
-double median_of(std::span<const double> v) {
-  if (v.empty()) return 0;
+std::optional<double> median_of(std::span<const double> v) {
   std::vector<double> s(v.begin(), v.end());
   std::sort(s.begin(), s.end());
   return percentile_sorted(s, 0.5);
@@ -207,7 +206,7 @@ ShiftTest shift_test(std::span<const double> a, std::span<const double> b, doubl
   }
   t.u = u;
   std::sort(diffs.begin(), diffs.end());
-  t.shift = percentile_sorted(diffs, 0.5);
+  t.shift = *percentile_sorted(diffs, 0.5);  // both sides have samples here
 
   const double nm = static_cast<double>(n * m);
   const double total_n = static_cast<double>(n + m);

@@ -61,8 +61,8 @@ double student_t_two_sided_quantile(double p, double df);
 // chance of any false call at most alpha, whatever the dependence.
 std::vector<double> holm_adjust(std::span<const double> p);
 
-// Median (type 7) of `v`; 0 for an empty span.
-double median_of(std::span<const double> v);
+// Median (type 7) of `v`; nullopt for an empty span.
+std::optional<double> median_of(std::span<const double> v);
 
 // Arithmetic mean of `v`; 0 for an empty span.
 double mean_of(std::span<const double> v);

@@ -19,7 +19,7 @@ json distribution_to_json(const Distribution& d) {
   const bool has = !d.empty();
   auto stat = [&](const char* key, double v) { j[key] = has ? json(v) : json(nullptr); };
   stat("mean", d.mean);
-  stat("stddev", d.stddev);
+  j["stddev"] = d.stddev ? json(*d.stddev) : json(nullptr);  // null below two samples
   stat("min", d.min);
   stat("p50", d.p50);
   stat("p90", d.p90);
@@ -101,6 +101,15 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// modes.<name>.gpu_target: the target and what the mode measured against it.
+json gpu_target_to_json(const GpuTargetCheck& c) {
+  return {{"target_ms", c.target.target_ms},
+          {"tolerance", c.target.tolerance},
+          {"measured_ms", opt(c.measured_ms)},
+          {"measured", "median of total.stages.gpu_execution"},
+          {"error_fraction", opt(c.error_fraction)}};
+}
+
 json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
@@ -154,10 +163,10 @@ json timer_slack_to_json(const TimerSlack& ts) {
 json settings_to_json(const LatencyRun& run, const RunMeta& meta,
                       const std::vector<LatencyModeResult>& run_modes) {
   const LatencyRunDesc& d = run.desc;
+  // The plan: one entry per block index (each mode runs the same sizes),
+  // whether or not the block ran; what ran is in block_order.
   json per_block = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.kind == BlockKind::measured) per_block.push_back(b.frames_planned);
-  }
+  for (uint32_t b = 0; b < d.blocks; ++b) per_block.push_back(planned_block_frames(d, b));
   return {
       {"mode", meta.mode},
       {"backend", meta.backend},
@@ -203,7 +212,17 @@ json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeRes
 json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& mr) {
   json mode;
   mode["available"] = true;
+  // Off target: the measured GPU time missed the mode's target (false
+  // without a target, null when nothing was measured to judge by).
+  const bool has_target = mr.gpu_target.has_value();
+  if (!has_target) {
+    mode["off_target"] = false;
+  } else {
+    const std::optional<bool>& off = mr.gpu_target->off_target;
+    mode["off_target"] = off ? json(*off) : json(nullptr);
+  }
   mode["workload"] = workload_to_json(mr.workload);
+  mode["gpu_target"] = has_target ? gpu_target_to_json(*mr.gpu_target) : json(nullptr);
   mode["warmup"] = nullptr;
   json blocks = json::array();
   for (const BlockResult& b : run.blocks) {

@@ -31,8 +31,11 @@ SqlValue opt_u64(std::optional<uint64_t> v) {
 
 std::vector<SqlValue> distribution_params(const Distribution& d) {
   std::vector<SqlValue> p{static_cast<int64_t>(d.count), static_cast<int64_t>(d.missing)};
-  const double stats[] = {d.mean, d.stddev, d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max};
-  for (double s : stats) p.emplace_back(d.empty() ? SqlValue{} : SqlValue{s});
+  // stddev is null below two samples, like every statistic of an empty distribution.
+  const std::optional<double> stats[] = {d.mean, d.stddev, d.min,  d.p50, d.p90,
+                                         d.p95,  d.p99,    d.p999, d.max};
+  for (const std::optional<double>& s : stats)
+    p.emplace_back(d.empty() || !s ? SqlValue{} : SqlValue{*s});
   return p;
 }
 
