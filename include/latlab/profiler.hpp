@@ -130,14 +130,18 @@ struct ProfilerFrame {
 };
 
 // `stat gpu`: one zone name over the sliding window. Samples are per frame:
-// the summed device time of every ok zone of that name in the frame. Frames
-// where the name did not appear give no sample (never a zero).
+// the summed device time of every zone of that name in the frame, taken only
+// when each of them has an ok time. A frame where one of them has none, or
+// that dropped zones (any of which may have been one), gives no sample for
+// the name and counts in frames_missing: a partial sum is not the frame's
+// time. Frames where the name did not appear give no sample (never a zero).
 struct ZoneStat {
   std::string name;
   uint32_t frames = 0;          // samples in the window
-  double calls_per_frame = 0;   // zones of this name per sampled frame
+  double calls_per_frame = 0;   // zones of this name per sampled frame (0 without samples)
   double avg_ms = 0, min_ms = 0, max_ms = 0, p95_ms = 0;  // over the samples (type-7 p95)
   uint64_t missing = 0;         // zones of this name in the window without an ok time
+  uint32_t frames_missing = 0;  // frames in the window with this name but no sample (see above)
 };
 
 struct ProfilerCounters {

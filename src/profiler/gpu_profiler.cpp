@@ -440,7 +440,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   ++m.counters.frames_collected;
   if (s.retired) ++m.counters.frames_retired;
   ++m.collected_seq;
-  stats.end_frame(m.collected_seq);
+  stats.end_frame(m.collected_seq, s.dropped);
   m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
   m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
   if (m.sink) {
