@@ -7,8 +7,9 @@
 //
 // Thread 0 is the owner: it records and closes frames alone first, so it
 // takes its pairs with a plain load and store. Then threads 1.. (joiners)
-// record zones too, and with `closer` the last of them closes frames instead
-// of only recording. Every zone has a name of its own; afterwards every
+// record zones too, and one thread (`closer`: none, the owner, or the last
+// joiner) also closes frames between its zones. Every zone has a name of its
+// own; afterwards every
 // recorded zone must be collected exactly once, with a time, and no query
 // written twice: a pair given to two zones, or a zone lost, fails.
 #include <gtest/gtest.h>
@@ -110,7 +111,8 @@ enum WorkerState : int { kGate, kRunning, kParked, kWaiting, kDone };
 // One trial: a profiler, N worker threads, and the parking lot the hook uses.
 class Lab {
  public:
-  Lab(int threads, bool closer, bool owner_alone_first, uint64_t random_seed = 0)
+  // `closer`: the thread that closes frames between its zones; -1: none.
+  Lab(int threads, int closer, bool owner_alone_first, uint64_t random_seed = 0)
       : n_(threads), closer_(closer), random_(random_seed != 0), rng_seed_(random_seed) {
     // Frames in flight for every frame a trial closes (two by the owner
     // alone, four by the closer): a zone that stays open while a thread is
@@ -341,7 +343,7 @@ class Lab {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return w.released; });
     }
-    const bool closes = random_ ? (w.rng() % 3 == 0) : (closer_ && i == n_ - 1);
+    const bool closes = random_ ? (w.rng() % 3 == 0) : (i == closer_);
     for (size_t k = 0; k < alone; ++k) {
       if (closes && (!random_ || w.rng() % 4 == 0)) prof_->next_frame();
       record(i, k);
@@ -389,7 +391,7 @@ class Lab {
   }
 
   int n_;
-  bool closer_;
+  int closer_;
   bool random_;
   uint64_t rng_seed_;
   std::shared_ptr<SimTimestampSlots> writer_;
@@ -408,9 +410,8 @@ Action release(int t) { return {Action::release, t}; }
 Action unpark(int t) { return {Action::unpark, t}; }
 
 // Scripts that between them park every thread at every step it can reach.
-std::vector<Script> scripts(int n, bool closer) {
+std::vector<Script> scripts(int n, int closer) {
   std::vector<Script> out;
-  const int last = n - 1;
   // The owner at each step of its plain path, joiner 1 at each step of
   // sharing (or not parked), woken in both orders.
   for (const CursorStep os : kOwnerSteps) {
@@ -469,25 +470,32 @@ std::vector<Script> scripts(int n, bool closer) {
     out.push_back({"thread " + std::to_string(t) + " at before_fetch_add",
                    {arm(t, CursorStep::before_fetch_add), release(t), release(-1), unpark(t)}});
   }
-  if (closer) {
-    // The closer about to move the cursor to a new frame.
+  // The closer about to move the cursor to a new frame.
+  if (closer > 0) {
     out.push_back(
         {"owner at cursor_loaded, closer at before_exchange",
-         {arm(0, CursorStep::cursor_loaded), release(0), arm(last, CursorStep::before_exchange),
-          release(last), release(-1), unpark(0), unpark(last)}});
+         {arm(0, CursorStep::cursor_loaded), release(0), arm(closer, CursorStep::before_exchange),
+          release(closer), release(-1), unpark(0), unpark(closer)}});
     if (n >= 3) {
       out.push_back(
           {"joiner 1 at sharing, closer at before_exchange",
-           {arm(1, CursorStep::sharing), release(1), arm(last, CursorStep::before_exchange),
-            release(last), release(-1), unpark(1), unpark(last)}});
+           {arm(1, CursorStep::sharing), release(1), arm(closer, CursorStep::before_exchange),
+            release(closer), release(-1), unpark(1), unpark(closer)}});
     }
+  }
+  if (closer == 0) {
+    out.push_back({"owner at before_exchange, the others sharing",
+                   {arm(0, CursorStep::before_exchange), release(0), release(-1), unpark(0)}});
+    out.push_back({"joiner 1 at sharing, owner at before_exchange",
+                   {arm(1, CursorStep::sharing), release(1), arm(0, CursorStep::before_exchange),
+                    release(0), release(-1), unpark(1), unpark(0)}});
   }
   return out;
 }
 
 // What the scripts must between them have parked: each thread at each step
 // its role reaches.
-std::set<std::pair<int, CursorStep>> expected_parks(int n, bool closer) {
+std::set<std::pair<int, CursorStep>> expected_parks(int n, int closer) {
   std::set<std::pair<int, CursorStep>> out;
   for (const CursorStep s : kOwnerSteps) out.insert({0, s});
   out.insert({0, CursorStep::owner_lost});
@@ -498,11 +506,11 @@ std::set<std::pair<int, CursorStep>> expected_parks(int n, bool closer) {
     out.insert({j, CursorStep::before_fetch_add});
     if (n >= 3) out.insert({j, CursorStep::waiting_shared});
   }
-  if (closer) out.insert({n - 1, CursorStep::before_exchange});
+  if (closer >= 0) out.insert({closer, CursorStep::before_exchange});
   return out;
 }
 
-void park_each_thread_at_each_step(int n, bool closer) {
+void park_each_thread_at_each_step(int n, int closer) {
   if (!profiler_detail::heavy_fence_available()) {
     GTEST_SKIP() << "membarrier(2) is not available here: the cursor is shared from the start, "
                     "there is no owner's plain path to test";
@@ -528,22 +536,33 @@ void park_each_thread_at_each_step(int n, bool closer) {
 }
 
 TEST(ProfilerCursorProtocol, TwoThreadsEachParkedAtEachStep) {
-  park_each_thread_at_each_step(2, false);
+  park_each_thread_at_each_step(2, -1);
 }
 TEST(ProfilerCursorProtocol, ThreeThreadsEachParkedAtEachStep) {
-  park_each_thread_at_each_step(3, false);
+  park_each_thread_at_each_step(3, -1);
 }
 TEST(ProfilerCursorProtocol, EightThreadsEachParkedAtEachStep) {
-  park_each_thread_at_each_step(8, false);
+  park_each_thread_at_each_step(8, -1);
 }
+// next_frame from a thread that does not own the cursor.
 TEST(ProfilerCursorProtocol, TwoThreadsOneClosingFramesEachParkedAtEachStep) {
-  park_each_thread_at_each_step(2, true);
+  park_each_thread_at_each_step(2, 1);
 }
 TEST(ProfilerCursorProtocol, ThreeThreadsOneClosingFramesEachParkedAtEachStep) {
-  park_each_thread_at_each_step(3, true);
+  park_each_thread_at_each_step(3, 2);
 }
 TEST(ProfilerCursorProtocol, EightThreadsOneClosingFramesEachParkedAtEachStep) {
-  park_each_thread_at_each_step(8, true);
+  park_each_thread_at_each_step(8, 7);
+}
+// next_frame from the owner while the others share its cursor.
+TEST(ProfilerCursorProtocol, TwoThreadsOwnerClosingFramesEachParkedAtEachStep) {
+  park_each_thread_at_each_step(2, 0);
+}
+TEST(ProfilerCursorProtocol, ThreeThreadsOwnerClosingFramesEachParkedAtEachStep) {
+  park_each_thread_at_each_step(3, 0);
+}
+TEST(ProfilerCursorProtocol, EightThreadsOwnerClosingFramesEachParkedAtEachStep) {
+  park_each_thread_at_each_step(8, 0);
 }
 
 // Randomized: 2, 3 and 8 threads start at once (after the owner recorded
@@ -556,7 +575,7 @@ TEST(ProfilerCursorProtocol, RandomizedStress) {
     int failures = 0;
     for (int round = 0; round < kRounds; ++round) {
       const uint64_t seed = 1 + static_cast<uint64_t>(n) * 10'000 + static_cast<uint64_t>(round);
-      Lab lab(n, false, round % 2 == 0, seed);
+      Lab lab(n, -1, round % 2 == 0, seed);
       std::string why;
       ASSERT_TRUE(lab.run({"all at once", {release(-1)}}, why)) << why;
       // Frames closed at random under open zones may leave none free: drops
