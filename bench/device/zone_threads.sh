@@ -2,11 +2,12 @@
 # Issue 22 on the GPU machine's host CPU: the profiler's zone cost with 1 and
 # 3 threads recording into one profiler at once (BM_ProfilerZoneThreads),
 # beside one thread owning the cursor and the cursor shared (BM_ProfilerZone,
-# BM_ProfilerZoneShared), before and after the cursor fix: the two builds
-# alternate REPS times (default 3), 10 repetitions each (FILTER, default
-# BM_ProfilerZone, picks the benchmarks). Then the cursor
-# protocol tests (each thread parked at each step, and the randomized run)
-# on all of the machine's cores, three times.
+# BM_ProfilerZoneShared, with FILTER=BM_ProfilerZone), before and after the
+# cursor fix: the two builds alternate REPS times (default 2), 10
+# repetitions each (FILTER, default BM_ProfilerZoneThreads, picks the
+# benchmarks). Then the cursor protocol tests (each thread parked at each
+# step, and the randomized run) on all of the machine's cores, twice.
+# Every step is bounded by `timeout` (about 3 minutes in all expected).
 #   BEFORE: latlab_bench built from 3414dba with the benchmark commit
 #           cherry-picked (default .devbin/before/latlab_bench: pack.sh
 #           empties .devbin, so copy it there after packing this branch)
@@ -22,8 +23,8 @@ out=${OUT:-build/device-zone-threads/out}
 mkdir -p "$out"
 before=${BEFORE:-$PWD/.devbin/before/latlab_bench}
 after=${AFTER:-$PWD/.devbin/latlab_bench}
-reps=${REPS:-3}
-filter=${FILTER:-BM_ProfilerZone}
+reps=${REPS:-2}
+filter=${FILTER:-BM_ProfilerZoneThreads}
 [[ -d $PWD/.devbin/lib ]] && export LD_LIBRARY_PATH=$PWD/.devbin/lib:${LD_LIBRARY_PATH:-}
 T() { local s=$1; shift; timeout -k 5 "$s" "$@"; }
 
@@ -33,15 +34,15 @@ for rep in $(seq 1 "$reps"); do
     bin=$before
     [[ $label == after ]] && bin=$after
     echo "== $(date -u +%T) $label rep $rep"
-    T 300 "$bin" --benchmark_filter="$filter" --benchmark_repetitions=10 \
+    T 150 "$bin" --benchmark_filter="$filter" --benchmark_repetitions=10 \
       --benchmark_out="$out/zone_${label}_$rep.json" --benchmark_out_format=json \
       > "$out/zone_${label}_$rep.txt" 2>&1
     echo "rc=$?" >> "$out/zone_${label}_$rep.txt"
   done
 done
-for k in 1 2 3; do
+for k in 1 2; do
   echo "== $(date -u +%T) protocol tests $k"
-  T 300 "$PWD/.devbin/latlab_profiler_protocol_tests" > "$out/protocol_$k.txt" 2>&1
+  T 60 "$PWD/.devbin/latlab_profiler_protocol_tests" > "$out/protocol_$k.txt" 2>&1
   echo "rc=$?" >> "$out/protocol_$k.txt"
 done
 
