@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "latency/completion_poll.hpp"
+#include "latency/final_mapping.hpp"
 #include "latency/lockstep.hpp"
 #include "latency/turn_warmup.hpp"
 #include "latlab/host_clock.hpp"
@@ -227,9 +228,9 @@ void poll_lockstep(Ctx& c, FrameRecord& r, const PollTarget& target) {
                              std::max<int64_t>(1, c.script->poll_step_ns)));
 }
 
-// What the wait observed, into the frame's markers; GPU ticks mapped onto
-// the host clock when a mapper is given.
-void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
+// What the wait observed, into the frame's markers. The GPU ticks are mapped
+// onto the host clock after the run (final_mapping.hpp).
+void record_completion(FrameRecord& r, const GpuFrameTiming& timing) {
   r.gpu_status = timing.gpu_status;
   r.fence_status = timing.fence_status;
   if (timing.fence_status == QueryStatus::ok) {
@@ -241,15 +242,6 @@ void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
   r.gpu_end_ticks = timing.gpu_end_ticks;
   r.set(Marker::gpu_begin);
   r.set(Marker::gpu_end);
-  if (c.mapper == nullptr) return;
-  if (const auto m = c.mapper->map_pair(r.gpu_begin_ticks, r.gpu_end_ticks)) {
-    r.gpu_begin_host_ns = m->begin_host_ns;
-    r.gpu_end_host_ns = m->end_host_ns;
-    r.map_error_ns = static_cast<uint32_t>(
-        std::clamp<int64_t>(m->error_ns, 0, std::numeric_limits<uint32_t>::max()));
-    r.set(Marker::gpu_begin_host);
-    r.set(Marker::gpu_end_host);
-  }
 }
 
 // The poll observer for one frame: armed right after the submit (threads)
@@ -317,7 +309,7 @@ bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool 
     c.fail("waiting for frame " + std::to_string(id) + " failed: " + timing.error().message);
     return false;
   }
-  record_completion(c, r, *timing);
+  record_completion(r, *timing);
   return true;
 }
 
@@ -352,7 +344,7 @@ bool consumer_reference_frame(Ctx& c, ReferencePath& ref, FrameRecord& r, uint64
            " failed: " + timing.error().message);
     return false;
   }
-  record_completion(c, r, *timing);
+  record_completion(r, *timing);
   return true;
 }
 
@@ -830,6 +822,9 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
     br.start_ns = time.now_ns();
     const BlockOutcome o = run_planned_block(c, run, p, next_device_frame, sched, progress);
     br.end_ns = time.now_ns();
+    // A pair after the block's last frames, for the final mapping (a failure
+    // is counted in the clock model's report).
+    if (c.mapper != nullptr && p.kind != BlockKind::raw_sleep) (void)c.mapper->take_pair();
     if (env.after_block) env.after_block(static_cast<uint32_t>(order));
     br.frames_run = o.frames_run;
     if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
@@ -974,6 +969,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   if (env.mapper != nullptr) {
     env.mapper->stop();
     run.clock_model = env.mapper->report();
+    map_frames_final(run, *env.mapper);
     // Refresh windows are host-clock times: comparable with the frames' only
     // on the real time source.
     if (run.time_source == "real") {

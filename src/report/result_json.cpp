@@ -148,6 +148,12 @@ json clock_model_to_json(const ClockModelReport& cm) {
           {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
           {"refresh_interval_ns", cm.refresh_interval_ns},
           {"estimated", cm.estimated},
+          {"frame_mapping", or_null(cm.frame_mapping)},
+          {"block_end_pairs", cm.block_end_pairs},
+          {"failed_block_end_pairs", cm.failed_block_end_pairs},
+          {"frames_between_pairs", cm.frames_between_pairs},
+          {"frames_outside_pairs", cm.frames_outside_pairs},
+          {"interpolation_misfit_ns", cm.interpolation_misfit_ns},
           {"pairs", pairs}};
 }
 

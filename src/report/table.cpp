@@ -163,6 +163,12 @@ std::string format_run_table(const LatencyRun& run) {
   if (cm.available) {
     fmt::format_to(it, "  clock model ({}): drift {:.3f} ppm, error bound {} ns, {} pairs\n",
                    cm.source, cm.drift_ppm, cm.error_bound_ns, cm.pairs_used);
+    if (cm.frame_mapping == "interpolated") {
+      fmt::format_to(it,
+                     "  frames mapped after the run between calibration pairs: {} ({} outside), "
+                     "{} pairs at block ends\n",
+                     cm.frames_between_pairs, cm.frames_outside_pairs, cm.block_end_pairs);
+    }
   }
   for (const MissingCapability& c : run.unavailable) {
     fmt::format_to(it, "  unavailable: {}: {}\n", c.name, c.reason);

@@ -35,6 +35,12 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   EXPECT_EQ(j["modes"]["baseline"]["blocks"].size(), 3u);
   EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 60);
   EXPECT_EQ(j["modes"]["baseline"]["total"]["fence_latency"]["count"], 60);
+  // Frames mapped after the run, between pairs: one after the warm-up and each block.
+  const auto& cm = j["clock_model"];
+  EXPECT_EQ(cm["frame_mapping"], "interpolated");
+  EXPECT_EQ(cm["block_end_pairs"], 4);
+  EXPECT_EQ(cm["frames_between_pairs"], 66);
+  EXPECT_EQ(cm["frames_outside_pairs"], 0);
   const std::string text = slurp(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 66);
   expect_result_matches_csv(j, csv, 60);
