@@ -47,14 +47,14 @@ TEST(OutputsCli, ADeviceNodeStaysADevice) {
   const fs::path n = dir.path / "n";
   if (mknod(n.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
     GTEST_SKIP() << "mknod needs root (CAP_MKNOD): " << std::strerror(errno);
-  const CliResult r = run_cli(sim_run(n.string()) + " --frames-csv /dev/null");
+  // Never the machine's /dev/null: a latlab with the bug would replace it.
+  // Both outputs on one character device: allowed, nothing is lost.
+  const CliResult r = run_cli(sim_run(n.string()) + " --frames-csv " + n.string());
   EXPECT_EQ(r.rc, 0) << r.output;
   struct stat st {};
   ASSERT_EQ(lstat(n.c_str(), &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "--out replaced the device node with a file";
   EXPECT_EQ(st.st_rdev, makedev(1, 3));
-  ASSERT_EQ(lstat("/dev/null", &st), 0);
-  EXPECT_TRUE(S_ISCHR(st.st_mode));
   EXPECT_EQ(entries(dir.path), 1u);
 }
 
@@ -141,9 +141,6 @@ TEST(OutputsCli, TwoOutputsOrAnInputAndAnOutputOnOneFileAreRefused) {
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_NE(r.output.find("same file"), std::string::npos) << r.output;
   EXPECT_EQ(slurp(x), result) << "the input was overwritten";
-  // Two outputs to /dev/null are fine: nothing is lost.
-  r = run_cli(sim_run("/dev/null") + " --frames-csv /dev/null");
-  EXPECT_EQ(r.rc, 0) << r.output;
 }
 
 TEST(OutputsCli, ALongNameThatFitsIsWrittenAndOneTooLongIsRefusedBeforeTheRun) {
@@ -281,7 +278,11 @@ TEST(OutputsCli, AnInterruptDuringTheStoreAppendSaysWhatWasKept) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!fs::exists(b) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(fs::exists(b)) << slurp(err);
+    if (!fs::exists(b)) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      FAIL() << "no result written within 30 s (the store lock held the run?)\n" << slurp(err);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     kill(pid, SIGINT);
     int status = 0;

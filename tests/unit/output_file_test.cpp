@@ -5,11 +5,14 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -71,26 +74,68 @@ TEST(OutputFile, ACharacterDeviceIsWrittenThroughNotReplaced) {
   EXPECT_EQ(entries(dir.path), 1u);  // no temporary file left
 }
 
+// Reads a FIFO on a thread, never blocking on it: its read end is opened
+// (non-blocking) before the writer comes, and the thread stops once the
+// writer has returned and nothing is left (or after 20 s), so a writer that
+// never opens the FIFO fails the test instead of hanging it. `stop_after`:
+// close the read end after that many bytes (0: read to the end).
+class FifoReader {
+ public:
+  FifoReader(const fs::path& fifo, size_t stop_after)
+      : fd_(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK)), stop_after_(stop_after) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~FifoReader() {
+    if (thread_.joinable()) finish();
+  }
+  FifoReader(const FifoReader&) = delete;
+  FifoReader& operator=(const FifoReader&) = delete;
+  // Call once the writer returned: what was read.
+  std::string finish() {
+    writer_done_.store(true);
+    thread_.join();
+    return got_;
+  }
+
+ private:
+  void loop() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (fd_ >= 0 && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      (void)poll(&p, 1, 50);
+      char buf[4096];
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n > 0) {
+        got_.append(buf, static_cast<size_t>(n));
+        if (stop_after_ > 0 && got_.size() >= stop_after_) break;
+        continue;
+      }
+      if (n == 0 && writer_done_.load()) break;  // no writer left, and it returned
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  int fd_;
+  size_t stop_after_;
+  std::atomic<bool> writer_done_{false};
+  std::string got_;
+  std::thread thread_;
+};
+
 TEST(OutputFile, AFifoIsWrittenThroughToItsReader) {
   TempDir dir;
   const fs::path fifo = dir.path / "pipe";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-  std::string got;
-  std::thread reader([&] {
-    const int fd = ::open(fifo.c_str(), O_RDONLY);
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
-    ::close(fd);
-  });
+  FifoReader reader(fifo, 0);
   const std::string text(100'000, 'x');  // more than a pipe holds at once
   const Result<void> w = write_file_atomic(fifo, text);
-  reader.join();
+  const std::string got = reader.finish();
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ(got, text);
   struct stat st {};
   ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
-  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
   EXPECT_EQ(entries(dir.path), 1u);
 }
 
@@ -98,19 +143,21 @@ TEST(OutputFile, AFifoWhoseReaderLeftFailsWithoutKillingTheProcess) {
   TempDir dir;
   const fs::path fifo = dir.path / "pipe";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-  std::thread reader([&] {
-    const int fd = ::open(fifo.c_str(), O_RDONLY);
-    ::close(fd);  // gone before anything is read
-  });
+  FifoReader reader(fifo, 1);  // leaves after the first bytes
   const Result<void> w = write_file_atomic(fifo, std::string(1 << 20, 'x'));
-  reader.join();
+  reader.finish();
   ASSERT_FALSE(w.ok());  // SIGPIPE did not end the test process
   EXPECT_NE(w.error().message.find("reader went away"), std::string::npos) << w.error().message;
 }
 
-TEST(OutputFile, StandardOutputIsWrittenThroughAsDash) {
+// Standard output as "-", /dev/fd/1 and a link to /proc/self/fd/1 (what
+// /dev/stdout is). Never the machine's /dev/stdout or /dev/null: a writer with
+// the old bug would replace them for every process.
+TEST(OutputFile, StandardOutputIsWrittenThrough) {
   TempDir dir;
   const fs::path captured = dir.path / "stdout.txt";
+  const fs::path link = dir.path / "my-stdout";
+  fs::create_symlink("/proc/self/fd/1", link);
   const fs::path cwd = fs::current_path();
   fs::current_path(dir.path);  // a file named "-" would land here
   std::fflush(stdout);
@@ -119,14 +166,17 @@ TEST(OutputFile, StandardOutputIsWrittenThroughAsDash) {
   dup2(fd, STDOUT_FILENO);
   ::close(fd);
   const Result<void> dash = write_file_atomic("-", "one\n");
-  const Result<void> dev = write_file_atomic("/dev/stdout", "two\n");
+  const Result<void> dev_fd = write_file_atomic("/dev/fd/1", "two\n");
+  const Result<void> linked = write_file_atomic(link, "three\n");
   dup2(saved, STDOUT_FILENO);
   ::close(saved);
   fs::current_path(cwd);
   ASSERT_TRUE(dash.ok()) << dash.error().message;
-  ASSERT_TRUE(dev.ok()) << dev.error().message;
-  EXPECT_EQ(slurp(captured), "one\ntwo\n");
+  ASSERT_TRUE(dev_fd.ok()) << dev_fd.error().message;
+  ASSERT_TRUE(linked.ok()) << linked.error().message;
+  EXPECT_EQ(slurp(captured), "one\ntwo\nthree\n");
   EXPECT_FALSE(fs::exists(dir.path / "-"));
+  EXPECT_TRUE(fs::is_symlink(link));
 }
 
 TEST(OutputFile, ASymlinkIsFollowedAndKept) {
