@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -203,6 +204,26 @@ TEST(OutputsCli, ARefusedCommandCreatesNoStore) {
   // A good one creates the store on its first append.
   ASSERT_EQ(run_cli(sim_run((dir.path / "a.json").string()) + " --store " + db.string()).rc, 0);
   EXPECT_TRUE(fs::exists(db));
+}
+
+// A new store on a file system too small for its schema: the append fails
+// (exit 4) and leaves no empty store file behind.
+TEST(OutputsCli, AStoreThatCannotBeCreatedLeavesNoEmptyFile) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: cannot mount a tmpfs";
+  TempDir dir;
+  const fs::path result = dir.path / "a.json";
+  ASSERT_EQ(run_cli(sim_run(result.string())).rc, 0);
+  const fs::path tiny = dir.path / "tiny";
+  fs::create_directory(tiny);
+  if (mount("tmpfs", tiny.c_str(), "tmpfs", 0, "size=8k") != 0)
+    GTEST_SKIP() << "mount tmpfs failed: " << std::strerror(errno);
+  const CliResult r =
+      run_cli("store add " + result.string() + " --store " + (tiny / "x.db").string());
+  const bool left = fs::exists(tiny / "x.db");
+  umount2(tiny.c_str(), MNT_DETACH);
+  EXPECT_EQ(r.rc, 4) << r.output;
+  EXPECT_NE(r.output.find("disk is full"), std::string::npos) << r.output;
+  EXPECT_FALSE(left) << "an empty store file was left";
 }
 
 TEST(OutputsCli, AStoreThatIsASymlinkLoopSaysSo) {
