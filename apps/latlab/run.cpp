@@ -158,19 +158,27 @@ namespace {
 // -> result. Each stage prints its own errors; the exit codes are in the
 // header comment.
 int run_command(const RunOptions& o) {
-  std::FILE* info = o.json ? stderr : stdout;  // --json keeps stdout for the document
+  // --json, or an output on stdout, keeps stdout for that document.
+  const bool stdout_taken = o.json || run_outputs_take_stdout(o);
+  std::FILE* info = stdout_taken ? stderr : stdout;
   Result<RunPlan> planned = plan_run(o);
   if (!planned) {
     std::fprintf(stderr, "latlab run: %s\n", planned.error().message.c_str());
     return kExitUsage;
   }
+  if (Result<void> files = check_run_files(o); !files) {
+    std::fprintf(stderr, "latlab run: %s\n", files.error().message.c_str());
+    return kExitUsage;
+  }
   RunPlan& plan = planned.value();
-  std::unique_ptr<store::ResultsStore> store;  // opened before anything runs
-  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   if (is_device_list(o.device)) {
     InterruptScope interrupt;
     return run_device_list(o, plan, info, &g_interrupted);
   }
+  // Opened (its schema version checked) before anything runs; a new store
+  // is created only when the run is appended.
+  std::unique_ptr<store::ResultsStore> store;
+  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
@@ -206,7 +214,7 @@ int run_command(const RunOptions& o) {
   env.time = rd.time.get();
   env.interrupt = &g_interrupted;
   env.present = present.path.get();
-  const bool progress = !o.json && isatty(STDOUT_FILENO) == 1;
+  const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
   Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
   if (!result) {
     std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
@@ -321,7 +329,8 @@ void add_workload_options(CLI::App* sub, RunOptions* opts) {
 
 // Outputs, comparison blocks and switches.
 void add_output_options(CLI::App* sub, RunOptions* opts) {
-  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
+  sub->add_option("--out", opts->out,
+                  "JSON result file (written atomically; '-' for stdout; '' for none)")
       ->capture_default_str();
   sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
   sub->add_option("--store", opts->store,

@@ -19,17 +19,6 @@
 namespace latlab::cli {
 namespace {
 
-bool output_dir_writable(const std::string& path, std::string& why) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  if (access(dir.c_str(), W_OK) != 0) {
-    why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
-    return false;
-  }
-  return true;
-}
-
 WorkloadForm form_of(const RunOptions& o) {
   return o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
 }
@@ -118,10 +107,6 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   if (o.use_store && !p.want_latency()) {
     return make_error("--store keeps latency runs; --mode performance has none to store");
   }
-  std::string why;
-  if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);
-  if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) return make_error(why);
-  if (!o.report.empty() && !output_dir_writable(o.report, why)) return make_error(why);
   // The default complexity until calibration (or --load-complexity) sets it.
   p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
   p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));

@@ -80,7 +80,7 @@ struct RunPlan {
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
-// "latlab run: "). Checks that the output directories are writable.
+// "latlab run: "). The output files are checked apart (check_run_files).
 Result<RunPlan> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.

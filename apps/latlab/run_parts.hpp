@@ -108,6 +108,15 @@ void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded);
 int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
                     const std::atomic<bool>* interrupt);
 
+// Whether --out, --frames-csv or --report writes to standard output ("-",
+// /dev/stdout): the table and messages then go to stderr.
+bool run_outputs_take_stdout(const RunOptions& o);
+
+// Checks run's files before anything runs (file_plan.hpp): --out,
+// --frames-csv, --report, --json's standard output and the SQLite store are
+// writable and no two are the same file.
+Result<void> check_run_files(const RunOptions& o);
+
 // Writes `doc` to `path` atomically and says so on `info` (with `suffix`);
 // on failure prints why on stderr and returns false.
 bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,

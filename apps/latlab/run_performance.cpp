@@ -29,7 +29,7 @@ int run_performance_only(const RunOptions& o, const RunPlan& plan, LatencyDevice
   if (o.json) {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
-    std::fputs(format_performance(*perf).c_str(), stdout);
+    std::fputs(format_performance(*perf).c_str(), run_outputs_take_stdout(o) ? stderr : stdout);
   }
   if (!o.out.empty() && !write_result_json(o.out, doc, info, partial ? " (partial)" : "")) {
     return kExitWriteFailed;

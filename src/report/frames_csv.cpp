@@ -3,14 +3,14 @@
 #include <iterator>
 #include <string>
 
-#include "atomic_file.hpp"
+#include "core/output_file.hpp"
 #include "latlab/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {
 
 Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
-  AtomicFile f;
+  OutputFile f;
   if (Result<void> r = f.open(path); !r) return r;
 
   std::string buf;
