@@ -8,10 +8,11 @@
 #include <limits>
 #include <thread>
 
+#include "fastest_apart.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
-#include "vulkan/vulkan_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {
 namespace {
@@ -96,7 +97,8 @@ TEST_F(LatencyDeviceTest, FramesInFlightCompleteInOrder) {
   auto b = dev_->wait_frame(11);
   auto c = dev_->wait_frame(12);
   ASSERT_TRUE(a && b && c);
-  ASSERT_TRUE(a->gpu_status == QueryStatus::ok && b->gpu_status == QueryStatus::ok && c->gpu_status == QueryStatus::ok);
+  ASSERT_TRUE(a->gpu_status == QueryStatus::ok && b->gpu_status == QueryStatus::ok &&
+              c->gpu_status == QueryStatus::ok);
   EXPECT_LE(a->gpu_end_ticks, b->gpu_begin_ticks);
   EXPECT_LE(b->gpu_end_ticks, c->gpu_begin_ticks);
   EXPECT_LE(a->fence_wake_ns, b->fence_wake_ns);
@@ -113,26 +115,32 @@ class LatencyDeviceTestOneThread : public LatencyDeviceTest {
 
 TEST_F(LatencyDeviceTestOneThread, MoreWorkTakesLongerOnTheGpu) {
   // Light work is not trivial, so lavapipe's per-frame overhead does not
-  // decide the comparison. lavapipe runs on the CPU, where other work only
-  // adds time: the fastest of seven frames each is compared (a median of five
-  // once saw the light frames at about 6x their usual 7 ms under ASan on a busy
-  // machine).
+  // decide the comparison. lavapipe runs on the CPU, where other load only
+  // adds time: the fastest frames of each are compared, alternating until
+  // they are apart or 40 pairs ran (fastest_apart.hpp).
   const FrameWorkload light{.passes = 4, .complexity = 64, .width = 128, .height = 128};
   FrameWorkload heavy = light;
   heavy.complexity = 512;
-  std::vector<int64_t> l, h;
-  for (uint64_t f = 0; f < 7; ++f) {
-    ASSERT_TRUE(dev_->submit_frame(2 * f, light));
-    auto a = dev_->wait_frame(2 * f);
-    ASSERT_TRUE(dev_->submit_frame(2 * f + 1, heavy));
-    auto b = dev_->wait_frame(2 * f + 1);
-    ASSERT_TRUE(a && b && a->gpu_status == QueryStatus::ok && b->gpu_status == QueryStatus::ok);
-    l.push_back(dev_->info().ticks.span_ns(a->gpu_begin_ticks, a->gpu_end_ticks));
-    h.push_back(dev_->info().ticks.span_ns(b->gpu_begin_ticks, b->gpu_end_ticks));
-  }
-  const int64_t light_ns = *std::min_element(l.begin(), l.end());
-  const int64_t heavy_ns = *std::min_element(h.begin(), h.end());
-  EXPECT_GT(heavy_ns, 2 * light_ns) << "light " << light_ns << " ns, heavy " << heavy_ns << " ns";
+  uint64_t id = 0;
+  bool all_ok = true;
+  const FastestPair f = fastest_until_apart(
+      [&](bool is_heavy) -> std::optional<int64_t> {
+        const uint64_t frame = id++;
+        if (!dev_->submit_frame(frame, is_heavy ? heavy : light)) {
+          all_ok = false;
+          return std::nullopt;
+        }
+        auto t = dev_->wait_frame(frame);
+        if (!t || t->gpu_status != QueryStatus::ok) {
+          all_ok = false;
+          return std::nullopt;
+        }
+        return dev_->info().ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks);
+      },
+      2.0, /*min_pairs=*/7, /*max_pairs=*/40);
+  ASSERT_TRUE(all_ok);
+  EXPECT_TRUE(f.apart(2.0)) << "fastest of " << f.pairs << " pairs: light " << f.light_ns
+                            << " ns, heavy " << f.heavy_ns << " ns";
 }
 
 TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
@@ -149,7 +157,8 @@ TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
   bad.width = 0;
   EXPECT_FALSE(dev_->submit_frame(1, bad));
 
-  for (uint64_t f = 1; f <= VulkanLatencyDevice::kMaxFramesInFlight; ++f) ASSERT_TRUE(dev_->submit_frame(f, kSmall));
+  for (uint64_t f = 1; f <= VulkanLatencyDevice::kMaxFramesInFlight; ++f)
+    ASSERT_TRUE(dev_->submit_frame(f, kSmall));
   EXPECT_FALSE(dev_->submit_frame(1, kSmall)) << "frame 1 is already in flight";
   auto full = dev_->submit_frame(100, kSmall);
   ASSERT_FALSE(full);
@@ -160,7 +169,8 @@ TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
   auto resized = dev_->submit_frame(101, bigger);
   ASSERT_FALSE(resized);
   EXPECT_NE(resized.error().message.find("size changed"), std::string::npos);
-  for (uint64_t f = 2; f <= VulkanLatencyDevice::kMaxFramesInFlight; ++f) ASSERT_TRUE(dev_->wait_frame(f));
+  for (uint64_t f = 2; f <= VulkanLatencyDevice::kMaxFramesInFlight; ++f)
+    ASSERT_TRUE(dev_->wait_frame(f));
   EXPECT_FALSE(dev_->wait_frame(2)) << "already waited";
   // Once nothing is in flight, a new size is fine.
   ASSERT_TRUE(dev_->submit_frame(102, bigger));
@@ -170,7 +180,8 @@ TEST_F(LatencyDeviceTest, BadCallsAreErrorsNotCrashes) {
 }
 
 TEST_F(LatencyDeviceTest, LavapipeCalibrationPairMatchesTheHostClock) {
-  if (!is_lavapipe(dev_->info().name)) GTEST_SKIP() << "lavapipe's GPU clock is CLOCK_MONOTONIC; not this device";
+  if (!is_lavapipe(dev_->info().name))
+    GTEST_SKIP() << "lavapipe's GPU clock is CLOCK_MONOTONIC; not this device";
   // Both values are CLOCK_MONOTONIC reads a few instructions apart. The
   // closest of eight samples must be within 5 us (a preempted sample may be
   // further apart); every one within 1 ms, which still catches the wrong
@@ -205,8 +216,10 @@ void expect_gpu_work_between_host_reads(LatencyDevice& dev) {
     ASSERT_TRUE(pair) << pair.error().message;
     const int64_t begin = map_to_host(dev.info().ticks, *pair, t->gpu_begin_ticks);
     const int64_t end = map_to_host(dev.info().ticks, *pair, t->gpu_end_ticks);
-    EXPECT_GE(begin, before - pair->max_deviation_ns) << "begin " << begin - before << " ns after the host read";
-    EXPECT_LE(end, after + pair->max_deviation_ns) << "end " << after - end << " ns before the host read";
+    EXPECT_GE(begin, before - pair->max_deviation_ns)
+        << "begin " << begin - before << " ns after the host read";
+    EXPECT_LE(end, after + pair->max_deviation_ns)
+        << "end " << after - end << " ns before the host read";
     EXPECT_LE(begin, end);
   }
 }
@@ -222,8 +235,9 @@ TEST_F(LatencyDeviceTest, EstimatedCalibrationBoundsTheTruth) {
   EXPECT_TRUE(dev_->info().calibration_estimated);
   EXPECT_EQ(dev_->info().calibration_domain, "CLOCK_MONOTONIC");
   const auto& missing = dev_->info().missing;
-  EXPECT_TRUE(std::any_of(missing.begin(), missing.end(),
-                          [](const MissingCapability& m) { return m.name == "calibrated_timestamps"; }));
+  EXPECT_TRUE(std::any_of(missing.begin(), missing.end(), [](const MissingCapability& m) {
+    return m.name == "calibrated_timestamps";
+  }));
   for (int i = 0; i < 8; ++i) {
     auto pair = dev_->sample_calibration();
     ASSERT_TRUE(pair) << pair.error().message;
