@@ -3,9 +3,11 @@
 // OpenGL, sim). The engine does not know which API is behind it. Part of the
 // core: no GPU headers, no latency-engine headers.
 //
-// Threads: a device is driven from one thread (the consumer thread) except
-// sample_calibration(), which the calibrator may call from its own thread;
-// implementations make that call safe against the frame calls.
+// Threads: a device is driven from one thread at a time (the consumer thread)
+// except sample_calibration(), which the calibrator may call from its own
+// thread; implementations make that call safe against the frame calls. The
+// engine may move the frame calls to a new thread between blocks; it calls
+// prepare_thread() there first.
 #pragma once
 
 #include <cstdint>
@@ -111,6 +113,14 @@ class LatencyDevice {
   virtual Result<GpuFrameTiming> wait_frame(uint64_t frame_id) = 0;
   // One calibration pair now (thread-safe against the frame calls).
   virtual Result<CalibrationPair> sample_calibration() = 0;
+  // Called once on each thread that will call submit_frame/wait_frame (or
+  // the present and reference paths' calls) before that thread's first
+  // measured frame, outside any timed frame: pays what the API charges the
+  // first call on a new thread (NVIDIA's first eglMakeCurrent of a context
+  // on a thread: about 27 ms). Leaves the thread as it found it; calling it
+  // again on a prepared thread is allowed and cheap. An error means frames
+  // cannot run on this thread. Default: nothing to prepare.
+  virtual Result<void> prepare_thread();
   // A present path showing this device's frames on a display (PresentPath),
   // or why there is none. It refers to the device: destroy it first. Default:
   // this backend has no present path.

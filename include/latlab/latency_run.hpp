@@ -8,6 +8,10 @@
 // through the TickMapper. Deadlines are never re-based: when the consumer
 // falls behind, signals keep their scheduled deadlines and queue (no
 // coordinated omission), and the delay shows in signal_to_consumer_wake.
+// The consumer starts first and prepares its thread for the device
+// (LatencyDevice::prepare_thread: a driver's first-call cost on a new thread,
+// 27 ms for NVIDIA GL); the block's schedule starts after that, so no frame
+// pays it (BlockResult::thread_preparation_ns).
 //
 // The run is a discarded warm-up then K measured blocks. With several modes
 // (Baseline and Loaded: the same path with another workload), every mode has
@@ -82,7 +86,7 @@ struct LatencyRunDesc {
   int64_t timer_slack_ns = 1;    // generator threads' timer slack; 0 = leave it unchanged
   bool bare_comparison = false;  // add a bare-loop and a raw-sleep block after each measured block
   int64_t block_lead_ns =
-      20'000'000;  // a block's first deadline is start + lead + interval_0 (threads settle)
+      20'000'000;  // first deadline: start + thread preparation + lead + interval_0
   // Modes run in interleaved blocks. Empty: one mode "baseline" running
   // `workload`. Otherwise `workload` is unused; `frames`, `blocks` and
   // `warmup_frames` apply to each mode. Not combined with bare_comparison.
@@ -176,6 +180,10 @@ struct BlockResult {
   int64_t generator_cpu_ns = 0;  // CPU time of the block's sleeping thread (generator or raw loop)
   uint64_t turn_warmup_frames = 0;  // unrecorded frames run right before the block (turn_warmup_ns)
   int64_t turn_warmup_wall_ns = 0;
+  // The block's consumer thread's LatencyDevice::prepare_thread(), ns of the
+  // run's clock, before the block's schedule began (so inside no frame);
+  // nullopt when the block prepared no thread (raw_sleep).
+  std::optional<int64_t> thread_preparation_ns;
 };
 
 // A reference-path frame: a FrameRecord without CPU-step markers.

@@ -356,6 +356,10 @@ class GlLatencyDevice final : public LatencyDevice {
   Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override;
+  // Makes the context current on this thread once and releases it (unless it
+  // was current here already): NVIDIA's first eglMakeCurrent on a thread
+  // costs about 27 ms, paid here instead of in a frame's submit.
+  Result<void> prepare_thread() override;
   // Poll target: the frame's fence sync; the poller calls glClientWaitSync
   // with timeout 0 on a context of its own sharing the device's objects.
   std::optional<PollTarget> poll_target(uint64_t frame_id) override;

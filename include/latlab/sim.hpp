@@ -202,6 +202,13 @@ struct SimDesc {
   // timestamps (0 = never, 1 = all).
   uint32_t fail_every = 0;
   QueryStatus fail_status = QueryStatus::invalid;
+  // The first frame call (submit, wait, the reference path's, prepare_thread)
+  // on a thread that never made one to this device takes this much more host
+  // time, as NVIDIA's first eglMakeCurrent on a new thread (about 27 ms).
+  // 0: no such cost.
+  int64_t first_call_on_thread_ns = 0;
+  // prepare_thread() returns an Error (and charges nothing).
+  bool fail_prepare_thread = false;
   SimTime time = SimTime::real;
   int64_t time_scale = 100;                  // SimTime::scaled: x faster (>= 1; default 100)
   int64_t virtual_start_ns = 1'000'000'000;  // SimTime::virtual_time: now at creation
@@ -239,6 +246,9 @@ class SimDevice final : public LatencyDevice {
   // Sleeps (on the device's time) until the CPU sees the frame complete.
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override;
+  // Charges desc.first_call_on_thread_ns on a new thread; an Error when
+  // desc.fail_prepare_thread.
+  Result<void> prepare_thread() override;
   // The reference path: frames scripted as submit_frame's (desc.script or
   // desc.frame) without the cost model's work, under their own frame ids.
   Result<std::unique_ptr<ReferencePath>> open_reference() override;
@@ -262,6 +272,9 @@ class SimDevice final : public LatencyDevice {
   friend class SimReferencePath;
   // submit_frame's body; `work` null: no cost-model work (the reference path).
   Result<void> submit_work(uint64_t frame_id, const FrameWorkload* work);
+  // Sleeps desc.first_call_on_thread_ns the first time the calling thread
+  // calls this device (per thread and device, never per reused thread id).
+  void charge_new_thread();
 
   struct Pending {
     uint64_t frame_id = 0;
@@ -280,6 +293,7 @@ class SimDevice final : public LatencyDevice {
   int64_t gpu_free_ns_ = 0;  // when the simulated GPU finishes its queued work
   std::vector<Pending> pending_;
   uint64_t frames_submitted_ = 0;
+  uint64_t serial_ = 0;  // unique per SimDevice in the process (charge_new_thread)
 };
 
 }  // namespace latlab

@@ -13,6 +13,8 @@ std::optional<std::string> frame_workload_error(const FrameWorkload& work) {
          std::to_string(work.width) + "x" + std::to_string(work.height) + ")";
 }
 
+Result<void> LatencyDevice::prepare_thread() { return {}; }
+
 Result<std::unique_ptr<PresentPath>> LatencyDevice::open_present(const PresentDesc& /*desc*/) {
   return make_error("the " + info().backend + " backend has no present path (present needs --backend vulkan)");
 }

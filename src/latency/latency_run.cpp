@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <future>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -380,7 +381,21 @@ struct BlockOutcome {
   int64_t sleeper_cpu_ns = 0;  // CPU of the thread that slept to the deadlines
   int64_t sleeper_wall_ns = 0;
   TimerSlack slack;
+  std::optional<int64_t> preparation_ns;  // the consumer's prepare_thread(); none for raw sleep
 };
+
+// The calling thread's LatencyDevice::prepare_thread(), timed on the run's
+// clock into `out`; false (the run failed, saying why) when it failed.
+bool prepare_consumer(Ctx& c, BlockOutcome& out) {
+  const int64_t t0 = c.time.now_ns();
+  const Result<void> prepared = c.device.prepare_thread();
+  out.preparation_ns = c.time.now_ns() - t0;
+  if (!prepared) {
+    c.fail("preparing the consumer thread for the device failed: " + prepared.error().message);
+    return false;
+  }
+  return true;
+}
 
 using ProgressFn = std::function<void(uint64_t done)>;
 
@@ -390,16 +405,19 @@ using ProgressFn = std::function<void(uint64_t done)>;
 // thread once the signal is published; false from consume ends the block.
 // frames_run counts the frames consumed.
 // With scripted time both run in lockstep on the caller's thread.
+// The consumer (the caller in lockstep) prepares its thread for the device
+// first; the schedule starts after that, so no frame pays for it. A failed
+// preparation runs no frame.
 // `measure_sleeper`: record the generator thread's CPU and wall time.
 template <class Signal, class Consume>
 BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sleeper,
                             const ProgressFn& progress, Signal signal, Consume consume) {
   BlockOutcome out;
-  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
   c.done.store(0, std::memory_order_relaxed);
 
   if (c.script != nullptr) {  // lockstep: one thread, scripted delays
-    int64_t deadline = first_base;
+    if (!prepare_consumer(c, out)) return out;
+    int64_t deadline = c.time.now_ns() + c.desc.block_lead_ns;
     uint64_t i = 0;
     for (; i < n && !c.stop_requested(); ++i) {
       deadline += sched.next_interval_ns();
@@ -413,8 +431,39 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
     return out;
   }
 
+  // The consumer starts first and prepares; the schedule's base is taken
+  // once it is ready, and only then does the generator start.
   SignalChannel channel;
   ProgressWaiter waiter;
+  std::promise<bool> ready_promise;
+  std::future<bool> ready = ready_promise.get_future();
+  uint64_t consumed = 0;
+  std::thread consumer([&] {
+    if (!prepare_consumer(c, out)) {
+      ready_promise.set_value(false);
+      waiter.finish();
+      return;
+    }
+    ready_promise.set_value(true);
+    uint64_t i = 0;
+    // An interrupt stops the consumer too, between frames (nothing is in
+    // flight there): the generator may be far ahead (an accelerated sim was
+    // 1.27M frames ahead), and draining that backlog took minutes.
+    while (!c.interrupted()) {
+      const SignalChannel::Wait w = channel.wait_for(i);
+      if (!w.available) break;
+      const bool ok = consume(i, w.was_pending);
+      c.done.store(++i, std::memory_order_relaxed);
+      if (!ok) break;
+    }
+    consumed = i;
+    waiter.finish();
+  });
+  if (!ready.get()) {
+    consumer.join();
+    return out;  // no frame ran (the reason is in the run's error)
+  }
+  const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
   std::thread generator([&] {
     out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
     const int64_t cpu0 = thread_cpu_time_ns();
@@ -432,22 +481,6 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
       out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
       out.sleeper_wall_ns = host_now_ns() - wall0;
     }
-  });
-  uint64_t consumed = 0;
-  std::thread consumer([&] {
-    uint64_t i = 0;
-    // An interrupt stops the consumer too, between frames (nothing is in
-    // flight there): the generator may be far ahead (an accelerated sim was
-    // 1.27M frames ahead), and draining that backlog took minutes.
-    while (!c.interrupted()) {
-      const SignalChannel::Wait w = channel.wait_for(i);
-      if (!w.available) break;
-      const bool ok = consume(i, w.was_pending);
-      c.done.store(++i, std::memory_order_relaxed);
-      if (!ok) break;
-    }
-    consumed = i;
-    waiter.finish();
   });
   if (progress) {
     waiter.wait([&] { progress(c.done.load(std::memory_order_relaxed)); });
@@ -829,6 +862,7 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
     br.frames_run = o.frames_run;
     if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
     br.generator_cpu_ns = o.sleeper_cpu_ns;
+    br.thread_preparation_ns = o.preparation_ns;
     if (!slack_recorded && p.kind != BlockKind::raw_sleep && env.lockstep == nullptr) {
       run.timer_slack = o.slack;
       slack_recorded = true;

@@ -7,6 +7,12 @@ TurnWarmup run_turn_warmup(LatencyDevice& device, HostTime& time, const FrameWor
                            const std::atomic<bool>* interrupt) {
   TurnWarmup out;
   if (duration_ns <= 0) return out;
+  // This thread's set-up for the device outside the warm-up's time (it is
+  // the caller's thread, the same for every block: paid once).
+  if (Result<void> p = device.prepare_thread(); !p) {
+    out.error = "turn warm-up: preparing the thread for the device failed: " + p.error().message;
+    return out;
+  }
   const int64_t start = time.now_ns();
   while (out.error.empty()) {
     if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) {

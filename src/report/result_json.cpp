@@ -361,13 +361,22 @@ json bookkeeping_to_json(const LatencyRun& run) {
         {"core_latency_overlapped", distribution_to_json(m.bookkeeping.core_latency_overlapped)},
         {"core_latency_clear", distribution_to_json(m.bookkeeping.core_latency_clear)}};
   }
+  // Each block's thread preparation (block_order's order), before its schedule.
+  json preparation = json::array();
+  int64_t preparation_total = 0;
+  for (const BlockResult& b : run.blocks) {
+    preparation.push_back(b.thread_preparation_ns ? json(*b.thread_preparation_ns) : json(nullptr));
+    preparation_total += b.thread_preparation_ns.value_or(0);
+  }
   return {{"what",
            "clock refreshes: calibration pairs sampled through the device on the calibrator's "
            "thread (GL: a second context made current per pair), beside the frames"},
           {"span_count", run.bookkeeping.size()},
           {"span_duration", distribution_to_json(summarize_in_place(lengths, 0))},
           {"spans", spans},
-          {"modes", modes}};
+          {"modes", modes},
+          {"thread_preparation_ns", preparation},
+          {"thread_preparation_total_ns", preparation_total}};
 }
 
 json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -138,6 +139,29 @@ TEST(GlLatencyDevice, FramesFromChangingThreadsAndCalibrationAlongside) {
   stop = true;
   calib.join();
   EXPECT_GT(pairs.load(), 0);
+  expect_no_debug_errors(*dev);
+}
+
+// prepare_thread makes the context current once and leaves the thread as it
+// found it: released on a new thread (so another thread's frames run after
+// it), still current where it was current before.
+TEST(GlLatencyDevice, PrepareThreadLeavesTheContextAsItFoundIt) {
+  auto dev = open_device();
+  if (!dev) GTEST_SKIP() << "no GL context with timestamps here";
+  std::thread fresh([&] {
+    const Result<void> p = dev->prepare_thread();
+    EXPECT_TRUE(p.ok()) << (p ? std::string() : p.error().message);
+    EXPECT_FALSE(dev->context().is_current());
+  });
+  fresh.join();
+  const FrameWorkload work{
+      .passes = 1, .complexity = 4, .width = 32, .height = 32, .form = WorkloadForm::compute};
+  ASSERT_TRUE(dev->submit_frame(1, work));
+  ASSERT_TRUE(dev->wait_frame(1));
+  ASSERT_TRUE(dev->context().make_current());
+  EXPECT_TRUE(dev->prepare_thread());
+  EXPECT_TRUE(dev->context().is_current());
+  dev->context().release_current();
   expect_no_debug_errors(*dev);
 }
 

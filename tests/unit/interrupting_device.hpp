@@ -28,6 +28,7 @@ class InterruptAtSubmit final : public LatencyDevice {
     return inner_.wait_frame(frame_id);
   }
   Result<CalibrationPair> sample_calibration() override { return inner_.sample_calibration(); }
+  Result<void> prepare_thread() override { return inner_.prepare_thread(); }
   std::optional<PollTarget> poll_target(uint64_t frame_id) override {
     return inner_.poll_target(frame_id);
   }

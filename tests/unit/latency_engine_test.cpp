@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "latency/lockstep.hpp"
@@ -134,6 +135,40 @@ TEST(LatencyEngine, EveryStageEqualsTheScriptPerFrame) {
   }
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].count, 103u);
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 0u);
+}
+
+// Issue 22: the first device call on a thread that never made one costs
+// 20 ms (NVIDIA's first eglMakeCurrent on a thread: about 27 ms). The
+// consumer prepares its thread before the first block's schedule starts, so
+// with no warm-up frames to absorb it, measured frame 0 is still exactly as
+// scripted; the first block reports the 20 ms, later blocks (the same thread
+// in lockstep) nothing.
+TEST(LatencyEngine, ThreadPreparationKeepsTheFirstCallsCostOutOfEveryFrame) {
+  SimDesc dd;
+  dd.first_call_on_thread_ns = 20'000'000;
+  Fixture fx(dd);
+  LatencyRunDesc d = small_desc();
+  d.warmup_frames = 0;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LatencyRun& run = r.value();
+  EXPECT_FALSE(run.partial) << run.partial_reason;
+  ASSERT_EQ(run.frames.size(), 103u);
+  for (uint64_t id = 0; id < run.frames.size(); ++id) {
+    for (size_t s = 0; s < kSeriesCount; ++s) {
+      const auto series = static_cast<Series>(s);
+      const auto v = series_value_ns(run.frames[id], series, run.device.ticks);
+      ASSERT_TRUE(v.has_value()) << "frame " << id << " " << to_string(series);
+      EXPECT_EQ(*v, expect(run.frames[id], series, id))
+          << "frame " << id << " " << to_string(series);
+    }
+  }
+  ASSERT_EQ(run.blocks.size(), 4u);
+  EXPECT_EQ(run.blocks[0].thread_preparation_ns, std::optional<int64_t>(20'000'000));
+  for (size_t b = 1; b < run.blocks.size(); ++b)
+    EXPECT_EQ(run.blocks[b].thread_preparation_ns, std::optional<int64_t>(0)) << b;
+  // The schedule began after the preparation: lead, then the first interval.
+  EXPECT_GE(run.frames[0].deadline_ns, run.blocks[0].start_ns + 20'000'000 + d.block_lead_ns);
 }
 
 // The poll observer in lockstep: it polls the sim's completion every

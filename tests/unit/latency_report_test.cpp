@@ -76,8 +76,9 @@ LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt,
   return std::move(r.value());
 }
 
-LatencyRun small_run(bool bare = false) {
+LatencyRun small_run(bool bare = false, int64_t first_call_on_thread_ns = 0) {
   SimDesc dd;
+  dd.first_call_on_thread_ns = first_call_on_thread_ns;
   dd.time = SimTime::virtual_time;
   dd.virtual_start_ns = 1'000'000'000;
   dd.script = [](uint64_t f) {
@@ -219,6 +220,27 @@ TEST(LatencyReport, BareComparisonAppearsUnderDiagnostics) {
   EXPECT_TRUE(diag["comparison"]["fence_latency_p50_over_bare_p50"].is_number());
   EXPECT_TRUE(diag["comparison"]["timer_lateness_p99_over_raw_p99"]
                   .is_null());  // raw p99 is 0 on a virtual clock
+}
+
+// Each block's thread preparation, in block_order's order: null where the
+// block prepared no thread (raw sleep); the one thread of lockstep pays the
+// sim's first-call cost in the first block only.
+TEST(LatencyReport, ThreadPreparationIsBookkeepingPerBlock) {
+  const LatencyRun run = small_run(true, 7'000'000);
+  const nlohmann::json j = nlohmann::json::parse(latency_run_to_json(run, meta()).dump());
+  const auto& prep = j["diagnostics"]["bookkeeping"]["thread_preparation_ns"];
+  const auto& order = j["block_order"];
+  ASSERT_EQ(prep.size(), order.size());
+  ASSERT_EQ(order.size(), 7u);  // warm-up, then measured, bare loop, raw sleep twice
+  EXPECT_EQ(prep[0], 7'000'000);
+  for (size_t i = 1; i < prep.size(); ++i) {
+    if (order[i]["kind"] == "raw_sleep") {
+      EXPECT_TRUE(prep[i].is_null()) << i;
+    } else {
+      EXPECT_EQ(prep[i], 0) << i;
+    }
+  }
+  EXPECT_EQ(j["diagnostics"]["bookkeeping"]["thread_preparation_total_ns"], 7'000'000);
 }
 
 TEST(LatencyReport, ComparisonGivesEachObserverAgainstTheReferencePath) {

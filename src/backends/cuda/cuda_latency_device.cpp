@@ -28,6 +28,10 @@ class CudaLatencyDevice final : public LatencyDevice {
   Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
   Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
   Result<CalibrationPair> sample_calibration() override { return sampler_->sample(); }
+  // Binds the device's primary context to this thread once (the runtime
+  // does it lazily at a thread's first call on the device) through a query
+  // of the idle stream; the thread's current device is restored after.
+  Result<void> prepare_thread() override;
   Result<std::unique_ptr<ReferencePath>> open_reference() override;
   // Poll target: the frame's event; the poller calls cudaEventQuery.
   std::optional<PollTarget> poll_target(uint64_t frame_id) override;
@@ -199,6 +203,14 @@ Result<void> CudaLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkl
     return cd::cuda_fail("cudaEventRecord(frame)", r);
   free_slot->busy = true;
   free_slot->frame_id = frame_id;
+  return {};
+}
+
+Result<void> CudaLatencyDevice::prepare_thread() {
+  cd::DeviceScope scope(device_);
+  if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
+  const cudaError_t e = cudaStreamQuery(stream_);
+  if (e != cudaSuccess && e != cudaErrorNotReady) return cd::cuda_fail("cudaStreamQuery", e);
   return {};
 }
 

@@ -131,6 +131,14 @@ Result<void> GlLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkloa
   return {};
 }
 
+Result<void> GlLatencyDevice::prepare_thread() {
+  const ScopedGlCurrent current(*impl_->ctx);
+  if (!current.status())
+    return make_error("preparing the GL context on this thread: " +
+                      current.status().error().message);
+  return {};
+}
+
 Result<GpuFrameTiming> GlLatencyDevice::wait_frame(uint64_t frame_id) {
   Impl& m = *impl_;
   std::optional<uint32_t> slot;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "latlab/sim.hpp"
 
@@ -116,6 +117,24 @@ SimDevice::SimDevice(SimDesc desc, std::shared_ptr<HostTime> shared_time)
       clock_(clock_on(desc_.clock, time_.get())),
       info_(make_info(desc_, clock_)) {
   if (desc_.cost) cost_.emplace(*desc_.cost);
+  static std::atomic<uint64_t> next_serial{1};
+  serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SimDevice::charge_new_thread() {
+  if (desc_.first_call_on_thread_ns <= 0) return;
+  // thread_local, not thread ids: a new thread may get an ended one's id,
+  // and a driver's per-thread state ends with its thread.
+  thread_local std::vector<uint64_t> called;
+  if (std::find(called.begin(), called.end(), serial_) != called.end()) return;
+  called.push_back(serial_);
+  time_->sleep_until(time_->now_ns() + desc_.first_call_on_thread_ns);
+}
+
+Result<void> SimDevice::prepare_thread() {
+  if (desc_.fail_prepare_thread) return make_error("simulated failure preparing a thread");
+  charge_new_thread();
+  return {};
 }
 
 SimDevice::~SimDevice() = default;
@@ -126,6 +145,7 @@ Result<void> SimDevice::submit_frame(uint64_t frame_id, const FrameWorkload& wor
 
 Result<void> SimDevice::submit_work(uint64_t frame_id, const FrameWorkload* work) {
   if (!desc_.runs_frames) return no_frames();
+  charge_new_thread();
   for (const Pending& p : pending_) {
     if (p.frame_id == frame_id) {
       return make_error("sim: frame " + std::to_string(frame_id) + " was submitted twice");
@@ -162,6 +182,7 @@ Result<void> SimDevice::submit_work(uint64_t frame_id, const FrameWorkload* work
 
 Result<GpuFrameTiming> SimDevice::wait_frame(uint64_t frame_id) {
   if (!desc_.runs_frames) return no_frames();
+  charge_new_thread();
   const auto it = std::find_if(pending_.begin(), pending_.end(),
                                [&](const Pending& p) { return p.frame_id == frame_id; });
   if (it == pending_.end()) {
