@@ -365,7 +365,10 @@ class Lab {
   }
 
   // Waits until every released thread is parked, done, or waiting in the
-  // protocol (and still turning in its wait loop), three polls in a row.
+  // protocol (and still turning in its wait loop), three polls in a row. A
+  // poll in which a waiter has not turned yet (starved: 8 threads on 2 busy
+  // CPUs) neither counts nor starts the count again; only a running thread
+  // does. A thread stuck outside the wait loop never turns: the deadline.
   bool settle(std::string& why) {
     const auto deadline = std::chrono::steady_clock::now() + 60s;
     std::vector<uint64_t> last(n_, 0);
@@ -377,15 +380,23 @@ class Lab {
         return false;
       }
       std::this_thread::sleep_for(300us);
-      bool quiet = true;
+      bool running = false;
+      bool every_waiter_turned = true;
+      std::vector<uint64_t> now(n_, 0);
       for (int i = 0; i < n_; ++i) {
         Worker& w = *workers_[i];
         const int st = w.state.load();
-        const uint64_t turns = w.turns.load(std::memory_order_relaxed);
-        if (st == kRunning || (st == kWaiting && turns == last[i])) quiet = false;
-        last[i] = turns;
+        now[i] = w.turns.load(std::memory_order_relaxed);
+        if (st == kRunning) running = true;
+        if (st == kWaiting && now[i] == last[i]) every_waiter_turned = false;
       }
-      stable = quiet ? stable + 1 : 0;
+      if (running) {
+        stable = 0;
+        last = now;
+      } else if (every_waiter_turned) {
+        ++stable;
+        last = now;
+      }
     }
     return true;
   }
