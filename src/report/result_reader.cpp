@@ -115,7 +115,13 @@ Distribution read_distribution(const json& j, const std::string& path) {
     if (!v.is_number()) fail(join(path, key), "expected a number, found " + kind_of(v));
     *out = v.get<double>();
     if (!std::isfinite(*out)) fail(join(path, key), "not a finite number");
+    if (std::fabs(*out) > kMaxResultUs) {
+      fail(join(path, key), fmt::format("{:g} us is outside what a result can hold (|value| <= "
+                                        "{:.4g} us, the host clock's int64 nanoseconds)",
+                                        *out, kMaxResultUs));
+    }
   }
+  if (d.count > 0 && d.stddev < 0) fail(join(path, "stddev"), "negative");
   return d;
 }
 
@@ -282,7 +288,14 @@ Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section) 
 Result<ReadResult> read_result_json(std::string text, std::string_view source) {
   json doc;
   try {
-    doc = json::parse(text);
+    // `per_frame` (every frame's series: most of a long run's bytes) is
+    // parsed but not kept: the model has no use for it, and the text keeps it
+    // for the store and the report.
+    const json::parser_callback_t skip_per_frame = [](int depth, json::parse_event_t event,
+                                                      json& parsed) {
+      return !(depth == 1 && event == json::parse_event_t::key && parsed == "per_frame");
+    };
+    doc = json::parse(text, skip_per_frame);
   } catch (const json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
     return make_error(fmt::format("{}: not valid JSON{} (byte {} of {}): {}", source,
@@ -330,10 +343,22 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
 Result<ReadResult> read_result_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return make_error(fmt::format("{}: cannot read: read error", path));
-  return read_result_json(ss.str(), path);
+  // Read once into the text the result keeps (a stream copy held it twice).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  std::string text;
+  if (size > 0 && in.seekg(0)) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    if (in.gcount() != size) return make_error(fmt::format("{}: cannot read: read error", path));
+  } else {
+    in.clear();  // not seekable (a pipe): read to its end
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return make_error(fmt::format("{}: cannot read: read error", path));
+    text = ss.str();
+  }
+  return read_result_json(std::move(text), path);
 }
 
 }  // namespace latlab
