@@ -8,8 +8,55 @@
 #include <cstdlib>
 
 namespace latlab::cli {
+namespace {
 
-std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text, std::string& why) {
+// Leading zeros are decimal here ("010" is 10): one digit string, no prefix.
+bool decimal_digits(const char* first, const char* last) {
+  if (first == last) return false;
+  for (const char* p = first; p != last; ++p) {
+    if (*p < '0' || *p > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> parse_real(const std::string& text, double lo, double hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  // from_chars takes no '+', no blanks and no hex prefix; it does take
+  // "inf" and "nan", which isfinite refuses below.
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
+  if (ec != std::errc{} || ptr != last || !std::isfinite(v)) return std::nullopt;
+  if (!(v >= lo && v <= hi)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_whole(const std::string& text, int64_t lo, int64_t hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const bool negative = first != last && *first == '-';
+  if (negative && lo >= 0) return std::nullopt;
+  if (!decimal_digits(first + (negative ? 1 : 0), last)) return std::nullopt;
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || ptr != last || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> parse_unsigned(const std::string& text, uint64_t lo, uint64_t hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (!decimal_digits(first, last)) return std::nullopt;
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || ptr != last || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
+                                                             std::string& why) {
   auto parse_one = [&](const std::string& s, int64_t& ns) {
     if (s.empty()) return false;
     char* end = nullptr;
@@ -56,7 +103,8 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_run_size(const std::string& s
   return std::pair{*w, *h};
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> parse_profile_size(const std::string& s, uint32_t max_side) {
+std::optional<std::pair<uint32_t, uint32_t>> parse_profile_size(const std::string& s,
+                                                                uint32_t max_side) {
   const auto x = s.find('x');
   if (x == std::string::npos) return std::nullopt;
   const auto parse = [max_side](const char* first, const char* last) -> std::optional<uint32_t> {

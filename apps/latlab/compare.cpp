@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "report/result_reader.hpp"
 #include "report/run_comparison.hpp"
@@ -104,7 +105,7 @@ int compare(const CompareCliOptions& o) {
   return c->fails ? kExitRegression : kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<CompareCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "compare",
@@ -115,24 +116,33 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--store", opts->store,
                   "Store of the run ids (default: $XDG_DATA_HOME/latlab/results.db)");
   sub->add_option("--alpha", opts->alpha, "Two-sided level of the test; interval at 1-alpha")
-      ->check(CLI::Range(0.0001, 0.5))
+      ->check(real_in(0.0001, 0.5))
       ->capture_default_str();
   sub->add_option("--min-effect-pct", opts->min_effect_pct,
                   "Smallest shift flagged, % of A's median block value")
-      ->check(CLI::Range(0.0, 1000.0))
+      ->check(real_in(0.0, 1000.0))
       ->capture_default_str();
   sub->add_option("--min-effect-us", opts->min_effect_us, "Smallest shift flagged, us")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(real_in(0.0, 1e9))
       ->capture_default_str();
   sub->add_option("--fail-on-regression", opts->fail_on_regression,
                   "Exit 5 when a significant regression is at least PCT %")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(real_in(0.0, 1e6));
   sub->add_flag("--json", opts->json, "Print the comparison as JSON");
   sub->add_option("--section", opts->section,
                   "Runs of several devices (run --device all): compare device section N of both "
                   "(default: each run's top-level device, the first that ran)")
-      ->check(CLI::Range(0, 1000));
-  return [opts] { return compare(*opts); };
+      ->transform(whole_in(0, 1000));
+  // A run id is read from the store; the default one needs a home.
+  auto check = [opts] {
+    const auto run_id = [](const std::string& side) {
+      std::error_code ec;
+      return !std::filesystem::is_regular_file(side, ec) && all_digits(side);
+    };
+    if (!run_id(opts->a) && !run_id(opts->b)) return static_cast<int>(kExitOk);
+    return store_location_exit("latlab compare", opts->store);
+  };
+  return {check, [opts] { return compare(*opts); }};
 }
 
 const RegisterCommand kRegister{{"compare", setup, 62}};

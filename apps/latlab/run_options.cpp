@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -117,6 +118,29 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   }
   if (o.use_store && !p.want_latency()) {
     return make_error("--store keeps latency runs; --mode performance has none to store");
+  }
+  if (o.use_store) {
+    if (Result<void> s = check_store_location(o.store); !s) return s.error();
+  }
+  if (!p.want_latency()) {
+    // Performance mode's frames have no markers; their GPU times are
+    // summarised in modes.performance.
+    const char* flag = !o.frames_csv.empty() ? "--frames-csv"
+                       : !o.report.empty()   ? "--report"
+                       : o.per_frame         ? "--per-frame"
+                                             : nullptr;
+    if (flag != nullptr) {
+      return make_error(fmt::format(
+          "{} is about latency frames; --mode performance has none (its GPU times per frame are "
+          "summarised in the result's modes.performance): use --mode all, or leave {} out",
+          flag, flag));
+    }
+  }
+  if (o.load_complexity > 0 && !p.want_loaded) {
+    return make_error(fmt::format(
+        "--load-complexity sets the load of the Loaded mode; --mode {} has no Loaded mode (use "
+        "--mode loaded, latency or all, or leave --load-complexity out)",
+        o.mode));
   }
   std::string why;
   if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);

@@ -76,7 +76,9 @@ struct RunPlan {
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
-// "latlab run: "). Checks that the output directories are writable.
+// "latlab run: "): options that contradict each other or the mode, output
+// directories that are not writable, a default store without a home.
+// Opens nothing and creates no file.
 Result<RunPlan> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "report/result_reader.hpp"
 #include "report/store/results_store.hpp"
@@ -68,7 +69,7 @@ int store_migrate(const std::string& location) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<StoreAddOptions>();
   CLI::App* sub = app.add_subcommand("store", "The results store: add result files, upgrade it");
   sub->require_subcommand(1);
@@ -83,10 +84,15 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::ExistingFile);
   add->add_option("--store", opts->store,
                   "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
-  return [opts, add, migrate_store] {
+  auto check = [opts, add, migrate_store] {
+    return add->parsed() ? store_location_exit("latlab store add", opts->store)
+                         : store_location_exit("latlab store migrate", *migrate_store);
+  };
+  auto run = [opts, add, migrate_store] {
     if (add->parsed()) return store_add(*opts);
     return store_migrate(*migrate_store);
   };
+  return {check, run};
 }
 
 const RegisterCommand kRegister{{"store", setup, 60}};
