@@ -201,7 +201,8 @@ TEST_F(CliInputs, DefaultStoreWithoutAHomeIsRefused) {
   struct stat st {};
   const bool existed = stat("/.local/share/latlab/results.db", &st) == 0;
   TempDir dir;
-  const std::string no_home = "env -u HOME -u XDG_DATA_HOME";
+  TempDir cwd;  // relative homes resolve here: nothing may appear in it
+  const std::string no_home = "cd " + cwd.path.string() + " && env -u HOME -u XDG_DATA_HOME";
   for (const std::string& env : {no_home, no_home + " HOME=relative/dir",
                                  no_home + " HOME=" + (dir.path / "missing").string(),
                                  no_home + " XDG_DATA_HOME=relative"}) {
@@ -219,6 +220,7 @@ TEST_F(CliInputs, DefaultStoreWithoutAHomeIsRefused) {
   if (!existed) {
     EXPECT_NE(stat("/.local/share/latlab/results.db", &st), 0) << "a store was created under /";
   }
+  EXPECT_TRUE(fs::is_empty(cwd.path)) << "a store was created under a relative HOME";
   // An absolute XDG_DATA_HOME alone is enough (the directory is created).
   const CliResult r = run_cli("history", {.env = no_home + " XDG_DATA_HOME=" + dir.path.string()});
   EXPECT_EQ(r.output.find("pass --store"), std::string::npos) << r.output;
