@@ -36,7 +36,7 @@ Measured run_measured(const std::vector<std::string>& args) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    execv(bin.c_str(), argv.data());
+    execvp(bin.c_str(), argv.data());
     _exit(127);
   }
   Measured m;
