@@ -28,6 +28,7 @@
 #include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 // This command exists to show the profiler: its zones stay in whatever
@@ -288,9 +289,20 @@ std::string start_clock_model(Calibrator& calibrator, const VulkanCapabilities& 
   return caps.calibration_method + ", clock model refreshed every 1 s";
 }
 
-// The options that CLI11 cannot check alone: kExitOk, or kExitUsage after
-// saying why.
+// The options that CLI11 cannot check alone, and the trace file: kExitOk,
+// or kExitUsage after saying why.
 int check_profile(const ProfileOptions& opt) {
+  // --trace is checked before any device is opened: a run never ends in a
+  // trace that cannot be written.
+  if (names_stdout(opt.trace)) {
+    return fail("",
+                "--trace: standard output carries the profile's table; name a file, a FIFO or "
+                "/dev/null",
+                kExitUsage);
+  }
+  FilePlan files;
+  files.output("--trace", opt.trace);
+  if (Result<void> r = files.check(); !r) return fail("", r.error().message, kExitUsage);
   if (!parse_profile_size(opt.size, kMaxSide)) {
     return fail(
         "",
@@ -439,8 +451,9 @@ CommandRunner setup(CLI::App& app) {
       ->capture_default_str()
       ->transform(unsigned_in(1, 8));
   sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
-  sub->add_flag("--validation", opt->validation,
-                "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
+  sub->add_flag(
+      "--validation", opt->validation,
+      "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
   sub->add_option("--gl-timer", opt->gl_timer,
                   "gl: how zones are timed: auto (GL_TIMESTAMP where it has bits, else "
                   "GL_TIME_ELAPSED; LATLAB_GL_TIMER overrides), timestamp, or elapsed (durations "

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "latlab/calibrator.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/latency_run.hpp"
 #include "latlab/load_calibration.hpp"
@@ -43,6 +44,9 @@ struct RunOptions {
   // device, kSeveralDevicesTurnWarmupNs with several (run_devices.cpp)
   std::optional<double> turn_warmup_ms;
   bool keep_timer_slack = false;
+  // --clock-refresh-ms: the clock model's refresh period; 0: the start-up
+  // calibration only (a diagnostic: no refresh beside the frames)
+  double clock_refresh_ms = 1000;
   bool json = false;
   bool validation = false;
   int sim_fail_device = -1;  // hidden (tests): with several sim devices, this one fails mid-run
@@ -51,9 +55,9 @@ struct RunOptions {
   double present_hold_ms = 0;    // --present-hold-ms (test knob)
   double present_poll_us = 500;  // --present-poll-us: framebuffer observer period
   double load_target_ms = kLoadedTargetMs;
-  double load_tolerance = 0.02;  // accepted |median - target| / target
+  double load_tolerance = 0.02;    // accepted |median - target| / target
   std::string load_size = "auto";  // WxH, or auto: see load_size.cpp
-  uint32_t load_complexity = 0;  // 0: calibrate
+  uint32_t load_complexity = 0;    // 0: calibrate
   uint32_t perf_complexity = 256;
   std::string perf_size = "1920x1080";
   uint32_t perf_frames = 300;
@@ -76,9 +80,9 @@ struct RunPlan {
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
-// "latlab run: "): options that contradict each other or the mode, output
-// directories that are not writable, a default store without a home.
-// Opens nothing and creates no file.
+// "latlab run: "): options that contradict each other or the mode, a
+// default store without a home. Opens nothing and creates no file. The
+// output files are checked apart (check_run_files).
 Result<RunPlan> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.
@@ -87,6 +91,9 @@ inline constexpr int kPollAutoMinCpus = 4;
 bool poll_observer_on(const std::string& mode);
 // CPUs this process may run on (sched_getaffinity).
 int usable_cpus();
+
+// The clock model's calibrator settings (--clock-refresh-ms).
+CalibratorDesc calibrator_desc(const RunOptions& o);
 
 // Echoes the settings of the run to `info` (stdout, or stderr with --json).
 void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,

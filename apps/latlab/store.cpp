@@ -2,7 +2,8 @@
 // results store (docs/store.md). Exit codes: 0 stored, 2 bad input (the file
 // is not a valid result, the store cannot be opened or is of another schema
 // version; nothing changed), 4 the store could not be written.
-// latlab store migrate [--store DB]: upgrades a version 1 store in place.
+// latlab store migrate [--store DB]: upgrades a version 1 store in place
+// (exit 2 when there is no store there; nothing is created).
 #include <fmt/format.h>
 
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "report/result_reader.hpp"
 #include "report/store/results_store.hpp"
 
@@ -22,6 +24,22 @@ struct StoreAddOptions {
   std::string store;
 };
 
+// Before any work: the store has a location (the default one needs a home)
+// and is none of the result files.
+int check_store_add(const StoreAddOptions& o) {
+  if (const int rc = store_location_exit("latlab store add", o.store); rc != kExitOk) return rc;
+  FilePlan files;
+  for (size_t i = 0; i < o.files.size(); ++i)
+    files.input("result " + std::to_string(i + 1), o.files[i]);
+  files.store("--store", o.store);
+  if (Result<void> r = files.check(); !r) {
+    std::fprintf(stderr, "latlab store add: %s\n", r.error().message.c_str());
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+// Runs what check_store_add() accepted.
 int store_add(const StoreAddOptions& o) {
   // Every file is read and checked before the store is touched.
   std::vector<ReadResult> results;
@@ -39,7 +57,10 @@ int store_add(const StoreAddOptions& o) {
     std::fprintf(stderr, "latlab store add: %s\n", s.error().message.c_str());
     return kExitUsage;
   }
+  WritesInterruptScope notice("latlab store add");
   for (size_t i = 0; i < results.size(); ++i) {
+    notice.writing(o.files[i] + " into the store " + s.value()->name(),
+                   "its append is rolled back: nothing of it is in the store");
     Result<int64_t> id = s.value()->add(results[i], {});
     if (!id) {
       std::fprintf(stderr, "latlab store add: %s: %s\n", o.files[i].c_str(),
@@ -47,6 +68,8 @@ int store_add(const StoreAddOptions& o) {
       return kExitWriteFailed;
     }
     fmt::print("{}: stored as run {} in {}\n", o.files[i], id.value(), s.value()->name());
+    std::fflush(stdout);
+    notice.kept(o.files[i] + " as run " + std::to_string(id.value()));
   }
   return kExitOk;
 }
@@ -58,6 +81,16 @@ int store_migrate(const std::string& location) {
   if (!s) {
     std::fprintf(stderr, "latlab store migrate: %s\n", s.error().message.c_str());
     return kExitUsage;
+  }
+  if (!s.value()->exists()) {
+    std::fprintf(stderr,
+                 "latlab store migrate: no results store at %s (nothing stored there yet)\n",
+                 s.value()->name().c_str());
+    return kExitUsage;
+  }
+  if (Result<void> r = s.value()->prepare_for_writes(); !r) {
+    std::fprintf(stderr, "latlab store migrate: %s\n", r.error().message.c_str());
+    return kExitWriteFailed;
   }
   if (const std::optional<int> from = s.value()->migrated_from()) {
     fmt::print("{}: upgraded from schema version {} to {}\n", s.value()->name(), *from,
@@ -76,8 +109,9 @@ CommandRunner setup(CLI::App& app) {
   CLI::App* migrate = sub->add_subcommand(
       "migrate", "Upgrade a store of an older schema version in place (one transaction)");
   auto migrate_store = std::make_shared<std::string>();
-  migrate->add_option("--store", *migrate_store,
-                      "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
+  migrate->add_option(
+      "--store", *migrate_store,
+      "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   CLI::App* add = sub->add_subcommand("add", "Append result JSON files to the store");
   add->add_option("results", opts->files, "Result files written by `latlab run`")
       ->required()
@@ -85,7 +119,7 @@ CommandRunner setup(CLI::App& app) {
   add->add_option("--store", opts->store,
                   "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   auto check = [opts, add, migrate_store] {
-    return add->parsed() ? store_location_exit("latlab store add", opts->store)
+    return add->parsed() ? check_store_add(*opts)
                          : store_location_exit("latlab store migrate", *migrate_store);
   };
   auto run = [opts, add, migrate_store] {

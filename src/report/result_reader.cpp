@@ -101,27 +101,31 @@ Distribution read_distribution(const json& j, const std::string& path) {
   d.count = uint_at(j, path, "count");
   d.missing = uint_at(j, path, "missing");
   const std::pair<const char*, double*> stats[] = {
-      {"mean", &d.mean}, {"stddev", &d.stddev}, {"min", &d.min},   {"p50", &d.p50},
-      {"p90", &d.p90},   {"p95", &d.p95},       {"p99", &d.p99},   {"p99_9", &d.p999},
-      {"max", &d.max}};
-  for (const auto& [key, out] : stats) {
+      {"mean", &d.mean}, {"min", &d.min}, {"p50", &d.p50},    {"p90", &d.p90},
+      {"p95", &d.p95},   {"p99", &d.p99}, {"p99_9", &d.p999}, {"max", &d.max}};
+  auto number = [&](const char* key) -> std::optional<double> {
     const json& v = member(j, path, key);
     if (d.count == 0) {
       if (!v.is_null()) fail(join(path, key), "must be null when count is 0");
-      continue;
+      return std::nullopt;
     }
-    // A single sample has no sample standard deviation: the writer may say null.
-    if (v.is_null() && std::strcmp(key, "stddev") == 0) continue;
+    // A single sample has no sample standard deviation: null (older files: 0).
+    if (v.is_null() && std::strcmp(key, "stddev") == 0) return std::nullopt;
     if (!v.is_number()) fail(join(path, key), "expected a number, found " + kind_of(v));
-    *out = v.get<double>();
-    if (!std::isfinite(*out)) fail(join(path, key), "not a finite number");
-    if (std::fabs(*out) > kMaxResultUs) {
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) fail(join(path, key), "not a finite number");
+    if (std::fabs(x) > kMaxResultUs) {
       fail(join(path, key), fmt::format("{:g} us is outside what a result can hold (|value| <= "
                                         "{:.4g} us, the host clock's int64 nanoseconds)",
-                                        *out, kMaxResultUs));
+                                        x, kMaxResultUs));
     }
+    return x;
+  };
+  for (const auto& [key, out] : stats) {
+    if (const std::optional<double> x = number(key)) *out = *x;
   }
-  if (d.count > 0 && d.stddev < 0) fail(join(path, "stddev"), "negative");
+  d.stddev = number("stddev");
+  if (d.stddev && *d.stddev < 0) fail(join(path, "stddev"), "negative");
   return d;
 }
 
@@ -131,7 +135,8 @@ ReadSeries read_series(const json& j, const std::string& path) {
   const json& stages = object_at(j, path, "stages");
   if (stages.empty()) fail(join(path, "stages"), "no stage");
   for (auto it = stages.begin(); it != stages.end(); ++it) {
-    s.series.emplace_back(it.key(), read_distribution(it.value(), join(path, "stages." + it.key())));
+    s.series.emplace_back(it.key(),
+                          read_distribution(it.value(), join(path, "stages." + it.key())));
   }
   for (const char* key : {"core_latency", "fence_latency", "timer_lateness", "clock_map_error"}) {
     s.series.emplace_back(key, read_distribution(member(j, path, key), join(path, key)));
@@ -153,9 +158,9 @@ ReadMode read_mode(const std::string& name, const json& j, const std::string& pa
   }
   const json& w = object_at(j, path, "workload");
   const std::string wp = join(path, "workload");
-  m.workload = ReadWorkload{uint32_at(w, wp, "passes"), uint32_at(w, wp, "complexity"),
-                            uint32_at(w, wp, "width"), uint32_at(w, wp, "height"),
-                            string_at(w, wp, "form")};
+  m.workload =
+      ReadWorkload{uint32_at(w, wp, "passes"), uint32_at(w, wp, "complexity"),
+                   uint32_at(w, wp, "width"), uint32_at(w, wp, "height"), string_at(w, wp, "form")};
   const json& blocks = member(j, path, "blocks");
   if (!blocks.is_array()) fail(join(path, "blocks"), "expected an array, found " + kind_of(blocks));
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -176,8 +181,8 @@ ReadMode read_mode(const std::string& name, const json& j, const std::string& pa
 void read_header(const json& doc, ReadResult& r) {
   r.kind = string_at(doc, "", "kind");
   if (r.kind != "latency_run" && r.kind != "performance_run") {
-    fail("kind", fmt::format("'{}' is not a latlab run result (latency_run or performance_run)",
-                             r.kind));
+    fail("kind",
+         fmt::format("'{}' is not a latlab run result (latency_run or performance_run)", r.kind));
   }
   r.tool_version = string_at(object_at(doc, "", "tool"), "tool", "version");
   r.created_utc = string_at(doc, "", "created_utc");
@@ -267,7 +272,8 @@ void read_device_sections(const json& doc, ReadResult& r) {
 
 Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section) {
   if (r.device_sections.empty())
-    return make_error(fmt::format("the result holds one device (no devices_run), not section {}", section));
+    return make_error(
+        fmt::format("the result holds one device (no devices_run), not section {}", section));
   if (section >= r.device_sections.size()) {
     return make_error(fmt::format("the result has device sections 0..{}, not {}",
                                   r.device_sections.size() - 1, section));
@@ -324,8 +330,8 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
     }
     if (version != kResultSchemaVersion) {
       return make_error(fmt::format(
-          "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}", source,
-          version, kVersion, kResultSchemaVersion));
+          "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}",
+          source, version, kVersion, kResultSchemaVersion));
     }
     r.schema_version = static_cast<int>(version);
     read_header(doc, r);
