@@ -1,7 +1,6 @@
 // The CLI's parsers of option values (cli_values.hpp).
 #include "cli_values.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -57,14 +56,12 @@ std::optional<uint64_t> parse_unsigned(const std::string& text, uint64_t lo, uin
 
 std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
                                                              std::string& why) {
+  // Each end as every other floating option (parse_real): decimal only, no
+  // hex ("0x8"), blanks or '+' (strtod took them).
   auto parse_one = [&](const std::string& s, int64_t& ns) {
-    if (s.empty()) return false;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
-    if (v <= 0 || v > 10'000) return false;
-    ns = std::llround(v * 1e6);
+    const std::optional<double> v = parse_real(s, 0, 10'000);
+    if (!v || *v <= 0) return false;
+    ns = std::llround(*v * 1e6);
     return ns > 0;
   };
   const size_t dash = text.find('-', 1);

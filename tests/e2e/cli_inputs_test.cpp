@@ -168,6 +168,25 @@ TEST_F(CliInputs, WholeNumbersAreDecimalAndNeverClamped) {
   }
 }
 
+// run --interval-ms parsed each end with strtod: "0x8-0xC" (hex), " 8-12"
+// (a blank) and "+8-12" ran where every other floating option refuses them.
+TEST_F(CliInputs, IntervalEndsAreDecimalAsEveryFloatingOption) {
+  const std::string run =
+      "run --backend sim --mode baseline --frames 5 --blocks 1 --warmup 0 --out '' "
+      "--time-scale 100 --interval-ms ";
+  for (const char* bad :
+       {"0x8-0xC", "8-0x10", "' 8-12'", "'8-12 '", "+8-12", "8-+12", "nan-12", "8-inf", "0x1p3"}) {
+    const CliResult r = run_cli(run + bad, {.env = "timeout 60"});
+    EXPECT_EQ(r.rc, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("--interval-ms"), std::string::npos) << bad << "\n" << r.output;
+  }
+  // Decimal text, exponents included, still runs.
+  for (const char* good : {"8-12", "8", "1e1-12", "0.5-2.5"}) {
+    const CliResult r = run_cli(run + good, {.env = "timeout 60"});
+    EXPECT_EQ(r.rc, 0) << good << "\n" << r.output;
+  }
+}
+
 // Performance mode has no latency frames: --frames-csv (and --report,
 // --per-frame) were accepted, echoed ("frames -> x.csv") and never written.
 TEST_F(CliInputs, PerformanceModeRefusesWhatOnlyLatencyFramesHave) {
