@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/device_factory.hpp"
@@ -149,9 +150,8 @@ void print_result(const LoadCalibrationReport& r, const LoadCalibrationDesc& des
                   .c_str());
 }
 
-int run(const Options& o) {
-  LoadCalibrationDesc desc;
-  if (!desc_of(o, desc)) return kExitUsage;
+// Runs the calibration of `desc` (desc_of(o) checked it).
+int run(const Options& o, LoadCalibrationDesc desc) {
   DeviceSelector sel;
   sel.backend = o.backend;
   sel.device = o.device;
@@ -199,15 +199,16 @@ int run(const Options& o) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
+  auto desc = std::make_shared<LoadCalibrationDesc>();
   CLI::App* sub = app.add_subcommand("calibrate-load",
                                      "Choose the shader complexity (1..4096, four post-process "
                                      "passes) whose GPU time per frame hits a target: "
                                      "the load of Loaded latency");
   sub->add_option("--target-ms", o->target_ms, "GPU time per frame to reach, ms (120 Hz budget)")
       ->default_str("8.333333")
-      ->check(CLI::PositiveNumber);
+      ->check(real_in(kMinTargetMs, kMaxTargetMs));
   sub->add_option("--size", o->size, "render target size, WxH pixels")->capture_default_str();
   sub->add_option("--form", o->form, "workload form")
       ->capture_default_str()
@@ -219,17 +220,18 @@ std::function<int()> setup(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")
       ->capture_default_str()
-      ->check(CLI::Range(0.0001, 0.5));
+      ->check(real_in(0.0001, 0.5));
   sub->add_option("--max-evaluations", o->max_evaluations, "search + verification steps at most")
       ->capture_default_str()
-      ->check(CLI::Range(2, 1000));
+      ->transform(unsigned_in(2, 1000));
   sub->add_option("--verify-frames", o->verify_frames, "measured frames of a verification")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->transform(unsigned_in(1, 100000));
   sub->add_flag("--validation", o->validation, "Vulkan: enable the Khronos validation layer");
   sub->add_flag("--json", o->json, "print the report as JSON on stdout (progress goes to stderr)");
   sub->footer(kFooter);
-  return [o] { return run(*o); };
+  return {[o, desc] { return desc_of(*o, *desc) ? kExitOk : kExitUsage; },
+          [o, desc] { return run(*o, *desc); }};
 }
 
 const RegisterCommand kRegister{{"calibrate-load", setup, 40}};

@@ -1,23 +1,67 @@
 // The CLI's parsers of option values (cli_values.hpp).
 #include "cli_values.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 namespace latlab::cli {
+namespace {
 
-std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text, std::string& why) {
+// Leading zeros are decimal here ("010" is 10): one digit string, no prefix.
+bool decimal_digits(const char* first, const char* last) {
+  if (first == last) return false;
+  for (const char* p = first; p != last; ++p) {
+    if (*p < '0' || *p > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> parse_real(const std::string& text, double lo, double hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  // from_chars takes no '+', no blanks and no hex prefix; it does take
+  // "inf" and "nan", which isfinite refuses below.
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
+  if (ec != std::errc{} || ptr != last || !std::isfinite(v)) return std::nullopt;
+  if (!(v >= lo && v <= hi)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_whole(const std::string& text, int64_t lo, int64_t hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const bool negative = first != last && *first == '-';
+  if (negative && lo >= 0) return std::nullopt;
+  if (!decimal_digits(first + (negative ? 1 : 0), last)) return std::nullopt;
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || ptr != last || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> parse_unsigned(const std::string& text, uint64_t lo, uint64_t hi) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (!decimal_digits(first, last)) return std::nullopt;
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || ptr != last || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<std::pair<int64_t, int64_t>> parse_interval_ms(const std::string& text,
+                                                             std::string& why) {
+  // Each end as every other floating option (parse_real): decimal only, no
+  // hex ("0x8"), blanks or '+' (strtod took them).
   auto parse_one = [&](const std::string& s, int64_t& ns) {
-    if (s.empty()) return false;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
-    if (v <= 0 || v > 10'000) return false;
-    ns = std::llround(v * 1e6);
+    const std::optional<double> v = parse_real(s, 0, 10'000);
+    if (!v || *v <= 0) return false;
+    ns = std::llround(*v * 1e6);
     return ns > 0;
   };
   const size_t dash = text.find('-', 1);
@@ -56,7 +100,8 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_run_size(const std::string& s
   return std::pair{*w, *h};
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> parse_profile_size(const std::string& s, uint32_t max_side) {
+std::optional<std::pair<uint32_t, uint32_t>> parse_profile_size(const std::string& s,
+                                                                uint32_t max_side) {
   const auto x = s.find('x');
   if (x == std::string::npos) return std::nullopt;
   const auto parse = [max_side](const char* first, const char* last) -> std::optional<uint32_t> {

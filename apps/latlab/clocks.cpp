@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "clocks_devices.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
@@ -214,31 +215,32 @@ const RegisterCommand reg{Command{
                       "comma-separated list: one clock model per device, studied at the same time");
       sub->add_option("--seconds,-s", opts->seconds, "Sampling duration, seconds")
           ->capture_default_str()
-          ->check(CLI::Range(0.001, 604800.0));
+          ->check(real_in(0.001, 604800.0));
       sub->add_option("--interval-ms", opts->interval_ms, "Between model refreshes, ms")
           ->capture_default_str()
-          ->check(CLI::Range(0.001, 3'600'000.0));
+          ->check(real_in(0.001, 3'600'000.0));
       sub->add_option("--samples", opts->samples, "Pairs per refresh; the lowest deviation is kept")
           ->capture_default_str()
-          ->check(CLI::Range(1, 1024));
+          ->transform(unsigned_in(1, 1024));
       sub->add_option("--fresh", opts->fresh, "Pairs taken at the end and kept out of the fit")
           ->capture_default_str()
-          ->check(CLI::Range(1, 100000));
+          ->transform(unsigned_in(1, 100000));
       // A minute of pairs: on the H200 the host clock is slewed (NTP), so a fit
       // over the whole run was 10 us off fresh pairs after 8 min; 64 s: 0.5 us.
-      sub->add_option("--window", opts->window, "Newest pairs kept in the fit (640 = 64 s at 100 ms)")
+      sub->add_option("--window", opts->window,
+                      "Newest pairs kept in the fit (640 = 64 s at 100 ms)")
           ->capture_default_str()
-          ->check(CLI::Range(2, 1000000));
+          ->transform(unsigned_in(2, 1000000));
       sub->add_flag("--json", opts->json, "Print the result as JSON on stdout");
       sub->add_flag("--cross-check", opts->cross_check,
                     "With several devices (--device all or a list): then submit a minimal frame to "
                     "the first two at the same host deadline and check their clock models agree");
       sub->add_option("--cross-trials", opts->cross_trials, "Synchronised submits of --cross-check")
           ->capture_default_str()
-          ->check(CLI::Range(1, 100000));
+          ->transform(unsigned_in(1, 100000));
       CLI::Option* sim = sub->add_option("--sim-drift-ppm", opts->sim_drift_ppm,
                                          "Use a simulated clock drifting this much (tests)")
-                             ->check(CLI::Range(-1000.0, 1000.0))
+                             ->check(real_in(-1000.0, 1000.0))
                              ->group("");  // hidden
       return [opts, sim] { return run_clocks(*opts, sim->count() > 0); };
     },

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace latlab::cli {
@@ -29,11 +30,23 @@ inline int device_open_exit_code(const std::string& device_flag) {
   return device_flag.empty() ? kExitMissingCapability : kExitUsage;
 }
 
+// What a subcommand's setup returns, called after parsing (cli_app.hpp).
+// `check` turns the parsed options into the command's checked plan, opening
+// no device and creating no file: kExitOk, or the exit code of bad input
+// after saying why. `run` runs that plan and gives the exit code. A command
+// whose options CLI11's checks cover entirely returns only its run.
+struct CommandRunner {
+  CommandRunner(std::function<int()> run_only) : run(std::move(run_only)) {}  // NOLINT: implicit
+  CommandRunner(std::function<int()> check_step, std::function<int()> run_step)
+      : check(std::move(check_step)), run(std::move(run_step)) {}
+  std::function<int()> check;  // empty: nothing left to check
+  std::function<int()> run;
+};
+
 struct Command {
   std::string name;
-  // Adds the subcommand to `app`; returns a callable that runs it after
-  // parsing and gives the exit code.
-  std::function<std::function<int()>(CLI::App& app)> setup;
+  // Adds the subcommand to `app`; returns its check and run.
+  std::function<CommandRunner(CLI::App& app)> setup;
   int order = 100;  // position in --help
 };
 

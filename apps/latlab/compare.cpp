@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "report/result_reader.hpp"
 #include "report/run_comparison.hpp"
@@ -138,7 +139,14 @@ Result<std::vector<SideItem>> parse_side(const std::vector<std::string>& args) {
   return out;
 }
 
-int compare(const CompareCliOptions& o) {
+// The sides, parsed: what compare() loads.
+struct ComparePlan {
+  std::vector<SideItem> a, b;
+};
+
+// The arguments into the plan, reading nothing: bad usage (kExitUsage, after
+// saying why) or kExitOk. A run id needs a store; the default one a home.
+int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
   std::vector<std::string> a_args = o.runs, b_args = o.vs;
   if (b_args.empty()) {
     if (a_args.size() != 2) {
@@ -172,14 +180,24 @@ int compare(const CompareCliOptions& o) {
                  kMinRunsPerSide, na, nb, kMinRunsPerSide);
     return kExitUsage;
   }
+  plan.a = std::move(a_items.value());
+  plan.b = std::move(b_items.value());
+  for (const std::vector<SideItem>* side : {&plan.a, &plan.b}) {
+    for (const SideItem& i : *side) {
+      if (i.file.empty()) return store_location_exit("latlab compare", o.store);
+    }
+  }
+  return kExitOk;
+}
 
+int compare(const CompareCliOptions& o, const ComparePlan& plan) {
   std::unique_ptr<store::ResultsStore> s;
-  Result<LoadedSide> a = load_side(a_items.value(), o, s);
+  Result<LoadedSide> a = load_side(plan.a, o, s);
   if (!a) {
     std::fprintf(stderr, "latlab compare: A: %s\n", a.error().message.c_str());
     return kExitUsage;
   }
-  Result<LoadedSide> b = load_side(b_items.value(), o, s);
+  Result<LoadedSide> b = load_side(plan.b, o, s);
   if (!b) {
     std::fprintf(stderr, "latlab compare: B: %s\n", b.error().message.c_str());
     return kExitUsage;
@@ -209,7 +227,7 @@ int compare(const CompareCliOptions& o) {
   return c->fails ? kExitRegression : kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<CompareCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "compare",
@@ -224,19 +242,19 @@ std::function<int()> setup(CLI::App& app) {
                   "Store of the run ids (default: $XDG_DATA_HOME/latlab/results.db)");
   sub->add_option("--alpha", opts->alpha,
                   "Family-wise level over the compared rows (Holm); intervals at 1-alpha")
-      ->check(CLI::Range(0.0001, 0.5))
+      ->check(real_in(0.0001, 0.5))
       ->capture_default_str();
   sub->add_option("--min-effect-pct", opts->min_effect_pct,
                   "Smallest shift called, % of A's reference (its median block or mean run "
                   "value); with fewer than 3 runs a side --fail-on-regression needs it given")
-      ->check(CLI::Range(0.0, 1000.0))
+      ->check(real_in(0.0, 1000.0))
       ->capture_default_str();
   sub->add_option("--min-effect-us", opts->min_effect_us, "Smallest shift called, us")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(real_in(0.0, 1e9))
       ->capture_default_str();
   sub->add_option("--fail-on-regression", opts->fail_on_regression,
                   "Exit 5 when a row called a regression is at least PCT %")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(real_in(0.0, 1e6));
   sub->add_flag("--allow-different-settings", opts->allow_different_settings,
                 "Compare runs measured with different settings (mode asked, interval range, "
                 "workload, CPU step cost) as an intended change; blocks of different sizes are "
@@ -245,11 +263,13 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--section", opts->section,
                   "Runs of several devices (run --device all): compare device section N of every "
                   "run (default: each run's top-level device, the first that ran)")
-      ->check(CLI::Range(0, 1000));
-  return [opts, sub] {
+      ->transform(whole_in(0, 1000));
+  auto plan = std::make_shared<ComparePlan>();
+  auto check = [opts, sub, plan] {
     opts->min_effect_pct_given = sub->count("--min-effect-pct") > 0;
-    return compare(*opts);
+    return plan_compare(*opts, *plan);
   };
+  return {check, [opts, plan] { return compare(*opts, *plan); }};
 }
 
 const RegisterCommand kRegister{{"compare", setup, 62}};

@@ -160,42 +160,49 @@ std::function<int()> setup(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Print JSON instead of a table");
   return [json]() -> int {
-    auto devices = enumerate_vulkan_devices();
-    if (!devices) {
-      std::fprintf(stderr, "latlab devices: %s\n", devices.error().message.c_str());
-      return kExitMissingCapability;
+    // One API that fails outright (a broken driver file: the loader fails
+    // vkCreateInstance) is that API's `unavailable` entry; the others are
+    // still listed.
+    std::vector<VulkanDeviceReport> vulkan;
+    std::string vulkan_unavailable;
+    if (auto enumerated = enumerate_vulkan_devices(); enumerated) {
+      vulkan = std::move(enumerated.value());
+    } else {
+      vulkan_unavailable = enumerated.error().message;
     }
     const CudaListing cuda = list_cuda();
     const GlListing gl = list_gl();
-    // Exit 3 only when no backend has a device; a machine with CUDA (or GL)
-    // and no Vulkan driver still gets its listing (exit 0), and the Vulkan
-    // part says why it is empty.
-    const char* no_vulkan =
-        "no Vulkan device found (no driver, or the driver sees no device). "
-        "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
-    if (devices->empty() && cuda.devices.empty() && gl.devices.empty()) {
-      std::fprintf(stderr, "latlab devices: %s\n", no_vulkan);
-      return kExitMissingCapability;
+    if (vulkan.empty() && vulkan_unavailable.empty()) {
+      vulkan_unavailable =
+          "no Vulkan device found (no driver, or the driver sees no device). "
+          "For a software device install Mesa's lavapipe (apt install mesa-vulkan-drivers)";
     }
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& d : *devices) out.push_back(to_json(d));
+    for (const auto& d : vulkan) out.push_back(to_json(d));
     for (const auto& d : cuda.devices) out.push_back(d);
     for (const auto& d : gl.devices) out.push_back(d);
     const std::vector<PhysicalIdentity> ids = group_entries(out);
     if (*json) {
       nlohmann::json doc{{"devices", out}, {"physical_devices", physical_devices_json(ids)}};
       if (!cuda.unavailable.empty()) doc["cuda_unavailable"] = cuda.unavailable;
-      if (devices->empty()) doc["vulkan_unavailable"] = no_vulkan;
+      if (!vulkan_unavailable.empty()) doc["vulkan_unavailable"] = vulkan_unavailable;
       if (!gl.unavailable.empty()) doc["gl_unavailable"] = gl.unavailable;
       fmt::print("{}\n", doc.dump(2));
     } else {
-      if (devices->empty()) fmt::print("Vulkan: {}\n", no_vulkan);
-      print_table(*devices);
+      if (!vulkan_unavailable.empty()) fmt::print("Vulkan: unavailable: {}\n", vulkan_unavailable);
+      print_table(vulkan);
 #if LATLAB_HAVE_CUDA
       print_cuda_table(cuda);
 #endif
       fmt::print("{}", gl.table);
       fmt::print("{}", physical_devices_text(ids));
+    }
+    // Exit 3 only when no backend has a device; a machine with CUDA (or
+    // GL) and no usable Vulkan driver still gets its listing (exit 0).
+    if (out.empty()) {
+      std::fprintf(stderr, "latlab devices: no device on any backend; Vulkan: %s\n",
+                   vulkan_unavailable.c_str());
+      return kExitMissingCapability;
     }
     return kExitOk;
   };

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "report/store/results_store.hpp"
 
@@ -93,16 +94,17 @@ int history(const HistoryOptions& o) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<HistoryOptions>();
   CLI::App* sub = app.add_subcommand("history", "List the runs in the results store");
   sub->add_option("--store", opts->store,
                   "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   sub->add_option("--limit", opts->limit, "Newest runs to list")
-      ->check(CLI::Range(size_t{1}, size_t{1'000'000}))
+      ->transform(unsigned_in(1, 1'000'000))
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON instead of the table");
-  return [opts] { return history(*opts); };
+  return {[opts] { return store_location_exit("latlab history", opts->store); },
+          [opts] { return history(*opts); }};
 }
 
 const RegisterCommand kRegister{{"history", setup, 61}};

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
 #include "file_plan.hpp"
@@ -288,7 +289,9 @@ std::string start_clock_model(Calibrator& calibrator, const VulkanCapabilities& 
   return caps.calibration_method + ", clock model refreshed every 1 s";
 }
 
-int profile(const ProfileOptions& opt) {
+// The options that CLI11 cannot check alone, and the trace file: kExitOk,
+// or kExitUsage after saying why.
+int check_profile(const ProfileOptions& opt) {
   // --trace is checked before any device is opened: a run never ends in a
   // trace that cannot be written.
   if (names_stdout(opt.trace)) {
@@ -300,8 +303,7 @@ int profile(const ProfileOptions& opt) {
   FilePlan files;
   files.output("--trace", opt.trace);
   if (Result<void> r = files.check(); !r) return fail("", r.error().message, kExitUsage);
-  const auto size = parse_profile_size(opt.size, kMaxSide);
-  if (!size) {
+  if (!parse_profile_size(opt.size, kMaxSide)) {
     return fail(
         "",
         fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
@@ -324,6 +326,13 @@ int profile(const ProfileOptions& opt) {
     return fail("", "--device all or a list is a Vulkan option of profile; use --backend vulkan",
                 kExitUsage);
   }
+  return kExitOk;
+}
+
+// Runs the profile check_profile() accepted.
+int profile(const ProfileOptions& opt) {
+  const auto size = parse_profile_size(opt.size, kMaxSide);
+  if (!size) return kExitUsage;  // check_profile said why
   if (opt.queues == "all" || profile_names_several_devices(opt.device)) {
     return profile_queues({.frames = opt.frames,
                            .trace = opt.trace,
@@ -409,7 +418,7 @@ int profile(const ProfileOptions& opt) {
   return code;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "profile", "Profile a multi-pass reference frame with scoped GPU zones (Vulkan, CUDA, GL)");
   auto opt = std::make_shared<ProfileOptions>();
@@ -425,7 +434,7 @@ std::function<int()> setup(CLI::App& app) {
       ->check(CLI::IsMember({"one", "all"}));
   sub->add_option("--frames", opt->frames, "Frames to record")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1000000u));
+      ->transform(unsigned_in(1, 1000000));
   sub->add_option("--trace", opt->trace,
                   "Write a Chrome trace (JSON for Perfetto / chrome://tracing) to this file");
   sub->add_option("--device", opt->device,
@@ -435,22 +444,23 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("--complexity", opt->complexity,
                   "Arithmetic iterations per element and pass (1..4096)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 4096u));
+      ->transform(unsigned_in(1, 4096));
   sub->add_option("--size", opt->size, "Work size WxH of every pass")->capture_default_str();
   sub->add_option("--frames-in-flight", opt->frames_in_flight,
                   "Frames on the device at once (1..8)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 8u));
+      ->transform(unsigned_in(1, 8));
   sub->add_flag("--json", opt->json, "Print the zone table and counters as JSON");
-  sub->add_flag("--validation", opt->validation,
-                "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
+  sub->add_flag(
+      "--validation", opt->validation,
+      "Enable the Khronos validation layer (gl: a KHR_debug context); errors fail the run");
   sub->add_option("--gl-timer", opt->gl_timer,
                   "gl: how zones are timed: auto (GL_TIMESTAMP where it has bits, else "
                   "GL_TIME_ELAPSED; LATLAB_GL_TIMER overrides), timestamp, or elapsed (durations "
                   "only: outermost zones timed, nested ones overlapped, no host mapping or trace)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "timestamp", "elapsed"}));
-  return [opt]() { return profile(*opt); };
+  return {[opt] { return check_profile(*opt); }, [opt] { return profile(*opt); }};
 }
 
 const RegisterCommand kRegister{{"profile", setup, 40}};

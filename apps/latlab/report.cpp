@@ -19,7 +19,8 @@ struct ReportOptions {
   std::string out = "latlab-report.html";
 };
 
-int run_report(const ReportOptions& o) {
+// Before any work: -o can be written and is none of the inputs.
+int check_report(const ReportOptions& o) {
   FilePlan files;
   for (size_t i = 0; i < o.inputs.size(); ++i)
     files.input("result " + std::to_string(i + 1), o.inputs[i]);
@@ -28,6 +29,11 @@ int run_report(const ReportOptions& o) {
     std::fprintf(stderr, "latlab report: %s\n", r.error().message.c_str());
     return kExitUsage;
   }
+  return kExitOk;
+}
+
+// Writes the report check_report() accepted.
+int run_report(const ReportOptions& o) {
   std::vector<ReportInput> runs;
   for (const std::string& path : o.inputs) {
     Result<ReportInput> in = read_report_input(path);
@@ -36,7 +42,8 @@ int run_report(const ReportOptions& o) {
       return kExitUsage;
     }
     // Validated by the reader: devices_run has sections and a top-level one.
-    if (const auto it = in->doc.find("devices_run"); it != in->doc.end() && (*it)["sections"].size() > 1) {
+    if (const auto it = in->doc.find("devices_run");
+        it != in->doc.end() && (*it)["sections"].size() > 1) {
       fmt::print(stderr,
                  "latlab report: {} holds {} device sections (run --device all); the report shows "
                  "its top-level device only (section {}: {})\n",
@@ -60,7 +67,7 @@ int run_report(const ReportOptions& o) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
   auto* sub = app.add_subcommand(
       "report",
@@ -69,7 +76,7 @@ std::function<int()> setup(CLI::App& app) {
   sub->add_option("results", opts->inputs, "Result JSON files of latlab run")->required();
   sub->add_option("-o,--out", opts->out, "HTML file to write (atomically; '-' for stdout)")
       ->capture_default_str();
-  return [opts] { return run_report(*opts); };
+  return {[opts] { return check_report(*opts); }, [opts] { return run_report(*opts); }};
 }
 
 const RegisterCommand kRegister{{"report", setup, 30}};

@@ -25,10 +25,12 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
 #include "latlab/device_factory.hpp"
@@ -121,7 +123,6 @@ int open_run_device(const RunOptions& o, RunDevice& out) {
   return kExitOk;
 }
 
-
 }  // namespace
 
 RunMeta make_run_meta(const RunOptions& o) {
@@ -154,23 +155,13 @@ void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
 
 namespace {
 
-// Settings -> device -> Loaded's workload -> latency blocks -> Performance
-// -> result. Each stage prints its own errors; the exit codes are in the
+// The checked plan -> device -> Loaded's workload -> latency blocks ->
+// Performance -> result. Each stage prints its own errors; the exit codes are in the
 // header comment.
-int run_command(const RunOptions& o) {
+int run_command(const RunOptions& o, RunPlan& plan) {
   // --json, or an output on stdout, keeps stdout for that document.
   const bool stdout_taken = o.json || run_outputs_take_stdout(o);
   std::FILE* info = stdout_taken ? stderr : stdout;
-  Result<RunPlan> planned = plan_run(o);
-  if (!planned) {
-    std::fprintf(stderr, "latlab run: %s\n", planned.error().message.c_str());
-    return kExitUsage;
-  }
-  if (Result<void> files = check_run_files(o); !files) {
-    std::fprintf(stderr, "latlab run: %s\n", files.error().message.c_str());
-    return kExitUsage;
-  }
-  RunPlan& plan = planned.value();
   if (is_device_list(o.device)) {
     InterruptScope interrupt;
     return run_device_list(o, plan, info, &g_interrupted);
@@ -230,8 +221,7 @@ int run_command(const RunOptions& o) {
   const PerformanceOutcome perf =
       run_performance_after(plan, run, device, o.perf_frames, &g_interrupted);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
-  return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info,
-                            store.get());
+  return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info, store.get());
 }
 
 // argv as the kernel holds it (main owns argv; this keeps run self-contained).
@@ -257,7 +247,8 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
                   "performance (fixed workload, GPU ms and fps) | all (latency, then performance)")
       ->check(CLI::IsMember({"baseline", "loaded", "latency", "performance", "all"}))
       ->capture_default_str();
-  sub->add_option("--backend", opts->backend, "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim")
+  sub->add_option("--backend", opts->backend,
+                  "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim")
       ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
       ->capture_default_str();
   sub->add_option("--device", opts->device,
@@ -266,37 +257,37 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
   auto* frames = sub->add_option("--frames", opts->frames,
                                  "Measured frames per latency mode, over all blocks (default: "
                                  "Baseline + Loaded finish in about 30 s)")
-                     ->check(CLI::Range(1u, 10'000'000u))
+                     ->transform(unsigned_in(1, 10'000'000))
                      ->capture_default_str();
   auto* seconds =
       sub->add_option("--seconds", opts->seconds, "Measured duration instead of --frames (s)")
-          ->check(CLI::Range(0.001, 864000.0));
+          ->check(real_in(0.001, 864000.0));
   frames->excludes(seconds);
   sub->add_option("--seed", opts->seed, "Schedule seed (same seed, same deadlines)")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(unsigned_in(0, UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--interval-ms", opts->interval_ms,
                   "Signal interval range MIN-MAX in ms, uniform")
       ->capture_default_str();
   sub->add_option("--blocks", opts->blocks, "Measured blocks")
-      ->check(CLI::Range(1u, 100'000u))
+      ->transform(unsigned_in(1, 100'000))
       ->capture_default_str();
   sub->add_option("--warmup", opts->warmup, "Warm-up frames, run and discarded")
-      ->check(CLI::Range(0u, 1'000'000u))
+      ->transform(unsigned_in(0, 1'000'000))
       ->capture_default_str();
   sub->add_option("--cpu-iterations", opts->cpu_iterations,
                   "CPU simulation step cost (hash rounds)")
-      ->check(CLI::Range(0u, 100'000'000u))
+      ->transform(unsigned_in(0, 100'000'000))
       ->capture_default_str();
 }
 
 // The workloads of Baseline, Loaded and Performance.
 void add_workload_options(CLI::App* sub, RunOptions* opts) {
   sub->add_option("--passes", opts->passes, "GPU passes per frame")
-      ->check(CLI::Range(1u, 64u))
+      ->transform(unsigned_in(1, 64))
       ->capture_default_str();
   sub->add_option("--complexity", opts->complexity, "Per-pixel cost of each pass (1..4096)")
-      ->check(CLI::Range(1u, 4096u))
+      ->transform(unsigned_in(1, 4096))
       ->capture_default_str();
   sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
   sub->add_option("--form", opts->form, "Workload form")
@@ -304,10 +295,11 @@ void add_workload_options(CLI::App* sub, RunOptions* opts) {
       ->capture_default_str();
   sub->add_option("--load-target-ms", opts->load_target_ms,
                   "Loaded: GPU time per frame the load is calibrated to (ms)")
+      ->check(real_in(kMinTargetMs, kMaxTargetMs))
       ->capture_default_str();
   sub->add_option("--load-tolerance", opts->load_tolerance,
                   "Loaded: accepted |median - target| / target of the calibration")
-      ->check(CLI::Range(0.001, 0.5))
+      ->check(real_in(0.001, 0.5))
       ->capture_default_str();
   sub->add_option("--load-size", opts->load_size,
                   "Loaded: render target WxH, or auto (1920x1080 where the target is reachable, "
@@ -315,15 +307,15 @@ void add_workload_options(CLI::App* sub, RunOptions* opts) {
       ->capture_default_str();
   sub->add_option("--load-complexity", opts->load_complexity,
                   "Loaded: use this complexity (1..4096) instead of calibrating")
-      ->check(CLI::Range(1u, 4096u));
+      ->transform(unsigned_in(1, 4096));
   sub->add_option("--perf-complexity", opts->perf_complexity,
                   "Performance: complexity of the fixed 4-pass workload")
-      ->check(CLI::Range(1u, 4096u))
+      ->transform(unsigned_in(1, 4096))
       ->capture_default_str();
   sub->add_option("--perf-size", opts->perf_size, "Performance: render target WxH")
       ->capture_default_str();
   sub->add_option("--perf-frames", opts->perf_frames, "Performance: measured frames")
-      ->check(CLI::Range(1u, 1'000'000u))
+      ->transform(unsigned_in(1, 1'000'000))
       ->capture_default_str();
 }
 
@@ -353,18 +345,18 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
   sub->add_option("--poll-limit-us", opts->poll_limit_us,
                   "Bound of the poll observer's spin per frame; past it the frame's poll_latency "
                   "is missing (counted)")
-      ->check(CLI::Range(1.0, 10'000'000.0))
+      ->check(real_in(1.0, 10'000'000.0))
       ->capture_default_str();
   sub->add_option("--turn-warmup-ms", opts->turn_warmup_ms,
                   "Unrecorded frames of each block's workload, back to back, for this long "
                   "before the block (default: 0 with one device, 250 with several: each device "
                   "idles through the others' turns and its GPU may lower its clocks)")
-      ->check(CLI::Range(0.0, 60'000.0));
+      ->check(real_in(0.0, 60'000.0));
   sub->add_option("--clock-refresh-ms", opts->clock_refresh_ms,
                   "Period of the clock model's refresh (calibration pairs on their own thread); "
                   "0: the start-up calibration only (a diagnostic: nothing samples beside the "
                   "frames, the drift stays unknown)")
-      ->check(CLI::Range(0.0, 3'600'000.0))
+      ->check(real_in(0.0, 3'600'000.0))
       ->capture_default_str();
   sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
                 "Do not lower the generator thread's timer slack");
@@ -372,27 +364,45 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
   sub->add_flag("--validation", opts->validation, "Vulkan: enable the Khronos validation layer");
   sub->add_option("--time-scale", opts->time_scale,
                   "Sim backend only: run the clock this many times faster")
-      ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
+      ->transform(whole_in(1, 10'000))
       ->capture_default_str();
   sub->add_option("--sim-fail-device", opts->sim_fail_device,
                   "Sim backend with several devices: this device fails its submits from its 20th "
                   "measured frame on (tests)")
+      ->transform(whole_in(-1, 1'000'000))
       ->group("");  // hidden
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
+  auto plan = std::make_shared<RunPlan>();
   CLI::App* sub = app.add_subcommand(
       "run", "Latency benchmark: a software signal through every stage of a frame");
   add_schedule_options(sub, opts.get());
   add_workload_options(sub, opts.get());
   add_output_options(sub, opts.get());
   add_present_options(sub, opts.get());
-  return [opts, sub] {
-    opts->command_line = own_command_line();
+  auto check = [opts, sub, plan] {
     opts->use_store = sub->count("--store") > 0;
-    return run_command(*opts);
+    Result<RunPlan> planned = plan_run(*opts);
+    if (!planned) {
+      std::fprintf(stderr, "latlab run: %s\n", planned.error().message.c_str());
+      return static_cast<int>(kExitUsage);
+    }
+    // Every file, before any work: outputs writable, none the same file as
+    // another output or the store.
+    if (Result<void> files = check_run_files(*opts); !files) {
+      std::fprintf(stderr, "latlab run: %s\n", files.error().message.c_str());
+      return static_cast<int>(kExitUsage);
+    }
+    *plan = std::move(planned.value());
+    return static_cast<int>(kExitOk);
   };
+  auto run = [opts, plan] {
+    opts->command_line = own_command_line();
+    return run_command(*opts, *plan);
+  };
+  return {check, run};
 }
 
 const RegisterCommand kRegister{{"run", setup, 20}};

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -107,6 +108,29 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   if (o.use_store && !p.want_latency()) {
     return make_error("--store keeps latency runs; --mode performance has none to store");
   }
+  if (o.use_store) {
+    if (Result<void> s = check_store_location(o.store); !s) return s.error();
+  }
+  if (!p.want_latency()) {
+    // Performance mode's frames have no markers; their GPU times are
+    // summarised in modes.performance.
+    const char* flag = !o.frames_csv.empty() ? "--frames-csv"
+                       : !o.report.empty()   ? "--report"
+                       : o.per_frame         ? "--per-frame"
+                                             : nullptr;
+    if (flag != nullptr) {
+      return make_error(fmt::format(
+          "{} is about latency frames; --mode performance has none (its GPU times per frame are "
+          "summarised in the result's modes.performance): use --mode all, or leave {} out",
+          flag, flag));
+    }
+  }
+  if (o.load_complexity > 0 && !p.want_loaded) {
+    return make_error(fmt::format(
+        "--load-complexity sets the load of the Loaded mode; --mode {} has no Loaded mode (use "
+        "--mode loaded, latency or all, or leave --load-complexity out)",
+        o.mode));
+  }
   // The default complexity until calibration (or --load-complexity) sets it.
   p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
   p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));
@@ -162,9 +186,10 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
              o.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (desc.poll_completion) {
-    fmt::print(info,
-               "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
-               static_cast<double>(desc.poll_limit_ns) / 1e3);
+    fmt::print(
+        info,
+        "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
+        static_cast<double>(desc.poll_limit_ns) / 1e3);
   } else {
     fmt::print(info, "  poll observer off (--poll {}{})\n", o.poll,
                o.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());

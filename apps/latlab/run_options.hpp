@@ -55,9 +55,9 @@ struct RunOptions {
   double present_hold_ms = 0;    // --present-hold-ms (test knob)
   double present_poll_us = 500;  // --present-poll-us: framebuffer observer period
   double load_target_ms = kLoadedTargetMs;
-  double load_tolerance = 0.02;  // accepted |median - target| / target
+  double load_tolerance = 0.02;    // accepted |median - target| / target
   std::string load_size = "auto";  // WxH, or auto: see load_size.cpp
-  uint32_t load_complexity = 0;  // 0: calibrate
+  uint32_t load_complexity = 0;    // 0: calibrate
   uint32_t perf_complexity = 256;
   std::string perf_size = "1920x1080";
   uint32_t perf_frames = 300;
@@ -80,7 +80,9 @@ struct RunPlan {
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
-// "latlab run: "). The output files are checked apart (check_run_files).
+// "latlab run: "): options that contradict each other or the mode, a
+// default store without a home. Opens nothing and creates no file. The
+// output files are checked apart (check_run_files).
 Result<RunPlan> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "cli_checks.hpp"
 #include "latlab/present_probe.hpp"
 
 namespace latlab::cli {
@@ -26,12 +27,12 @@ void add_present_options(CLI::App* sub, RunOptions* opts) {
                 "display, present is listed unavailable and the run goes on");
   sub->add_option("--present-poll-us", opts->present_poll_us,
                   "With --present: the framebuffer observer's polling period (us)")
-      ->check(CLI::Range(50.0, 100'000.0))
+      ->check(real_in(50.0, 100'000.0))
       ->capture_default_str();
   sub->add_option("--present-hold-ms", opts->present_hold_ms,
                   "With --present, a test knob: hold each frame's copy on the GPU this long after "
                   "the present call, so it reaches the screen that much later")
-      ->check(CLI::Range(0.0, 1000.0))
+      ->check(real_in(0.0, 1000.0))
       ->capture_default_str();
 }
 

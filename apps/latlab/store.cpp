@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "command.hpp"
 #include "file_plan.hpp"
 #include "report/result_reader.hpp"
@@ -23,7 +24,10 @@ struct StoreAddOptions {
   std::string store;
 };
 
-int store_add(const StoreAddOptions& o) {
+// Before any work: the store has a location (the default one needs a home)
+// and is none of the result files.
+int check_store_add(const StoreAddOptions& o) {
+  if (const int rc = store_location_exit("latlab store add", o.store); rc != kExitOk) return rc;
   FilePlan files;
   for (size_t i = 0; i < o.files.size(); ++i)
     files.input("result " + std::to_string(i + 1), o.files[i]);
@@ -32,6 +36,11 @@ int store_add(const StoreAddOptions& o) {
     std::fprintf(stderr, "latlab store add: %s\n", r.error().message.c_str());
     return kExitUsage;
   }
+  return kExitOk;
+}
+
+// Runs what check_store_add() accepted.
+int store_add(const StoreAddOptions& o) {
   // Every file is read and checked before the store is touched.
   std::vector<ReadResult> results;
   for (const std::string& f : o.files) {
@@ -93,25 +102,31 @@ int store_migrate(const std::string& location) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<StoreAddOptions>();
   CLI::App* sub = app.add_subcommand("store", "The results store: add result files, upgrade it");
   sub->require_subcommand(1);
   CLI::App* migrate = sub->add_subcommand(
       "migrate", "Upgrade a store of an older schema version in place (one transaction)");
   auto migrate_store = std::make_shared<std::string>();
-  migrate->add_option("--store", *migrate_store,
-                      "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
+  migrate->add_option(
+      "--store", *migrate_store,
+      "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   CLI::App* add = sub->add_subcommand("add", "Append result JSON files to the store");
   add->add_option("results", opts->files, "Result files written by `latlab run`")
       ->required()
       ->check(CLI::ExistingFile);
   add->add_option("--store", opts->store,
                   "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
-  return [opts, add, migrate_store] {
+  auto check = [opts, add, migrate_store] {
+    return add->parsed() ? check_store_add(*opts)
+                         : store_location_exit("latlab store migrate", *migrate_store);
+  };
+  auto run = [opts, add, migrate_store] {
     if (add->parsed()) return store_add(*opts);
     return store_migrate(*migrate_store);
   };
+  return {check, run};
 }
 
 const RegisterCommand kRegister{{"store", setup, 60}};

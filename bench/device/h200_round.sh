@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One batched round on the GPU machine (device tool), from binaries built on
-# the development machine and carried in .devbin/ (bench/device/pack.sh).
+# the development machine and carried in .devbin/ (bench/device/pack.sh),
+# with the GL and Vulkan loader packages carried in .gl/ (made once on the
+# development machine by bench/device/fetch_gl.sh).
 # Steps run one after another: nothing else uses the GPU while one measures
 # (a second process on the GPU time-slices it and spoils timings).
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
@@ -16,6 +18,7 @@
 # run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
 here=$PWD
+compgen -G '.gl/*.deb' >/dev/null || echo "no .gl/*.deb: run bench/device/fetch_gl.sh on the development machine and carry .gl" >&2
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs stripped release binaries, the shared libraries the GPU machine may
 # lack and the Khronos validation layer into .devbin/, which
-# the device tool carries (`carry: [".devbin", ".gl"]`).
+# the device tool carries (`carry: [".devbin", ".gl"]`; .gl comes from
+# bench/device/fetch_gl.sh).
 set -euo pipefail
 b=${1:-build/release}
 rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers

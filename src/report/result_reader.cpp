@@ -114,12 +114,18 @@ Distribution read_distribution(const json& j, const std::string& path) {
     if (!v.is_number()) fail(join(path, key), "expected a number, found " + kind_of(v));
     const double x = v.get<double>();
     if (!std::isfinite(x)) fail(join(path, key), "not a finite number");
+    if (std::fabs(x) > kMaxResultUs) {
+      fail(join(path, key), fmt::format("{:g} us is outside what a result can hold (|value| <= "
+                                        "{:.4g} us, the host clock's int64 nanoseconds)",
+                                        x, kMaxResultUs));
+    }
     return x;
   };
   for (const auto& [key, out] : stats) {
     if (const std::optional<double> x = number(key)) *out = *x;
   }
   d.stddev = number("stddev");
+  if (d.stddev && *d.stddev < 0) fail(join(path, "stddev"), "negative");
   return d;
 }
 
@@ -129,7 +135,8 @@ ReadSeries read_series(const json& j, const std::string& path) {
   const json& stages = object_at(j, path, "stages");
   if (stages.empty()) fail(join(path, "stages"), "no stage");
   for (auto it = stages.begin(); it != stages.end(); ++it) {
-    s.series.emplace_back(it.key(), read_distribution(it.value(), join(path, "stages." + it.key())));
+    s.series.emplace_back(it.key(),
+                          read_distribution(it.value(), join(path, "stages." + it.key())));
   }
   for (const char* key : {"core_latency", "fence_latency", "timer_lateness", "clock_map_error"}) {
     s.series.emplace_back(key, read_distribution(member(j, path, key), join(path, key)));
@@ -151,9 +158,9 @@ ReadMode read_mode(const std::string& name, const json& j, const std::string& pa
   }
   const json& w = object_at(j, path, "workload");
   const std::string wp = join(path, "workload");
-  m.workload = ReadWorkload{uint32_at(w, wp, "passes"), uint32_at(w, wp, "complexity"),
-                            uint32_at(w, wp, "width"), uint32_at(w, wp, "height"),
-                            string_at(w, wp, "form")};
+  m.workload =
+      ReadWorkload{uint32_at(w, wp, "passes"), uint32_at(w, wp, "complexity"),
+                   uint32_at(w, wp, "width"), uint32_at(w, wp, "height"), string_at(w, wp, "form")};
   const json& blocks = member(j, path, "blocks");
   if (!blocks.is_array()) fail(join(path, "blocks"), "expected an array, found " + kind_of(blocks));
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -174,8 +181,8 @@ ReadMode read_mode(const std::string& name, const json& j, const std::string& pa
 void read_header(const json& doc, ReadResult& r) {
   r.kind = string_at(doc, "", "kind");
   if (r.kind != "latency_run" && r.kind != "performance_run") {
-    fail("kind", fmt::format("'{}' is not a latlab run result (latency_run or performance_run)",
-                             r.kind));
+    fail("kind",
+         fmt::format("'{}' is not a latlab run result (latency_run or performance_run)", r.kind));
   }
   r.tool_version = string_at(object_at(doc, "", "tool"), "tool", "version");
   r.created_utc = string_at(doc, "", "created_utc");
@@ -265,7 +272,8 @@ void read_device_sections(const json& doc, ReadResult& r) {
 
 Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section) {
   if (r.device_sections.empty())
-    return make_error(fmt::format("the result holds one device (no devices_run), not section {}", section));
+    return make_error(
+        fmt::format("the result holds one device (no devices_run), not section {}", section));
   if (section >= r.device_sections.size()) {
     return make_error(fmt::format("the result has device sections 0..{}, not {}",
                                   r.device_sections.size() - 1, section));
@@ -286,7 +294,14 @@ Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section) 
 Result<ReadResult> read_result_json(std::string text, std::string_view source) {
   json doc;
   try {
-    doc = json::parse(text);
+    // `per_frame` (every frame's series: most of a long run's bytes) is
+    // parsed but not kept: the model has no use for it, and the text keeps it
+    // for the store and the report.
+    const json::parser_callback_t skip_per_frame = [](int depth, json::parse_event_t event,
+                                                      json& parsed) {
+      return !(depth == 1 && event == json::parse_event_t::key && parsed == "per_frame");
+    };
+    doc = json::parse(text, skip_per_frame);
   } catch (const json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
     return make_error(fmt::format("{}: not valid JSON{} (byte {} of {}): {}", source,
@@ -315,8 +330,8 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
     }
     if (version != kResultSchemaVersion) {
       return make_error(fmt::format(
-          "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}", source,
-          version, kVersion, kResultSchemaVersion));
+          "{}: schema_version {} is not supported: this latlab ({}) reads schema_version {}",
+          source, version, kVersion, kResultSchemaVersion));
     }
     r.schema_version = static_cast<int>(version);
     read_header(doc, r);
@@ -334,10 +349,22 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source) {
 Result<ReadResult> read_result_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return make_error(fmt::format("{}: cannot read: read error", path));
-  return read_result_json(ss.str(), path);
+  // Read once into the text the result keeps (a stream copy held it twice).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  std::string text;
+  if (size > 0 && in.seekg(0)) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    if (in.gcount() != size) return make_error(fmt::format("{}: cannot read: read error", path));
+  } else {
+    in.clear();  // not seekable (a pipe): read to its end
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return make_error(fmt::format("{}: cannot read: read error", path));
+    text = ss.str();
+  }
+  return read_result_json(std::move(text), path);
 }
 
 }  // namespace latlab

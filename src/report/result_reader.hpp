@@ -20,6 +20,11 @@
 
 namespace latlab {
 
+// The largest magnitude of a distribution's statistic (us) a result can
+// hold: the host clock's int64 nanoseconds (about 107 days). A reader
+// refuses statistics beyond it ("p50": 1e308 is no measurement).
+inline constexpr double kMaxResultUs = 9.223372036854775807e15;
+
 // One distribution per series name, in the document's order: the stages,
 // then core_latency, fence_latency, timer_lateness, clock_map_error, then
 // (when the document has them) poll_latency, gpu_end_to_poll_wake, poll_cpu. A
@@ -105,7 +110,9 @@ Result<ReadResult> read_result_json(std::string text, std::string_view source);
 // no such section or that device has no result.
 Result<ReadResult> select_device_section(const ReadResult& r, uint32_t section);
 
-// Reads the file at `path` (any size a result can have) and parses it.
+// Reads the file at `path` (any size a result can have) and parses it. The
+// text is held once (ReadResult::text); `per_frame` is not kept in the
+// parsed model, so reading costs about the file's size in memory.
 Result<ReadResult> read_result_file(const std::string& path);
 
 }  // namespace latlab

@@ -1,8 +1,12 @@
 #include "report/result_reader.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "sim_result_doc.hpp"
 
@@ -100,6 +104,78 @@ TEST(ResultReader, MissingFileIsAnError) {
   Result<ReadResult> r = read_result_file("/nonexistent/latlab.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("/nonexistent/latlab.json"), std::string::npos);
+}
+
+// Issue 23: a p50 of 1e308 was accepted and `compare` printed it with 300
+// digits. Statistics are microseconds of int64 host nanoseconds at most.
+TEST(ResultReader, StatisticsBeyondTheHostClockRangeAreRefused) {
+  const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2});
+  for (const double bad : {1e308, -1e308, 1e16, -9.3e15}) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(doc);
+    j["modes"]["baseline"]["total"]["stages"]["gpu_execution"]["p50"] = bad;
+    const Result<ReadResult> r = read_result_json(j.dump(), "x");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("modes.baseline.total.stages.gpu_execution.p50"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find("outside what a result can hold"), std::string::npos)
+        << r.error().message;
+  }
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(doc);
+  j["modes"]["baseline"]["blocks"][0]["timer_lateness"]["stddev"] = -1.0;
+  EXPECT_FALSE(read_result_json(j.dump(), "x").ok());
+  // The extremes a result can hold are read.
+  j = nlohmann::ordered_json::parse(doc);
+  j["modes"]["baseline"]["total"]["stages"]["gpu_execution"]["max"] = 9.2e15;
+  j["modes"]["baseline"]["total"]["timer_lateness"]["min"] = -9.2e15;
+  const Result<ReadResult> ok = read_result_json(j.dump(), "x");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_DOUBLE_EQ(ok->modes[0].total.find("gpu_execution")->max, 9.2e15);
+}
+
+// The reader's model has no use for `per_frame`: it is not kept (the text
+// still holds it, for the store and the report).
+TEST(ResultReader, PerFrameIsLeftInTheTextNotTheModel) {
+  nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}));
+  j["per_frame"] = {{"units", "ns"}, {"modes", {{"baseline", {{"x", {1, 2, 3}}}}}}};
+  const std::string text = j.dump();
+  const Result<ReadResult> r = read_result_json(text, "x");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->text, text);
+  EXPECT_EQ(r->modes.size(), 1u);
+  // A key of that name deeper in the document is read as usual.
+  j["modes"]["baseline"]["per_frame"] = 1;
+  EXPECT_TRUE(read_result_json(j.dump(), "x").ok());
+}
+
+TEST(ResultReader, AFileIsReadWholeAndAPipeToo) {
+  const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2});
+  char dir_tmpl[] = "/tmp/latlab-reader-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_tmpl), nullptr);
+  const std::string file = std::string(dir_tmpl) + "/r.json";
+  std::FILE* f = std::fopen(file.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(doc.data(), 1, doc.size(), f);
+  std::fclose(f);
+  Result<ReadResult> r = read_result_file(file);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->text, doc);
+  const std::string fifo = std::string(dir_tmpl) + "/p.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::FILE* w = std::fopen(fifo.c_str(), "wb");
+    if (w == nullptr) return;
+    std::fwrite(doc.data(), 1, doc.size(), w);
+    std::fclose(w);
+  });
+  r = read_result_file(fifo);
+  writer.join();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->text, doc);
+  std::remove(fifo.c_str());
+  std::remove(file.c_str());
+  rmdir(dir_tmpl);
 }
 
 }  // namespace
