@@ -75,8 +75,9 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
   } else if (!desc.calibrated_timestamps && probe.calibrated_ext && caps.timestamps && has_queue) {
     caps.missing.push_back(
         {"calibrated_timestamps",
-         "offered by the device but not enabled at vkCreateDevice: calibration pairs are "
-         "estimated by bracketing a timestamp submitted to the queue handed to latlab"});
+         std::string(vk::kOfferedNotEnabled) +
+             ": calibration pairs are estimated by bracketing a timestamp submitted to the queue "
+             "handed to latlab"});
   }
   if (desc.host_query_reset && !caps.host_query_reset) {
     caps.missing.push_back(
@@ -85,9 +86,9 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
          "vkResetQueryPool nor vkResetQueryPoolEXT: queries are reset in the command buffers"});
   } else if (!desc.host_query_reset && (probe.host_reset_core || probe.host_reset_ext)) {
     caps.missing.push_back(
-        {"host_query_reset",
-         "offered by the device but not enabled at vkCreateDevice: queries are reset in the "
-         "program's command buffers (VulkanTimestampSlots::record_pending_resets)"});
+        {"host_query_reset", std::string(vk::kOfferedNotEnabled) +
+                                 ": queries are reset in the program's command buffers "
+                                 "(VulkanTimestampSlots::record_pending_resets)"});
   }
   for (const auto& m : r.missing) {
     // The device-wide "timestamps" entry is about any family: restated for

@@ -13,6 +13,13 @@
 
 namespace latlab {
 
+namespace vk {
+// How a capability's reason starts when the device offers it and the program
+// did not enable it (VulkanContext rewords it for what its desc turned off).
+inline constexpr const char* kOfferedNotEnabled =
+    "offered by the device but not enabled at vkCreateDevice";
+}  // namespace vk
+
 struct VulkanAttachment::Impl {
   VulkanAttachDesc desc;
   vk::DeviceFns fns;

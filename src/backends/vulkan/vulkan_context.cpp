@@ -13,6 +13,7 @@
 
 #include "backends/vulkan/vk_dispatch.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "backends/vulkan/vulkan_attach_parts.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
 
 namespace latlab {
@@ -141,9 +142,11 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, const std::vector<uint32_t
 }
 
 // The attachment's capabilities, with the reasons of what the context's
-// desc turned off (the attachment says "not enabled at vkCreateDevice").
+// desc turned off (the attachment says "offered by the device but not
+// enabled"; what the device does not offer keeps its reason).
 VulkanCapabilities context_capabilities(VulkanCapabilities caps, const VulkanContextDesc& desc) {
   for (MissingCapability& m : caps.missing) {
+    if (m.reason.rfind(vk::kOfferedNotEnabled, 0) != 0) continue;
     if (m.name == "calibrated_timestamps" && !desc.calibrated_timestamps) {
       m.reason =
           "turned off by VulkanContextDesc::calibrated_timestamps: calibration pairs are estimated "
