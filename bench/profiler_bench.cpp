@@ -358,9 +358,16 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
     return;
   }
   GpuProfiler& prof = (*gpu)->profiler();
+  // A pool made as VulkanBench makes its own, so that only the attach differs.
+  VkCommandPoolCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = program->family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  vkCreateCommandPool(program->device, &pi, nullptr, &pool);
   VkCommandBufferAllocateInfo ai{};
   ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  ai.commandPool = program->pool;
+  ai.commandPool = pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -412,6 +419,7 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
     roll_frame(prof);
   }
   vkDestroyQueryPool(program->device, qp, nullptr);
+  vkDestroyCommandPool(program->device, pool, nullptr);
   const double zones = static_cast<double>(state.iterations()) * kZonesPerFrame;
   state.counters["zone_ns"] = static_cast<double>(zone_ns) / zones;
   state.counters["raw_ns"] = static_cast<double>(raw_ns) / zones;
