@@ -67,7 +67,8 @@ void print_dist(const char* label, std::vector<double> v, const char* unit, uint
       "  %-34s n=%-5llu miss=%-3llu mean %9.3f sd %8.3f min %9.3f p50 %9.3f p90 %9.3f p99 %9.3f "
       "max %9.3f %s\n",
       label, static_cast<unsigned long long>(d.count), static_cast<unsigned long long>(d.missing),
-      d.mean, d.stddev, d.min, d.p50, d.p90, d.p99, d.max, unit);
+      d.mean, d.stddev.value_or(std::nan("")), d.min, d.p50, d.p90, d.p99, d.max,
+      unit);  // nan: one sample
 }
 
 [[noreturn]] void die(const std::string& what) {

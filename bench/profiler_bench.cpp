@@ -3,7 +3,9 @@
 //
 // Units (all timed with the thread's CPU clock as manual time, since the
 // machines are shared): BM_ProfilerZone(Shared): one iteration = one frame of 4096
-// zones, ns_per_zone = that time / zones; BM_ProfilerCollectFrame2048: one
+// zones, ns_per_zone = that time / zones; BM_ProfilerZoneThreads: 1 or 3
+// threads record 4096 zones each into one frame at once, ns_per_zone = their
+// CPU time summed / zones; BM_ProfilerCollectFrame2048: one
 // iteration = one collect() of a frame of 2048 queries. Warm-up: the first frames
 // (name table, buffers) run before timing starts. Run with repetitions to get
 // a distribution, e.g.
@@ -22,6 +24,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <thread>
@@ -126,6 +129,88 @@ BENCHMARK(BM_ProfilerZoneShared)
     ->ArgName("depth")
     ->Arg(1)
     ->Arg(4)
+    ->UseManualTime()
+    ->ComputeStatistics("min", min_of)
+    ->Unit(benchmark::kMicrosecond);
+
+// Zones recorded by `threads` threads at once into one profiler, each into
+// its own stream (flat, no CPU times). One iteration = one frame in which
+// every thread records kZonesPerFrame zones; the benchmark's thread also
+// closes the frames, so with threads:1 it owns the cursor, and with threads:3
+// two helper threads share it: every zone's pair then comes from one cache
+// line that three cores write. The threads start each frame together
+// (helpers spin on a generation counter); closing the frame is untimed.
+// Time = the recording threads' CPU time summed (manual time);
+// ns_per_zone = that sum / zones recorded. Warm-up: two frames with every
+// thread before timing starts.
+void BM_ProfilerZoneThreads(benchmark::State& state) {
+  const auto threads = static_cast<uint32_t>(state.range(0));
+  const uint32_t zones_per_frame = kZonesPerFrame * threads;
+  auto writer = SimTimestampSlots::create({.count = 2 * zones_per_frame * 2});
+  auto prof =
+      GpuProfiler::create(
+          writer, {.name = "bench", .max_zones_per_frame = zones_per_frame, .frames_in_flight = 1})
+          .value();
+  auto record = [&prof] {
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      LATLAB_GPU_ZONE(prof, nullptr, "zone");
+    }
+  };
+  std::atomic<uint64_t> go{0};  // frame generation: helpers record once per increment
+  std::atomic<uint32_t> done{0};
+  std::atomic<int64_t> helper_ns{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> helpers;
+  for (uint32_t t = 1; t < threads; ++t) {
+    helpers.emplace_back([&] {
+      uint64_t seen = 0;
+      for (;;) {
+        uint64_t g = go.load(std::memory_order_acquire);
+        while (g == seen && !stop.load(std::memory_order_relaxed)) {
+          std::this_thread::yield();
+          g = go.load(std::memory_order_acquire);
+        }
+        if (g == seen) return;
+        seen = g;
+        const int64_t t0 = thread_cpu_ns();
+        record();
+        helper_ns.fetch_add(thread_cpu_ns() - t0, std::memory_order_relaxed);
+        done.fetch_add(1, std::memory_order_release);
+      }
+    });
+  }
+  // One frame: every thread records; returns their CPU time summed.
+  auto frame = [&] {
+    helper_ns.store(0, std::memory_order_relaxed);
+    done.store(0, std::memory_order_relaxed);
+    go.fetch_add(1, std::memory_order_release);
+    const int64_t t0 = thread_cpu_ns();
+    record();
+    const int64_t own = thread_cpu_ns() - t0;
+    while (done.load(std::memory_order_acquire) != threads - 1) std::this_thread::yield();
+    return own + helper_ns.load(std::memory_order_relaxed);
+  };
+  for (int i = 0; i < 2; ++i) {  // warm-up
+    frame();
+    roll_frame(*prof);
+  }
+  int64_t timed_ns = 0;
+  for (auto _ : state) {
+    const int64_t ns = frame();
+    state.SetIterationTime(static_cast<double>(ns) * 1e-9);
+    timed_ns += ns;
+    roll_frame(*prof);
+  }
+  stop.store(true, std::memory_order_relaxed);
+  for (auto& h : helpers) h.join();
+  state.counters["ns_per_zone"] =
+      static_cast<double>(timed_ns) / (static_cast<double>(state.iterations()) * zones_per_frame);
+  if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
+}
+BENCHMARK(BM_ProfilerZoneThreads)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(3)
     ->UseManualTime()
     ->ComputeStatistics("min", min_of)
     ->Unit(benchmark::kMicrosecond);

@@ -131,8 +131,9 @@ void print_result(const LoadCalibrationReport& r, const LoadCalibrationDesc& des
   if (r.verified) {
     std::printf("%s",
                 fmt::format("  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max "
-                            "{:.4f}  stddev {:.4f} ms\n",
-                            g.count, g.missing, r.p5_ms, g.p95, g.min, g.max, g.stddev)
+                            "{:.4f}  stddev {} ms\n",
+                            g.count, g.missing, r.p5_ms, g.p95, g.min, g.max,
+                            g.stddev ? fmt::format("{:.4f}", *g.stddev) : std::string("-"))
                     .c_str());
   }
   std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",

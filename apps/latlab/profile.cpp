@@ -27,6 +27,7 @@
 
 #include "cli_values.hpp"
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 // This command exists to show the profiler: its zones stay in whatever
@@ -288,6 +289,17 @@ std::string start_clock_model(Calibrator& calibrator, const VulkanCapabilities& 
 }
 
 int profile(const ProfileOptions& opt) {
+  // --trace is checked before any device is opened: a run never ends in a
+  // trace that cannot be written.
+  if (names_stdout(opt.trace)) {
+    return fail("",
+                "--trace: standard output carries the profile's table; name a file, a FIFO or "
+                "/dev/null",
+                kExitUsage);
+  }
+  FilePlan files;
+  files.output("--trace", opt.trace);
+  if (Result<void> r = files.check(); !r) return fail("", r.error().message, kExitUsage);
   const auto size = parse_profile_size(opt.size, kMaxSide);
   if (!size) {
     return fail(

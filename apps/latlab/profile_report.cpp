@@ -15,7 +15,8 @@ nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
     auto stat = [has](double v) { return has ? nlohmann::json(v) : nlohmann::json(nullptr); };
     out.push_back({{"zone", s.name},
                    {"frames", s.frames},
-                   {"calls_per_frame", s.calls_per_frame},
+                   {"frames_missing", s.frames_missing},
+                   {"calls_per_frame", stat(s.calls_per_frame)},
                    {"avg_ms", stat(s.avg_ms)},
                    {"min_ms", stat(s.min_ms)},
                    {"max_ms", stat(s.max_ms)},

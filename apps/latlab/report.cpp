@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "latlab/latency_report.hpp"
 #include "report/html/report_html.hpp"
 #include "report/html/report_input.hpp"
@@ -19,6 +20,14 @@ struct ReportOptions {
 };
 
 int run_report(const ReportOptions& o) {
+  FilePlan files;
+  for (size_t i = 0; i < o.inputs.size(); ++i)
+    files.input("result " + std::to_string(i + 1), o.inputs[i]);
+  files.output("-o", o.out);
+  if (Result<void> r = files.check(); !r) {
+    std::fprintf(stderr, "latlab report: %s\n", r.error().message.c_str());
+    return kExitUsage;
+  }
   std::vector<ReportInput> runs;
   for (const std::string& path : o.inputs) {
     Result<ReportInput> in = read_report_input(path);
@@ -45,7 +54,9 @@ int run_report(const ReportOptions& o) {
     std::fprintf(stderr, "latlab report: %s\n", w.error().message.c_str());
     return kExitWriteFailed;
   }
-  fmt::print("report written to {} ({} run{})\n", o.out, runs.size(), runs.size() == 1 ? "" : "s");
+  // -o - (the page on stdout): the line goes to stderr.
+  fmt::print(names_stdout(o.out) ? stderr : stdout, "report written to {} ({} run{})\n", o.out,
+             runs.size(), runs.size() == 1 ? "" : "s");
   return kExitOk;
 }
 
@@ -56,7 +67,8 @@ std::function<int()> setup(CLI::App& app) {
       "Write one self-contained HTML report (charts, percentile tables, clock model, settings) "
       "from result files; opens offline, makes no request");
   sub->add_option("results", opts->inputs, "Result JSON files of latlab run")->required();
-  sub->add_option("-o,--out", opts->out, "HTML file to write (atomically)")->capture_default_str();
+  sub->add_option("-o,--out", opts->out, "HTML file to write (atomically; '-' for stdout)")
+      ->capture_default_str();
   return [opts] { return run_report(*opts); };
 }
 

@@ -17,7 +17,8 @@
 //
 // Prints the settings, a progress line when stdout is a terminal, then the
 // per-stage table; writes the JSON result atomically. Exit codes: 0 ok,
-// 1 run failed or interrupted (result written with "partial": true),
+// 1 run failed or interrupted (result written with "partial": true; nothing
+// written when stopped before any measured frame, e.g. during calibration),
 // 2 bad input, 3 device/backend unavailable (or `--mode loaded` without a
 // usable load), 4 result could not be written.
 #include <unistd.h>
@@ -136,11 +137,17 @@ RunMeta make_run_meta(const RunOptions& o) {
 
 void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
   LatencyRunDesc& desc = plan.desc;
+  // A calibrated load is checked against its target after the run (off
+  // target when its measured GPU time misses it); a given complexity has none.
+  LatencyModeDesc loaded_mode{"loaded", plan.loaded_work, std::nullopt};
+  if (loaded.calibration) {
+    loaded_mode.gpu_target =
+        GpuTimeTarget{loaded.calibration->target_ms, loaded.calibration->tolerance};
+  }
   if (plan.want_baseline && loaded.runs) {
-    desc.modes = {LatencyModeDesc{"baseline", desc.workload},
-                  LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {LatencyModeDesc{"baseline", desc.workload, std::nullopt}, loaded_mode};
   } else if (loaded.runs) {
-    desc.modes = {LatencyModeDesc{"loaded", plan.loaded_work}};
+    desc.modes = {loaded_mode};
   }
   desc.first_frame_id = loaded.next_frame_id;
 }
@@ -151,33 +158,46 @@ namespace {
 // -> result. Each stage prints its own errors; the exit codes are in the
 // header comment.
 int run_command(const RunOptions& o) {
-  std::FILE* info = o.json ? stderr : stdout;  // --json keeps stdout for the document
+  // --json, or an output on stdout, keeps stdout for that document.
+  const bool stdout_taken = o.json || run_outputs_take_stdout(o);
+  std::FILE* info = stdout_taken ? stderr : stdout;
   Result<RunPlan> planned = plan_run(o);
   if (!planned) {
     std::fprintf(stderr, "latlab run: %s\n", planned.error().message.c_str());
     return kExitUsage;
   }
+  if (Result<void> files = check_run_files(o); !files) {
+    std::fprintf(stderr, "latlab run: %s\n", files.error().message.c_str());
+    return kExitUsage;
+  }
   RunPlan& plan = planned.value();
-  std::unique_ptr<store::ResultsStore> store;  // opened before anything runs
-  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   if (is_device_list(o.device)) {
     InterruptScope interrupt;
     return run_device_list(o, plan, info, &g_interrupted);
   }
+  // Opened (its schema version checked) before anything runs; a new store
+  // is created only when the run is appended.
+  std::unique_ptr<store::ResultsStore> store;
+  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
   PresentSetup present = probe_run_present(o);
   if (const int rc = open_run_device(o, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
-  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device);
+  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, calibrator_desc(o));
 
   // Installed before the settings are echoed, so a caller that saw them can
   // interrupt safely.
   InterruptScope interrupt;
   print_run_settings(info, o, plan, device.info());
   if (plan.want_latency()) open_run_present(o, device, present, info);
-  const LoadedSetup loaded = prepare_loaded(o, plan, device, info);
+  const LoadedSetup loaded = prepare_loaded(o, plan, device, info, &g_interrupted);
+  if (!loaded.interrupted.empty()) {  // Ctrl-C during calibration: as before any measured frame
+    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                 loaded.interrupted.c_str());
+    return kExitRunFailed;
+  }
   if (plan.want_loaded && !loaded.runs && !plan.want_baseline && !plan.want_perf) {
     std::fprintf(stderr, "latlab run: %s\n", loaded.unavailable.c_str());
     return kExitMissingCapability;
@@ -185,8 +205,7 @@ int run_command(const RunOptions& o) {
   set_latency_modes(plan, loaded);
   RunMeta meta = make_run_meta(o);
   if (!plan.want_latency()) {
-    interrupt.restore();
-    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info);
+    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info, &g_interrupted);
   }
 
   LatencyRunEnv env;
@@ -195,9 +214,8 @@ int run_command(const RunOptions& o) {
   env.time = rd.time.get();
   env.interrupt = &g_interrupted;
   env.present = present.path.get();
-  const bool progress = !o.json && isatty(STDOUT_FILENO) == 1;
+  const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
   Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
-  interrupt.restore();
   if (!result) {
     std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
     return kExitUsage;
@@ -209,7 +227,9 @@ int run_command(const RunOptions& o) {
                  run.partial_reason.c_str());
     return kExitRunFailed;
   }
-  const PerformanceOutcome perf = run_performance_after(plan, run, device, o.perf_frames);
+  const PerformanceOutcome perf =
+      run_performance_after(plan, run, device, o.perf_frames, &g_interrupted);
+  interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info,
                             store.get());
 }
@@ -309,7 +329,8 @@ void add_workload_options(CLI::App* sub, RunOptions* opts) {
 
 // Outputs, comparison blocks and switches.
 void add_output_options(CLI::App* sub, RunOptions* opts) {
-  sub->add_option("--out", opts->out, "JSON result file (written atomically; '' for none)")
+  sub->add_option("--out", opts->out,
+                  "JSON result file (written atomically; '-' for stdout; '' for none)")
       ->capture_default_str();
   sub->add_option("--frames-csv", opts->frames_csv, "Also write per-frame markers as CSV");
   sub->add_option("--store", opts->store,
@@ -339,6 +360,12 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
                   "before the block (default: 0 with one device, 250 with several: each device "
                   "idles through the others' turns and its GPU may lower its clocks)")
       ->check(CLI::Range(0.0, 60'000.0));
+  sub->add_option("--clock-refresh-ms", opts->clock_refresh_ms,
+                  "Period of the clock model's refresh (calibration pairs on their own thread); "
+                  "0: the start-up calibration only (a diagnostic: nothing samples beside the "
+                  "frames, the drift stays unknown)")
+      ->check(CLI::Range(0.0, 3'600'000.0))
+      ->capture_default_str();
   sub->add_flag("--keep-timer-slack", opts->keep_timer_slack,
                 "Do not lower the generator thread's timer slack");
   sub->add_flag("--json", opts->json, "Print the JSON result on stdout instead of the table");

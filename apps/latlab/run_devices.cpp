@@ -71,7 +71,7 @@ int open_lanes(const RunOptions& o, RunPlan& plan, std::vector<RunLane>& lanes) 
     } else {
       l.failure = "cannot open: " + opened.error().message;
     }
-    if (l.device) l.mapper = make_calibrated_mapper(*l.device);
+    if (l.device) l.mapper = make_calibrated_mapper(*l.device, calibrator_desc(o));
     lanes.push_back(std::move(l));
   }
   return kExitOk;
@@ -140,7 +140,11 @@ int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
   std::fflush(info);
   for (RunLane& l : lanes) {
     if (!l.failure.empty()) continue;
-    l.loaded = prepare_loaded(o, l.plan, *l.device, info);
+    l.loaded = prepare_loaded(o, l.plan, *l.device, info, interrupt);
+    if (!l.loaded.interrupted.empty()) {  // Ctrl-C: no other calibration; every run stops at once
+      l.failure = "stopped before any measured frame: " + l.loaded.interrupted;
+      break;
+    }
     set_latency_modes(l.plan, l.loaded);
   }
   run_lanes(lanes, interrupt);

@@ -23,11 +23,12 @@ uint64_t calibration_frame_ids(const LoadCalibrationDesc& cd) {
 // planned size, or with --load-size auto at the first size of
 // auto_load_sizes() where the target is reachable.
 void calibrate_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device, std::FILE* info,
-                      LoadedSetup& loaded) {
+                      LoadedSetup& loaded, const std::atomic<bool>* interrupt) {
   LoadCalibrationDesc cd;
   cd.target_ms = o.load_target_ms;
   cd.tolerance = o.load_tolerance;
   cd.form = plan.loaded_work.form;
+  cd.interrupt = interrupt;
   cd.on_step = [info](const LoadCalibrationStep& st) {
     fmt::print(info,
                "  load calibration #{}: {} complexity {} -> median {:.4f} ms ({:+.2f}%), spread "
@@ -48,6 +49,17 @@ void calibrate_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
     cd.first_frame_id = loaded.next_frame_id;
     if (plan.load_size_auto) fmt::print(info, "  load size auto: trying {}x{}\n", w, h);
     Result<LoadCalibrationReport> cal = calibrate_load(device, cd);
+    if (interrupt != nullptr && interrupt->load()) {
+      // Ctrl-C: no other size, no run. The calibration's error says where
+      // it stopped; one that finished as the signal came says so here.
+      loaded.interrupted =
+          cal ? "interrupted after load calibration at " + size_text(w, h) : cal.error().message;
+      loaded.next_frame_id =
+          cal ? cal->next_frame_id : loaded.next_frame_id + calibration_frame_ids(cd);
+      fmt::print(info, "  load calibration stopped: {}\n", loaded.interrupted);
+      std::fflush(info);
+      return;
+    }
     if (!cal && plan.load_size_auto && !last && target_below_reach(cal.error())) {
       loaded.size.tried.emplace_back(size_text(w, h), cal.error().message);
       loaded.next_frame_id += calibration_frame_ids(cd);
@@ -123,7 +135,7 @@ void print_progress(const RunProgress& p) {
 }  // namespace
 
 LoadedSetup prepare_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
-                           std::FILE* info) {
+                           std::FILE* info, const std::atomic<bool>* interrupt) {
   LoadedSetup loaded;
   if (plan.want_loaded && o.load_complexity > 0) {
     plan.loaded_work.complexity = o.load_complexity;
@@ -133,9 +145,9 @@ LoadedSetup prepare_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& de
                           ? "--load-complexity given: nothing calibrated, the largest size of the list"
                           : "given with --load-size";
   } else if (plan.want_loaded) {
-    calibrate_loaded(o, plan, device, info, loaded);
+    calibrate_loaded(o, plan, device, info, loaded, interrupt);
   }
-  loaded.runs = plan.want_loaded && loaded.unavailable.empty();
+  loaded.runs = plan.want_loaded && loaded.unavailable.empty() && loaded.interrupted.empty();
   return loaded;
 }
 

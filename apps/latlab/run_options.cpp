@@ -19,17 +19,6 @@
 namespace latlab::cli {
 namespace {
 
-bool output_dir_writable(const std::string& path, std::string& why) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  if (access(dir.c_str(), W_OK) != 0) {
-    why = "cannot write '" + path + "': directory '" + dir + "' does not exist or is not writable";
-    return false;
-  }
-  return true;
-}
-
 WorkloadForm form_of(const RunOptions& o) {
   return o.form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
 }
@@ -118,15 +107,17 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   if (o.use_store && !p.want_latency()) {
     return make_error("--store keeps latency runs; --mode performance has none to store");
   }
-  std::string why;
-  if (!o.out.empty() && !output_dir_writable(o.out, why)) return make_error(why);
-  if (!o.frames_csv.empty() && !output_dir_writable(o.frames_csv, why)) return make_error(why);
-  if (!o.report.empty() && !output_dir_writable(o.report, why)) return make_error(why);
   // The default complexity until calibration (or --load-complexity) sets it.
   p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
   p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));
   p.load_size_auto = load_auto;
   return p;
+}
+
+CalibratorDesc calibrator_desc(const RunOptions& o) {
+  CalibratorDesc d;
+  d.refresh_interval_ns = static_cast<int64_t>(o.clock_refresh_ms * 1e6);
+  return d;
 }
 
 void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
@@ -181,6 +172,11 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
   if (desc.turn_warmup_ns > 0) {
     fmt::print(info, "  turn warm-up: {:.0f} ms of unrecorded frames before every block\n",
                static_cast<double>(desc.turn_warmup_ns) / 1e6);
+  }
+  if (o.clock_refresh_ms != 1000) {
+    fmt::print(info, "  clock model refresh: {}\n",
+               o.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", o.clock_refresh_ms)
+                                      : std::string("none (the start-up calibration only)"));
   }
   if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,

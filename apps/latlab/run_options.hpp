@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "latlab/calibrator.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/latency_run.hpp"
 #include "latlab/load_calibration.hpp"
@@ -43,6 +44,9 @@ struct RunOptions {
   // device, kSeveralDevicesTurnWarmupNs with several (run_devices.cpp)
   std::optional<double> turn_warmup_ms;
   bool keep_timer_slack = false;
+  // --clock-refresh-ms: the clock model's refresh period; 0: the start-up
+  // calibration only (a diagnostic: no refresh beside the frames)
+  double clock_refresh_ms = 1000;
   bool json = false;
   bool validation = false;
   int sim_fail_device = -1;  // hidden (tests): with several sim devices, this one fails mid-run
@@ -76,7 +80,7 @@ struct RunPlan {
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
-// "latlab run: "). Checks that the output directories are writable.
+// "latlab run: "). The output files are checked apart (check_run_files).
 Result<RunPlan> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.
@@ -85,6 +89,9 @@ inline constexpr int kPollAutoMinCpus = 4;
 bool poll_observer_on(const std::string& mode);
 // CPUs this process may run on (sched_getaffinity).
 int usable_cpus();
+
+// The clock model's calibrator settings (--clock-refresh-ms).
+CalibratorDesc calibrator_desc(const RunOptions& o);
 
 // Echoes the settings of the run to `info` (stdout, or stderr with --json).
 void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_OPENGL
 #include "latlab/opengl.hpp"
@@ -66,43 +67,62 @@ nlohmann::ordered_json result_json(const RunOptions& o, const RunPlan& plan, con
       doc["modes"]["performance"] = {{"available", false}, {"reason", perf.unavailable}};
       doc["unavailable"].push_back({{"name", "performance"}, {"reason", perf.unavailable}});
     }
+    if (!run.partial && !perf.interrupted.empty()) {  // Ctrl-C in Performance, after the blocks
+      doc["partial"] = true;
+      doc["partial_reason"] = perf.interrupted;
+    }
   }
   return doc;
 }
 
-// The per-stage table and what was unavailable, on stdout.
+// What an interrupt leaves of a file being written.
+constexpr const char* kFileIfCut =
+    "it keeps its previous contents; a temporary .latlab-XXXXXX beside it may remain";
+
+// The per-stage table and what was unavailable, on `table` (stdout, or
+// stderr when an output writes to stdout).
 void print_summary(const RunPlan& plan, const LatencyRun& run, const LoadedSetup& loaded,
-                   const PerformanceOutcome& perf) {
-  std::fputs(format_run_table(run).c_str(), stdout);
+                   const PerformanceOutcome& perf, std::FILE* table) {
+  std::fputs(format_run_table(run).c_str(), table);
   if (plan.want_loaded && !loaded.runs)
-    std::printf("  Loaded unavailable: %s\n", loaded.unavailable.c_str());
-  if (perf.report) std::fputs(format_performance(*perf.report).c_str(), stdout);
+    std::fprintf(table, "  Loaded unavailable: %s\n", loaded.unavailable.c_str());
+  if (perf.report) std::fputs(format_performance(*perf.report).c_str(), table);
   if (plan.want_perf && !perf.report)
-    std::printf("  Performance unavailable: %s\n", perf.unavailable.c_str());
+    std::fprintf(table, "  Performance unavailable: %s\n", perf.unavailable.c_str());
 }
 
-// Writes --out and --frames-csv; returns false when one could not be written.
+// Writes --out, --frames-csv and --report; returns false when one could not
+// be written.
 bool write_outputs(const RunOptions& o, const LatencyRun& run, const nlohmann::ordered_json& doc,
-                   std::FILE* info) {
+                   std::FILE* info, WritesInterruptScope& notice) {
   bool ok = true;
-  if (!o.out.empty() && !write_result_json(o.out, doc, info, run.partial ? " (partial)" : "")) {
-    ok = false;
+  if (!o.out.empty()) {
+    notice.writing("the result '" + o.out + "'", kFileIfCut);
+    if (write_result_json(o.out, doc, info, run.partial ? " (partial)" : "")) {
+      notice.kept("the result '" + o.out + "'");
+    } else {
+      ok = false;
+    }
   }
   if (!o.frames_csv.empty()) {
+    notice.writing("the per-frame markers '" + o.frames_csv + "'", kFileIfCut);
     if (Result<void> w = write_frames_csv(o.frames_csv, run); !w) {
       std::fprintf(stderr, "latlab run: %s\n", w.error().message.c_str());
       ok = false;
     } else {
       fmt::print(info, "per-frame markers written to {}\n", o.frames_csv);
+      notice.kept("the per-frame markers '" + o.frames_csv + "'");
     }
   }
   if (!o.report.empty()) {
+    notice.writing("the report '" + o.report + "'", kFileIfCut);
     const ReportInput in{o.out.empty() ? std::string("latlab run") : o.out, doc};
     if (Result<void> w = write_html_report(o.report, std::span(&in, 1)); !w) {
       std::fprintf(stderr, "latlab run: report: %s\n", w.error().message.c_str());
       ok = false;
     } else {
       fmt::print(info, "report written to {}\n", o.report);
+      notice.kept("the report '" + o.report + "'");
     }
   }
   return ok;
@@ -119,6 +139,20 @@ bool print_validation(const ValidationReport& v, std::FILE* info) {
 }
 
 }  // namespace
+
+bool run_outputs_take_stdout(const RunOptions& o) {
+  return names_stdout(o.out) || names_stdout(o.frames_csv) || names_stdout(o.report);
+}
+
+Result<void> check_run_files(const RunOptions& o) {
+  FilePlan files;
+  files.output("--out", o.out);
+  files.output("--frames-csv", o.frames_csv);
+  files.output("--report", o.report);
+  if (o.json) files.output("--json (standard output)", "-");
+  if (o.use_store) files.store("--store", o.store);
+  return files.check();
+}
 
 nlohmann::ordered_json latency_result_doc(const RunOptions& o, const RunPlan& plan,
                                           const LatencyRun& run, const LoadedSetup& loaded,
@@ -146,17 +180,26 @@ int report_latency_run(const RunOptions& o, const RunPlan& plan, const LatencyRu
   if (o.json) {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
-    print_summary(plan, run, loaded, perf);
+    print_summary(plan, run, loaded, perf, run_outputs_take_stdout(o) ? stderr : stdout);
   }
-  int rc = run.partial ? kExitRunFailed : kExitOk;
+  int rc = run.partial || !perf.interrupted.empty() ? kExitRunFailed : kExitOk;
   if (plan.want_perf && !perf.report && !run.partial) rc = kExitRunFailed;
-  if (!write_outputs(o, run, doc, info)) rc = kExitWriteFailed;
-  if (store != nullptr && !store_run(*store, doc, run, info)) rc = kExitWriteFailed;
+  std::fflush(nullptr);  // the table before any interrupt's message
+  WritesInterruptScope notice("latlab run");
+  if (!write_outputs(o, run, doc, info, notice)) rc = kExitWriteFailed;
+  if (store != nullptr) {
+    notice.writing("the run into the store " + store->name(),
+                   "the append is rolled back: nothing of this run is in the store");
+    if (!store_run(*store, doc, run, info)) rc = kExitWriteFailed;
+  }
   if (meta.validation && print_validation(*meta.validation, info) && rc == kExitOk) {
     rc = kExitRunFailed;
   }
-  if (run.partial)
+  if (run.partial) {
     std::fprintf(stderr, "latlab run: run incomplete: %s\n", run.partial_reason.c_str());
+  } else if (!perf.interrupted.empty()) {
+    std::fprintf(stderr, "latlab run: run incomplete: %s\n", perf.interrupted.c_str());
+  }
   return rc;
 }
 

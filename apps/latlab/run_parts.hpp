@@ -51,34 +51,44 @@ struct LoadedSetup {
   std::string unavailable;     // why Loaded does not run; "" when it runs or was not asked for
   bool runs = false;           // Loaded was asked for and is available
   uint64_t next_frame_id = 0;  // the first frame id after calibration's frames
+  // Set when `interrupt` stopped the calibration: where ("interrupted during
+  // load calibration at 640x360, evaluation #3 ..."); the run stops there.
+  std::string interrupted;
 };
 
 // Sets plan.loaded_work.complexity (given or calibrated, printing each
 // calibration step to `info`). A failed calibration leaves Loaded
-// unavailable with the reason; the rest of the run goes on.
+// unavailable with the reason; the rest of the run goes on. An interrupt
+// (optional) stops the calibration within a frame and no other size is
+// tried: `interrupted` says where.
 LoadedSetup prepare_loaded(const RunOptions& o, RunPlan& plan, LatencyDevice& device,
-                           std::FILE* info);
+                           std::FILE* info, const std::atomic<bool>* interrupt);
 
 // Runs the latency blocks of `desc`, with a progress line on stdout when
 // `progress`; records the process memory around the run in `meta`.
 Result<LatencyRun> run_latency_blocks(const LatencyRunDesc& desc, LatencyRunEnv env, bool progress,
                                       RunMeta& meta);
 
-// `--mode performance`: runs Performance alone, prints and writes its result.
-// Returns the exit code.
+// `--mode performance`: runs Performance alone, prints and writes its result
+// (partial when `interrupt` stopped it). Returns the exit code.
 int run_performance_only(const RunOptions& o, const RunPlan& plan, LatencyDevice& device,
-                         const RunMeta& meta, uint64_t first_frame_id, std::FILE* info);
+                         const RunMeta& meta, uint64_t first_frame_id, std::FILE* info,
+                         const std::atomic<bool>* interrupt);
 
 // Performance after the latency blocks (`--mode all`).
 struct PerformanceOutcome {
-  std::optional<PerformanceReport> report;
+  std::optional<PerformanceReport> report;  // partial_reason set when an interrupt cut it short
   std::string unavailable;  // why there is no report, when one was asked for
+  // An interrupt stopped Performance (its report, or `unavailable` when no
+  // measured frame ran, says where): the whole run is partial.
+  std::string interrupted;
 };
 
 // Runs Performance after `run` when the plan asks for it and the latency run
-// completed.
+// completed; `interrupt` (optional) stops it (a partial report).
 PerformanceOutcome run_performance_after(const RunPlan& plan, const LatencyRun& run,
-                                         LatencyDevice& device, uint32_t frames);
+                                         LatencyDevice& device, uint32_t frames,
+                                         const std::atomic<bool>* interrupt);
 
 // The result document of a latency run without Performance, with the
 // device's validation findings, as report_latency_run builds it (the
@@ -97,6 +107,15 @@ void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded);
 // interleaved blocks, one section per device. Returns the exit code.
 int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
                     const std::atomic<bool>* interrupt);
+
+// Whether --out, --frames-csv or --report writes to standard output ("-",
+// /dev/stdout): the table and messages then go to stderr.
+bool run_outputs_take_stdout(const RunOptions& o);
+
+// Checks run's files before anything runs (file_plan.hpp): --out,
+// --frames-csv, --report, --json's standard output and the SQLite store are
+// writable and no two are the same file.
+Result<void> check_run_files(const RunOptions& o);
 
 // Writes `doc` to `path` atomically and says so on `info` (with `suffix`);
 // on failure prints why on stderr and returns false.

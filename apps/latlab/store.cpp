@@ -2,7 +2,8 @@
 // results store (docs/store.md). Exit codes: 0 stored, 2 bad input (the file
 // is not a valid result, the store cannot be opened or is of another schema
 // version; nothing changed), 4 the store could not be written.
-// latlab store migrate [--store DB]: upgrades a version 1 store in place.
+// latlab store migrate [--store DB]: upgrades a version 1 store in place
+// (exit 2 when there is no store there; nothing is created).
 #include <fmt/format.h>
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "file_plan.hpp"
 #include "report/result_reader.hpp"
 #include "report/store/results_store.hpp"
 
@@ -22,6 +24,14 @@ struct StoreAddOptions {
 };
 
 int store_add(const StoreAddOptions& o) {
+  FilePlan files;
+  for (size_t i = 0; i < o.files.size(); ++i)
+    files.input("result " + std::to_string(i + 1), o.files[i]);
+  files.store("--store", o.store);
+  if (Result<void> r = files.check(); !r) {
+    std::fprintf(stderr, "latlab store add: %s\n", r.error().message.c_str());
+    return kExitUsage;
+  }
   // Every file is read and checked before the store is touched.
   std::vector<ReadResult> results;
   for (const std::string& f : o.files) {
@@ -38,7 +48,10 @@ int store_add(const StoreAddOptions& o) {
     std::fprintf(stderr, "latlab store add: %s\n", s.error().message.c_str());
     return kExitUsage;
   }
+  WritesInterruptScope notice("latlab store add");
   for (size_t i = 0; i < results.size(); ++i) {
+    notice.writing(o.files[i] + " into the store " + s.value()->name(),
+                   "its append is rolled back: nothing of it is in the store");
     Result<int64_t> id = s.value()->add(results[i], {});
     if (!id) {
       std::fprintf(stderr, "latlab store add: %s: %s\n", o.files[i].c_str(),
@@ -46,6 +59,8 @@ int store_add(const StoreAddOptions& o) {
       return kExitWriteFailed;
     }
     fmt::print("{}: stored as run {} in {}\n", o.files[i], id.value(), s.value()->name());
+    std::fflush(stdout);
+    notice.kept(o.files[i] + " as run " + std::to_string(id.value()));
   }
   return kExitOk;
 }
@@ -57,6 +72,16 @@ int store_migrate(const std::string& location) {
   if (!s) {
     std::fprintf(stderr, "latlab store migrate: %s\n", s.error().message.c_str());
     return kExitUsage;
+  }
+  if (!s.value()->exists()) {
+    std::fprintf(stderr,
+                 "latlab store migrate: no results store at %s (nothing stored there yet)\n",
+                 s.value()->name().c_str());
+    return kExitUsage;
+  }
+  if (Result<void> r = s.value()->prepare_for_writes(); !r) {
+    std::fprintf(stderr, "latlab store migrate: %s\n", r.error().message.c_str());
+    return kExitWriteFailed;
   }
   if (const std::optional<int> from = s.value()->migrated_from()) {
     fmt::print("{}: upgraded from schema version {} to {}\n", s.value()->name(), *from,

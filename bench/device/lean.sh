@@ -15,7 +15,8 @@
 #     see what the spinner costs the blocking waiter;
 #   * alloc_per_frame (sim and Vulkan): heap allocations per measured frame;
 #   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions), one thread
-#     owning the cursor and (BM_ProfilerZoneShared) the cursor shared.
+#     owning the cursor and (BM_ProfilerZoneShared) the cursor shared;
+#     BM_ProfilerZoneThreads: 1 and 3 threads recording at once.
 # REPS=0 skips the runs: only the allocations and the zone cost.
 # Every step is bounded by `timeout`. Needs .devbin (bench/device/pack.sh) or
 # LATLAB_BIN_DIR with latlab, alloc_per_frame and latlab_bench.
@@ -66,7 +67,7 @@ echo "== $(date -u +%T) allocations per frame"
 T 120 "$B/alloc_per_frame" --frames 2000 --json > "$out/alloc.json" 2> "$out/alloc.err"
 echo "rc=$?" >> "$out/alloc.err"
 echo "== $(date -u +%T) profiler zone"
-T 180 "$B/latlab_bench" --benchmark_filter='BM_ProfilerZone' --benchmark_repetitions=10 \
+T 300 "$B/latlab_bench" --benchmark_filter='BM_ProfilerZone' --benchmark_repetitions=10 \
   --benchmark_report_aggregates_only=false > "$out/profiler_zone.txt" 2>&1
 echo "rc=$?" >> "$out/profiler_zone.txt"
 

@@ -41,6 +41,17 @@ struct CalibratorStats {
   int64_t max_refresh_cost_ns = 0;
 };
 
+// One refresh's window on the host clock: when its sampling began and ended
+// (on the thread that ran it), and whether it updated the fit. A source that
+// stalls other work (a driver lock, a context switch) shows as frames
+// overlapping these windows (the run's bookkeeping diagnostic).
+struct RefreshWindow {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool ok = false;
+  bool periodic = false;  // on the refresh thread (false: calibrate_now)
+};
+
 class Calibrator {
  public:
   using Source = std::function<Result<CalibrationPair>()>;
@@ -64,6 +75,8 @@ class Calibrator {
   // The newest pairs the model accepted (up to CalibratorDesc::kept_pairs),
   // oldest first (for reports); stats().accepted_pairs counts them all.
   std::vector<CalibrationPair> accepted_pairs() const;
+  // Every refresh's window (the newest CalibratorDesc::kept_pairs), oldest first.
+  std::vector<RefreshWindow> refresh_windows() const;
 
  private:
   struct Impl;

@@ -39,6 +39,11 @@ struct CalibrationPair {
   bool estimated = false;        // bracketed estimate, not a calibrated read
 };
 
+// A pair's host error bound as a fit sees it: its stated deviation plus one
+// tick (the device reading is quantised to the tick below the true time)
+// plus 1 ns of rounding.
+int64_t pair_error_bound_ns(const TickFormat& ticks, const CalibrationPair& pair);
+
 struct MappedTime {
   int64_t host_ns = 0;   // the device time on the host clock
   int64_t error_ns = 0;  // |truth - host_ns| <= error_ns, by the model's bound

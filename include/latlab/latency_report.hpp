@@ -63,9 +63,14 @@ std::string utc_now_iso8601();
 // The whole result document (JSON, see docs/result-schema.md) as text.
 std::string latency_run_json(const LatencyRun& run, const RunMeta& meta);
 
-// Writes `content` to `path` atomically: a temp file in the same directory,
-// fsync, rename over `path`, fsync of the directory. On any failure `path` is
-// untouched (the previous file stays) and the temp file is removed.
+// Writes `content` to `path`. A regular file (or a new name) atomically: a
+// temporary ".latlab-XXXXXX" in the same directory, fsync, rename over
+// `path`, fsync of the directory; on any failure `path` is untouched and the
+// temporary file is removed. A replaced file keeps its mode and (where
+// permitted) owner; its other hard links keep the old contents. A symbolic
+// link is followed and kept. A FIFO, a character device (/dev/null), "-" or
+// /dev/stdout are written through, not atomically. A directory, block device
+// or socket is refused.
 Result<void> write_file_atomic(const std::string& path, std::string_view content);
 
 // Per-frame markers of the warm-up and measured frames as CSV (one row per

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +55,18 @@
 
 namespace latlab {
 
+// The GPU time a mode's frames were set up to take (Loaded: the load
+// calibration's target), checked after the run against what they measured.
+struct GpuTimeTarget {
+  double target_ms = 0;     // GPU time per frame, ms (> 0)
+  double tolerance = 0.02;  // accepted |median - target| / target, in (0, 0.5]
+};
+
 // One mode of a run: a name ("baseline", "loaded") and the GPU work of its frames.
 struct LatencyModeDesc {
   std::string name = "baseline";
   FrameWorkload workload;
+  std::optional<GpuTimeTarget> gpu_target;  // optional: see LatencyModeResult::gpu_target
 };
 
 struct LatencyRunDesc {
@@ -95,6 +104,11 @@ struct LatencyRunDesc {
 
 // The modes a desc runs: `modes`, or {"baseline", workload} when empty.
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc);
+
+// Measured frames planned for block `block` (0-based) of each mode: `frames`
+// split evenly over `blocks`, earlier blocks taking the remainder; 0 past
+// the last block.
+uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block);
 
 // Invalid settings, with what to change.
 Result<void> validate(const LatencyRunDesc& desc);
@@ -167,6 +181,43 @@ struct BlockResult {
 // A reference-path frame: a FrameRecord without CPU-step markers.
 using BareFrame = FrameRecord;
 
+// latlab's own work beside the frames, which may delay them without being
+// any stage of theirs: today the clock model's refreshes (calibration pairs
+// sampled on the calibrator's thread, through the device). Host clock ns.
+struct BookkeepingSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// How a mode's measured frames met latlab's bookkeeping. A frame overlaps
+// when some span intersects its path [signal, its last completion marker].
+struct BookkeepingSummary {
+  uint64_t frames_overlapped = 0;
+  Distribution overlap;                  // us of span inside the path, overlapped frames
+  Distribution core_latency_overlapped;  // core latency of the overlapped frames, us
+  Distribution core_latency_clear;       // and of the others, us
+};
+
+// The time (ns) `spans` (sorted by start, none overlapping another) overlap
+// frame `f`'s path [signal, latest of submit_end, gpu_end_host, fence_wake,
+// poll_wake], 0 when none does; nullopt when the frame has no signal or no
+// later marker.
+std::optional<int64_t> bookkeeping_overlap_ns(const FrameRecord& f,
+                                              std::span<const BookkeepingSpan> spans);
+// A mode's measured GPU time against its target: the median gpu_execution of
+// its measured frames. Outside the tolerance the mode did not run the load it
+// was set up for (a busy CPU device measures other frames than calibration
+// did): it is off target, and every reporter says so.
+struct GpuTargetCheck {
+  GpuTimeTarget target;
+  std::optional<double> measured_ms;     // nullopt when no measured frame had a GPU time
+  std::optional<double> error_fraction;  // (measured_ms - target_ms) / target_ms
+  std::optional<bool> off_target;        // |error_fraction| > tolerance; nullopt as measured_ms
+};
+
+// Checks `gpu_execution_us` (a mode's gpu_execution distribution, us) against `target`.
+GpuTargetCheck check_gpu_target(const GpuTimeTarget& target, const Distribution& gpu_execution_us);
+
 // Distributions of one mode over its measured frames.
 struct LatencyModeResult {
   std::string name;
@@ -176,6 +227,8 @@ struct LatencyModeResult {
   MissingBreakdown total_missing;
   uint64_t consumer_behind = 0;
   PresentDistributions present;  // with a present path: the present stages and screen observers
+  BookkeepingSummary bookkeeping;
+  std::optional<GpuTargetCheck> gpu_target;  // set when the mode's desc has a gpu_target
 };
 
 struct LatencyRun {
@@ -186,6 +239,9 @@ struct LatencyRun {
   TimerSlack timer_slack;   // as set on the first generator thread
   ClockModelReport clock_model;
   std::vector<MissingCapability> unavailable;  // device's missing list + what the run found
+  // latlab's own work beside the frames, sorted by start: the clock model's
+  // refresh windows. Empty unless the frames ran on the real host clock.
+  std::vector<BookkeepingSpan> bookkeeping;
 
   // Per mode (in mode order): its warm-up frames, then its measured blocks in
   // order. A record's device frame id is its block's first_device_frame + the

@@ -32,11 +32,15 @@
 // load_calibration_max_frames(desc) frames (372 with the defaults), and the
 // wall-time budget max_wall_ns checked between evaluations.
 //
+// Interrupt: `interrupt`, once true, stops the calibration before its next
+// frame (one frame, not one evaluation, at most runs on): an Error that says
+// where ("interrupted during load calibration at WxH, evaluation #N ...").
+//
 // Thread safety: drives `device` from the calling thread only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <optional>
 #include <functional>
 #include <optional>
 #include <string>
@@ -77,6 +81,9 @@ struct LoadCalibrationDesc {
   uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
   // Called after every evaluation (progress output). Optional.
   std::function<void(const LoadCalibrationStep&)> on_step;
+  // Optional: once true, the calibration stops before its next frame with an
+  // Error naming the size and the evaluation (see the file comment).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 enum class StepKind : uint8_t {
@@ -142,8 +149,9 @@ struct LoadCalibrationReport {
 
 // Calibrates; see the file comment. Errors: invalid desc, a device that
 // cannot time GPU work, device failures (with the frame), an evaluation in
-// which fewer than half of the measured frames had usable timestamps, and a
-// target outside the reachable range (message gives the range).
+// which fewer than half of the measured frames had usable timestamps, a
+// target outside the reachable range (message gives the range), and an
+// interrupt (desc.interrupt; message gives the size and evaluation).
 Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,
                                              const LoadCalibrationDesc& desc = {});
 

@@ -18,10 +18,12 @@
 //    own command stream. Recording takes no lock: a shared cursor hands out a
 //    begin/end query pair and a zone record of the current frame. While one
 //    thread alone records and closes frames, it moves the cursor with a plain
-//    load and store; the first zone or next_frame of a second thread ends that
-//    for good (it waits once, through membarrier(2), for the first thread to
-//    leave those few instructions), and from then on every zone takes its pair
-//    with one atomic fetch_add.
+//    load and store; the first zone or next_frame of any other thread ends
+//    that for good: it waits once, through membarrier(2), for the first
+//    thread to leave those few instructions, and every thread that comes
+//    meanwhile waits for it. From then on every zone takes its pair with one
+//    atomic fetch_add, from any number of threads (take_pair has the proof;
+//    tests/protocol/ parks each thread at each step).
 //  * A zone record becomes visible to the collector only when it is complete
 //    (its end is stored with release order); a collected frame becomes visible
 //    to readers only when it is fully built. Nothing is published half
@@ -128,14 +130,18 @@ struct ProfilerFrame {
 };
 
 // `stat gpu`: one zone name over the sliding window. Samples are per frame:
-// the summed device time of every ok zone of that name in the frame. Frames
-// where the name did not appear give no sample (never a zero).
+// the summed device time of every zone of that name in the frame, taken only
+// when each of them has an ok time. A frame where one of them has none, or
+// that dropped zones (any of which may have been one), gives no sample for
+// the name and counts in frames_missing: a partial sum is not the frame's
+// time. Frames where the name did not appear give no sample (never a zero).
 struct ZoneStat {
   std::string name;
   uint32_t frames = 0;          // samples in the window
-  double calls_per_frame = 0;   // zones of this name per sampled frame
+  double calls_per_frame = 0;   // zones of this name per sampled frame (0 without samples)
   double avg_ms = 0, min_ms = 0, max_ms = 0, p95_ms = 0;  // over the samples (type-7 p95)
   uint64_t missing = 0;         // zones of this name in the window without an ok time
+  uint32_t frames_missing = 0;  // frames in the window with this name but no sample (see above)
 };
 
 struct ProfilerCounters {
@@ -168,6 +174,42 @@ inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id)
 // Thread ids live in the low 30 bits of a zone record's tag.
 inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
 }  // namespace detail
+
+// Test builds only (tests/protocol/, a library built with
+// LATLAB_PROFILER_PROTOCOL_HOOKS=1): every step of the cursor protocol (see
+// GpuProfiler::take_pair) calls a hook that may park the thread there. In
+// every other build the steps are nothing.
+#ifndef LATLAB_PROFILER_PROTOCOL_HOOKS
+#define LATLAB_PROFILER_PROTOCOL_HOOKS 0
+#endif
+#if LATLAB_PROFILER_PROTOCOL_HOOKS
+namespace detail {
+enum class CursorStep : uint8_t {
+  owner_seen,      // take_pair: owner_ was this thread
+  announced,       // owner_taking_ is 1, owner_ not looked at again yet
+  confirmed,       // the second look saw this thread: the plain path
+  cursor_loaded,   // between the plain load and store of the cursor
+  cursor_stored,   // the cursor stored, owner_taking_ still 1
+  owner_lost,      // the second look did not see this thread
+  claim,           // claim_or_share_cursor entered
+  sharing,         // the sharer marked the cursor, before membarrier
+  fenced,          // after membarrier, before waiting for the owner
+  waiting_owner,   // (each turn) the owner is inside its plain path
+  owner_out,       // the owner is out, kShared not stored yet
+  waiting_shared,  // (each turn) another thread is sharing the cursor
+  before_fetch_add,
+  before_exchange,  // next_frame, about to move the cursor to a new frame
+};
+inline constexpr int kCursorSteps = static_cast<int>(CursorStep::before_exchange) + 1;
+extern void (*cursor_step_hook)(CursorStep);  // null: no hook
+}  // namespace detail
+#define LATLAB_CURSOR_STEP(step)                                                \
+  (::latlab::detail::cursor_step_hook != nullptr                                \
+       ? ::latlab::detail::cursor_step_hook(::latlab::detail::CursorStep::step) \
+       : void())
+#else
+#define LATLAB_CURSOR_STEP(step) static_cast<void>(0)
+#endif
 
 class GpuProfiler {
  public:
@@ -256,17 +298,22 @@ class GpuProfiler {
   static constexpr uint32_t kNoSlot = 0xFFFF;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
   // owner_ besides a thread_key(): no thread has recorded or closed a frame
-  // yet; or a second thread has (or membarrier is missing), so every zone
-  // takes its pair with fetch_add.
+  // yet; a second thread is sharing the cursor (waiting for the owner to
+  // leave its plain path); or it has (or membarrier is missing), so every
+  // zone takes its pair with fetch_add. Thread keys are addresses, never
+  // these. owner_ only moves forward: kNoOwner -> key -> kSharing -> kShared.
   static constexpr uintptr_t kNoOwner = 0;
   static constexpr uintptr_t kShared = 1;
+  static constexpr uintptr_t kSharing = 2;
 
   // Recording: inline, lock-free (defined below GpuZone).
   uint64_t take_pair();
   ZoneRef begin_zone(const GpuZone& zone, const char* name);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
-  // Makes `me` the owner if there is none; otherwise, unless `me` owns it or
-  // it is shared already, shares the cursor for good (see take_pair).
+  // Makes `me` the owner if there is none; otherwise, unless `me` owns it,
+  // returns only once the cursor is shared for good (kShared, seen with
+  // acquire): sharing it itself, or waiting for the thread that is (see
+  // take_pair).
   void claim_or_share_cursor(uintptr_t me);
   uint32_t collect_locked();                  // impl_->mu held
   bool try_collect_slot(uint32_t slot_index);  // impl_->mu held; false: not ready
@@ -343,29 +390,54 @@ class GpuZone {
 
 // The cursor before this zone's pair. A locked add is about half of a zone
 // on the H200's Xeon, so the owner (the one thread that records and closes
-// frames) moves it with a plain load and store. Against
-// claim_or_share_cursor this is an asymmetric Dekker: the owner announces
-// itself, then looks at owner_ again (a compiler barrier between); the
-// sharer stores kShared, runs membarrier (a full barrier on every running
-// thread), then waits for the announcement to drop. Either the second look
-// sees kShared or the sharer waits. Acquire pairs with next_frame's release:
-// a recycled slot's reset happens before this zone writes into it.
+// frames) moves it with a plain load and store, which is safe only while no
+// other thread moves it. The protocol that ends this for good:
+//  * Owner: announces itself (owner_taking_ = 1), then looks at owner_ again
+//    (a compiler barrier between); only if it still sees itself does it load
+//    and store the cursor, then drops the announcement (release).
+//  * Sharer (the first other thread to record or close a frame): CAS owner_
+//    from the owner's key to kSharing, membarrier (a full barrier on every
+//    running thread), wait for owner_taking_ == 0 (acquire), store kShared
+//    (release). An asymmetric Dekker: either the owner's second look sees
+//    kSharing, or its announcement is visible to the sharer after the
+//    membarrier, and the sharer waits until it drops. Either way the
+//    owner's last plain store happens before kShared is stored, and its
+//    later looks see kSharing or kShared: it never takes the plain path
+//    again.
+//  * Everyone else fetch_adds only after seeing kShared with acquire (a
+//    thread that sees kSharing waits for kShared), so its fetch_add comes
+//    after the owner's last plain store: no two zones get one pair and the
+//    owner never rewinds the cursor. The owner itself, once it has seen it
+//    lost the cursor, fetch_adds at once: nobody else moves the cursor
+//    without a locked operation by then.
+//  * next_frame's exchange follows the same rule (claim_or_share_cursor
+//    first, unless its caller is the owner).
+// tests/protocol/ parks each thread at each LATLAB_CURSOR_STEP with 2, 3 and
+// 8 threads. Acquire on the cursor pairs with next_frame's release: a
+// recycled slot's reset happens before this zone writes into it.
 [[gnu::always_inline]] inline uint64_t GpuProfiler::take_pair() {
   const uintptr_t me = detail::thread_key();
-  const uintptr_t owner = owner_.load(std::memory_order_relaxed);
+  const uintptr_t owner = owner_.load(std::memory_order_acquire);
   if (owner == me) [[likely]] {
+    LATLAB_CURSOR_STEP(owner_seen);
     owner_taking_.store(1, std::memory_order_relaxed);
+    LATLAB_CURSOR_STEP(announced);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (owner_.load(std::memory_order_relaxed) == me) [[likely]] {
+      LATLAB_CURSOR_STEP(confirmed);
       const uint64_t c = cursor_.load(std::memory_order_acquire);
+      LATLAB_CURSOR_STEP(cursor_loaded);
       cursor_.store(c + 2, std::memory_order_release);
+      LATLAB_CURSOR_STEP(cursor_stored);
       owner_taking_.store(0, std::memory_order_release);
       return c;
     }
     owner_taking_.store(0, std::memory_order_release);
+    LATLAB_CURSOR_STEP(owner_lost);
   } else if (owner != kShared) [[unlikely]] {
     claim_or_share_cursor(me);
   }
+  LATLAB_CURSOR_STEP(before_fetch_add);
   return cursor_.fetch_add(2, std::memory_order_acquire);
 }
 

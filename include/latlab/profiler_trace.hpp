@@ -43,7 +43,9 @@ class ChromeTrace {
   uint64_t spans_refused() const { return refused_; }
 
   std::string to_json() const;
-  // Writes to_json() atomically: a temp file in the same folder, then rename.
+  // Writes to_json() as write_file_atomic does (latency_report.hpp): a file
+  // atomically, keeping its mode and owner; a FIFO, character device or "-"
+  // (standard output) through.
   Result<void> write_file(const std::string& path) const;
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,12 +13,16 @@ namespace latlab {
 struct Distribution {
   uint64_t count = 0;    // samples that went in
   uint64_t missing = 0;  // samples that could not be measured (never zeros)
-  double mean = 0, stddev = 0, min = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
+  double mean = 0, min = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
+  // Sample standard deviation; nullopt with fewer than two samples (one
+  // sample has none: never written as 0).
+  std::optional<double> stddev;
   bool empty() const { return count == 0; }
 };
 
-// Percentile q in [0,1] of already sorted values (type 7). Empty -> 0.
-double percentile_sorted(std::span<const double> sorted, double q);
+// Percentile q in [0,1] of already sorted values (type 7); nullopt when
+// `sorted` is empty (there is no such value, and 0 would pass for one).
+std::optional<double> percentile_sorted(std::span<const double> sorted, double q);
 
 // Summarises `samples` (any order; copied and sorted). `missing` is carried.
 // Statistics of an empty set stay 0 with count 0: check empty().

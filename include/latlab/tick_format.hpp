@@ -32,7 +32,9 @@ struct TickFormat {
   // 2^valid_bits, in [-2^(valid_bits-1), 2^(valid_bits-1)).
   int64_t signed_delta(uint64_t from, uint64_t to) const {
     const uint64_t fwd = (to - from) & mask();
-    return fwd <= (mask() >> 1) ? static_cast<int64_t>(fwd) : -static_cast<int64_t>((from - to) & mask());
+    // Beyond half a wrap the distance is fwd - 2^valid_bits, in unsigned
+    // arithmetic: negating (from - to) overflowed at exactly -2^63.
+    return fwd <= (mask() >> 1) ? static_cast<int64_t>(fwd) : static_cast<int64_t>(fwd - mask() - 1);
   }
   // True when `a` lies strictly before `b` on the counter (within half a wrap).
   bool before(uint64_t a, uint64_t b) const { return signed_delta(a, b) > 0; }

@@ -48,6 +48,7 @@ struct Calibrator::Impl {
   ClockModel model;
   CalibratorStats stats;
   std::deque<CalibrationPair> accepted;  // the newest desc.kept_pairs
+  std::deque<RefreshWindow> windows;     // the newest desc.kept_pairs
 
   mutable std::mutex fit_mu;  // guards fit only: readers hold it for a pointer copy
   std::shared_ptr<const ClockFit> fit;
@@ -60,11 +61,11 @@ struct Calibrator::Impl {
   Impl(Source s, TickFormat ticks, CalibratorDesc d)
       : source(std::move(s)), desc(d), model(ticks, d.model) {}
 
-  Result<void> refresh();
+  Result<void> refresh(bool periodic);
   void run();
 };
 
-Result<void> Calibrator::Impl::refresh() {
+Result<void> Calibrator::Impl::refresh(bool periodic) {
   std::lock_guard refresh_lock(refresh_mu);
   const int64_t t0 = host_now_ns();
   Result<BestOfN> best = sample_best_of(source, desc.samples_per_refresh, desc.max_tries);
@@ -100,10 +101,13 @@ Result<void> Calibrator::Impl::refresh() {
     std::lock_guard lock(fit_mu);
     fit = std::move(new_fit);
   }
-  const int64_t cost = host_now_ns() - t0;
+  const int64_t t1 = host_now_ns();
+  const int64_t cost = t1 - t0;
   std::lock_guard lock(state_mu);
   stats.last_refresh_cost_ns = cost;
   stats.max_refresh_cost_ns = std::max(stats.max_refresh_cost_ns, cost);
+  windows.push_back({t0, t1, outcome.ok(), periodic});
+  while (windows.size() > desc.kept_pairs) windows.pop_front();
   return outcome;
 }
 
@@ -114,7 +118,7 @@ void Calibrator::Impl::run() {
   std::unique_lock lock(thread_mu);
   while (!cv.wait_until(lock, next, [this] { return stop_requested; })) {
     lock.unlock();
-    (void)refresh();  // a failure is counted in stats; the next period tries again
+    (void)refresh(true);  // a failure is counted in stats; the next period tries again
     lock.lock();
     // Absolute deadlines; after a late refresh skip the missed ones rather
     // than refreshing in a burst.
@@ -133,7 +137,7 @@ Calibrator::Calibrator(Source source, TickFormat ticks, CalibratorDesc desc) {
 
 Calibrator::~Calibrator() { stop(); }
 
-Result<void> Calibrator::calibrate_now() { return impl_->refresh(); }
+Result<void> Calibrator::calibrate_now() { return impl_->refresh(false); }
 
 void Calibrator::start_periodic() {
   std::lock_guard lock(impl_->thread_mu);
@@ -164,6 +168,11 @@ CalibratorStats Calibrator::stats() const {
 std::vector<CalibrationPair> Calibrator::accepted_pairs() const {
   std::lock_guard lock(impl_->state_mu);
   return {impl_->accepted.begin(), impl_->accepted.end()};
+}
+
+std::vector<RefreshWindow> Calibrator::refresh_windows() const {
+  std::lock_guard lock(impl_->state_mu);
+  return {impl_->windows.begin(), impl_->windows.end()};
 }
 
 }  // namespace latlab

@@ -30,11 +30,8 @@ int128_t signed_ticks_to_ns(const TickFormat& f, int128_t ticks) {
 // Difference of two unwrapped ticks (same 64-bit sequence), a - b.
 int64_t unwrapped_delta(uint64_t a, uint64_t b) { return static_cast<int64_t>(a - b); }
 
-// A pair's host error bound as the fit sees it: its stated deviation plus one
-// tick (the device reading is quantised to the tick below the true time)
-// plus rounding.
 double effective_error_ns(const TickFormat& f, const CalibrationPair& p) {
-  return static_cast<double>(p.max_deviation_ns) + std::ceil(f.period_ns()) + 1.0;
+  return static_cast<double>(pair_error_bound_ns(f, p));
 }
 
 struct Entry {
@@ -43,6 +40,10 @@ struct Entry {
 };
 
 }  // namespace
+
+int64_t pair_error_bound_ns(const TickFormat& ticks, const CalibrationPair& pair) {
+  return pair.max_deviation_ns + static_cast<int64_t>(std::ceil(ticks.period_ns())) + 1;
+}
 
 uint64_t ClockFit::unwrap(uint64_t device_ticks) const {
   const int64_t d = ticks.signed_delta(anchor_device_ticks, device_ticks & ticks.mask());

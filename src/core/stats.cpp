@@ -5,8 +5,8 @@
 
 namespace latlab {
 
-double percentile_sorted(std::span<const double> sorted, double q) {
-  if (sorted.empty()) return 0.0;
+std::optional<double> percentile_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return std::nullopt;
   q = std::clamp(q, 0.0, 1.0);
   const double rank = q * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(rank));
@@ -31,14 +31,15 @@ Distribution summarize_in_place(std::vector<double>& samples, uint64_t missing) 
     m2 += delta * (x - mean);
   }
   d.mean = mean;
-  d.stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0;
+  if (n > 1) d.stddev = std::sqrt(m2 / static_cast<double>(n - 1));
   d.min = samples.front();
   d.max = samples.back();
-  d.p50 = percentile_sorted(samples, 0.50);
-  d.p90 = percentile_sorted(samples, 0.90);
-  d.p95 = percentile_sorted(samples, 0.95);
-  d.p99 = percentile_sorted(samples, 0.99);
-  d.p999 = percentile_sorted(samples, 0.999);
+  // Not empty here: every percentile exists.
+  d.p50 = *percentile_sorted(samples, 0.50);
+  d.p90 = *percentile_sorted(samples, 0.90);
+  d.p95 = *percentile_sorted(samples, 0.95);
+  d.p99 = *percentile_sorted(samples, 0.99);
+  d.p999 = *percentile_sorted(samples, 0.999);
   return d;
 }
 

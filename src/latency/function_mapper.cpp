@@ -15,16 +15,23 @@ class FunctionMapper final : public TickMapper {
     return {};
   }
   void stop() override {}
+  Result<void> take_pair() override { return {}; }  // the function needs no pairs
   std::optional<MappedSpan> map_pair(uint64_t begin_ticks, uint64_t end_ticks) const override {
     const auto b = fn_(begin_ticks);
     const auto e = fn_(end_ticks);
     if (!b || !e) return std::nullopt;
     return MappedSpan{b->host_ns, e->host_ns, std::max(b->error_ns, e->error_ns)};
   }
+  // The function is the same during and after the run.
+  std::optional<MappedSpan> map_final(uint64_t begin_ticks, uint64_t end_ticks,
+                                      int64_t /*near_host_ns*/) const override {
+    return map_pair(begin_ticks, end_ticks);
+  }
   ClockModelReport report() const override {
     ClockModelReport r;
     r.available = static_cast<bool>(fn_);
     r.source = source_;
+    r.frame_mapping = "function";
     return r;
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <limits>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "latency/completion_poll.hpp"
+#include "latency/final_mapping.hpp"
 #include "latency/lockstep.hpp"
 #include "latency/turn_warmup.hpp"
 #include "latlab/host_clock.hpp"
@@ -30,6 +32,31 @@ std::string_view to_string(BlockKind k) {
   return "unknown";
 }
 
+std::optional<int64_t> bookkeeping_overlap_ns(const FrameRecord& f,
+                                              std::span<const BookkeepingSpan> spans) {
+  if (!f.has(Marker::signal)) return std::nullopt;
+  const int64_t begin = f.signal_ns;
+  std::optional<int64_t> end;
+  for (const Marker m :
+       {Marker::submit_end, Marker::gpu_end_host, Marker::fence_wake, Marker::poll_wake}) {
+    if (f.has(m)) end = std::max(end.value_or(f.host_ns(m)), f.host_ns(m));
+  }
+  if (!end || *end < begin) return std::nullopt;
+  // From the last span beginning before the path ends, back to the first
+  // that ends before it begins (spans do not overlap, so ends are sorted too).
+  auto it = std::upper_bound(spans.begin(), spans.end(), *end,
+                             [](int64_t t, const BookkeepingSpan& s) { return t < s.start_ns; });
+  int64_t overlap = 0;
+  while (it != spans.begin()) {
+    --it;
+    const int64_t lo = std::max(begin, it->start_ns);
+    const int64_t hi = std::min(*end, it->end_ns);
+    if (hi > lo) overlap += hi - lo;
+    if (it->end_ns <= begin) break;
+  }
+  return overlap;
+}
+
 uint64_t LatencyRun::measured_frames_run() const {
   uint64_t n = 0;
   for (const BlockResult& b : blocks) {
@@ -39,8 +66,23 @@ uint64_t LatencyRun::measured_frames_run() const {
 }
 
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
-  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload}};
+  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload, std::nullopt}};
   return desc.modes;
+}
+
+GpuTargetCheck check_gpu_target(const GpuTimeTarget& target, const Distribution& gpu_execution_us) {
+  GpuTargetCheck c;
+  c.target = target;
+  if (gpu_execution_us.empty()) return c;
+  c.measured_ms = gpu_execution_us.p50 / 1000.0;
+  c.error_fraction = (*c.measured_ms - target.target_ms) / target.target_ms;
+  c.off_target = std::fabs(*c.error_fraction) > target.tolerance;
+  return c;
+}
+
+uint64_t planned_block_frames(const LatencyRunDesc& desc, uint32_t block) {
+  if (desc.blocks == 0 || block >= desc.blocks) return 0;
+  return desc.frames / desc.blocks + (block < desc.frames % desc.blocks ? 1 : 0);
 }
 
 namespace {
@@ -71,6 +113,12 @@ Result<void> validate(const LatencyRunDesc& d) {
   for (const LatencyModeDesc& m : effective_modes(d)) {
     if (Result<void> w = validate_workload(m.workload, "the " + m.name + " workload"); !w) return w;
     if (m.name.empty()) return make_error("every mode needs a name");
+    if (m.gpu_target &&
+        (!(m.gpu_target->target_ms > 0) || !std::isfinite(m.gpu_target->target_ms) ||
+         !(m.gpu_target->tolerance > 0) || m.gpu_target->tolerance > 0.5)) {
+      return make_error("the " + m.name +
+                        " GPU time target needs target_ms > 0 and a tolerance in (0, 0.5]");
+    }
   }
   if (d.modes.size() > 1 && d.bare_comparison) {
     return make_error("the bare-loop comparison runs with one mode only (--mode baseline)");
@@ -85,12 +133,6 @@ Result<void> validate(const LatencyRunDesc& d) {
 }
 
 namespace {
-
-uint64_t frames_in_block(uint32_t frames, uint32_t blocks, uint32_t b) {
-  const uint64_t base = frames / blocks;
-  const uint64_t rem = frames % blocks;
-  return base + (b < rem ? 1 : 0);
-}
 
 int64_t script_ns(const std::function<int64_t(uint64_t)>& f, uint64_t id) {
   return f ? std::max<int64_t>(0, f(id)) : 0;
@@ -186,9 +228,9 @@ void poll_lockstep(Ctx& c, FrameRecord& r, const PollTarget& target) {
                              std::max<int64_t>(1, c.script->poll_step_ns)));
 }
 
-// What the wait observed, into the frame's markers; GPU ticks mapped onto
-// the host clock when a mapper is given.
-void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
+// What the wait observed, into the frame's markers. The GPU ticks are mapped
+// onto the host clock after the run (final_mapping.hpp).
+void record_completion(FrameRecord& r, const GpuFrameTiming& timing) {
   r.gpu_status = timing.gpu_status;
   r.fence_status = timing.fence_status;
   if (timing.fence_status == QueryStatus::ok) {
@@ -200,15 +242,6 @@ void record_completion(Ctx& c, FrameRecord& r, const GpuFrameTiming& timing) {
   r.gpu_end_ticks = timing.gpu_end_ticks;
   r.set(Marker::gpu_begin);
   r.set(Marker::gpu_end);
-  if (c.mapper == nullptr) return;
-  if (const auto m = c.mapper->map_pair(r.gpu_begin_ticks, r.gpu_end_ticks)) {
-    r.gpu_begin_host_ns = m->begin_host_ns;
-    r.gpu_end_host_ns = m->end_host_ns;
-    r.map_error_ns = static_cast<uint32_t>(
-        std::clamp<int64_t>(m->error_ns, 0, std::numeric_limits<uint32_t>::max()));
-    r.set(Marker::gpu_begin_host);
-    r.set(Marker::gpu_end_host);
-  }
 }
 
 // The poll observer for one frame: armed right after the submit (threads)
@@ -276,7 +309,7 @@ bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool 
     c.fail("waiting for frame " + std::to_string(id) + " failed: " + timing.error().message);
     return false;
   }
-  record_completion(c, r, *timing);
+  record_completion(r, *timing);
   return true;
 }
 
@@ -311,7 +344,7 @@ bool consumer_reference_frame(Ctx& c, ReferencePath& ref, FrameRecord& r, uint64
            " failed: " + timing.error().message);
     return false;
   }
-  record_completion(c, r, *timing);
+  record_completion(r, *timing);
   return true;
 }
 
@@ -513,7 +546,7 @@ std::vector<PlannedBlock> plan_blocks(const LatencyRunDesc& desc, uint32_t mode_
   uint64_t first = desc.warmup_frames;
   uint64_t first_cmp = 0;
   for (uint32_t b = 0; b < desc.blocks; ++b) {
-    const uint64_t n = frames_in_block(desc.frames, desc.blocks, b);
+    const uint64_t n = planned_block_frames(desc, b);
     for (uint32_t m = 0; m < mode_count; ++m)
       plan.push_back({BlockKind::measured, b, m, m * per_mode + first, n, first});
     if (desc.bare_comparison) {
@@ -560,14 +593,20 @@ void add_sleeper_time(LatencyRun& run, BlockKind kind, const BlockOutcome& o) {
   }
 }
 
+// A block as the partial reason names it: "[mode ]kind block i".
+std::string block_name(BlockKind kind, uint32_t index, const std::string& mode_name,
+                       uint32_t mode_count) {
+  return (mode_count > 1 ? mode_name + " " : std::string()) + std::string(to_string(kind)) +
+         " block " + std::to_string(index);
+}
+
 // Marks the run partial at the first block that ran short, saying where and why.
 void mark_short_block(LatencyRun& run, const Ctx& c, const BlockResult& br,
                       const std::string& mode_name, uint32_t mode_count) {
   if (br.frames_run >= br.frames_planned || run.partial) return;
   run.partial = true;
-  const std::string where = (mode_count > 1 ? mode_name + " " : std::string()) +
-                            std::string(to_string(br.kind)) + " block " + std::to_string(br.index) +
-                            " after " + std::to_string(br.frames_run) + " of " +
+  const std::string where = block_name(br.kind, br.index, mode_name, mode_count) + " after " +
+                            std::to_string(br.frames_run) + " of " +
                             std::to_string(br.frames_planned) + " frames";
   run.partial_reason =
       c.failed.load() ? c.error + " (in " + where + ")" : "interrupted in " + where;
@@ -609,6 +648,36 @@ std::vector<uint64_t> summarize_blocks(LatencyRun& run, uint32_t mode_count) {
   return measured_count;
 }
 
+// How `frames` met the run's bookkeeping spans.
+BookkeepingSummary summarize_bookkeeping(std::span<const FrameRecord> frames,
+                                         std::span<const BookkeepingSpan> spans,
+                                         const TickFormat& ticks) {
+  BookkeepingSummary out;
+  std::vector<double> overlap;
+  std::vector<double> core_overlapped;
+  std::vector<double> core_clear;
+  uint64_t missing_overlapped = 0;
+  uint64_t missing_clear = 0;
+  for (const FrameRecord& f : frames) {
+    const std::optional<int64_t> o = bookkeeping_overlap_ns(f, spans);
+    const bool over = o && *o > 0;
+    const std::optional<int64_t> core = series_value_ns(f, Series::core_latency, ticks);
+    if (over) {
+      ++out.frames_overlapped;
+      overlap.push_back(static_cast<double>(*o) / 1000.0);
+    }
+    if (core) {
+      (over ? core_overlapped : core_clear).push_back(static_cast<double>(*core) / 1000.0);
+    } else {
+      ++(over ? missing_overlapped : missing_clear);
+    }
+  }
+  out.overlap = summarize_in_place(overlap, 0);
+  out.core_latency_overlapped = summarize_in_place(core_overlapped, missing_overlapped);
+  out.core_latency_clear = summarize_in_place(core_clear, missing_clear);
+  return out;
+}
+
 // Per-mode distributions over the measured frames run. A mode's measured
 // blocks are contiguous in `frames` and the run stops at the first short
 // block, so each mode's frames run form one range.
@@ -633,6 +702,11 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
     }
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;
+    }
+    mr.bookkeeping = summarize_bookkeeping(measured, run.bookkeeping, ticks);
+    if (modes[m].gpu_target) {
+      mr.gpu_target = check_gpu_target(*modes[m].gpu_target,
+                                       mr.total[static_cast<size_t>(Series::gpu_execution)]);
     }
     run.modes.push_back(std::move(mr));
   }
@@ -703,7 +777,14 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
   uint64_t next_device_frame = desc.first_frame_id;
   for (size_t order = 0; order < plan.size(); ++order) {
     const PlannedBlock& p = plan[order];
-    if (c.stop_requested()) break;
+    if (c.stop_requested()) {
+      if (!run.partial && !c.failed.load() && c.interrupted()) {
+        run.partial = true;
+        run.partial_reason = "interrupted between blocks, before " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count);
+      }
+      break;
+    }
     BlockResult br;
     br.order = static_cast<uint32_t>(order);
     br.kind = p.kind;
@@ -729,11 +810,21 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
       br.turn_warmup_frames = w.frames;
       br.turn_warmup_wall_ns = w.wall_ns;
       if (!w.error.empty()) c.fail(w.error);
+      if (w.interrupted && !run.partial) {  // the block then runs no frame
+        run.partial = true;
+        run.partial_reason = "interrupted in the turn warm-up of " +
+                             block_name(p.kind, p.index, modes[p.mode].name, mode_count) +
+                             " after " + std::to_string(w.frames) + " frames (" +
+                             std::to_string(w.wall_ns / 1'000'000) + " ms)";
+      }
     }
     br.first_device_frame = next_device_frame;
     br.start_ns = time.now_ns();
     const BlockOutcome o = run_planned_block(c, run, p, next_device_frame, sched, progress);
     br.end_ns = time.now_ns();
+    // A pair after the block's last frames, for the final mapping (a failure
+    // is counted in the clock model's report).
+    if (c.mapper != nullptr && p.kind != BlockKind::raw_sleep) (void)c.mapper->take_pair();
     if (env.after_block) env.after_block(static_cast<uint32_t>(order));
     br.frames_run = o.frames_run;
     if (p.kind != BlockKind::raw_sleep) next_device_frame += o.frames_run;
@@ -878,6 +969,13 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   if (env.mapper != nullptr) {
     env.mapper->stop();
     run.clock_model = env.mapper->report();
+    map_frames_final(run, *env.mapper);
+    // Refresh windows are host-clock times: comparable with the frames' only
+    // on the real time source.
+    if (run.time_source == "real") {
+      for (const RefreshWindow& w : run.clock_model.refresh_windows)
+        run.bookkeeping.push_back({w.start_ns, w.end_ns});
+    }
   } else {
     run.clock_model.reason = "no clock model was given to the run";
   }

@@ -33,14 +33,21 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
   bool timeline_ok = true;  // every measured frame had ok timestamps
 
   uint64_t submitted = 0;
-  for (uint64_t waited = 0; waited < total; ++waited) {
-    while (submitted < total && submitted - waited < desc.in_flight) {
+  uint64_t waited = 0;
+  uint64_t end = total;  // frames to wait for: cut to those submitted on an interrupt
+  for (; waited < end; ++waited) {
+    while (submitted < end && submitted - waited < desc.in_flight) {
+      if (desc.interrupt != nullptr && desc.interrupt->load(std::memory_order_relaxed)) {
+        end = submitted;  // queued frames still run: wait for them, count them
+        break;
+      }
       if (auto s = device.submit_frame(id0 + submitted, work); !s) {
         return make_error("performance: submitting frame " + std::to_string(id0 + submitted) +
                           " failed: " + s.error().message);
       }
       ++submitted;
     }
+    if (waited >= end) break;  // interrupted with nothing in flight
     auto t = device.wait_frame(id0 + waited);
     if (!t) {
       return make_error("performance: waiting for frame " + std::to_string(id0 + waited) +
@@ -75,16 +82,26 @@ Result<PerformanceReport> run_performance(LatencyDevice& device, const FrameWork
 
   PerformanceReport r;
   r.work = work;
-  r.frames = frames;
+  const uint64_t measured = waited > desc.warmup_frames ? waited - desc.warmup_frames : 0;
+  r.frames = static_cast<uint32_t>(measured);
+  r.frames_asked = frames;
+  if (end < total) {
+    r.partial_reason = measured == 0
+                           ? "interrupted in Performance mode during its warm-up (" +
+                                 std::to_string(waited) + " of " +
+                                 std::to_string(desc.warmup_frames) + " frames)"
+                           : "interrupted in Performance mode after " + std::to_string(measured) +
+                                 " of " + std::to_string(frames) + " measured frames";
+  }
   r.gpu_ms = summarize_in_place(gpu_ms, gpu_missing);
   r.fps = summarize_in_place(fps, fps_missing);
-  if (have_first && timeline_ok) {
+  if (have_first && timeline_ok && measured > 0) {
     const int64_t span = ticks.span_ns(first_prev_end, last_end);
     if (span > 0)
-      r.gpu_timeline_fps = static_cast<double>(frames) * 1e9 / static_cast<double>(span);
+      r.gpu_timeline_fps = static_cast<double>(measured) * 1e9 / static_cast<double>(span);
   }
   r.wall_ns = host_now_ns() - start;
-  r.next_frame_id = id0 + total;
+  r.next_frame_id = id0 + submitted;
   return r;
 }
 

@@ -9,7 +9,10 @@ TurnWarmup run_turn_warmup(LatencyDevice& device, HostTime& time, const FrameWor
   if (duration_ns <= 0) return out;
   const int64_t start = time.now_ns();
   while (out.error.empty()) {
-    if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) break;
+    if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) {
+      out.interrupted = true;
+      break;
+    }
     const uint64_t id = first_id + out.frames;
     if (Result<void> s = device.submit_frame(id, work); !s) {
       out.error =

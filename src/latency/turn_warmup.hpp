@@ -19,6 +19,7 @@ struct TurnWarmup {
   uint64_t frames = 0;  // device frame ids used: first_id .. first_id + frames - 1
   int64_t wall_ns = 0;
   std::string error;  // the device failed; "" when it did not
+  bool interrupted = false;  // `interrupt` stopped it before `duration_ns` had passed
 };
 
 // Submits and waits `work` back to back from device frame id `first_id`

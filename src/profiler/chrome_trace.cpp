@@ -1,14 +1,10 @@
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 
+#include "core/output_file.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler_trace.hpp"
 
@@ -205,41 +201,7 @@ std::string ChromeTrace::to_json() const {
 }
 
 Result<void> ChromeTrace::write_file(const std::string& path) const {
-  const std::string json = to_json();
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return make_error("cannot create a temporary file next to '" + path + "': " + std::strerror(errno) +
-                      " (does the folder exist and is it writable?)");
-  }
-  auto fail = [&](const char* what) -> Result<void> {
-    const std::string msg = std::string(what) + " '" + tmp + "': " + std::strerror(errno);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return make_error(msg);
-  };
-  size_t done = 0;
-  while (done < json.size()) {
-    const ssize_t n = ::write(fd, json.data() + done, json.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write the trace to");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) return fail("cannot set the mode of");
-  if (::fsync(fd) != 0) return fail("cannot flush");
-  if (::close(fd) != 0) {
-    const std::string msg = "cannot close '" + tmp + "': " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return make_error(msg);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string msg = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return make_error(msg);
-  }
-  return {};
+  return write_output_file(path, to_json());
 }
 
 }  // namespace latlab

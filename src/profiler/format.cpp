@@ -42,17 +42,19 @@ std::string format_stat_table(std::string_view queue_name, std::span<const ZoneS
   std::string out;
   appendf(out, "GPU zones on '%.*s' (per frame, device time, ms)\n",
           static_cast<int>(queue_name.size()), queue_name.data());
-  appendf(out, "%-*s %9s %9s %9s %9s %9s %7s %8s\n", static_cast<int>(width), "zone", "avg", "min",
-          "max", "p95", "calls/fr", "frames", "missing");
+  // frames: frames with a sum; fr.miss: frames where a call of the name (or
+  // a dropped zone) had no time, so no sum; missing: calls without a time.
+  appendf(out, "%-*s %9s %9s %9s %9s %9s %7s %7s %8s\n", static_cast<int>(width), "zone", "avg",
+          "min", "max", "p95", "calls/fr", "frames", "fr.miss", "missing");
   for (const ZoneStat* s : rows) {
     if (s->frames == 0) {
-      appendf(out, "%-*s %9s %9s %9s %9s %9s %7u %8" PRIu64 "\n", static_cast<int>(width),
-              s->name.c_str(), "-", "-", "-", "-", "-", 0u, s->missing);
+      appendf(out, "%-*s %9s %9s %9s %9s %9s %7u %7u %8" PRIu64 "\n", static_cast<int>(width),
+              s->name.c_str(), "-", "-", "-", "-", "-", 0u, s->frames_missing, s->missing);
       continue;
     }
-    appendf(out, "%-*s %9.3f %9.3f %9.3f %9.3f %9.2f %7u %8" PRIu64 "\n", static_cast<int>(width),
-            s->name.c_str(), s->avg_ms, s->min_ms, s->max_ms, s->p95_ms, s->calls_per_frame,
-            s->frames, s->missing);
+    appendf(out, "%-*s %9.3f %9.3f %9.3f %9.3f %9.2f %7u %7u %8" PRIu64 "\n",
+            static_cast<int>(width), s->name.c_str(), s->avg_ms, s->min_ms, s->max_ms, s->p95_ms,
+            s->calls_per_frame, s->frames, s->frames_missing, s->missing);
   }
   return out;
 }

@@ -20,6 +20,9 @@ thread_local constinit uint32_t t_thread_id = 0;
 namespace {
 std::atomic<uint32_t> g_thread_ids{0};
 }  // namespace
+#if LATLAB_PROFILER_PROTOCOL_HOOKS
+void (*cursor_step_hook)(CursorStep) = nullptr;
+#endif
 uint32_t assign_thread_id() {
   // 1.. within the record tag's thread bits (wraps after 2^30 threads).
   t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kThreadIdMask + 1;
@@ -157,15 +160,38 @@ GpuProfiler::~GpuProfiler() = default;
 
 // --- recording (lock-free) ---------------------------------------------------
 
-// The heavy side of take_pair's protocol; runs once per profiler at most.
+// The heavy side of take_pair's protocol (see there); shares the cursor once
+// per profiler at most.
 void GpuProfiler::claim_or_share_cursor(uintptr_t me) {
+  LATLAB_CURSOR_STEP(claim);
   uintptr_t owner = kNoOwner;
   if (owner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel)) return;
-  if (owner == me || owner == kShared) return;
-  owner_.store(kShared, std::memory_order_seq_cst);
+  // `owner` holds what owner_ was; owner_ only moves forward, so this loop
+  // turns at most twice.
+  for (;;) {
+    // kShared read by the CAS (acquire): after the owner's last plain store.
+    if (owner == me || owner == kShared) return;
+    if (owner == kSharing) {
+      // Another thread shares the cursor: the owner may still be inside its
+      // plain load and store. Wait for kShared.
+      while (owner_.load(std::memory_order_acquire) != kShared) {
+        LATLAB_CURSOR_STEP(waiting_shared);
+        std::this_thread::yield();
+      }
+      return;
+    }
+    if (owner_.compare_exchange_strong(owner, kSharing, std::memory_order_seq_cst)) break;
+  }
+  LATLAB_CURSOR_STEP(sharing);
   profiler_detail::heavy_fence();
+  LATLAB_CURSOR_STEP(fenced);
   // The owner is inside a few loads and stores, unless it was preempted there.
-  while (owner_taking_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  while (owner_taking_.load(std::memory_order_acquire) != 0) {
+    LATLAB_CURSOR_STEP(waiting_owner);
+    std::this_thread::yield();
+  }
+  LATLAB_CURSOR_STEP(owner_out);
+  owner_.store(kShared, std::memory_order_release);
 }
 
 // --- frames (under the mutex) ------------------------------------------------
@@ -183,10 +209,12 @@ uint64_t GpuProfiler::next_frame() {
   Impl& m = *impl_;
   std::lock_guard lock(m.mu);
   // The exchange below must not fall between the owner's load and store of
-  // the cursor: from another thread, share it first.
-  if (const uintptr_t me = detail::thread_key(); owner_.load(std::memory_order_relaxed) != me) {
+  // the cursor: from another thread, share it first, or see it shared
+  // (acquire: after the owner's last plain store).
+  if (const uintptr_t me = detail::thread_key(); owner_.load(std::memory_order_acquire) != me) {
     claim_or_share_cursor(me);
   }
+  LATLAB_CURSOR_STEP(before_exchange);
   const int64_t now = host_now_ns();
   collect_locked();
 
@@ -412,7 +440,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   ++m.counters.frames_collected;
   if (s.retired) ++m.counters.frames_retired;
   ++m.collected_seq;
-  stats.end_frame(m.collected_seq);
+  stats.end_frame(m.collected_seq, s.dropped);
   m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
   m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
   if (m.sink) {

@@ -50,10 +50,11 @@ uint32_t StatTable::find_or_insert(const char* name, ProfilerCounters& counters)
   return idx;
 }
 
-void StatTable::end_frame(uint64_t seq) {
+void StatTable::end_frame(uint64_t seq, uint32_t dropped_zones) {
   for (uint32_t idx : touched_) {
     Entry& e = entries_[idx];
-    e.ring[e.next] = Sample{seq, e.acc_ns, e.ok, e.calls, e.missing};
+    e.ring[e.next] =
+        Sample{seq, e.acc_ns, e.calls, e.missing, complete_sum(e.calls, e.ok, dropped_zones)};
     e.next = (e.next + 1) % window_;
     e.acc_ns = 0;
     e.ok = e.calls = e.missing = 0;
@@ -69,18 +70,23 @@ std::vector<ZoneStat> StatTable::stats(uint64_t newest_seq) const {
   for (const Entry& e : entries_) {
     ms.clear();
     uint64_t calls = 0, missing = 0;
+    uint32_t frames_missing = 0;
     for (const Sample& s : e.ring) {
       if (s.seq == 0 || s.seq < oldest || s.seq > newest_seq) continue;
       missing += s.missing;
-      if (s.ok == 0) continue;  // no time this frame: no sample, not a zero
+      if (!s.complete) {  // a partial sum is no sample, and never a zero
+        ++frames_missing;
+        continue;
+      }
       calls += s.calls;
       ms.push_back(s.total_ns / 1e6);
     }
-    if (ms.empty() && missing == 0) continue;
+    if (ms.empty() && frames_missing == 0) continue;
     ZoneStat st;
     st.name = e.name;
     st.frames = static_cast<uint32_t>(ms.size());
     st.missing = missing;
+    st.frames_missing = frames_missing;
     if (!ms.empty()) {
       const Distribution d = summarize_in_place(ms);
       st.calls_per_frame = static_cast<double>(calls) / static_cast<double>(d.count);

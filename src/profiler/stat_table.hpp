@@ -1,6 +1,9 @@
 // The `stat gpu` table behind GpuProfiler::stats(): per zone name, per-frame
 // sums over a sliding window of collected frames. Fixed capacity; memory is
-// taken when a name is first seen (warm-up), never per frame.
+// taken when a name is first seen (warm-up), never per frame. The one place
+// where a frame's zones of one name are summed: a frame's sum counts only
+// when it is complete (complete_sum), otherwise the frame is missing for that
+// name (ZoneStat::frames_missing), never a smaller number.
 // Not thread-safe: GpuProfiler holds its mutex around every call.
 #pragma once
 
@@ -49,8 +52,15 @@ class StatTable {
       touched_.push_back(idx);  // reserved to max_names_: no allocation
     }
   }
-  // Closes the frame: it was collected frame number `seq` (1, 2, ...).
-  void end_frame(uint64_t seq);
+  // Closes the frame: it was collected frame number `seq` (1, 2, ...);
+  // `dropped_zones`: zones of it that found no query pair (their names are
+  // unknown, so no name's sum in this frame is complete).
+  void end_frame(uint64_t seq, uint32_t dropped_zones);
+  // A frame's sum of `calls` zones of one name is its time only when every
+  // call has an ok time and the frame dropped no zone.
+  static bool complete_sum(uint32_t calls, uint32_t ok, uint32_t dropped_zones) {
+    return ok == calls && dropped_zones == 0;
+  }
   // The window ending at collected frame `newest_seq`, in first-seen order.
   std::vector<ZoneStat> stats(uint64_t newest_seq) const;
 
@@ -58,9 +68,9 @@ class StatTable {
   struct Sample {
     uint64_t seq = 0;  // 0: empty
     double total_ns = 0;
-    uint32_t ok = 0;
     uint32_t calls = 0;
-    uint32_t missing = 0;
+    uint32_t missing = 0;   // calls without an ok time
+    bool complete = false;  // complete_sum: total_ns is the frame's time for the name
   };
   struct Entry {
     const char* name = nullptr;

@@ -3,14 +3,14 @@
 #include <iterator>
 #include <string>
 
-#include "atomic_file.hpp"
+#include "core/output_file.hpp"
 #include "latlab/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {
 
 Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
-  AtomicFile f;
+  OutputFile f;
   if (Result<void> r = f.open(path); !r) return r;
 
   std::string buf;
@@ -28,7 +28,7 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
   buf += ",map_error_ns,gpu_status,fence_status,poll_status,consumer_behind,device_error";
   for (size_t s = 0; s < kSeriesCount; ++s)
     fmt::format_to(out, ",{}_ns", to_string(static_cast<Series>(s)));
-  buf += ",mode";
+  buf += ",bookkeeping_overlap_ns,mode";
   append_present_csv_header(buf, run);
   buf += '\n';
 
@@ -66,6 +66,13 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
         } else {
           buf += ',';
         }
+      }
+      // latlab's own work inside the frame's path: empty without spans.
+      if (const auto o = bookkeeping_overlap_ns(r, run.bookkeeping);
+          o && !run.bookkeeping.empty()) {
+        fmt::format_to(out, ",{}", *o);
+      } else {
+        buf += ',';
       }
       buf += ',';
       buf += b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");

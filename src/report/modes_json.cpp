@@ -58,6 +58,7 @@ json performance_to_json(const PerformanceReport& r) {
           {"workload", workload_to_json(r.work)},
           {"offscreen", true},
           {"frames", r.frames},
+          {"partial_reason", r.partial_reason.empty() ? json(nullptr) : json(r.partial_reason)},
           {"gpu_ms", distribution_to_json(r.gpu_ms)},
           {"fps", distribution_to_json(r.fps)},
           {"gpu_timeline_fps", r.gpu_timeline_fps > 0 ? json(r.gpu_timeline_fps) : json(nullptr)},
@@ -67,7 +68,8 @@ json performance_to_json(const PerformanceReport& r) {
 
 json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,
                              const RunMeta& meta) {
-  json j = result_header_to_json("performance_run", meta, false, "");
+  json j =
+      result_header_to_json("performance_run", meta, !r.partial_reason.empty(), r.partial_reason);
   j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}};
   j["device"] = device_identity_to_json(di);

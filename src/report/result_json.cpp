@@ -19,7 +19,7 @@ json distribution_to_json(const Distribution& d) {
   const bool has = !d.empty();
   auto stat = [&](const char* key, double v) { j[key] = has ? json(v) : json(nullptr); };
   stat("mean", d.mean);
-  stat("stddev", d.stddev);
+  j["stddev"] = d.stddev ? json(*d.stddev) : json(nullptr);  // null below two samples
   stat("min", d.min);
   stat("p50", d.p50);
   stat("p90", d.p90);
@@ -101,6 +101,15 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// modes.<name>.gpu_target: the target and what the mode measured against it.
+json gpu_target_to_json(const GpuTargetCheck& c) {
+  return {{"target_ms", c.target.target_ms},
+          {"tolerance", c.target.tolerance},
+          {"measured_ms", opt(c.measured_ms)},
+          {"measured", "median of total.stages.gpu_execution"},
+          {"error_fraction", opt(c.error_fraction)}};
+}
+
 json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
@@ -137,7 +146,14 @@ json clock_model_to_json(const ClockModelReport& cm) {
           {"refreshes", cm.refreshes},
           {"failed_refreshes", cm.failed_refreshes},
           {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
+          {"refresh_interval_ns", cm.refresh_interval_ns},
           {"estimated", cm.estimated},
+          {"frame_mapping", or_null(cm.frame_mapping)},
+          {"block_end_pairs", cm.block_end_pairs},
+          {"failed_block_end_pairs", cm.failed_block_end_pairs},
+          {"frames_between_pairs", cm.frames_between_pairs},
+          {"frames_outside_pairs", cm.frames_outside_pairs},
+          {"interpolation_misfit_ns", cm.interpolation_misfit_ns},
           {"pairs", pairs}};
 }
 
@@ -153,10 +169,10 @@ json timer_slack_to_json(const TimerSlack& ts) {
 json settings_to_json(const LatencyRun& run, const RunMeta& meta,
                       const std::vector<LatencyModeResult>& run_modes) {
   const LatencyRunDesc& d = run.desc;
+  // The plan: one entry per block index (each mode runs the same sizes),
+  // whether or not the block ran; what ran is in block_order.
   json per_block = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.kind == BlockKind::measured) per_block.push_back(b.frames_planned);
-  }
+  for (uint32_t b = 0; b < d.blocks; ++b) per_block.push_back(planned_block_frames(d, b));
   return {
       {"mode", meta.mode},
       {"backend", meta.backend},
@@ -202,7 +218,17 @@ json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeRes
 json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& mr) {
   json mode;
   mode["available"] = true;
+  // Off target: the measured GPU time missed the mode's target (false
+  // without a target, null when nothing was measured to judge by).
+  const bool has_target = mr.gpu_target.has_value();
+  if (!has_target) {
+    mode["off_target"] = false;
+  } else {
+    const std::optional<bool>& off = mr.gpu_target->off_target;
+    mode["off_target"] = off ? json(*off) : json(nullptr);
+  }
   mode["workload"] = workload_to_json(mr.workload);
+  mode["gpu_target"] = has_target ? gpu_target_to_json(*mr.gpu_target) : json(nullptr);
   mode["warmup"] = nullptr;
   json blocks = json::array();
   for (const BlockResult& b : run.blocks) {
@@ -319,8 +345,34 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   comparison_to_reference_json(run, diag["comparison"]);
 }
 
+// latlab's own work beside the frames, and which frames it overlapped.
+json bookkeeping_to_json(const LatencyRun& run) {
+  json spans = json::array();
+  std::vector<double> lengths;
+  for (const BookkeepingSpan& s : run.bookkeeping) {
+    spans.push_back({s.start_ns, s.end_ns});
+    lengths.push_back(static_cast<double>(s.end_ns - s.start_ns) / 1000.0);
+  }
+  json modes = json::object();
+  for (const LatencyModeResult& m : run.modes) {
+    modes[m.name] = {
+        {"frames_overlapped", m.bookkeeping.frames_overlapped},
+        {"overlap", distribution_to_json(m.bookkeeping.overlap)},
+        {"core_latency_overlapped", distribution_to_json(m.bookkeeping.core_latency_overlapped)},
+        {"core_latency_clear", distribution_to_json(m.bookkeeping.core_latency_clear)}};
+  }
+  return {{"what",
+           "clock refreshes: calibration pairs sampled through the device on the calibrator's "
+           "thread (GL: a second context made current per pair), beside the frames"},
+          {"span_count", run.bookkeeping.size()},
+          {"span_duration", distribution_to_json(summarize_in_place(lengths, 0))},
+          {"spans", spans},
+          {"modes", modes}};
+}
+
 json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
   json diag;
+  diag["bookkeeping"] = bookkeeping_to_json(run);
   diag["generator"] = {
       {"cpu_ns", run.generator_cpu_ns},
       {"wall_ns", run.generator_wall_ns},

@@ -101,21 +101,25 @@ Distribution read_distribution(const json& j, const std::string& path) {
   d.count = uint_at(j, path, "count");
   d.missing = uint_at(j, path, "missing");
   const std::pair<const char*, double*> stats[] = {
-      {"mean", &d.mean}, {"stddev", &d.stddev}, {"min", &d.min},   {"p50", &d.p50},
-      {"p90", &d.p90},   {"p95", &d.p95},       {"p99", &d.p99},   {"p99_9", &d.p999},
-      {"max", &d.max}};
-  for (const auto& [key, out] : stats) {
+      {"mean", &d.mean}, {"min", &d.min}, {"p50", &d.p50},    {"p90", &d.p90},
+      {"p95", &d.p95},   {"p99", &d.p99}, {"p99_9", &d.p999}, {"max", &d.max}};
+  auto number = [&](const char* key) -> std::optional<double> {
     const json& v = member(j, path, key);
     if (d.count == 0) {
       if (!v.is_null()) fail(join(path, key), "must be null when count is 0");
-      continue;
+      return std::nullopt;
     }
-    // A single sample has no sample standard deviation: the writer may say null.
-    if (v.is_null() && std::strcmp(key, "stddev") == 0) continue;
+    // A single sample has no sample standard deviation: null (older files: 0).
+    if (v.is_null() && std::strcmp(key, "stddev") == 0) return std::nullopt;
     if (!v.is_number()) fail(join(path, key), "expected a number, found " + kind_of(v));
-    *out = v.get<double>();
-    if (!std::isfinite(*out)) fail(join(path, key), "not a finite number");
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) fail(join(path, key), "not a finite number");
+    return x;
+  };
+  for (const auto& [key, out] : stats) {
+    if (const std::optional<double> x = number(key)) *out = *x;
   }
+  d.stddev = number("stddev");
   return d;
 }
 

@@ -41,12 +41,17 @@ void side_row(std::string& out, std::string_view name, const LatencyRun& run, Se
   out += '\n';
 }
 
+bool off_target(const LatencyModeResult& m) {
+  return m.gpu_target && m.gpu_target->off_target.value_or(false);
+}
+
 void side_by_side(std::string& out, const LatencyRun& run) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "  {:<26}", "");
   for (const LatencyModeResult& m : run.modes)
     fmt::format_to(it, " | {:<26}",
-                   fmt::format("{} (complexity {})", m.name, m.workload.complexity));
+                   fmt::format("{}{} (complexity {})", m.name, off_target(m) ? "*" : "",
+                               m.workload.complexity));
   out += '\n';
   fmt::format_to(it, "  {:<26}", "us");
   for (size_t i = 0; i < run.modes.size(); ++i)
@@ -65,6 +70,51 @@ void side_by_side(std::string& out, const LatencyRun& run) {
   side_row(out, "clock_map_error", run, Series::clock_map_error);
   side_row(out, "gpu_end_to_poll_wake", run, Series::gpu_end_to_poll_wake);
   side_row(out, "poll_cpu", run, Series::poll_cpu);
+}
+
+// Each mode with a GPU time target (Loaded): its measured median against it.
+// Off target is said first and loudly: the mode ran, but not the load it
+// was calibrated to.
+void append_gpu_targets(std::string& out, const LatencyRun& run) {
+  auto it = std::back_inserter(out);
+  for (const LatencyModeResult& m : run.modes) {
+    if (!m.gpu_target) continue;
+    const GpuTargetCheck& c = *m.gpu_target;
+    if (!c.measured_ms) {
+      fmt::format_to(it, "  {}: GPU time target {:.3f} ms not checked: no measured gpu_execution\n",
+                     m.name, c.target.target_ms);
+      continue;
+    }
+    fmt::format_to(it,
+                   "  {}{}: gpu_execution p50 {:.3f} ms is {:+.1f}% from its {:.3f} ms target{}\n",
+                   off_target(m) ? "* OFF TARGET " : "", m.name, *c.measured_ms,
+                   *c.error_fraction * 100.0, c.target.target_ms,
+                   off_target(m) ? fmt::format(" (tolerance {:.3g}%): not the calibrated load",
+                                               c.target.tolerance * 100.0)
+                                 : fmt::format(" (within {:.3g}%)", c.target.tolerance * 100.0));
+  }
+}
+
+// Frames whose signal was already pending when the consumer looked, per mode
+// (each mode's own; Loaded's backlog is not Baseline's).
+void append_consumer_behind(std::string& out, const LatencyRun& run) {
+  bool any = false;
+  for (const LatencyModeResult& m : run.modes) any = any || m.consumer_behind > 0;
+  if (!any) return;
+  auto it = std::back_inserter(out);
+  if (run.modes.size() == 1) {
+    fmt::format_to(it,
+                   "  consumer behind on {} of {} frames (signal already pending when it looked)\n",
+                   run.modes[0].consumer_behind, run.modes[0].measured_frames);
+    return;
+  }
+  out += "  consumer behind (signal already pending when it looked):";
+  for (size_t i = 0; i < run.modes.size(); ++i) {
+    const LatencyModeResult& m = run.modes[i];
+    fmt::format_to(it, "{} {} on {} of {} frames", i == 0 ? "" : ",", m.name, m.consumer_behind,
+                   m.measured_frames);
+  }
+  out += '\n';
 }
 
 }  // namespace
@@ -101,20 +151,24 @@ std::string format_run_table(const LatencyRun& run) {
     row(out, "bare_loop fence latency", run.bare_total);
     row(out, "raw clock_nanosleep lateness", run.raw_total);
   }
+  append_gpu_targets(out, run);
   append_present_table(out, run);
   if (run.generator_wall_ns > 0) {
     fmt::format_to(it, "  generator thread CPU: {:.3f}% of a core\n",
                    100.0 * static_cast<double>(run.generator_cpu_ns) /
                        static_cast<double>(run.generator_wall_ns));
   }
-  if (run.consumer_behind > 0) {
-    fmt::format_to(it, "  consumer behind on {} frames (signal already pending when it looked)\n",
-                   run.consumer_behind);
-  }
+  append_consumer_behind(out, run);
   const ClockModelReport& cm = run.clock_model;
   if (cm.available) {
     fmt::format_to(it, "  clock model ({}): drift {:.3f} ppm, error bound {} ns, {} pairs\n",
                    cm.source, cm.drift_ppm, cm.error_bound_ns, cm.pairs_used);
+    if (cm.frame_mapping == "interpolated") {
+      fmt::format_to(it,
+                     "  frames mapped after the run between calibration pairs: {} ({} outside), "
+                     "{} pairs at block ends\n",
+                     cm.frames_between_pairs, cm.frames_outside_pairs, cm.block_end_pairs);
+    }
   }
   for (const MissingCapability& c : run.unavailable) {
     fmt::format_to(it, "  unavailable: {}: {}\n", c.name, c.reason);

@@ -11,16 +11,18 @@ TEST(ProfileReportJson, AZoneWithoutTimedFramesHasNullStatisticsNotZeros) {
   std::vector<ZoneStat> stats(2);
   stats[0] = {.name = "timed", .frames = 3, .calls_per_frame = 1, .avg_ms = 2, .min_ms = 1, .max_ms = 3,
               .p95_ms = 2.9, .missing = 0};
-  stats[1] = {.name = "never_timed", .frames = 0, .calls_per_frame = 1, .missing = 5};
+  stats[1] = {.name = "never_timed", .frames = 0, .missing = 5, .frames_missing = 4};
   const auto j = profile_stats_json(stats);
   ASSERT_EQ(j.size(), 2u);
   EXPECT_DOUBLE_EQ(j[0].at("avg_ms").get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j[0].at("p95_ms").get<double>(), 2.9);
-  for (const char* key : {"avg_ms", "min_ms", "max_ms", "p95_ms"}) {
+  for (const char* key : {"calls_per_frame", "avg_ms", "min_ms", "max_ms", "p95_ms"}) {
     EXPECT_TRUE(j[1].at(key).is_null()) << key << ": " << j[1].at(key);
   }
   EXPECT_EQ(j[1].at("frames"), 0);
+  EXPECT_EQ(j[1].at("frames_missing"), 4);
   EXPECT_EQ(j[1].at("missing"), 5);
+  EXPECT_EQ(j[0].at("frames_missing"), 0);
 }
 
 TEST(ProfileReportJson, NoClockFitIsNull) {

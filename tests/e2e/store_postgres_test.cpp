@@ -65,7 +65,7 @@ TEST(StorePostgres, TwoRunsAtOnceStoreAddHistoryAndCompare) {
             slurp(dir.path / "a.json"));
   r = run_cli("compare 3 1 --store " + store);
   EXPECT_EQ(r.rc, 0) << r.output;
-  EXPECT_NE(r.output.find("latlab compare: A = run 3, B = run 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("latlab compare: A = run 3; B = run 1"), std::string::npos) << r.output;
 }
 
 TEST(StorePostgres, AnotherSchemaVersionIsRefusedUntouched) {

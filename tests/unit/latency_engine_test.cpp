@@ -541,7 +541,8 @@ TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
   FrameWorkload loaded;
   loaded.passes = 4;
   loaded.complexity = 10;  // 64*64*4*10*0.5 ns = 81.92 us more GPU time
-  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", loaded}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
+             LatencyModeDesc{"loaded", loaded, std::nullopt}};
   const Result<LatencyRun> r = run_latency(d, fx.env);
   ASSERT_TRUE(r) << r.error().message;
   const LatencyRun& run = *r;
@@ -591,7 +592,8 @@ TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
 TEST(LatencyEngine, ModesRefuseTheBareComparison) {
   LatencyRunDesc d = small_desc();
   d.bare_comparison = true;
-  d.modes = {LatencyModeDesc{"baseline", d.workload}, LatencyModeDesc{"loaded", d.workload}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
+             LatencyModeDesc{"loaded", d.workload, std::nullopt}};
   EXPECT_FALSE(validate(d));
 }
 

@@ -1,18 +1,23 @@
 #include "latlab/latency_report.hpp"
-#include "report/result_json.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "latency/lockstep.hpp"
 #include "latlab/load_calibration.hpp"
 #include "latlab/sim.hpp"
+#include "report/html/report_html.hpp"
+#include "report/result_json.hpp"
+#include "report/result_reader.hpp"
 
 namespace latlab {
 namespace {
@@ -38,6 +43,38 @@ struct TempDir {
     fs::remove_all(path, ec);
   }
 };
+
+// Baseline and a costlier Loaded in interleaved blocks (lockstep): 21
+// measured frames per mode in 2 blocks (11 + 10); `stop_at_frame` (a device
+// frame id) sets the interrupt when the consumer reaches it.
+LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt,
+                        std::optional<GpuTimeTarget> loaded_target = std::nullopt) {
+  SimDesc dd;
+  dd.time = SimTime::virtual_time;
+  dd.virtual_start_ns = 1'000'000'000;
+  SimDevice dev(dd);
+  std::atomic<bool> interrupt{false};
+  LockstepScript script;
+  script.cpu_cost_ns = [&](uint64_t id) {
+    if (stop_at_frame && id >= *stop_at_frame) interrupt.store(true);
+    return 2'000;
+  };
+  LatencyRunEnv env;
+  env.device = &dev;
+  env.time = &dev.time();
+  env.lockstep = &script;
+  env.interrupt = &interrupt;
+  LatencyRunDesc d;
+  d.frames = 21;
+  d.blocks = 2;
+  d.warmup_frames = 2;
+  FrameWorkload loaded{4, 8, 64, 64, WorkloadForm::compute};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
+             LatencyModeDesc{"loaded", loaded, loaded_target}};
+  Result<LatencyRun> r = run_latency(d, env);
+  EXPECT_TRUE(r.ok());
+  return std::move(r.value());
+}
 
 LatencyRun small_run(bool bare = false) {
   SimDesc dd;
@@ -110,6 +147,31 @@ TEST(LatencyReport, JsonHasSchemaVersionAndEveryPart) {
   EXPECT_EQ(total["missing_markers"]["gpu_status_counts"]["invalid"], 1);
   EXPECT_EQ(back["block_order"].size(), 3u);
   EXPECT_TRUE(back["diagnostics"]["bare_loop"].is_null());
+}
+
+// settings.frames_per_block is the plan: one size per block index (the
+// same in every mode), not one entry per block that ran.
+TEST(LatencyReport, FramesPerBlockIsThePlannedSizeOfEachBlockIndex) {
+  const LatencyRun full = two_mode_run();
+  ASSERT_FALSE(full.partial) << full.partial_reason;
+  EXPECT_EQ(latency_run_to_json(full, meta())["settings"]["frames_per_block"],
+            nlohmann::json::array({11, 10}));
+  // Stopped in Loaded's block 0 (device ids: 2 + 2 warm-up, then 11 of
+  // Baseline's block 0): the plan is unchanged.
+  const LatencyRun cut = two_mode_run(uint64_t{4 + 11 + 3});
+  ASSERT_TRUE(cut.partial);
+  EXPECT_EQ(latency_run_to_json(cut, meta())["settings"]["frames_per_block"],
+            nlohmann::json::array({11, 10}));
+}
+
+TEST(LatencyReport, OneSampleHasNullStddevNotZero) {
+  const auto j = distribution_to_json(summarize(std::vector<double>{5.0}));
+  EXPECT_EQ(j["count"], 1);
+  EXPECT_DOUBLE_EQ(j["p50"].get<double>(), 5.0);
+  EXPECT_TRUE(j["stddev"].is_null()) << j.dump();
+  const auto two = distribution_to_json(summarize(std::vector<double>{5.0, 7.0}));
+  ASSERT_TRUE(two["stddev"].is_number()) << two.dump();
+  EXPECT_NEAR(two["stddev"].get<double>(), std::sqrt(2.0), 1e-12);
 }
 
 TEST(LatencyReport, EmptyDistributionHasNullStatisticsNotZeros) {
@@ -259,6 +321,85 @@ TEST(LatencyReport, TableNamesEveryStage) {
     EXPECT_NE(t.find(to_string(static_cast<Series>(i))), std::string::npos)
         << to_string(static_cast<Series>(i));
   }
+}
+
+// Issue #22: Loaded calibrated to 8.333 ms measured 2.6 ms in the run and
+// was reported as Loaded. A mode whose median gpu_execution misses its
+// target is off target in the result, the console and the HTML report.
+// (The sim's frames take 50 us of GPU time.)
+TEST(LatencyReport, LoadedFarFromItsTargetIsMarkedOffTargetEverywhere) {
+  const LatencyRun run = two_mode_run(std::nullopt, GpuTimeTarget{8.333333, 0.02});
+  ASSERT_FALSE(run.partial) << run.partial_reason;
+  ASSERT_EQ(run.modes.size(), 2u);
+  EXPECT_FALSE(run.modes[0].gpu_target.has_value()) << "Baseline has no target";
+  ASSERT_TRUE(run.modes[1].gpu_target.has_value());
+  const GpuTargetCheck& c = *run.modes[1].gpu_target;
+  ASSERT_TRUE(c.measured_ms.has_value());
+  EXPECT_NEAR(*c.measured_ms, 0.05, 1e-9);
+  EXPECT_NEAR(*c.error_fraction, 0.05 / 8.333333 - 1.0, 1e-9);
+  EXPECT_EQ(c.off_target, std::optional<bool>(true));
+
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta());
+  const auto& loaded = doc["modes"]["loaded"];
+  EXPECT_EQ(loaded["available"], true);
+  EXPECT_EQ(loaded["off_target"], true);
+  EXPECT_DOUBLE_EQ(loaded["gpu_target"]["target_ms"].get<double>(), 8.333333);
+  EXPECT_DOUBLE_EQ(loaded["gpu_target"]["tolerance"].get<double>(), 0.02);
+  EXPECT_NEAR(loaded["gpu_target"]["measured_ms"].get<double>(), 0.05, 1e-9);
+  EXPECT_EQ(doc["modes"]["baseline"]["off_target"], false);
+  EXPECT_TRUE(doc["modes"]["baseline"]["gpu_target"].is_null());
+  // The reader still takes the document (and files without the keys).
+  EXPECT_TRUE(read_result_json(doc.dump(), "test").ok());
+
+  const std::string table = format_run_table(run);
+  EXPECT_NE(table.find("* OFF TARGET loaded: gpu_execution p50 0.050 ms"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("loaded* (complexity 8)"), std::string::npos) << table;
+
+  TempDir dir;
+  const ReportInput in{"test", doc};
+  ASSERT_TRUE(write_html_report((dir.path / "r.html").string(), std::span(&in, 1)).ok());
+  const std::string html = slurp(dir.path / "r.html");
+  EXPECT_NE(html.find("loaded is OFF TARGET: gpu_execution p50 0.050 ms vs target 8.333 ms"),
+            std::string::npos);
+  EXPECT_NE(html.find("yes, OFF TARGET"), std::string::npos);
+}
+
+TEST(LatencyReport, LoadedWithinItsTargetIsNotOffTarget) {
+  const LatencyRun run = two_mode_run(std::nullopt, GpuTimeTarget{0.0505, 0.02});
+  ASSERT_TRUE(run.modes[1].gpu_target.has_value());
+  EXPECT_EQ(run.modes[1].gpu_target->off_target, std::optional<bool>(false));
+  const nlohmann::ordered_json doc = latency_run_to_json(run, meta());
+  EXPECT_EQ(doc["modes"]["loaded"]["off_target"], false);
+  const std::string table = format_run_table(run);
+  EXPECT_EQ(table.find("OFF TARGET"), std::string::npos) << table;
+  EXPECT_NE(table.find("(within 2%)"), std::string::npos) << table;
+}
+
+// Issue #22: the console said "consumer behind on N frames" with Baseline's
+// count only, while Loaded had 196 of 200 behind. Each mode has its own.
+TEST(LatencyReport, TableShowsConsumerBehindPerMode) {
+  LatencyRun run;
+  run.desc.blocks = 2;
+  run.modes.resize(2);
+  run.modes[0].name = "baseline";
+  run.modes[0].measured_frames = 200;
+  run.modes[0].consumer_behind = 0;
+  run.modes[1].name = "loaded";
+  run.modes[1].measured_frames = 200;
+  run.modes[1].consumer_behind = 196;
+  run.total = run.modes[0].total;
+  run.consumer_behind = run.modes[0].consumer_behind;
+  const std::string t = format_run_table(run);
+  EXPECT_NE(t.find("loaded on 196 of 200 frames"), std::string::npos) << t;
+  EXPECT_NE(t.find("baseline on 0 of 200 frames"), std::string::npos) << t;
+
+  run.modes.resize(1);
+  run.modes[0].consumer_behind = 7;
+  const std::string one = format_run_table(run);
+  EXPECT_NE(one.find("consumer behind on 7 of 200 frames"), std::string::npos) << one;
+  run.modes[0].consumer_behind = 0;
+  EXPECT_EQ(format_run_table(run).find("consumer behind"), std::string::npos);
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "latlab/latency_run.hpp"
 #include "latlab/sim.hpp"
 #include "latlab/tick_mapper.hpp"
+#include "unit/interrupting_device.hpp"
 
 namespace latlab {
 namespace {
@@ -207,6 +209,44 @@ TEST(LatencyThreads, InterruptFromAnotherThreadStopsAPartialRun) {
       EXPECT_TRUE(r->frames[b.first_frame + i].has(Marker::fence_wake));
     }
   }
+}
+
+// Issue #22: an interrupt in a block's turn warm-up stops it at once, and the
+// reason names the turn warm-up (not "block ... after 0 frames").
+TEST(LatencyThreads, InterruptInTheTurnWarmupSaysSo) {
+  RealFixture fx;
+  std::atomic<bool> stop{false};
+  InterruptAtSubmit dev(*fx.device, 3, stop);  // the third frame of the first turn warm-up
+  fx.env.device = &dev;
+  fx.env.interrupt = &stop;
+  LatencyRunDesc d = short_desc();
+  d.poll_completion = false;
+  d.turn_warmup_ns = 2'000'000'000;  // frames of ~40 us: thousands if not stopped
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->partial);
+  EXPECT_EQ(dev.submitted(), 3u) << "frames after the interrupt";
+  EXPECT_EQ(r->partial_reason,
+            "interrupted in the turn warm-up of warmup block 0 after 3 frames (" +
+                std::to_string(r->blocks.at(0).turn_warmup_wall_ns / 1'000'000) + " ms)");
+  EXPECT_EQ(r->measured_frames_run(), 0u);
+}
+
+// Stopped between blocks: the reason names the block it stopped before.
+TEST(LatencyThreads, InterruptBetweenBlocksNamesTheNextBlock) {
+  RealFixture fx;
+  std::atomic<bool> stop{false};
+  LatencyRunDesc d = short_desc();
+  d.poll_completion = false;
+  // The warm-up block's last frame (device id 4): the interrupt comes as it ends.
+  InterruptAtSubmit dev(*fx.device, d.warmup_frames, stop);
+  fx.env.device = &dev;
+  fx.env.interrupt = &stop;
+  const Result<LatencyRun> r = run_latency(d, fx.env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->partial);
+  EXPECT_EQ(r->partial_reason, "interrupted between blocks, before measured block 0")
+      << r->partial_reason;
 }
 
 TEST(LatencyThreads, InterruptStopsTheConsumerWithoutDrainingTheBacklog) {

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
+#include "unit/interrupting_device.hpp"
 
 namespace latlab {
 namespace {
@@ -271,7 +273,7 @@ TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
     // The verified median is a measurement; the model says where the truth is.
     EXPECT_LE(std::fabs(model_ms(*dev.cost_model(), d, r->complexity) / d.target_ms - 1.0), 0.03)
         << "seed " << seed;
-    EXPECT_GT(r->gpu_ms.stddev, 0.0);
+    EXPECT_GT(r->gpu_ms.stddev.value_or(0.0), 0.0);
   }
 }
 
@@ -575,6 +577,53 @@ TEST(LoadCalibration, UsesConsecutiveFrameIdsFromFirstFrameId) {
   EXPECT_EQ(r->next_frame_id, 1000 + r->frames_submitted);
   // The device is usable afterwards with the next id.
   EXPECT_TRUE(dev.submit_frame(r->next_frame_id, workload(d, r->complexity)));
+}
+
+// Issue #22: Ctrl-C during Loaded calibration went unheeded for 11.7 s. The
+// interrupt stops it before its next frame, and the error says where.
+TEST(LoadCalibration, InterruptStopsBeforeTheNextFrameAndSaysWhere) {
+  SimDevice sim_dev(sim_load_desc());
+  std::atomic<bool> interrupt{false};
+  // Evaluations #0 and #1 are 13 frames each (1 warm-up + 3 x 4): frame 20
+  // is the 7th of evaluation #1.
+  InterruptAtSubmit dev(sim_dev, 20, interrupt);
+  LoadCalibrationDesc d;
+  d.interrupt = &interrupt;
+  auto r = calibrate_load(dev, d);
+  ASSERT_FALSE(r) << "finished after the interrupt: " << r->outcome;
+  EXPECT_EQ(dev.submitted(), 20u) << "no frame after the one that was running";
+  const std::string& m = r.error().message;
+  EXPECT_EQ(m.rfind("interrupted during load calibration at 1920x1080, evaluation #1 ", 0), 0u)
+      << m;
+  EXPECT_NE(m.find("after 7 of 13 frames"), std::string::npos) << m;
+
+  // Already set: not one frame.
+  SimDevice fresh(sim_load_desc());
+  auto none = calibrate_load(fresh, d);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(fresh.frames_submitted(), 0u);
+  EXPECT_NE(none.error().message.find("evaluation #0"), std::string::npos);
+}
+
+// Issue #22: a verification "within" 2% at a timing noise of 38% was
+// accepted and Loaded ran at 31% of its target. A verification known to
+// less than the tolerance is not within it, and the outcome names the noise.
+TEST(LoadCalibration, AVerificationLessPreciseThanTheToleranceIsNotAccepted) {
+  int accepted = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimDesc sd = sim_load_desc();
+    sd.cost->noise_fraction = 0.25;  // per frame: a 30-frame median is good to ~+-11%
+    sd.cost->seed = seed;
+    SimDevice dev(sd);
+    LoadCalibrationDesc d;  // tolerance 2%
+    auto r = calibrate_load(dev, d);
+    ASSERT_TRUE(r) << "seed " << seed << ": " << r.error().message;
+    if (r->within_tolerance) ++accepted;
+    EXPECT_TRUE(r->noise_limited) << "seed " << seed << ": " << r->outcome;
+    EXPECT_EQ(r->outcome.rfind("the device's timing spread of ", 0), 0u)
+        << "seed " << seed << ": " << r->outcome;
+  }
+  EXPECT_EQ(accepted, 0) << "a verification within the tolerance by chance was accepted";
 }
 
 TEST(LoadCalibration, TickFormatIsHonouredAcrossAWrap) {

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 #include "latlab/sim.hpp"
+#include "unit/interrupting_device.hpp"
 
 namespace latlab {
 namespace {
@@ -24,6 +26,34 @@ TEST(PerformanceMode, GpuTimePerFrameMatchesTheModel) {
   EXPECT_NEAR(r->gpu_ms.max, want_ms, 1e-6);
   EXPECT_EQ(dev.frames_submitted(), 105u);  // 5 warm-up frames
   EXPECT_EQ(r->next_frame_id, 105u);
+}
+
+// Issue #22: Ctrl-C in Performance mode. No frame is submitted after the
+// interrupt; the queued ones finish and count; the report says where.
+TEST(PerformanceMode, InterruptStopsSubmittingAndGivesAPartialReport) {
+  SimDevice sim_dev(sim_load_desc());
+  std::atomic<bool> interrupt{false};
+  InterruptAtSubmit dev(sim_dev, 50, interrupt);  // 5 warm-up frames, then measured 45
+  PerformanceDesc pd;
+  pd.interrupt = &interrupt;
+  pd.first_frame_id = 7;
+  auto r = run_performance(dev, kWork, 300, pd);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(dev.submitted(), 50u) << "submitted after the interrupt";
+  EXPECT_EQ(r->frames, 45u) << "every submitted frame was waited for and counted";
+  EXPECT_EQ(r->frames_asked, 300u);
+  EXPECT_EQ(r->gpu_ms.count, 45u);
+  EXPECT_EQ(r->next_frame_id, 7u + 50u);
+  EXPECT_EQ(r->partial_reason, "interrupted in Performance mode after 45 of 300 measured frames");
+
+  // A complete run says nothing.
+  SimDevice whole(sim_load_desc());
+  std::atomic<bool> never{false};
+  pd.interrupt = &never;
+  auto full = run_performance(whole, kWork, 20, pd);
+  ASSERT_TRUE(full);
+  EXPECT_TRUE(full->partial_reason.empty());
+  EXPECT_EQ(full->frames, 20u);
 }
 
 TEST(PerformanceMode, BackToBackFramesKeepTheGpuBusy) {

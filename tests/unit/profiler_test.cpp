@@ -354,7 +354,9 @@ TEST(Profiler, DisjointAndReversedAreNotTimes) {
   EXPECT_EQ(stats[0].name, "disjoint");
   EXPECT_EQ(stats[0].frames, 0u);
   EXPECT_EQ(stats[0].missing, 1u);
+  EXPECT_EQ(stats[0].frames_missing, 1u);
   EXPECT_EQ(stats[2].frames, 1u);
+  EXPECT_EQ(stats[2].frames_missing, 0u);
   EXPECT_DOUBLE_EQ(stats[2].avg_ms, 4e-6);
 }
 
@@ -527,6 +529,63 @@ TEST(Profiler, StatsOverASlidingWindow) {
   EXPECT_NE(table.find("p95"), std::string::npos);
   EXPECT_NE(table.find("pass"), std::string::npos);
   EXPECT_LT(table.find("pass"), table.find("twice")) << "sorted by average, largest first:\n" << table;
+}
+
+// Issue 22: three calls of 100 ns per frame, one of them disjoint every
+// other frame. A frame's sum counts only when all three have a time: 300 ns
+// in every frame that has them, the others missing for the name (not a
+// 200 ns sum that pulls avg to 250 and min to 200).
+TEST(Profiler, StatsLeaveOutFramesWhereACallHasNoTime) {
+  Rig r = make_rig({.stat_window_frames = 8});
+  SimCommandStream cmd;
+  for (uint64_t k = 0; k < 8; ++k) {
+    for (int call = 0; call < 3; ++call) {
+      LATLAB_GPU_ZONE(r.prof, &cmd, "pass");
+    }
+    const uint32_t first_end = cmd.writes[1].slot;
+    r.writer->execute(cmd, 10'000 * (k + 1), 100);  // each call 100 ns
+    if (k % 2 == 1) r.writer->mark_disjoint(first_end);
+    r.prof->next_frame();
+  }
+  const auto stats = r.prof->stats();
+  ASSERT_EQ(stats.size(), 1u);
+  const ZoneStat& pass = stats[0];
+  EXPECT_EQ(pass.frames, 4u);
+  EXPECT_EQ(pass.frames_missing, 4u);
+  EXPECT_EQ(pass.missing, 4u);  // the disjoint calls
+  EXPECT_DOUBLE_EQ(pass.calls_per_frame, 3.0);
+  EXPECT_DOUBLE_EQ(pass.avg_ms, 300e-6);
+  EXPECT_DOUBLE_EQ(pass.min_ms, 300e-6);
+  EXPECT_DOUBLE_EQ(pass.max_ms, 300e-6);
+  EXPECT_DOUBLE_EQ(pass.p95_ms, 300e-6);
+
+  const std::string table = format_stat_table("graphics", stats);
+  EXPECT_NE(table.find("fr.miss"), std::string::npos) << table;
+  // frames, fr.miss, missing
+  EXPECT_NE(table.find("      4       4        4\n"), std::string::npos) << table;
+}
+
+// A frame that dropped zones (no query pair left) may have dropped a call of
+// any name: no name's sum in it is that frame's time.
+TEST(Profiler, StatsLeaveOutFramesThatDroppedZones) {
+  Rig r = make_rig({.max_zones_per_frame = 2, .stat_window_frames = 8});
+  SimCommandStream cmd;
+  for (int k = 0; k < 4; ++k) {
+    const int calls = k % 2 == 0 ? 3 : 2;  // even frames: the third call is dropped
+    for (int call = 0; call < calls; ++call) {
+      LATLAB_GPU_ZONE(r.prof, &cmd, "pass");
+    }
+    r.writer->execute(cmd, 10'000 * static_cast<uint64_t>(k + 1), 100);
+    r.prof->next_frame();
+  }
+  EXPECT_EQ(r.prof->counters().zones_dropped, 2u);
+  const auto stats = r.prof->stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].frames, 2u);
+  EXPECT_EQ(stats[0].frames_missing, 2u);
+  EXPECT_EQ(stats[0].missing, 0u);  // no recorded call lacks a time
+  EXPECT_DOUBLE_EQ(stats[0].avg_ms, 200e-6);
+  EXPECT_DOUBLE_EQ(stats[0].min_ms, 200e-6);
 }
 
 TEST(Profiler, StatsMergeOneNameFromSeveralPointers) {

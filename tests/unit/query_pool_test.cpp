@@ -319,5 +319,21 @@ TEST(TickFormat, RationalPeriods) {
   EXPECT_EQ(f.ticks_to_ns(24'000'000ull * 36'000), 36'000'000'000'000);
 }
 
+// Half a wrap apart is -2^(bits-1), the bottom of the range; with 64 valid
+// bits that is INT64_MIN, which negating a distance overflowed (the fuzzer's
+// uid_pool target found it under UBSan).
+TEST(TickFormat, SignedDeltaAtHalfAWrap) {
+  const auto t64 = TickFormat::from_period_ns(1.0, 64);
+  EXPECT_EQ(t64.signed_delta(1ull << 63, 0), INT64_MIN);
+  EXPECT_EQ(t64.signed_delta(0, 1ull << 63), INT64_MIN);
+  EXPECT_EQ(t64.signed_delta(5, 2), -3);
+  EXPECT_EQ(t64.signed_delta(2, 5), 3);
+  EXPECT_FALSE(t64.before(0, 1ull << 63));
+  const auto t36 = TickFormat::from_period_ns(1.0, 36);
+  EXPECT_EQ(t36.signed_delta(1ull << 35, 0), -(int64_t{1} << 35));
+  EXPECT_EQ(t36.signed_delta((1ull << 36) - 2, 3), 5);
+  EXPECT_EQ(t36.signed_delta(3, (1ull << 36) - 2), -5);
+}
+
 }  // namespace
 }  // namespace latlab

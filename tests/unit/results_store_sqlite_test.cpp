@@ -84,7 +84,11 @@ TEST(ResultsStoreSqlite, AppendsListsAndReadsBack) {
 TEST(ResultsStoreSqlite, AnotherSchemaVersionIsRefusedUntouched) {
   TempDir dir;
   const fs::path db = dir.path / "r.db";
-  ASSERT_TRUE(ResultsStore::open(db.string(), ResultsStore::Access::append).ok());
+  {
+    auto created = ResultsStore::open(db.string(), ResultsStore::Access::append);
+    ASSERT_TRUE(created.ok());
+    ASSERT_TRUE(created.value()->prepare_for_writes().ok());
+  }
   exec_sql(db, "UPDATE latlab_meta SET value = '9' WHERE key = 'schema_version'");
   const std::string before = bytes_of(db);
   for (auto access : {ResultsStore::Access::append, ResultsStore::Access::read}) {
@@ -139,21 +143,25 @@ TEST(ResultsStoreSqlite, AVersion1StoreIsUpgradedByTheFirstWriteAndRefusedUntouc
   EXPECT_NE(reader.error().message.find("store migrate"), std::string::npos);
   EXPECT_EQ(bytes_of(db), before);
 
+  // Opening for writes changes nothing yet: the first add() upgrades.
   auto writer = ResultsStore::open(db.string(), ResultsStore::Access::append);
   ASSERT_TRUE(writer.ok()) << writer.error().message;
-  EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(1));
-  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 2);
-  // The rows stored before have no poll values: NULL, never 0.
-  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM frames"), 25);
-  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM frames WHERE poll_latency_ns IS NULL AND "
-                         "poll_cpu_ns IS NULL AND gpu_end_to_poll_wake_ns IS NULL"),
-            25);
+  EXPECT_FALSE(writer.value()->migrated_from().has_value());
+  EXPECT_EQ(bytes_of(db), before);
   // A version 2 run with frames goes in, and both read back.
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
   Result<ReadResult> rr = read_result_json(doc, "doc");
   ASSERT_TRUE(rr.ok());
   ASSERT_TRUE(writer.value()->add(rr.value(), frame_series_of(run)).ok());
+  EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(1));
+  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 2);
+  // The rows stored before have no poll values: NULL, never 0.
+  EXPECT_EQ(count_of(db,
+                     "SELECT COUNT(*) FROM frames WHERE poll_latency_ns IS NULL AND "
+                     "poll_cpu_ns IS NULL AND gpu_end_to_poll_wake_ns IS NULL"),
+            25);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM frames"), 25 + 25);
   writer.value().reset();
   auto again = ResultsStore::open(db.string(), ResultsStore::Access::read);
   ASSERT_TRUE(again.ok()) << again.error().message;
@@ -179,6 +187,10 @@ TEST(ResultsStoreSqlite, ForeignFilesAreRefusedUntouched) {
   EXPECT_FALSE(
       ResultsStore::open((dir.path / "no" / "r.db").string(), ResultsStore::Access::append).ok());
   EXPECT_FALSE(fs::exists(dir.path / "no"));
+  // Opening a new store for writes creates nothing until the first add().
+  ASSERT_TRUE(
+      ResultsStore::open((dir.path / "new.db").string(), ResultsStore::Access::append).ok());
+  EXPECT_FALSE(fs::exists(dir.path / "new.db"));
   // Reading a store that does not exist creates nothing.
   EXPECT_FALSE(ResultsStore::open((dir.path / "x.db").string(), ResultsStore::Access::read).ok());
   EXPECT_FALSE(fs::exists(dir.path / "x.db"));

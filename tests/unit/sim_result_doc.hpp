@@ -14,11 +14,14 @@
 namespace latlab::testing {
 
 struct SimRunSpec {
-  uint64_t noise_seed = 1;       // per-frame noise of every scripted delay
-  int64_t extra_gpu_ns = 0;      // added to every frame's GPU duration
+  uint64_t noise_seed = 1;   // per-frame noise of every scripted delay
+  int64_t extra_gpu_ns = 0;  // added to every frame's GPU duration
   uint32_t frames = 200;
   uint32_t blocks = 10;
   uint64_t schedule_seed = 1;
+  // Multiplies the host-timed delays (CPU cost, consumer wake): an effect
+  // tied to one process (its CPU, the machine's load while it ran).
+  double host_scale = 1.0;
 };
 
 inline uint64_t mix64(uint64_t x) {
@@ -54,8 +57,14 @@ inline std::string sim_result_doc(const SimRunSpec& spec, LatencyRun* keep = nul
       [raw](uint64_t t) { return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5}); },
       "sim truth");
   LockstepScript script;
-  script.cpu_cost_ns = [seed](uint64_t f) { return 20'000 + noise_ns(seed, 4, f, 4'000); };
-  script.consumer_wake_delay_ns = [seed](uint64_t f) { return 30'000 + noise_ns(seed, 5, f, 30'000); };
+  const double k = spec.host_scale;
+  auto scaled = [k](int64_t ns) { return static_cast<int64_t>(static_cast<double>(ns) * k); };
+  script.cpu_cost_ns = [seed, scaled](uint64_t f) {
+    return scaled(20'000 + noise_ns(seed, 4, f, 4'000));
+  };
+  script.consumer_wake_delay_ns = [seed, scaled](uint64_t f) {
+    return scaled(30'000 + noise_ns(seed, 5, f, 30'000));
+  };
   LatencyRunEnv env;
   env.device = dev.get();
   env.mapper = mapper.get();

@@ -1,8 +1,11 @@
+#include "latlab/stats.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
-#include "latlab/stats.hpp"
+#include "report/compare_stats.hpp"
 
 namespace latlab {
 namespace {
@@ -20,7 +23,8 @@ TEST(Stats, PercentilesMatchNumpyType7) {
   EXPECT_DOUBLE_EQ(d.min, 1);
   EXPECT_DOUBLE_EQ(d.max, 10);
   EXPECT_DOUBLE_EQ(d.mean, 5.5);
-  EXPECT_NEAR(d.stddev, 3.0276503540974917, 1e-12);  // sample stddev
+  ASSERT_TRUE(d.stddev.has_value());
+  EXPECT_NEAR(*d.stddev, 3.0276503540974917, 1e-12);  // sample stddev
 }
 
 TEST(Stats, EmptyStaysEmpty) {
@@ -29,10 +33,27 @@ TEST(Stats, EmptyStaysEmpty) {
   EXPECT_EQ(d.missing, 7u);
 }
 
-TEST(Stats, SingleSample) {
+TEST(Stats, SingleSampleHasNoStandardDeviation) {
   const Distribution d = summarize(std::vector<double>{42.0});
   EXPECT_DOUBLE_EQ(d.p999, 42.0);
-  EXPECT_DOUBLE_EQ(d.stddev, 0.0);
+  EXPECT_FALSE(d.stddev.has_value()) << "one sample has no sample stddev; 0 would claim one";
+  const Distribution two = summarize(std::vector<double>{1.0, 3.0});
+  ASSERT_TRUE(two.stddev.has_value());
+  EXPECT_NEAR(*two.stddev, std::sqrt(2.0), 1e-12);
+}
+
+TEST(Stats, PercentileOfNothingIsNoValue) {
+  EXPECT_FALSE(percentile_sorted(std::vector<double>{}, 0.5).has_value());
+  const std::vector<double> one{7.0};
+  ASSERT_TRUE(percentile_sorted(one, 0.5).has_value());
+  EXPECT_DOUBLE_EQ(*percentile_sorted(one, 0.5), 7.0);
+}
+
+TEST(Stats, MedianOfNothingIsNoValue) {
+  EXPECT_FALSE(median_of(std::vector<double>{}).has_value());
+  const std::optional<double> m = median_of(std::vector<double>{3.0, 1.0, 2.0});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(*m, 2.0);
 }
 
 }  // namespace

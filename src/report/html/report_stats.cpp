@@ -18,7 +18,7 @@ Histogram make_histogram(std::span<const std::vector<double>> sets, uint32_t bin
     if (s.empty()) continue;
     std::vector<double> sorted = s;
     std::sort(sorted.begin(), sorted.end());
-    const double top = percentile_sorted(sorted, clip_quantile);
+    const double top = *percentile_sorted(sorted, clip_quantile);  // not empty
     h.lo = any ? std::min(h.lo, sorted.front()) : sorted.front();
     h.hi = any ? std::max(h.hi, top) : top;
     any = true;

@@ -82,6 +82,24 @@ void row(std::string& out, std::string_view key, const std::string& value) {
   out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key), value);
 }
 
+bool is_true(const json* v) { return v != nullptr && v->is_boolean() && v->get<bool>(); }
+
+// A mode's GPU time against its target (modes.<m>.gpu_target), as text; ""
+// without one (Baseline, a given complexity, or a file older than the field).
+std::string gpu_target_text(const json& mode) {
+  const json* g = find(mode, {"gpu_target"});
+  if (g == nullptr || !g->is_object()) return "";
+  const std::optional<double> target = number(*g, {"target_ms"});
+  const std::optional<double> tol = number(*g, {"tolerance"});
+  const std::optional<double> measured = number(*g, {"measured_ms"});
+  const std::optional<double> e = number(*g, {"error_fraction"});
+  if (!target || !tol) return "";
+  if (!measured || !e) return fmt::format("target {:.3f} ms: nothing measured to check", *target);
+  return fmt::format(
+      "gpu_execution p50 {:.3f} ms vs target {:.3f} ms: {:+.1f}% (tolerance {:.3g}%)", *measured,
+      *target, *e * 100.0, *tol * 100.0);
+}
+
 }  // namespace
 
 std::string settings_table(const json& doc) {
@@ -110,6 +128,15 @@ std::string unavailable_list(const json& doc) {
   if (const json* p = find(doc, {"partial"}); p != nullptr && p->is_boolean() && p->get<bool>()) {
     out += "<p class=\"warn\">Partial run: " + cell(find(doc, {"partial_reason"})) + "</p>\n";
   }
+  if (const json* modes = find(doc, {"modes"}); modes != nullptr && modes->is_object()) {
+    for (const auto& [name, m] : modes->items()) {
+      if (is_true(find(m, {"off_target"}))) {
+        out += "<p class=\"warn\">" + escape(name) +
+               " is OFF TARGET: " + escape(gpu_target_text(m)) +
+               ". It ran, but not at the load it was calibrated to.</p>\n";
+      }
+    }
+  }
   if (u == nullptr || !u->is_array() || u->empty()) {
     return out + "<p>Unavailable: nothing (every capability the run needed was present).</p>\n";
   }
@@ -124,20 +151,25 @@ std::string modes_table(const json& doc) {
   const json* modes = find(doc, {"modes"});
   std::string t =
       "<table><tr><th>mode</th><th>available</th><th>passes</th><th>complexity</th>"
-      "<th>size</th><th>form</th><th>measured frames</th><th>why not</th></tr>\n";
+      "<th>size</th><th>form</th><th>measured frames</th><th>GPU time target</th>"
+      "<th>why not</th></tr>\n";
   for (const auto& [name, m] : modes->items()) {
     const json* w = find(m, {"workload"});
     const json* avail = find(m, {"available"});
     const bool ok = avail == nullptr || (avail->is_boolean() && avail->get<bool>());
+    const bool off = is_true(find(m, {"off_target"}));
     std::string size = "n/a";
     if (w != nullptr) size = cell(find(*w, {"width"})) + "x" + cell(find(*w, {"height"}));
     t += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>\n",
-        ok ? "" : "warn", escape(name), ok ? "yes" : "no",
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        ok && !off ? "" : "warn", escape(name),
+        !ok   ? "no"
+        : off ? "yes, OFF TARGET"
+              : "yes",
         w ? cell(find(*w, {"passes"})) : "", w ? cell(find(*w, {"complexity"})) : "", size,
-        w ? cell(find(*w, {"form"})) : "",
-        cell(find(m, {"total", "frames"})), ok ? "" : cell(find(m, {"reason"})));
+        w ? cell(find(*w, {"form"})) : "", cell(find(m, {"total", "frames"})),
+        escape(gpu_target_text(m)), ok ? "" : cell(find(m, {"reason"})));
   }
   return t + "</table>\n";
 }

@@ -7,12 +7,14 @@
 #include "report/store/results_store.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <set>
 
+#include "core/output_file.hpp"
 #include "latlab/latency_report.hpp"
 #include "report/store/sql_connection.hpp"
 #include "report/store/store_migration.hpp"
@@ -31,8 +33,11 @@ SqlValue opt_u64(std::optional<uint64_t> v) {
 
 std::vector<SqlValue> distribution_params(const Distribution& d) {
   std::vector<SqlValue> p{static_cast<int64_t>(d.count), static_cast<int64_t>(d.missing)};
-  const double stats[] = {d.mean, d.stddev, d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max};
-  for (double s : stats) p.emplace_back(d.empty() ? SqlValue{} : SqlValue{s});
+  // stddev is null below two samples, like every statistic of an empty distribution.
+  const std::optional<double> stats[] = {d.mean, d.stddev, d.min,  d.p50, d.p90,
+                                         d.p95,  d.p99,    d.p999, d.max};
+  for (const std::optional<double>& s : stats)
+    p.emplace_back(d.empty() || !s ? SqlValue{} : SqlValue{*s});
   return p;
 }
 
@@ -90,51 +95,13 @@ std::string default_store_location() {
   return std::string(home != nullptr ? home : "") + "/.local/share/latlab/results.db";
 }
 
-Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& location,
-                                                         Access access) {
-  std::unique_ptr<SqlConnection> db;
-  std::string name = location;
-  if (is_postgres_url(location)) {
-    Result<std::unique_ptr<SqlConnection>> c = open_postgres(location);
-    if (!c) return c.error();
-    db = std::move(c.value());
-    const size_t at = location.find('@');
-    if (at != std::string::npos)
-      name = location.substr(0, location.find("://") + 3) + "..." + location.substr(at);
-  } else {
-    if (name.empty()) {
-      name = default_store_location();
-      if (access == Access::append) {
-        // The default location's directory is latlab's to create; a path given by
-        // the user must exist already.
-        std::error_code ec;
-        std::filesystem::create_directories(std::filesystem::path(name).parent_path(), ec);
-        if (ec) {
-          return make_error(fmt::format("cannot create the directory of the default store {}: {}",
-                                        name, ec.message()));
-        }
-      }
-    }
-    Result<std::unique_ptr<SqlConnection>> c = open_sqlite(name, access == Access::append);
-    if (!c) return c.error();
-    db = std::move(c.value());
-  }
-  std::unique_ptr<ResultsStore> s(new ResultsStore(std::move(db), name));
-  if (Result<void> r = s->prepare(access); !r) return r.error();
-  return s;
-}
+namespace {
 
-Result<void> ResultsStore::prepare(Access access) {
-  SqlConnection& db = *db_;
+// The store's schema version as stored ("(none)" when latlab_meta has no
+// row); "" for a store with no tables yet. An error for tables that are not
+// latlab's.
+Result<std::string> stored_schema_version(SqlConnection& db, const std::string& name) {
   const bool pg = std::string(db.dialect()) == "postgresql";
-  Transaction tx(db);
-  if (Result<void> r = tx.begin(access == Access::append); !r) return r;
-  if (pg && access == Access::append) {
-    // Two first writers must not both create the schema.
-    Result<std::vector<SqlRow>> lock =
-        db.query(fmt::format("SELECT pg_advisory_xact_lock({})", kSchemaLockKey));
-    if (!lock) return lock.error();
-  }
   Result<std::vector<SqlRow>> tables =
       db.query(pg ? "SELECT table_name FROM information_schema.tables WHERE table_schema = "
                     "current_schema()"
@@ -144,31 +111,106 @@ Result<void> ResultsStore::prepare(Access access) {
   std::set<std::string> names;
   for (const SqlRow& row : tables.value()) names.insert(row.at(0).value_or(""));
   if (names.count("latlab_meta") == 0) {
-    if (!names.empty()) {
-      return make_error(fmt::format(
-          "{} is not a latlab results store (it has tables but no latlab_meta); nothing changed. "
-          "Use another --store.",
-          name_));
-    }
-    if (access == Access::read) {
-      empty_ = true;
-      return {};
-    }
-    for (const std::string& sql : schema_statements(db.dialect())) {
-      if (Result<std::vector<SqlRow>> r = db.query(sql); !r) return r.error();
-    }
-    Result<std::vector<SqlRow>> meta =
-        db.query(fmt::format("INSERT INTO latlab_meta (key, value) VALUES ('schema_version', {})",
-                             db.param(1)),
-                 {std::to_string(kStoreSchemaVersion)});
-    if (!meta) return meta.error();
-    return tx.commit();
+    if (names.empty()) return std::string();
+    return make_error(fmt::format(
+        "{} is not a latlab results store (it has tables but no latlab_meta); nothing changed. "
+        "Use another --store.",
+        name));
   }
   Result<std::vector<SqlRow>> version =
       db.query("SELECT value FROM latlab_meta WHERE key = 'schema_version'");
   if (!version) return version.error();
-  const std::string v =
-      version->empty() ? std::string("(none)") : version->at(0).at(0).value_or("(null)");
+  return version->empty() ? std::string("(none)") : version->at(0).at(0).value_or("(null)");
+}
+
+Error other_schema_version(const std::string& name, const std::string& v) {
+  return make_error(fmt::format(
+      "the results store {} has schema version {}; this latlab ({}) reads and writes version "
+      "{} only: refused, nothing changed. Use another --store (or a latlab of that version).",
+      name, v, kVersion, kStoreSchemaVersion));
+}
+
+// The SQLite store `path` as a file latlab may write (`verb`: "create",
+// "write"): its directory writable (SQLite keeps its journal there), a
+// regular file or a new name that fits.
+Result<void> check_store_file(const std::string& path, const char* verb) {
+  Result<OutputTarget> t = check_output_path(path);
+  if (!t)
+    return make_error(fmt::format("cannot {} the results store: {}", verb, t.error().message));
+  if (t->kind != OutputTarget::Kind::file) {
+    return make_error(
+        fmt::format("cannot {} the results store {}: not a regular file", verb, path));
+  }
+  return {};
+}
+
+// Where a new SQLite store at `path` would be created: refused now (before
+// any run) when it could not be. The default location's missing directories
+// are latlab's to create: the nearest existing one must be writable.
+Result<void> check_new_sqlite_store(const std::string& path, bool default_location) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::path(path).parent_path();
+  if (default_location && !dir.empty() && !fs::exists(dir, ec)) {
+    while (!fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return make_error(fmt::format("cannot create the default store {}: {} is not writable", path,
+                                    dir.string()));
+    }
+    return {};
+  }
+  return check_store_file(path, "create");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& location,
+                                                         Access access) {
+  std::unique_ptr<SqlConnection> db;
+  std::string name = location;
+  bool new_sqlite = false;
+  if (is_postgres_url(location)) {
+    Result<std::unique_ptr<SqlConnection>> c = open_postgres(location);
+    if (!c) return c.error();
+    db = std::move(c.value());
+    const size_t at = location.find('@');
+    if (at != std::string::npos)
+      name = location.substr(0, location.find("://") + 3) + "..." + location.substr(at);
+  } else {
+    const bool default_location = name.empty();
+    if (default_location) name = default_store_location();
+    Result<bool> exists = sqlite_store_exists(name);
+    if (!exists) return exists.error();
+    if (!*exists && access == Access::append) {
+      // Nothing is created before the first add(): a command refused or
+      // failed before it leaves no store behind.
+      if (Result<void> r = check_new_sqlite_store(name, default_location); !r) return r.error();
+      new_sqlite = true;
+    } else {
+      if (access == Access::append) {
+        if (Result<void> r = check_store_file(name, "write"); !r) return r.error();
+      }
+      Result<std::unique_ptr<SqlConnection>> c = open_sqlite(name, false);
+      if (!c) return c.error();
+      db = std::move(c.value());
+    }
+  }
+  std::unique_ptr<ResultsStore> s(new ResultsStore(std::move(db), name));
+  if (new_sqlite) return s;
+  if (Result<void> r = s->check(access); !r) return r.error();
+  return s;
+}
+
+Result<void> ResultsStore::check(Access access) {
+  Transaction tx(*db_);
+  if (Result<void> r = tx.begin(false); !r) return r;
+  Result<std::string> stored = stored_schema_version(*db_, name_);
+  if (!stored) return stored.error();
+  const std::string& v = *stored;
+  if (v.empty()) {
+    empty_ = access == Access::read;  // append: the schema is created by the first add()
+    return tx.commit();
+  }
   if (v == "1" && kStoreSchemaVersion == 2) {
     if (access == Access::read) {
       return make_error(fmt::format(
@@ -177,6 +219,67 @@ Result<void> ResultsStore::prepare(Access access) {
           "does any write to it); nothing changed.",
           name_, name_));
     }
+    return tx.commit();  // upgraded by the first write (prepare_for_writes)
+  }
+  if (v != std::to_string(kStoreSchemaVersion)) return other_schema_version(name_, v);
+  write_ready_ = access == Access::append;
+  return tx.commit();
+}
+
+Result<void> ResultsStore::prepare_for_writes() {
+  if (write_ready_) return {};
+  if (db_) return create_or_upgrade_schema();
+  // A new SQLite store: its directory (the default location's) and file.
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(name_).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return make_error(
+        fmt::format("cannot create the directory of the store {}: {}", name_, ec.message()));
+  }
+  Result<std::unique_ptr<SqlConnection>> c = open_sqlite(name_, true);
+  if (!c) return c.error();
+  db_ = std::move(c.value());
+  Result<void> r = create_or_upgrade_schema();
+  if (!r) {
+    // Leave no empty file behind (another writer's store is never empty).
+    db_.reset();
+    if (std::filesystem::file_size(name_, ec) == 0 && !ec) std::filesystem::remove(name_, ec);
+  }
+  return r;
+}
+
+Result<void> ResultsStore::create_or_upgrade_schema() {
+  SqlConnection& db = *db_;
+  const bool pg = std::string(db.dialect()) == "postgresql";
+  Transaction tx(db);
+  if (Result<void> r = tx.begin(true); !r) return r;
+  if (pg) {
+    // Two first writers must not both create the schema.
+    Result<std::vector<SqlRow>> lock =
+        db.query(fmt::format("SELECT pg_advisory_xact_lock({})", kSchemaLockKey));
+    if (!lock) return lock.error();
+  }
+  // Checked again inside the write lock: another writer may have created or
+  // upgraded the store since open().
+  Result<std::string> stored = stored_schema_version(db, name_);
+  if (!stored) return stored.error();
+  const std::string& v = *stored;
+  if (v.empty()) {
+    for (const std::string& sql : schema_statements(db.dialect())) {
+      if (Result<std::vector<SqlRow>> r = db.query(sql); !r) return r.error();
+    }
+    Result<std::vector<SqlRow>> meta =
+        db.query(fmt::format("INSERT INTO latlab_meta (key, value) VALUES ('schema_version', {})",
+                             db.param(1)),
+                 {std::to_string(kStoreSchemaVersion)});
+    if (!meta) return meta.error();
+    if (Result<void> r = tx.commit(); !r) return r;
+    write_ready_ = true;
+    empty_ = false;
+    return {};
+  }
+  if (v == "1" && kStoreSchemaVersion == 2) {
     if (Result<void> m = migrate_v1_to_v2(db); !m) {
       return make_error(fmt::format(
           "the results store {} could not be upgraded from schema version 1 to 2: {}; nothing "
@@ -184,15 +287,12 @@ Result<void> ResultsStore::prepare(Access access) {
           name_, m.error().message));
     }
     migrated_from_ = 1;
-    return tx.commit();
+  } else if (v != std::to_string(kStoreSchemaVersion)) {
+    return other_schema_version(name_, v);
   }
-  if (v != std::to_string(kStoreSchemaVersion)) {
-    return make_error(fmt::format(
-        "the results store {} has schema version {}; this latlab ({}) reads and writes version "
-        "{} only: refused, nothing changed. Use another --store (or a latlab of that version).",
-        name_, v, kVersion, kStoreSchemaVersion));
-  }
-  return tx.commit();
+  if (Result<void> r = tx.commit(); !r) return r;
+  write_ready_ = true;
+  return {};
 }
 
 namespace {
@@ -311,6 +411,7 @@ Result<void> insert_frames(SqlConnection& db, int64_t id, std::span<const FrameS
 }  // namespace
 
 Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSeriesRow> frames) {
+  if (Result<void> r = prepare_for_writes(); !r) return r.error();
   SqlConnection& db = *db_;
   Transaction tx(db);  // all of a run, or nothing of it
   if (Result<void> r = tx.begin(true); !r) return r.error();
@@ -324,7 +425,7 @@ Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSe
 
 Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
   std::vector<StoredRunSummary> out;
-  if (empty_) return out;
+  if (empty_ || !db_) return out;
   SqlConnection& db = *db_;
   Transaction tx(db);
   if (Result<void> r = tx.begin(false); !r) return r.error();
@@ -382,7 +483,8 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
 }
 
 Result<ReadResult> ResultsStore::load(int64_t id) {
-  if (empty_) return make_error(fmt::format("no run {} in {}: the store is empty", id, name_));
+  if (empty_ || !db_)
+    return make_error(fmt::format("no run {} in {}: the store is empty", id, name_));
   Result<std::vector<SqlRow>> r =
       db_->query("SELECT result_json FROM runs WHERE id = " + db_->param(1), {id});
   if (!r) return r.error();

@@ -3,8 +3,9 @@
 // the machine/driver/device fingerprint, every block's and the total's
 // distributions, the per-frame series when given, and the result document
 // itself. Appends are single transactions, so concurrent writers lose
-// nothing. A version 1 store is upgraded in place by the first write (one
-// transaction); a store of another schema version is refused untouched. One
+// nothing. A new store is created, and a version 1 store upgraded in place,
+// by the first write (one transaction); a store of another schema version is
+// refused untouched. One
 // object per process and thread; not thread-safe.
 #pragma once
 
@@ -62,16 +63,26 @@ class ResultsStore {
   };
 
   // Opens `location`: a postgresql:// or postgres:// URL, else a SQLite file
-  // path ("" = default_store_location()). Checks the schema version (creating
-  // the schema for Access::append on a new store). An error names the store
-  // and what to do; nothing is changed then.
+  // path ("" = default_store_location()). Checks the schema version, and for
+  // Access::append that the store can be written (a new SQLite store: that
+  // it can be created). Creates and changes nothing: a new store's file and
+  // schema, or an older schema's upgrade, wait for prepare_for_writes() (the
+  // first add()). An error names the store and what to do.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& location, Access access);
 
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
   ResultsStore& operator=(const ResultsStore&) = delete;
 
-  // Appends a run in one transaction; its id.
+  // Creates a new store (its file and directory, the default location's)
+  // or upgrades an older schema in place, each in one transaction; nothing
+  // when the store is ready. Access::append only.
+  Result<void> prepare_for_writes();
+
+  // Whether the store exists (a SQLite file not created yet: false).
+  bool exists() const { return db_ != nullptr; }
+
+  // Appends a run in one transaction (prepare_for_writes() first); its id.
   Result<int64_t> add(const ReadResult& run, std::span<const FrameSeriesRow> frames);
 
   // The newest `limit` runs, newest first.
@@ -82,17 +93,19 @@ class ResultsStore {
 
   // The store as the user named it (password redacted).
   const std::string& name() const { return name_; }
-  // The schema version open() upgraded the store from (Access::append on an
-  // older store); nullopt when it was already current or new.
+  // The schema version prepare_for_writes() upgraded the store from;
+  // nullopt when it was already current or new.
   std::optional<int> migrated_from() const { return migrated_from_; }
 
  private:
   ResultsStore(std::unique_ptr<SqlConnection> db, std::string name);
-  Result<void> prepare(Access access);
+  Result<void> check(Access access);
+  Result<void> create_or_upgrade_schema();
 
   std::unique_ptr<SqlConnection> db_;
   std::string name_;
   bool empty_ = false;  // opened for reading with no schema yet: no runs
+  bool write_ready_ = false;  // the schema is current: add() needs no preparation
   std::optional<int> migrated_from_;
 };
 

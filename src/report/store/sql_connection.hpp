@@ -38,6 +38,11 @@ class SqlConnection {
   virtual Result<void> begin_read() = 0;
 };
 
+// Whether a SQLite store file exists at `path`; an error naming the cause when
+// the path cannot be looked at (a loop of symbolic links, a file where a
+// directory should be, no permission).
+Result<bool> sqlite_store_exists(const std::string& path);
+
 // Opens the SQLite database at `path`. `create`: create the file when absent
 // (its directory must exist); else an absent file is an error.
 Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path, bool create);

@@ -2,6 +2,9 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "report/store/sql_connection.hpp"
 
 namespace latlab::store {
@@ -106,10 +109,29 @@ class SqliteConnection final : public SqlConnection {
 
 }  // namespace
 
-Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path, bool create) {
+Result<bool> sqlite_store_exists(const std::string& path) {
   struct stat sb {};
-  if (!create && ::stat(path.c_str(), &sb) != 0) {
-    return make_error(fmt::format("no results store at {} (nothing stored there yet)", path));
+  if (::stat(path.c_str(), &sb) == 0) {
+    if (S_ISDIR(sb.st_mode))
+      return make_error(fmt::format("the results store {} is a directory", path));
+    return true;
+  }
+  if (errno == ENOENT) return false;
+  if (errno == ELOOP) {
+    return make_error(
+        fmt::format("cannot open the results store {}: a loop of symbolic links", path));
+  }
+  return make_error(
+      fmt::format("cannot open the results store {}: {}", path, std::strerror(errno)));
+}
+
+Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path, bool create) {
+  if (!create) {
+    Result<bool> exists = sqlite_store_exists(path);
+    if (!exists) return exists.error();
+    if (!*exists) {
+      return make_error(fmt::format("no results store at {} (nothing stored there yet)", path));
+    }
   }
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
