@@ -1,5 +1,5 @@
 # The two set-up commands of the README. Both install what is missing first.
-#   make run   - install, build (release), run `latlab run` on the default device,
+#   make run   - install, build the CLI (release), run `latlab run` on the default device,
 #                writing latlab-result.json and the HTML report latlab-report.html
 #   make test  - install, build (dev, warnings as errors), run every test (ctest)
 # Also: make install-check - plain CMake build, install, example built against it
@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 export XDG_RUNTIME_DIR ?= /tmp/latlab-xdg-$(shell id -u)
 
-.PHONY: run test deps build build-dev asan tsan fuzz bench install-check clean
+.PHONY: run test deps build build-cli build-dev asan tsan fuzz bench install-check clean
 
 deps:
 	@scripts/install-deps.sh
@@ -21,7 +21,12 @@ build-dev: deps
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev
 
-run: build
+# Only the CLI: `make run` compiles what it runs, not the tests.
+build-cli: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target latlab
+
+run: build-cli
 	build/release/apps/latlab/latlab run --out latlab-result.json --report latlab-report.html
 
 test: build-dev
@@ -42,7 +47,9 @@ fuzz: deps
 	cmake --build --preset fuzz
 	bench/fuzz/run.sh
 
-bench: build
+bench: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target latlab_bench
 	build/release/bench/latlab_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 install-check: deps

@@ -15,6 +15,9 @@
 // command buffer (LATLAB_BENCH_VULKAN_DEVICE, else the default Vulkan device:
 // lavapipe on CI; no validation layer), and the two raw vkCmdWriteTimestamp
 // calls alone, alternating in one benchmark: zone_ns, raw_ns and their ratio.
+// BM_VulkanAttachZoneVsRawRatio: the same on a device the benchmark makes
+// itself with latlab attached (issue 24: zone cost on the attach path
+// unchanged from latlab's own context).
 // Targets (issue 4): <= 15 ns per zone of bookkeeping; a zone with its two
 // timestamp writes <= 1.25x the two raw writes; collecting a frame of 2048
 // queries <= 20 us with no heap allocation per frame in steady state.
@@ -34,6 +37,8 @@
 #include "latlab/profiler.hpp"
 #include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_vulkan.hpp"
+// A device made as a program makes its own (shared with the attach tests).
+#include "../tests/vulkan/program_device.hpp"
 
 namespace latlab {
 namespace {
@@ -397,6 +402,122 @@ void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
   if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
 }
 BENCHMARK(BM_VulkanZoneVsRawRatio)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The same ratio on the attach path: a device the benchmark makes itself,
+// as a program would (no validation), latlab attached to it
+// (VulkanAttachment, VulkanProfiler). host_reset 1: the program enabled host
+// query reset, so the zones are what BM_VulkanZoneVsRawRatio records on
+// latlab's own context; 0: it did not, and each frame's resets are recorded
+// by new_frame's record_pending_resets before the timed zones (untimed, as
+// the frame roll is), after which zones take the same path. The raw writes
+// are the same loader calls as there, so the two benchmarks' ratios compare.
+void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
+  const bool host_reset = state.range(0) != 0;
+  const char* dev = std::getenv("LATLAB_BENCH_VULKAN_DEVICE");
+  std::string error;
+  auto program = test::ProgramDevice::create(
+      {.device = dev != nullptr ? dev : "", .validation = false, .host_query_reset = host_reset},
+      error);
+  if (!program) {
+    state.SkipWithError(("no Vulkan device: " + error).c_str());
+    return;
+  }
+  if (host_reset && !program->host_query_reset_enabled) {
+    state.SkipWithError("the device has no host query reset");
+    return;
+  }
+  auto attached = VulkanAttachment::create(program->attach_desc());
+  if (!attached) {
+    state.SkipWithError(attached.error().message.c_str());
+    return;
+  }
+  auto gpu = VulkanProfiler::create(**attached,
+                                    {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1});
+  VkQueryPoolCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = 2 * kZonesPerFrame;
+  VkQueryPool qp = VK_NULL_HANDLE;
+  if (!gpu || vkCreateQueryPool(program->device, &qi, nullptr, &qp) != VK_SUCCESS) {
+    state.SkipWithError("profiler or query pool creation failed");
+    return;
+  }
+  GpuProfiler& prof = (*gpu)->profiler();
+  // A pool made as VulkanBench makes its own, so that only the attach differs.
+  VkCommandPoolCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = program->family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  vkCreateCommandPool(program->device, &pi, nullptr, &pool);
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  vkAllocateCommandBuffers(program->device, &ai, &cmd);
+  const auto begin = [cmd] {
+    vkResetCommandBuffer(cmd, 0);
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cmd, &bi);
+  };
+  int64_t zone_ns = 0, raw_ns = 0;
+  bool zones_first = true;
+  auto time_zones = [&] {
+    begin();
+    (*gpu)->slots().record_pending_resets(cmd);  // new_frame's part, untimed
+    const int64_t t0 = thread_cpu_ns();
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      LATLAB_GPU_ZONE(prof, cmd, "zone");
+    }
+    const int64_t t = thread_cpu_ns() - t0;
+    vkEndCommandBuffer(cmd);
+    return t;
+  };
+  auto time_raw = [&] {
+    begin();
+    const int64_t t0 = thread_cpu_ns();
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
+    }
+    const int64_t t = thread_cpu_ns() - t0;
+    vkEndCommandBuffer(cmd);
+    return t;
+  };
+  for (auto _ : state) {
+    int64_t z = 0, r = 0;
+    if (zones_first) {
+      z = time_zones();
+      r = time_raw();
+    } else {
+      r = time_raw();
+      z = time_zones();
+    }
+    zones_first = !zones_first;
+    zone_ns += z;
+    raw_ns += r;
+    state.SetIterationTime(static_cast<double>(z + r) * 1e-9);
+    roll_frame(prof);
+  }
+  vkDestroyQueryPool(program->device, qp, nullptr);
+  vkDestroyCommandPool(program->device, pool, nullptr);
+  const double zones = static_cast<double>(state.iterations()) * kZonesPerFrame;
+  state.counters["zone_ns"] = static_cast<double>(zone_ns) / zones;
+  state.counters["raw_ns"] = static_cast<double>(raw_ns) / zones;
+  state.counters["ratio"] =
+      raw_ns > 0 ? static_cast<double>(zone_ns) / static_cast<double>(raw_ns) : 0.0;
+  if (prof.counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
+}
+BENCHMARK(BM_VulkanAttachZoneVsRawRatio)
+    ->ArgName("host_reset")
+    ->Arg(1)
+    ->Arg(0)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // Collecting a frame of 1024 zones (2048 queries; and of 4, for the fixed
 // cost of a driver call) written by the device:

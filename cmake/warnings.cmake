@@ -8,12 +8,16 @@ if(LATLAB_WERROR)
   target_compile_options(latlab_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
 
-# latlab_library(NAME DIR [LINK ...]): a static library from every .cpp in DIR.
+# latlab_library(NAME DIR [SOURCES ...] [LINK ...]): a static library from
+# every .cpp in DIR (or, with DIR "", from SOURCES: a folder split in two).
 # Globbing keeps each folder's files its own business (one job per file).
 # latlab_warnings stays a build-time detail: it never reaches the export.
 function(latlab_library name dir)
-  cmake_parse_arguments(ARG "" "" "LINK" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK" ${ARGN})
+  set(sources ${ARG_SOURCES})
+  if(dir)
+    file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  endif()
   add_library(${name} STATIC ${sources})
   latlab_public_includes(${name})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)

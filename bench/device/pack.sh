@@ -27,6 +27,12 @@ done
 for c in /usr/local/cuda/lib/libcupti.so.13 /usr/local/cuda/lib64/libcupti.so.13 /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13; do
   [[ -e $c ]] && { cp -L "$c" .devbin/lib/; break; }
 done
+# The attach examples as scripts/check-install.sh built them against the
+# installed package (bench/device/attach.sh runs them).
+for x in vulkan_attach gl_attach cuda_attach; do
+  f=build/install-check/$x/$x
+  [[ -x $f ]] && { mkdir -p .devbin/examples; strip -o .devbin/examples/$x $f; }
+done
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
   /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > .devbin/layers/VkLayer_khronos_validation.json

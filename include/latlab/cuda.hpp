@@ -45,7 +45,9 @@
 #include <string>
 #include <vector>
 
+#include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/clock_sync.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
@@ -238,6 +240,19 @@ class CudaCalibrationSampler {
   explicit CudaCalibrationSampler(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The calibrator and its refresh on CUDA device `device` (-1: the calling
+// thread's current device), through a CudaCalibrationSampler of its own
+// (`calibration`; its device is replaced by `device`): what
+// GpuProfiler::set_clock_mapper takes is clock->mapper() (clock_sync.hpp).
+// Never fails: where no sampler can be made, the ClockSync is unavailable
+// with the reason. Attach: a program's streams in its current context need
+// nothing else; the sampler's stream and the refresh thread use the
+// device's primary context (what the CUDA runtime uses; a context of the
+// program's made with cuCtxCreate is not followed onto the refresh thread).
+std::unique_ptr<ClockSync> start_cuda_clock_sync(int device = -1,
+                                                 const CudaCalibrationDesc& calibration = {},
+                                                 const CalibratorDesc& desc = {});
 
 // ---------------------------------------------------------------------------
 // Latency device

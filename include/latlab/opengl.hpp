@@ -1,6 +1,7 @@
 // OpenGL backend through EGL, without a window: the seed-000 pool, the
 // profiler, calibration pairs and the latency device on desktop GL 4.3+ core
-// (GLES 3.1+ where desktop GL is absent).
+// (GLES 3.1+ where desktop GL is absent); the same timing on a program's own
+// EGL context (GlContext::attach_current: GL 3.3+ or GLES 3.0+).
 //
 // Context. EGL_EXT_platform_device (one display per EGL device: NVIDIA's
 // GPUs, Mesa's software device) and, where device enumeration is absent,
@@ -59,7 +60,9 @@
 #include <string_view>
 #include <vector>
 
+#include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/clock_sync.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
@@ -132,20 +135,48 @@ struct GlContextDesc {
   GlTimer timer = GlTimer::automatic;
 };
 
-// One EGL display and GL context, owned. Created current on the creating
-// thread; release_current() before another thread makes it current.
+// Attaching latlab to a program's own GL context (GlContext::attach_current).
+struct GlAttachDesc {
+  // How spans are timed, as GlContextDesc::timer (LATLAB_GL_TIMER applies
+  // to automatic). Default automatic.
+  GlTimer timer = GlTimer::automatic;
+};
+
+// One EGL display and GL context: latlab's own (create: owned, created
+// current on the creating thread; release_current() before another thread
+// makes it current), or a program's (attach_current: borrowed).
 class GlContext {
  public:
   // Error (with the reason, e.g. "no EGL device has GL 4.3 or GLES 3.1")
   // when no context can be created, it has no timer queries, or not the
   // timer desc.timer asks for.
   static Result<std::unique_ptr<GlContext>> create(const GlContextDesc& desc = {});
+  // latlab on the EGL context the program made current on the calling
+  // thread: any desktop GL 3.3+ (or ARB_timer_query) or GLES 3.0+ with
+  // GL_EXT_disjoint_timer_query, core or compatibility, on a window, pbuffer
+  // or no surface. The timestamp slots, the pool, the profiler and
+  // GlFrameRing then work on it as on latlab's own (the stream is the
+  // returned GlContext*). latlab never makes it current, releases or
+  // destroys it, and installs no debug callback; attaching reads (and so
+  // clears) glGetError. Calibration pairs are read on a second context
+  // latlab makes on the program's EGLDisplay (surfaceless, else a 1x1
+  // pbuffer); where it cannot, calibration is unavailable ("calibration" in
+  // report().missing), spans keep their durations. Error (with why): no EGL
+  // context current (a GLX context is not supported), no timer queries, or
+  // not the timer desc.timer asks for. The program's context must outlive
+  // the GlContext; destroy the GlContext with it current (the query objects
+  // of slots made on it are deleted then).
+  static Result<std::unique_ptr<GlContext>> attach_current(const GlAttachDesc& desc = {});
+  // Made by attach_current: the program's context.
+  bool attached() const;
   ~GlContext();
   GlContext(const GlContext&) = delete;
   GlContext& operator=(const GlContext&) = delete;
 
   // Makes the context current on the calling thread (error: current on
-  // another thread). release_current(): none current on this thread.
+  // another thread; an attached context that is not current: the program
+  // makes it current with its surfaces). release_current(): none current on
+  // this thread (nothing for an attached context).
   Result<void> make_current();
   void release_current();
   bool is_current() const;
@@ -191,6 +222,13 @@ class GlContext {
   std::vector<std::string> debug_messages_;
   std::atomic<uint64_t> debug_errors_{0};
 };
+
+// The calibrator and its refresh on `ctx`'s clock (clock_sync.hpp):
+// prof->set_clock_mapper(clock->mapper()). Unavailable, with the reason, on
+// a durations-only context or without a calibration context. Samples on
+// latlab's own second context, from the calling thread first, then from the
+// refresh thread. `ctx` must outlive it.
+std::unique_ptr<ClockSync> start_clock_sync(GlContext& ctx, const CalibratorDesc& desc = {});
 
 // Why something that needs absolute GPU times cannot run on a
 // durations_only() context: "unavailable: only GL_TIME_ELAPSED on

@@ -161,6 +161,26 @@ struct ProfilerCounters {
 
 class GpuZone;
 
+// Runtime zone names (Tracy's transient zones): `name`'s text interned for
+// the process; equal text gives the same pointer, valid until the process
+// exits (zones and the stat table keep the pointer). A thread's first use of
+// a name takes a lock (the process's first also copies the text); its later
+// uses find it in a table of the thread's own: no lock, no allocation. At
+// most kMaxZoneNames distinct names per process: further names, and a copy
+// that could not be allocated, give kZoneNamesFull (each such use takes the
+// lock) and are counted by zone_names_refused(). A NUL in `name` ends it.
+// Thread-safe.
+inline constexpr uint32_t kMaxZoneNames = 4096;
+inline constexpr char kZoneNamesFull[] = "(zone names full)";
+const char* intern_zone_name(std::string_view name) noexcept;
+uint64_t zone_names_refused() noexcept;
+
+// A zone name known only at run time (LATLAB_GPU_ZONE_TRANSIENT): GpuZone
+// interns it when the profiler is not null.
+struct TransientZoneName {
+  std::string_view text;
+};
+
 namespace detail {
 // This thread's innermost open zone (any profiler, any stream): the chain the
 // zones' parents are found in, and this thread's small id (0 until its first
@@ -346,7 +366,8 @@ class GpuProfiler {
 // RAII zone: begin timestamp at construction, end at destruction, into
 // `stream`. Not copyable or movable (its identity is its scope). `profiler`
 // may be null (profiling off at run time): the zone does nothing. `name` must
-// outlive the profiler's frames (a string literal): the pointer is stored.
+// outlive the profiler's frames (a string literal, or intern_zone_name's): the
+// pointer is stored.
 class GpuZone {
  public:
   // Inlined into the zone's scope: a call per zone would cost more than the
@@ -373,6 +394,9 @@ class GpuZone {
     profiler_->end_zone(stream_, ref_);
     detail::t_innermost_zone = outer_;
   }
+  // A runtime name (intern_zone_name), looked up only when `profiler` is not null.
+  GpuZone(GpuProfiler* profiler, GpuCommandStream stream, TransientZoneName name) noexcept
+      : GpuZone(profiler, stream, profiler != nullptr ? intern_zone_name(name.text) : nullptr) {}
   GpuZone(const GpuZone&) = delete;
   GpuZone& operator=(const GpuZone&) = delete;
   GpuZone(GpuZone&&) = delete;
@@ -496,13 +520,20 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
 // enclosing scope. `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
 // = off); `stream`: the command buffer; `name`: a string literal.
+// LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name): the same with a name
+// known at run time (a std::string, string_view or C string; Tracy's
+// ZoneTransientN), interned (intern_zone_name) only when the profiler is not
+// null; the text need not outlive the zone.
 // LATLAB_GPU_NEW_FRAME(profiler): next_frame() once per frame.
-// With LATLAB_ENABLE_PROFILER 0 both expand to nothing that runs: their
+// With LATLAB_ENABLE_PROFILER 0 they expand to nothing that runs: their
 // arguments are not evaluated, and the variables they name count as used.
 #if LATLAB_ENABLE_PROFILER
 #define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
   const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
       ::latlab::detail::profiler_ptr(profiler), (stream), ("" name))
+#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
+  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
+      ::latlab::detail::profiler_ptr(profiler), (stream), ::latlab::TransientZoneName{(name)})
 #define LATLAB_GPU_NEW_FRAME(profiler)                                             \
   do {                                                                            \
     if (::latlab::GpuProfiler* latlab_p_ = ::latlab::detail::profiler_ptr(profiler)) \
@@ -512,6 +543,9 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 #define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
   static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
                     sizeof("" name))
+#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
+  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
+                    sizeof(::latlab::TransientZoneName{(name)}))
 #define LATLAB_GPU_NEW_FRAME(profiler) \
   static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)))
 #endif

@@ -10,6 +10,9 @@
 //   prof->next_frame();                            // collects what is ready
 //   ... once frame_done has completed: prof->retire_frame(that frame's id);
 //
+// A program's own streams in its current context: create_cuda_profiler(-1,
+// ...) and start_cuda_clock_sync(-1) (cuda.hpp) for the mapper.
+//
 // What a zone spans. Each edge of a zone is a one-thread stamp kernel
 // launched into the stream: it reads %globaltimer and writes it to mapped
 // host memory. Stream order puts the begin stamp after everything launched

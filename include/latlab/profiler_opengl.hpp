@@ -11,6 +11,9 @@
 //   prof->next_frame();                                   // collects what is ready
 //   ... once that slot's fence signalled: prof->retire_frame(its frame id);
 //
+// On a program's own context: GlContext::attach_current() with it current
+// (opengl.hpp), then the same; start_clock_sync(*ctx) gives the mapper.
+//
 // What a zone spans. Each edge is glQueryCounter(GL_TIMESTAMP), which GL
 // records once every command issued before it has completed. So a zone spans
 // from the completion of everything before it to the completion of everything

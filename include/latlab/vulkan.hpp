@@ -25,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/clock_sync.hpp"
 #include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
@@ -144,6 +146,171 @@ struct VulkanCapabilities {
   std::vector<MissingCapability> missing;
 };
 
+// ---------------------------------------------------------------------------
+// Attach: latlab on a program's own device
+//
+// A program that created its VkInstance, VkPhysicalDevice and VkDevice itself
+// (its own extensions, features and debug callback) attaches latlab with
+// VulkanAttachment::create and gets the timestamp slots the profiler and the
+// seed-000 pool run on (VulkanTimestampSlots::create(attachment, ...)) and
+// calibration pairs (sample_calibration, start_clock_sync). latlab creates
+// nothing on the device but its query pools and, for a bracketed calibration,
+// one command pool, query pool and fence; it never submits to a queue of the
+// program's unless handed one with its lock. VulkanContext (latlab's own
+// device) is built on this same path.
+//
+// What latlab would like enabled (vulkan_attach_wishes lists what the device
+// offers of it):
+//  * host query reset (Vulkan 1.2 hostQueryReset, or VK_EXT_host_query_reset):
+//    queries are reset on the host when reused. Without it they are reset in
+//    the program's command buffers (vkCmdResetQueryPool, outside render
+//    passes: VulkanTimestampSlots::record_pending_resets).
+//  * calibrated timestamps (VK_KHR_ or VK_EXT_calibrated_timestamps with the
+//    device and CLOCK_MONOTONIC domains): calibration pairs from the driver,
+//    no queue touched. Without it, pairs are bracketed estimates that submit
+//    a timestamp to a queue the program hands over (VulkanAttachDesc::queue
+//    and queue_lock); with neither, calibration is unavailable (the reason is
+//    in VulkanCapabilities::missing) and zones keep device durations only.
+//
+// Vulkan cannot be asked what a device was created with: the program says
+// what it enabled (host_query_reset, calibrated_timestamps), or hands its
+// VkDeviceCreateInfo to vulkan_attach_enabled, which reads it.
+
+// The queue-lock contract: latlab calls it with a function that calls
+// vkQueueSubmit on VulkanAttachDesc::queue; the program runs that function
+// while holding whatever serialises its own submissions to that queue (Vulkan
+// requires external synchronisation of a queue), e.g.
+//   [&m](const std::function<void()>& submit) { std::lock_guard l(m); submit(); }
+// Called from the thread that samples calibration (ClockSync's refresh
+// thread), at most once a refresh per sample, never while latlab holds a lock
+// the program could be waiting for.
+using VulkanQueueLock = std::function<void(const std::function<void()>& submit)>;
+
+struct VulkanAttachDesc {
+  VkInstance instance = VK_NULL_HANDLE;               // required
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;  // required
+  VkDevice device = VK_NULL_HANDLE;  // required by VulkanAttachment::create; unused by the wishes
+  // The queue family whose queues run the command buffers latlab's
+  // timestamps are recorded into (its timestampValidBits give the ticks).
+  // Default 0.
+  uint32_t queue_family = 0;
+  // The apiVersion the program created its instance with
+  // (VkApplicationInfo::apiVersion): Vulkan 1.2's vkResetQueryPool is used
+  // only when both it and the device are 1.2 or newer. Default 1.1 (the
+  // least latlab needs).
+  uint32_t api_version = VK_API_VERSION_1_1;
+  // What the program enabled at vkCreateDevice (vulkan_attach_enabled reads a
+  // VkDeviceCreateInfo into these). Default off.
+  bool host_query_reset = false;       // hostQueryReset = VK_TRUE (1.2 feature or the EXT's)
+  bool calibrated_timestamps = false;  // VK_KHR_ or VK_EXT_calibrated_timestamps enabled
+  // Optional: the program's loader entry points (volk's, a dispatch of its
+  // own). Null: the Vulkan loader's that latlab links. Every call latlab
+  // makes on the device goes through the device-level functions these give.
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
+  // Optional: a queue of `queue_family` latlab may submit its calibration
+  // timestamp to (a few times a second at most, see ClockSync), and the lock
+  // the program holds around its own submissions to it. Used only without
+  // calibrated timestamps; both or neither. Default none: then, without
+  // calibrated timestamps, calibration is unavailable.
+  VkQueue queue = VK_NULL_HANDLE;
+  VulkanQueueLock queue_lock = {};
+};
+
+// What latlab would like a program to enable at vkCreateDevice, as far as
+// the device offers it.
+struct VulkanAttachWishes {
+  // Add to VkDeviceCreateInfo::ppEnabledExtensionNames (static strings):
+  // VK_KHR_calibrated_timestamps (else VK_EXT_calibrated_timestamps) and,
+  // where the device or desc.api_version is below 1.2 and the device has it,
+  // VK_EXT_host_query_reset.
+  std::vector<const char*> extensions;
+  // Set hostQueryReset = VK_TRUE: in the program's own
+  // VkPhysicalDeviceVulkan12Features or VkPhysicalDeviceHostQueryResetFeatures
+  // if it chains one, else by chaining `host_query_reset_features` (its
+  // pNext is null: link it into the VkDeviceCreateInfo's chain).
+  bool host_query_reset = false;
+  VkPhysicalDeviceHostQueryResetFeatures host_query_reset_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, nullptr, VK_TRUE};
+  // What the device cannot give latlab, with what that costs.
+  std::vector<MissingCapability> unavailable;
+};
+
+// Reads desc.instance and desc.physical_device (through
+// desc.get_instance_proc_addr) before the program creates its device.
+// Error when the handles give no entry points.
+Result<VulkanAttachWishes> vulkan_attach_wishes(const VulkanAttachDesc& desc);
+
+// Sets desc.host_query_reset and desc.calibrated_timestamps from what `info`
+// enables (ppEnabledExtensionNames; hostQueryReset in a
+// VkPhysicalDeviceHostQueryResetFeatures or VkPhysicalDeviceVulkan12Features
+// of its pNext chain).
+void vulkan_attach_enabled(const VkDeviceCreateInfo& info, VulkanAttachDesc& desc);
+
+// latlab's timing on a device it does not own: the device's report and
+// capabilities, its tick format, and calibration pairs. Makes the objects
+// of the bracketed calibration only when it will use it (no calibrated
+// timestamps, a queue handed over).
+//
+// Threads: everything is safe from any thread; sample_calibration()
+// serialises itself. Ownership: borrows the program's handles; the device
+// must outlive the attachment, and the attachment every ClockSync started
+// on it. Slots made from it only need the device.
+class VulkanAttachment {
+ public:
+  // Error (with what to do): a null handle, queue_family out of range,
+  // Vulkan below 1.1, entry points missing, or the calibration's objects
+  // cannot be created. A family that cannot time is not an error:
+  // capabilities().timestamps is false (with the reason).
+  static Result<std::unique_ptr<VulkanAttachment>> create(const VulkanAttachDesc& desc);
+  ~VulkanAttachment();  // destroys latlab's calibration objects (the device must still exist)
+  VulkanAttachment(const VulkanAttachment&) = delete;
+  VulkanAttachment& operator=(const VulkanAttachment&) = delete;
+
+  VkInstance instance() const;
+  VkPhysicalDevice physical_device() const;
+  VkDevice device() const;
+  uint32_t queue_family() const;
+  uint32_t api_version() const;  // used version: min(desc.api_version, device)
+  const VkPhysicalDeviceProperties& properties() const;
+  std::string device_name() const;
+  // The device as enumerate_vulkan_devices reports it (its index is 0:
+  // the attachment does not know the program's list).
+  const VulkanDeviceReport& report() const;
+  // Period and valid bits of queue_family()'s timestamps.
+  const TickFormat& tick_format() const;
+  // The same for another family of the device.
+  TickFormat tick_format(uint32_t family) const;
+  // What latlab can do on the device as the program created it; every
+  // missing piece with its reason (host query reset or calibrated timestamps
+  // offered but not enabled, no queue handed for calibration, ...).
+  const VulkanCapabilities& capabilities() const;
+
+  // One calibration pair: see VulkanContext::sample_calibration. With
+  // calibrated timestamps: the driver's pair, no queue touched. Otherwise
+  // the bracketed estimate, submitted to desc.queue under desc.queue_lock
+  // (blocks until its fence). Error with the reason when neither is
+  // possible. Thread-safe.
+  Result<CalibrationPair> sample_calibration() const;
+
+  // Host query reset entry point; null when the program did not enable it.
+  PFN_vkResetQueryPoolEXT reset_query_pool_fn() const;
+
+  struct Impl;  // private state (src/backends/vulkan/vulkan_attach_parts.hpp)
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit VulkanAttachment(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The calibrator and its refresh on the attached device (see
+// clock_sync.hpp): prof->set_clock_mapper(clock->mapper()). Never fails:
+// without a way to calibrate the ClockSync is unavailable, with the reason.
+// The attachment must outlive it.
+std::unique_ptr<ClockSync> start_clock_sync(const VulkanAttachment& device,
+                                            const CalibratorDesc& desc = {});
+
 // Instance, physical device, logical device and one queue that can time
 // (with VulkanContextDesc::all_timing_queues, one queue of every family that
 // can time; all share the device's one calibration).
@@ -223,15 +390,17 @@ class VulkanContext {
   bool swapchain_enabled() const { return swapchain_; }
 
   // Host query reset entry point (core 1.2 or EXT); null when unavailable.
-  PFN_vkResetQueryPoolEXT reset_query_pool_fn() const { return reset_query_pool_; }
+  PFN_vkResetQueryPoolEXT reset_query_pool_fn() const { return attachment_->reset_query_pool_fn(); }
+
+  // latlab's timing on this context's device: the same attach path a
+  // program's own device takes (timestamp slots, calibration). Queue
+  // submissions of its calibration go through queue_mutex().
+  const VulkanAttachment& attachment() const { return *attachment_; }
 
  private:
   VulkanContext() = default;
   struct Validation;  // messenger state, address-stable for the callback
   struct OneShot;     // command pool for run_one_shot
-  struct Estimator;   // objects of the bracketed calibration estimate
-  Result<void> create_estimator();
-  Result<CalibrationPair> sample_estimated() const;
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
@@ -248,11 +417,9 @@ class VulkanContext {
   VulkanDeviceReport report_;
   TickFormat ticks_;
   VulkanCapabilities caps_;
-  PFN_vkResetQueryPoolEXT reset_query_pool_ = nullptr;
-  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
   std::unique_ptr<Validation> validation_;
   std::unique_ptr<OneShot> one_shot_;
-  std::unique_ptr<Estimator> estimator_;
+  std::unique_ptr<VulkanAttachment> attachment_;  // reset by the destructor before the device goes
   mutable std::mutex queue_mutex_;
   std::vector<VulkanQueueInfo> queues_;                           // queues_[0] is queue_
   std::vector<std::unique_ptr<std::mutex>> extra_queue_mutexes_;  // one per queues_[1..]
@@ -266,13 +433,15 @@ struct VulkanTimestampSlotsDesc {
   // Timestamp queries in the VkQueryPool (>= 2). Default 8192 (the
   // profiler's defaults: 1024 zones a frame, 3 frames in flight).
   uint32_t count = 8192;
-  // Refuse a device without host query reset. The profiler sets it: it
-  // records no resets, so its zones may sit inside render passes. Default
-  // off: resets then go into the next command buffer that writes the slot.
+  // Refuse a device without host query reset (create_vulkan_profiler on a
+  // VulkanContext sets it, so its zones may sit inside render passes with
+  // nothing else to call). Default off: resets then go into the command
+  // buffers (record_pending_resets, or the next one that writes the slot).
   bool require_host_reset = false;
-  // The queue family whose queue writes the slots (an opened queue of the
-  // context): its timestampValidBits give tick_format(). Default: the
-  // context's queue().
+  // The queue family whose queue writes the slots (on a VulkanContext, an
+  // opened queue of the context): its timestampValidBits give
+  // tick_format(). Default: the context's queue(), or the attachment's
+  // queue_family().
   std::optional<uint32_t> queue_family = std::nullopt;
 };
 
@@ -288,16 +457,22 @@ struct VulkanTimestampSlotsDesc {
 //
 // Resets: on the host (vkResetQueryPool) when the device has host query
 // reset and the slots' previous use is done; otherwise the reset is recorded
-// into the next command buffer that writes the slot (vkCmdResetQueryPool,
-// which the queue orders after the previous use). Until that reset has run,
-// the old value still reads as available; it is recognised by its tick value
-// and read as unavailable. Such writes must be outside a render pass, or call
-// record_pending_resets() before the render pass begins.
+// into a command buffer: every reset owed at once by record_pending_resets(cmd)
+// (call it at the start of a frame, outside a render pass, in a command
+// buffer the queue runs before the frame's writes), else, for a slot still
+// owed one, by the write itself (vkCmdResetQueryPool before the timestamp,
+// so such a write must be outside a render pass). The queue orders the
+// reset after the previous use. Until that reset has run, the old value
+// still reads as available; it is recognised by its tick value and read as
+// unavailable.
 //
 // Threads: write() from any recording thread, each with its own command
-// buffer (host-reset slots only: a recorded reset touches shared state);
-// read/reset/record_pending_resets from one thread at a time. The context
-// must outlive the slots. The destructor waits for the device to go idle
+// buffer, while no reset is owed (host-reset slots, or after
+// record_pending_resets); a write that records a reset itself must not race
+// another write; read/reset/record_pending_resets from one thread at a time.
+// The device (the context, or the program's device) must outlive the slots;
+// they use nothing else of the context or attachment after create(). The
+// destructor waits for the device to go idle
 // (vkDeviceWaitIdle) before vkDestroyQueryPool, so letting the last owner go
 // (TimestampQueryPool::dispose, a profiler's destruction) is safe while
 // frames that wrote the slots are still in flight; like vkDeviceWaitIdle, it
@@ -310,6 +485,10 @@ class VulkanTimestampSlots final : public TimestampSlots {
   // can_time() is false (users time nothing).
   static Result<std::shared_ptr<VulkanTimestampSlots>> create(const VulkanContext& ctx,
                                                               const VulkanTimestampSlotsDesc& desc = {});
+  // The same on a program's device (the one path: the context's overload
+  // checks its queue and comes here).
+  static Result<std::shared_ptr<VulkanTimestampSlots>> create(
+      const VulkanAttachment& device, const VulkanTimestampSlotsDesc& desc = {});
   ~VulkanTimestampSlots() override;
 
   uint32_t slot_count() const override { return count_; }
@@ -320,9 +499,12 @@ class VulkanTimestampSlots final : public TimestampSlots {
   void read(uint32_t first, std::span<SlotReading> out) override;
   void reset(uint32_t first, uint32_t count, bool previous_use_done) override;
 
-  // Records every reset still owed (only without host resets); call outside
-  // a render pass before writes inside it.
-  void record_pending_resets(VkCommandBuffer cmd);
+  // Records every reset still owed (only without host resets) into `cmd`,
+  // outside a render pass, before the writes that follow it in queue order.
+  // Returns the slots reset (0: nothing was owed; always 0 with host reset).
+  uint32_t record_pending_resets(VkCommandBuffer cmd);
+  // Slots whose reset is owed and not yet recorded.
+  uint32_t pending_resets() const { return pending_count_.load(std::memory_order_relaxed); }
 
   VkQueryPool handle() const { return pool_; }
   bool uses_host_reset() const { return host_reset_ != nullptr; }
@@ -331,31 +513,45 @@ class VulkanTimestampSlots final : public TimestampSlots {
   uint64_t read_errors() const { return read_errors_.load(std::memory_order_relaxed); }
 
  private:
-  VulkanTimestampSlots(const VulkanContext& ctx, uint32_t count);
-  void record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
+  VulkanTimestampSlots(const VulkanAttachment& device, uint32_t count);
+  uint32_t record_resets(VkCommandBuffer cmd, uint32_t first, uint32_t count);
   // write()'s rare path, out of line so that write() needs no stack frame.
   [[gnu::noinline]] void write_after_resets(VkCommandBuffer cmd, uint32_t slot, TimestampEdge edge);
   void remember_stale(uint32_t first, uint32_t count);
+  void mark_stale(uint32_t slot, bool valid, uint64_t value);
 
-  VkDevice device_ = VK_NULL_HANDLE;
+  // The device's entry points (vk_dispatch.hpp): write() calls the driver
+  // directly, not through the loader's trampoline.
+  PFN_vkCmdWriteTimestamp cmd_write_timestamp_ = nullptr;
   VkQueryPool pool_ = VK_NULL_HANDLE;
-  PFN_vkResetQueryPoolEXT host_reset_ = nullptr;
   uint32_t count_ = 0;
+  // Slots whose command-buffer reset is owed and not recorded: write() takes
+  // its rare path while it is not 0.
+  std::atomic<uint32_t> pending_count_{0};
+  VkDevice device_ = VK_NULL_HANDLE;
+  PFN_vkResetQueryPoolEXT host_reset_ = nullptr;
+  PFN_vkCmdResetQueryPool cmd_reset_query_pool_ = nullptr;
+  PFN_vkGetQueryPoolResults get_query_pool_results_ = nullptr;
+  PFN_vkDestroyQueryPool destroy_query_pool_ = nullptr;
+  PFN_vkDeviceWaitIdle device_wait_idle_ = nullptr;
   TickFormat ticks_;
   std::atomic<uint64_t> read_errors_{0};
   // Slots whose reset is recorded, not done: a reset owed to the next write,
   // and the old value still there until it runs.
   struct Owed {
-    bool reset_pending = false;  // a command-buffer reset is owed before the next write
+    bool reset_pending = false;  // a command-buffer reset is owed, not recorded
     bool stale_valid = false;    // the query may still hold `stale` from its previous use
     uint64_t stale = 0;
   };
   std::vector<Owed> owed_;
-  uint32_t owed_count_ = 0;  // slots with reset_pending or stale_valid: reads skip the check at 0
+  uint32_t stale_count_ = 0;       // slots with stale_valid: reads skip the check at 0
+  std::vector<uint64_t> scratch_;  // remember_stale's reads (value, availability), grown once
 };
 
 // A seed-000 pool on its own VulkanTimestampSlots of desc.max_queries slots.
 Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const VulkanContext& ctx,
+                                                                     const QueryPoolDesc& desc);
+Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const VulkanAttachment& device,
                                                                      const QueryPoolDesc& desc);
 
 // ---------------------------------------------------------------------------

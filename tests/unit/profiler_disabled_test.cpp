@@ -3,6 +3,8 @@
 // record nothing. (The library itself is the same in both modes.)
 #include <gtest/gtest.h>
 
+#include <string>
+
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 0
 #include "latlab/profiler.hpp"
@@ -28,6 +30,11 @@ TEST(ProfilerDisabled, MacrosCompileToNothing) {
     LATLAB_GPU_ZONE(prof, stream(), "outer");
     LATLAB_GPU_ZONE(profiler(), &cmd, "inner");
     LATLAB_GPU_ZONE(*prof, &cmd, "by reference");
+    auto runtime_name = [&]() -> std::string {
+      ++evaluated;
+      return "runtime";
+    };
+    LATLAB_GPU_ZONE_TRANSIENT(profiler(), stream(), runtime_name());
     LATLAB_GPU_NEW_FRAME(profiler());
   }
   EXPECT_EQ(evaluated, 0);

@@ -16,10 +16,16 @@ bool load_one(Fn& fn, const char* name, const char* alt = nullptr) {
 
 }  // namespace
 
-Result<void> Api::load(bool gles) {
+Result<void> Api::load(bool gles, bool timing_only) {
   const char* missing = nullptr;
+  const char* missing_workload = nullptr;
   auto need = [&missing](bool ok, const char* name) {
     if (!ok && missing == nullptr) missing = name;
+  };
+  // The workloads' entry points: required of latlab's own contexts, optional
+  // on a program's (timing needs none of them).
+  auto need_workload = [&](bool ok, const char* name) {
+    if (!ok && missing_workload == nullptr) missing_workload = name;
   };
 #define LATLAB_GL_LOAD(fn) need(load_one(fn, "gl" #fn), "gl" #fn)
   LATLAB_GL_LOAD(GetString);
@@ -35,6 +41,9 @@ Result<void> Api::load(bool gles) {
   LATLAB_GL_LOAD(FenceSync);
   LATLAB_GL_LOAD(ClientWaitSync);
   LATLAB_GL_LOAD(DeleteSync);
+  LATLAB_GL_LOAD(Enable);
+#undef LATLAB_GL_LOAD
+#define LATLAB_GL_LOAD(fn) need_workload(load_one(fn, "gl" #fn), "gl" #fn)
   LATLAB_GL_LOAD(CreateShader);
   LATLAB_GL_LOAD(ShaderSource);
   LATLAB_GL_LOAD(CompileShader);
@@ -75,7 +84,6 @@ Result<void> Api::load(bool gles) {
   LATLAB_GL_LOAD(BindVertexArray);
   LATLAB_GL_LOAD(Viewport);
   LATLAB_GL_LOAD(DrawArrays);
-  LATLAB_GL_LOAD(Enable);
 #undef LATLAB_GL_LOAD
   // Timer queries: core in desktop GL 3.3; EXT_disjoint_timer_query on GLES.
   if (gles) {
@@ -96,7 +104,9 @@ Result<void> Api::load(bool gles) {
   load_one(MemoryBarrier, "glMemoryBarrier");
   load_one(DebugMessageCallback, "glDebugMessageCallback", gles ? "glDebugMessageCallbackKHR" : nullptr);
   load_one(DebugMessageControl, "glDebugMessageControl", gles ? "glDebugMessageControlKHR" : nullptr);
+  if (missing == nullptr && missing_workload != nullptr && !timing_only) missing = missing_workload;
   if (missing != nullptr) return make_error(std::string("the GL driver has no ") + missing);
+  workload_loaded = missing_workload == nullptr;
   return {};
 }
 

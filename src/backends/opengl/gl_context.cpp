@@ -270,6 +270,74 @@ void APIENTRY debug_callback(GLenum /*source*/, GLenum type, GLuint /*id*/, GLen
   ctx->note_debug_error((type == GL_DEBUG_TYPE_ERROR ? "GL error: " : "GL high severity: ") + text);
 }
 
+// A context for calibration pairs on a program's `display`, of its API
+// (`gles`), current nowhere: surfaceless where the display allows it, else
+// with a 1x1 pbuffer in `surface`. Any version with GL_TIMESTAMP will do.
+// EGL_NO_CONTEXT with why in `why`. The thread's bound API is kept.
+EGLContext create_calibration_context(EGLDisplay display, bool gles, EGLSurface& surface,
+                                      std::string& why) {
+  const EGLenum bound = eglQueryAPI();
+  struct RestoreApi {
+    EGLenum api;
+    ~RestoreApi() { eglBindAPI(api); }
+  } restore{bound};
+  if (eglBindAPI(gles ? EGL_OPENGL_ES_API : EGL_OPENGL_API) != EGL_TRUE) {
+    why = std::string("eglBindAPI(") + (gles ? "OpenGL ES" : "OpenGL") + ") failed";
+    return EGL_NO_CONTEXT;
+  }
+  const char* ext = eglQueryString(display, EGL_EXTENSIONS);
+  const bool surfaceless = has_word(ext, "EGL_KHR_surfaceless_context");
+  const bool configless =
+      has_word(ext, "EGL_KHR_no_config_context") || has_word(ext, "EGL_MESA_configless_context");
+  EGLConfig config = EGL_NO_CONFIG_KHR;
+  if (!surfaceless || !configless) {
+    const EGLint attrs[] = {EGL_RENDERABLE_TYPE, gles ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_BIT,
+                            EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_NONE};
+    EGLint n = 0;
+    if (eglChooseConfig(display, attrs, &config, 1, &n) != EGL_TRUE || n == 0) {
+      why = std::string("no calibration context: the program's EGL display has ") +
+            (surfaceless ? "no EGL_KHR_no_config_context" : "no EGL_KHR_surfaceless_context") +
+            " and no pbuffer config for " + (gles ? "GLES 3" : "desktop GL");
+      return EGL_NO_CONTEXT;
+    }
+  }
+  // Desktop: core 4.3, core 3.3, then whatever the driver gives; GLES 3.2 to 3.0.
+  struct Version {
+    bool gles;
+    EGLint major, minor;  // 0: no version asked
+    bool core;
+  };
+  constexpr Version kVersions[] = {{false, 4, 3, true}, {false, 3, 3, true}, {false, 0, 0, false},
+                                   {true, 3, 2, false}, {true, 3, 1, false}, {true, 3, 0, false}};
+  EGLContext c = EGL_NO_CONTEXT;
+  for (const Version& v : kVersions) {
+    if (v.gles != gles) continue;
+    std::vector<EGLint> a;
+    if (v.major != 0) a = {EGL_CONTEXT_MAJOR_VERSION, v.major, EGL_CONTEXT_MINOR_VERSION, v.minor};
+    if (v.core)
+      a.insert(a.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
+    a.push_back(EGL_NONE);
+    c = eglCreateContext(display, config, EGL_NO_CONTEXT, a.data());
+    if (c != EGL_NO_CONTEXT) break;
+  }
+  if (c == EGL_NO_CONTEXT) {
+    why = "no calibration context: eglCreateContext failed on the program's display (" +
+          gl::egl_error_name(eglGetError()) + ")";
+    return EGL_NO_CONTEXT;
+  }
+  if (!surfaceless) {
+    const EGLint pbuffer[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
+    surface = eglCreatePbufferSurface(display, config, pbuffer);
+    if (surface == EGL_NO_SURFACE) {
+      why = "no calibration context: eglCreatePbufferSurface failed (" +
+            gl::egl_error_name(eglGetError()) + ")";
+      eglDestroyContext(display, c);
+      return EGL_NO_CONTEXT;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api) {
@@ -377,9 +445,75 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
   return ctx;
 }
 
+Result<std::unique_ptr<GlContext>> GlContext::attach_current(const GlAttachDesc& desc) {
+  const auto wish = gl::wished_timer(desc.timer);
+  if (!wish) return wish.error();
+  const EGLContext current = eglGetCurrentContext();
+  const EGLDisplay display = eglGetCurrentDisplay();
+  if (current == EGL_NO_CONTEXT || display == EGL_NO_DISPLAY) {
+    return make_error(
+        "GlContext::attach_current: no EGL context is current on this thread (make the program's "
+        "context current first; GLX contexts are not supported)");
+  }
+  EGLint client = 0;
+  if (eglQueryContext(display, current, EGL_CONTEXT_CLIENT_TYPE, &client) != EGL_TRUE) {
+    return make_error("GlContext::attach_current: eglQueryContext failed (" +
+                      gl::egl_error_name(eglGetError()) + ")");
+  }
+  const bool gles = client == EGL_OPENGL_ES_API;
+  std::unique_ptr<GlContext> ctx(new GlContext());
+  State& s = *ctx->state_;
+  s.display = display;
+  s.context = current;
+  s.owns_context = false;
+  if (auto l = s.api.load(gles, /*timing_only=*/true); !l) return l.error();
+  GlDeviceReport r;
+  r.platform = "attached";
+  const char* vendor = eglQueryString(display, EGL_VENDOR);
+  const char* version = eglQueryString(display, EGL_VERSION);
+  r.egl_vendor = vendor != nullptr ? vendor : "";
+  r.egl_version = version != nullptr ? version : "";
+  probe(s.api, gles, r);
+  GLint major = 0, minor = 0;
+  s.api.GetIntegerv(GL_MAJOR_VERSION, &major);
+  s.api.GetIntegerv(GL_MINOR_VERSION, &minor);
+  (void)gl::drain_errors(s.api);
+  // Fence syncs (GlFrameRing) and 64-bit query results need GL 3.2 / GLES 3.0.
+  if (gles ? major < 3 : major * 10 + minor < 32) {
+    return make_error("GlContext::attach_current: '" + r.renderer + "' is " + r.version +
+                      "; latlab needs desktop GL 3.3 (or 3.2 with GL_ARB_timer_query) or GLES 3.0");
+  }
+  gl::note_timer(r, *wish);
+  const auto timer = gl::resolve_timer(r, *wish);
+  if (!timer) {
+    return make_error(
+        "GlContext::attach_current: '" + r.renderer + "': " +
+        (r.missing.empty() ? std::string("no GPU timer queries") : r.missing.front().reason));
+  }
+  ctx->gles_ = gles;
+  ctx->timer_ = *timer;
+  if (*timer == GlTimer::timestamp) {
+    s.calib_context =
+        create_calibration_context(display, gles, s.calib_surface, s.calib_unavailable);
+    if (s.calib_context == EGL_NO_CONTEXT) {
+      r.missing.push_back(
+          {"calibration", s.calib_unavailable + ": GPU times cannot be placed on the host clock"});
+    }
+  }
+  ctx->report_ = std::move(r);
+  return ctx;
+}
+
+bool GlContext::attached() const { return !state_->owns_context; }
+
 GlContext::~GlContext() {
   State& s = *state_;
   if (s.display == EGL_NO_DISPLAY) return;
+  if (!s.owns_context) {
+    if (s.calib_context != EGL_NO_CONTEXT) eglDestroyContext(s.display, s.calib_context);
+    if (s.calib_surface != EGL_NO_SURFACE) eglDestroySurface(s.display, s.calib_surface);
+    return;
+  }
   if (eglGetCurrentContext() == s.context) {
     if (report_.khr_debug && s.api.DebugMessageCallback != nullptr) s.api.DebugMessageCallback(nullptr, nullptr);
     eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -393,6 +527,11 @@ GlContext::~GlContext() {
 Result<void> GlContext::make_current() {
   State& s = *state_;
   if (eglGetCurrentContext() == s.context) return {};
+  if (!s.owns_context) {
+    return make_error(
+        "the program's GL context is not current on this thread: the program makes it current "
+        "(with its surfaces), latlab does not");
+  }
   if (eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, s.context) != EGL_TRUE) {
     const EGLint e = eglGetError();
     return make_error("eglMakeCurrent failed (" + gl::egl_error_name(e) + ")" +
@@ -405,6 +544,7 @@ Result<void> GlContext::make_current() {
 
 void GlContext::release_current() {
   State& s = *state_;
+  if (!s.owns_context) return;
   if (eglGetCurrentContext() == s.context) eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
 }
 
@@ -431,13 +571,14 @@ uint32_t GlContext::drain_gl_errors(const char* where) {
 Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
   if (durations_only()) return make_error(gl_elapsed_only(*this, "no device clock to pair with the host clock"));
   State& s = *state_;
+  if (s.calib_context == EGL_NO_CONTEXT) return make_error("calibration: " + s.calib_unavailable);
   std::lock_guard lock(s.calib_mutex);
   // Whatever this thread had current comes back afterwards.
   const EGLContext prev = eglGetCurrentContext();
   const EGLDisplay prev_display = eglGetCurrentDisplay();
   const EGLSurface prev_draw = eglGetCurrentSurface(EGL_DRAW);
   const EGLSurface prev_read = eglGetCurrentSurface(EGL_READ);
-  if (eglMakeCurrent(s.display, EGL_NO_SURFACE, EGL_NO_SURFACE, s.calib_context) != EGL_TRUE) {
+  if (eglMakeCurrent(s.display, s.calib_surface, s.calib_surface, s.calib_context) != EGL_TRUE) {
     return make_error("calibration: eglMakeCurrent failed (" + gl::egl_error_name(eglGetError()) + ")");
   }
   CalibrationPair best;
@@ -464,6 +605,17 @@ Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
   }
   if (!errors.empty()) return make_error("calibration: glGetInteger64v(GL_TIMESTAMP) failed: " + errors);
   return best;
+}
+
+std::unique_ptr<ClockSync> start_clock_sync(GlContext& ctx, const CalibratorDesc& desc) {
+  if (ctx.durations_only())
+    return ClockSync::unavailable(
+        gl_elapsed_only(ctx, "no device clock to pair with the host clock"));
+  const GlContext::State& s = ctx.state();
+  if (s.calib_context == EGL_NO_CONTEXT)
+    return ClockSync::unavailable(ctx.report().renderer + ": " + s.calib_unavailable);
+  return ClockSync::start([&ctx] { return ctx.sample_calibration(); }, ctx.tick_format(),
+                          kGlCalibrationDomain, desc);
 }
 
 ScopedGlCurrent::ScopedGlCurrent(GlContext& ctx) : ctx_(ctx) {

@@ -87,9 +87,13 @@ struct Api {
   PFNGLDEBUGMESSAGECONTROLPROC DebugMessageControl = nullptr;
   PFNGLENABLEPROC Enable = nullptr;
 
+  // Every entry point of the workloads (GlWorkload) was found.
+  bool workload_loaded = false;
+
   // Loads the table for the current context; `gles`: the EXT names of the
-  // timer-query functions. Error names the first missing entry point.
-  Result<void> load(bool gles);
+  // timer-query functions. Error names the first missing entry point;
+  // `timing_only` (a program's context): only those timing needs count.
+  Result<void> load(bool gles, bool timing_only = false);
 };
 
 // A GL extension list lookup (glGetStringi), context current.
@@ -126,7 +130,13 @@ EGLContext create_shared_context(GlContext& ctx, std::string& why);
 struct GlContext::State {
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLContext context = EGL_NO_CONTEXT;
+  // False for a program's context (GlContext::attach_current): latlab never
+  // destroys it, makes it current or releases it.
+  bool owns_context = true;
   EGLContext calib_context = EGL_NO_CONTEXT;  // sample_calibration's own context
+  EGLSurface calib_surface =
+      EGL_NO_SURFACE;             // its 1x1 pbuffer where the display has no surfaceless contexts
+  std::string calib_unavailable;  // why there is no calibration context (attached only)
   std::mutex calib_mutex;
   gl::Api api;  // loaded with `context` current; EGL's entry points serve every context
   // The GL_TIME_ELAPSED query open on `context` (one per context in GL):

@@ -100,6 +100,8 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
   if (width == 0 || height == 0) return make_error("GlWorkload: empty target");
   if (!ctx.is_current()) return make_error("GlWorkload::create: the GL context is not current on this thread");
   const gl::Api& api = ctx.state().api;
+  if (!api.workload_loaded)
+    return make_error("GlWorkload: the GL context lacks the workloads' entry points");
   std::unique_ptr<GlWorkload> w(new GlWorkload(ctx));
   w->width_ = width;
   w->height_ = height;

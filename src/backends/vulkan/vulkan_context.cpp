@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/vulkan/vk_dispatch.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "backends/vulkan/vulkan_attach_parts.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
 
 namespace latlab {
@@ -84,8 +86,6 @@ std::optional<uint32_t> choose_queue_family(const VulkanDeviceReport& report) {
 struct OpenedDevice {
   VkDevice device = VK_NULL_HANDLE;  // owned by the caller
   std::vector<VkQueue> queues;       // queue 0 of each family asked for, in that order
-  PFN_vkResetQueryPoolEXT reset_query_pool = nullptr;                    // null: not enabled
-  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps = nullptr;  // null: not enabled
   bool swapchain = false;  // VK_KHR_swapchain enabled (desc.present and offered)
 };
 
@@ -100,19 +100,18 @@ bool device_offers(VkPhysicalDevice pd, const char* name) {
 }
 
 // Creates the logical device on `pd` with one queue of each of `families`
-// (distinct); host query reset when `host_reset`, calibrated timestamps when
-// offered (their entry point only when desc.calibrated_timestamps).
+// (distinct); what latlab wishes for (vulkan_attach_wishes: host query reset
+// when `host_reset`, calibrated timestamps when offered) and VK_KHR_swapchain
+// for a present path.
 Result<OpenedDevice> open_device(VkPhysicalDevice pd, const std::vector<uint32_t>& families,
-                                 const vk::Probe& probe, bool host_reset,
-                                 const VulkanContextDesc& desc) {
+                                 const vk::Probe& probe, const VulkanAttachWishes& wishes,
+                                 bool host_reset, const VulkanContextDesc& desc) {
   std::vector<const char*> extensions;
-  VkPhysicalDeviceHostQueryResetFeatures reset_features{};
-  reset_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
-  if (host_reset) {
-    reset_features.hostQueryReset = VK_TRUE;
-    if (probe.host_reset_ext) extensions.push_back(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+  VkPhysicalDeviceHostQueryResetFeatures reset_features = wishes.host_query_reset_features;
+  for (const char* e : wishes.extensions) {
+    if (host_reset || std::string_view(e) != VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME)
+      extensions.push_back(e);
   }
-  if (probe.calibrated_ext) extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   const bool swapchain = desc.present && device_offers(pd, VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   if (swapchain) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
 
@@ -139,68 +138,24 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, const std::vector<uint32_t
   out.queues.resize(families.size());
   for (size_t i = 0; i < families.size(); ++i)
     vkGetDeviceQueue(out.device, families[i], 0, &out.queues[i]);
-  if (host_reset) {
-    out.reset_query_pool = reinterpret_cast<PFN_vkResetQueryPoolEXT>(vkGetDeviceProcAddr(
-        out.device, probe.host_reset_core ? "vkResetQueryPool" : "vkResetQueryPoolEXT"));
-  }
-  if (probe.calibrated_ext && desc.calibrated_timestamps) {
-    out.get_calibrated_timestamps = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
-        vkGetDeviceProcAddr(out.device, "vkGetCalibratedTimestampsEXT"));
-  }
   return out;
 }
 
-// How sample_calibration() will pair the clocks (method, domain, estimated).
-void set_calibration_method(const vk::Probe& probe, VulkanCapabilities& caps) {
-  if (!caps.timestamps) {
-    caps.calibration_method.clear();
-  } else if (caps.calibrated_timestamps && probe.has_device_domain && probe.has_monotonic_domain) {
-    caps.calibration_method = "vkGetCalibratedTimestampsEXT(device, clock_monotonic)";
-    caps.calibration_domain = "CLOCK_MONOTONIC";
-  } else {
-    caps.calibration_method =
-        "bracketed submit (estimated): host reads before vkQueueSubmit and after the fence";
-    caps.calibration_domain = "CLOCK_MONOTONIC";
-    caps.calibration_estimated = true;
-  }
-}
-
-// What the context on queue `family` of `probe`'s device can do, with every
-// missing piece and its reason.
-VulkanCapabilities capabilities_of(const vk::Probe& probe, uint32_t family, bool host_reset,
-                                   const OpenedDevice& opened, const VulkanContextDesc& desc) {
-  const uint32_t valid_bits = probe.report.queue_families[family].timestamp_valid_bits;
-  VulkanCapabilities caps;
-  caps.timestamps = valid_bits > 0 && probe.report.timestamp_period_ns > 0.0;
-  caps.timestamp_valid_bits = valid_bits;
-  caps.host_query_reset = opened.reset_query_pool != nullptr;
-  caps.calibrated_timestamps = opened.get_calibrated_timestamps != nullptr;
-  caps.query_reads_wait_idle = probe.report.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
-  caps.time_domains = probe.report.time_domains;
-  set_calibration_method(probe, caps);
-  if (!desc.calibrated_timestamps && probe.calibrated_ext) {
-    caps.missing.push_back({"calibrated_timestamps",
-                            "turned off by VulkanContextDesc::calibrated_timestamps: "
-                            "calibration pairs are estimated by bracketing a submitted "
-                            "timestamp"});
-  }
-  if (!host_reset && (probe.host_reset_core || probe.host_reset_ext)) {
-    caps.missing.push_back({"host_query_reset",
-                            "turned off by VulkanContextDesc::host_query_reset: queries are "
-                            "reset in the command buffer instead"});
-  }
-  for (const auto& m : probe.report.missing) {
-    // The device-wide "timestamps" entry is about any family; restate it for
-    // the chosen queue below.
-    if (m.name != "timestamps" && m.name != "timestamp_compute_and_graphics")
-      caps.missing.push_back(m);
-  }
-  if (!caps.timestamps) {
-    caps.missing.insert(
-        caps.missing.begin(),
-        MissingCapability{"timestamps", "queue family " + std::to_string(family) +
-                                            " reports timestampValidBits = 0: GPU work cannot be "
-                                            "timed; results will be missing, not zero"});
+// The attachment's capabilities, with the reasons of what the context's
+// desc turned off (the attachment says "offered by the device but not
+// enabled"; what the device does not offer keeps its reason).
+VulkanCapabilities context_capabilities(VulkanCapabilities caps, const VulkanContextDesc& desc) {
+  for (MissingCapability& m : caps.missing) {
+    if (m.reason.rfind(vk::kOfferedNotEnabled, 0) != 0) continue;
+    if (m.name == "calibrated_timestamps" && !desc.calibrated_timestamps) {
+      m.reason =
+          "turned off by VulkanContextDesc::calibrated_timestamps: calibration pairs are estimated "
+          "by bracketing a submitted timestamp";
+    } else if (m.name == "host_query_reset" && !desc.host_query_reset) {
+      m.reason =
+          "turned off by VulkanContextDesc::host_query_reset: queries are reset in the command "
+          "buffer instead";
+    }
   }
   return caps;
 }
@@ -264,10 +219,12 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   if (!listed) return listed.error();
   const auto& devices = *listed;
   if (devices.empty()) return make_error(kNoDevice);
+  const auto fns = vk::InstanceFns::load(ctx->instance_, nullptr);
+  if (!fns) return fns.error();
   std::vector<vk::Probe> probes;
   probes.reserve(devices.size());
   for (uint32_t i = 0; i < devices.size(); ++i)
-    probes.push_back(vk::probe_device(ctx->instance_, inst->api, devices[i], i));
+    probes.push_back(vk::probe_device(*fns, inst->api, devices[i], i));
   const Result<uint32_t> chosen = choose_device(probes, desc.device);
   if (!chosen) return chosen.error();
   const vk::Probe& probe = probes[*chosen];
@@ -287,10 +244,19 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
   if (!family)
     return make_error(probe.report.name + " has no compute queue family; latlab needs one");
   ctx->family_ = *family;
-  const bool host_reset = desc.host_query_reset && (probe.host_reset_core || probe.host_reset_ext);
+  // The device is made as latlab asks a program to make its own
+  // (vulkan_attach_wishes), then attached like one.
+  VulkanAttachDesc attach{.instance = ctx->instance_,
+                          .physical_device = ctx->physical_,
+                          .queue_family = ctx->family_,
+                          .api_version = inst->api};
+  auto wishes = vulkan_attach_wishes(attach);
+  if (!wishes) return wishes.error();
+  const bool host_reset = desc.host_query_reset && wishes->host_query_reset;
   std::vector<uint32_t> families =
       families_to_open(probe.report, ctx->family_, desc.all_timing_queues, ctx->unopened_);
-  Result<OpenedDevice> opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+  Result<OpenedDevice> opened =
+      open_device(ctx->physical_, families, probe, *wishes, host_reset, desc);
   if (!opened && families.size() > 1) {
     // A driver may refuse a queue of a family latlab records no work on
     // (video, optical flow): open the graphics, compute and transfer ones only.
@@ -309,7 +275,7 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     }
     if (work.size() < families.size()) {
       families = std::move(work);
-      opened = open_device(ctx->physical_, families, probe, host_reset, desc);
+      opened = open_device(ctx->physical_, families, probe, *wishes, host_reset, desc);
     }
   }
   if (!opened) return opened.error();
@@ -329,21 +295,28 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContext
     if (i > 0) ctx->extra_queue_mutexes_.push_back(std::make_unique<std::mutex>());
   }
   ctx->swapchain_ = opened->swapchain;
-  ctx->reset_query_pool_ = opened->reset_query_pool;
-  ctx->get_calibrated_timestamps_ = opened->get_calibrated_timestamps;
-  const uint32_t valid_bits = probe.report.queue_families[ctx->family_].timestamp_valid_bits;
-  ctx->ticks_ = TickFormat::from_period_ns(probe.report.timestamp_period_ns,
-                                           valid_bits == 0 ? 64 : valid_bits);
-  ctx->caps_ = capabilities_of(probe, ctx->family_, host_reset, *opened, desc);
 
-  // --- one-shot command pool, calibration estimator ------------------------
+  // --- latlab's timing on it: the attach path ------------------------------
+  attach.device = ctx->device_;
+  attach.host_query_reset = host_reset;
+  attach.calibrated_timestamps = probe.calibrated_ext && desc.calibrated_timestamps;
+  attach.queue = ctx->queue_;
+  VulkanContext* self = ctx.get();
+  attach.queue_lock = [self](const std::function<void()>& submit) {
+    std::lock_guard lock(self->queue_mutex_);
+    submit();
+  };
+  auto attached = VulkanAttachment::create(attach);
+  if (!attached) return attached.error();
+  ctx->attachment_ = std::move(attached.value());
+  ctx->ticks_ = ctx->attachment_->tick_format();
+  ctx->caps_ = context_capabilities(ctx->attachment_->capabilities(), desc);
+
+  // --- one-shot command pool -----------------------------------------------
   ctx->one_shot_ = std::make_unique<OneShot>();
   Result<VkCommandPool> pool = make_one_shot_pool(ctx->device_, ctx->family_);
   if (!pool) return pool.error();
   ctx->one_shot_->pool = *pool;
-  if (ctx->caps_.timestamps && ctx->caps_.calibration_estimated) {
-    if (auto e = ctx->create_estimator(); !e) return e.error();
-  }
   return ctx;
 }
 
@@ -355,13 +328,7 @@ VulkanContext::~VulkanContext() {
       for (auto& m : extra_queue_mutexes_) extra.emplace_back(*m);
       vkDeviceWaitIdle(device_);
     }
-    if (estimator_) {
-      if (estimator_->fence != VK_NULL_HANDLE) vkDestroyFence(device_, estimator_->fence, nullptr);
-      if (estimator_->pool != VK_NULL_HANDLE)
-        vkDestroyCommandPool(device_, estimator_->pool, nullptr);
-      if (estimator_->query != VK_NULL_HANDLE)
-        vkDestroyQueryPool(device_, estimator_->query, nullptr);
-    }
+    attachment_.reset();  // its calibration objects, before the device
     if (one_shot_ && one_shot_->pool != VK_NULL_HANDLE)
       vkDestroyCommandPool(device_, one_shot_->pool, nullptr);
     vkDestroyDevice(device_, nullptr);
@@ -459,6 +426,10 @@ Result<void> VulkanContext::run_one_shot(const std::function<void(VkCommandBuffe
   cleanup();
   if (w != VK_SUCCESS) return vk::error("vkWaitForFences", w);
   return {};
+}
+
+Result<CalibrationPair> VulkanContext::sample_calibration() const {
+  return attachment_->sample_calibration();
 }
 
 Result<uint32_t> VulkanContext::find_memory_type(uint32_t type_bits,

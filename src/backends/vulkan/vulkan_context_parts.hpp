@@ -42,17 +42,13 @@ struct VulkanContext::OneShot {
   VkCommandPool pool = VK_NULL_HANDLE;
 };
 
-// A pre-recorded command buffer that resets one query and writes a
-// timestamp into it, with its fence; one sample at a time (mu).
-struct VulkanContext::Estimator {
-  std::mutex mu;
-  VkQueryPool query = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-};
-
 namespace vk {
+
+struct InstanceFns;
+
+// The KHR name of calibrated timestamps (promoted from EXT, same entry points;
+// newer than the headers some distributions ship).
+inline constexpr const char* kCalibratedTimestampsKhr = "VK_KHR_calibrated_timestamps";
 
 // `version` is at least major.minor.
 inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
@@ -98,14 +94,18 @@ struct Probe {
   uint32_t usable_api = 0;       // min(instance, device)
   bool host_reset_core = false;  // feature via Vulkan 1.2
   bool host_reset_ext = false;   // feature via VK_EXT_host_query_reset
-  bool calibrated_ext = false;
+  bool calibrated_ext = false;   // VK_KHR_ or VK_EXT_calibrated_timestamps offered
+  bool calibrated_ext_named = false;  // VK_EXT_calibrated_timestamps among them
+  bool calibrated_khr = false;        // VK_KHR_calibrated_timestamps among them
   bool has_device_domain = false;
   bool has_monotonic_domain = false;
 };
 
-// Probes device `pd`, number `index` in the instance's list; `instance_api`
-// is the version `instance` was created at.
-Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice pd, uint32_t index);
+// Probes device `pd`, number `index` in the instance's list, through the
+// instance's entry points `f`; `instance_api` is the version the instance
+// was created at.
+Probe probe_device(const InstanceFns& f, uint32_t instance_api, VkPhysicalDevice pd,
+                   uint32_t index);
 
 }  // namespace vk
 }  // namespace latlab

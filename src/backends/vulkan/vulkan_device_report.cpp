@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/vk_dispatch.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
 #include "core/uuid_text.hpp"
@@ -44,11 +45,11 @@ std::string queue_flags_text(VkQueueFlags f) {
   return s.empty() ? "none" : s;
 }
 
-std::vector<std::string> device_extensions(VkPhysicalDevice pd) {
+std::vector<std::string> device_extensions(const InstanceFns& f, VkPhysicalDevice pd) {
   uint32_t n = 0;
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  f.EnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> props(n);
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, props.data());
+  f.EnumerateDeviceExtensionProperties(pd, nullptr, &n, props.data());
   std::vector<std::string> out;
   out.reserve(n);
   for (uint32_t i = 0; i < n; ++i) out.emplace_back(props[i].extensionName);
@@ -77,9 +78,9 @@ void report_properties(const VkPhysicalDeviceProperties& props, uint32_t index,
 // Driver name, info and id (VkPhysicalDeviceDriverProperties: 1.2 or
 // VK_KHR_driver_properties). The *2 queries are core 1.1: a 1.0 device gets
 // the plain facts only.
-void report_driver(VkPhysicalDevice pd, const Probe& p, const std::vector<std::string>& exts,
-                   VulkanDeviceReport& r) {
-  const bool v11 = at_least(p.usable_api, 1, 1);
+void report_driver(const InstanceFns& f, VkPhysicalDevice pd, const Probe& p,
+                   const std::vector<std::string>& exts, VulkanDeviceReport& r) {
+  const bool v11 = at_least(p.usable_api, 1, 1) && f.GetPhysicalDeviceProperties2 != nullptr;
   if (!v11 || !(at_least(p.usable_api, 1, 2) || has(exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)))
     return;
   VkPhysicalDeviceDriverProperties driver{};
@@ -87,7 +88,7 @@ void report_driver(VkPhysicalDevice pd, const Probe& p, const std::vector<std::s
   VkPhysicalDeviceProperties2 props2{};
   props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props2.pNext = &driver;
-  vkGetPhysicalDeviceProperties2(pd, &props2);
+  f.GetPhysicalDeviceProperties2(pd, &props2);
   r.driver_name = driver.driverName;
   r.driver_info = driver.driverInfo;
   r.driver_id = static_cast<uint32_t>(driver.driverID);
@@ -95,9 +96,9 @@ void report_driver(VkPhysicalDevice pd, const Probe& p, const std::vector<std::s
 
 // The physical identity: deviceUUID (core 1.1) and, where
 // VK_EXT_pci_bus_info is offered, the PCI address. Left empty otherwise.
-void report_identity(VkPhysicalDevice pd, const Probe& p, const std::vector<std::string>& exts,
-                     VulkanDeviceReport& r) {
-  if (!at_least(p.usable_api, 1, 1)) return;
+void report_identity(const InstanceFns& f, VkPhysicalDevice pd, const Probe& p,
+                     const std::vector<std::string>& exts, VulkanDeviceReport& r) {
+  if (!at_least(p.usable_api, 1, 1) || f.GetPhysicalDeviceProperties2 == nullptr) return;
   VkPhysicalDevicePCIBusInfoPropertiesEXT pci{};
   pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
   VkPhysicalDeviceIDProperties id{};
@@ -107,7 +108,7 @@ void report_identity(VkPhysicalDevice pd, const Probe& p, const std::vector<std:
   VkPhysicalDeviceProperties2 props2{};
   props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props2.pNext = &id;
-  vkGetPhysicalDeviceProperties2(pd, &props2);
+  f.GetPhysicalDeviceProperties2(pd, &props2);
   r.device_uuid = uuid_text(id.deviceUUID);
   if (has_pci) {
     char text[32];
@@ -118,11 +119,11 @@ void report_identity(VkPhysicalDevice pd, const Probe& p, const std::vector<std:
 }
 
 // The queue families; returns whether a compute-capable one can time.
-bool report_queue_families(VkPhysicalDevice pd, VulkanDeviceReport& r) {
+bool report_queue_families(const InstanceFns& f, VkPhysicalDevice pd, VulkanDeviceReport& r) {
   uint32_t nq = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  f.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
   std::vector<VkQueueFamilyProperties> families(nq);
-  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+  f.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
   bool any_bits = false;
   for (uint32_t i = 0; i < nq; ++i) {
     VulkanQueueFamilyReport q;
@@ -138,8 +139,9 @@ bool report_queue_families(VkPhysicalDevice pd, VulkanDeviceReport& r) {
 }
 
 // Host query reset: core in 1.2, else the extension; the feature must be on.
-void probe_host_query_reset(VkPhysicalDevice pd, const std::vector<std::string>& exts, Probe& p) {
-  const bool v11 = at_least(p.usable_api, 1, 1);
+void probe_host_query_reset(const InstanceFns& f, VkPhysicalDevice pd,
+                            const std::vector<std::string>& exts, Probe& p) {
+  const bool v11 = at_least(p.usable_api, 1, 1) && f.GetPhysicalDeviceFeatures2 != nullptr;
   const bool ext_reset = has(exts, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
   if (v11 && (at_least(p.usable_api, 1, 2) || ext_reset)) {
     VkPhysicalDeviceHostQueryResetFeatures reset{};
@@ -147,7 +149,7 @@ void probe_host_query_reset(VkPhysicalDevice pd, const std::vector<std::string>&
     VkPhysicalDeviceFeatures2 f2{};
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &reset;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.GetPhysicalDeviceFeatures2(pd, &f2);
     if (reset.hostQueryReset == VK_TRUE) {
       p.host_reset_core = at_least(p.usable_api, 1, 2);
       p.host_reset_ext = !p.host_reset_core;
@@ -156,15 +158,16 @@ void probe_host_query_reset(VkPhysicalDevice pd, const std::vector<std::string>&
   p.report.host_query_reset = p.host_reset_core || p.host_reset_ext;
 }
 
-// VK_EXT_calibrated_timestamps and the time domains it offers.
-void probe_time_domains(VkInstance instance, VkPhysicalDevice pd,
+// VK_KHR/EXT_calibrated_timestamps and the time domains it offers.
+void probe_time_domains(const InstanceFns& f, VkPhysicalDevice pd,
                         const std::vector<std::string>& exts, Probe& p) {
   VulkanDeviceReport& r = p.report;
-  p.calibrated_ext = has(exts, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+  p.calibrated_khr = has(exts, kCalibratedTimestampsKhr);
+  p.calibrated_ext_named = has(exts, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+  p.calibrated_ext = p.calibrated_khr || p.calibrated_ext_named;
   r.calibrated_timestamps = p.calibrated_ext;
   if (!p.calibrated_ext) return;
-  auto get_domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+  const auto get_domains = f.GetPhysicalDeviceCalibrateableTimeDomains;
   if (get_domains == nullptr) return;
   uint32_t nd = 0;
   get_domains(pd, &nd, nullptr);
@@ -209,9 +212,10 @@ void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
                        "span (reset, power state) cannot be detected; a span crossing one reads "
                        "as ok or, if end < begin, invalid"});
   if (!p.calibrated_ext) {
-    r.missing.push_back({"calibrated_timestamps",
-                         "VK_EXT_calibrated_timestamps not supported: calibration pairs "
-                         "are estimated by bracketing a submitted timestamp"});
+    r.missing.push_back(
+        {"calibrated_timestamps",
+         "VK_EXT_calibrated_timestamps (nor the KHR one) not supported: calibration pairs "
+         "are estimated by bracketing a submitted timestamp"});
   } else if (!p.has_device_domain || !p.has_monotonic_domain) {
     r.missing.push_back(
         {"calibration_clock_monotonic",
@@ -223,18 +227,18 @@ void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
 
 }  // namespace
 
-Probe probe_device(VkInstance instance, uint32_t instance_api, VkPhysicalDevice pd,
+Probe probe_device(const InstanceFns& f, uint32_t instance_api, VkPhysicalDevice pd,
                    uint32_t index) {
   Probe p;
-  vkGetPhysicalDeviceProperties(pd, &p.props);
+  f.GetPhysicalDeviceProperties(pd, &p.props);
   p.usable_api = vk::min_version(instance_api, p.props.apiVersion);
-  const auto exts = device_extensions(pd);
+  const auto exts = device_extensions(f, pd);
   report_properties(p.props, index, p.report);
-  report_driver(pd, p, exts, p.report);
-  report_identity(pd, p, exts, p.report);
-  const bool any_bits = report_queue_families(pd, p.report);
-  probe_host_query_reset(pd, exts, p);
-  probe_time_domains(instance, pd, exts, p);
+  report_driver(f, pd, p, exts, p.report);
+  report_identity(f, pd, p, exts, p.report);
+  const bool any_bits = report_queue_families(f, pd, p.report);
+  probe_host_query_reset(f, pd, exts, p);
+  probe_time_domains(f, pd, exts, p);
   report_missing(p, any_bits, p.report);
   return p;
 }
@@ -267,8 +271,13 @@ Result<std::vector<VulkanDeviceReport>> enumerate_vulkan_devices() {
     return listed.error();
   }
   const auto& devices = *listed;
+  const auto fns = vk::InstanceFns::load(inst->instance, nullptr);
+  if (!fns) {
+    vkDestroyInstance(inst->instance, nullptr);
+    return fns.error();
+  }
   for (uint32_t i = 0; i < devices.size(); ++i) {
-    out.push_back(vk::probe_device(inst->instance, inst->api, devices[i], i).report);
+    out.push_back(vk::probe_device(*fns, inst->api, devices[i], i).report);
   }
   vkDestroyInstance(inst->instance, nullptr);
   return out;
