@@ -160,13 +160,19 @@ TEST(LatencyDevices, TurnWarmupRunsUnrecordedFramesRightBeforeEachBlock) {
     const LatencyRun& lr = run.value();
     EXPECT_FALSE(lr.partial) << lr.partial_reason;
     uint64_t next_id = 0;
+    uint64_t warmup_frames = 0;
     for (const BlockResult& blk : lr.blocks) {
-      EXPECT_GE(blk.turn_warmup_frames, 2u) << "block " << blk.order;
+      // At least one frame, back to back until the time is up: on a loaded
+      // machine one preempted frame can take the whole 2 ms (CI saw 1).
+      EXPECT_GE(blk.turn_warmup_frames, 1u) << "block " << blk.order;
+      warmup_frames += blk.turn_warmup_frames;
       EXPECT_GE(blk.turn_warmup_wall_ns, desc.turn_warmup_ns) << "block " << blk.order;
       // The warm-up used the ids right before the block's: none recorded.
       EXPECT_EQ(blk.first_device_frame, next_id + blk.turn_warmup_frames) << "block " << blk.order;
       next_id = blk.first_device_frame + blk.frames_run;
     }
+    // Frames of ~40 us: across the blocks, far more than one each.
+    EXPECT_GT(warmup_frames, 2 * lr.blocks.size());
     EXPECT_EQ(lr.measured_frames_run(), 24u);
     EXPECT_EQ(lr.total[static_cast<size_t>(Series::core_latency)].count, 24u);
     EXPECT_EQ(lr.next_frame_id, next_id);
@@ -176,7 +182,7 @@ TEST(LatencyDevices, TurnWarmupRunsUnrecordedFramesRightBeforeEachBlock) {
 TEST(LatencyDevices, ATurnWarmupThatFailsEndsTheRunAsPartial) {
   SimLane a(1'000'000'000'000, 0.0, 1);  // submit fails from frame id 1: the first warm-up's second
   LatencyRunDesc desc = short_desc();
-  desc.turn_warmup_ns = 2'000'000'000;    // reached unless frame 0 alone takes 2 s
+  desc.turn_warmup_ns = 2'000'000'000;  // reached unless frame 0 alone takes 2 s
   std::vector<Result<LatencyRun>> r = run_latency_interleaved({a.lane(desc)});
   ASSERT_TRUE(r[0].ok());
   const LatencyRun& lr = r[0].value();
