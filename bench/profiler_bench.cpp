@@ -35,8 +35,8 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_vulkan.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
 // A device made as a program makes its own (shared with the attach tests).
 #include "../tests/vulkan/program_device.hpp"
 
@@ -261,10 +261,11 @@ void BM_ProfilerCollectFrame2048(benchmark::State& state) {
     state.SetIterationTime(static_cast<double>(thread_cpu_ns() - t0) * 1e-9);
   }
   const ProfilerCounters c = prof->counters();
-  if (collected != static_cast<uint64_t>(state.iterations())) state.SkipWithError("a frame was not collected");
+  if (collected != static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("a frame was not collected");
   if (c.zones_dropped != 0) state.SkipWithError("zones were dropped");
-  state.counters["heap_allocs_per_frame"] =
-      static_cast<double>(c.heap_allocations - allocs_warm) / static_cast<double>(state.iterations());
+  state.counters["heap_allocs_per_frame"] = static_cast<double>(c.heap_allocations - allocs_warm) /
+                                            static_cast<double>(state.iterations());
   state.counters["queries_per_frame"] = 2.0 * kZones;
   if (state.range(0) != 0 && sunk_zones == 0) state.SkipWithError("the sink saw no zones");
 }
@@ -312,7 +313,8 @@ struct VulkanBench {
       return;
     }
     ai.commandPool = pool;
-    if (vkAllocateCommandBuffers(ctx->device(), &ai, &cmd) != VK_SUCCESS) error = "vkAllocateCommandBuffers failed";
+    if (vkAllocateCommandBuffers(ctx->device(), &ai, &cmd) != VK_SUCCESS)
+      error = "vkAllocateCommandBuffers failed";
   }
   ~VulkanBench() {
     if (ctx && pool != VK_NULL_HANDLE) vkDestroyCommandPool(ctx->device(), pool, nullptr);
@@ -335,50 +337,36 @@ struct VulkanBench {
   void end() const { vkEndCommandBuffer(cmd); }
 };
 
-// The target's ratio measured inside one run: every iteration records one
-// frame of zones and one frame of the same number of raw write pairs into the
-// same command buffer, in alternating order, each timed on its own, so both
-// see the same machine and cache state (the frame roll, untimed, runs after
-// both). ratio = zone time / raw time over the whole run.
-void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
-  VulkanBench* vbp = VulkanBench::or_skip(state);
-  if (vbp == nullptr) return;
-  VulkanBench& vb = *vbp;
-  auto w = VulkanTimestampSlots::create(*vb.ctx, {.count = 2 * kZonesPerFrame * 2, .require_host_reset = true});
+// The zone-vs-raw benchmarks' shared parts. A pool for kZonesPerFrame raw
+// write pairs; VK_NULL_HANDLE when it cannot be made.
+VkQueryPool make_raw_query_pool(VkDevice device) {
   VkQueryPoolCreateInfo qi{};
   qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = 2 * kZonesPerFrame;
   VkQueryPool qp = VK_NULL_HANDLE;
-  if (!w || vkCreateQueryPool(vb.ctx->device(), &qi, nullptr, &qp) != VK_SUCCESS) {
-    state.SkipWithError("timestamp writer or query pool creation failed");
-    return;
+  if (vkCreateQueryPool(device, &qi, nullptr, &qp) != VK_SUCCESS) return VK_NULL_HANDLE;
+  return qp;
+}
+
+// kZonesPerFrame raw begin/end timestamp pairs into `cmd`; the thread CPU
+// time they took.
+int64_t time_raw_pairs(VkCommandBuffer cmd, VkQueryPool qp) {
+  const int64_t t0 = thread_cpu_ns();
+  for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
   }
-  auto prof = GpuProfiler::create(w.value(), {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1}).value();
-  VkCommandBuffer cmd = vb.cmd;
+  return thread_cpu_ns() - t0;
+}
+
+// Every iteration times one frame of zones and one of raw pairs, in
+// alternating order so both see the same machine and cache state, then rolls
+// the frame (untimed); the counters are per zone over the whole run.
+template <class TimeZones, class TimeRaw, class Roll>
+void run_zone_vs_raw(benchmark::State& state, TimeZones time_zones, TimeRaw time_raw, Roll roll) {
   int64_t zone_ns = 0, raw_ns = 0;
   bool zones_first = true;
-  auto time_zones = [&] {
-    vb.begin();
-    const int64_t t0 = thread_cpu_ns();
-    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
-      LATLAB_GPU_ZONE(prof, cmd, "zone");
-    }
-    const int64_t t = thread_cpu_ns() - t0;
-    vb.end();
-    return t;
-  };
-  auto time_raw = [&] {
-    vb.begin();
-    const int64_t t0 = thread_cpu_ns();
-    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
-    }
-    const int64_t t = thread_cpu_ns() - t0;
-    vb.end();
-    return t;
-  };
   for (auto _ : state) {
     int64_t z = 0, r = 0;
     if (zones_first) {
@@ -392,13 +380,53 @@ void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
     zone_ns += z;
     raw_ns += r;
     state.SetIterationTime(static_cast<double>(z + r) * 1e-9);
-    roll_frame(*prof);
+    roll();
   }
-  vkDestroyQueryPool(vb.ctx->device(), qp, nullptr);
   const double zones = static_cast<double>(state.iterations()) * kZonesPerFrame;
   state.counters["zone_ns"] = static_cast<double>(zone_ns) / zones;
   state.counters["raw_ns"] = static_cast<double>(raw_ns) / zones;
-  state.counters["ratio"] = raw_ns > 0 ? static_cast<double>(zone_ns) / static_cast<double>(raw_ns) : 0.0;
+  state.counters["ratio"] =
+      raw_ns > 0 ? static_cast<double>(zone_ns) / static_cast<double>(raw_ns) : 0.0;
+}
+
+// The target's ratio measured inside one run: every iteration records one
+// frame of zones and one frame of the same number of raw write pairs into the
+// same command buffer, in alternating order, each timed on its own, so both
+// see the same machine and cache state (the frame roll, untimed, runs after
+// both). ratio = zone time / raw time over the whole run.
+void BM_VulkanZoneVsRawRatio(benchmark::State& state) {
+  VulkanBench* vbp = VulkanBench::or_skip(state);
+  if (vbp == nullptr) return;
+  VulkanBench& vb = *vbp;
+  auto w = VulkanTimestampSlots::create(
+      *vb.ctx, {.count = 2 * kZonesPerFrame * 2, .require_host_reset = true});
+  const VkQueryPool qp = make_raw_query_pool(vb.ctx->device());
+  if (!w || qp == VK_NULL_HANDLE) {
+    state.SkipWithError("timestamp writer or query pool creation failed");
+    return;
+  }
+  auto prof =
+      GpuProfiler::create(w.value(), {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1})
+          .value();
+  VkCommandBuffer cmd = vb.cmd;
+  auto time_zones = [&] {
+    vb.begin();
+    const int64_t t0 = thread_cpu_ns();
+    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
+      LATLAB_GPU_ZONE(prof, cmd, "zone");
+    }
+    const int64_t t = thread_cpu_ns() - t0;
+    vb.end();
+    return t;
+  };
+  auto time_raw = [&] {
+    vb.begin();
+    const int64_t t = time_raw_pairs(cmd, qp);
+    vb.end();
+    return t;
+  };
+  run_zone_vs_raw(state, time_zones, time_raw, [&] { roll_frame(*prof); });
+  vkDestroyQueryPool(vb.ctx->device(), qp, nullptr);
   if (prof->counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
 }
 BENCHMARK(BM_VulkanZoneVsRawRatio)->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -433,12 +461,8 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
   }
   auto gpu = VulkanProfiler::create(**attached,
                                     {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1});
-  VkQueryPoolCreateInfo qi{};
-  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  qi.queryCount = 2 * kZonesPerFrame;
-  VkQueryPool qp = VK_NULL_HANDLE;
-  if (!gpu || vkCreateQueryPool(program->device, &qi, nullptr, &qp) != VK_SUCCESS) {
+  const VkQueryPool qp = make_raw_query_pool(program->device);
+  if (!gpu || qp == VK_NULL_HANDLE) {
     state.SkipWithError("profiler or query pool creation failed");
     return;
   }
@@ -464,8 +488,6 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(cmd, &bi);
   };
-  int64_t zone_ns = 0, raw_ns = 0;
-  bool zones_first = true;
   auto time_zones = [&] {
     begin();
     (*gpu)->slots().record_pending_resets(cmd);  // new_frame's part, untimed
@@ -479,37 +501,13 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
   };
   auto time_raw = [&] {
     begin();
-    const int64_t t0 = thread_cpu_ns();
-    for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * i);
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * i + 1);
-    }
-    const int64_t t = thread_cpu_ns() - t0;
+    const int64_t t = time_raw_pairs(cmd, qp);
     vkEndCommandBuffer(cmd);
     return t;
   };
-  for (auto _ : state) {
-    int64_t z = 0, r = 0;
-    if (zones_first) {
-      z = time_zones();
-      r = time_raw();
-    } else {
-      r = time_raw();
-      z = time_zones();
-    }
-    zones_first = !zones_first;
-    zone_ns += z;
-    raw_ns += r;
-    state.SetIterationTime(static_cast<double>(z + r) * 1e-9);
-    roll_frame(prof);
-  }
+  run_zone_vs_raw(state, time_zones, time_raw, [&] { roll_frame(prof); });
   vkDestroyQueryPool(program->device, qp, nullptr);
   vkDestroyCommandPool(program->device, pool, nullptr);
-  const double zones = static_cast<double>(state.iterations()) * kZonesPerFrame;
-  state.counters["zone_ns"] = static_cast<double>(zone_ns) / zones;
-  state.counters["raw_ns"] = static_cast<double>(raw_ns) / zones;
-  state.counters["ratio"] =
-      raw_ns > 0 ? static_cast<double>(zone_ns) / static_cast<double>(raw_ns) : 0.0;
   if (prof.counters().zones_dropped != 0) state.SkipWithError("zones were dropped");
 }
 BENCHMARK(BM_VulkanAttachZoneVsRawRatio)
@@ -528,7 +526,8 @@ void BM_VulkanCollectFrame(benchmark::State& state) {
   VulkanBench* vbp = VulkanBench::or_skip(state);
   if (vbp == nullptr) return;
   VulkanBench& vb = *vbp;
-  auto w = VulkanTimestampSlots::create(*vb.ctx, {.count = 2 * kZones * 4, .require_host_reset = true});
+  auto w =
+      VulkanTimestampSlots::create(*vb.ctx, {.count = 2 * kZones * 4, .require_host_reset = true});
   if (!w) {
     state.SkipWithError(w.error().message.c_str());
     return;
@@ -588,8 +587,8 @@ void BM_VulkanCollectFrame(benchmark::State& state) {
       c.frames_collected - frames_before != static_cast<uint64_t>(state.iterations())) {
     state.SkipWithError("a frame was not collected by the timed collect()");
   }
-  state.counters["heap_allocs_per_frame"] =
-      static_cast<double>(c.heap_allocations - allocs_warm) / static_cast<double>(state.iterations());
+  state.counters["heap_allocs_per_frame"] = static_cast<double>(c.heap_allocations - allocs_warm) /
+                                            static_cast<double>(state.iterations());
 }
 // A fixed iteration count: each iteration also submits and waits for a
 // frame (untimed), which on lavapipe takes far longer than the collect, so
