@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir.hpp"
+
 namespace latlab::e2e {
 
 struct CliResult {
@@ -58,23 +60,11 @@ inline CliResult run_cli(const std::string& args, const CliOptions& options = {}
   return r;
 }
 
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;  // temp_dir.hpp
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/latlab-e2e-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
+// Each e2e test's own directory (temp_dir.hpp).
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("latlab-e2e") {}
 };
 
 // stdout and stderr apart (for commands whose stdout is a JSON document).

@@ -18,30 +18,17 @@
 #include "report/html/report_html.hpp"
 #include "report/result_json.hpp"
 #include "report/result_reader.hpp"
+#include "temp_dir.hpp"
 
 namespace latlab {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;  // temp_dir.hpp
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/latlab-report-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, ec);
-    fs::remove_all(path, ec);
-  }
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("latlab-report-test") {}
 };
 
 // Baseline and a costlier Loaded in interleaved blocks (lockstep): 21

@@ -21,29 +21,17 @@
 #include <thread>
 
 #include "latlab/latency_report.hpp"
+#include "temp_dir.hpp"
 
 namespace latlab {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;  // temp_dir.hpp
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/latlab-output-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("latlab-output-test") {}
 };
 
 size_t entries(const fs::path& dir) {

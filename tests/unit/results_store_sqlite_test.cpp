@@ -1,5 +1,3 @@
-#include "report/store/results_store.hpp"
-
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -7,25 +5,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/store/results_store.hpp"
 #include "sim_result_doc.hpp"
+#include "temp_dir.hpp"
 
 namespace latlab::store {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::SimRunSpec;
 using testing::sim_result_doc;
+using testing::SimRunSpec;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/latlab-store-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("latlab-store-test") {}
 };
 
 std::string bytes_of(const fs::path& p) {
