@@ -114,13 +114,16 @@ class LatencyDeviceTestOneThread : public LatencyDeviceTest {
 };
 
 TEST_F(LatencyDeviceTestOneThread, MoreWorkTakesLongerOnTheGpu) {
-  // Light work is not trivial, so lavapipe's per-frame overhead does not
-  // decide the comparison. lavapipe runs on the CPU, where other load only
-  // adds time: the fastest frames of each are compared, alternating until
-  // they are apart or 40 pairs ran (fastest_apart.hpp).
+  // Light work is not trivial, and heavy work is 32 times as much, so
+  // lavapipe's fixed per-frame cost does not decide the comparison (CI's ASan
+  // run once had the fastest light frame at 42 ms and heavy at 84 ms with 8
+  // times the work: about 36 ms of both was fixed cost). lavapipe runs on the
+  // CPU, where other load only adds time: the fastest frames of each are
+  // compared, alternating until they are apart or 40 pairs ran
+  // (fastest_apart.hpp).
   const FrameWorkload light{.passes = 4, .complexity = 64, .width = 128, .height = 128};
   FrameWorkload heavy = light;
-  heavy.complexity = 512;
+  heavy.complexity = 2048;
   uint64_t id = 0;
   bool all_ok = true;
   const FastestPair f = fastest_until_apart(
