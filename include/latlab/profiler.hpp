@@ -89,9 +89,22 @@ struct GpuProfilerDesc {
 
 inline constexpr uint32_t kNoZone = 0xFFFF'FFFFu;
 
+// Where a zone sits in the source (Tracy's SourceLocationData): the zone
+// macros make one per call site, static, so a zone stores one pointer to it.
+// Every field points at static storage.
+struct ZoneSite {
+  const char* name = nullptr;      // the zone's name
+  const char* function = nullptr;  // the enclosing function (__func__)
+  const char* file = nullptr;      // __FILE__, as the compiler was given it
+  uint32_t line = 0;               // __LINE__
+};
+
 // One zone of a collected frame.
 struct ProfilerZone {
-  const char* name = nullptr;        // the static name given at the zone
+  // The name given at the zone (a literal's, or intern_zone_name's), and its
+  // source location (LATLAB_GPU_ZONE's; null for a bare or runtime name).
+  const char* name = nullptr;
+  const ZoneSite* site = nullptr;
   uint32_t parent = kNoZone;         // index in ProfilerFrame::zones; kNoZone for a root
   uint32_t first_child = kNoZone;    // children in recording order
   uint32_t next_sibling = kNoZone;
@@ -191,8 +204,8 @@ uint32_t assign_thread_id();  // sets t_thread_id, returns it
 // A key unique among live threads (the address of this thread's t_thread_id):
 // unlike the small id, it never wraps.
 inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id); }
-// Thread ids live in the low 30 bits of a zone record's tag.
-inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
+// Thread ids live in the low 29 bits of a zone record's tag.
+inline constexpr uint32_t kThreadIdMask = 0x1FFF'FFFFu;
 }  // namespace detail
 
 // Test builds only (tests/protocol/, a library built with
@@ -307,14 +320,17 @@ class GpuProfiler {
   // (and the zone's CPU times). 16 bytes, four to a cache line: recording
   // touches little memory. A recycled record's tag is 0.
   struct ZoneRecord {
+    static constexpr uint32_t kSiteBit = 0x2000'0000u;  // `what` is a ZoneSite, not a name
     static constexpr uint32_t kEndedBit = 0x4000'0000u;
     static constexpr uint32_t kOrphanBit = 0x8000'0000u;
     static constexpr uint32_t kThreadMask = detail::kThreadIdMask;
-    const char* name = nullptr;
+    const void* what = nullptr;  // the zone's name (const char*), or its ZoneSite (kSiteBit)
     uint32_t parent = kNoZone;
-    std::atomic<uint32_t> tag{0};  // thread's small id | kOrphanBit | kEndedBit
+    std::atomic<uint32_t> tag{0};  // thread's small id | kSiteBit | kOrphanBit | kEndedBit
   };
   static_assert(sizeof(ZoneRecord) == 16);
+  static_assert((ZoneRecord::kThreadMask &
+                 (ZoneRecord::kSiteBit | ZoneRecord::kEndedBit | ZoneRecord::kOrphanBit)) == 0);
   static constexpr uint32_t kNoSlot = 0xFFFF;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
   // owner_ besides a thread_key(): no thread has recorded or closed a frame
@@ -328,7 +344,8 @@ class GpuProfiler {
 
   // Recording: inline, lock-free (defined below GpuZone).
   uint64_t take_pair();
-  ZoneRef begin_zone(const GpuZone& zone, const char* name);
+  // `what`: a name, or with `site_bit` (ZoneRecord::kSiteBit) a ZoneSite.
+  ZoneRef begin_zone(const GpuZone& zone, const void* what, uint32_t site_bit);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
   // Makes `me` the owner if there is none; otherwise, unless `me` owns it,
   // returns only once the cursor is shared for good (kShared, seen with
@@ -374,21 +391,14 @@ class GpuZone {
   // bookkeeping itself (see BM_ProfilerZone).
   [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream,
                                  const char* name) noexcept
-      : profiler_(profiler), stream_(stream) {
-    if (profiler_ == nullptr) return;
-    outer_ = detail::t_innermost_zone;
-    ref_ = profiler_->begin_zone(*this, name);
-    // The zone is the innermost one until its destructor restores `outer_`,
-    // so the thread-local never outlives it; GCC 12+ at -O2 warns anyway.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-    detail::t_innermost_zone = this;
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
-  }
+      : GpuZone(profiler, stream, name, 0) {}
+  // A zone with its source location (what LATLAB_GPU_ZONE records); `site`
+  // must be static (the pointer is stored).
+  [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream,
+                                 const ZoneSite& site) noexcept
+      : GpuZone(profiler, stream, &site, GpuProfiler::ZoneRecord::kSiteBit) {}
+  // A temporary site would dangle.
+  GpuZone(GpuProfiler*, GpuCommandStream, const ZoneSite&&) = delete;
   [[gnu::always_inline]] ~GpuZone() {
     if (profiler_ == nullptr) return;
     profiler_->end_zone(stream_, ref_);
@@ -406,6 +416,23 @@ class GpuZone {
 
  private:
   friend class GpuProfiler;
+  [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream, const void* what,
+                                 uint32_t site_bit) noexcept
+      : profiler_(profiler), stream_(stream) {
+    if (profiler_ == nullptr) return;
+    outer_ = detail::t_innermost_zone;
+    ref_ = profiler_->begin_zone(*this, what, site_bit);
+    // The zone is the innermost one until its destructor restores `outer_`,
+    // so the thread-local never outlives it; GCC 12+ at -O2 warns anyway.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
+    detail::t_innermost_zone = this;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
+  }
   GpuProfiler* profiler_;
   GpuCommandStream stream_;
   GpuProfiler::ZoneRef ref_;
@@ -467,7 +494,8 @@ class GpuZone {
 
 // Hot path: a frame's query pair and zone record from take_pair.
 [[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
-                                                                          const char* name) {
+                                                                           const void* what,
+                                                                           uint32_t site_bit) {
   const uint64_t c = take_pair();
   const uint64_t q = c & kIndexMask;
   if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
@@ -487,11 +515,11 @@ class GpuZone {
     }
   }
   ZoneRecord& r = records_[query / 2];
-  r.name = name;
+  r.what = what;
   r.parent = parent;
   if (cpu_times_ != nullptr) cpu_times_[query] = host_now_ns();
   slots_raw_->write(zone.stream_, query, TimestampEdge::begin);
-  return {query, tag | ZoneRecord::kEndedBit};
+  return {query, tag | site_bit | ZoneRecord::kEndedBit};
 }
 
 [[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
@@ -518,8 +546,11 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 #define LATLAB_PP_CAT(a, b) LATLAB_PP_CAT_(a, b)
 
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
-// enclosing scope. `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
-// = off); `stream`: the command buffer; `name`: a string literal.
+// enclosing scope, with its source location (a static ZoneSite: function,
+// file, line). `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
+// = off); `stream`: the command buffer; `name`: a string literal. It is two
+// declarations (the site, then the zone), as Tracy's ZoneScoped: write it as
+// a statement of its own in a block, not as the body of an unbraced if/for.
 // LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name): the same with a name
 // known at run time (a std::string, string_view or C string; Tracy's
 // ZoneTransientN), interned (intern_zone_name) only when the profiler is not
@@ -528,9 +559,13 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 // With LATLAB_ENABLE_PROFILER 0 they expand to nothing that runs: their
 // arguments are not evaluated, and the variables they name count as used.
 #if LATLAB_ENABLE_PROFILER
-#define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
-  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
-      ::latlab::detail::profiler_ptr(profiler), (stream), ("" name))
+#define LATLAB_GPU_ZONE(profiler, stream, name) \
+  LATLAB_GPU_ZONE_AT_(profiler, stream, name, __COUNTER__)
+#define LATLAB_GPU_ZONE_AT_(profiler, stream, name, n)                                         \
+  static constexpr ::latlab::ZoneSite LATLAB_PP_CAT(latlab_zone_site_, n){("" name), __func__, \
+                                                                          __FILE__, __LINE__}; \
+  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, n)(                                  \
+      ::latlab::detail::profiler_ptr(profiler), (stream), LATLAB_PP_CAT(latlab_zone_site_, n))
 #define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
   const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
       ::latlab::detail::profiler_ptr(profiler), (stream), ::latlab::TransientZoneName{(name)})

@@ -24,7 +24,8 @@ std::atomic<uint32_t> g_thread_ids{0};
 void (*cursor_step_hook)(CursorStep) = nullptr;
 #endif
 uint32_t assign_thread_id() {
-  // 1.. within the record tag's thread bits (wraps after 2^30 threads).
+  // 1.. within the record tag's thread bits (wraps after 2^29 threads;
+  // bit 29 is ZoneRecord::kSiteBit).
   t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kThreadIdMask + 1;
   return t_thread_id;
 }
@@ -423,14 +424,18 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     invalid += status == QueryStatus::invalid;
     disjoint += status == QueryStatus::disjoint;
     overlapped += status == QueryStatus::overlapped;
-    stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
-    out[i] = {r.name,
+    const bool has_site = (tag & ZoneRecord::kSiteBit) != 0;
+    const char* name =
+        has_site ? static_cast<const ZoneSite*>(r.what)->name : static_cast<const char*>(r.what);
+    stats.add_zone(i, name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
+    out[i] = {r.what,
               bt,
               et,
               r.parent,
               tag & ZoneRecord::kThreadMask,
               status,
-              (tag & ZoneRecord::kOrphanBit) != 0};
+              (tag & ZoneRecord::kOrphanBit) != 0,
+              has_site};
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;

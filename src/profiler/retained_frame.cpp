@@ -24,7 +24,8 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
   for (uint32_t i = 0; i < n; ++i) {
     const CompactZone& c = in.zones[i];
     ProfilerZone& z = zones[i];
-    z.name = c.name;
+    z.name = c.name();
+    z.site = c.site();
     z.first_child = kNoZone;
     z.next_sibling = kNoZone;
     z.thread = c.thread;

@@ -15,14 +15,20 @@
 namespace latlab::profiler_detail {
 
 struct CompactZone {
-  const char* name = nullptr;
+  const void* what = nullptr;  // the name, or with has_site its ZoneSite (as recorded)
   uint64_t begin_ticks = 0;  // masked; 0 when never written
   uint64_t end_ticks = 0;
   uint32_t parent = kNoZone;  // as recorded: an earlier zone of the frame, or kNoZone
   uint32_t thread = 0;
   QueryStatus status = QueryStatus::not_ready;
   bool orphan = false;
+  bool has_site = false;
+  const char* name() const {
+    return has_site ? static_cast<const ZoneSite*>(what)->name : static_cast<const char*>(what);
+  }
+  const ZoneSite* site() const { return has_site ? static_cast<const ZoneSite*>(what) : nullptr; }
 };
+static_assert(sizeof(CompactZone) == 40);
 
 // ticks -> host ns for one frame: h0 + slope.at(ticks.signed_delta(anchor, t)).
 struct FrameMapping {
