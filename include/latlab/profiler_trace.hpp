@@ -24,7 +24,8 @@ class ChromeTrace {
  public:
   // One collected frame of `queue_name`: its GPU zones mapped to the host
   // clock on "GPU <queue> (thread k)", their recording spans (if recorded) on
-  // "CPU thread k", and the frame's CPU span on "CPU <queue> frames". Zones
+  // "CPU thread k" (with the thread's CPU zones, ProfilerZone::cpu), and the
+  // frame's CPU span on "CPU <queue> frames". GPU zones
   // with an ok time but no host mapping are counted in gpu_zones_unmapped();
   // zones without an ok time in gpu_zones_without_time(); neither is drawn.
   // A zone's spans carry its source location in their args (function, file,

@@ -92,6 +92,7 @@ void ChromeTrace::add_frame(std::string_view queue_name, const ProfilerFrame& f)
         spans_.back().site = z.site;
       }
     }
+    if (z.cpu) continue;  // a CPU zone: its span above is all of it
     if (!z.ok()) {
       ++without_time_;
       continue;
