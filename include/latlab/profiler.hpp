@@ -8,6 +8,7 @@
 //     { LATLAB_GPU_ZONE(prof, cmd, "cascade0"); }  // nested, any depth
 //   }                                              // end timestamp into cmd
 //   prof->next_frame();  // once per frame: closes it, collects what is ready
+//   { LATLAB_CPU_ZONE(prof, "build lists"); ... }  // a CPU zone: host clock, same frame
 //
 // Clock: every host time here is int64 ns of the host clock (CLOCK_MONOTONIC,
 // host_clock.hpp). Device ticks become host ns once, at collection, through the
@@ -85,13 +86,29 @@ struct GpuProfilerDesc {
   uint32_t max_zone_names = 256;     // distinct zone names in the stat table (>= 1); further names are counted, not tabled. Default 256.
   uint32_t retained_frames = 4;      // collected frames kept for frame()/dump (>= 1). Default 4.
   bool cpu_zone_times = false;       // also read the host clock at zone begin/end (CPU spans in traces); costs two clock reads per zone. Default off.
+  // CPU zones (LATLAB_CPU_ZONE) per frame; more are dropped and counted
+  // (0: every CPU zone is dropped). 32 bytes each per frame slot. Default 256.
+  uint32_t max_cpu_zones_per_frame = 256;
 };
 
 inline constexpr uint32_t kNoZone = 0xFFFF'FFFFu;
 
+// Where a zone sits in the source (Tracy's SourceLocationData): the zone
+// macros make one per call site, static, so a zone stores one pointer to it.
+// Every field points at static storage.
+struct ZoneSite {
+  const char* name = nullptr;      // the zone's name
+  const char* function = nullptr;  // the enclosing function (__func__)
+  const char* file = nullptr;      // __FILE__, as the compiler was given it
+  uint32_t line = 0;               // __LINE__
+};
+
 // One zone of a collected frame.
 struct ProfilerZone {
-  const char* name = nullptr;        // the static name given at the zone
+  // The name given at the zone (a literal's, or intern_zone_name's), and its
+  // source location (LATLAB_GPU_ZONE's; null for a bare or runtime name).
+  const char* name = nullptr;
+  const ZoneSite* site = nullptr;
   uint32_t parent = kNoZone;         // index in ProfilerFrame::zones; kNoZone for a root
   uint32_t first_child = kNoZone;    // children in recording order
   uint32_t next_sibling = kNoZone;
@@ -108,6 +125,10 @@ struct ProfilerZone {
   int64_t gpu_end_host_ns = 0;
   int64_t cpu_begin_ns = 0;          // host clock when the zone was recorded (cpu_recorded)
   int64_t cpu_end_ns = 0;
+  // A CPU zone (LATLAB_CPU_ZONE): timed on the host clock only (cpu_*_ns,
+  // duration_ns), status ok once ended, no device times. CPU zones follow the
+  // GPU zones in ProfilerFrame::zones and nest only in CPU zones.
+  bool cpu = false;
   bool ok() const { return status == QueryStatus::ok; }
 };
 
@@ -118,6 +139,8 @@ struct ProfilerFrame {
   std::vector<ProfilerZone> zones;
   uint32_t first_root = kNoZone;     // roots chained through next_sibling
   uint32_t zones_dropped = 0;        // zones that found no free query pair
+  // CPU zones beyond max_cpu_zones_per_frame (or in a frame without a slot).
+  uint32_t cpu_zones_dropped = 0;
   bool retired = false;              // finalised by retire_frame: unwritten zones are invalid
   int64_t cpu_begin_ns = 0;          // host clock when the frame was opened / closed by next_frame
   int64_t cpu_end_ns = 0;
@@ -137,6 +160,7 @@ struct ProfilerFrame {
 // time. Frames where the name did not appear give no sample (never a zero).
 struct ZoneStat {
   std::string name;
+  bool cpu = false;             // a CPU zone's row: host time, not device time
   uint32_t frames = 0;          // samples in the window
   double calls_per_frame = 0;   // zones of this name per sampled frame (0 without samples)
   double avg_ms = 0, min_ms = 0, max_ms = 0, p95_ms = 0;  // over the samples (type-7 p95)
@@ -155,11 +179,14 @@ struct ProfilerCounters {
   uint64_t zones_invalid = 0;         // never written before their frame retired, or end before begin
   uint64_t zones_disjoint = 0;
   uint64_t zones_overlapped = 0;      // durations-only slots: opened while another zone was timed
+  uint64_t cpu_zones_collected = 0;   // CPU zones in collected frames
+  uint64_t cpu_zones_dropped = 0;     // CPU zones with no record left in their frame: not recorded
   uint64_t stat_names_dropped = 0;    // zones not tabled: more than max_zone_names names
   uint64_t heap_allocations = 0;      // growths of the profiler's own buffers after create (0 in steady state)
 };
 
 class GpuZone;
+class CpuZone;
 
 // Runtime zone names (Tracy's transient zones): `name`'s text interned for
 // the process; equal text gives the same pointer, valid until the process
@@ -186,13 +213,15 @@ namespace detail {
 // zones' parents are found in, and this thread's small id (0 until its first
 // zone). Constant-initialised: no TLS wrapper call on the hot path.
 extern thread_local constinit const GpuZone* t_innermost_zone;
+// This thread's innermost open CPU zone (any profiler): CPU zones' parents.
+extern thread_local constinit const CpuZone* t_innermost_cpu_zone;
 extern thread_local constinit uint32_t t_thread_id;
 uint32_t assign_thread_id();  // sets t_thread_id, returns it
 // A key unique among live threads (the address of this thread's t_thread_id):
 // unlike the small id, it never wraps.
 inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id); }
-// Thread ids live in the low 30 bits of a zone record's tag.
-inline constexpr uint32_t kThreadIdMask = 0x3FFF'FFFFu;
+// Thread ids live in the low 29 bits of a zone record's tag.
+inline constexpr uint32_t kThreadIdMask = 0x1FFF'FFFFu;
 }  // namespace detail
 
 // Test builds only (tests/protocol/, a library built with
@@ -299,6 +328,7 @@ class GpuProfiler {
 
  private:
   friend class GpuZone;
+  friend class CpuZone;
   struct Impl;
   GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc);
 
@@ -307,14 +337,27 @@ class GpuProfiler {
   // (and the zone's CPU times). 16 bytes, four to a cache line: recording
   // touches little memory. A recycled record's tag is 0.
   struct ZoneRecord {
+    static constexpr uint32_t kSiteBit = 0x2000'0000u;  // `what` is a ZoneSite, not a name
     static constexpr uint32_t kEndedBit = 0x4000'0000u;
     static constexpr uint32_t kOrphanBit = 0x8000'0000u;
     static constexpr uint32_t kThreadMask = detail::kThreadIdMask;
-    const char* name = nullptr;
+    const void* what = nullptr;  // the zone's name (const char*), or its ZoneSite (kSiteBit)
     uint32_t parent = kNoZone;
-    std::atomic<uint32_t> tag{0};  // thread's small id | kOrphanBit | kEndedBit
+    std::atomic<uint32_t> tag{0};  // thread's small id | kSiteBit | kOrphanBit | kEndedBit
   };
   static_assert(sizeof(ZoneRecord) == 16);
+  static_assert((ZoneRecord::kThreadMask &
+                 (ZoneRecord::kSiteBit | ZoneRecord::kEndedBit | ZoneRecord::kOrphanBit)) == 0);
+  // A CPU zone: its host times beside the name; `tag` as ZoneRecord's, stored
+  // last (release) at the zone's end.
+  struct CpuZoneRecord {
+    const void* what = nullptr;
+    int64_t begin_ns = 0;
+    int64_t end_ns = 0;
+    uint32_t parent = kNoZone;
+    std::atomic<uint32_t> tag{0};
+  };
+  static_assert(sizeof(CpuZoneRecord) == 32);
   static constexpr uint32_t kNoSlot = 0xFFFF;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
   // owner_ besides a thread_key(): no thread has recorded or closed a frame
@@ -328,8 +371,13 @@ class GpuProfiler {
 
   // Recording: inline, lock-free (defined below GpuZone).
   uint64_t take_pair();
-  ZoneRef begin_zone(const GpuZone& zone, const char* name);
+  // `what`: a name, or with `site_bit` (ZoneRecord::kSiteBit) a ZoneSite.
+  ZoneRef begin_zone(const GpuZone& zone, const void* what, uint32_t site_bit);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
+  // CPU zones: one fetch_add on cpu_cursor_ (no owner fast path: the two
+  // clock reads cost more than the locked add), `query` is the record index.
+  ZoneRef begin_cpu_zone(const CpuZone& zone, const void* what, uint32_t site_bit);
+  void end_cpu_zone(ZoneRef ref);
   // Makes `me` the owner if there is none; otherwise, unless `me` owns it,
   // returns only once the cursor is shared for good (kShared, seen with
   // acquire): sharing it itself, or waiting for the thread that is (see
@@ -347,8 +395,10 @@ class GpuProfiler {
   // Slot s, zone i at records_[s * max_zones_per_frame + i], which is records_[query / 2].
   ZoneRecord* records_ = nullptr;
   int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
+  CpuZoneRecord* cpu_records_ = nullptr;  // slot s, CPU zone i at [s * cpu_zones_per_frame_ + i]
   uint32_t queries_per_frame_ = 0;
   uint32_t zones_per_frame_ = 0;
+  uint32_t cpu_zones_per_frame_ = 0;
   bool cpu_zone_times_ = false;
   // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
   // frame has no queries, and its index starts full (queries_per_frame_), so
@@ -360,6 +410,10 @@ class GpuProfiler {
   // until its cursor store is done.
   std::atomic<uintptr_t> owner_{kNoOwner};
   std::atomic<uint32_t> owner_taking_{0};
+  // [slot:16 | CPU zone index within the frame:48], moved by fetch_add only;
+  // next_frame exchanges it with cursor_ (same slot; a frame without a slot
+  // starts full).
+  alignas(64) std::atomic<uint64_t> cpu_cursor_{0};
   alignas(64) std::unique_ptr<Impl> impl_;
 };
 
@@ -374,21 +428,14 @@ class GpuZone {
   // bookkeeping itself (see BM_ProfilerZone).
   [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream,
                                  const char* name) noexcept
-      : profiler_(profiler), stream_(stream) {
-    if (profiler_ == nullptr) return;
-    outer_ = detail::t_innermost_zone;
-    ref_ = profiler_->begin_zone(*this, name);
-    // The zone is the innermost one until its destructor restores `outer_`,
-    // so the thread-local never outlives it; GCC 12+ at -O2 warns anyway.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-    detail::t_innermost_zone = this;
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
-  }
+      : GpuZone(profiler, stream, name, 0) {}
+  // A zone with its source location (what LATLAB_GPU_ZONE records); `site`
+  // must be static (the pointer is stored).
+  [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream,
+                                 const ZoneSite& site) noexcept
+      : GpuZone(profiler, stream, &site, GpuProfiler::ZoneRecord::kSiteBit) {}
+  // A temporary site would dangle.
+  GpuZone(GpuProfiler*, GpuCommandStream, const ZoneSite&&) = delete;
   [[gnu::always_inline]] ~GpuZone() {
     if (profiler_ == nullptr) return;
     profiler_->end_zone(stream_, ref_);
@@ -406,10 +453,81 @@ class GpuZone {
 
  private:
   friend class GpuProfiler;
+  [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream, const void* what,
+                                 uint32_t site_bit) noexcept
+      : profiler_(profiler), stream_(stream) {
+    if (profiler_ == nullptr) return;
+    outer_ = detail::t_innermost_zone;
+    ref_ = profiler_->begin_zone(*this, what, site_bit);
+    // The zone is the innermost one until its destructor restores `outer_`,
+    // so the thread-local never outlives it; GCC 12+ at -O2 warns anyway.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
+    detail::t_innermost_zone = this;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
+  }
   GpuProfiler* profiler_;
   GpuCommandStream stream_;
   GpuProfiler::ZoneRef ref_;
   const GpuZone* outer_ = nullptr;  // this thread's enclosing zone (any profiler/stream)
+};
+
+// RAII CPU zone (LATLAB_CPU_ZONE): the host clock (host_now_ns) read at
+// construction and destruction, kept in the profiler's current frame beside
+// its GPU zones (ProfilerZone::cpu), in its stat table (ZoneStat::cpu) and
+// traces ("CPU thread k"). Nests in the innermost open CPU zone of the same
+// profiler on this thread. Any number of threads at once; no lock, and no
+// allocation (a transient name's first use on a thread aside). A frame
+// waits for its CPU zones to end before it is collected (a zone open across
+// many frames holds every slot: later zones are dropped). Not copyable or
+// movable; `profiler` null: nothing. `name` as GpuZone's.
+class CpuZone {
+ public:
+  [[gnu::always_inline]] CpuZone(GpuProfiler* profiler, const char* name) noexcept
+      : CpuZone(profiler, name, 0) {}
+  // With its source location; `site` must be static (the pointer is stored).
+  [[gnu::always_inline]] CpuZone(GpuProfiler* profiler, const ZoneSite& site) noexcept
+      : CpuZone(profiler, &site, GpuProfiler::ZoneRecord::kSiteBit) {}
+  CpuZone(GpuProfiler*, const ZoneSite&&) = delete;
+  // A runtime name (intern_zone_name), looked up only when `profiler` is not null.
+  CpuZone(GpuProfiler* profiler, TransientZoneName name) noexcept
+      : CpuZone(profiler, profiler != nullptr ? intern_zone_name(name.text) : nullptr) {}
+  [[gnu::always_inline]] ~CpuZone() {
+    if (profiler_ == nullptr) return;
+    profiler_->end_cpu_zone(ref_);
+    detail::t_innermost_cpu_zone = outer_;
+  }
+  CpuZone(const CpuZone&) = delete;
+  CpuZone& operator=(const CpuZone&) = delete;
+  CpuZone(CpuZone&&) = delete;
+  CpuZone& operator=(CpuZone&&) = delete;
+
+  bool recorded() const { return ref_.query != kNoZone; }
+
+ private:
+  friend class GpuProfiler;
+  [[gnu::always_inline]] CpuZone(GpuProfiler* profiler, const void* what,
+                                 uint32_t site_bit) noexcept
+      : profiler_(profiler) {
+    if (profiler_ == nullptr) return;
+    outer_ = detail::t_innermost_cpu_zone;
+    ref_ = profiler_->begin_cpu_zone(*this, what, site_bit);
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
+    detail::t_innermost_cpu_zone = this;  // restored by the destructor, as GpuZone's
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
+  }
+  GpuProfiler* profiler_;
+  GpuProfiler::ZoneRef ref_;        // query: the record's index
+  const CpuZone* outer_ = nullptr;  // this thread's enclosing CPU zone (any profiler)
 };
 
 // The cursor before this zone's pair. A locked add is about half of a zone
@@ -467,7 +585,8 @@ class GpuZone {
 
 // Hot path: a frame's query pair and zone record from take_pair.
 [[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
-                                                                          const char* name) {
+                                                                           const void* what,
+                                                                           uint32_t site_bit) {
   const uint64_t c = take_pair();
   const uint64_t q = c & kIndexMask;
   if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
@@ -487,11 +606,11 @@ class GpuZone {
     }
   }
   ZoneRecord& r = records_[query / 2];
-  r.name = name;
+  r.what = what;
   r.parent = parent;
   if (cpu_times_ != nullptr) cpu_times_[query] = host_now_ns();
   slots_raw_->write(zone.stream_, query, TimestampEdge::begin);
-  return {query, tag | ZoneRecord::kEndedBit};
+  return {query, tag | site_bit | ZoneRecord::kEndedBit};
 }
 
 [[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
@@ -501,7 +620,49 @@ class GpuZone {
   records_[ref.query / 2].tag.store(ref.tag, std::memory_order_release);
 }
 
-// Text tables (seed 003's `stat gpu` and ProfileGPU).
+// Hot path of a CPU zone: its record from cpu_cursor_, its parent from this
+// thread's chain of CPU zones, the host clock read last.
+[[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_cpu_zone(const CpuZone& zone,
+                                                                               const void* what,
+                                                                               uint32_t site_bit) {
+  const uint64_t c = cpu_cursor_.fetch_add(1, std::memory_order_acquire);
+  const uint64_t i = c & kIndexMask;
+  if (i >= cpu_zones_per_frame_) [[unlikely]]
+    return {};  // full, or a frame without a slot
+  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * cpu_zones_per_frame_;
+  const uint32_t index = frame_base + static_cast<uint32_t>(i);
+  uint32_t parent = kNoZone;
+  uint32_t tag = detail::t_thread_id;
+  if (tag == 0) [[unlikely]]
+    tag = detail::assign_thread_id();
+  for (const CpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
+    if (z->profiler_ == this) {
+      const uint32_t in_frame = z->ref_.query - frame_base;
+      if (in_frame < cpu_zones_per_frame_)
+        parent = in_frame;
+      else
+        tag |= ZoneRecord::kOrphanBit;
+      break;
+    }
+  }
+  CpuZoneRecord& r = cpu_records_[index];
+  r.what = what;
+  r.parent = parent;
+  r.begin_ns = host_now_ns();
+  return {index, tag | site_bit | ZoneRecord::kEndedBit};
+}
+
+[[gnu::always_inline]] inline void GpuProfiler::end_cpu_zone(ZoneRef ref) {
+  if (ref.query == kNoZone) [[unlikely]]
+    return;
+  CpuZoneRecord& r = cpu_records_[ref.query];
+  r.end_ns = host_now_ns();
+  r.tag.store(ref.tag, std::memory_order_release);
+}
+
+// Text tables (seed 003's `stat gpu` and ProfileGPU): GPU rows, then CPU
+// rows (ZoneStat::cpu) in a table of their own; CPU zones in the tree are
+// marked "[CPU thread k]".
 std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats);
 std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& frame);
 
@@ -518,22 +679,41 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 #define LATLAB_PP_CAT(a, b) LATLAB_PP_CAT_(a, b)
 
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
-// enclosing scope. `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
-// = off); `stream`: the command buffer; `name`: a string literal.
+// enclosing scope, with its source location (a static ZoneSite: function,
+// file, line). `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
+// = off); `stream`: the command buffer; `name`: a string literal. It is two
+// declarations (the site, then the zone), as Tracy's ZoneScoped: write it as
+// a statement of its own in a block, not as the body of an unbraced if/for.
 // LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name): the same with a name
 // known at run time (a std::string, string_view or C string; Tracy's
 // ZoneTransientN), interned (intern_zone_name) only when the profiler is not
 // null; the text need not outlive the zone.
 // LATLAB_GPU_NEW_FRAME(profiler): next_frame() once per frame.
+// LATLAB_CPU_ZONE(profiler, "name") and LATLAB_CPU_ZONE_TRANSIENT(profiler,
+// name): a CPU zone (CpuZone) until the end of the scope, the same way
+// (Tracy's ZoneScopedN and ZoneTransientN).
 // With LATLAB_ENABLE_PROFILER 0 they expand to nothing that runs: their
 // arguments are not evaluated, and the variables they name count as used.
 #if LATLAB_ENABLE_PROFILER
-#define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
-  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
-      ::latlab::detail::profiler_ptr(profiler), (stream), ("" name))
+#define LATLAB_GPU_ZONE(profiler, stream, name) \
+  LATLAB_GPU_ZONE_AT_(profiler, stream, name, __COUNTER__)
+#define LATLAB_GPU_ZONE_AT_(profiler, stream, name, n)                                         \
+  static constexpr ::latlab::ZoneSite LATLAB_PP_CAT(latlab_zone_site_, n){("" name), __func__, \
+                                                                          __FILE__, __LINE__}; \
+  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, n)(                                  \
+      ::latlab::detail::profiler_ptr(profiler), (stream), LATLAB_PP_CAT(latlab_zone_site_, n))
 #define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
   const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
       ::latlab::detail::profiler_ptr(profiler), (stream), ::latlab::TransientZoneName{(name)})
+#define LATLAB_CPU_ZONE(profiler, name) LATLAB_CPU_ZONE_AT_(profiler, name, __COUNTER__)
+#define LATLAB_CPU_ZONE_AT_(profiler, name, n)                                                 \
+  static constexpr ::latlab::ZoneSite LATLAB_PP_CAT(latlab_zone_site_, n){("" name), __func__, \
+                                                                          __FILE__, __LINE__}; \
+  const ::latlab::CpuZone LATLAB_PP_CAT(latlab_cpu_zone_, n)(                                  \
+      ::latlab::detail::profiler_ptr(profiler), LATLAB_PP_CAT(latlab_zone_site_, n))
+#define LATLAB_CPU_ZONE_TRANSIENT(profiler, name)                       \
+  const ::latlab::CpuZone LATLAB_PP_CAT(latlab_cpu_zone_, __COUNTER__)( \
+      ::latlab::detail::profiler_ptr(profiler), ::latlab::TransientZoneName{(name)})
 #define LATLAB_GPU_NEW_FRAME(profiler)                                             \
   do {                                                                            \
     if (::latlab::GpuProfiler* latlab_p_ = ::latlab::detail::profiler_ptr(profiler)) \
@@ -545,6 +725,11 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
                     sizeof("" name))
 #define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
   static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
+                    sizeof(::latlab::TransientZoneName{(name)}))
+#define LATLAB_CPU_ZONE(profiler, name) \
+  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof("" name))
+#define LATLAB_CPU_ZONE_TRANSIENT(profiler, name)                      \
+  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + \
                     sizeof(::latlab::TransientZoneName{(name)}))
 #define LATLAB_GPU_NEW_FRAME(profiler) \
   static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)))

@@ -24,9 +24,12 @@ class ChromeTrace {
  public:
   // One collected frame of `queue_name`: its GPU zones mapped to the host
   // clock on "GPU <queue> (thread k)", their recording spans (if recorded) on
-  // "CPU thread k", and the frame's CPU span on "CPU <queue> frames". Zones
+  // "CPU thread k" (with the thread's CPU zones, ProfilerZone::cpu), and the
+  // frame's CPU span on "CPU <queue> frames". GPU zones
   // with an ok time but no host mapping are counted in gpu_zones_unmapped();
   // zones without an ok time in gpu_zones_without_time(); neither is drawn.
+  // A zone's spans carry its source location in their args (function, file,
+  // line) when it has one (ProfilerZone::site).
   void add_frame(std::string_view queue_name, const ProfilerFrame& frame);
   // A span on a named track in host ns. `gpu` picks the process group; an
   // end before its begin is refused (false) and counted in spans_refused().
@@ -60,6 +63,7 @@ class ChromeTrace {
     int64_t begin_ns = 0;
     int64_t end_ns = 0;
     int64_t frame_id = -1;
+    const ZoneSite* site = nullptr;  // a zone's source location, if any
   };
   uint32_t track_index(std::string_view name, bool gpu);
 

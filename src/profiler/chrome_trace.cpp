@@ -87,8 +87,12 @@ void ChromeTrace::add_frame(std::string_view queue_name, const ProfilerFrame& f)
   for (const ProfilerZone& z : f.zones) {
     const char* name = z.name != nullptr ? z.name : "?";
     if (z.cpu_recorded) {
-      add_span("CPU thread " + std::to_string(z.thread), name, z.cpu_begin_ns, z.cpu_end_ns, false, id);
+      if (add_span("CPU thread " + std::to_string(z.thread), name, z.cpu_begin_ns, z.cpu_end_ns,
+                   false, id)) {
+        spans_.back().site = z.site;
+      }
     }
+    if (z.cpu) continue;  // a CPU zone: its span above is all of it
     if (!z.ok()) {
       ++without_time_;
       continue;
@@ -98,7 +102,9 @@ void ChromeTrace::add_frame(std::string_view queue_name, const ProfilerFrame& f)
       continue;
     }
     track.assign("GPU ").append(queue_name).append(" (thread ").append(std::to_string(z.thread)).append(")");
-    add_span(track, name, z.gpu_begin_host_ns, z.gpu_end_host_ns, true, id);
+    if (add_span(track, name, z.gpu_begin_host_ns, z.gpu_end_host_ns, true, id)) {
+      spans_.back().site = z.site;
+    }
   }
 }
 
@@ -155,8 +161,16 @@ std::string ChromeTrace::to_json() const {
         ev += tracks_[t].gpu ? "gpu" : "cpu";
         ev += '"';
         if (s.frame_id >= 0) {
-          ev += ",\"args\":{\"frame\":" + std::to_string(s.frame_id) + ",\"duration_ns\":" +
-                std::to_string(s.end_ns - s.begin_ns) + "}";
+          ev += ",\"args\":{\"frame\":" + std::to_string(s.frame_id) +
+                ",\"duration_ns\":" + std::to_string(s.end_ns - s.begin_ns);
+          if (s.site != nullptr) {
+            ev += ",\"function\":";
+            append_escaped(ev, s.site->function != nullptr ? s.site->function : "");
+            ev += ",\"file\":";
+            append_escaped(ev, s.site->file != nullptr ? s.site->file : "");
+            ev += ",\"line\":" + std::to_string(s.site->line);
+          }
+          ev += '}';
         }
       }
       ev += '}';

@@ -25,22 +25,25 @@ void append_zone(std::string& out, const ProfilerFrame& f, uint32_t i) {
     appendf(out, "%12.*s  %s", static_cast<int>(status.size()), status.data(), z.name);
   }
   if (z.orphan) out += "  (enclosing zone not recorded in this frame)";
-  appendf(out, "  [thread %u]\n", z.thread);
+  appendf(out, "  [%sthread %u]\n", z.cpu ? "CPU " : "", z.thread);
   for (uint32_t c = z.first_child; c != kNoZone; c = f.zones[c].next_sibling) append_zone(out, f, c);
 }
 
-}  // namespace
-
-std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats) {
+void append_stat_rows(std::string& out, std::string_view queue_name,
+                      std::span<const ZoneStat> stats, bool cpu) {
   std::vector<const ZoneStat*> rows;
   rows.reserve(stats.size());
-  for (const ZoneStat& s : stats) rows.push_back(&s);
+  for (const ZoneStat& s : stats) {
+    if (s.cpu == cpu) rows.push_back(&s);
+  }
+  if (cpu && rows.empty()) return;
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ZoneStat* a, const ZoneStat* b) { return a->avg_ms > b->avg_ms; });
   size_t width = 4;
   for (const ZoneStat* s : rows) width = std::max(width, s->name.size());
-  std::string out;
-  appendf(out, "GPU zones on '%.*s' (per frame, device time, ms)\n",
+  appendf(out,
+          cpu ? "CPU zones on '%.*s' (per frame, host time, ms)\n"
+              : "GPU zones on '%.*s' (per frame, device time, ms)\n",
           static_cast<int>(queue_name.size()), queue_name.data());
   // frames: frames with a sum; fr.miss: frames where a call of the name (or
   // a dropped zone) had no time, so no sum; missing: calls without a time.
@@ -56,6 +59,14 @@ std::string format_stat_table(std::string_view queue_name, std::span<const ZoneS
             static_cast<int>(width), s->name.c_str(), s->avg_ms, s->min_ms, s->max_ms, s->p95_ms,
             s->calls_per_frame, s->frames, s->frames_missing, s->missing);
   }
+}
+
+}  // namespace
+
+std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats) {
+  std::string out;
+  append_stat_rows(out, queue_name, stats, false);
+  append_stat_rows(out, queue_name, stats, true);
   return out;
 }
 
@@ -66,6 +77,11 @@ std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& 
   appendf(out, "frame %" PRIu64 " on '%.*s': %zu zones (%u with a time), %u dropped%s\n", f.frame_id,
           static_cast<int>(queue_name.size()), queue_name.data(), f.zones.size(), ok,
           f.zones_dropped, f.retired ? ", retired" : "");
+  if (f.cpu_zones_dropped > 0) {
+    // Before the zones: the header line ends with the newline above.
+    out.pop_back();
+    appendf(out, ", %u CPU zones dropped\n", f.cpu_zones_dropped);
+  }
   for (uint32_t r = f.first_root; r != kNoZone; r = f.zones[r].next_sibling) append_zone(out, f, r);
   return out;
 }

@@ -16,6 +16,7 @@ using profiler_detail::RetainedFrame;
 
 namespace detail {
 thread_local constinit const GpuZone* t_innermost_zone = nullptr;
+thread_local constinit const CpuZone* t_innermost_cpu_zone = nullptr;
 thread_local constinit uint32_t t_thread_id = 0;
 namespace {
 std::atomic<uint32_t> g_thread_ids{0};
@@ -24,7 +25,8 @@ std::atomic<uint32_t> g_thread_ids{0};
 void (*cursor_step_hook)(CursorStep) = nullptr;
 #endif
 uint32_t assign_thread_id() {
-  // 1.. within the record tag's thread bits (wraps after 2^30 threads).
+  // 1.. within the record tag's thread bits (wraps after 2^29 threads;
+  // bit 29 is ZoneRecord::kSiteBit).
   t_thread_id = g_thread_ids.fetch_add(1, std::memory_order_relaxed) % kThreadIdMask + 1;
   return t_thread_id;
 }
@@ -58,6 +60,8 @@ struct GpuProfiler::Impl {
     uint64_t frame_id = 0;
     uint32_t zones = 0;    // pairs handed out (final once pending)
     uint32_t dropped = 0;  // zones that found the frame full
+    uint32_t cpu_zones = 0;    // CPU zone records handed out (final once pending)
+    uint32_t cpu_dropped = 0;  // CPU zones that found the frame full
     bool retired = false;
     int64_t cpu_begin_ns = 0;
     int64_t cpu_end_ns = 0;
@@ -67,6 +71,7 @@ struct GpuProfiler::Impl {
   mutable std::mutex mu;
   std::unique_ptr<ZoneRecord[]> records;
   std::unique_ptr<int64_t[]> cpu_times;
+  std::unique_ptr<CpuZoneRecord[]> cpu_records;
   std::vector<Slot> slots;
   std::vector<uint32_t> pending;  // slot indices, oldest first (a small ring as a vector: size <= slots)
   uint64_t frame_id = 0;          // the frame being recorded
@@ -86,6 +91,7 @@ struct GpuProfiler::Impl {
   std::function<void(const ProfilerFrame&)> sink;
   ProfilerCounters counters;
   std::unique_ptr<profiler_detail::StatTable> stat_table;
+  std::unique_ptr<profiler_detail::StatTable> cpu_stat_table;  // CPU zones' rows, host time
 };
 
 Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<TimestampSlots> slots,
@@ -123,6 +129,7 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
       slots_raw_(slots_.get()),
       queries_per_frame_(2 * desc_.max_zones_per_frame),
       zones_per_frame_(desc_.max_zones_per_frame),
+      cpu_zones_per_frame_(desc_.max_cpu_zones_per_frame),
       cpu_zone_times_(desc_.cpu_zone_times),
       impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
@@ -134,18 +141,26 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
     m.cpu_times = std::make_unique<int64_t[]>(2 * max_zones * ring);
     cpu_times_ = m.cpu_times.get();
   }
+  const size_t max_cpu = desc_.max_cpu_zones_per_frame;
+  if (max_cpu > 0) {
+    m.cpu_records = std::make_unique<CpuZoneRecord[]>(max_cpu * ring);
+    cpu_records_ = m.cpu_records.get();
+  }
   m.slots.resize(ring);
   m.pending.reserve(ring);
   m.raw.resize(2 * max_zones);
-  m.last_child.resize(max_zones);
+  m.last_child.resize(max_zones + max_cpu);
   m.retained.resize(desc_.retained_frames);
   for (auto& f : m.retained) {
     f.zones.reserve(max_zones);
+    f.cpu_zones.reserve(max_cpu);
     if (cpu_zone_times_) f.cpu_times.reserve(2 * max_zones);
   }
-  m.sink_frame.zones.reserve(max_zones);
+  m.sink_frame.zones.reserve(max_zones + max_cpu);
   m.stat_table = std::make_unique<profiler_detail::StatTable>(
       desc_.max_zone_names, desc_.stat_window_frames, desc_.max_zones_per_frame);
+  m.cpu_stat_table = std::make_unique<profiler_detail::StatTable>(
+      desc_.max_zone_names, desc_.stat_window_frames, desc_.max_cpu_zones_per_frame);
   // Frame 0 records into slot 0. Everything above is complete before the
   // cursor is set and before the profiler is returned to its owner.
   m.slot = 0;
@@ -153,6 +168,7 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
   m.frame_cpu_begin_ns = host_now_ns();
   m.counters.frames_opened = 1;
   if (!profiler_detail::heavy_fence_available()) owner_.store(kShared, std::memory_order_relaxed);
+  cpu_cursor_.store(pack_cursor(0, 0), std::memory_order_release);
   cursor_.store(pack_cursor(0, 0), std::memory_order_release);
 }
 
@@ -265,6 +281,17 @@ uint64_t GpuProfiler::next_frame() {
     m.pending.push_back(m.slot);
     m.counters.zones_dropped += s.dropped;
   }
+  // CPU zones: the same slot, the same way (only ever moved by fetch_add).
+  const uint64_t cpu_start = new_slot == kNoSlot ? cpu_zones_per_frame_ : 0;
+  const uint64_t cpu_handed =
+      cpu_cursor_.exchange(pack_cursor(new_slot, cpu_start), std::memory_order_acq_rel) &
+      kIndexMask;
+  const uint64_t cpu_used = std::min<uint64_t>(cpu_handed, cpu_zones_per_frame_);
+  if (m.slot != kNoSlot) {
+    m.slots[m.slot].cpu_zones = static_cast<uint32_t>(cpu_used);
+    m.slots[m.slot].cpu_dropped = static_cast<uint32_t>(cpu_handed - cpu_used);
+  }
+  m.counters.cpu_zones_dropped += cpu_handed - cpu_used;
   m.frame_id = new_id;
   m.slot = new_slot;
   m.frame_cpu_begin_ns = now;
@@ -341,6 +368,13 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     all_written &= (raw[2 * i].available & raw[2 * i + 1].available) != 0;
   }
   if (!all_written && !s.retired) return false;  // carried over to the next collection
+  // CPU zones: every one closed (acquire pairs with end_cpu_zone's release).
+  const uint32_t nc = s.cpu_zones;
+  CpuZoneRecord* cpu_recs = cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
+  for (uint32_t i = 0; i < nc; ++i) {
+    if ((cpu_recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0)
+      return false;
+  }
 
   const TickFormat tf = ticks_;  // a local copy: its mask stays in a register across the loops
   const uint64_t mask = tf.mask();
@@ -423,24 +457,47 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     invalid += status == QueryStatus::invalid;
     disjoint += status == QueryStatus::disjoint;
     overlapped += status == QueryStatus::overlapped;
-    stats.add_zone(i, r.name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
-    out[i] = {r.name,
+    const bool has_site = (tag & ZoneRecord::kSiteBit) != 0;
+    const char* name =
+        has_site ? static_cast<const ZoneSite*>(r.what)->name : static_cast<const char*>(r.what);
+    stats.add_zone(i, name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
+    out[i] = {r.what,
               bt,
               et,
               r.parent,
               tag & ZoneRecord::kThreadMask,
               status,
-              (tag & ZoneRecord::kOrphanBit) != 0};
+              (tag & ZoneRecord::kOrphanBit) != 0,
+              has_site};
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
   m.counters.zones_disjoint += disjoint;
   m.counters.zones_overlapped += overlapped;
   m.counters.zones_collected += n;
+  // CPU zones: host times as recorded, their own stat table.
+  profiler_detail::StatTable& cpu_stats = *m.cpu_stat_table;
+  f.cpu_zones.resize(nc);  // reserved: no allocation
+  f.cpu_zones_dropped = s.cpu_dropped;
+  for (uint32_t i = 0; i < nc; ++i) {
+    const CpuZoneRecord& r = cpu_recs[i];
+    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired above
+    profiler_detail::CompactCpuZone& c = f.cpu_zones[i];
+    c = {r.what,
+         r.begin_ns,
+         r.end_ns,
+         r.parent,
+         tag & ZoneRecord::kThreadMask,
+         (tag & ZoneRecord::kOrphanBit) != 0,
+         (tag & ZoneRecord::kSiteBit) != 0};
+    cpu_stats.add_zone(i, c.name(), true, r.end_ns - r.begin_ns, m.counters);
+  }
+  m.counters.cpu_zones_collected += nc;
   ++m.counters.frames_collected;
   if (s.retired) ++m.counters.frames_retired;
   ++m.collected_seq;
   stats.end_frame(m.collected_seq, s.dropped);
+  cpu_stats.end_frame(m.collected_seq, s.cpu_dropped);
   m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
   m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
   if (m.sink) {
@@ -454,6 +511,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   // frame retired); the records are read. The records are reset now, the
   // queries when the slot is next opened (next_frame).
   for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < nc; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
   s.queries_to_reset = 2 * n;
   return true;
@@ -486,7 +544,13 @@ std::optional<ProfilerFrame> GpuProfiler::latest_frame() const {
 std::vector<ZoneStat> GpuProfiler::stats() const {
   const Impl& m = *impl_;
   std::lock_guard lock(m.mu);
-  return m.stat_table->stats(m.collected_seq);
+  std::vector<ZoneStat> out = m.stat_table->stats(m.collected_seq);
+  std::vector<ZoneStat> cpu = m.cpu_stat_table->stats(m.collected_seq);
+  for (ZoneStat& st : cpu) {
+    st.cpu = true;
+    out.push_back(std::move(st));
+  }
+  return out;
 }
 
 ProfilerCounters GpuProfiler::counters() const {

@@ -63,5 +63,31 @@ TEST(ZoneNamesAlloc, TransientZoneAllocatesOnlyAtANamesFirstUse) {
   EXPECT_EQ(cmd.writes.size(), 2u * (3 + 5 * 4));
 }
 
+// CPU zones: a literal's never allocates, a runtime name's only at its first
+// use on the thread; closing and collecting frames of them allocates nothing
+// once every name has been tabled.
+TEST(ZoneNamesAlloc, CpuZonesAllocateNothingAfterANamesFirstUse) {
+  auto writer = SimTimestampSlots::create();
+  auto prof = GpuProfiler::create(writer).value();
+  const std::string names[] = {"cpu albedo", "cpu normal"};
+  const auto frame = [&] {
+    LATLAB_CPU_ZONE(prof, "cpu frame");
+    for (const std::string& n : names) {
+      LATLAB_CPU_ZONE_TRANSIENT(prof, n);
+    }
+  };
+  frame();
+  prof->next_frame();  // first collection: the stat table's rows
+  const uint64_t before = t_allocs;
+  const uint64_t heap_before = prof->counters().heap_allocations;
+  for (int i = 0; i < 5; ++i) {
+    frame();
+    prof->next_frame();
+  }
+  EXPECT_EQ(t_allocs, before);
+  EXPECT_EQ(prof->counters().heap_allocations, heap_before);
+  EXPECT_EQ(prof->counters().cpu_zones_collected, 3u * 6);
+}
+
 }  // namespace
 }  // namespace latlab

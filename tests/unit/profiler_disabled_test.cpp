@@ -35,6 +35,9 @@ TEST(ProfilerDisabled, MacrosCompileToNothing) {
       return "runtime";
     };
     LATLAB_GPU_ZONE_TRANSIENT(profiler(), stream(), runtime_name());
+    LATLAB_CPU_ZONE(profiler(), "cpu");
+    LATLAB_CPU_ZONE(*prof, "cpu by reference");
+    LATLAB_CPU_ZONE_TRANSIENT(profiler(), runtime_name());
     LATLAB_GPU_NEW_FRAME(profiler());
   }
   EXPECT_EQ(evaluated, 0);
@@ -44,6 +47,7 @@ TEST(ProfilerDisabled, MacrosCompileToNothing) {
   const auto f = prof->latest_frame();
   ASSERT_TRUE(f.has_value());
   EXPECT_TRUE(f->zones.empty());
+  EXPECT_EQ(prof->counters().cpu_zones_dropped, 0u);
 }
 
 }  // namespace

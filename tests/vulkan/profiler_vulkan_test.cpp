@@ -9,6 +9,7 @@
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_trace.hpp"
 #include "latlab/profiler_vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
@@ -323,6 +324,53 @@ TEST_F(ProfilerVulkanTest, ZonesLandOnTheHostTimelineBetweenSubmitAndFence) {
     EXPECT_LE(z.gpu_end_host_ns, fence_seen + slack) << z.name;
     EXPECT_LE(z.gpu_begin_host_ns, z.gpu_end_host_ns) << z.name;
   }
+}
+
+// CPU and GPU zones on one timeline: a CPU zone around the submit begins
+// before the GPU work it submits, mapped through a calibration pair (within
+// the pair's error bound), and both land in one trace.
+TEST_F(ProfilerVulkanTest, CpuZoneAroundASubmitPrecedesItsGpuZone) {
+  ASSERT_NO_FATAL_FAILURE(make());
+  auto pair = ctx_->sample_calibration();
+  ASSERT_TRUE(pair) << pair.error().message;
+  const CalibrationPair cp = pair.value();
+  const TickFormat tf = ctx_->tick_format();
+  prof_->set_clock_mapper([cp, tf](uint64_t t) -> std::optional<MappedTime> {
+    const uint64_t fwd = tf.elapsed_ticks(cp.device_ticks, t);
+    const int64_t d = fwd <= (tf.mask() >> 1)
+                          ? tf.ticks_to_ns(fwd)
+                          : -tf.ticks_to_ns(tf.elapsed_ticks(t, cp.device_ticks));
+    return MappedTime{cp.host_ns + d, cp.max_deviation_ns};
+  });
+  Recorder rec(*ctx_);
+  ASSERT_NO_FATAL_FAILURE(rec.begin());
+  record_frame(rec.cmd);
+  {
+    LATLAB_CPU_ZONE(prof_, "submit");
+    ASSERT_NO_FATAL_FAILURE(rec.end_and_submit(*ctx_));
+  }
+  ASSERT_NO_FATAL_FAILURE(rec.wait());
+  prof_->next_frame();
+  const auto f = prof_->frame(0);
+  ASSERT_TRUE(f && f->host_mapped);
+  const ProfilerZone* submit = nullptr;
+  const ProfilerZone* frame = nullptr;
+  for (const auto& z : f->zones) {
+    if (z.cpu && z.name == std::string_view("submit")) submit = &z;
+    if (!z.cpu && z.name == std::string_view("frame")) frame = &z;
+  }
+  ASSERT_TRUE(submit && frame);
+  ASSERT_TRUE(frame->host_mapped);
+  EXPECT_LE(submit->cpu_begin_ns, frame->gpu_begin_host_ns + f->map_error_ns)
+      << "the GPU began " << submit->cpu_begin_ns - frame->gpu_begin_host_ns
+      << " ns before the submit (error bound " << f->map_error_ns << " ns)";
+  ChromeTrace trace;
+  trace.add_frame("graphics", *f);
+  const std::string json = trace.to_json();
+  const size_t cpu_at = json.find("\"name\":\"submit\",\"cat\":\"cpu\"");
+  const size_t gpu_at = json.find("\"name\":\"frame\",\"cat\":\"gpu\"");
+  EXPECT_NE(cpu_at, std::string::npos) << json;
+  EXPECT_NE(gpu_at, std::string::npos) << json;
 }
 
 }  // namespace
