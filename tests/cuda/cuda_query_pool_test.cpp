@@ -1,19 +1,18 @@
-// The timestamp query pool contract on a real CUDA device (skips without one).
+// CUDA-specific pool behaviour on a real device (skips without one): stamps
+// against cudaEvents, spin durations, write_timestamp errors. The contract
+// itself is tests/conformance, run by timestamp_contract_cuda_test.cpp.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
-#include "latlab/host_clock.hpp"
 
 namespace latlab {
 namespace {
@@ -142,20 +141,23 @@ TEST_F(CudaPoolTest, DurationsAgreeWithCudaEvents) {
   };
   std::vector<double> empty;
   std::vector<double> empty_events;
-  measure("empty", [] {}, empty, empty_events);
+  measure(
+      "empty", [] {}, empty, empty_events);
   ASSERT_FALSE(HasFatalFailure());
-  const double q =
-      static_cast<double>(probe->median_step_ns) + std::max(smallest_gap(empty_events), kEventResolutionNs);
+  const double q = static_cast<double>(probe->median_step_ns) +
+                   std::max(smallest_gap(empty_events), kEventResolutionNs);
   const double e50 = percentile(empty, 0.5);
   std::vector<double> empty_dev;
   for (double e : empty) empty_dev.push_back(std::abs(e - e50));
   constexpr double kStampTailJitterNs = 3500;
-  const double median_tol = percentile(empty, 0.9) - percentile(empty, 0.1) + q + kStampTailJitterNs;
+  const double median_tol =
+      percentile(empty, 0.9) - percentile(empty, 0.1) + q + kStampTailJitterNs;
   const double p90_tol = percentile(empty_dev, 0.99) + q + kStampTailJitterNs;
-  std::printf("empty pair: latlab - event p10 %.1f p50 %.1f p90 %.1f ns; q %.1f ns "
-              "(globaltimer step %llu ns); tolerance median %.1f ns, p90 %.1f ns\n",
-              percentile(empty, 0.1), e50, percentile(empty, 0.9), q,
-              static_cast<unsigned long long>(probe->median_step_ns), median_tol, p90_tol);
+  std::printf(
+      "empty pair: latlab - event p10 %.1f p50 %.1f p90 %.1f ns; q %.1f ns "
+      "(globaltimer step %llu ns); tolerance median %.1f ns, p90 %.1f ns\n",
+      percentile(empty, 0.1), e50, percentile(empty, 0.9), q,
+      static_cast<unsigned long long>(probe->median_step_ns), median_tol, p90_tol);
 
   struct Size {
     std::string name;
@@ -182,10 +184,11 @@ TEST_F(CudaPoolTest, DurationsAgreeWithCudaEvents) {
     for (double d : diff) dev.push_back(std::abs(d - e50));
     const double d50 = percentile(diff, 0.5);
     const double dev90 = percentile(dev, 0.9);
-    std::printf("%-10s event p50 %10.3f us  latlab - event p50 %+8.1f p90 %+8.1f max %+8.1f ns; "
-                "p90 |diff - empty p50| %.1f ns\n",
-                size.name.c_str(), percentile(events, 0.5) / 1e3, d50, percentile(diff, 0.9),
-                percentile(diff, 1.0), dev90);
+    std::printf(
+        "%-10s event p50 %10.3f us  latlab - event p50 %+8.1f p90 %+8.1f max %+8.1f ns; "
+        "p90 |diff - empty p50| %.1f ns\n",
+        size.name.c_str(), percentile(events, 0.5) / 1e3, d50, percentile(diff, 0.9),
+        percentile(diff, 1.0), dev90);
     EXPECT_LE(std::abs(d50 - e50), median_tol) << size.name;
     EXPECT_LE(dev90, p90_tol) << size.name;
   }
@@ -205,92 +208,6 @@ TEST_F(CudaPoolTest, SpinDurationIsMeasured) {
   EXPECT_GE(r.duration_ns, 1'000'000);
   EXPECT_LT(r.duration_ns, 1'000'000 + 200'000);  // a stamp costs microseconds, not 200
   EXPECT_LT(r.begin_ticks, r.end_ticks);
-}
-
-TEST_F(CudaPoolTest, NotReadyBeforeTheStreamRunsOkAfter) {
-  auto gate = CudaStreamGate::create(0);
-  ASSERT_TRUE(gate.ok()) << gate.error().message;
-  auto pool = make_pool(8);
-  ASSERT_TRUE(pool);
-  ASSERT_TRUE((*gate)->hold(stream_).ok());
-  const std::string u = uid("held", 1);
-  const auto off = pool->allocate_queries_for_context(u, 1);
-  ASSERT_TRUE(off.has_value());
-  time_spin(pool, *off, 50'000);
-
-  const auto pending = pool->resolve_queries_async();
-  EXPECT_FALSE(pending.is_ready());
-  EXPECT_EQ(pool->timestamp(u).status, QueryStatus::not_ready);
-  EXPECT_FALSE(pool->has_timestamp_query(u));
-  EXPECT_EQ(pool.slots->event_elapsed(*off).status, QueryStatus::not_ready);
-
-  (*gate)->open();
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  const auto done = pool->resolve_queries_async();
-  EXPECT_TRUE(done.is_ready());
-  EXPECT_TRUE(done.same_as(pending));
-  EXPECT_EQ(pool->timestamp(u).status, QueryStatus::ok);
-  EXPECT_GE(pool->timestamp(u).duration_ns, 50'000);
-}
-
-TEST_F(CudaPoolTest, OverflowWhileWorkIsQueuedLosesNoResult) {
-  auto gate = CudaStreamGate::create(0);
-  ASSERT_TRUE(gate.ok()) << gate.error().message;
-  auto pool = make_pool(4);  // two pairs
-  ASSERT_TRUE(pool);
-  ASSERT_TRUE((*gate)->hold(stream_).ok());
-  for (const char* name : {"a", "b"}) {
-    const auto off = pool->allocate_queries_for_context(uid(name, 1), 1);
-    ASSERT_TRUE(off.has_value()) << name;
-    time_spin(pool, *off, 50'000);
-  }
-  EXPECT_FALSE(pool->allocate_queries_for_context(uid("c", 1), 1).has_value());
-  EXPECT_EQ(pool->timestamp(uid("c", 1)).status, QueryStatus::overflowed);
-  EXPECT_EQ(pool->overflow_count(), 1u);
-
-  (*gate)->open();
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  EXPECT_TRUE(pool->resolve_queries_async().is_ready());
-  EXPECT_EQ(pool->timestamp(uid("a", 1)).status, QueryStatus::ok);
-  EXPECT_EQ(pool->timestamp(uid("b", 1)).status, QueryStatus::ok);
-}
-
-TEST_F(CudaPoolTest, FullPoolFreesWrittenPairsWithoutLosingThem) {
-  auto pool = make_pool(4);
-  ASSERT_TRUE(pool);
-  for (const char* name : {"a", "b"}) {
-    const auto off = pool->allocate_queries_for_context(uid(name, 1), 1);
-    ASSERT_TRUE(off.has_value()) << name;
-    time_spin(pool, *off, 50'000);
-  }
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  // Full: allocation reads what was written, frees it, and succeeds.
-  EXPECT_TRUE(pool->allocate_queries_for_context(uid("c", 2), 2).has_value());
-  EXPECT_EQ(pool->timestamp(uid("a", 1)).status, QueryStatus::ok);
-  EXPECT_EQ(pool->timestamp(uid("b", 1)).status, QueryStatus::ok);
-  EXPECT_EQ(pool->overflow_count(), 0u);
-}
-
-TEST_F(CudaPoolTest, LateWriteIntoReusedSlotIsInvalid) {
-  auto gate = CudaStreamGate::create(0);
-  ASSERT_TRUE(gate.ok()) << gate.error().message;
-  auto pool = make_pool(2);  // one pair: reuse is certain
-  ASSERT_TRUE(pool);
-  ASSERT_TRUE((*gate)->hold(stream_).ok());
-  const auto first = pool->allocate_queries_for_context(uid("old", 1), 1);
-  ASSERT_TRUE(first.has_value());
-  time_spin(pool, *first, 10'000);  // queued behind the gate
-  pool->retire_frame(1);             // the owner gives frame 1 up: its stamps have not landed
-  EXPECT_EQ(pool->timestamp(uid("old", 1)).status, QueryStatus::invalid);
-
-  const auto second = pool->allocate_queries_for_context(uid("new", 2), 2);
-  ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(*second, *first);
-  (*gate)->open();  // frame 1's stamps now land in the reused slot
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  EXPECT_TRUE(pool->resolve_queries_async().is_ready());
-  EXPECT_EQ(pool->timestamp(uid("new", 2)).status, QueryStatus::invalid);
-  EXPECT_EQ(pool->late_result_count(), 1u);
 }
 
 TEST_F(CudaPoolTest, WriteTimestampRefusesBadQueries) {
@@ -315,28 +232,6 @@ TEST_F(CudaPoolTest, EventCrossCheckIsMissingWhenOff) {
   EXPECT_EQ(pool.slots->event_elapsed(*off).status, QueryStatus::missing);
   EXPECT_TRUE(pool->resolve_queries_async().is_ready());
   EXPECT_EQ(pool->timestamp(uid("a", 1)).status, QueryStatus::ok);
-}
-
-TEST_F(CudaPoolTest, DisposeWaitsForQueuedStamps) {
-  auto gate = CudaStreamGate::create(0);
-  ASSERT_TRUE(gate.ok()) << gate.error().message;
-  auto pool = make_pool(4);
-  ASSERT_TRUE(pool);
-  ASSERT_TRUE((*gate)->hold(stream_).ok());
-  const auto off = pool->allocate_queries_for_context(uid("a", 1), 1);
-  ASSERT_TRUE(off.has_value());
-  time_spin(pool, *off, 10'000);
-  std::thread opener([&gate] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    (*gate)->open();
-  });
-  pool.slots.reset();  // the pool holds the last reference: disposing it destroys the slots
-  const int64_t t0 = host_now_ns();
-  pool->dispose();  // must not free the slots while the stamps are queued
-  const int64_t waited = host_now_ns() - t0;
-  opener.join();
-  EXPECT_GE(waited, 40'000'000);
-  EXPECT_TRUE(pool->is_disposed());
 }
 
 }  // namespace
