@@ -31,8 +31,7 @@ class VulkanPoolTest : public VulkanTest {
 };
 
 // Documents the driver behaviour the contract suite's reads-never-wait skip
-// relies on: lavapipe's
-// vkGetQueryPoolResults waits for unrelated work in flight.
+// relies on: lavapipe's vkGetQueryPoolResults waits for unrelated work in flight.
 TEST_F(VulkanPoolTest, LavapipeReadsWaitForIdleIsDetected) {
   if (ctx_->device_name().find("llvmpipe") == std::string::npos) GTEST_SKIP() << "not lavapipe";
   EXPECT_TRUE(ctx_->capabilities().query_reads_wait_idle);
