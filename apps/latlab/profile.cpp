@@ -48,7 +48,7 @@ namespace latlab::cli {
 
 // The zones of one reference frame (the tree in the header comment); also
 // the graphics command buffer of --queues all (profile_queues.cpp).
-void record_reference_frame(GpuProfiler& prof, VulkanComputeWorkload& compute,
+void record_reference_frame(VulkanGpuProfiler& prof, VulkanComputeWorkload& compute,
                             VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c) {
   const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
   LATLAB_GPU_ZONE(prof, cmd, "frame");
@@ -120,7 +120,7 @@ void print_settings(const ProfileOptions& opt, std::pair<uint32_t, uint32_t> siz
 // in reverse: the ring, the workloads, the profiler, then its timestamp slots.
 struct Rig {
   std::shared_ptr<VulkanTimestampSlots> slots;
-  std::unique_ptr<GpuProfiler> prof;
+  std::unique_ptr<VulkanGpuProfiler> prof;
   std::unique_ptr<VulkanComputeWorkload> compute;
   std::unique_ptr<VulkanFragmentWorkload> fragment;
   std::unique_ptr<VulkanFrameRing> ring;
@@ -133,7 +133,7 @@ int make_rig(VulkanContext& ctx, const GpuProfilerDesc& pdesc, std::pair<uint32_
       ctx, {.count = GpuProfiler::slots_needed(pdesc), .require_host_reset = true});
   if (!slots_r) return fail("", slots_r.error().message, kExitMissingCapability);
   rig.slots = slots_r.value();
-  auto prof_r = GpuProfiler::create(rig.slots, pdesc);
+  auto prof_r = VulkanGpuProfiler::create(rig.slots, pdesc);
   if (!prof_r) return fail("", prof_r.error().message, kExitRunFailed);
   rig.prof = std::move(prof_r.value());
   auto compute_r = VulkanComputeWorkload::create(ctx, {size.first, size.second});
@@ -390,7 +390,7 @@ int profile(const ProfileOptions& opt) {
                               .cpu_zone_times = !opt.trace.empty()};
   Rig rig;
   if (const int rc = make_rig(ctx, pdesc, *size, rig); rc != kExitOk) return rc;
-  GpuProfiler& prof = *rig.prof;
+  VulkanGpuProfiler& prof = *rig.prof;
   prof.set_clock_mapper([&calibrator](uint64_t t) -> std::optional<MappedTime> {
     const auto fit = calibrator.fit();
     if (!fit) return std::nullopt;

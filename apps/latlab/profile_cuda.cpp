@@ -37,6 +37,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_cuda.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "profile_report.hpp"
 
@@ -101,7 +102,7 @@ class CudaFrameLoop {
 };
 
 // One reference frame's zones and kernels into `stream`.
-Result<void> record_frame(GpuProfiler& prof, cudaStream_t stream, float* data,
+Result<void> record_frame(CudaGpuProfiler& prof, cudaStream_t stream, float* data,
                           const CudaProfileRequest& req) {
   const uint32_t c = req.complexity;
   const uint32_t c2 = std::min<uint32_t>(kMaxComplexity, 2 * c);
@@ -144,7 +145,7 @@ Result<void> wait_slot(CudaFrameLoop& loop, uint32_t slot, GpuProfiler& prof, Ch
   return {};
 }
 
-Result<void> run_frames(const CudaProfileRequest& req, GpuProfiler& prof, CudaFrameLoop& loop,
+Result<void> run_frames(const CudaProfileRequest& req, CudaGpuProfiler& prof, CudaFrameLoop& loop,
                         ChromeTrace* trace) {
   for (uint64_t frame = 0; frame < req.frames; ++frame) {
     const auto slot = static_cast<uint32_t>(frame % req.frames_in_flight);
@@ -299,9 +300,9 @@ int profile_cuda(const CudaProfileRequest& req) {
                                              .cross_check_events = false});
   if (!slots_r) return fail(slots_r.error().message, kExitMissingCapability);
   const std::shared_ptr<CudaTimestampSlots> slots = slots_r.value();
-  auto prof_r = GpuProfiler::create(slots, pdesc);
+  auto prof_r = CudaGpuProfiler::create(slots, pdesc);
   if (!prof_r) return fail(prof_r.error().message, kExitRunFailed);
-  GpuProfiler& prof = *prof_r.value();
+  CudaGpuProfiler& prof = *prof_r.value();
   auto loop_r = CudaFrameLoop::create(req.width * req.height, req.frames_in_flight);
   if (!loop_r) return fail(loop_r.error().message, kExitRunFailed);
 

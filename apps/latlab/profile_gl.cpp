@@ -44,6 +44,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_opengl.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "profile_report.hpp"
 
@@ -62,7 +63,7 @@ int fail(const std::string& message, int code) {
 // profiler, then its slots; the context outlives the rig and is current.
 struct GlRig {
   std::shared_ptr<GlTimestampSlots> slots;
-  std::unique_ptr<GpuProfiler> prof;
+  std::unique_ptr<GlGpuProfiler> prof;
   std::unique_ptr<GlWorkload> compute;   // compute passes (fragment without compute shaders)
   std::unique_ptr<GlWorkload> fragment;  // full-screen fragment passes
   std::unique_ptr<GlFrameRing> ring;
@@ -77,7 +78,7 @@ int make_rig(GlContext& ctx, const GpuProfilerDesc& pdesc, const GlProfileReques
       ctx, {.count = GpuProfiler::slots_needed(pdesc), .disjoint_probe = {}});
   if (!slots) return fail(slots.error().message, kExitMissingCapability);
   rig.slots = slots.value();
-  auto prof = GpuProfiler::create(rig.slots, pdesc);
+  auto prof = GlGpuProfiler::create(rig.slots, pdesc);
   if (!prof) return fail(prof.error().message, kExitRunFailed);
   rig.prof = std::move(prof.value());
   const WorkloadForm first =
@@ -97,7 +98,7 @@ int make_rig(GlContext& ctx, const GpuProfilerDesc& pdesc, const GlProfileReques
 
 // The zones of one reference frame (the tree in the header comment).
 void record_frame(GlRig& rig, GlContext* stream, uint32_t c) {
-  GpuProfiler& prof = *rig.prof;
+  GlGpuProfiler& prof = *rig.prof;
   const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
   LATLAB_GPU_ZONE(prof, stream, "frame");
   {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_vulkan.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab::cli {
@@ -39,7 +40,7 @@ int profile_queues(const QueuesProfileRequest& request);
 
 // The single-queue frame's eight zones (profile.cpp's header comment),
 // recorded into `cmd`; the graphics command buffer of --queues all.
-void record_reference_frame(GpuProfiler& prof, VulkanComputeWorkload& compute,
+void record_reference_frame(VulkanGpuProfiler& prof, VulkanComputeWorkload& compute,
                             VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c);
 
 }  // namespace latlab::cli

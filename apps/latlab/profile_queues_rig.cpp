@@ -89,7 +89,7 @@ std::optional<uint32_t> dedicated_family(const VulkanContext& ctx, VkQueueFlags 
   return std::nullopt;
 }
 
-void record_upload(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
+void record_upload(QueuesRig& rig, VulkanGpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
                    uint64_t frame) {
   const VkDeviceSize at = rig.region_bytes * slot;
   LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "upload");
@@ -106,7 +106,7 @@ void record_upload(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint3
   }
 }
 
-void record_async(QueuesRig& rig, GpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
+void record_async(QueuesRig& rig, VulkanGpuProfiler& prof, VkCommandBuffer cmd, uint32_t slot,
                   uint32_t c) {
   LATLAB_GPU_COMMAND_BUFFER(prof, cmd, "async compute");
   {
@@ -195,7 +195,7 @@ Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& r
                                                       .queue_family = role.family});
       if (!slots) return slots.error();
       owned->slots = slots.value();
-      auto prof = GpuProfiler::create(owned->slots, pdesc);
+      auto prof = VulkanGpuProfiler::create(owned->slots, pdesc);
       if (!prof) return prof.error();
       owned->prof = std::move(prof.value());
       q = owned.get();
@@ -270,7 +270,7 @@ Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeT
       auto cmd_r = r.ring->begin(slot);
       if (!cmd_r) return cmd_r.error();
       const VkCommandBuffer cmd = cmd_r.value();
-      GpuProfiler& prof = *r.queue->prof;
+      VulkanGpuProfiler& prof = *r.queue->prof;
       VulkanSubmitSync sync;
       const std::array<VkPipelineStageFlags, 1> stages{VK_PIPELINE_STAGE_TRANSFER_BIT};
       switch (r.role) {

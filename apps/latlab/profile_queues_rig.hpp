@@ -30,7 +30,7 @@ struct QueueRig {
   std::string name;                // the track: "vulkan queue family N (flags)"
   std::vector<std::string> roles;  // what runs on it
   std::shared_ptr<VulkanTimestampSlots> slots;
-  std::unique_ptr<GpuProfiler> prof;
+  std::unique_ptr<VulkanGpuProfiler> prof;
 };
 
 enum class Role { upload, async_compute, graphics, marker };

@@ -2,13 +2,23 @@
 // frames in flight, per-zone statistics over a sliding window, one frame's tree
 // on demand. What seed 003 calls SCOPED_GPU_STAT / FRealtimeGPUProfiler.
 //
-//   auto prof = GpuProfiler::create(slots, {.name = "graphics"}).value();
+//   auto prof = create_vulkan_profiler(ctx, {.name = "graphics"}).value();
 //   {
 //     LATLAB_GPU_ZONE(prof, cmd, "shadows");      // begin timestamp into cmd
 //     { LATLAB_GPU_ZONE(prof, cmd, "cascade0"); }  // nested, any depth
 //   }                                              // end timestamp into cmd
 //   prof->next_frame();  // once per frame: closes it, collects what is ready
 //   { LATLAB_CPU_ZONE(prof, "build lists"); ... }  // a CPU zone: host clock, same frame
+//
+// Typed streams. Each API's profiler is a TypedGpuProfiler of the command
+// stream its zones record into (VulkanGpuProfiler: VkCommandBuffer,
+// CudaGpuProfiler: cudaStream_t, GlGpuProfiler: GlContext*, in their API's
+// header); the zone macros and GpuZone accept that stream type only, so a
+// cudaStream_t or a plain void* given to a Vulkan profiler does not compile
+// (Tracy has one macro family per API for the same end). The type costs
+// nothing at run time: zones record exactly as an untyped GpuProfiler's.
+// Held as a plain GpuProfiler (as GpuProfiler::create makes one, for the sim
+// backend and generic code) a profiler takes any pointer as its stream.
 //
 // Clock: every host time here is int64 ns of the host clock (CLOCK_MONOTONIC,
 // host_clock.hpp). Device ticks become host ns once, at collection, through the
@@ -51,6 +61,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "latlab/clock_model.hpp"
@@ -270,7 +282,9 @@ class GpuProfiler {
   static uint32_t slots_needed(const GpuProfilerDesc& desc) {
     return 2 * desc.max_zones_per_frame * (desc.frames_in_flight + 1);
   }
-  ~GpuProfiler();
+  // Virtual only so that a TypedGpuProfiler held as a GpuProfiler is
+  // destroyed whole; nothing on the recording path is virtual.
+  virtual ~GpuProfiler();
   GpuProfiler(const GpuProfiler&) = delete;
   GpuProfiler& operator=(const GpuProfiler&) = delete;
 
@@ -326,11 +340,17 @@ class GpuProfiler {
     uint32_t tag = 0;          // the record's final tag, stored by end_zone
   };
 
+ protected:
+  // create()'s checks of `slots` and `desc`, then the first reset of the
+  // slots the profiler will hand out; the error says what does not fit.
+  static Result<void> prepare(TimestampSlots* slots, const GpuProfilerDesc& desc);
+  // Only after prepare() succeeded.
+  GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc);
+
  private:
   friend class GpuZone;
   friend class CpuZone;
   struct Impl;
-  GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc);
 
   // Written by the recording thread; `tag` is stored last, at the zone's end
   // (release), so a collector that sees kEndedBit (acquire) sees every field
@@ -417,14 +437,79 @@ class GpuProfiler {
   alignas(64) std::unique_ptr<Impl> impl_;
 };
 
+// A GpuProfiler whose zones record into `Stream` only (see the top of this
+// file): what create_vulkan_profiler, create_cuda_profiler and
+// create_gl_profiler give. Same object, same recording: the type is checked
+// at compile time, where GpuZone is given a stream. `Stream` is the API's
+// handle type, a pointer (a dispatchable VkCommandBuffer, cudaStream_t, a
+// GlContext*); nullptr is accepted as any pointer is.
+template <class Stream>
+class TypedGpuProfiler final : public GpuProfiler {
+  static_assert(std::is_pointer_v<Stream> && std::is_convertible_v<Stream, GpuCommandStream>,
+                "a command stream is an API handle that converts to GpuCommandStream (void*)");
+
+ public:
+  using stream_type = Stream;
+  // As GpuProfiler::create.
+  static Result<std::unique_ptr<TypedGpuProfiler>> create(std::shared_ptr<TimestampSlots> slots,
+                                                          GpuProfilerDesc desc = {}) {
+    if (auto prepared = prepare(slots.get(), desc); !prepared) return prepared.error();
+    return std::unique_ptr<TypedGpuProfiler>(
+        new TypedGpuProfiler(std::move(slots), std::move(desc)));
+  }
+
+ private:
+  TypedGpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc)
+      : GpuProfiler(std::move(slots), std::move(desc)) {}
+};
+
+namespace detail {
+template <class>
+inline constexpr bool kDependentFalse = false;
+// A typed profiler's stream as the seam's handle; a stream of another type
+// stops the build here, with this message.
+template <class Stream, class Given>
+[[gnu::always_inline]] inline GpuCommandStream typed_stream(Given&& stream) noexcept {
+  if constexpr (std::is_convertible_v<Given&&, Stream>) {
+    return static_cast<Stream>(std::forward<Given>(stream));
+  } else {
+    static_assert(kDependentFalse<Given>,
+                  "latlab: the stream given to this zone is not this profiler's command stream "
+                  "type (TypedGpuProfiler<Stream>::stream_type): a Vulkan profiler records into a "
+                  "VkCommandBuffer, a CUDA profiler into a cudaStream_t, an OpenGL profiler into "
+                  "its GlContext*; see [with Stream = ..., Given = ...] below");
+    return nullptr;
+  }
+}
+}  // namespace detail
+
 // RAII zone: begin timestamp at construction, end at destruction, into
 // `stream`. Not copyable or movable (its identity is its scope). `profiler`
 // may be null (profiling off at run time): the zone does nothing. `name` must
 // outlive the profiler's frames (a string literal, or intern_zone_name's): the
-// pointer is stored.
+// pointer is stored. With a TypedGpuProfiler `stream` must be its stream_type
+// (a compile error otherwise); with a plain GpuProfiler, any pointer.
 class GpuZone {
  public:
-  // Inlined into the zone's scope: a call per zone would cost more than the
+  // A typed profiler: the stream is checked against its type, then the zone
+  // is the untyped one below (the same inlined code).
+  template <class Stream, class Given>
+  [[gnu::always_inline]] GpuZone(TypedGpuProfiler<Stream>* profiler, Given&& stream,
+                                 const char* name) noexcept
+      : GpuZone(profiler, detail::typed_stream<Stream>(std::forward<Given>(stream)), name, 0) {}
+  template <class Stream, class Given>
+  [[gnu::always_inline]] GpuZone(TypedGpuProfiler<Stream>* profiler, Given&& stream,
+                                 const ZoneSite& site) noexcept
+      : GpuZone(profiler, detail::typed_stream<Stream>(std::forward<Given>(stream)), &site,
+                GpuProfiler::ZoneRecord::kSiteBit) {}
+  template <class Stream, class Given>
+  GpuZone(TypedGpuProfiler<Stream>*, Given&&, const ZoneSite&&) = delete;
+  template <class Stream, class Given>
+  GpuZone(TypedGpuProfiler<Stream>* profiler, Given&& stream, TransientZoneName name) noexcept
+      : GpuZone(static_cast<GpuProfiler*>(profiler),
+                detail::typed_stream<Stream>(std::forward<Given>(stream)), name) {}
+  // The untyped path (sim backend, generic code):
+  // inlined into the zone's scope: a call per zone would cost more than the
   // bookkeeping itself (see BM_ProfilerZone).
   [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream,
                                  const char* name) noexcept
@@ -671,6 +756,30 @@ inline GpuProfiler* profiler_ptr(GpuProfiler* p) { return p; }
 inline GpuProfiler* profiler_ptr(GpuProfiler& p) { return &p; }
 inline GpuProfiler* profiler_ptr(const std::unique_ptr<GpuProfiler>& p) { return p.get(); }
 inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return p.get(); }
+// A typed profiler stays typed (these win over the GpuProfiler ones).
+template <class Stream>
+TypedGpuProfiler<Stream>* profiler_ptr(TypedGpuProfiler<Stream>* p) {
+  return p;
+}
+template <class Stream>
+TypedGpuProfiler<Stream>* profiler_ptr(TypedGpuProfiler<Stream>& p) {
+  return &p;
+}
+template <class Stream>
+TypedGpuProfiler<Stream>* profiler_ptr(const std::unique_ptr<TypedGpuProfiler<Stream>>& p) {
+  return p.get();
+}
+template <class Stream>
+TypedGpuProfiler<Stream>* profiler_ptr(const std::shared_ptr<TypedGpuProfiler<Stream>>& p) {
+  return p.get();
+}
+// The disabled macros' check of the stream: unevaluated, it runs nothing,
+// but a typed profiler's wrong stream fails to compile in both modes.
+inline int zone_stream_check(GpuProfiler*, GpuCommandStream) { return 0; }
+template <class Stream, class Given>
+auto zone_stream_check(TypedGpuProfiler<Stream>*, Given&& stream) {
+  return typed_stream<Stream>(std::forward<Given>(stream)) != nullptr ? 1 : 0;
+}
 }  // namespace detail
 
 }  // namespace latlab
@@ -681,7 +790,10 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
 // enclosing scope, with its source location (a static ZoneSite: function,
 // file, line). `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
-// = off); `stream`: the command buffer; `name`: a string literal. It is two
+// = off), or an API's profiler (VulkanGpuProfiler, VulkanProfiler,
+// CudaGpuProfiler, GlGpuProfiler); `stream`: the command stream, of that
+// API's type (VkCommandBuffer, cudaStream_t, GlContext*; another type does
+// not compile); `name`: a string literal. It is two
 // declarations (the site, then the zone), as Tracy's ZoneScoped: write it as
 // a statement of its own in a block, not as the body of an unbraced if/for.
 // LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name): the same with a name
@@ -693,7 +805,8 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
 // name): a CPU zone (CpuZone) until the end of the scope, the same way
 // (Tracy's ZoneScopedN and ZoneTransientN).
 // With LATLAB_ENABLE_PROFILER 0 they expand to nothing that runs: their
-// arguments are not evaluated, and the variables they name count as used.
+// arguments are not evaluated, and the variables they name count as used; a
+// typed profiler's stream is still checked.
 #if LATLAB_ENABLE_PROFILER
 #define LATLAB_GPU_ZONE(profiler, stream, name) \
   LATLAB_GPU_ZONE_AT_(profiler, stream, name, __COUNTER__)
@@ -720,11 +833,13 @@ inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return
       latlab_p_->next_frame();                                                    \
   } while (0)
 #else
-#define LATLAB_GPU_ZONE(profiler, stream, name)                                   \
-  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
+#define LATLAB_GPU_ZONE(profiler, stream, name)                                \
+  static_cast<void>(sizeof(::latlab::detail::zone_stream_check(                \
+                        ::latlab::detail::profiler_ptr(profiler), (stream))) + \
                     sizeof("" name))
-#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
-  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof(stream) + \
+#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                      \
+  static_cast<void>(sizeof(::latlab::detail::zone_stream_check(                \
+                        ::latlab::detail::profiler_ptr(profiler), (stream))) + \
                     sizeof(::latlab::TransientZoneName{(name)}))
 #define LATLAB_CPU_ZONE(profiler, name) \
   static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof("" name))

@@ -10,6 +10,11 @@
 //   prof->next_frame();                            // collects what is ready
 //   ... once frame_done has completed: prof->retire_frame(that frame's id);
 //
+// The profiler is a CudaGpuProfiler: its zones take a cudaStream_t (nullptr:
+// the legacy default stream) and nothing else; a VkCommandBuffer or a void*
+// does not compile (TypedGpuProfiler, profiler.hpp). No CUDA header needed:
+// cudaStream_t is CUstream_st*, as cuda.hpp declares it.
+//
 // A program's own streams in its current context: create_cuda_profiler(-1,
 // ...) and start_cuda_clock_sync(-1) (cuda.hpp) for the mapper.
 //
@@ -52,18 +57,21 @@
 
 namespace latlab {
 
+// A GpuProfiler whose zones record into CUDA streams (cudaStream_t).
+using CudaGpuProfiler = TypedGpuProfiler<CudaStream>;
+
 // The profiler on CudaTimestampSlots of GpuProfiler::slots_needed(desc) slots
 // on CUDA device `device` (-1: the calling thread's current device). Errors
 // (with why): no usable device, the device cannot map host memory or run
 // latlab's kernels (compute capability), an allocation failed.
-inline Result<std::unique_ptr<GpuProfiler>> create_cuda_profiler(int device,
-                                                                 GpuProfilerDesc desc = {}) {
+inline Result<std::unique_ptr<CudaGpuProfiler>> create_cuda_profiler(int device,
+                                                                     GpuProfilerDesc desc = {}) {
   // No timing events: the profiler reads the stamps; the events only let the
   // slots' destructor wait for queued stamps.
   auto slots = CudaTimestampSlots::create(
       {.count = GpuProfiler::slots_needed(desc), .device = device, .cross_check_events = false});
   if (!slots) return slots.error();
-  return GpuProfiler::create(std::move(slots.value()), std::move(desc));
+  return CudaGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
 
 }  // namespace latlab

@@ -11,6 +11,11 @@
 //   prof->next_frame();                                   // collects what is ready
 //   ... once that slot's fence signalled: prof->retire_frame(its frame id);
 //
+// GL records into the context, not a stream object: the profiler is a
+// GlGpuProfiler, whose zones take the profiler's GlContext* (nullptr: the
+// context current on the thread) and nothing else; a VkCommandBuffer or a
+// void* does not compile (TypedGpuProfiler, profiler.hpp).
+//
 // On a program's own context: GlContext::attach_current() with it current
 // (opengl.hpp), then the same; start_clock_sync(*ctx) gives the mapper.
 //
@@ -44,16 +49,19 @@
 
 namespace latlab {
 
+// A GpuProfiler whose zones record into a GL context (its GlContext*).
+using GlGpuProfiler = TypedGpuProfiler<GlContext*>;
+
 // The profiler on GlTimestampSlots of GpuProfiler::slots_needed(desc) query
 // objects in `ctx`, which must be current on the calling thread. Errors (with
 // why): the context is not current, it has no timestamp queries, the query
 // objects cannot be created.
-inline Result<std::unique_ptr<GpuProfiler>> create_gl_profiler(GlContext& ctx,
-                                                               GpuProfilerDesc desc = {}) {
+inline Result<std::unique_ptr<GlGpuProfiler>> create_gl_profiler(GlContext& ctx,
+                                                                 GpuProfilerDesc desc = {}) {
   auto slots = GlTimestampSlots::create(
       ctx, {.count = GpuProfiler::slots_needed(desc), .disjoint_probe = {}});
   if (!slots) return slots.error();
-  return GpuProfiler::create(std::move(slots.value()), std::move(desc));
+  return GlGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
 
 }  // namespace latlab

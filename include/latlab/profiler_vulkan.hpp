@@ -4,6 +4,10 @@
 //   auto prof = create_vulkan_profiler(ctx, {.name = "graphics"}).value();
 //   LATLAB_GPU_ZONE(prof, cmd, "shadows");  // cmd: a VkCommandBuffer
 //
+// Both profilers here are VulkanGpuProfilers: their zones take a
+// VkCommandBuffer and nothing else (a cudaStream_t or a void* does not
+// compile; see TypedGpuProfiler in profiler.hpp).
+//
 // Zone begin: vkCmdWriteTimestamp(TOP_OF_PIPE), zone end: BOTTOM_OF_PIPE, so a
 // zone spans from when its first command may start to when everything
 // recorded before its end has finished (children lie inside their parent;
@@ -45,15 +49,18 @@
 
 namespace latlab {
 
+// A GpuProfiler whose zones record into VkCommandBuffers.
+using VulkanGpuProfiler = TypedGpuProfiler<VkCommandBuffer>;
+
 // The profiler on VulkanTimestampSlots of GpuProfiler::slots_needed(desc)
 // slots. Errors (with what to do): the queue cannot write timestamps, the
 // device has no host query reset, the query pool cannot be created.
-inline Result<std::unique_ptr<GpuProfiler>> create_vulkan_profiler(const VulkanContext& ctx,
-                                                                   GpuProfilerDesc desc = {}) {
+inline Result<std::unique_ptr<VulkanGpuProfiler>> create_vulkan_profiler(
+    const VulkanContext& ctx, GpuProfilerDesc desc = {}) {
   auto slots = VulkanTimestampSlots::create(
       ctx, {.count = GpuProfiler::slots_needed(desc), .require_host_reset = true});
   if (!slots) return slots.error();
-  return GpuProfiler::create(std::move(slots.value()), std::move(desc));
+  return VulkanGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
 
 // The profiler on a program's device, with the slots it records into.
@@ -75,13 +82,13 @@ class VulkanProfiler {
                         " of '" + device.device_name() +
                         "' cannot write timestamps (0 valid bits)");
     }
-    auto prof = GpuProfiler::create(slots.value(), std::move(desc));
+    auto prof = VulkanGpuProfiler::create(slots.value(), std::move(desc));
     if (!prof) return prof.error();
     return std::unique_ptr<VulkanProfiler>(
         new VulkanProfiler(std::move(slots.value()), std::move(prof.value())));
   }
 
-  GpuProfiler& profiler() const { return *profiler_; }
+  VulkanGpuProfiler& profiler() const { return *profiler_; }
   VulkanTimestampSlots& slots() const { return *slots_; }
 
   // Once per frame, before its zones: closes the previous frame and collects
@@ -97,19 +104,20 @@ class VulkanProfiler {
   }
 
  private:
-  VulkanProfiler(std::shared_ptr<VulkanTimestampSlots> slots, std::unique_ptr<GpuProfiler> prof)
+  VulkanProfiler(std::shared_ptr<VulkanTimestampSlots> slots,
+                 std::unique_ptr<VulkanGpuProfiler> prof)
       : slots_(std::move(slots)), profiler_(std::move(prof)) {}
   std::shared_ptr<VulkanTimestampSlots> slots_;
-  std::unique_ptr<GpuProfiler> profiler_;  // declared after slots_: destroyed first
+  std::unique_ptr<VulkanGpuProfiler> profiler_;  // declared after slots_: destroyed first
 };
 
 namespace detail {
-// LATLAB_GPU_ZONE(gpu, cmd, "name") with a VulkanProfiler.
-inline GpuProfiler* profiler_ptr(VulkanProfiler& p) { return &p.profiler(); }
-inline GpuProfiler* profiler_ptr(VulkanProfiler* p) {
+// LATLAB_GPU_ZONE(gpu, cmd, "name") with a VulkanProfiler: typed as its profiler.
+inline VulkanGpuProfiler* profiler_ptr(VulkanProfiler& p) { return &p.profiler(); }
+inline VulkanGpuProfiler* profiler_ptr(VulkanProfiler* p) {
   return p != nullptr ? &p->profiler() : nullptr;
 }
-inline GpuProfiler* profiler_ptr(const std::unique_ptr<VulkanProfiler>& p) {
+inline VulkanGpuProfiler* profiler_ptr(const std::unique_ptr<VulkanProfiler>& p) {
   return p ? &p->profiler() : nullptr;
 }
 }  // namespace detail

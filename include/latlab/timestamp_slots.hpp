@@ -34,8 +34,10 @@
 namespace latlab {
 
 // The command stream a timestamp is recorded into, as an opaque handle:
-// VkCommandBuffer (a dispatchable handle is a pointer), cudaStream_t, or a
-// SimCommandStream* for the sim backend.
+// VkCommandBuffer (a dispatchable handle is a pointer), cudaStream_t, a
+// GlContext*, or a SimCommandStream* for the sim backend. Untyped here, at
+// the seam; each API's profiler checks the type at compile time
+// (TypedGpuProfiler, profiler.hpp).
 using GpuCommandStream = void*;
 
 // Which end of a timed span a timestamp marks; backends pick the pipeline

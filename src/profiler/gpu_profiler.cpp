@@ -96,7 +96,12 @@ struct GpuProfiler::Impl {
 
 Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<TimestampSlots> slots,
                                                          GpuProfilerDesc desc) {
-  if (!slots) return make_error("GpuProfiler: no timestamp slots given");
+  if (auto prepared = prepare(slots.get(), desc); !prepared) return prepared.error();
+  return std::unique_ptr<GpuProfiler>(new GpuProfiler(std::move(slots), std::move(desc)));
+}
+
+Result<void> GpuProfiler::prepare(TimestampSlots* slots, const GpuProfilerDesc& desc) {
+  if (slots == nullptr) return make_error("GpuProfiler: no timestamp slots given");
   if (!slots->can_time()) {
     return make_error("GpuProfiler '" + desc.name + "': the device cannot write timestamps");
   }
@@ -119,7 +124,7 @@ Result<std::unique_ptr<GpuProfiler>> GpuProfiler::create(std::shared_ptr<Timesta
   }
   // Every slot the profiler hands out starts its first use reset.
   slots->reset(0, static_cast<uint32_t>(need), true);
-  return std::unique_ptr<GpuProfiler>(new GpuProfiler(std::move(slots), std::move(desc)));
+  return {};
 }
 
 GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc)

@@ -89,7 +89,7 @@ class ProfilerCudaTest : public test::CudaStreamTest {
     }
   }
 
-  std::unique_ptr<GpuProfiler> prof_;
+  std::unique_ptr<CudaGpuProfiler> prof_;
   float* data_ = nullptr;
 };
 

@@ -137,7 +137,7 @@ TEST_F(GlElapsedTest, ASpanLeftOpenIsInvalidAndDoesNotBlockTheNext) {
 TEST_F(GlElapsedTest, ProfilerTimesRootsAndMarksNestedZonesOverlapped) {
   auto prof_r = create_gl_profiler(*ctx_, {.max_zones_per_frame = 16, .frames_in_flight = 1});
   ASSERT_TRUE(prof_r) << prof_r.error().message;
-  GpuProfiler& prof = *prof_r.value();
+  GlGpuProfiler& prof = *prof_r.value();
   EXPECT_TRUE(prof.durations_only());
   prof.set_clock_mapper([](uint64_t t) -> std::optional<MappedTime> {
     return MappedTime{static_cast<int64_t>(t), 0};  // would map if anything had ticks

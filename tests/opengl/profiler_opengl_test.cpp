@@ -33,7 +33,7 @@ class ProfilerGlTest : public GlTest {
           *ctx_, {.count = GpuProfiler::slots_needed(desc), .disjoint_probe = {}});
       ASSERT_TRUE(s) << s.error().message;
       slots_ = s.value();
-      auto p = GpuProfiler::create(slots_, desc);
+      auto p = GlGpuProfiler::create(slots_, desc);
       ASSERT_TRUE(p) << p.error().message;
       prof_ = std::move(p.value());
     } else {
@@ -104,7 +104,7 @@ class ProfilerGlTest : public GlTest {
   }
 
   std::shared_ptr<GlTimestampSlots> slots_;
-  std::unique_ptr<GpuProfiler> prof_;
+  std::unique_ptr<GlGpuProfiler> prof_;
   std::unique_ptr<GlWorkload> work_;
   std::unique_ptr<GlFrameRing> ring_;
   std::vector<uint64_t> frame_of_;

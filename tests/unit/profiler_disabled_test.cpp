@@ -16,6 +16,7 @@ namespace {
 TEST(ProfilerDisabled, MacrosCompileToNothing) {
   auto writer = SimTimestampSlots::create();
   auto prof = GpuProfiler::create(writer).value();
+  auto typed = TypedGpuProfiler<SimCommandStream*>::create(SimTimestampSlots::create()).value();
   SimCommandStream cmd;
   int evaluated = 0;
   auto stream = [&]() -> GpuCommandStream {
@@ -39,6 +40,13 @@ TEST(ProfilerDisabled, MacrosCompileToNothing) {
     LATLAB_CPU_ZONE(*prof, "cpu by reference");
     LATLAB_CPU_ZONE_TRANSIENT(profiler(), runtime_name());
     LATLAB_GPU_NEW_FRAME(profiler());
+    // A typed profiler (its stream still type-checked, not evaluated).
+    auto typed_stream = [&]() -> SimCommandStream* {
+      ++evaluated;
+      return &cmd;
+    };
+    LATLAB_GPU_ZONE(typed, typed_stream(), "typed");
+    LATLAB_GPU_ZONE_TRANSIENT(*typed, typed_stream(), runtime_name());
   }
   EXPECT_EQ(evaluated, 0);
   EXPECT_TRUE(cmd.writes.empty());

@@ -70,7 +70,7 @@ class ProfilerVulkanTest : public VulkanTest {
         *ctx_, {.count = GpuProfiler::slots_needed(desc), .require_host_reset = true});
     ASSERT_TRUE(w) << w.error().message;
     writer_ = w.value();
-    auto p = GpuProfiler::create(writer_, desc);
+    auto p = VulkanGpuProfiler::create(writer_, desc);
     ASSERT_TRUE(p) << p.error().message;
     prof_ = std::move(p.value());
     auto work = VulkanComputeWorkload::create(*ctx_, {32, 32});
@@ -108,7 +108,7 @@ class ProfilerVulkanTest : public VulkanTest {
   }
 
   std::shared_ptr<VulkanTimestampSlots> writer_;
-  std::unique_ptr<GpuProfiler> prof_;
+  std::unique_ptr<VulkanGpuProfiler> prof_;
   std::unique_ptr<VulkanComputeWorkload> work_;
 };
 

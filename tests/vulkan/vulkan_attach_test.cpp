@@ -247,7 +247,7 @@ TEST_F(VulkanAttachTest, ZonesWithResetsInTheProgramsCommandBuffer) {
     ASSERT_EQ(program_->submit(cmd, fence), VK_SUCCESS);
   }
   vkWaitForFences(program_->device, kInFlight, fences, VK_TRUE, UINT64_MAX);
-  GpuProfiler& prof = (*gpu)->profiler();
+  VulkanGpuProfiler& prof = (*gpu)->profiler();
   prof.next_frame();
   prof.collect();
   const ProfilerCounters c = prof.counters();

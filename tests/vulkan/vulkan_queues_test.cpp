@@ -13,6 +13,7 @@
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
+#include "latlab/profiler_vulkan.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
@@ -100,7 +101,7 @@ TEST_F(VulkanTest, AProfilerOnEveryQueueTimesItsCommandBuffer) {
                                                       .queue_family = q.family});
     ASSERT_TRUE(slots) << slots.error().message;
     EXPECT_EQ(slots.value()->tick_format().valid_bits, q.ticks.valid_bits);
-    auto prof = GpuProfiler::create(slots.value(), pdesc);
+    auto prof = VulkanGpuProfiler::create(slots.value(), pdesc);
     ASSERT_TRUE(prof) << prof.error().message;
     auto ring = VulkanFrameRing::create(*ctx_, 1, q.family);
     ASSERT_TRUE(ring) << ring.error().message;

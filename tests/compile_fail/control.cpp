@@ -1,0 +1,43 @@
+// Compiles: each typed profiler with its own stream type, through every zone
+// form, and the untyped path (sim). The control of the compile-fail cases: if
+// this fails, their rejections prove nothing (an include path, a flag).
+#include "latlab/profiler.hpp"
+#include "latlab/profiler_cuda.hpp"
+#include "latlab/profiler_opengl.hpp"
+#include "latlab/sim_timestamp_slots.hpp"
+#ifdef LATLAB_CF_VULKAN
+#include "latlab/profiler_queues.hpp"
+#include "latlab/profiler_vulkan.hpp"
+#endif
+
+#include <memory>
+#include <string>
+
+using cudaStream_t = struct CUstream_st*;  // as cuda_runtime.h defines it
+
+void record(latlab::CudaGpuProfiler& cuda, cudaStream_t stream, latlab::GlGpuProfiler* gl,
+            latlab::GlContext* ctx, const std::unique_ptr<latlab::GpuProfiler>& untyped,
+            latlab::SimCommandStream* sim, const std::string& name) {
+  LATLAB_GPU_ZONE(cuda, stream, "cuda");
+  LATLAB_GPU_ZONE(&cuda, nullptr, "legacy default stream");
+  LATLAB_GPU_ZONE_TRANSIENT(cuda, stream, name);
+  LATLAB_GPU_ZONE(gl, ctx, "gl");
+  static constexpr latlab::ZoneSite kSite{"site", "record", "control.cpp", 1};
+  const latlab::GpuZone zone(gl, ctx, kSite);
+  const latlab::GpuZone bare(gl, ctx, "bare");
+  LATLAB_GPU_ZONE(untyped, sim, "sim");  // untyped: any pointer
+  LATLAB_GPU_ZONE(untyped, stream, "sim");
+  latlab::GpuProfiler& as_base = cuda;  // a typed profiler is a GpuProfiler
+  as_base.next_frame();
+}
+
+#ifdef LATLAB_CF_VULKAN
+void record_vulkan(const std::unique_ptr<latlab::VulkanGpuProfiler>& made,
+                   latlab::VulkanProfiler& attached, VkCommandBuffer cmd) {
+  LATLAB_GPU_ZONE(made, cmd, "made");
+  LATLAB_GPU_ZONE(attached, cmd, "attached");
+  LATLAB_GPU_ZONE(attached.profiler(), cmd, "attached");
+  LATLAB_GPU_ZONE_TRANSIENT(&attached, cmd, std::string("transient"));
+  LATLAB_GPU_COMMAND_BUFFER(made, cmd, "upload");
+}
+#endif
