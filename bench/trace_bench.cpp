@@ -7,7 +7,7 @@
 // second, time included from the first span to the file renamed in place.
 //
 // Usage (release build, 5 repetitions, medians):
-//   latlab_bench --benchmark_filter=BM_Trace --benchmark_repetitions=5 \
+//   latlab_bench --benchmark_filter=BM_Trace --benchmark_repetitions=5
 //     --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <unistd.h>
