@@ -35,6 +35,7 @@
 // LATLAB_ENABLE_PROFILER the build chose for user code.
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "interrupt_scope.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "latlab/profiler_vulkan.hpp"
@@ -154,10 +155,13 @@ void record_frame(Rig& rig, VkCommandBuffer cmd, uint32_t c) {
 }
 
 // Records and submits --frames frames, frames_in_flight at once, then waits
-// for all; CPU spans go to `trace` when it is not null.
-Result<void> run_frames(const ProfileOptions& opt, Rig& rig, ChromeTrace* trace) {
+// for all; CPU spans go to `trace` when it is not null. An interrupt stops
+// it after the frame it is in; `frames_run` counts those recorded.
+Result<void> run_frames(const ProfileOptions& opt, Rig& rig, ChromeTraceWriter* trace,
+                        uint64_t& frames_run) {
   VulkanFrameRing& ring = *rig.ring;
-  for (uint64_t frame = 0; frame < opt.frames; ++frame) {
+  const std::atomic<bool>* stop = InterruptScope::flag();
+  for (uint64_t frame = 0; frame < opt.frames && !stop->load(); ++frame, ++frames_run) {
     const auto slot = static_cast<uint32_t>(frame % opt.frames_in_flight);
     if (ring.in_flight(slot)) {
       const int64_t w0 = host_now_ns();
@@ -187,22 +191,25 @@ struct ProfileSummary {
   std::shared_ptr<const ClockFit> fit;  // null: no clock model
   ProfilerCounters counters;
   std::vector<ZoneStat> stats;
-  const ChromeTrace* trace = nullptr;  // null without --trace
+  const ChromeTraceWriter* trace = nullptr;  // null without --trace
   bool trace_written = false;
+  std::string partial;  // why the run stopped early; "" when it did not
+  uint64_t frames_run = 0;
 };
 
 // Warns about zones without a time, writes the trace, prints validation
 // messages; returns the exit code.
-int check_run(const ProfileOptions& opt, const VulkanContext& ctx, const ChromeTrace& trace,
+int check_run(const ProfileOptions& opt, const VulkanContext& ctx, ChromeTraceWriter& trace,
               ProfileSummary& sum) {
   constexpr uint32_t kZonesPerFrame = 8;
   const ProfilerCounters& counters = sum.counters;
-  const uint64_t expected_zones = uint64_t{opt.frames} * kZonesPerFrame;
-  int code = kExitOk;
+  const uint64_t expected_zones = sum.frames_run * kZonesPerFrame;
+  int code = sum.partial.empty() ? kExitOk : kExitRunFailed;
+  if (!sum.partial.empty()) std::fprintf(stderr, "latlab profile: %s\n", sum.partial.c_str());
   warn_untimed_zones(counters, expected_zones);
   if (!opt.trace.empty()) {
     sum.trace = &trace;
-    if (!write_trace_file(opt.trace, trace)) code = kExitWriteFailed;
+    if (!close_trace_file(trace, sum.partial)) code = kExitWriteFailed;
   }
   if (opt.validation && ctx.validation_error_count() > 0) {
     for (const auto& m : ctx.validation_messages()) std::fprintf(stderr, "  %s\n", m.c_str());
@@ -230,7 +237,8 @@ void print_json(const ProfileOptions& opt, const VulkanContext& ctx, const Profi
       {"validation_errors", ctx.validation_error_count()},
   };
   if (sum.trace != nullptr) {
-    out["trace"] = profile_trace_json(opt.trace, *sum.trace, sum.trace_written);
+    out["trace"] =
+        profile_trace_json(opt.trace, *sum.trace, sum.trace_written, !sum.partial.empty());
   }
   fmt::print("{}\n", out.dump(2));
 }
@@ -247,7 +255,8 @@ void print_text(const ProfileOptions& opt, const VulkanContext& ctx, const GpuPr
         "collection\n"
         "      never asks it to wait, but stalls here anyway while frames are in flight\n");
   }
-  if (sum.trace != nullptr) print_trace_line(opt.trace, *sum.trace, sum.trace_written);
+  if (sum.trace != nullptr)
+    print_trace_line(opt.trace, *sum.trace, sum.trace_written, !sum.partial.empty());
   if (opt.validation) fmt::print("validation errors: {}\n", ctx.validation_error_count());
 }
 
@@ -333,6 +342,9 @@ int check_profile(const ProfileOptions& opt) {
 int profile(const ProfileOptions& opt) {
   const auto size = parse_profile_size(opt.size, kMaxSide);
   if (!size) return kExitUsage;  // check_profile said why
+  // Installed before the settings are echoed: Ctrl-C from then on stops the
+  // frames and writes what was captured (a partial trace), exit 1.
+  InterruptScope interrupt;
   if (opt.queues == "all" || profile_names_several_devices(opt.device)) {
     return profile_queues({.frames = opt.frames,
                            .trace = opt.trace,
@@ -396,12 +408,14 @@ int profile(const ProfileOptions& opt) {
     if (!fit) return std::nullopt;
     return fit->map(t);
   });
-  ChromeTrace trace;
+  ChromeTraceWriter trace;
+  if (!open_trace_file(opt.trace, trace)) return kExitWriteFailed;
   if (!opt.trace.empty())
     prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
-  if (auto r = run_frames(opt, rig, opt.trace.empty() ? nullptr : &trace); !r) {
+  if (auto r = run_frames(opt, rig, opt.trace.empty() ? nullptr : &trace, sum.frames_run); !r) {
     return fail("", r.error().message, kExitRunFailed);
   }
+  sum.partial = profile_interrupted(InterruptScope::flag(), sum.frames_run, opt.frames);
   prof.next_frame();  // closes the last frame; every result is available now
   prof.collect();
   calibrator.stop();

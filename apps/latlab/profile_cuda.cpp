@@ -36,6 +36,7 @@
 // LATLAB_ENABLE_PROFILER the build chose for user code.
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "interrupt_scope.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_cuda.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -133,7 +134,8 @@ Result<void> record_frame(CudaGpuProfiler& prof, cudaStream_t stream, float* dat
 }
 
 // Waits for the frame that used `slot` (if any) and retires it in the profiler.
-Result<void> wait_slot(CudaFrameLoop& loop, uint32_t slot, GpuProfiler& prof, ChromeTrace* trace) {
+Result<void> wait_slot(CudaFrameLoop& loop, uint32_t slot, GpuProfiler& prof,
+                       ChromeTraceWriter* trace) {
   auto& frame = loop.frame_of(slot);
   if (!frame) return {};
   const int64_t w0 = host_now_ns();
@@ -146,8 +148,9 @@ Result<void> wait_slot(CudaFrameLoop& loop, uint32_t slot, GpuProfiler& prof, Ch
 }
 
 Result<void> run_frames(const CudaProfileRequest& req, CudaGpuProfiler& prof, CudaFrameLoop& loop,
-                        ChromeTrace* trace) {
-  for (uint64_t frame = 0; frame < req.frames; ++frame) {
+                        ChromeTraceWriter* trace, uint64_t& frames_run) {
+  const std::atomic<bool>* stop = InterruptScope::flag();  // stops after the frame it is in
+  for (uint64_t frame = 0; frame < req.frames && !stop->load(); ++frame, ++frames_run) {
     const auto slot = static_cast<uint32_t>(frame % req.frames_in_flight);
     if (auto w = wait_slot(loop, slot, prof, trace); !w) return w;
     if (frame > 0) prof.next_frame();  // closes the previous frame, collects what is ready
@@ -174,10 +177,12 @@ struct CudaRunInfo {
   std::string mapping;  // how device ticks reach the host clock
   std::shared_ptr<const ClockFit> fit;
   uint64_t write_errors = 0;
+  uint64_t frames_run = 0;
+  std::string partial;  // why the run stopped early; "" when it did not
 };
 
 void print_json(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfiler& prof,
-                const ChromeTrace& trace, bool trace_written) {
+                const ChromeTraceWriter& trace, bool trace_written) {
   nlohmann::json out = {
       {"backend", "cuda"},
       {"device", run.device_name},
@@ -194,13 +199,13 @@ void print_json(const CudaProfileRequest& req, const CudaRunInfo& run, const Gpu
       {"stamp_write_errors", run.write_errors},
   };
   if (!req.trace.empty()) {
-    out["trace"] = profile_trace_json(req.trace, trace, trace_written);
+    out["trace"] = profile_trace_json(req.trace, trace, trace_written, !run.partial.empty());
   }
   fmt::print("{}\n", out.dump(2));
 }
 
 void print_text(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfiler& prof,
-                const ChromeTrace& trace, bool trace_written) {
+                const ChromeTraceWriter& trace, bool trace_written) {
   print_host_mapping_line(run.mapping, run.fit);
   fmt::print("{}\n", format_stat_table(run.queue_name, prof.stats()));
   print_newest_frame_tree(prof, run.queue_name);
@@ -209,7 +214,7 @@ void print_text(const CudaProfileRequest& req, const CudaRunInfo& run, const Gpu
       "note: each zone edge is a one-thread stamp kernel in the stream; it adds GPU time (a few "
       "us)\n");
   if (run.write_errors > 0) fmt::print("stamp launches that failed: {}\n", run.write_errors);
-  print_trace_line(req.trace, trace, trace_written);
+  print_trace_line(req.trace, trace, trace_written, !run.partial.empty());
 }
 
 // Device ticks -> host clock: a calibrator on the CUDA sampler's bracketed
@@ -259,13 +264,14 @@ std::optional<int> open_device(const CudaProfileRequest& req, CudaRunInfo& run) 
 
 // After the frames: the missing-zone warning, the trace file, the output.
 int report(const CudaProfileRequest& req, const CudaRunInfo& run, const GpuProfiler& prof,
-           const ChromeTrace& trace) {
-  int code = kExitOk;
+           ChromeTraceWriter& trace) {
+  int code = run.partial.empty() ? kExitOk : kExitRunFailed;
+  if (!run.partial.empty()) std::fprintf(stderr, "latlab profile: %s\n", run.partial.c_str());
   const ProfilerCounters counters = prof.counters();
-  const uint64_t expected_zones = uint64_t{req.frames} * kZonesPerFrame;
+  const uint64_t expected_zones = run.frames_run * kZonesPerFrame;
   warn_untimed_zones(counters, expected_zones);
   const bool want_trace = !req.trace.empty();
-  if (want_trace && !write_trace_file(req.trace, trace)) code = kExitWriteFailed;
+  if (want_trace && !close_trace_file(trace, run.partial)) code = kExitWriteFailed;
   const bool trace_written = want_trace && code != kExitWriteFailed;
   if (req.json) {
     print_json(req, run, prof, trace, trace_written);
@@ -311,13 +317,17 @@ int profile_cuda(const CudaProfileRequest& req) {
     if (!fit) return std::nullopt;
     return fit->map(t);
   });
-  ChromeTrace trace;
+  ChromeTraceWriter trace;
+  if (!open_trace_file(req.trace, trace)) return kExitWriteFailed;
   if (!req.trace.empty()) {
     prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
   }
-  if (auto r = run_frames(req, prof, *loop_r.value(), req.trace.empty() ? nullptr : &trace); !r) {
+  if (auto r = run_frames(req, prof, *loop_r.value(), req.trace.empty() ? nullptr : &trace,
+                          run.frames_run);
+      !r) {
     return fail(r.error().message, kExitRunFailed);
   }
+  run.partial = profile_interrupted(InterruptScope::flag(), run.frames_run, req.frames);
   if (calibrator) calibrator->stop();
   run.fit = calibrator ? calibrator->fit() : nullptr;
   // A failed stamp launch is counted by the slots; its zone reads invalid,

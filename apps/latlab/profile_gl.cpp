@@ -43,6 +43,7 @@
 // LATLAB_ENABLE_PROFILER the build chose for user code.
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "interrupt_scope.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_opengl.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -130,7 +131,7 @@ void record_frame(GlRig& rig, GlContext* stream, uint32_t c) {
 }
 
 // Waits for the frame that used `slot` (if any) and retires it in the profiler.
-Result<void> wait_slot(GlRig& rig, uint32_t slot, ChromeTrace* trace) {
+Result<void> wait_slot(GlRig& rig, uint32_t slot, ChromeTraceWriter* trace) {
   if (!rig.ring->in_flight(slot)) return {};
   const int64_t w0 = host_now_ns();
   auto waited = rig.ring->wait(slot);
@@ -148,10 +149,12 @@ Result<void> wait_slot(GlRig& rig, uint32_t slot, ChromeTrace* trace) {
 }
 
 // Records and submits --frames frames, frames_in_flight at once, then waits
-// for all and collects; CPU spans go to `trace` when it is not null.
+// for all and collects; CPU spans go to `trace` when it is not null. An
+// interrupt stops it after the frame it is in; `frames_run` counts those recorded.
 Result<void> run_frames(const GlProfileRequest& req, GlContext& ctx, GlRig& rig,
-                        ChromeTrace* trace) {
-  for (uint64_t frame = 0; frame < req.frames; ++frame) {
+                        ChromeTraceWriter* trace, uint64_t& frames_run) {
+  const std::atomic<bool>* stop = InterruptScope::flag();
+  for (uint64_t frame = 0; frame < req.frames && !stop->load(); ++frame, ++frames_run) {
     const auto slot = static_cast<uint32_t>(frame % req.frames_in_flight);
     if (auto w = wait_slot(rig, slot, trace); !w) return w;
     if (frame > 0) rig.prof->next_frame();  // closes the previous frame, collects what is ready
@@ -179,6 +182,8 @@ struct GlRunInfo {
   std::string mapping;     // how device ticks reach the host clock
   std::shared_ptr<const ClockFit> fit;
   uint64_t write_errors = 0;
+  uint64_t frames_run = 0;
+  std::string partial;  // why the run stopped early; "" when it did not
 };
 
 nlohmann::json debug_errors_json(const GlProfileRequest& req, const GlContext& ctx) {
@@ -187,7 +192,7 @@ nlohmann::json debug_errors_json(const GlProfileRequest& req, const GlContext& c
 }
 
 void print_json(const GlProfileRequest& req, const GlContext& ctx, const GlRunInfo& run,
-                const GpuProfiler& prof, const ChromeTrace& trace, bool trace_written) {
+                const GpuProfiler& prof, const ChromeTraceWriter& trace, bool trace_written) {
   const GlDeviceReport& d = ctx.report();
   nlohmann::json out = {
       {"backend", "gl"},
@@ -209,13 +214,13 @@ void print_json(const GlProfileRequest& req, const GlContext& ctx, const GlRunIn
       {"validation_errors", debug_errors_json(req, ctx)},
   };
   if (!req.trace.empty()) {
-    out["trace"] = profile_trace_json(req.trace, trace, trace_written);
+    out["trace"] = profile_trace_json(req.trace, trace, trace_written, !run.partial.empty());
   }
   fmt::print("{}\n", out.dump(2));
 }
 
 void print_text(const GlProfileRequest& req, const GlContext& ctx, const GlRunInfo& run,
-                const GpuProfiler& prof, const ChromeTrace& trace, bool trace_written) {
+                const GpuProfiler& prof, const ChromeTraceWriter& trace, bool trace_written) {
   print_host_mapping_line(run.mapping, run.fit);
   fmt::print("{}\n", format_stat_table(run.queue_name, prof.stats()));
   print_newest_frame_tree(prof, run.queue_name);
@@ -230,20 +235,21 @@ void print_text(const GlProfileRequest& req, const GlContext& ctx, const GlRunIn
         "overlap\n");
   }
   if (run.write_errors > 0) fmt::print("timestamp writes refused: {}\n", run.write_errors);
-  print_trace_line(req.trace, trace, trace_written);
+  print_trace_line(req.trace, trace, trace_written, !run.partial.empty());
   if (req.debug) fmt::print("KHR_debug errors: {}\n", ctx.debug_error_count());
 }
 
 // After the frames: the missing-zone warning, the trace file, KHR_debug
 // findings, the output; returns the exit code.
 int report(const GlProfileRequest& req, GlContext& ctx, const GlRunInfo& run,
-           const GpuProfiler& prof, const ChromeTrace& trace) {
-  int code = kExitOk;
+           const GpuProfiler& prof, ChromeTraceWriter& trace) {
+  int code = run.partial.empty() ? kExitOk : kExitRunFailed;
+  if (!run.partial.empty()) std::fprintf(stderr, "latlab profile: %s\n", run.partial.c_str());
   const ProfilerCounters counters = prof.counters();
-  const uint64_t expected_zones = uint64_t{req.frames} * kZonesPerFrame;
+  const uint64_t expected_zones = run.frames_run * kZonesPerFrame;
   warn_untimed_zones(counters, expected_zones);
   const bool want_trace = !req.trace.empty();
-  if (want_trace && !write_trace_file(req.trace, trace)) code = kExitWriteFailed;
+  if (want_trace && !close_trace_file(trace, run.partial)) code = kExitWriteFailed;
   const bool trace_written = want_trace && code != kExitWriteFailed;
   if (req.debug) {
     ctx.drain_gl_errors("end of profile");
@@ -323,13 +329,16 @@ int profile_gl(const GlProfileRequest& req) {
       if (!fit) return std::nullopt;
       return fit->map(t);
     });
-    ChromeTrace trace;
+    ChromeTraceWriter trace;
+    if (!open_trace_file(req.trace, trace)) return kExitWriteFailed;
     if (!req.trace.empty())
       prof.set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame(pdesc.name, f); });
-    if (auto r = run_frames(req, ctx, rig, req.trace.empty() ? nullptr : &trace); !r) {
+    if (auto r = run_frames(req, ctx, rig, req.trace.empty() ? nullptr : &trace, run.frames_run);
+        !r) {
       calibrator.stop();
       return fail(r.error().message, kExitRunFailed);
     }
+    run.partial = profile_interrupted(InterruptScope::flag(), run.frames_run, req.frames);
     calibrator.stop();
     run.fit = calibrator.fit();
     // A refused write (no context current, another context) is counted; its

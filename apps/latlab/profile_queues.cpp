@@ -26,6 +26,7 @@
 
 #include "command.hpp"
 #include "device_list.hpp"
+#include "interrupt_scope.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -48,7 +49,7 @@ int fail(const std::string& message, int code) {
 // default): prints its text unless --json, stores its JSON object in `out`,
 // adds its spans to `trace` (may be null); returns its exit code.
 int run_device(const QueuesProfileRequest& req, const std::string& device,
-               const std::string& track_prefix, ChromeTrace* trace, nlohmann::json& out) {
+               const std::string& track_prefix, ChromeTraceWriter* trace, nlohmann::json& out) {
   auto ctx_r = VulkanContext::create(VulkanContextDesc{
       .device = device, .validation = req.validation, .all_timing_queues = req.all_queues});
   if (!ctx_r) {
@@ -185,13 +186,16 @@ int profile_queues(const QueuesProfileRequest& req) {
   const auto selectors = device_selectors(req.device, no_device);
   if (!selectors)
     return fail(selectors.error().message, no_device ? kExitMissingCapability : kExitUsage);
-  ChromeTrace trace;
-  ChromeTrace* tracep = req.trace.empty() ? nullptr : &trace;
+  ChromeTraceWriter trace;
+  ChromeTraceWriter* tracep = req.trace.empty() ? nullptr : &trace;
+  if (!open_trace_file(req.trace, trace)) return kExitWriteFailed;
+  std::string partial;  // why the run stopped early; "" when it did not
   const bool several = profile_names_several_devices(req.device);
   int code = kExitOk;
   nlohmann::json out;
   nlohmann::json sections = nlohmann::json::array();
   for (const std::string& sel : *selectors) {
+    if (InterruptScope::flag()->load()) break;  // Ctrl-C: no further device
     if (several && !req.json) fmt::print("\n== device {}\n", sel);
     // A track group per device: "GPU [index] name"; its queues' tracks and
     // tables named "[index] vulkan queue family N (...)".
@@ -211,16 +215,21 @@ int profile_queues(const QueuesProfileRequest& req) {
     }
   }
   if (several) out = {{"host_clock", kHostClockName}, {"devices", sections}};
+  if (InterruptScope::flag()->load()) {
+    partial = "interrupted";
+    std::fprintf(stderr, "latlab profile: interrupted; the frames run so far are reported\n");
+    if (code == kExitOk) code = kExitRunFailed;
+  }
   bool trace_written = false;
   if (tracep != nullptr) {
-    trace_written = write_trace_file(req.trace, trace);
+    trace_written = close_trace_file(trace, partial);
     if (!trace_written && code == kExitOk) code = kExitWriteFailed;
-    out["trace"] = profile_trace_json(req.trace, trace, trace_written);
+    out["trace"] = profile_trace_json(req.trace, trace, trace_written, !partial.empty());
   }
   if (req.json) {
     fmt::print("{}\n", out.dump(2));
   } else if (tracep != nullptr) {
-    print_trace_line(req.trace, trace, trace_written);
+    print_trace_line(req.trace, trace, trace_written, !partial.empty());
   }
   return code;
 }

@@ -19,6 +19,7 @@
 // LATLAB_ENABLE_PROFILER the build chose for user code.
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "interrupt_scope.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -249,8 +250,10 @@ Result<void> make_work(const VulkanContext& ctx, const QueuesProfileRequest& req
 
 // Records and submits every role's command buffer for --frames frames,
 // frames_in_flight at once, then waits for all; CPU spans go to `trace`.
-Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeTrace* trace) {
-  for (uint64_t frame = 0; frame < req.frames; ++frame) {
+// An interrupt stops it after the frame it is in.
+Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeTraceWriter* trace) {
+  const std::atomic<bool>* stop = InterruptScope::flag();
+  for (uint64_t frame = 0; frame < req.frames && !stop->load(); ++frame) {
     const auto slot = static_cast<uint32_t>(frame % req.frames_in_flight);
     const int64_t w0 = host_now_ns();
     bool waited_any = false;

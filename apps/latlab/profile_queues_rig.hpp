@@ -123,7 +123,7 @@ Result<void> plan_queues(const VulkanContext& ctx, const QueuesProfileRequest& r
 Result<void> make_work(const VulkanContext& ctx, const QueuesProfileRequest& req, QueuesRig& rig);
 // Records and submits every role's command buffer for --frames frames,
 // frames_in_flight at once, then waits for all; CPU spans go to `trace`.
-Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeTrace* trace);
+Result<void> run_frames(const QueuesProfileRequest& req, QueuesRig& rig, ChromeTraceWriter* trace);
 
 // Zones the frames should have given (every role's zones per frame).
 uint64_t expected_zones(const QueuesRig& rig, uint32_t frames);

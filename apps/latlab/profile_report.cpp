@@ -54,14 +54,18 @@ void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_n
   }
 }
 
-nlohmann::json profile_trace_json(const std::string& path, const ChromeTrace& trace, bool written) {
+nlohmann::json profile_trace_json(const std::string& path, const ChromeTraceWriter& trace,
+                                  bool written, bool partial) {
   return {{"path", path},
           {"spans", trace.span_count()},
           {"gpu_zones_unmapped", trace.gpu_zones_unmapped()},
-          {"written", written}};
+          {"spans_late", trace.spans_late()},
+          {"written", written},
+          {"partial", partial}};
 }
 
-void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<const ClockFit>& fit) {
+void print_host_mapping_line(const std::string& mapping,
+                             const std::shared_ptr<const ClockFit>& fit) {
   fmt::print("  host mapping: {}", mapping);
   if (fit) {
     fmt::print(" ({} pairs, drift {:.3f} ppm, error at the anchor {} ns)", fit->pairs_used,
@@ -79,31 +83,51 @@ void print_counters_line(const ProfilerCounters& c) {
       c.frames_without_queries);
 }
 
-void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written) {
+void print_trace_line(const std::string& path, const ChromeTraceWriter& trace, bool written,
+                      bool partial) {
   if (path.empty() || !written) return;
-  fmt::print("trace: {} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", path,
-             trace.span_count(),
-             trace.gpu_zones_unmapped() > 0
-                 ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
-                 : "");
+  fmt::print(
+      "trace: {}{} ({} spans; open in ui.perfetto.dev or chrome://tracing){}\n", path,
+      partial ? " (partial)" : "", trace.span_count(),
+      trace.gpu_zones_unmapped() > 0
+          ? fmt::format("; {} GPU zones left out: no host mapping", trace.gpu_zones_unmapped())
+          : "");
 }
 
 void warn_untimed_zones(const ProfilerCounters& c, uint64_t expected) {
   if (c.zones_ok == expected) return;
   std::fprintf(stderr,
-               "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu, overlapped %llu)\n",
-               static_cast<unsigned long long>(c.zones_ok), static_cast<unsigned long long>(expected),
+               "latlab profile: %llu of %llu zones have a time (dropped %llu, invalid %llu, "
+               "overlapped %llu)\n",
+               static_cast<unsigned long long>(c.zones_ok),
+               static_cast<unsigned long long>(expected),
                static_cast<unsigned long long>(c.zones_dropped),
                static_cast<unsigned long long>(c.zones_invalid),
                static_cast<unsigned long long>(c.zones_overlapped));
 }
 
-bool write_trace_file(const std::string& path, const ChromeTrace& trace) {
-  if (auto w = trace.write_file(path); !w) {
+bool open_trace_file(const std::string& path, ChromeTraceWriter& trace) {
+  if (path.empty()) return true;
+  if (auto o = trace.open(path); !o) {
+    std::fprintf(stderr, "latlab profile: %s\n", o.error().message.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool close_trace_file(ChromeTraceWriter& trace, const std::string& partial_reason) {
+  if (!trace.is_open()) return true;
+  auto w = partial_reason.empty() ? trace.close() : trace.close_partial(partial_reason);
+  if (!w) {
     std::fprintf(stderr, "latlab profile: %s\n", w.error().message.c_str());
     return false;
   }
   return true;
+}
+
+std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run, uint64_t frames) {
+  if (interrupt == nullptr || !interrupt->load()) return "";
+  return fmt::format("interrupted after {} of {} frames", run, frames);
 }
 
 }  // namespace latlab::cli

@@ -3,6 +3,8 @@
 // and the clock fit, and the newest frame's tree.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,17 +23,29 @@ nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats);
 nlohmann::json profile_counters_json(const ProfilerCounters& counters);
 // pairs_used, drift_ppm, base_error_ns, estimated; null without a fit.
 nlohmann::json profile_clock_fit_json(const std::shared_ptr<const ClockFit>& fit);
-// `trace` of the JSON output: path, spans, gpu_zones_unmapped, written.
-nlohmann::json profile_trace_json(const std::string& path, const ChromeTrace& trace, bool written);
+// `trace` of the JSON output: path, spans, gpu_zones_unmapped, spans_late,
+// written, partial.
+nlohmann::json profile_trace_json(const std::string& path, const ChromeTraceWriter& trace,
+                                  bool written, bool partial);
 // The text output's lines every backend prints: "  host mapping: ..." with the
 // fit (before the table), the counters line, and the trace line (when written).
-void print_host_mapping_line(const std::string& mapping, const std::shared_ptr<const ClockFit>& fit);
+void print_host_mapping_line(const std::string& mapping,
+                             const std::shared_ptr<const ClockFit>& fit);
 void print_counters_line(const ProfilerCounters& c);
-void print_trace_line(const std::string& path, const ChromeTrace& trace, bool written);
+void print_trace_line(const std::string& path, const ChromeTraceWriter& trace, bool written,
+                      bool partial);
 // Says on stderr how many zones have a time when that is not `expected`.
 void warn_untimed_zones(const ProfilerCounters& c, uint64_t expected);
-// Writes the trace to `path`; false, with the reason on stderr, when it could not.
-bool write_trace_file(const std::string& path, const ChromeTrace& trace);
+// Opens the streamed trace at `path` (empty: no trace, true); false, with the
+// reason on stderr, when it cannot be written.
+bool open_trace_file(const std::string& path, ChromeTraceWriter& trace);
+// Closes the trace opened by open_trace_file (not open: true): whole, or
+// partial with `partial_reason` when that is not empty; false, with the
+// reason on stderr, when it could not be written.
+bool close_trace_file(ChromeTraceWriter& trace, const std::string& partial_reason);
+// The partial reason of a run that `interrupt` stopped after `run` of
+// `frames` frames; "" when it was not stopped.
+std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run, uint64_t frames);
 // Prints the tree of the newest retained frame with zones (the very last
 // one closed is empty); nothing if none is retained.
 void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name);

@@ -33,6 +33,7 @@
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
+#include "interrupt_scope.hpp"
 #include "latlab/device_factory.hpp"
 #include "latlab/sim.hpp"
 #include "run_options.hpp"
@@ -41,40 +42,6 @@
 
 namespace latlab::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
-
-// Ctrl-C / SIGTERM end the run early with a partial result while this is
-// installed; a second Ctrl-C ends the process (SA_RESETHAND). restore() puts
-// the previous handlers back (also on destruction).
-class InterruptScope {
- public:
-  InterruptScope() {
-    g_interrupted.store(false);
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = static_cast<int>(SA_RESETHAND);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptScope() { restore(); }
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
-
-  void restore() {
-    if (!installed_) return;
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    installed_ = false;
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-  bool installed_ = true;
-};
 
 // The device of the run and the clock it lives on.
 struct RunDevice {
@@ -164,7 +131,7 @@ int run_command(const RunOptions& o, RunPlan& plan) {
   std::FILE* info = stdout_taken ? stderr : stdout;
   if (is_device_list(o.device)) {
     InterruptScope interrupt;
-    return run_device_list(o, plan, info, &g_interrupted);
+    return run_device_list(o, plan, info, InterruptScope::flag());
   }
   // Opened (its schema version checked) before anything runs; a new store
   // is created only when the run is appended.
@@ -183,7 +150,7 @@ int run_command(const RunOptions& o, RunPlan& plan) {
   InterruptScope interrupt;
   print_run_settings(info, o, plan, device.info());
   if (plan.want_latency()) open_run_present(o, device, present, info);
-  const LoadedSetup loaded = prepare_loaded(o, plan, device, info, &g_interrupted);
+  const LoadedSetup loaded = prepare_loaded(o, plan, device, info, InterruptScope::flag());
   if (!loaded.interrupted.empty()) {  // Ctrl-C during calibration: as before any measured frame
     std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
                  loaded.interrupted.c_str());
@@ -196,14 +163,15 @@ int run_command(const RunOptions& o, RunPlan& plan) {
   set_latency_modes(plan, loaded);
   RunMeta meta = make_run_meta(o);
   if (!plan.want_latency()) {
-    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info, &g_interrupted);
+    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info,
+                                InterruptScope::flag());
   }
 
   LatencyRunEnv env;
   env.device = &device;
   env.mapper = mapper.get();
   env.time = rd.time.get();
-  env.interrupt = &g_interrupted;
+  env.interrupt = InterruptScope::flag();
   env.present = present.path.get();
   const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
   Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
@@ -219,7 +187,7 @@ int run_command(const RunOptions& o, RunPlan& plan) {
     return kExitRunFailed;
   }
   const PerformanceOutcome perf =
-      run_performance_after(plan, run, device, o.perf_frames, &g_interrupted);
+      run_performance_after(plan, run, device, o.perf_frames, InterruptScope::flag());
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info, store.get());
 }

@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
   if (!prof) return fail("profiler", prof.error().message);
   auto clock = latlab::start_cuda_clock_sync(-1);  // latlab: GPU times on the host clock
   (*prof)->set_clock_mapper(clock->mapper());      // latlab
-  latlab::ChromeTrace trace;                       // latlab
+  latlab::ChromeTraceWriter trace;  // latlab: streams the trace to argv[1] as frames come
+  if (auto o = argc > 1 ? trace.open(argv[1]) : latlab::Result<void>{}; !o)  // latlab
+    return fail("trace", o.error().message);
   (*prof)->set_frame_sink(
       [&](const latlab::ProfilerFrame& f) { trace.add_frame("cuda", f); });  // latlab
 
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
   std::printf("clock: %s\n",
               clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab
   if (argc > 1) {
-    if (auto w = trace.write_file(argv[1]); !w) return fail("trace", w.error().message);  // latlab
+    if (auto w = trace.close(); !w) return fail("trace", w.error().message);  // latlab
     std::printf("trace: %s (%zu spans)\n", argv[1], trace.span_count());
   }
   const bool all_timed = (*prof)->counters().zones_ok == 4u * kFrames;  // latlab

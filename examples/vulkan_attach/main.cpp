@@ -186,7 +186,9 @@ int main(int argc, char** argv) {
     if (!gpu) return fail("profiler", gpu.error().message);
     auto clock = latlab::start_clock_sync(**attached);  // GPU times on the host clock
     (*gpu)->profiler().set_clock_mapper(clock->mapper());
-    latlab::ChromeTrace trace;
+    latlab::ChromeTraceWriter trace;  // latlab: streams the trace to argv[1] as frames come
+    if (auto o = argc > 1 ? trace.open(argv[1]) : latlab::Result<void>{}; !o)  // latlab
+      return fail("trace", o.error().message);
     (*gpu)->profiler().set_frame_sink(
         [&](const latlab::ProfilerFrame& f) { trace.add_frame("transfer", f); });
 
@@ -229,8 +231,7 @@ int main(int argc, char** argv) {
     std::printf("clock: %s\n",
                 clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab
     if (argc > 1) {
-      if (auto w = trace.write_file(argv[1]); !w)
-        return fail("trace", w.error().message);  // latlab
+      if (auto w = trace.close(); !w) return fail("trace", w.error().message);  // latlab
       std::printf("trace: %s (%zu spans)\n", argv[1], trace.span_count());
     }
     if ((*gpu)->profiler().counters().zones_ok != 3u * kFrames)

@@ -7,10 +7,18 @@
 // moved to extra lanes of that track ("<track> #2", ...) so that every lane's
 // B/E events nest; no time is altered.
 //
+// Two writers of the same format:
+//   ChromeTraceWriter streams spans to its file as they come, holding a
+//     bounded number of them (ChromeTraceWriterDesc): for captures of any
+//     length (latlab profile --trace, the examples).
+//   ChromeTrace keeps every span in memory and writes the whole trace at the
+//     end (to_json): for short captures and tests.
+//
 // Not thread-safe: build a trace on one thread (e.g. in a frame sink).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +74,8 @@ class ChromeTrace {
     const ZoneSite* site = nullptr;  // a zone's source location, if any
   };
   uint32_t track_index(std::string_view name, bool gpu);
+  bool add_span_at(std::string_view track, std::string_view name, int64_t begin_ns, int64_t end_ns,
+                   bool gpu, int64_t frame_id, const ZoneSite* site);
 
   std::vector<Track> tracks_;
   std::vector<std::string> gpu_groups_{"GPU"};  // process names; [0] the default
@@ -74,6 +84,79 @@ class ChromeTrace {
   uint64_t unmapped_ = 0;
   uint64_t without_time_ = 0;
   uint64_t refused_ = 0;
+};
+
+struct ChromeTraceWriterDesc {
+  // Spans of one track held before the earliest is written (default 4096):
+  // spans that arrive out of order by up to this many (GPU zones arrive
+  // frames after the CPU spans beside them) are still written in time
+  // order, in the lanes ChromeTrace would give them.
+  uint32_t window_spans = 4096;
+  // Spans of one track open at one time, over all its lanes (default 1024):
+  // those that contain the instant being written. A span that would open
+  // one more is refused and counted in spans_refused().
+  uint32_t max_open_spans = 1024;
+};
+
+// Streams a Chrome trace to its file. Memory is bounded whatever the
+// capture's length: per track at most window_spans waiting and
+// max_open_spans open (buffered_spans() counts both), plus the track and
+// lane tables and a 64 KiB write buffer.
+//
+// The edge of the window: a span that arrives after a later-starting span
+// of its track was already written (more than window_spans late) is written
+// at once, with its times, in the first lane of its track where it nests
+// after what that lane has written, else in a new lane; it is counted in
+// spans_late(), never dropped.
+//
+// The file is written as write_output_file writes (core/output_file.hpp):
+// a regular file through a temporary file beside it, renamed over the name
+// by close() or close_partial(), so the name never holds a half-written
+// trace (the destructor, or a failed write, removes the temporary file and
+// leaves the old file); a FIFO, a character device or "-" is written
+// through as spans come. close_partial() ends the trace with what was
+// captured and marks it "partial" in otherData. otherData (clock, counters,
+// partial) follows traceEvents in the file.
+//
+// Owns its file; not copyable. Not thread-safe: one thread adds spans.
+class ChromeTraceWriter {
+ public:
+  explicit ChromeTraceWriter(ChromeTraceWriterDesc desc = {});
+  ~ChromeTraceWriter();  // an unclosed file is abandoned (see above)
+  ChromeTraceWriter(const ChromeTraceWriter&) = delete;
+  ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
+
+  // Checks and opens `path` (check_output_path's rules); a FIFO's open
+  // waits for its reader. Spans are accepted from now until close.
+  Result<void> open(const std::string& path);
+  bool is_open() const;
+
+  // As ChromeTrace's. While the writer is not open a span is refused
+  // (counted in spans_refused()).
+  void add_frame(std::string_view queue_name, const ProfilerFrame& frame);
+  bool add_span(std::string_view track, std::string_view name, int64_t begin_ns, int64_t end_ns,
+                bool gpu = false, int64_t frame_id = -1);
+  void set_gpu_group(std::string_view name);
+
+  // Writes what is held, closes every lane and commits the file. The error
+  // of an earlier failed write, if any, comes back here.
+  Result<void> close();
+  // As close(), with "partial": true and `reason` in otherData.
+  Result<void> close_partial(std::string_view reason);
+
+  // Spans written (or held to be written).
+  size_t span_count() const;
+  uint64_t gpu_zones_unmapped() const;
+  uint64_t gpu_zones_without_time() const;
+  uint64_t spans_refused() const;
+  uint64_t spans_late() const;
+  // Spans held now (waiting in a window or open), and the most ever held.
+  size_t buffered_spans() const;
+  size_t peak_buffered_spans() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace latlab

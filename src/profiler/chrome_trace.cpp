@@ -1,52 +1,15 @@
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
-#include <numeric>
 
 #include "core/output_file.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler_trace.hpp"
+#include "trace_events.hpp"
 
 namespace latlab {
-namespace {
 
-constexpr int kCpuPid = 1;
-constexpr int kGpuPid = 2;
-
-void append_escaped(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
-// ns -> "us.nnn", exact.
-void append_us(std::string& out, int64_t ns) {
-  char buf[40];
-  const bool neg = ns < 0;
-  const uint64_t a = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-  std::snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03" PRIu64, neg ? "-" : "", a / 1000, a % 1000);
-  out += buf;
-}
-
-}  // namespace
+using trace_events::append_escaped;
+using trace_events::kCpuPid;
+using trace_events::kGpuPid;
 
 uint32_t ChromeTrace::track_index(std::string_view name, bool gpu) {
   const uint32_t group = gpu ? gpu_group_ : 0;
@@ -71,41 +34,26 @@ void ChromeTrace::set_gpu_group(std::string_view name) {
 
 bool ChromeTrace::add_span(std::string_view track, std::string_view name, int64_t begin_ns,
                            int64_t end_ns, bool gpu, int64_t frame_id) {
+  return add_span_at(track, name, begin_ns, end_ns, gpu, frame_id, nullptr);
+}
+
+bool ChromeTrace::add_span_at(std::string_view track, std::string_view name, int64_t begin_ns,
+                              int64_t end_ns, bool gpu, int64_t frame_id, const ZoneSite* site) {
   if (end_ns < begin_ns) {
     ++refused_;
     return false;
   }
-  spans_.push_back(Span{track_index(track, gpu), std::string(name), begin_ns, end_ns, frame_id});
+  spans_.push_back(
+      Span{track_index(track, gpu), std::string(name), begin_ns, end_ns, frame_id, site});
   return true;
 }
 
 void ChromeTrace::add_frame(std::string_view queue_name, const ProfilerFrame& f) {
-  const auto id = static_cast<int64_t>(f.frame_id);
-  std::string track;
-  track.append("CPU ").append(queue_name).append(" frames");
-  add_span(track, "frame " + std::to_string(f.frame_id), f.cpu_begin_ns, f.cpu_end_ns, false, id);
-  for (const ProfilerZone& z : f.zones) {
-    const char* name = z.name != nullptr ? z.name : "?";
-    if (z.cpu_recorded) {
-      if (add_span("CPU thread " + std::to_string(z.thread), name, z.cpu_begin_ns, z.cpu_end_ns,
-                   false, id)) {
-        spans_.back().site = z.site;
-      }
-    }
-    if (z.cpu) continue;  // a CPU zone: its span above is all of it
-    if (!z.ok()) {
-      ++without_time_;
-      continue;
-    }
-    if (!z.host_mapped) {
-      ++unmapped_;
-      continue;
-    }
-    track.assign("GPU ").append(queue_name).append(" (thread ").append(std::to_string(z.thread)).append(")");
-    if (add_span(track, name, z.gpu_begin_host_ns, z.gpu_end_host_ns, true, id)) {
-      spans_.back().site = z.site;
-    }
-  }
+  trace_events::frame_spans(
+      queue_name, f,
+      [this](std::string_view track, std::string_view name, int64_t b, int64_t e, bool gpu,
+             int64_t id, const ZoneSite* site) { add_span_at(track, name, b, e, gpu, id, site); },
+      without_time_, unmapped_);
 }
 
 std::string ChromeTrace::to_json() const {
@@ -121,16 +69,10 @@ std::string ChromeTrace::to_json() const {
   out += ",\"time_unit\":\"us, host clock\",\"gpu_zones_unmapped\":" + std::to_string(unmapped_) +
          ",\"gpu_zones_without_time\":" + std::to_string(without_time_) +
          ",\"spans_refused\":" + std::to_string(refused_) + "},\"traceEvents\":[\n";
-  out += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"CPU\"}},\n";
-  out += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}}";
+  trace_events::append_cpu_process_meta(out);
   // GPU groups: pid 2 ("GPU"), then one per set_gpu_group name.
-  for (uint32_t g = 0; g < gpu_groups_.size(); ++g) {
-    const std::string pid = std::to_string(kGpuPid + static_cast<int>(g));
-    out += ",\n{\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":";
-    append_escaped(out, gpu_groups_[g]);
-    out += "}},\n{\"ph\":\"M\",\"pid\":" + pid +
-           ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" + pid + "}}";
-  }
+  for (uint32_t g = 0; g < gpu_groups_.size(); ++g)
+    trace_events::append_gpu_process_meta(out, g, gpu_groups_[g]);
 
   int next_tid = 1;
   for (uint32_t t = 0; t < tracks_.size(); ++t) {
@@ -150,30 +92,8 @@ std::string ChromeTrace::to_json() const {
     std::vector<Lane> lanes;
     const int pid = tracks_[t].gpu ? kGpuPid + static_cast<int>(tracks_[t].group) : kCpuPid;
     auto emit = [&](std::string& ev, int tid, char ph, const Span& s) {
-      ev += ",\n{\"ph\":\"";
-      ev += ph;
-      ev += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-      append_us(ev, ph == 'B' ? s.begin_ns : s.end_ns);
-      ev += ",\"name\":";
-      append_escaped(ev, s.name);
-      if (ph == 'B') {
-        ev += ",\"cat\":\"";
-        ev += tracks_[t].gpu ? "gpu" : "cpu";
-        ev += '"';
-        if (s.frame_id >= 0) {
-          ev += ",\"args\":{\"frame\":" + std::to_string(s.frame_id) +
-                ",\"duration_ns\":" + std::to_string(s.end_ns - s.begin_ns);
-          if (s.site != nullptr) {
-            ev += ",\"function\":";
-            append_escaped(ev, s.site->function != nullptr ? s.site->function : "");
-            ev += ",\"file\":";
-            append_escaped(ev, s.site->file != nullptr ? s.site->file : "");
-            ev += ",\"line\":" + std::to_string(s.site->line);
-          }
-          ev += '}';
-        }
-      }
-      ev += '}';
+      trace_events::append_span_event(ev, ph, pid, tid, tracks_[t].gpu, s.name, s.begin_ns,
+                                      s.end_ns, s.frame_id, s.site);
     };
     const int first_tid = next_tid;
     for (uint32_t i : idx) {
@@ -200,12 +120,7 @@ std::string ChromeTrace::to_json() const {
       const int tid = first_tid + static_cast<int>(l);
       std::string lane_name = tracks_[t].name;
       if (l > 0) lane_name += " #" + std::to_string(l + 1);
-      out += ",\n{\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
-             ",\"name\":\"thread_name\",\"args\":{\"name\":";
-      append_escaped(out, lane_name);
-      out += "}},\n{\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
-             std::to_string(tid) + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
-             std::to_string(tid) + "}}";
+      trace_events::append_lane_meta(out, pid, tid, lane_name, tid);
       out += lane.events;
     }
     next_tid += static_cast<int>(std::max<size_t>(lanes.size(), 1));
