@@ -23,9 +23,9 @@
 #include <new>
 #include <string>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/sim.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 #ifdef LATLAB_HAVE_VULKAN
 #include "latlab/vulkan.hpp"
 #endif

@@ -14,8 +14,8 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/engine/sim.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -20,7 +20,7 @@
 #include "latlab/profiler_sim.hpp"
 using SimSlots = latlab::SimTimestampWriter;
 #else
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/engine/sim_timestamp_slots.hpp"
 using SimSlots = latlab::SimTimestampSlots;
 #endif
 

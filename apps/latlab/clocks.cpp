@@ -13,9 +13,9 @@
 #include "clocks_devices.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
-#include "latlab/clock_study.hpp"
-#include "latlab/device_factory.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/clock_study.hpp"
+#include "latlab/engine/device_factory.hpp"
+#include "latlab/engine/sim.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 

@@ -10,12 +10,12 @@
 #include "command.hpp"
 #include "device_list.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/clock_cross_check.hpp"
-#include "latlab/device_factory.hpp"
+#include "latlab/engine/clock_cross_check.hpp"
+#include "latlab/engine/device_factory.hpp"
+#include "latlab/engine/sim.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::cli {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "latlab/calibrator.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
+#include "latlab/engine/latency_device.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/load_calibration.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_report.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
-#include "latlab/performance_mode.hpp"
+#include "latlab/engine/latency_device.hpp"
+#include "latlab/engine/latency_report.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/load_calibration.hpp"
+#include "latlab/engine/performance_mode.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 #include "report/result_json.hpp"
-#include "latlab/tick_mapper.hpp"
 #include "run_options.hpp"
 #include "run_store.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "cli_checks.hpp"
-#include "latlab/present_probe.hpp"
+#include "latlab/engine/present_probe.hpp"
 
 namespace latlab::cli {
 namespace {

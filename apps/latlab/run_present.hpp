@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/engine/latency_device.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/present_path.hpp"
 #include "run_options.hpp"
 
 namespace latlab::cli {

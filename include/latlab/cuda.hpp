@@ -48,7 +48,7 @@
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"

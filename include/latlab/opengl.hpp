@@ -63,7 +63,7 @@
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"

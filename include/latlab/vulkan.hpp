@@ -28,7 +28,7 @@
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
@@ -728,7 +728,7 @@ class VulkanFragmentWorkload {
 // ---------------------------------------------------------------------------
 // Latency device
 
-// LatencyDevice (latlab/latency_device.hpp) on Vulkan. Owns its context. Each
+// LatencyDevice (latlab/engine/latency_device.hpp) on Vulkan. Owns its context. Each
 // frame: a command buffer from a small ring with its fence, a timestamp
 // before the first pass and after the last, FrameWorkload's passes in
 // between (compute form: VulkanComputeWorkload; fragment form:

@@ -1,4 +1,4 @@
-#include "latlab/latency_device.hpp"
+#include "latlab/engine/latency_device.hpp"
 
 namespace latlab {
 

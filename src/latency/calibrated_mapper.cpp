@@ -11,7 +11,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_interpolation.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

@@ -1,12 +1,12 @@
 // open_latency_device: one place that knows every backend, so the engine and
 // the commands stay backend-agnostic.
-#include "latlab/device_factory.hpp"
+#include "latlab/engine/device_factory.hpp"
 
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 #if LATLAB_HAVE_VULKAN
 #include "latlab/vulkan.hpp"
 #endif

@@ -5,8 +5,8 @@
 // stage that uses a mapped GPU time is computed from these values.
 #pragma once
 
-#include "latlab/latency_run.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {
 

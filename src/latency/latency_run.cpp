@@ -1,4 +1,4 @@
-#include "latlab/latency_run.hpp"
+#include "latlab/engine/latency_run.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "latlab/load_calibration.hpp"
+#include "latlab/engine/load_calibration.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "latlab/present_markers.hpp"
+#include "latlab/engine/present_markers.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "latlab/schedule.hpp"
+#include "latlab/engine/schedule.hpp"
 
 #include <cassert>
 

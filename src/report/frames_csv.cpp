@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/output_file.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/engine/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {

@@ -1,8 +1,8 @@
 // JSON of the Loaded calibration and of Performance mode (docs/result-schema.md).
 #include <nlohmann/json.hpp>
 
+#include "latlab/engine/latency_report.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_report.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 

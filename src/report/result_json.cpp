@@ -2,8 +2,8 @@
 
 #include <optional>
 
+#include "latlab/engine/latency_report.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_report.hpp"
 #include "report/json_parts.hpp"
 #include "report/present_report.hpp"
 #include "report/result_json.hpp"

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/engine/latency_report.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

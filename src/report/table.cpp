@@ -3,7 +3,7 @@
 #include <iterator>
 #include <string>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/engine/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {

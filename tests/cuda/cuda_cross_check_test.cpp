@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "cuda_test_util.hpp"
-#include "latlab/clock_cross_check.hpp"
 #include "latlab/cuda.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/clock_cross_check.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/latency_run.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 
 namespace latlab {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fastest_apart.hpp"
+#include "latlab/engine/latency_run.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 #include "latlab/opengl.hpp"
 #include "one_mesa_worker.hpp"
 #include "opengl/gl_fixture.hpp"

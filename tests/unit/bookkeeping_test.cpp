@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/sim.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
+#include "latlab/engine/sim.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

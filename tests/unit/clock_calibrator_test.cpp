@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 namespace {

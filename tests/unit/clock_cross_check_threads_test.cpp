@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "latlab/clock_cross_check.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/clock_cross_check.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 namespace {

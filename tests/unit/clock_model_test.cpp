@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/sim.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

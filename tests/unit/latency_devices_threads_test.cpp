@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "latlab/latency_devices.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/latency_devices.hpp"
+#include "latlab/engine/sim.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 namespace {

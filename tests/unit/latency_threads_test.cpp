@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/sim.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 #include "unit/interrupting_device.hpp"
 
 namespace latlab {

@@ -1,5 +1,5 @@
 // Load calibration on the scripted sim cost model (the sim "load" device).
-#include "latlab/load_calibration.hpp"
+#include "latlab/engine/load_calibration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "latlab/device_factory.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/device_factory.hpp"
+#include "latlab/engine/sim.hpp"
 #include "unit/interrupting_device.hpp"
 
 namespace latlab {

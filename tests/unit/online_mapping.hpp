@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "latlab/clock_model.hpp"
-#include "latlab/frame_markers.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/frame_markers.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab::test {
 

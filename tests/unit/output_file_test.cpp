@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/engine/latency_report.hpp"
 #include "temp_dir.hpp"
 
 namespace latlab {

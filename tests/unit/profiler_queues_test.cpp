@@ -12,9 +12,9 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/clock_model.hpp"
+#include "latlab/engine/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 
 namespace latlab {
 namespace {

@@ -10,8 +10,8 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "latlab/clock_model.hpp"
+#include "latlab/engine/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/engine/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_trace.hpp"
 
 namespace latlab {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/engine/sim_timestamp_slots.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 
 namespace latlab {

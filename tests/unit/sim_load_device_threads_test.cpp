@@ -5,7 +5,7 @@
 #include <atomic>
 #include <thread>
 
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 namespace {

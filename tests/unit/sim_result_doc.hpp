@@ -7,8 +7,8 @@
 #include <string>
 
 #include "latency/lockstep.hpp"
-#include "latlab/latency_report.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/latency_report.hpp"
+#include "latlab/engine/sim.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::testing {

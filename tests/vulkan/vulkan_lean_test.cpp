@@ -7,8 +7,8 @@
 #include <optional>
 #include <span>
 
+#include "latlab/engine/latency_run.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 

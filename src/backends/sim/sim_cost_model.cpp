@@ -3,7 +3,7 @@
 #include <numbers>
 
 #include "core/splitmix64.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/engine/sim.hpp"
 
 namespace latlab {
 

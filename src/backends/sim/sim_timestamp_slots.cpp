@@ -1,4 +1,4 @@
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/engine/sim_timestamp_slots.hpp"
 
 #include <algorithm>
 

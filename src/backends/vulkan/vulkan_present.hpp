@@ -19,7 +19,7 @@
 
 #include <memory>
 
-#include "latlab/present_path.hpp"
+#include "latlab/engine/present_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 

@@ -2,8 +2,8 @@
 #include "backends/vulkan/vulkan_reference.hpp"
 
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

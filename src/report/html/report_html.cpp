@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/engine/latency_report.hpp"
 #include "report/html/html_assets.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/report_stats.hpp"

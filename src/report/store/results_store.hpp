@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/engine/frame_markers.hpp"
 #include "latlab/result.hpp"
 #include "report/result_reader.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "latlab/clock_model.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/engine/present_path.hpp"
+#include "latlab/engine/reference_path.hpp"
 #include "latlab/query_status.hpp"
-#include "latlab/reference_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
-#include "latlab/performance_mode.hpp"
+#include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/load_calibration.hpp"
+#include "latlab/engine/performance_mode.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 #include "latlab/version.hpp"

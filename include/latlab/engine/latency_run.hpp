@@ -46,16 +46,16 @@
 #include <string_view>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/present_markers.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/engine/frame_markers.hpp"
+#include "latlab/engine/latency_device.hpp"
+#include "latlab/engine/present_markers.hpp"
+#include "latlab/engine/present_path.hpp"
+#include "latlab/engine/schedule.hpp"
+#include "latlab/engine/signal_generator.hpp"
+#include "latlab/engine/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/schedule.hpp"
-#include "latlab/signal_generator.hpp"
 #include "latlab/stats.hpp"
-#include "latlab/tick_mapper.hpp"
 
 namespace latlab {
 

@@ -30,9 +30,9 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/engine/latency_device.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 
