@@ -27,6 +27,7 @@
 #include "latlab/engine/sim.hpp"
 #include "latlab/engine/tick_mapper.hpp"
 #ifdef LATLAB_HAVE_VULKAN
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #endif
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/stats.hpp"
 

@@ -44,6 +44,7 @@
 
 #include "latlab/cuda.hpp"
 #include "latlab/cupti.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/stats.hpp"
 

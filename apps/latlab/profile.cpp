@@ -35,6 +35,7 @@
 // LATLAB_ENABLE_PROFILER the build chose for user code.
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "latlab/profiler_vulkan.hpp"

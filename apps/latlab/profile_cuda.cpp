@@ -31,6 +31,7 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/host_clock.hpp"
 // This command exists to show the profiler: its zones stay in whatever
 // LATLAB_ENABLE_PROFILER the build chose for user code.

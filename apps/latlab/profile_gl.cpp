@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/opengl.hpp"
 // This command exists to show the profiler: its zones stay in whatever

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/vulkan.hpp"
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
 #include "latlab/profiler_trace.hpp"

@@ -8,8 +8,10 @@
 
 #include "command.hpp"
 #include "file_plan.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_OPENGL
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 #endif
 #include "report/html/report_html.hpp"

@@ -8,12 +8,15 @@
 
 #include "latlab/engine/sim.hpp"
 #if LATLAB_HAVE_VULKAN
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #endif
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #endif
 #if LATLAB_HAVE_OPENGL
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 #endif
 

@@ -8,6 +8,7 @@
 #include "cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/engine/clock_cross_check.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/engine/tick_mapper.hpp"
 
 namespace latlab {

@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/engine/latency_run.hpp"
 #include "latlab/host_clock.hpp"
 

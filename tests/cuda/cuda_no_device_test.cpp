@@ -6,6 +6,7 @@
 #include <string>
 
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 
 namespace latlab {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {

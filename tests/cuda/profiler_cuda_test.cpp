@@ -18,6 +18,7 @@
 #define LATLAB_ENABLE_PROFILER 1
 #include "cuda/cuda_test_util.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_cuda.hpp"

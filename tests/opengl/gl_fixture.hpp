@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 
 namespace latlab::test {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fastest_apart.hpp"
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/engine/latency_run.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/opengl.hpp"

@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <thread>
 
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "opengl/gl_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "opengl/gl_fixture.hpp"
 
 namespace latlab::test {
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab::test {

@@ -1,12 +1,13 @@
 // The fragment form of the reference workload (full-screen passes into
 // offscreen targets) on lavapipe with validation on, directly and through
 // the latency device.
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "vulkan/vulkan_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {
 namespace {

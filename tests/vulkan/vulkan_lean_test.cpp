@@ -8,6 +8,7 @@
 #include <span>
 
 #include "latlab/engine/latency_run.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"

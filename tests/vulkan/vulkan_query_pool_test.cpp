@@ -6,9 +6,10 @@
 #include <cstdlib>
 #include <thread>
 
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "vulkan/vulkan_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {
 namespace {

@@ -6,6 +6,7 @@
 #include "backends/cuda/cuda_kernels.hpp"
 #include "backends/cuda/cuda_runtime_util.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/engine/cuda_rig.hpp"
 
 namespace latlab {
 namespace cd = cuda_detail;

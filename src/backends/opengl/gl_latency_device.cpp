@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/engine/gl_rig.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {

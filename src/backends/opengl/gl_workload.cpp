@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/engine/gl_rig.hpp"
 
 namespace latlab {
 namespace {

@@ -1,6 +1,7 @@
 // VulkanComputeWorkload: the reference compute work (shaders/burn.comp).
 #include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {

@@ -2,6 +2,7 @@
 // (shaders/fullscreen.vert + shaders/burn.frag).
 #include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {

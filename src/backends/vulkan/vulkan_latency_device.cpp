@@ -2,6 +2,7 @@
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_present.hpp"
 #include "backends/vulkan/vulkan_reference.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 

@@ -14,6 +14,7 @@
 #include "backends/vulkan/frame_pattern.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/x11_framebuffer_observer.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
 

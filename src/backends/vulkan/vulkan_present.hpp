@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "latlab/engine/present_path.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 

@@ -3,6 +3,7 @@
 
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/engine/latency_device.hpp"
+#include "latlab/engine/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {
