@@ -23,10 +23,11 @@
 #include <new>
 #include <string>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #ifdef LATLAB_HAVE_VULKAN
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #endif
 

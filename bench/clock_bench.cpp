@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "latlab/bench/sim.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

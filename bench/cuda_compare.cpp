@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/stats.hpp"
@@ -191,9 +192,10 @@ int main(int argc, char** argv) {
              "cudaStreamCreateWithFlags");
   auto slots = check(latlab::CudaTimestampSlots::create({.count = 512, .device = device}),
                      "CudaTimestampSlots::create");
-  auto pool = check(latlab::TimestampQueryPool::create(
-                        slots, latlab::QueryPoolDesc{.max_queries = 512, .kind = latlab::QueryKind::compute}),
-                    "TimestampQueryPool::create");
+  auto pool = check(
+      latlab::TimestampQueryPool::create(
+          slots, latlab::QueryPoolDesc{.max_queries = 512, .kind = latlab::QueryKind::compute}),
+      "TimestampQueryPool::create");
   uint64_t frame = 0;
 
   // --- 3. kernel durations vs cudaEventElapsedTime --------------------------

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/stats.hpp"
@@ -100,12 +101,15 @@ int main(int argc, char** argv) {
     die("bad option");
 
   const auto step_probe = check(latlab::probe_globaltimer(device, 10'000), "probe_globaltimer");
-  std::printf("settings: %.0f s, device %d, sample every %llu SM cycles, pair every %d ms, windows of %.0f s\n",
-              seconds, device, static_cast<unsigned long long>(interval_cycles), pair_ms, window_s);
-  std::printf("tight-loop %%globaltimer step (start): min %llu median %llu max %llu ns over %u changes\n",
-              static_cast<unsigned long long>(step_probe.min_step_ns),
-              static_cast<unsigned long long>(step_probe.median_step_ns),
-              static_cast<unsigned long long>(step_probe.max_step_ns), step_probe.steps);
+  std::printf(
+      "settings: %.0f s, device %d, sample every %llu SM cycles, pair every %d ms, windows of %.0f "
+      "s\n",
+      seconds, device, static_cast<unsigned long long>(interval_cycles), pair_ms, window_s);
+  std::printf(
+      "tight-loop %%globaltimer step (start): min %llu median %llu max %llu ns over %u changes\n",
+      static_cast<unsigned long long>(step_probe.min_step_ns),
+      static_cast<unsigned long long>(step_probe.median_step_ns),
+      static_cast<unsigned long long>(step_probe.max_step_ns), step_probe.steps);
 
   latlab::CudaCalibrationDesc cal;
   cal.device = device;
@@ -152,7 +156,8 @@ int main(int argc, char** argv) {
     if (i == 0) continue;
     const auto& p = samples[i - 1];
     if (s.globaltimer_ns < p.globaltimer_after_ns) ++decreases;
-    const double dg = static_cast<double>(static_cast<int64_t>(s.globaltimer_ns - p.globaltimer_ns));
+    const double dg =
+        static_cast<double>(static_cast<int64_t>(s.globaltimer_ns - p.globaltimer_ns));
     const double dc = static_cast<double>(static_cast<int64_t>(s.sm_cycles - p.sm_cycles));
     freq_mhz.push_back(dg > 0 ? dc / dg * 1e3 : std::nan(""));
   }
@@ -176,7 +181,8 @@ int main(int argc, char** argv) {
     const double f = median(local);  // MHz
     const auto& s = samples[i];
     const auto& p = samples[i - 1];
-    const double dg = static_cast<double>(static_cast<int64_t>(s.globaltimer_ns - p.globaltimer_ns));
+    const double dg =
+        static_cast<double>(static_cast<int64_t>(s.globaltimer_ns - p.globaltimer_ns));
     const double dc = static_cast<double>(static_cast<int64_t>(s.sm_cycles - p.sm_cycles));
     const double r = dg - dc / f * 1e3;
     residual_ns.push_back(r);
@@ -184,21 +190,25 @@ int main(int argc, char** argv) {
       jumps.push_back({static_cast<double>(s.globaltimer_ns - samples[0].globaltimer_ns) / 1e9, r});
   }
   print_dist("interval residual dg - dc/f_local", residual_ns, "ns");
-  std::printf("  intervals off the local SM rate by > %.0f ns: %zu\n", 8 * quantum + 100, jumps.size());
+  std::printf("  intervals off the local SM rate by > %.0f ns: %zu\n", 8 * quantum + 100,
+              jumps.size());
   for (size_t i = 0; i < jumps.size() && i < 20; ++i)
     std::printf("    at %9.3f s: %+10.1f ns\n", jumps[i].at_s, jumps[i].size_ns);
   // Per window: SM frequency in ppm from the whole run's.
   const double f_all = median(freq_mhz);
-  std::printf("  per %.0f s window: SM frequency (ppm from the run's median %.3f MHz)\n", window_s, f_all);
+  std::printf("  per %.0f s window: SM frequency (ppm from the run's median %.3f MHz)\n", window_s,
+              f_all);
   {
     size_t i0 = 0;
     const uint64_t g0 = samples[0].globaltimer_ns;
     while (i0 + 1 < samples.size()) {
       size_t i1 = i0 + 1;
       while (i1 + 1 < samples.size() &&
-             static_cast<double>(samples[i1].globaltimer_ns - samples[i0].globaltimer_ns) < window_s * 1e9)
+             static_cast<double>(samples[i1].globaltimer_ns - samples[i0].globaltimer_ns) <
+                 window_s * 1e9)
         ++i1;
-      const double dg = static_cast<double>(samples[i1].globaltimer_ns - samples[i0].globaltimer_ns);
+      const double dg =
+          static_cast<double>(samples[i1].globaltimer_ns - samples[i0].globaltimer_ns);
       const double dc = static_cast<double>(samples[i1].sm_cycles - samples[i0].sm_cycles);
       std::printf("    %8.1f s .. %8.1f s: %+10.3f ppm\n",
                   static_cast<double>(samples[i0].globaltimer_ns - g0) / 1e9,
@@ -220,8 +230,8 @@ int main(int argc, char** argv) {
   std::vector<double> pair_jump_us;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto& p = pairs[i];
-    const double predicted = static_cast<double>(a.device_ticks) +
-                             rate * static_cast<double>(p.host_ns - a.host_ns);
+    const double predicted =
+        static_cast<double>(a.device_ticks) + rate * static_cast<double>(p.host_ns - a.host_ns);
     resid_us.push_back((static_cast<double>(p.device_ticks) - predicted) / 1e3);
     bound_us.push_back(static_cast<double>(p.max_deviation_ns) / 1e3);
     if (i > 0) {
@@ -229,8 +239,8 @@ int main(int argc, char** argv) {
       const double dd = static_cast<double>(static_cast<int64_t>(p.device_ticks - q.device_ticks));
       const double dh = static_cast<double>(p.host_ns - q.host_ns);
       // Beyond what the two brackets allow: a jump between consecutive pairs.
-      const double excess = std::abs(dd - rate * dh) -
-                            static_cast<double>(p.max_deviation_ns + q.max_deviation_ns);
+      const double excess =
+          std::abs(dd - rate * dh) - static_cast<double>(p.max_deviation_ns + q.max_deviation_ns);
       pair_jump_us.push_back(std::max(0.0, excess) / 1e3);
     }
   }
@@ -245,7 +255,8 @@ int main(int argc, char** argv) {
       while (i1 + 1 < pairs.size() &&
              static_cast<double>(pairs[i1].host_ns - pairs[i0].host_ns) < window_s * 1e9)
         ++i1;
-      const double dd = static_cast<double>(static_cast<int64_t>(pairs[i1].device_ticks - pairs[i0].device_ticks));
+      const double dd = static_cast<double>(
+          static_cast<int64_t>(pairs[i1].device_ticks - pairs[i0].device_ticks));
       const double dh = static_cast<double>(pairs[i1].host_ns - pairs[i0].host_ns);
       const double b = static_cast<double>(pairs[i1].max_deviation_ns + pairs[i0].max_deviation_ns);
       std::printf("    %8.1f s .. %8.1f s: %+10.3f ppm (+-%.3f)\n",

@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/cupti.hpp"
 #include "latlab/host_clock.hpp"
@@ -117,7 +118,7 @@ struct Kind {
 struct Bench {
   int device = 0;
   cudaStream_t stream = nullptr;
-  std::shared_ptr<latlab::CudaTimestampSlots> slots;  // stamps + events (pool default)
+  std::shared_ptr<latlab::CudaTimestampSlots> slots;       // stamps + events (pool default)
   std::shared_ptr<latlab::CudaTimestampSlots> bare_slots;  // stamps only (latency device's way)
   std::unique_ptr<latlab::CudaFusedStamps> fused;
   std::unique_ptr<latlab::CudaStreamGate> gate;
@@ -198,7 +199,9 @@ void run_cost(Bench& b, int batch, int rounds, bool with_cupti_rows,
     b.kernel(k);
     check(b.slots->write_timestamp(b.stream, slot + 1), "stamp");
   };
-  const std::function<void(int)> fused = [&](int i) { b.fused_kernel(k, static_cast<uint32_t>(2 * i)); };
+  const std::function<void(int)> fused = [&](int i) {
+    b.fused_kernel(k, static_cast<uint32_t>(2 * i));
+  };
   const std::function<void(int)> events = [&](int) {
     check_cuda(cudaEventRecord(ea, b.stream), "cudaEventRecord");
     b.kernel(k);
@@ -255,10 +258,11 @@ void run_cost(Bench& b, int batch, int rounds, bool with_cupti_rows,
 // [2] Each way vs CUPTI on the same kernels.
 void run_compare(Bench& b, latlab::CuptiKernelObserver& cupti, int reps,
                  std::map<std::string, double>& summary) {
-  const std::vector<Kind> kinds = {{"spin 50 us", 50'000, 0},       {"spin 200 us", 200'000, 0},
-                                   {"spin 1 ms", 1'000'000, 0},     {"spin 5 ms", 5'000'000, 0},
-                                   {"workload 1024^2 c=64", 0, 64}, {"workload 1024^2 c=512", 0, 512},
-                                   {"workload 1024^2 c=4096", 0, 4096}};
+  const std::vector<Kind> kinds = {
+      {"spin 50 us", 50'000, 0},          {"spin 200 us", 200'000, 0},
+      {"spin 1 ms", 1'000'000, 0},        {"spin 5 ms", 5'000'000, 0},
+      {"workload 1024^2 c=64", 0, 64},    {"workload 1024^2 c=512", 0, 512},
+      {"workload 1024^2 c=4096", 0, 4096}};
   const uint32_t stream_id = check(cupti.stream_id(b.stream), "CUPTI stream id");
   cudaEvent_t ea = nullptr;
   cudaEvent_t eb = nullptr;
@@ -468,10 +472,11 @@ int main(int argc, char** argv) {
   }
 
   const auto probe = check(latlab::probe_globaltimer(device, 10'000), "probe_globaltimer");
-  std::printf("[3] %%globaltimer update step over %u changes: min %llu ns, median %llu ns, max %llu ns\n\n",
-              probe.steps, static_cast<unsigned long long>(probe.min_step_ns),
-              static_cast<unsigned long long>(probe.median_step_ns),
-              static_cast<unsigned long long>(probe.max_step_ns));
+  std::printf(
+      "[3] %%globaltimer update step over %u changes: min %llu ns, median %llu ns, max %llu ns\n\n",
+      probe.steps, static_cast<unsigned long long>(probe.min_step_ns),
+      static_cast<unsigned long long>(probe.median_step_ns),
+      static_cast<unsigned long long>(probe.max_step_ns));
 
   auto get = [&](const char* key) { return s.count(key) ? s[key] : std::nan(""); };
   std::printf("targets (issue 14; all kinds pooled, p50 of the cost rounds)\n");

@@ -34,9 +34,9 @@
 // library is the same either way).
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_vulkan.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 // A device made as a program makes its own (shared with the attach tests).
 #include "../tests/vulkan/program_device.hpp"
 

@@ -2,8 +2,9 @@
 // frame of 1024 zones = 2048 queries, counted by callgrind between client
 // toggles, so the figure does not depend on how busy the machine is:
 //
-//   valgrind --tool=callgrind --collect-atstart=no build/release/bench/latlab_profiler_instructions record
-//   valgrind --tool=callgrind --collect-atstart=no build/release/bench/latlab_profiler_instructions collect
+//   valgrind --tool=callgrind --collect-atstart=no build/release/bench/latlab_profiler_instructions
+//   record valgrind --tool=callgrind --collect-atstart=no
+//   build/release/bench/latlab_profiler_instructions collect
 //
 // Collected Ir / 200 frames (collect) or / 204800 zones (record). The frame
 // mirrors BM_ProfilerCollectFrame2048 (bench/profiler_bench.cpp). Built
@@ -20,14 +21,15 @@
 #include "latlab/profiler_sim.hpp"
 using SimSlots = latlab::SimTimestampWriter;
 #else
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/bench/sim_timestamp_slots.hpp"
 using SimSlots = latlab::SimTimestampSlots;
 #endif
 
 int main(int argc, char** argv) {
   using namespace latlab;
   if (argc != 2 || (std::strcmp(argv[1], "record") != 0 && std::strcmp(argv[1], "collect") != 0)) {
-    std::fprintf(stderr, "usage: %s record|collect (under callgrind --collect-atstart=no)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s record|collect (under callgrind --collect-atstart=no)\n",
+                 argv[0]);
     return 2;
   }
   const bool collect_phase = std::strcmp(argv[1], "collect") == 0;
@@ -61,8 +63,8 @@ int main(int argc, char** argv) {
     if (counted && collect_phase) CALLGRIND_TOGGLE_COLLECT;
   }
   const ProfilerCounters c = prof->counters();
-  std::printf("%s: %u frames of %u zones counted; %llu collected in all, %llu zones dropped\n", argv[1],
-              kFrames, kZones, static_cast<unsigned long long>(c.frames_collected),
+  std::printf("%s: %u frames of %u zones counted; %llu collected in all, %llu zones dropped\n",
+              argv[1], kFrames, kZones, static_cast<unsigned long long>(c.frames_collected),
               static_cast<unsigned long long>(c.zones_dropped));
   return c.zones_dropped == 0 ? 0 : 1;
 }

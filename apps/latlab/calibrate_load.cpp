@@ -10,9 +10,9 @@
 #include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
-#include "latlab/device_factory.hpp"
-#include "latlab/latency_report.hpp"
-#include "latlab/load_calibration.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/load_calibration.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 

@@ -13,9 +13,9 @@
 #include "clocks_devices.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
-#include "latlab/clock_study.hpp"
-#include "latlab/device_factory.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/clock_study.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/sim.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
@@ -63,7 +63,9 @@ void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
   const Distribution& s = r.single_pair_error_us;
   fmt::print("  {:<8} {:>22} {:>22}\n", "", "drift-corrected model", "single start-up pair");
   // An empty distribution has no statistics: "-", never 0.
-  auto cell = [](const Distribution& d, double v) { return d.empty() ? std::string("-") : fmt::format("{:.3f}", v); };
+  auto cell = [](const Distribution& d, double v) {
+    return d.empty() ? std::string("-") : fmt::format("{:.3f}", v);
+  };
   fmt::print("  {:<8} {:>22} {:>22}\n", "mean", cell(m, m.mean), cell(s, s.mean));
   fmt::print("  {:<8} {:>22} {:>22}\n", "p50", cell(m, m.p50), cell(s, s.p50));
   fmt::print("  {:<8} {:>22} {:>22}\n", "min", cell(m, m.min), cell(s, s.min));

@@ -9,13 +9,13 @@
 
 #include "command.hpp"
 #include "device_list.hpp"
+#include "latlab/bench/clock_cross_check.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/clock_cross_check.hpp"
-#include "latlab/device_factory.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::cli {

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "latlab/clock_study.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/bench/clock_study.hpp"
+#include "latlab/bench/latency_device.hpp"
 
 namespace latlab::cli {
 

@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"

@@ -36,6 +36,7 @@
 #include <optional>
 #include <vector>
 
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/opengl.hpp"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_vulkan.hpp"
 #include "latlab/vulkan.hpp"

@@ -20,6 +20,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "interrupt_scope.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
 #include "latlab/profiler_trace.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"

@@ -7,7 +7,7 @@
 
 #include "command.hpp"
 #include "file_plan.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "report/html/report_html.hpp"
 #include "report/html/report_input.hpp"
 

@@ -14,8 +14,8 @@
 #include "clocks_devices.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
-#include "latlab/device_factory.hpp"
-#include "latlab/latency_devices.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/latency_devices.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/load_calibration.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {

@@ -8,8 +8,10 @@
 
 #include "command.hpp"
 #include "file_plan.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_OPENGL
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 #endif
 #include "report/html/report_html.hpp"
@@ -23,7 +25,8 @@ std::optional<ValidationReport> validation_report(const RunOptions& o,
                                                   const LatencyDevice& device) {
 #if LATLAB_HAVE_OPENGL
   // GL: KHR_debug's errors and high-severity messages (--validation).
-  if (const auto* gl = dynamic_cast<const GlLatencyDevice*>(&device); gl != nullptr && o.validation) {
+  if (const auto* gl = dynamic_cast<const GlLatencyDevice*>(&device);
+      gl != nullptr && o.validation) {
     return ValidationReport{gl->context().debug_error_count(), gl->context().debug_messages()};
   }
 #endif
@@ -56,7 +59,8 @@ nlohmann::ordered_json result_json(const RunOptions& o, const RunPlan& plan, con
     }
     if (!loaded.runs) {
       doc["modes"]["loaded"] = {{"available", false}, {"reason", loaded.unavailable}};
-      if (!loaded.size.asked.empty()) doc["modes"]["loaded"]["load_size"] = load_size_to_json(loaded.size);
+      if (!loaded.size.asked.empty())
+        doc["modes"]["loaded"]["load_size"] = load_size_to_json(loaded.size);
       doc["unavailable"].push_back({{"name", "loaded"}, {"reason", loaded.unavailable}});
     }
   }

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_report.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
-#include "latlab/performance_mode.hpp"
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/performance_mode.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "report/result_json.hpp"
-#include "latlab/tick_mapper.hpp"
 #include "run_options.hpp"
 #include "run_store.hpp"
 
@@ -27,9 +27,9 @@ namespace latlab::cli {
 // --load-size as asked and as used: with auto, the first size of
 // auto_load_sizes() at which the load calibration reaches the target.
 struct LoadSizeChoice {
-  std::string asked;  // "auto" or "WxH"
-  std::string used;   // "WxH"; "" when no size worked
-  std::string why;    // one line
+  std::string asked;                                       // "auto" or "WxH"
+  std::string used;                                        // "WxH"; "" when no size worked
+  std::string why;                                         // one line
   std::vector<std::pair<std::string, std::string>> tried;  // (size, why not) of each size given up
 };
 
@@ -46,7 +46,7 @@ nlohmann::ordered_json load_size_to_json(const LoadSizeChoice& c);
 // Loaded's workload on this device: given by --load-complexity or calibrated
 // before any block (timestamps are never rescaled afterwards).
 struct LoadedSetup {
-  LoadSizeChoice size;  // set when Loaded was asked for
+  LoadSizeChoice size;                               // set when Loaded was asked for
   std::optional<LoadCalibrationReport> calibration;  // set when calibration returned a report
   std::string unavailable;     // why Loaded does not run; "" when it runs or was not asked for
   bool runs = false;           // Loaded was asked for and is available
@@ -78,7 +78,7 @@ int run_performance_only(const RunOptions& o, const RunPlan& plan, LatencyDevice
 // Performance after the latency blocks (`--mode all`).
 struct PerformanceOutcome {
   std::optional<PerformanceReport> report;  // partial_reason set when an interrupt cut it short
-  std::string unavailable;  // why there is no report, when one was asked for
+  std::string unavailable;                  // why there is no report, when one was asked for
   // An interrupt stopped Performance (its report, or `unavailable` when no
   // measured frame ran, says where): the whole run is partial.
   std::string interrupted;

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "cli_checks.hpp"
-#include "latlab/present_probe.hpp"
+#include "latlab/bench/present_probe.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -76,7 +76,8 @@ void open_run_present(const RunOptions& o, LatencyDevice& device, PresentSetup& 
     }
   }
   if (o.present_hold_ms > 0) {
-    fmt::print(info, "  present hold: each frame's copy held {} ms after its present call (test knob)\n",
+    fmt::print(info,
+               "  present hold: each frame's copy held {} ms after its present call (test knob)\n",
                o.present_hold_ms);
   }
 }

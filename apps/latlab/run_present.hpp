@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/present_path.hpp"
 #include "run_options.hpp"
 
 namespace latlab::cli {
@@ -19,9 +19,9 @@ void add_present_options(CLI::App* sub, RunOptions* opts);
 
 struct PresentSetup {
   bool asked = false;
-  std::string probe_error;  // the child probe's finding; "" when it passed
+  std::string probe_error;            // the child probe's finding; "" when it passed
   std::unique_ptr<PresentPath> path;  // null when unavailable (destroy before the device)
-  std::string unavailable;  // why there is no present path
+  std::string unavailable;            // why there is no present path
 };
 
 // Before the device is opened (it forks): the probe of --present.

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "latlab/latency_run.hpp"
+#include "latlab/bench/latency_run.hpp"
 #include "report/store/results_store.hpp"
 
 namespace latlab::cli {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 
 namespace {
@@ -53,8 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in{data, size};
   const uint32_t bits = 1 + in.byte() % 64;
   const uint32_t max_queries = 2 * (1 + in.byte() % 8);
-  auto slots = SimTimestampSlots::create({.count = max_queries, .ticks = TickFormat::from_period_ns(1.0, bits)});
-  auto made = TimestampQueryPool::create(slots, {.max_queries = max_queries, .kind = QueryKind::compute,
+  auto slots = SimTimestampSlots::create(
+      {.count = max_queries, .ticks = TickFormat::from_period_ns(1.0, bits)});
+  auto made = TimestampQueryPool::create(slots, {.max_queries = max_queries,
+                                                 .kind = QueryKind::compute,
                                                  .retained_frames = 1u + in.byte() % 4});
   check(made.ok());
   auto& pool = *made.value();

@@ -4,6 +4,7 @@
 // no Vulkan device.
 #include <cstdio>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_vulkan.hpp"
 #include "latlab/version.hpp"

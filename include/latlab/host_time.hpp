@@ -8,7 +8,7 @@
 //                     only: long runs in short wall time, e.g. the RSS check).
 //                     Sleeps for real, for 1/scale of the span.
 // (The sim backend also runs on a virtual time that moves only when someone
-// sleeps: SimTime::virtual_time in latlab/sim.hpp.)
+// sleeps: SimTime::virtual_time in latlab/bench/sim.hpp.)
 //
 // Thread safety: both are safe to call from any thread.
 #pragma once

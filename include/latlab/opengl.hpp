@@ -1,7 +1,9 @@
-// OpenGL backend through EGL, without a window: the seed-000 pool, the
-// profiler, calibration pairs and the latency device on desktop GL 4.3+ core
-// (GLES 3.1+ where desktop GL is absent); the same timing on a program's own
-// EGL context (GlContext::attach_current: GL 3.3+ or GLES 3.0+).
+// OpenGL timing through EGL, without a window: the seed-000 pool, the
+// profiler and calibration pairs on desktop GL 4.3+ core (GLES 3.1+ where
+// desktop GL is absent); the same timing on a program's own EGL context
+// (GlContext::attach_current: GL 3.3+ or GLES 3.0+). The benchmark rig (GLSL
+// workloads, the latency device) is latlab/bench/gl_rig.hpp; both are
+// compiled into latlab_opengl (latlab::opengl).
 //
 // Context. EGL_EXT_platform_device (one display per EGL device: NVIDIA's
 // GPUs, Mesa's software device) and, where device enumeration is absent,
@@ -61,9 +63,9 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
+#include "latlab/capability.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
@@ -71,7 +73,8 @@
 
 namespace latlab {
 
-inline constexpr const char* kGlCalibrationDomain = "CLOCK_MONOTONIC (bracketed glGetInteger64v(GL_TIMESTAMP))";
+inline constexpr const char* kGlCalibrationDomain =
+    "CLOCK_MONOTONIC (bracketed glGetInteger64v(GL_TIMESTAMP))";
 
 // Which client API a context uses.
 enum class GlApiKind : uint8_t {
@@ -95,20 +98,22 @@ const char* gl_timer_name(GlTimer timer);
 
 // What `latlab devices` shows for one EGL device.
 struct GlDeviceReport {
-  int index = 0;              // EGL device index (EGL_EXT_device_enumeration order)
-  std::string platform;       // "device" or "surfaceless"
-  std::string egl_vendor;     // EGL_VENDOR
-  std::string egl_version;    // "1.5"
-  std::string drm_node;       // EGL_DRM_RENDER_NODE_FILE_EXT or DRM device file; "" if none
-  std::string device_uuid;    // EGL_DEVICE_UUID_EXT (EGL_EXT_device_persistent_id) as text; "" if not offered
-  bool software = false;      // EGL_MESA_device_software
-  std::string api;            // "OpenGL" or "OpenGL ES" (the context latlab would create)
-  std::string renderer;       // GL_RENDERER; "" when no context could be created
-  std::string vendor;         // GL_VENDOR
-  std::string version;        // GL_VERSION
-  std::string glsl_version;   // GL_SHADING_LANGUAGE_VERSION
-  bool timer_query = false;   // GL_TIMESTAMP queries (GL 3.3 / ARB_timer_query / EXT_disjoint_timer_query)
-  int timestamp_bits = 0;     // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timestamps
+  int index = 0;            // EGL device index (EGL_EXT_device_enumeration order)
+  std::string platform;     // "device" or "surfaceless"
+  std::string egl_vendor;   // EGL_VENDOR
+  std::string egl_version;  // "1.5"
+  std::string drm_node;     // EGL_DRM_RENDER_NODE_FILE_EXT or DRM device file; "" if none
+  std::string
+      device_uuid;  // EGL_DEVICE_UUID_EXT (EGL_EXT_device_persistent_id) as text; "" if not offered
+  bool software = false;     // EGL_MESA_device_software
+  std::string api;           // "OpenGL" or "OpenGL ES" (the context latlab would create)
+  std::string renderer;      // GL_RENDERER; "" when no context could be created
+  std::string vendor;        // GL_VENDOR
+  std::string version;       // GL_VERSION
+  std::string glsl_version;  // GL_SHADING_LANGUAGE_VERSION
+  bool timer_query =
+      false;  // GL_TIMESTAMP queries (GL 3.3 / ARB_timer_query / EXT_disjoint_timer_query)
+  int timestamp_bits = 0;  // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timestamps
   // The timer latlab times spans with here: "GL_TIMESTAMP", "GL_TIME_ELAPSED"
   // (durations only), or "" without timer queries. For a GlContext, the one
   // its GlContextDesc::timer chose; from enumerate_gl_devices, GlTimer::automatic's.
@@ -124,10 +129,10 @@ struct GlDeviceReport {
 Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api = GlApiKind::automatic);
 
 struct GlContextDesc {
-  std::string device;          // EGL device index ("0") or name substring of GL_RENDERER / EGL
-                               // vendor; "" = first device with timer queries (hardware first)
+  std::string device;  // EGL device index ("0") or name substring of GL_RENDERER / EGL
+                       // vendor; "" = first device with timer queries (hardware first)
   GlApiKind api = GlApiKind::automatic;
-  bool debug = false;          // debug context + KHR_debug callback: messages counted (debug_*)
+  bool debug = false;  // debug context + KHR_debug callback: messages counted (debug_*)
   // automatic: the LATLAB_GL_TIMER environment variable (auto|timestamp|
   // elapsed) when set, else GL_TIMESTAMP where it has bits, else
   // GL_TIME_ELAPSED. timestamp: only devices with GL_TIMESTAMP bits.
@@ -267,7 +272,8 @@ struct GlTimestampSlotsDesc {
 // the calling thread. Create, use and destroy with the context current.
 class GlTimestampSlots final : public TimestampSlots {
  public:
-  static Result<std::shared_ptr<GlTimestampSlots>> create(GlContext& ctx, const GlTimestampSlotsDesc& desc = {});
+  static Result<std::shared_ptr<GlTimestampSlots>> create(GlContext& ctx,
+                                                          const GlTimestampSlotsDesc& desc = {});
   ~GlTimestampSlots() override;
 
   uint32_t slot_count() const override { return count_; }
@@ -303,37 +309,8 @@ class GlTimestampSlots final : public TimestampSlots {
 };
 
 // A seed-000 pool on its own GlTimestampSlots (context current).
-Result<std::unique_ptr<TimestampQueryPool>> create_gl_query_pool(GlContext& ctx, const QueryPoolDesc& desc = {});
-
-// ---------------------------------------------------------------------------
-// Workloads
-// ---------------------------------------------------------------------------
-
-// The reference workloads in GLSL (shaders/burn.comp and burn.frag, ported):
-// compute passes over a width x height vec4 buffer, or full-screen fragment
-// passes ping-ponging between two RGBA32F targets. Context current.
-class GlWorkload {
- public:
-  static Result<std::unique_ptr<GlWorkload>> create(GlContext& ctx, uint32_t width, uint32_t height,
-                                                    WorkloadForm form);
-  ~GlWorkload();
-  GlWorkload(const GlWorkload&) = delete;
-  GlWorkload& operator=(const GlWorkload&) = delete;
-  // Issues pass `pass` at `complexity` (1..4096) into the current context.
-  void record_pass(uint32_t complexity, uint32_t pass);
-  uint32_t width() const { return width_; }
-  uint32_t height() const { return height_; }
-  WorkloadForm form() const { return form_; }
-
- private:
-  explicit GlWorkload(GlContext& ctx) : ctx_(ctx) {}
-  GlContext& ctx_;
-  uint32_t width_ = 0, height_ = 0;
-  WorkloadForm form_ = WorkloadForm::compute;
-  uint32_t program_ = 0, buffer_ = 0, vao_ = 0;
-  uint32_t textures_[2] = {0, 0}, fbos_[2] = {0, 0};
-  int loc_complexity_ = -1, loc_pass_ = -1, loc_size_ = -1;
-};
+Result<std::unique_ptr<TimestampQueryPool>> create_gl_query_pool(GlContext& ctx,
+                                                                 const QueryPoolDesc& desc = {});
 
 // ---------------------------------------------------------------------------
 // Frames in flight
@@ -370,48 +347,5 @@ class GlFrameRing {
   GlContext& ctx_;
   std::vector<void*> fences_;  // GLsync per slot; null: free
 };
-
-// ---------------------------------------------------------------------------
-// Latency device
-// ---------------------------------------------------------------------------
-
-struct GlLatencyDeviceDesc {
-  GlContextDesc context;
-  uint32_t frames_in_flight = 4;  // 1..8
-};
-
-// The LatencyDevice on GL: submit_frame makes the context current on the
-// calling thread, issues begin timestamp, the passes, end timestamp, a
-// glFenceSync, glFlush, and releases it; wait_frame sleeps in
-// glClientWaitSync (the fence observer), takes host_now_ns() right after,
-// and reads the frame's pair (now available). Frame calls from one thread at
-// a time (any thread); sample_calibration from any thread.
-class GlLatencyDevice final : public LatencyDevice {
- public:
-  static Result<std::unique_ptr<GlLatencyDevice>> create(const GlLatencyDeviceDesc& desc = {});
-  ~GlLatencyDevice() override;
-  const DeviceInfo& info() const override;
-  Result<void> submit_frame(uint64_t frame_id, const FrameWorkload& work) override;
-  Result<GpuFrameTiming> wait_frame(uint64_t frame_id) override;
-  Result<CalibrationPair> sample_calibration() override;
-  // Makes the context current on this thread once and releases it (unless it
-  // was current here already): NVIDIA's first eglMakeCurrent on a thread
-  // costs about 27 ms, paid here instead of in a frame's submit.
-  Result<void> prepare_thread() override;
-  // Poll target: the frame's fence sync; the poller calls glClientWaitSync
-  // with timeout 0 on a context of its own sharing the device's objects.
-  std::optional<PollTarget> poll_target(uint64_t frame_id) override;
-  Result<std::unique_ptr<CompletionPoller>> open_poller() override;
-  GlContext& context();
-  const GlContext& context() const;
-
-  struct Impl;
-
- private:
-  explicit GlLatencyDevice(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
-};
-
-Result<std::unique_ptr<LatencyDevice>> create_gl_latency_device(const GlLatencyDeviceDesc& desc = {});
 
 }  // namespace latlab

@@ -1,7 +1,7 @@
 // splitmix64 (Steele, Lea, Flood 2014; Vigna's reference code), written once:
 // tiny, seeded, and the same on every compiler and standard library (the std
 // distributions are not), so a seed names one exact schedule or sim run.
-// Private to latlab; include/latlab/schedule.hpp spells the algorithm out for
+// Private to latlab; include/latlab/bench/schedule.hpp spells the algorithm out for
 // users.
 #pragma once
 

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <utility>
 
+#include "latlab/bench/tick_mapper.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_interpolation.hpp"
-#include "latlab/tick_mapper.hpp"
 
 namespace latlab {
 namespace {
@@ -132,7 +132,7 @@ class CalibratedMapper final : public TickMapper {
  private:
   LatencyDevice& device_;
   mutable Calibrator calibrator_;
-  int64_t refresh_interval_ns_;  // 0: no periodic refresh
+  int64_t refresh_interval_ns_;               // 0: no periodic refresh
   bool started_ = false;                      // owning thread only
   std::atomic<uint64_t> block_end_pairs_{0};  // written by take_pair, read by report
   std::atomic<uint64_t> failed_block_end_pairs_{0};

@@ -1,5 +1,5 @@
 // Two devices' clock models against each other (clock_cross_check.hpp).
-#include "latlab/clock_cross_check.hpp"
+#include "latlab/bench/clock_cross_check.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "latlab/clock_study.hpp"
+#include "latlab/bench/clock_study.hpp"
 
 #include <cerrno>
 #include <cmath>

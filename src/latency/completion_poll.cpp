@@ -1,7 +1,7 @@
 #include "latency/completion_poll.hpp"
 
+#include "latlab/bench/signal_generator.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/signal_generator.hpp"
 
 namespace latlab {
 

@@ -1,19 +1,22 @@
 // open_latency_device: one place that knows every backend, so the engine and
 // the commands stay backend-agnostic.
-#include "latlab/device_factory.hpp"
+#include "latlab/bench/device_factory.hpp"
 
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 #if LATLAB_HAVE_VULKAN
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 #endif
 #if LATLAB_HAVE_CUDA
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #endif
 #if LATLAB_HAVE_OPENGL
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 #endif
 
@@ -34,7 +37,8 @@ constexpr const char* kBackends =
 
 // The simulated devices, by index and name. Each command picks the one that
 // suits it when none is named (sim_default_device).
-constexpr const char* kSimDevices = "0: load (scripted GPU cost model), 1: clock (4 ppm drifting clock)";
+constexpr const char* kSimDevices =
+    "0: load (scripted GPU cost model), 1: clock (4 ppm drifting clock)";
 
 Result<std::unique_ptr<LatencyDevice>> open_sim(const std::string& device) {
   if (device.empty() || device == "0" || device == "load") {
@@ -72,17 +76,20 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
 #if LATLAB_HAVE_CUDA
     return create_cuda_latency_device(selector.device);
 #else
-    return make_error("backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
+    return make_error(
+        "backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
 #endif
   }
   if (selector.backend == "gl" || selector.backend == "opengl") {
 #if LATLAB_HAVE_OPENGL
     // --validation turns KHR_debug on (the GL counterpart of the layer).
-    return create_gl_latency_device(
-        {.context = {.device = selector.device, .api = GlApiKind::automatic, .debug = selector.validation},
-         .frames_in_flight = 4});
+    return create_gl_latency_device({.context = {.device = selector.device,
+                                                 .api = GlApiKind::automatic,
+                                                 .debug = selector.validation},
+                                     .frames_in_flight = 4});
 #else
-    return make_error("backend gl is not built (configure with libegl-dev and libopengl-dev present)");
+    return make_error(
+        "backend gl is not built (configure with libegl-dev and libopengl-dev present)");
 #endif
   }
   if (selector.backend == "sim") return open_sim(selector.device);

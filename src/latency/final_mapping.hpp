@@ -5,8 +5,8 @@
 // stage that uses a mapped GPU time is computed from these values.
 #pragma once
 
-#include "latlab/latency_run.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 

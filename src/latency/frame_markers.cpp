@@ -1,4 +1,4 @@
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <utility>
 
-#include "latlab/latency_devices.hpp"
+#include "latlab/bench/latency_devices.hpp"
 
 namespace latlab {
 

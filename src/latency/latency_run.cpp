@@ -1,4 +1,4 @@
-#include "latlab/latency_run.hpp"
+#include "latlab/bench/latency_run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -154,13 +154,13 @@ struct Ctx {
   std::atomic<bool> failed{false};
   std::string error;
   uint64_t checksum = 0;
-  const FrameWorkload* workload = nullptr;  // the current block's mode's work (set per block)
-  std::atomic<uint64_t> done{0};            // frames the current block has finished (progress)
-  PresentPath* present = nullptr;           // optional present path
-  ReferencePath* reference = nullptr;       // --bare: the independent reference path
-  PollThread* poll_thread = nullptr;        // the poll observer (threads)
+  const FrameWorkload* workload = nullptr;    // the current block's mode's work (set per block)
+  std::atomic<uint64_t> done{0};              // frames the current block has finished (progress)
+  PresentPath* present = nullptr;             // optional present path
+  ReferencePath* reference = nullptr;         // --bare: the independent reference path
+  PollThread* poll_thread = nullptr;          // the poll observer (threads)
   CompletionPoller* inline_poller = nullptr;  // the poll observer (lockstep)
-  uint64_t present_errors = 0;              // consumer thread only
+  uint64_t present_errors = 0;                // consumer thread only
   std::string present_first_error;
 
   bool interrupted() const {
@@ -214,8 +214,8 @@ void present_frame(Ctx& c, PresentRecord& p, uint64_t id) {
 void record_poll(FrameRecord& r, const PollOutcome& o) {
   r.poll_status = o.status;
   r.flags |= kFramePolled;
-  r.poll_cpu_ns = static_cast<uint32_t>(
-      std::clamp<int64_t>(o.cpu_ns, 0, std::numeric_limits<uint32_t>::max()));
+  r.poll_cpu_ns =
+      static_cast<uint32_t>(std::clamp<int64_t>(o.cpu_ns, 0, std::numeric_limits<uint32_t>::max()));
   if (o.status == QueryStatus::ok) {
     r.poll_wake_ns = o.seen_ns;
     r.set(Marker::poll_wake);
@@ -296,9 +296,9 @@ bool consumer_frame(Ctx& c, FrameRecord& r, PresentRecord* p, uint64_t id, bool 
   }
   r.submit_end_ns = submit_end;
   r.set(Marker::submit_end);
-  const std::optional<PollTarget> target =
-      c.poll_thread != nullptr || c.inline_poller != nullptr ? c.device.poll_target(id)
-                                                             : std::nullopt;
+  const std::optional<PollTarget> target = c.poll_thread != nullptr || c.inline_poller != nullptr
+                                               ? c.device.poll_target(id)
+                                               : std::nullopt;
   const bool polling = arm_poll(c, target);
   if (p != nullptr) present_frame(c, *p, id);
   if (polling) poll_lockstep(c, r, *target);
@@ -600,11 +600,11 @@ BlockOutcome run_planned_block(Ctx& c, LatencyRun& run, const PlannedBlock& p,
   switch (p.kind) {
     case BlockKind::warmup:
     case BlockKind::measured:
-      return run_path_block(
-          c, std::span(run.frames).subspan(p.first, p.count),
-          run.present_frames.empty() ? std::span<PresentRecord>()
-                                     : std::span(run.present_frames).subspan(p.first, p.count),
-          first_device_frame, sched, progress);
+      return run_path_block(c, std::span(run.frames).subspan(p.first, p.count),
+                            run.present_frames.empty()
+                                ? std::span<PresentRecord>()
+                                : std::span(run.present_frames).subspan(p.first, p.count),
+                            first_device_frame, sched, progress);
     case BlockKind::bare_loop:
       return run_reference_block(c, std::span(run.bare_frames).subspan(p.first, p.count),
                                  first_device_frame, sched, progress);
@@ -727,11 +727,11 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
     mr.total = summarize_frames(measured, ticks);
     mr.total_missing = count_missing(measured);
     if (run.present) {
-      mr.present = summarize_present(
-          measured,
-          std::span<const PresentRecord>(run.present_frames)
-              .subspan(m * per_mode + run.desc.warmup_frames, measured_count[m]),
-          run.present->observers.size());
+      mr.present =
+          summarize_present(measured,
+                            std::span<const PresentRecord>(run.present_frames)
+                                .subspan(m * per_mode + run.desc.warmup_frames, measured_count[m]),
+                            run.present->observers.size());
     }
     for (const BlockResult& b : run.blocks) {
       if (b.kind == BlockKind::measured && b.mode == m) mr.consumer_behind += b.consumer_behind;

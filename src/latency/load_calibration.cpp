@@ -1,4 +1,4 @@
-#include "latlab/load_calibration.hpp"
+#include "latlab/bench/load_calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -135,8 +135,7 @@ class Calibration {
 
   Result<LoadCalibrationStep> evaluate(uint32_t complexity, StepKind kind, std::string why);
   Result<std::vector<std::vector<double>>> measure_frames(uint32_t complexity, uint32_t measured,
-                                                          uint32_t repeats,
-                                                          LoadCalibrationStep& s);
+                                                          uint32_t repeats, LoadCalibrationStep& s);
   void remember(uint32_t complexity, StepKind kind, const LoadCalibrationStep& s,
                 std::vector<double> sorted_ms);
   std::optional<std::string> budget_spent() const;
@@ -224,8 +223,7 @@ Result<LoadCalibrationReport> Calibration::run() {
       // (the long-baseline slope, which noise hardly moves); otherwise noise
       // or a wobbling cost put a crossing between neighbours.
       const std::optional<StepEstimate> est = step_estimate(*b.lo);
-      const std::optional<double> step =
-          est ? std::optional<double>(est->fraction) : std::nullopt;
+      const std::optional<double> step = est ? std::optional<double>(est->fraction) : std::nullopt;
       // A step estimated from noisy points is granularity only when it
       // exceeds the tolerance by more than twice its own uncertainty.
       if (!est || est->fraction - 2.0 * est->sigma > tol) {
@@ -300,7 +298,8 @@ Result<LoadCalibrationStep> Calibration::evaluate(uint32_t complexity, StepKind 
   s.max_ms = ms.back();
   s.error_fraction = err(s.median_ms);
   if (s.repeat_medians_ms.size() >= 2 && s.median_ms > 0) {
-    const auto [lo, hi] = std::minmax_element(s.repeat_medians_ms.begin(), s.repeat_medians_ms.end());
+    const auto [lo, hi] =
+        std::minmax_element(s.repeat_medians_ms.begin(), s.repeat_medians_ms.end());
     s.spread_fraction = (*hi - *lo) / s.median_ms;
   }
   remember(complexity, kind, s, std::move(ms));
@@ -406,8 +405,8 @@ void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibra
   const size_t n = repeats.size();
   if (n >= 2 && median > 0) {
     const auto [lo, hi] = std::minmax_element(repeats.begin(), repeats.end());
-    rel_se = std::max(rel_se, (*hi - *lo) / median / range_to_sigma(n) /
-                                  std::sqrt(static_cast<double>(n)));
+    rel_se = std::max(rel_se,
+                      (*hi - *lo) / median / range_to_sigma(n) / std::sqrt(static_cast<double>(n)));
   }
   const double fastest = n ? *std::min_element(repeats.begin(), repeats.end()) : median;
 
@@ -817,8 +816,8 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
 
 uint64_t load_calibration_max_frames(const LoadCalibrationDesc& d) {
   return uint64_t{d.max_evaluations} *
-         (d.discard_frames + std::max<uint64_t>(uint64_t{d.repeats} * d.frames_per_eval,
-                                                d.verify_frames));
+         (d.discard_frames +
+          std::max<uint64_t>(uint64_t{d.repeats} * d.frames_per_eval, d.verify_frames));
 }
 
 Result<LoadCalibrationReport> calibrate_load(LatencyDevice& device,

@@ -1,4 +1,4 @@
-#include "latlab/performance_mode.hpp"
+#include "latlab/bench/performance_mode.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "latlab/present_markers.hpp"
+#include "latlab/bench/present_markers.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "latlab/present_probe.hpp"
+#include "latlab/bench/present_probe.hpp"
 
 #include <poll.h>
 #include <signal.h>

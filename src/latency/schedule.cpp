@@ -1,4 +1,4 @@
-#include "latlab/schedule.hpp"
+#include "latlab/bench/schedule.hpp"
 
 #include <cassert>
 

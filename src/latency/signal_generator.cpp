@@ -1,4 +1,4 @@
-#include "latlab/signal_generator.hpp"
+#include "latlab/bench/signal_generator.hpp"
 
 #include <sys/prctl.h>
 

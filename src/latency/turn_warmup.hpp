@@ -10,15 +10,15 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/bench/latency_device.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/latency_device.hpp"
 
 namespace latlab {
 
 struct TurnWarmup {
   uint64_t frames = 0;  // device frame ids used: first_id .. first_id + frames - 1
   int64_t wall_ns = 0;
-  std::string error;  // the device failed; "" when it did not
+  std::string error;         // the device failed; "" when it did not
   bool interrupted = false;  // `interrupt` stopped it before `duration_ns` had passed
 };
 

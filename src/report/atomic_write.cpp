@@ -1,7 +1,7 @@
 #include <string>
 
 #include "core/output_file.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 
 namespace latlab {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/output_file.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {
@@ -57,8 +57,7 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
         buf += ',';
       }
       fmt::format_to(out, ",{},{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
-                     to_string(r.poll_status),
-                     (r.flags & kFrameConsumerBehind) ? 1 : 0,
+                     to_string(r.poll_status), (r.flags & kFrameConsumerBehind) ? 1 : 0,
                      (r.flags & kFrameDeviceError) ? 1 : 0);
       for (size_t s = 0; s < kSeriesCount; ++s) {
         if (const auto v = series_value_ns(r, static_cast<Series>(s), ticks)) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/latency_device.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/latency_report.hpp"
 
 namespace latlab {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 
 namespace latlab {
 

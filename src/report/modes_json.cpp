@@ -1,8 +1,8 @@
 // JSON of the Loaded calibration and of Performance mode (docs/result-schema.md).
 #include <nlohmann/json.hpp>
 
+#include "latlab/bench/latency_report.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_report.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
@@ -13,19 +13,20 @@ using json = nlohmann::ordered_json;
 json load_calibration_to_json(const LoadCalibrationReport& r) {
   json steps = json::array();
   for (const LoadCalibrationStep& s : r.steps) {
-    steps.push_back({{"index", s.index},
-                     {"kind", to_string(s.kind)},
-                     {"complexity", s.complexity},
-                     {"median_ms", s.median_ms},
-                     {"min_ms", s.min_ms},
-                     {"max_ms", s.max_ms},
-                     {"error_fraction", s.error_fraction},
-                     {"repeat_medians_ms", s.repeat_medians_ms},
-                     {"spread_fraction", s.spread_fraction ? json(*s.spread_fraction) : json(nullptr)},
-                     {"frames_submitted", s.frames_submitted},
-                     {"frames_used", s.frames_used},
-                     {"frames_missing", s.frames_missing},
-                     {"why", s.why}});
+    steps.push_back(
+        {{"index", s.index},
+         {"kind", to_string(s.kind)},
+         {"complexity", s.complexity},
+         {"median_ms", s.median_ms},
+         {"min_ms", s.min_ms},
+         {"max_ms", s.max_ms},
+         {"error_fraction", s.error_fraction},
+         {"repeat_medians_ms", s.repeat_medians_ms},
+         {"spread_fraction", s.spread_fraction ? json(*s.spread_fraction) : json(nullptr)},
+         {"frames_submitted", s.frames_submitted},
+         {"frames_used", s.frames_used},
+         {"frames_missing", s.frames_missing},
+         {"why", s.why}});
   }
   return {{"target_ms", r.target_ms},
           {"tolerance", r.tolerance},
@@ -44,7 +45,8 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
           {"noise_fraction", r.noise_fraction ? json(*r.noise_fraction) : json(nullptr)},
           {"noise_limited", r.noise_limited},
           {"fit", r.fit_fixed_ms && r.fit_ms_per_complexity
-                      ? json{{"fixed_ms", *r.fit_fixed_ms}, {"ms_per_complexity", *r.fit_ms_per_complexity}}
+                      ? json{{"fixed_ms", *r.fit_fixed_ms},
+                             {"ms_per_complexity", *r.fit_ms_per_complexity}}
                       : json(nullptr)},
           {"evaluations", r.evaluations},
           {"frames_submitted", r.frames_submitted},

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "latlab/latency_run.hpp"
+#include "latlab/bench/latency_run.hpp"
 
 namespace latlab {
 

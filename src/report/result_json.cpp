@@ -1,12 +1,13 @@
+#include "report/result_json.hpp"
+
 #include <fmt/format.h>
 
 #include <optional>
 
+#include "latlab/bench/latency_report.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_report.hpp"
 #include "report/json_parts.hpp"
 #include "report/present_report.hpp"
-#include "report/result_json.hpp"
 
 namespace latlab {
 
@@ -39,12 +40,9 @@ json missing_to_json(const MissingBreakdown& m) {
   for (size_t i = 0; i < m.gpu_status_counts.size(); ++i) {
     by_status[std::string(to_string(static_cast<QueryStatus>(i)))] = m.gpu_status_counts[i];
   }
-  return json{{"gpu_timestamps_not_ok", m.gpu_not_ok},
-              {"gpu_timestamps_unmapped", m.gpu_unmapped},
-              {"fence_not_ok", m.fence_not_ok},
-              {"poll_limit", m.poll_limit},
-              {"poll_not_ok", m.poll_not_ok},
-              {"device_error", m.device_error},
+  return json{{"gpu_timestamps_not_ok", m.gpu_not_ok}, {"gpu_timestamps_unmapped", m.gpu_unmapped},
+              {"fence_not_ok", m.fence_not_ok},        {"poll_limit", m.poll_limit},
+              {"poll_not_ok", m.poll_not_ok},          {"device_error", m.device_error},
               {"gpu_status_counts", by_status}};
 }
 
@@ -293,8 +291,8 @@ void comparison_to_reference_json(const LatencyRun& run, json& cmp) {
       "reference's core latency";
   lean["distribution"] = distribution_to_json(run.core_latency_without_deliberate);
   cmp["core_latency_without_deliberate"] = std::move(lean);
-  cmp["workload_submit_cpu_span"] = ratio_pair_json(m(Series::workload_submit_cpu_span),
-                                                    r(Series::workload_submit_cpu_span));
+  cmp["workload_submit_cpu_span"] =
+      ratio_pair_json(m(Series::workload_submit_cpu_span), r(Series::workload_submit_cpu_span));
   cmp["gpu_execution"] = ratio_pair_json(m(Series::gpu_execution), r(Series::gpu_execution));
 }
 

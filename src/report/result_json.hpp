@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 
 namespace latlab {
 

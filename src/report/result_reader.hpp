@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
@@ -71,7 +71,7 @@ struct ReadDeviceSection {
   std::string status;   // "ok", "partial", "failed"
   std::string failure;  // "" when null
   bool has_result = false;
-  ReadDevice device;    // the rest: only when has_result
+  ReadDevice device;  // the rest: only when has_result
   bool partial = false;
   std::string partial_reason;
   std::vector<ReadMode> modes;
@@ -88,16 +88,16 @@ struct ReadResult {
   MachineInfo machine;
   ReadDevice device;
   std::string settings_mode, settings_backend;
-  std::optional<uint64_t> seed;      // absent in a performance_run
-  std::optional<uint64_t> frames;    // measured frames per mode
-  std::optional<uint64_t> blocks;    // measured blocks per mode
-  std::string settings_json;         // `settings` as compact JSON text
-  std::vector<ReadMode> modes;       // latency modes (baseline, loaded), document order
+  std::optional<uint64_t> seed;    // absent in a performance_run
+  std::optional<uint64_t> frames;  // measured frames per mode
+  std::optional<uint64_t> blocks;  // measured blocks per mode
+  std::string settings_json;       // `settings` as compact JSON text
+  std::vector<ReadMode> modes;     // latency modes (baseline, loaded), document order
   // `devices_run` (several devices): every device's section, and which of
   // them the top-level keys describe. Empty / nullopt for a one-device run.
   std::vector<ReadDeviceSection> device_sections;
   std::optional<uint32_t> top_level_section;
-  std::string text;                  // the document as read
+  std::string text;  // the document as read
 
   const ReadMode* find_mode(std::string_view name) const;
 };

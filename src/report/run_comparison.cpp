@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 
 namespace latlab {
 

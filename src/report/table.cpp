@@ -3,7 +3,7 @@
 #include <iterator>
 #include <string>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {
@@ -143,8 +143,7 @@ std::string format_run_table(const LatencyRun& run) {
     out += "  diagnostics (outside every stage)\n";
     row(out, "timer_lateness", run.total[static_cast<size_t>(Series::timer_lateness)]);
     row(out, "clock_map_error", run.total[static_cast<size_t>(Series::clock_map_error)]);
-    row(out, "gpu_end_to_poll_wake",
-        run.total[static_cast<size_t>(Series::gpu_end_to_poll_wake)]);
+    row(out, "gpu_end_to_poll_wake", run.total[static_cast<size_t>(Series::gpu_end_to_poll_wake)]);
     row(out, "poll_cpu", run.total[static_cast<size_t>(Series::poll_cpu)]);
   }
   if (run.desc.bare_comparison) {

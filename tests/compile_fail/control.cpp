@@ -1,10 +1,10 @@
 // Compiles: each typed profiler with its own stream type, through every zone
 // form, and the untyped path (sim). The control of the compile-fail cases: if
 // this fails, their rejections prove nothing (an include path, a flag).
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_cuda.hpp"
 #include "latlab/profiler_opengl.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #ifdef LATLAB_CF_VULKAN
 #include "latlab/profiler_queues.hpp"
 #include "latlab/profiler_vulkan.hpp"

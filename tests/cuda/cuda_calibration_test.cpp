@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -78,7 +79,8 @@ TEST_F(CudaCalibrationTest, PairsAgreeWithinTheirBounds) {
 TEST_F(CudaCalibrationTest, MappedStampsFallBetweenHostReads) {
   auto slots = CudaTimestampSlots::create({.count = 4, .device = 0});
   ASSERT_TRUE(slots.ok()) << slots.error().message;
-  auto pool = TimestampQueryPool::create(slots.value(), QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute});
+  auto pool = TimestampQueryPool::create(
+      slots.value(), QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute});
   ASSERT_TRUE(pool.ok()) << pool.error().message;
   const std::string u = "c:0:mapped:f1";
 

@@ -6,9 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "cuda_test_util.hpp"
-#include "latlab/clock_cross_check.hpp"
+#include "latlab/bench/clock_cross_check.hpp"
+#include "latlab/bench/cuda_rig.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "latlab/cuda.hpp"
-#include "latlab/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

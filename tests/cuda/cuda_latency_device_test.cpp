@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
+#include "latlab/bench/latency_run.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 
 namespace latlab {
 namespace {
@@ -200,8 +201,9 @@ TEST(CudaDevices, EnumerationReportsDeviceZero) {
   EXPECT_GT(d.total_memory_bytes, 0u);
   EXPECT_TRUE(d.can_map_host_memory);
   EXPECT_GE(d.driver_version, d.runtime_version);
-  EXPECT_TRUE(std::any_of(d.missing.begin(), d.missing.end(),
-                          [](const MissingCapability& m) { return m.name == "disjoint_detection"; }));
+  EXPECT_TRUE(std::any_of(d.missing.begin(), d.missing.end(), [](const MissingCapability& m) {
+    return m.name == "disjoint_detection";
+  }));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 
 namespace latlab {

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/host_clock.hpp"
 
 namespace latlab {
 namespace {

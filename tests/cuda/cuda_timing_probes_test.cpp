@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -128,7 +129,8 @@ TEST(CudaGlobaltimer, MonotonicFineStepsAndHostRate) {
     if (i > 0) {
       EXPECT_GT(samples[i].sm_cycles, samples[i - 1].sm_cycles);
     }
-    width.push_back(static_cast<double>(samples[i].globaltimer_after_ns - samples[i].globaltimer_ns));
+    width.push_back(
+        static_cast<double>(samples[i].globaltimer_after_ns - samples[i].globaltimer_ns));
   }
   EXPECT_EQ(decreases, 0u);
   std::sort(width.begin(), width.end());

@@ -17,6 +17,7 @@
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"

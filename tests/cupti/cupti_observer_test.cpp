@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/cupti.hpp"
 #include "latlab/host_clock.hpp"
@@ -142,8 +143,8 @@ TEST_F(CuptiObserverTest, FusedStampsLieInsideCuptisKernelAtAConstantOffset) {
     const double p10 = percentile(diff, 0.1);
     const double p50 = percentile(diff, 0.5);
     const double p90 = percentile(diff, 0.9);
-    std::printf("%s: fused - CUPTI p10 %.1f p50 %.1f p90 %.1f ns (q %.0f ns)\n", kind.name, p10, p50,
-                p90, q);
+    std::printf("%s: fused - CUPTI p10 %.1f p50 %.1f p90 %.1f ns (q %.0f ns)\n", kind.name, p10,
+                p50, p90, q);
     EXPECT_LE(p90, q) << kind.name;
     EXPECT_LE(p90 - p10, 4 * q) << kind.name;
     EXPECT_GE(p50, -3000.0) << kind.name;

@@ -9,6 +9,7 @@
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_opengl.hpp"
 #include "opengl/gl_fixture.hpp"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/opengl.hpp"
 
 namespace latlab::test {
@@ -32,7 +33,8 @@ class GlTest : public ::testing::Test {
   void open(GlApiKind api, GlTimer timer = GlTimer::automatic) {
     check_debug();
     ctx_.reset();
-    auto ctx = GlContext::create({.device = gl_test_device(), .api = api, .debug = true, .timer = timer});
+    auto ctx =
+        GlContext::create({.device = gl_test_device(), .api = api, .debug = true, .timer = timer});
     if (!ctx) GTEST_SKIP() << "no GL context with timer queries here: " << ctx.error().message;
     ctx_ = std::move(ctx.value());
     ASSERT_TRUE(ctx_->is_current());
@@ -76,10 +78,9 @@ struct FrameResult {
 // frame's per-uid results. `allocate_first`: every pass of a frame takes its
 // pair before any is written (so a pool too small for a frame overflows
 // whatever the device's speed).
-inline std::vector<FrameResult> run_gl_frames(GlContext& ctx, GlWorkload& work, TimestampQueryPool& pool,
-                                              uint32_t frames,
-                                              const std::function<std::vector<GlPass>(uint64_t)>& make_passes,
-                                              bool allocate_first = false) {
+inline std::vector<FrameResult> run_gl_frames(
+    GlContext& ctx, GlWorkload& work, TimestampQueryPool& pool, uint32_t frames,
+    const std::function<std::vector<GlPass>(uint64_t)>& make_passes, bool allocate_first = false) {
   constexpr uint32_t kInFlight = 2;
   const gl::Api& api = ctx.state().api;
   std::vector<FrameResult> out;
@@ -87,8 +88,10 @@ inline std::vector<FrameResult> run_gl_frames(GlContext& ctx, GlWorkload& work, 
   std::vector<GLsync> fences(kInFlight, nullptr);
   const auto finish = [&](uint32_t slot) {
     if (fences[slot] == nullptr) return;
-    const GLenum r = api.ClientWaitSync(fences[slot], GL_SYNC_FLUSH_COMMANDS_BIT, 20'000'000'000ull);
-    EXPECT_TRUE(r == GL_CONDITION_SATISFIED || r == GL_ALREADY_SIGNALED) << "frame " << slot_frame[slot].frame_id;
+    const GLenum r =
+        api.ClientWaitSync(fences[slot], GL_SYNC_FLUSH_COMMANDS_BIT, 20'000'000'000ull);
+    EXPECT_TRUE(r == GL_CONDITION_SATISFIED || r == GL_ALREADY_SIGNALED)
+        << "frame " << slot_frame[slot].frame_id;
     api.DeleteSync(fences[slot]);
     fences[slot] = nullptr;
     (void)pool.resolve_queries_async();
@@ -105,7 +108,8 @@ inline std::vector<FrameResult> run_gl_frames(GlContext& ctx, GlWorkload& work, 
     const std::vector<GlPass> passes = make_passes(frame);
     std::vector<std::optional<uint32_t>> offsets(passes.size());
     for (size_t i = 0; i < passes.size() && allocate_first; ++i) {
-      if (!passes[i].uid.empty()) offsets[i] = pool.allocate_queries_for_context(passes[i].uid, frame);
+      if (!passes[i].uid.empty())
+        offsets[i] = pool.allocate_queries_for_context(passes[i].uid, frame);
     }
     for (size_t i = 0; i < passes.size(); ++i) {
       if (passes[i].uid.empty()) {
@@ -122,14 +126,16 @@ inline std::vector<FrameResult> run_gl_frames(GlContext& ctx, GlWorkload& work, 
     fences[slot] = api.FenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     api.Flush();
   }
-  for (uint64_t frame = frames + 1; frame <= frames + kInFlight; ++frame) finish(static_cast<uint32_t>(frame % kInFlight));
+  for (uint64_t frame = frames + 1; frame <= frames + kInFlight; ++frame)
+    finish(static_cast<uint32_t>(frame % kInFlight));
   return out;
 }
 
 inline int64_t fastest_ns(const std::vector<FrameResult>& frames, size_t pass) {
   int64_t best = std::numeric_limits<int64_t>::max();
   for (const auto& f : frames) {
-    if (pass < f.passes.size() && f.passes[pass].result.ok()) best = std::min(best, f.passes[pass].result.duration_ns);
+    if (pass < f.passes.size() && f.passes[pass].result.ok())
+      best = std::min(best, f.passes[pass].result.duration_ns);
   }
   return best;
 }

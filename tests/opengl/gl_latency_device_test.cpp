@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "fastest_apart.hpp"
+#include "latlab/bench/gl_rig.hpp"
+#include "latlab/bench/latency_run.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 #include "latlab/opengl.hpp"
 #include "one_mesa_worker.hpp"
 #include "opengl/gl_fixture.hpp"

@@ -5,6 +5,9 @@
 // GL_TIME_ELAPSED fallback (durations only).
 #include <thread>
 
+#include "latlab/bench/gl_rig.hpp"
+#include "latlab/host_clock.hpp"
+#include "one_mesa_worker.hpp"
 #include "opengl/gl_fixture.hpp"
 
 namespace latlab::test {

@@ -12,11 +12,12 @@
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_opengl.hpp"
-#include "opengl/gl_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "opengl/gl_fixture.hpp"
 
 namespace latlab::test {
 namespace {

@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "profiler/heavy_fence.hpp"
 
 static_assert(LATLAB_PROFILER_PROTOCOL_HOOKS,

@@ -4,10 +4,10 @@
 
 #include <vector>
 
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

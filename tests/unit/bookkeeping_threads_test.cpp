@@ -7,9 +7,9 @@
 #include <mutex>
 #include <thread>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/bench/sim.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "latlab/bench/sim.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 namespace {

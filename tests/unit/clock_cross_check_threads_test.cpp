@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "latlab/clock_cross_check.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/clock_cross_check.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

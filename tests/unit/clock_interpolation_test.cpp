@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

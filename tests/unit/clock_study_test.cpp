@@ -1,14 +1,14 @@
 // run_clock_study on a SimClock with a virtual host clock: ten simulated
 // minutes run in milliseconds, deterministically.
-#include "latlab/clock_study.hpp"
+#include "latlab/bench/clock_study.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "latlab/device_factory.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

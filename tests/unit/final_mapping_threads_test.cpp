@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

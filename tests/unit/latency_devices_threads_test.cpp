@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "latlab/latency_devices.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_devices.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 namespace {

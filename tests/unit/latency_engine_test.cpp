@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "latency/lockstep.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 
 namespace latlab {
 namespace {
@@ -299,11 +299,10 @@ TEST(LatencyEngine, DroppedGpuTimestampsCountOnlyInDependentStages) {
   const LatencyRun& run = r.value();
   for (size_t s = 0; s < kSeriesCount; ++s) {
     const auto series = static_cast<Series>(s);
-    const bool needs_gpu = series == Series::submit_start_to_gpu_begin ||
-                           series == Series::gpu_execution ||
-                           series == Series::gpu_end_to_fence_wake ||
-                           series == Series::gpu_end_to_poll_wake ||
-                           series == Series::core_latency || series == Series::clock_map_error;
+    const bool needs_gpu =
+        series == Series::submit_start_to_gpu_begin || series == Series::gpu_execution ||
+        series == Series::gpu_end_to_fence_wake || series == Series::gpu_end_to_poll_wake ||
+        series == Series::core_latency || series == Series::clock_map_error;
     EXPECT_EQ(run.total[s].missing, needs_gpu ? 2u : 0u) << to_string(series);
     EXPECT_EQ(run.total[s].count, needs_gpu ? 101u : 103u) << to_string(series);
   }

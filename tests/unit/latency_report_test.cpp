@@ -1,4 +1,4 @@
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "latency/lockstep.hpp"
-#include "latlab/load_calibration.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/sim.hpp"
 #include "report/html/report_html.hpp"
 #include "report/result_json.hpp"
 #include "report/result_reader.hpp"

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "latlab/schedule.hpp"
+#include "latlab/bench/schedule.hpp"
 
 namespace latlab {
 namespace {

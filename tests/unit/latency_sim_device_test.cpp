@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 
 namespace latlab {
 namespace {

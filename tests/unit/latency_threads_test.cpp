@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
-#include "latlab/tick_mapper.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "unit/interrupting_device.hpp"
 
 namespace latlab {

@@ -1,5 +1,5 @@
 // Load calibration on the scripted sim cost model (the sim "load" device).
-#include "latlab/load_calibration.hpp"
+#include "latlab/bench/load_calibration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "latlab/device_factory.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/sim.hpp"
 #include "unit/interrupting_device.hpp"
 
 namespace latlab {
@@ -373,7 +373,8 @@ TEST(LoadCalibration, StepSpreadMeasuresTheNoise) {
   EXPECT_LT(*r->noise_fraction, 0.2);
   for (const auto& s : r->steps) {
     ASSERT_TRUE(s.spread_fraction.has_value());
-    const auto [lo, hi] = std::minmax_element(s.repeat_medians_ms.begin(), s.repeat_medians_ms.end());
+    const auto [lo, hi] =
+        std::minmax_element(s.repeat_medians_ms.begin(), s.repeat_medians_ms.end());
     EXPECT_NEAR(*s.spread_fraction, (*hi - *lo) / s.median_ms, 1e-12);
   }
 }

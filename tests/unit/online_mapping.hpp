@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
+#include "latlab/bench/frame_markers.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/sim.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/frame_markers.hpp"
-#include "latlab/latency_run.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab::test {
 

@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "fifo_reader.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "temp_dir.hpp"
 
 namespace latlab {

@@ -1,12 +1,12 @@
 // Performance mode on the sim cost model: fixed workload, back-to-back.
-#include "latlab/performance_mode.hpp"
+#include "latlab/bench/performance_mode.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <string>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 #include "unit/interrupting_device.hpp"
 
 namespace latlab {

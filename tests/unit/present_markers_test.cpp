@@ -1,10 +1,10 @@
 // Present stages per frame: computed from the frame's own markers, and a
 // marker that is absent makes the sample missing, never 0.
+#include "latlab/bench/present_markers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "latlab/present_markers.hpp"
 
 namespace latlab {
 namespace {

@@ -7,8 +7,8 @@
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 0
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 
 namespace latlab {
 namespace {

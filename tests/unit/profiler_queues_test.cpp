@@ -11,10 +11,10 @@
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 
 namespace latlab {
 namespace {

@@ -9,9 +9,9 @@
 // library is the same either way).
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
@@ -42,7 +42,8 @@ const ProfilerZone* find(const ProfilerFrame& f, std::string_view name) {
 std::vector<std::string> child_names(const ProfilerFrame& f, uint32_t i) {
   std::vector<std::string> out;
   const uint32_t first = i == kNoZone ? f.first_root : f.zones[i].first_child;
-  for (uint32_t c = first; c != kNoZone; c = f.zones[c].next_sibling) out.emplace_back(f.zones[c].name);
+  for (uint32_t c = first; c != kNoZone; c = f.zones[c].next_sibling)
+    out.emplace_back(f.zones[c].name);
   return out;
 }
 
@@ -58,7 +59,8 @@ TEST(Profiler, CreateRefusesBadSettings) {
 
   auto small = GpuProfiler::create(w, {.max_zones_per_frame = 16, .frames_in_flight = 3});
   ASSERT_FALSE(small.ok());  // needs 2 * 16 * 4 = 128 queries
-  EXPECT_NE(small.error().message.find("128 are needed"), std::string::npos) << small.error().message;
+  EXPECT_NE(small.error().message.find("128 are needed"), std::string::npos)
+      << small.error().message;
 
   auto zero = GpuProfiler::create(w, {.max_zones_per_frame = 0});
   ASSERT_FALSE(zero.ok());
@@ -95,9 +97,11 @@ TEST(Profiler, NestedZonesFormATreeInRecordingOrder) {
   ASSERT_EQ(f->zones.size(), 6u);
   EXPECT_EQ(child_names(*f, kNoZone), std::vector<std::string>{"frame"});
   const auto* frame = find(*f, "frame");
-  EXPECT_EQ(child_names(*f, index_of(*f, frame)), (std::vector<std::string>{"shadows", "lighting"}));
+  EXPECT_EQ(child_names(*f, index_of(*f, frame)),
+            (std::vector<std::string>{"shadows", "lighting"}));
   const auto* shadows = find(*f, "shadows");
-  EXPECT_EQ(child_names(*f, index_of(*f, shadows)), (std::vector<std::string>{"cascade0", "cascade1"}));
+  EXPECT_EQ(child_names(*f, index_of(*f, shadows)),
+            (std::vector<std::string>{"cascade0", "cascade1"}));
   const auto* deep = find(*f, "deep");
   EXPECT_EQ(deep->depth, 3u);
   EXPECT_EQ(f->zones[deep->parent].name, std::string_view("cascade1"));
@@ -266,8 +270,7 @@ TEST(Profiler, ZoneSpanningNextFrameHoldsItsFrameAndOrphansChildren) {
 }
 
 TEST(Profiler, FrameWithoutFreeSlotDropsItsZones) {
-  Rig r = make_rig({.max_zones_per_frame = 4, .frames_in_flight = 1},
-                   {.count = 16});
+  Rig r = make_rig({.max_zones_per_frame = 4, .frames_in_flight = 1}, {.count = 16});
   SimCommandStream c0, c1, c2;
   { LATLAB_GPU_ZONE(r.prof, &c0, "f0"); }
   r.prof->next_frame();  // 0 pending
@@ -296,9 +299,7 @@ TEST(Profiler, RetiredFrameMarksUnwrittenZonesInvalidAndFreesItsQueries) {
   const uint64_t resets_at_create = r.writer->slots_reset();  // every slot, once
   EXPECT_EQ(resets_at_create, 8u);
   SimCommandStream cmd;
-  {
-    LATLAB_GPU_ZONE(r.prof, &cmd, "written");
-  }
+  { LATLAB_GPU_ZONE(r.prof, &cmd, "written"); }
   { LATLAB_GPU_ZONE(r.prof, &cmd, "lost"); }
   ASSERT_EQ(cmd.writes.size(), 4u);
   r.writer->complete(cmd.writes[0].slot, 10);
@@ -387,7 +388,8 @@ TEST(Profiler, ClockMapperPlacesZonesOnTheHostTimeline) {
   const int64_t anchor_host = 5'000'000'000;
   r.prof->set_clock_mapper([&](uint64_t t) -> std::optional<MappedTime> {
     const double device_ns = static_cast<double>(tf.ticks_to_ns(t));
-    return MappedTime{anchor_host + static_cast<int64_t>(std::llround(device_ns * (1 + 5e-6))), 250};
+    return MappedTime{anchor_host + static_cast<int64_t>(std::llround(device_ns * (1 + 5e-6))),
+                      250};
   });
   SimCommandStream cmd;
   {
@@ -404,8 +406,10 @@ TEST(Profiler, ClockMapperPlacesZonesOnTheHostTimeline) {
     const auto expect = [&](uint64_t t) {
       return anchor_host + std::llround(static_cast<double>(tf.ticks_to_ns(t)) * (1 + 5e-6));
     };
-    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(expect(z.begin_ticks)), 2.0);
-    EXPECT_NEAR(static_cast<double>(z.gpu_end_host_ns), static_cast<double>(expect(z.end_ticks)), 2.0);
+    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns),
+                static_cast<double>(expect(z.begin_ticks)), 2.0);
+    EXPECT_NEAR(static_cast<double>(z.gpu_end_host_ns), static_cast<double>(expect(z.end_ticks)),
+                2.0);
   }
   const auto* inner = find(*f, "inner");
   EXPECT_EQ(inner->duration_ns, tf.ticks_to_ns(12'000));  // device time, exact
@@ -450,9 +454,11 @@ TEST(Profiler, ClockMapperPlacesZonesOutsideItsAnchors) {
   ASSERT_TRUE(f && f->host_mapped);
   for (const auto& z : f->zones) {
     ASSERT_TRUE(z.host_mapped) << z.name;
-    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(host_of(z.begin_ticks)), 2.0)
+    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns),
+                static_cast<double>(host_of(z.begin_ticks)), 2.0)
         << z.name;
-    EXPECT_NEAR(static_cast<double>(z.gpu_end_host_ns), static_cast<double>(host_of(z.end_ticks)), 2.0)
+    EXPECT_NEAR(static_cast<double>(z.gpu_end_host_ns), static_cast<double>(host_of(z.end_ticks)),
+                2.0)
         << z.name;
   }
 
@@ -467,7 +473,8 @@ TEST(Profiler, ClockMapperPlacesZonesOutsideItsAnchors) {
   for (const auto& z : f->zones) {
     ASSERT_TRUE(z.ok() && z.host_mapped) << z.name;
     EXPECT_EQ(z.duration_ns, 0);
-    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(host_of(123'456'789)), 1.0);
+    EXPECT_NEAR(static_cast<double>(z.gpu_begin_host_ns), static_cast<double>(host_of(123'456'789)),
+                1.0);
     EXPECT_EQ(z.gpu_end_host_ns, z.gpu_begin_host_ns);
   }
 }
@@ -528,7 +535,8 @@ TEST(Profiler, StatsOverASlidingWindow) {
   const std::string table = format_stat_table("graphics", stats);
   EXPECT_NE(table.find("p95"), std::string::npos);
   EXPECT_NE(table.find("pass"), std::string::npos);
-  EXPECT_LT(table.find("pass"), table.find("twice")) << "sorted by average, largest first:\n" << table;
+  EXPECT_LT(table.find("pass"), table.find("twice")) << "sorted by average, largest first:\n"
+                                                     << table;
 }
 
 // Issue 22: three calls of 100 ns per frame, one of them disjoint every
@@ -662,7 +670,9 @@ TEST(Profiler, CpuZoneTimesWhenAskedFor) {
 TEST(Profiler, NoHeapAllocationPerFrameAfterWarmUp) {
   // 1024 zones (2048 queries) a frame, three names, nested.
   Rig r = make_rig({.max_zones_per_frame = 1024, .frames_in_flight = 3});
-  r.prof->set_clock_mapper([](uint64_t t) { return std::optional<MappedTime>(MappedTime{static_cast<int64_t>(t), 0}); });
+  r.prof->set_clock_mapper([](uint64_t t) {
+    return std::optional<MappedTime>(MappedTime{static_cast<int64_t>(t), 0});
+  });
   SimCommandStream cmd;
   cmd.writes.reserve(4096);
   auto one_frame = [&](uint64_t k) {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_trace.hpp"
 
 namespace latlab {
@@ -149,7 +149,8 @@ TEST(ProfilerThreads, RecordersAndALateDeviceThread) {
   constexpr int kFrames = 120;
   constexpr int kZonesPerThread = 20;
   auto writer = SimTimestampSlots::create({.count = 4 * 2 * 128});
-  auto prof = GpuProfiler::create(writer, {.max_zones_per_frame = 128, .frames_in_flight = 3}).value();
+  auto prof =
+      GpuProfiler::create(writer, {.max_zones_per_frame = 128, .frames_in_flight = 3}).value();
 
   std::mutex mu;
   std::condition_variable cv;

@@ -16,8 +16,8 @@
 // library is the same either way).
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
 #include "latlab/profiler_trace.hpp"
 
 namespace latlab {
@@ -86,12 +86,16 @@ TEST(ChromeTrace, ProfilerFramesGiveMatchedCpuAndGpuTracks) {
   EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
   EXPECT_EQ(doc.at("otherData").at("clock"), "CLOCK_MONOTONIC");
   const auto spans = check_tracks(doc);
-  ASSERT_EQ(spans.count("GPU graphics (thread " + std::to_string(prof->latest_frame()->zones[0].thread) + ")"), 1u);
-  const auto& gpu = spans.at("GPU graphics (thread " + std::to_string(prof->latest_frame()->zones[0].thread) + ")");
+  ASSERT_EQ(spans.count("GPU graphics (thread " +
+                        std::to_string(prof->latest_frame()->zones[0].thread) + ")"),
+            1u);
+  const auto& gpu = spans.at("GPU graphics (thread " +
+                             std::to_string(prof->latest_frame()->zones[0].thread) + ")");
   EXPECT_EQ(gpu.size(), 9u);
   EXPECT_EQ(gpu[1], "shadow \"pass\"");
   EXPECT_EQ(spans.at("CPU graphics frames").size(), 3u);
-  EXPECT_EQ(spans.at("CPU thread " + std::to_string(prof->latest_frame()->zones[0].thread)).size(), 9u);
+  EXPECT_EQ(spans.at("CPU thread " + std::to_string(prof->latest_frame()->zones[0].thread)).size(),
+            9u);
 
   // The first GPU "frame" zone begins at host 5 ms = 5000 us, exactly.
   bool found = false;
@@ -110,7 +114,7 @@ TEST(ChromeTrace, ProfilerFramesGiveMatchedCpuAndGpuTracks) {
 TEST(ChromeTrace, OverlappingSpansGoToLanesWithoutChangingTimes) {
   ChromeTrace trace;
   EXPECT_TRUE(trace.add_span("GPU q", "a", 1000, 5000, true));
-  EXPECT_TRUE(trace.add_span("GPU q", "b", 4000, 9000, true));   // overlaps a, not nested
+  EXPECT_TRUE(trace.add_span("GPU q", "b", 4000, 9000, true));  // overlaps a, not nested
   EXPECT_TRUE(trace.add_span("GPU q", "a.child", 1000, 2000, true));
   EXPECT_TRUE(trace.add_span("GPU q", "zero", 5000, 5000, true));
   EXPECT_FALSE(trace.add_span("GPU q", "reversed", 10, 5, true));
@@ -147,8 +151,8 @@ TEST(ChromeTrace, UnmappedAndUntimedZonesAreCountedNotDrawn) {
 }
 
 TEST(ChromeTrace, WritesFilesAtomically) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("latlab_trace_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("latlab_trace_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ChromeTrace trace;
   trace.add_span("CPU main", "work", 0, 1500);

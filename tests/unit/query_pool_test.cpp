@@ -3,13 +3,15 @@
 
 #include <string>
 
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 
 namespace latlab {
 namespace {
 
-std::string uid(int pass, uint64_t frame) { return "c:0:pass" + std::to_string(pass) + ":f" + std::to_string(frame); }
+std::string uid(int pass, uint64_t frame) {
+  return "c:0:pass" + std::to_string(pass) + ":f" + std::to_string(frame);
+}
 
 // A pool on sim slots; the test plays the device through `device`.
 struct SimPool {
@@ -20,7 +22,8 @@ struct SimPool {
 
 SimPool make_sim_pool(const QueryPoolDesc& desc, TickFormat ticks = {}, bool can_time = true) {
   SimPool p;
-  p.device = SimTimestampSlots::create({.count = desc.max_queries, .ticks = ticks, .can_time = can_time});
+  p.device =
+      SimTimestampSlots::create({.count = desc.max_queries, .ticks = ticks, .can_time = can_time});
   p.pool = TimestampQueryPool::create(p.device, desc).value();
   return p;
 }
@@ -128,7 +131,7 @@ TEST(QueryPool, LastValueOfHugeDurationsDoesNotOverflow) {
 
 TEST(QueryPool, TickPeriodIsHonoured) {
   auto pool = make_sim_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
-                                            TickFormat::from_period_ns(41.666668, 64));
+                            TickFormat::from_period_ns(41.666668, 64));
   pool->allocate_queries_for_context(uid(0, 1), 1);
   complete(pool, uid(0, 1), 0, 24'000'000);  // one second of 24 MHz ticks
   (void)pool->resolve_queries_async();
@@ -137,7 +140,7 @@ TEST(QueryPool, TickPeriodIsHonoured) {
 
 TEST(QueryPool, WrapAroundAt32Bits) {
   auto pool = make_sim_pool(QueryPoolDesc{.max_queries = 4, .kind = QueryKind::compute},
-                                            TickFormat::from_period_ns(1.0, 32));
+                            TickFormat::from_period_ns(1.0, 32));
   pool->allocate_queries_for_context(uid(0, 1), 1);
   complete(pool, uid(0, 1), 0xFFFFFF00ull, 0x100ull);
   (void)pool->resolve_queries_async();

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <thread>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 namespace {

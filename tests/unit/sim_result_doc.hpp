@@ -7,8 +7,8 @@
 #include <string>
 
 #include "latency/lockstep.hpp"
-#include "latlab/latency_report.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/sim.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::testing {
@@ -54,7 +54,9 @@ inline std::string sim_result_doc(const SimRunSpec& spec, LatencyRun* keep = nul
   auto dev = std::make_unique<SimDevice>(dd);
   SimDevice* raw = dev.get();
   auto mapper = make_function_mapper(
-      [raw](uint64_t t) { return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5}); },
+      [raw](uint64_t t) {
+        return std::optional<MappedTime>(MappedTime{raw->host_at(t), 5});
+      },
       "sim truth");
   LockstepScript script;
   const double k = spec.host_scale;

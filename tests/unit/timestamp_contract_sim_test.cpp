@@ -4,7 +4,7 @@
 #include <deque>
 
 #include "conformance/timestamp_contract.hpp"
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/bench/sim_timestamp_slots.hpp"
 
 namespace latlab::test {
 namespace {

@@ -7,6 +7,7 @@
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -302,8 +303,9 @@ TEST_F(ProfilerVulkanTest, ZonesLandOnTheHostTimelineBetweenSubmitAndFence) {
   // Offset-only mapping through one fresh pair (the run is milliseconds long).
   prof_->set_clock_mapper([cp, tf](uint64_t t) -> std::optional<MappedTime> {
     const uint64_t fwd = tf.elapsed_ticks(cp.device_ticks, t);
-    const int64_t d = fwd <= (tf.mask() >> 1) ? tf.ticks_to_ns(fwd)
-                                                : -tf.ticks_to_ns(tf.elapsed_ticks(t, cp.device_ticks));
+    const int64_t d = fwd <= (tf.mask() >> 1)
+                          ? tf.ticks_to_ns(fwd)
+                          : -tf.ticks_to_ns(tf.elapsed_ticks(t, cp.device_ticks));
     return MappedTime{cp.host_ns + d, cp.max_deviation_ns};
   });
   Recorder rec(*ctx_);

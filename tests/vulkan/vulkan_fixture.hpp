@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab::test {
@@ -66,8 +67,9 @@ struct FrameResult {
 // frame, then collects that frame's per-uid results.
 // `Work` is VulkanComputeWorkload or VulkanFragmentWorkload.
 template <class Work>
-std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, TimestampQueryPool& pool, uint32_t frames,
-                                    const std::function<std::vector<WorkloadPass>(uint64_t)>& make_passes) {
+std::vector<FrameResult> run_frames(
+    VulkanContext& ctx, Work& work, TimestampQueryPool& pool, uint32_t frames,
+    const std::function<std::vector<WorkloadPass>(uint64_t)>& make_passes) {
   constexpr uint32_t kInFlight = 2;
   auto ring_r = VulkanFrameRing::create(ctx, kInFlight);
   if (!ring_r) {
@@ -103,7 +105,8 @@ std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, TimestampQue
     const auto offsets = work.record(*cmd, passes, frame, &pool);
     FrameResult f;
     f.frame_id = frame;
-    for (size_t i = 0; i < passes.size(); ++i) f.passes.push_back({passes[i].uid, offsets[i].has_value(), {}});
+    for (size_t i = 0; i < passes.size(); ++i)
+      f.passes.push_back({passes[i].uid, offsets[i].has_value(), {}});
     slot_frame[slot] = f;
     if (auto s = ring.submit(slot); !s) {
       ADD_FAILURE() << s.error().message;
@@ -123,7 +126,8 @@ std::vector<FrameResult> run_frames(VulkanContext& ctx, Work& work, TimestampQue
 inline int64_t fastest_ns(const std::vector<FrameResult>& frames, size_t pass) {
   int64_t best = std::numeric_limits<int64_t>::max();
   for (const auto& f : frames) {
-    if (pass < f.passes.size() && f.passes[pass].result.ok()) best = std::min(best, f.passes[pass].result.duration_ns);
+    if (pass < f.passes.size() && f.passes[pass].result.ok())
+      best = std::min(best, f.passes[pass].result.duration_ns);
   }
   return best;
 }

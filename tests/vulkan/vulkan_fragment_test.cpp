@@ -1,12 +1,13 @@
 // The fragment form of the reference workload (full-screen passes into
 // offscreen targets) on lavapipe with validation on, directly and through
 // the latency device.
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "vulkan/vulkan_fixture.hpp"
 #include "one_mesa_worker.hpp"
+#include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {
 namespace {
@@ -21,7 +22,8 @@ class VulkanFragmentTest : public VulkanTest {
     auto w = VulkanFragmentWorkload::create(*ctx_, size);
     ASSERT_TRUE(w) << w.error().message;
     work_ = std::move(w.value());
-    auto p = create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 64, .kind = QueryKind::render});
+    auto p = create_vulkan_query_pool(*ctx_,
+                                      QueryPoolDesc{.max_queries = 64, .kind = QueryKind::render});
     ASSERT_TRUE(p) << p.error().message;
     pool_ = std::move(p.value());
   }
@@ -78,7 +80,8 @@ TEST_F(VulkanFragmentTestOneThread, PerPixelCostGrowsWithComplexity) {
   for (const auto& f : frames) ASSERT_TRUE(f.passes[0].result.ok() && f.passes[1].result.ok());
   const double s = static_cast<double>(fastest_ns(frames, 0));
   const double l = static_cast<double>(fastest_ns(frames, 1));
-  std::printf("fragment 128x128: complexity 64 %.3f ms, 256 %.3f ms, ratio %.2f\n", s / 1e6, l / 1e6, l / s);
+  std::printf("fragment 128x128: complexity 64 %.3f ms, 256 %.3f ms, ratio %.2f\n", s / 1e6,
+              l / 1e6, l / s);
   EXPECT_GT(l / s, 2.0);
 }
 
@@ -93,7 +96,8 @@ TEST_F(VulkanFragmentTest, TimestampsOutsideRenderPassesWithCommandBufferResets)
     return p;
   });
   for (const auto& f : frames) {
-    for (const auto& p : f.passes) EXPECT_TRUE(p.result.ok()) << p.uid << " " << to_string(p.result.status);
+    for (const auto& p : f.passes)
+      EXPECT_TRUE(p.result.ok()) << p.uid << " " << to_string(p.result.status);
   }
 }
 
@@ -101,12 +105,14 @@ TEST_F(VulkanFragmentTest, RejectsSizesBeyondTheDevice) {
   EXPECT_FALSE(VulkanFragmentWorkload::create(*ctx_, {0, 8}));
   auto huge = VulkanFragmentWorkload::create(*ctx_, {1u << 20, 8});
   ASSERT_FALSE(huge);
-  EXPECT_NE(huge.error().message.find("framebuffer limit"), std::string::npos) << huge.error().message;
+  EXPECT_NE(huge.error().message.find("framebuffer limit"), std::string::npos)
+      << huge.error().message;
 }
 
 TEST_F(VulkanFragmentTest, ComputePoolRefusesRenderUids) {
   ASSERT_NO_FATAL_FAILURE(make({16, 16}));
-  auto compute_pool = create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 8, .kind = QueryKind::compute});
+  auto compute_pool =
+      create_vulkan_query_pool(*ctx_, QueryPoolDesc{.max_queries = 8, .kind = QueryKind::compute});
   ASSERT_TRUE(compute_pool);
   const auto frames = run_frames(*ctx_, *work_, **compute_pool, 1, [](uint64_t f) {
     return std::vector<WorkloadPass>{{render_uid(0, f), 1}};
@@ -122,7 +128,8 @@ TEST(VulkanFragmentLatency, FragmentFramesAreTimedAndBracketedByHostReads) {
   auto dev_r = VulkanLatencyDevice::create(desc);
   ASSERT_TRUE(dev_r) << dev_r.error().message;
   auto& dev = *dev_r.value();
-  const FrameWorkload work{.passes = 4, .complexity = 32, .form = WorkloadForm::fragment};  // default 64x64
+  const FrameWorkload work{
+      .passes = 4, .complexity = 32, .form = WorkloadForm::fragment};  // default 64x64
   for (uint64_t frame = 1; frame <= 4; ++frame) {
     const int64_t before = host_now_ns();
     ASSERT_TRUE(dev.submit_frame(frame, work));

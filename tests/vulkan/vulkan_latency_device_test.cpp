@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fastest_apart.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 #include "one_mesa_worker.hpp"

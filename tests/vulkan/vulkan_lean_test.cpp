@@ -7,8 +7,9 @@
 #include <optional>
 #include <span>
 
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/latency_run.hpp"
 #include "latlab/vulkan.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 

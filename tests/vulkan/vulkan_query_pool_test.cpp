@@ -1,5 +1,16 @@
+// The seed-000 pool on VulkanTimestampSlots with real compute dispatches (lavapipe on CI),
+// validation layer on.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
 // Vulkan-specific pool behaviour on lavapipe (the contract itself: tests/conformance,
 // run by timestamp_contract_vulkan_test.cpp), validation layer on.
+#include "latlab/bench/vulkan_rig.hpp"
+#include "latlab/host_clock.hpp"
+#include "one_mesa_worker.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
 namespace latlab::test {

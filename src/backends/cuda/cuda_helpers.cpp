@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_internal.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
 #include "backends/cuda/cuda_runtime_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 
 namespace latlab {

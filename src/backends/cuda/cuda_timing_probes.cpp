@@ -5,6 +5,7 @@
 #include "backends/cuda/cuda_internal.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
 #include "backends/cuda/cuda_runtime_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 
 namespace latlab {
@@ -95,9 +96,9 @@ struct CudaClockSampler::Impl {
   int device = 0;
   uint32_t capacity = 0;
   cudaStream_t stream = nullptr;
-  cd::MappedBlock ring;    // cd::ClockSample[capacity]
-  cd::MappedBlock words;   // [0] count (GPU), [1] stop (host)
-  uint64_t taken = 0;      // samples copied out so far
+  cd::MappedBlock ring;   // cd::ClockSample[capacity]
+  cd::MappedBlock words;  // [0] count (GPU), [1] stop (host)
+  uint64_t taken = 0;     // samples copied out so far
   bool running = false;
 
   uint64_t& count() { return static_cast<uint64_t*>(words.host)[0]; }

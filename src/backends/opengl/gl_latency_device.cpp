@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/bench/gl_rig.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {
@@ -41,8 +42,8 @@ Result<std::unique_ptr<GlLatencyDevice>> GlLatencyDevice::create(const GlLatency
   auto ctx = GlContext::create(desc.context);
   if (!ctx) return ctx.error();
   if (ctx.value()->durations_only()) {
-    return make_error(gl_elapsed_only(*ctx.value(),
-                                       "the latency path needs GPU begin/end on the host clock (GL_TIMESTAMP)"));
+    return make_error(gl_elapsed_only(
+        *ctx.value(), "the latency path needs GPU begin/end on the host clock (GL_TIMESTAMP)"));
   }
   impl->ctx = std::move(ctx.value());
   impl->frames_in_flight = desc.frames_in_flight;
@@ -56,7 +57,8 @@ Result<std::unique_ptr<GlLatencyDevice>> GlLatencyDevice::create(const GlLatency
   info.calibration_domain = kGlCalibrationDomain;
   info.calibration_estimated = true;
   info.missing = r.missing;
-  auto slots = GlTimestampSlots::create(*impl->ctx, {.count = 2 * kMaxFramesInFlight, .disjoint_probe = {}});
+  auto slots =
+      GlTimestampSlots::create(*impl->ctx, {.count = 2 * kMaxFramesInFlight, .disjoint_probe = {}});
   if (!slots) return slots.error();
   impl->slots = std::move(slots.value());
   // Frames may come from any thread: the context is made current per call.
@@ -97,7 +99,8 @@ Result<void> GlLatencyDevice::submit_frame(uint64_t frame_id, const FrameWorkloa
     if (!m.ring[i].used && !slot) slot = i;
   }
   if (!slot) {
-    return make_error(std::to_string(m.frames_in_flight) + " frames are in flight already; wait_frame() first");
+    return make_error(std::to_string(m.frames_in_flight) +
+                      " frames are in flight already; wait_frame() first");
   }
   ScopedGlCurrent current(*m.ctx);
   if (!current.status()) return current.status().error();
@@ -226,7 +229,9 @@ Result<std::unique_ptr<CompletionPoller>> GlLatencyDevice::open_poller() {
   return std::unique_ptr<CompletionPoller>(new GlPoller(display, c, ctx.state().api));
 }
 
-Result<CalibrationPair> GlLatencyDevice::sample_calibration() { return impl_->ctx->sample_calibration(); }
+Result<CalibrationPair> GlLatencyDevice::sample_calibration() {
+  return impl_->ctx->sample_calibration();
+}
 
 Result<std::unique_ptr<LatencyDevice>> create_gl_latency_device(const GlLatencyDeviceDesc& desc) {
   auto dev = GlLatencyDevice::create(desc);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/opengl/gl_state.hpp"
+#include "latlab/bench/gl_rig.hpp"
 
 namespace latlab {
 namespace {
@@ -57,7 +58,8 @@ void main() {
 )";
 
 std::string header(bool gles) {
-  return gles ? "#version 310 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n"
+  return gles ? "#version 310 es\nprecision highp float;\nprecision highp int;\nprecision highp "
+                "sampler2D;\n"
               : "#version 430 core\n";
 }
 
@@ -95,10 +97,11 @@ Result<GLuint> link(const gl::Api& api, const std::vector<GLuint>& shaders) {
 
 }  // namespace
 
-Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t width, uint32_t height,
-                                                       WorkloadForm form) {
+Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t width,
+                                                       uint32_t height, WorkloadForm form) {
   if (width == 0 || height == 0) return make_error("GlWorkload: empty target");
-  if (!ctx.is_current()) return make_error("GlWorkload::create: the GL context is not current on this thread");
+  if (!ctx.is_current())
+    return make_error("GlWorkload::create: the GL context is not current on this thread");
   const gl::Api& api = ctx.state().api;
   if (!api.workload_loaded)
     return make_error("GlWorkload: the GL context lacks the workloads' entry points");
@@ -109,15 +112,16 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
   const std::string head = header(ctx.gles()) + kBurn;
   if (form == WorkloadForm::compute) {
     if (!ctx.report().compute_shaders) {
-      return make_error("'" + ctx.report().renderer + "' has no compute shaders (GL 4.3 / GLES 3.1); use --form fragment");
+      return make_error("'" + ctx.report().renderer +
+                        "' has no compute shaders (GL 4.3 / GLES 3.1); use --form fragment");
     }
     const uint64_t bytes = uint64_t{width} * height * 16;
     GLint64 max_ssbo = 0;
     api.GetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_ssbo);
     if (max_ssbo > 0 && bytes > static_cast<uint64_t>(max_ssbo)) {
       return make_error("GlWorkload: " + std::to_string(width) + "x" + std::to_string(height) +
-                        " needs a storage buffer of " + std::to_string(bytes) + " bytes; the limit is " +
-                        std::to_string(max_ssbo));
+                        " needs a storage buffer of " + std::to_string(bytes) +
+                        " bytes; the limit is " + std::to_string(max_ssbo));
     }
     auto cs = compile(api, GL_COMPUTE_SHADER, head + kCompute);
     if (!cs) return cs.error();
@@ -127,7 +131,8 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
     api.GenBuffers(1, &w->buffer_);
     api.BindBuffer(GL_SHADER_STORAGE_BUFFER, w->buffer_);
     std::vector<float> init(static_cast<size_t>(width) * height * 4, 0.5f);
-    api.BufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), init.data(), GL_DYNAMIC_COPY);
+    api.BufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), init.data(),
+                   GL_DYNAMIC_COPY);
     api.BindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
     w->loc_size_ = api.GetUniformLocation(w->program_, "size");
   } else {
@@ -152,16 +157,18 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
     api.GenFramebuffers(2, w->fbos_);
     for (int i = 0; i < 2; ++i) {
       api.BindTexture(GL_TEXTURE_2D, w->textures_[i]);
-      api.TexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, static_cast<GLsizei>(width), static_cast<GLsizei>(height));
+      api.TexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, static_cast<GLsizei>(width),
+                       static_cast<GLsizei>(height));
       // RGBA32F is not filterable everywhere (GLES): sample with NEAREST.
       api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
       api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
       api.BindFramebuffer(GL_FRAMEBUFFER, w->fbos_[i]);
-      api.FramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, w->textures_[i], 0);
+      api.FramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, w->textures_[i],
+                               0);
       if (api.CheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
         api.BindFramebuffer(GL_FRAMEBUFFER, 0);
-        return make_error("GlWorkload: an RGBA32F framebuffer is not complete on '" + ctx.report().renderer +
-                          "' (GLES needs EXT_color_buffer_float)");
+        return make_error("GlWorkload: an RGBA32F framebuffer is not complete on '" +
+                          ctx.report().renderer + "' (GLES needs EXT_color_buffer_float)");
       }
       api.ClearColor(0.5f, 0.5f, 0.5f, 0.5f);
       api.Clear(GL_COLOR_BUFFER_BIT);
@@ -174,7 +181,8 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
   }
   w->loc_complexity_ = api.GetUniformLocation(w->program_, "complexity");
   w->loc_pass_ = api.GetUniformLocation(w->program_, "pass_index");
-  if (const std::string e = gl::drain_errors(api); !e.empty()) return make_error("GlWorkload: GL error " + e);
+  if (const std::string e = gl::drain_errors(api); !e.empty())
+    return make_error("GlWorkload: GL error " + e);
   return w;
 }
 

@@ -4,8 +4,8 @@
 
 #include "core/int128.hpp"
 #include "core/splitmix64.hpp"
+#include "latlab/bench/sim.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/sim.hpp"
 
 namespace latlab {
 

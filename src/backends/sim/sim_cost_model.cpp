@@ -3,7 +3,7 @@
 #include <numbers>
 
 #include "core/splitmix64.hpp"
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 

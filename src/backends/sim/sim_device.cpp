@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/sim.hpp"
+#include "latlab/bench/sim.hpp"
 
 namespace latlab {
 

@@ -1,4 +1,4 @@
-#include "latlab/sim_timestamp_slots.hpp"
+#include "latlab/bench/sim_timestamp_slots.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,7 @@
 // VulkanComputeWorkload: the reference compute work (shaders/burn.comp).
 #include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {
@@ -17,19 +18,21 @@ struct BurnPush {
   uint32_t pass;
 };
 
-constexpr uint32_t kGroup = 8;  // local_size_x/y of burn.comp
+constexpr uint32_t kGroup = 8;           // local_size_x/y of burn.comp
 constexpr uint32_t kFill = 0x3f000000u;  // 0.5f in every component
 
 }  // namespace
 
-Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(const VulkanContext& ctx,
-                                                                             const ComputeWorkloadDesc& desc) {
-  if (desc.width == 0 || desc.height == 0) return make_error("compute workload size must be at least 1x1");
+Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(
+    const VulkanContext& ctx, const ComputeWorkloadDesc& desc) {
+  if (desc.width == 0 || desc.height == 0)
+    return make_error("compute workload size must be at least 1x1");
   const VkPhysicalDeviceLimits& limits = ctx.properties().limits;
   const uint64_t bytes = uint64_t{desc.width} * desc.height * 16;
   if (bytes > limits.maxStorageBufferRange) {
-    return make_error("compute workload " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
-                      " needs a " + std::to_string(bytes) + " byte storage buffer; the device allows " +
+    return make_error("compute workload " + std::to_string(desc.width) + "x" +
+                      std::to_string(desc.height) + " needs a " + std::to_string(bytes) +
+                      " byte storage buffer; the device allows " +
                       std::to_string(limits.maxStorageBufferRange));
   }
   if ((desc.width + kGroup - 1) / kGroup > limits.maxComputeWorkGroupCount[0] ||
@@ -74,8 +77,8 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         0, 1, &mb, 0, nullptr, 0, nullptr);
   });
   if (!filled) return filled.error();
 
@@ -97,7 +100,8 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   vkUpdateDescriptorSets(dev, 1, &write, 0, nullptr);
 
   // --- pipeline ------------------------------------------------------------
-  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_COMPUTE_BIT, sizeof(BurnPush));
+  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_COMPUTE_BIT,
+                                           sizeof(BurnPush));
   if (!layout) return layout.error();
   w->layout_ = *layout;
   auto module = vk::create_shader_module(dev, kBurnComp, sizeof(kBurnComp), "burn.comp");
@@ -110,7 +114,8 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   cpci.stage.module = w->module_;
   cpci.stage.pName = "main";
   cpci.layout = w->layout_;
-  if (const VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, nullptr, &w->pipeline_);
+  if (const VkResult r =
+          vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, nullptr, &w->pipeline_);
       r != VK_SUCCESS) {
     w->pipeline_ = VK_NULL_HANDLE;
     return vk::error("vkCreateComputePipelines", r);
@@ -118,7 +123,8 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(con
   // One untimed pass now: drivers that compile shaders at first dispatch
   // (llvmpipe JITs there) would otherwise charge it to the first timed pass.
   VulkanComputeWorkload* self = w.get();
-  if (auto warm = ctx.run_one_shot([self](VkCommandBuffer cmd) { self->record_pass(cmd, 1, 0); }); !warm) {
+  if (auto warm = ctx.run_one_shot([self](VkCommandBuffer cmd) { self->record_pass(cmd, 1, 0); });
+      !warm) {
     return warm.error();
   }
   return w;
@@ -142,11 +148,12 @@ void VulkanComputeWorkload::record_barrier(VkCommandBuffer cmd) {
   mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                       nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
-void VulkanComputeWorkload::record_dispatch(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index) {
+void VulkanComputeWorkload::record_dispatch(VkCommandBuffer cmd, uint32_t complexity,
+                                            uint32_t pass_index) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
   const BurnPush push{desc_.width, desc_.height, complexity == 0 ? 1 : complexity, pass_index};
@@ -154,13 +161,14 @@ void VulkanComputeWorkload::record_dispatch(VkCommandBuffer cmd, uint32_t comple
   vkCmdDispatch(cmd, (desc_.width + kGroup - 1) / kGroup, (desc_.height + kGroup - 1) / kGroup, 1);
 }
 
-std::vector<std::optional<uint32_t>> VulkanComputeWorkload::record(VkCommandBuffer cmd,
-                                                                   std::span<const ComputePass> passes,
-                                                                   uint64_t frame_id, TimestampQueryPool* pool) {
+std::vector<std::optional<uint32_t>> VulkanComputeWorkload::record(
+    VkCommandBuffer cmd, std::span<const ComputePass> passes, uint64_t frame_id,
+    TimestampQueryPool* pool) {
   std::vector<std::optional<uint32_t>> offsets(passes.size());
   for (uint32_t i = 0; i < passes.size(); ++i) {
     const ComputePass& p = passes[i];
-    if (pool != nullptr && !p.uid.empty()) offsets[i] = pool->allocate_queries_for_context(p.uid, frame_id);
+    if (pool != nullptr && !p.uid.empty())
+      offsets[i] = pool->allocate_queries_for_context(p.uid, frame_id);
     // The barrier goes before the begin timestamp so the pass's span starts
     // after the previous pass (TOP_OF_PIPE is not held by the barrier's
     // compute stage on every driver; this is the best order available).

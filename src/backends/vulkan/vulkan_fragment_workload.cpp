@@ -2,6 +2,7 @@
 // (shaders/fullscreen.vert + shaders/burn.frag).
 #include "backends/vulkan/vk_pipeline_parts.hpp"
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {
@@ -23,25 +24,30 @@ constexpr VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
 
 }  // namespace
 
-Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(const VulkanContext& ctx,
-                                                                               const FragmentWorkloadDesc& desc) {
+Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
+    const VulkanContext& ctx, const FragmentWorkloadDesc& desc) {
   const VkPhysicalDeviceLimits& limits = ctx.properties().limits;
-  if (desc.width == 0 || desc.height == 0) return make_error("fragment workload size must be at least 1x1");
+  if (desc.width == 0 || desc.height == 0)
+    return make_error("fragment workload size must be at least 1x1");
   if (desc.width > limits.maxFramebufferWidth || desc.height > limits.maxFramebufferHeight ||
       desc.width > limits.maxImageDimension2D || desc.height > limits.maxImageDimension2D) {
-    return make_error("fragment workload " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
-                      " exceeds the device's framebuffer limit " + std::to_string(limits.maxFramebufferWidth) + "x" +
+    return make_error("fragment workload " + std::to_string(desc.width) + "x" +
+                      std::to_string(desc.height) + " exceeds the device's framebuffer limit " +
+                      std::to_string(limits.maxFramebufferWidth) + "x" +
                       std::to_string(limits.maxFramebufferHeight));
   }
   VkFormatProperties fp{};
   vkGetPhysicalDeviceFormatProperties(ctx.physical_device(), kFormat, &fp);
-  const VkFormatFeatureFlags need = VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT | VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT |
+  const VkFormatFeatureFlags need = VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT |
+                                    VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT |
                                     VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT;
   if ((fp.optimalTilingFeatures & need) != need) {
-    return make_error("R8G8B8A8_UNORM cannot be rendered to and sampled linearly on " + ctx.device_name());
+    return make_error("R8G8B8A8_UNORM cannot be rendered to and sampled linearly on " +
+                      ctx.device_name());
   }
   if ((ctx.report().queue_families.at(ctx.queue_family()).flags & VK_QUEUE_GRAPHICS_BIT) == 0) {
-    return make_error("the context's queue family has no graphics: the fragment workload needs one");
+    return make_error(
+        "the context's queue family has no graphics: the fragment workload needs one");
   }
 
   std::unique_ptr<VulkanFragmentWorkload> w(new VulkanFragmentWorkload(ctx, desc));
@@ -58,7 +64,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
     ici.arrayLayers = 1;
     ici.samples = VK_SAMPLE_COUNT_1_BIT;
     ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT |
+                VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
     if (const VkResult r = vkCreateImage(dev, &ici, nullptr, &w->images_[i]); r != VK_SUCCESS) {
@@ -78,7 +85,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
       w->memory_[i] = VK_NULL_HANDLE;
       return vk::error("vkAllocateMemory(" + std::to_string(req.size) + " bytes)", r);
     }
-    if (const VkResult r = vkBindImageMemory(dev, w->images_[i], w->memory_[i], 0); r != VK_SUCCESS) {
+    if (const VkResult r = vkBindImageMemory(dev, w->images_[i], w->memory_[i], 0);
+        r != VK_SUCCESS) {
       return vk::error("vkBindImageMemory", r);
     }
     VkImageViewCreateInfo vci{};
@@ -113,9 +121,11 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   VkSubpassDependency deps[2]{};
   deps[0].srcSubpass = VK_SUBPASS_EXTERNAL;
   deps[0].dstSubpass = 0;
-  deps[0].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT;
+  deps[0].srcStageMask =
+      VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT;
   deps[0].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  deps[0].dstStageMask = VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+  deps[0].dstStageMask =
+      VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   deps[0].dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
   deps[1].srcSubpass = 0;
   deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
@@ -131,7 +141,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   rpci.pSubpasses = &subpass;
   rpci.dependencyCount = 2;
   rpci.pDependencies = deps;
-  if (const VkResult r = vkCreateRenderPass(dev, &rpci, nullptr, &w->render_pass_); r != VK_SUCCESS) {
+  if (const VkResult r = vkCreateRenderPass(dev, &rpci, nullptr, &w->render_pass_);
+      r != VK_SUCCESS) {
     w->render_pass_ = VK_NULL_HANDLE;
     return vk::error("vkCreateRenderPass", r);
   }
@@ -144,7 +155,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
     fci.width = desc.width;
     fci.height = desc.height;
     fci.layers = 1;
-    if (const VkResult r = vkCreateFramebuffer(dev, &fci, nullptr, &w->framebuffers_[i]); r != VK_SUCCESS) {
+    if (const VkResult r = vkCreateFramebuffer(dev, &fci, nullptr, &w->framebuffers_[i]);
+        r != VK_SUCCESS) {
       w->framebuffers_[i] = VK_NULL_HANDLE;
       return vk::error("vkCreateFramebuffer", r);
     }
@@ -184,10 +196,12 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   vkUpdateDescriptorSets(dev, 2, writes, 0, nullptr);
 
   // --- pipeline ------------------------------------------------------------
-  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, sizeof(FragPush));
+  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_FRAGMENT_BIT,
+                                           sizeof(FragPush));
   if (!layout) return layout.error();
   w->layout_ = *layout;
-  auto vert = vk::create_shader_module(dev, kFullscreenVert, sizeof(kFullscreenVert), "fullscreen.vert");
+  auto vert =
+      vk::create_shader_module(dev, kFullscreenVert, sizeof(kFullscreenVert), "fullscreen.vert");
   if (!vert) return vert.error();
   w->vert_ = *vert;
   auto frag = vk::create_shader_module(dev, kBurnFrag, sizeof(kBurnFrag), "burn.frag");
@@ -208,7 +222,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   VkPipelineInputAssemblyStateCreateInfo assembly{};
   assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO;
   assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-  VkViewport viewport{0.0f, 0.0f, static_cast<float>(desc.width), static_cast<float>(desc.height), 0.0f, 1.0f};
+  VkViewport viewport{0.0f, 0.0f, static_cast<float>(desc.width), static_cast<float>(desc.height),
+                      0.0f, 1.0f};
   VkRect2D scissor{{0, 0}, {desc.width, desc.height}};
   VkPipelineViewportStateCreateInfo viewport_state{};
   viewport_state.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO;
@@ -226,8 +241,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO;
   multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
   VkPipelineColorBlendAttachmentState blend_attachment{};
-  blend_attachment.colorWriteMask =
-      VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+  blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+                                    VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
   VkPipelineColorBlendStateCreateInfo blend{};
   blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO;
   blend.attachmentCount = 1;
@@ -245,7 +260,8 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
   gpci.layout = w->layout_;
   gpci.renderPass = w->render_pass_;
   gpci.subpass = 0;
-  if (const VkResult r = vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &w->pipeline_);
+  if (const VkResult r =
+          vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &w->pipeline_);
       r != VK_SUCCESS) {
     w->pipeline_ = VK_NULL_HANDLE;
     return vk::error("vkCreateGraphicsPipelines", r);
@@ -274,15 +290,16 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(c
       to_read[i].oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
       to_read[i].newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                         nullptr, 2, to_clear);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                         0, nullptr, 0, nullptr, 2, to_clear);
     const VkClearColorValue half{{0.5f, 0.5f, 0.5f, 0.5f}};
     const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     for (int i = 0; i < 2; ++i) {
-      vkCmdClearColorImage(cmd, self->images_[i], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &half, 1, &range);
+      vkCmdClearColorImage(cmd, self->images_[i], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &half, 1,
+                           &range);
     }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 0, nullptr,
-                         0, nullptr, 2, to_read);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
+                         0, 0, nullptr, 0, nullptr, 2, to_read);
     self->record_pass(cmd, 1, 0);
   });
   if (!ready) return ready.error();
@@ -307,7 +324,8 @@ VulkanFragmentWorkload::~VulkanFragmentWorkload() {
   if (render_pass_ != VK_NULL_HANDLE) vkDestroyRenderPass(dev, render_pass_, nullptr);
 }
 
-void VulkanFragmentWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexity, uint32_t pass_index) {
+void VulkanFragmentWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexity,
+                                         uint32_t pass_index) {
   const uint32_t target = pass_index % 2;
   VkRenderPassBeginInfo rbi{};
   rbi.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO;
@@ -316,21 +334,22 @@ void VulkanFragmentWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexit
   rbi.renderArea = {{0, 0}, {desc_.width, desc_.height}};
   vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, 0, 1, &sets_[target], 0, nullptr);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, 0, 1, &sets_[target], 0,
+                          nullptr);
   const FragPush push{complexity == 0 ? 1 : complexity, pass_index};
   vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push), &push);
   vkCmdDraw(cmd, 3, 1, 0, 0);
   vkCmdEndRenderPass(cmd);
 }
 
-std::vector<std::optional<uint32_t>> VulkanFragmentWorkload::record(VkCommandBuffer cmd,
-                                                                    std::span<const WorkloadPass> passes,
-                                                                    uint64_t frame_id,
-                                                                    TimestampQueryPool* pool) {
+std::vector<std::optional<uint32_t>> VulkanFragmentWorkload::record(
+    VkCommandBuffer cmd, std::span<const WorkloadPass> passes, uint64_t frame_id,
+    TimestampQueryPool* pool) {
   std::vector<std::optional<uint32_t>> offsets(passes.size());
   for (uint32_t i = 0; i < passes.size(); ++i) {
     const WorkloadPass& p = passes[i];
-    if (pool != nullptr && !p.uid.empty()) offsets[i] = pool->allocate_queries_for_context(p.uid, frame_id);
+    if (pool != nullptr && !p.uid.empty())
+      offsets[i] = pool->allocate_queries_for_context(p.uid, frame_id);
     if (offsets[i]) pool->write_begin(cmd, *offsets[i]);  // outside the render pass
     record_pass(cmd, p.complexity, i);
     if (offsets[i]) pool->write_end(cmd, *offsets[i]);

@@ -2,12 +2,14 @@
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_present.hpp"
 #include "backends/vulkan/vulkan_reference.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {
 
-Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const VulkanContextDesc& desc) {
+Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(
+    const VulkanContextDesc& desc) {
   std::unique_ptr<VulkanLatencyDevice> dev(new VulkanLatencyDevice());
   auto ctx = VulkanContext::create(desc);
   if (!ctx) return ctx.error();
@@ -18,8 +20,9 @@ Result<std::unique_ptr<VulkanLatencyDevice>> VulkanLatencyDevice::create(const V
   DeviceInfo& info = dev->info_;
   info.backend = "vulkan";
   info.name = c.device_name();
-  info.driver = c.report().driver_name.empty() ? "driver version " + std::to_string(c.report().driver_version)
-                                               : c.report().driver_name + " " + c.report().driver_info;
+  info.driver = c.report().driver_name.empty()
+                    ? "driver version " + std::to_string(c.report().driver_version)
+                    : c.report().driver_name + " " + c.report().driver_info;
   info.ticks = c.tick_format();
   info.can_time = caps.timestamps;
   info.calibration_domain = caps.calibration_domain;
@@ -44,10 +47,12 @@ VulkanLatencyDevice::~VulkanLatencyDevice() {
 
 Result<void> VulkanLatencyDevice::ensure_workload(const FrameWorkload& work) {
   const bool fragment = work.form == WorkloadForm::fragment;
-  if (fragment && fragment_ && fragment_->desc().width == work.width && fragment_->desc().height == work.height) {
+  if (fragment && fragment_ && fragment_->desc().width == work.width &&
+      fragment_->desc().height == work.height) {
     return {};
   }
-  if (!fragment && compute_ && compute_->desc().width == work.width && compute_->desc().height == work.height) {
+  if (!fragment && compute_ && compute_->desc().width == work.width &&
+      compute_->desc().height == work.height) {
     return {};
   }
   // The old targets may be in use by frames in flight. Waiting for them here
@@ -83,7 +88,8 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
     if (!slots_in_flight_[i].used && !slot) slot = i;
   }
   if (!slot) {
-    return make_error(std::to_string(kMaxFramesInFlight) + " frames are in flight already; wait_frame() first");
+    return make_error(std::to_string(kMaxFramesInFlight) +
+                      " frames are in flight already; wait_frame() first");
   }
   if (auto w = ensure_workload(work); !w) return w.error();
 
@@ -121,8 +127,8 @@ Result<void> VulkanLatencyDevice::submit_frame(uint64_t frame_id, const FrameWor
   return {};
 }
 
-Result<void> VulkanLatencyDevice::record_frame(uint32_t slot, const FrameWorkload& work,
-                                               bool timed, bool host_reset) {
+Result<void> VulkanLatencyDevice::record_frame(uint32_t slot, const FrameWorkload& work, bool timed,
+                                               bool host_reset) {
   auto cmd = ring_->begin(slot, /*reusable=*/true);
   if (!cmd) return cmd.error();
   const uint32_t pair = 2 * slot;

@@ -14,6 +14,7 @@
 #include "backends/vulkan/frame_pattern.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/x11_framebuffer_observer.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
 
@@ -46,9 +47,9 @@ std::vector<ScreenObserverInfo> extension_observers(VkPhysicalDevice pd) {
     o.observes = observes;
     o.error = error;
     o.available = false;
-    o.reason = device_has(pd, ext) ? std::string(ext) +
-                                         " is offered by the driver, but latlab does not read it yet"
-                                   : std::string(ext) + " is not offered by the driver";
+    o.reason = device_has(pd, ext)
+                   ? std::string(ext) + " is offered by the driver, but latlab does not read it yet"
+                   : std::string(ext) + " is not offered by the driver";
     out.push_back(std::move(o));
   };
   add("vk_ext_present_timing", "VK_EXT_present_timing",
@@ -181,12 +182,14 @@ Result<void> VulkanPresentPath::connect_window() {
   display_ = !desc_.display.empty() ? desc_.display : (env != nullptr ? env : "");
   if (display_.empty()) return make_error("no X display: DISPLAY is not set");
   if (!ctx_.xcb_surface_enabled()) {
-    return make_error("the Vulkan instance offers no VK_KHR_xcb_surface (or the context was made "
-                      "without VulkanContextDesc::present)");
+    return make_error(
+        "the Vulkan instance offers no VK_KHR_xcb_surface (or the context was made "
+        "without VulkanContextDesc::present)");
   }
   if (!ctx_.swapchain_enabled()) {
-    return make_error("the device offers no VK_KHR_swapchain (or the context was made without "
-                      "VulkanContextDesc::present)");
+    return make_error(
+        "the device offers no VK_KHR_swapchain (or the context was made without "
+        "VulkanContextDesc::present)");
   }
   int screen_index = 0;
   xcb_ = xcb_connect(display_.c_str(), &screen_index);
@@ -196,8 +199,8 @@ Result<void> VulkanPresentPath::connect_window() {
   // NVIDIA's X11 WSI crashed against an X server without GLX (Xvfb on the
   // H200): look before any surface is made.
   if (ctx_.properties().vendorID == 0x10DE) {
-    xcb_query_extension_reply_t* glx = xcb_query_extension_reply(
-        xcb_, xcb_query_extension(xcb_, 3, "GLX"), nullptr);
+    xcb_query_extension_reply_t* glx =
+        xcb_query_extension_reply(xcb_, xcb_query_extension(xcb_, 3, "GLX"), nullptr);
     const bool has_glx = glx != nullptr && glx->present != 0;
     std::free(glx);
     if (!has_glx) {
@@ -358,8 +361,8 @@ Result<void> VulkanPresentPath::make_frame_objects() {
     return vk::error("vkCreateBuffer", r);
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(d, pattern_, &req);
-  auto type = ctx_.find_memory_type(
-      req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  auto type = ctx_.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   if (!type) return type.error();
   VkMemoryAllocateInfo mai{};
   mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
@@ -381,10 +384,10 @@ Result<void> VulkanPresentPath::make_frame_objects() {
       return vk::error("vkCreateEvent", r);
     holder_ = std::make_unique<Holder>(d);
   }
-  queue_present_ = reinterpret_cast<PFN_vkQueuePresentKHR>(
-      vkGetDeviceProcAddr(d, "vkQueuePresentKHR"));
-  acquire_ = reinterpret_cast<PFN_vkAcquireNextImageKHR>(
-      vkGetDeviceProcAddr(d, "vkAcquireNextImageKHR"));
+  queue_present_ =
+      reinterpret_cast<PFN_vkQueuePresentKHR>(vkGetDeviceProcAddr(d, "vkQueuePresentKHR"));
+  acquire_ =
+      reinterpret_cast<PFN_vkAcquireNextImageKHR>(vkGetDeviceProcAddr(d, "vkAcquireNextImageKHR"));
   if (queue_present_ == nullptr || acquire_ == nullptr)
     return make_error("the swapchain entry points are not available");
   return {};
@@ -474,12 +477,14 @@ void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_
     r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
     r.imageExtent = {std::min(extent_.width, 4 * work_w),
                      std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
-    vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &r);
+    vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                           &r);
   }
   VkBufferImageCopy p{};
   p.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   p.imageExtent = {frame_pattern::kWidth, frame_pattern::kHeight, 1};
-  vkCmdCopyBufferToImage(cmd, pattern_, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &p);
+  vkCmdCopyBufferToImage(cmd, pattern_, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                         &p);
 
   VkImageMemoryBarrier to_present = to_dst;
   to_present.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -554,7 +559,8 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
 
 void VulkanPresentPath::stop_observers() {
   // The last frame's copy first, then a moment for it to reach the screen.
-  if (fence_ != VK_NULL_HANDLE) vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, 10'000'000'000ull);
+  if (fence_ != VK_NULL_HANDLE)
+    vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, 10'000'000'000ull);
   if (observer_) {
     observer_->stop(std::max<int64_t>(50'000'000, 20 * desc_.poll_period_ns));
     info_.observers[0] = observer_->info();
@@ -600,7 +606,8 @@ Result<std::unique_ptr<PresentPath>> create_vulkan_present_path(VulkanLatencyDev
   (void)device;
   (void)desc;
   (void)&extension_observers;
-  return make_error("latlab was built without xcb (libxcb1-dev, libxcb-shm0-dev): no X11 present path");
+  return make_error(
+      "latlab was built without xcb (libxcb1-dev, libxcb-shm0-dev): no X11 present path");
 #endif
 }
 

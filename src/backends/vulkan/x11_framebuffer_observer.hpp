@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/present_path.hpp"
+#include "latlab/bench/present_path.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
@@ -50,7 +50,9 @@ class X11FramebufferObserver {
   void stop(int64_t grace_ns);
   // The id of the frame last handed to the present call: the pattern holds
   // 32 bits, widened to 64 around it.
-  void note_presented(uint64_t frame_id) { last_presented_.store(frame_id, std::memory_order_relaxed); }
+  void note_presented(uint64_t frame_id) {
+    last_presented_.store(frame_id, std::memory_order_relaxed);
+  }
   std::optional<int64_t> first_seen(uint64_t frame_id) const;
   ScreenObserverInfo info() const;
   static ScreenObserverInfo describe(int64_t poll_period_ns);  // name, observes, error

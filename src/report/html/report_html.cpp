@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "report/html/html_assets.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/report_stats.hpp"
@@ -16,9 +16,9 @@
 namespace latlab {
 namespace {
 
-using html::json;
 using html::escape;
 using html::find;
+using html::json;
 
 constexpr uint32_t kHistogramBins = 60;
 constexpr double kHistogramClip = 0.99;  // bins end at the highest p99; the rest is counted
@@ -41,8 +41,8 @@ json values_or_null(const std::vector<std::optional<double>>& v) {
 
 json chart(const std::string& id, const char* type, const std::string& title, const char* xl,
            const char* yl) {
-  return json{{"id", id}, {"type", type}, {"title", title}, {"x_label", xl}, {"y_label", yl},
-              {"x", json::array()}, {"series", json::array()}};
+  return json{{"id", id},      {"type", type},       {"title", title},         {"x_label", xl},
+              {"y_label", yl}, {"x", json::array()}, {"series", json::array()}};
 }
 
 std::string chart_div(const json& c, const std::string& note = "") {
@@ -66,8 +66,8 @@ std::string distribution_charts(const json& doc, const std::string& prefix, json
       continue;
     }
     const Histogram h = make_histogram(sets, kHistogramBins, kHistogramClip);
-    json hc = chart(prefix + "hist-" + s.key, "hist", s.key + " (" + s.group + "): histogram",
-                    "us", "frames");
+    json hc = chart(prefix + "hist-" + s.key, "hist", s.key + " (" + s.group + "): histogram", "us",
+                    "frames");
     json cc = chart(prefix + "pct-" + s.key, "line", s.key + " (" + s.group + "): percentiles",
                     "percentile", "us");
     std::string note;
@@ -79,7 +79,8 @@ std::string distribution_charts(const json& doc, const std::string& prefix, json
         hc["series"].push_back({{"label", modes[k]}, {"values", counts}});
       }
       if (h.above[k] > 0)
-        note += fmt::format("{}: {} frames above {:.1f} us not in the bins. ", modes[k], h.above[k], h.hi);
+        note += fmt::format("{}: {} frames above {:.1f} us not in the bins. ", modes[k], h.above[k],
+                            h.hi);
       cc["series"].push_back(
           {{"label", modes[k]}, {"values", values_or_null(percentile_curve(sets[k], levels))}});
     }
@@ -108,7 +109,8 @@ std::string timeline_charts(const json& doc, const std::string& prefix, json& ch
       const json* v = find(doc, {"per_frame", "modes", m, "series_ns", s.key});
       if (v == nullptr || !v->is_array()) continue;
       json us = json::array();
-      for (const json& x : *v) us.push_back(x.is_number() ? json(x.get<double>() / 1000.0) : json(nullptr));
+      for (const json& x : *v)
+        us.push_back(x.is_number() ? json(x.get<double>() / 1000.0) : json(nullptr));
       if (s.group != "diagnostic") tc["series"].push_back({{"label", s.key}, {"values", us}});
       if (s.key == "timer_lateness") lc["series"].push_back({{"label", s.key}, {"values", us}});
     }
@@ -139,8 +141,9 @@ std::string clock_charts(const json& doc, const std::string& prefix, json& chart
   }
   const auto fit = fit_line(x, y);
   if (!fit) return "<p>Calibration pairs do not span any device time: no residual chart.</p>\n";
-  json c = chart(prefix + "clock", "points", "calibration pairs: residual from one line over all pairs",
-                 "host time since first pair (s)", "ns");
+  json c =
+      chart(prefix + "clock", "points", "calibration pairs: residual from one line over all pairs",
+            "host time since first pair (s)", "ns");
   json xs = json::array();
   for (double v : y) xs.push_back(v / 1e9);
   c["x"] = xs;
@@ -159,14 +162,16 @@ std::string run_section(const ReportInput& in, size_t index, json& charts) {
   const std::string prefix = fmt::format("r{}-", index);
   std::string s = fmt::format("<section id=\"run{}\">\n<h2>{}</h2>\n", index, escape(in.label));
   s += "<p>kind " + html::cell(find(doc, {"kind"})) + ", device " +
-       html::cell(find(doc, {"device", "name"})) + " (" + html::cell(find(doc, {"device", "backend"})) +
-       "), created " + html::cell(find(doc, {"created_utc"})) + "</p>\n";
+       html::cell(find(doc, {"device", "name"})) + " (" +
+       html::cell(find(doc, {"device", "backend"})) + "), created " +
+       html::cell(find(doc, {"created_utc"})) + "</p>\n";
   s += "<h3>Unavailable and missing</h3>\n" + html::unavailable_list(doc);
   s += "<h3>Modes</h3>\n" + html::modes_table(doc);
   s += html::performance_table(doc);
   const bool latency = !html::latency_modes(doc).empty();
   if (latency) {
-    s += "<h3>Percentiles (us, over every measured frame; missing = frames without the value)</h3>\n" +
+    s += "<h3>Percentiles (us, over every measured frame; missing = frames without the "
+         "value)</h3>\n" +
          html::percentile_table(doc) + html::missing_markers_table(doc);
     s += "<h3>Distributions</h3>\n";
     if (find(doc, {"per_frame"}) == nullptr) {
@@ -184,7 +189,8 @@ std::string run_section(const ReportInput& in, size_t index, json& charts) {
   if (find(doc, {"load_calibration"}) != nullptr)
     s += "<h3>Load calibration</h3>\n" + html::load_calibration_section(doc);
   if (latency) {
-    s += "<h3>Clock model</h3>\n" + html::clock_model_table(doc) + clock_charts(doc, prefix, charts);
+    s +=
+        "<h3>Clock model</h3>\n" + html::clock_model_table(doc) + clock_charts(doc, prefix, charts);
   }
   s += "<h3>Machine, device, settings</h3>\n" + html::settings_table(doc);
   return s + "</section>\n";
@@ -192,9 +198,10 @@ std::string run_section(const ReportInput& in, size_t index, json& charts) {
 
 // With several runs: one line each with the observers' p50/p99 per mode.
 std::string runs_summary(std::span<const ReportInput> runs) {
-  std::string t = "<table><tr><th>run</th><th>device</th><th>mode</th><th>core_latency p50</th>"
-                  "<th>core_latency p99</th><th>fence_latency p50</th><th>fence_latency p99</th>"
-                  "<th>poll_latency p50</th><th>poll_latency p99</th></tr>\n";
+  std::string t =
+      "<table><tr><th>run</th><th>device</th><th>mode</th><th>core_latency p50</th>"
+      "<th>core_latency p99</th><th>fence_latency p50</th><th>fence_latency p99</th>"
+      "<th>poll_latency p50</th><th>poll_latency p99</th></tr>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const json& doc = runs[i].doc;
     for (const std::string& m : html::latency_modes(doc)) {
@@ -230,18 +237,21 @@ Result<std::string> render_html_report(std::span<const ReportInput> runs) {
   std::string page;
   page.reserve(body.size() + html_assets::uplot_js.size() + 4096);
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
+  page +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
   page += "<title>latlab report</title>\n<style>\n";
   page += html_assets::uplot_css;
   page += "\n";
   page += html_assets::report_css;
   page += "</style>\n</head>\n<body>\n<h1>latlab report</h1>\n";
-  page += "<p class=\"nojs\" id=\"nojs\">Charts need JavaScript; every figure is also in the "
-          "tables.</p>\n";
+  page +=
+      "<p class=\"nojs\" id=\"nojs\">Charts need JavaScript; every figure is also in the "
+      "tables.</p>\n";
   page += body;
-  page += "<footer><details><summary>Charts drawn with uPlot 1.6.32 (MIT licence), inlined in "
-          "this file</summary><pre>";
+  page +=
+      "<footer><details><summary>Charts drawn with uPlot 1.6.32 (MIT licence), inlined in "
+      "this file</summary><pre>";
   page += escape(html_assets::uplot_license);
   page += "</pre></details></footer>\n";
   page += "<script type=\"application/json\" id=\"latlab-data\">";

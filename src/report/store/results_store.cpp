@@ -15,7 +15,7 @@
 #include <set>
 
 #include "core/output_file.hpp"
-#include "latlab/latency_report.hpp"
+#include "latlab/bench/latency_report.hpp"
 #include "report/store/sql_connection.hpp"
 #include "report/store/store_migration.hpp"
 #include "report/store/store_schema.hpp"

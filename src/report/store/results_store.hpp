@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 #include "latlab/result.hpp"
 #include "report/result_reader.hpp"
 
@@ -104,7 +104,7 @@ class ResultsStore {
 
   std::unique_ptr<SqlConnection> db_;
   std::string name_;
-  bool empty_ = false;  // opened for reading with no schema yet: no runs
+  bool empty_ = false;        // opened for reading with no schema yet: no runs
   bool write_ready_ = false;  // the schema is current: add() needs no preparation
   std::optional<int> migrated_from_;
 };

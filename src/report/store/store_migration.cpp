@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 #include "report/store/sql_connection.hpp"
 
 namespace latlab::store {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "latlab/frame_markers.hpp"
+#include "latlab/bench/frame_markers.hpp"
 
 namespace latlab::store {
 

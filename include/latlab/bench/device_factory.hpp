@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "latlab/latency_device.hpp"
+#include "latlab/bench/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -46,16 +46,16 @@
 #include <string_view>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/present_markers.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/bench/frame_markers.hpp"
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/present_markers.hpp"
+#include "latlab/bench/present_path.hpp"
+#include "latlab/bench/schedule.hpp"
+#include "latlab/bench/signal_generator.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/schedule.hpp"
-#include "latlab/signal_generator.hpp"
 #include "latlab/stats.hpp"
-#include "latlab/tick_mapper.hpp"
 
 namespace latlab {
 
@@ -144,7 +144,7 @@ struct LatencyRunEnv {
   HostTime* time = nullptr;  // optional: null -> RealHostTime. Must be the device's clock too.
   const std::atomic<bool>* interrupt = nullptr;  // optional: once true, the run stops (partial)
   std::function<void(const RunProgress&)>
-      on_progress;  // optional: called on the calling thread, ~4 Hz
+      on_progress;                           // optional: called on the calling thread, ~4 Hz
   const LockstepScript* lockstep = nullptr;  // optional, tests only: see LockstepScript
   // optional: each frame is presented right after its submit (before its
   // wait); present markers go to LatencyRun::present_frames. run_latency
@@ -275,8 +275,8 @@ struct LatencyRun {
   // `unavailable`) no bare_loop block runs and the reference sides are empty.
   std::vector<FrameRecord> bare_frames;  // reference frames, by bare_loop block
   std::vector<int64_t> raw_lateness_ns;
-  std::string reference_what;               // ReferencePath::what(), "" without one
-  SeriesDistributions reference_total{};    // every series over the reference frames
+  std::string reference_what;             // ReferencePath::what(), "" without one
+  SeriesDistributions reference_total{};  // every series over the reference frames
   MissingBreakdown reference_missing;
   Distribution bare_total;  // reference fence latency (fence wake - signal), us
   Distribution raw_total;   // clock_nanosleep lateness, us
@@ -286,7 +286,7 @@ struct LatencyRun {
   // lacking any of them is missing.
   Distribution core_latency_without_deliberate;
 
-  bool polled = false;       // the poll observer ran (desc.poll_completion and a poller opened)
+  bool polled = false;           // the poll observer ran (desc.poll_completion and a poller opened)
   int64_t generator_cpu_ns = 0;  // generator threads, measured blocks
   int64_t generator_wall_ns = 0;
   int64_t raw_sleep_cpu_ns = 0;  // raw-sleep threads

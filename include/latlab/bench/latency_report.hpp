@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "latlab/latency_run.hpp"
-#include "latlab/load_calibration.hpp"
-#include "latlab/performance_mode.hpp"
+#include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/performance_mode.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 #include "latlab/version.hpp"

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/latency_device.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
@@ -41,7 +41,7 @@ struct ClockModelReport {
   uint64_t refreshes = 0;
   uint64_t failed_refreshes = 0;
   int64_t max_refresh_cost_ns = 0;
-  bool estimated = false;              // fit built from bracketed estimates only
+  bool estimated = false;  // fit built from bracketed estimates only
   // Pairs taken at the end of blocks (TickMapper::take_pair; in `refreshes`)
   // and block ends that got none (in `failed_refreshes`).
   uint64_t block_end_pairs = 0;

@@ -1,6 +1,6 @@
 // ReferencePath: an independent minimal path beside the measured one, the
-// control of `latlab run --bare`. Part of the core seam: no GPU headers, no
-// latency-engine headers.
+// control of `latlab run --bare`. Part of the rig seam (LatencyDevice): no GPU
+// headers; header-only.
 //
 // It shares nothing with the measured path but the schedule: its own
 // prerecorded work (two GPU timestamps and nothing between: on Vulkan a
@@ -20,13 +20,13 @@
 #include <optional>
 #include <string>
 
+#include "latlab/bench/poll_target.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
 
 struct GpuFrameTiming;
-struct PollTarget;
 
 class ReferencePath {
  public:
@@ -47,7 +47,7 @@ class ReferencePath {
   // The poll target of the frame in flight, for the device's
   // CompletionPoller (same contract as LatencyDevice::poll_target); nullopt:
   // not pollable. Default: not pollable.
-  virtual std::optional<PollTarget> poll_target(uint64_t frame_id);
+  virtual std::optional<PollTarget> poll_target(uint64_t /*frame_id*/) { return std::nullopt; }
 };
 
 }  // namespace latlab

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "latlab/device_factory.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/present_path.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/latency_device.hpp"
+#include "latlab/bench/latency_device.hpp"
+#include "latlab/bench/tick_mapper.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
-#include "latlab/tick_mapper.hpp"
 
 namespace latlab {
 

@@ -1,7 +1,9 @@
 // LatencyDevice: the latency port of the backend seam, the one small
-// interface between the latency engine and a GPU backend (Vulkan, CUDA,
-// OpenGL, sim). The engine does not know which API is behind it. Part of the
-// core: no GPU headers, no latency-engine headers.
+// interface between the latency engine and a GPU backend's benchmark rig
+// (Vulkan, CUDA, OpenGL, sim). The engine does not know which API is behind
+// it. No GPU headers. Header-only (the defaults below are inline), so every
+// rig implements it without linking another library, and the timing library
+// (latlab_core) knows nothing of it.
 //
 // Threads: a device is driven from one thread at a time (the consumer thread)
 // except sample_calibration(), which the calibrator may call from its own
@@ -16,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/poll_target.hpp"
+#include "latlab/bench/present_path.hpp"
+#include "latlab/bench/reference_path.hpp"
+#include "latlab/capability.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/present_path.hpp"
 #include "latlab/query_status.hpp"
-#include "latlab/reference_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 
@@ -34,9 +38,9 @@ inline constexpr uint32_t kMaxComplexity = 4096;
 // The GPU work of one frame: `passes` post-process passes over a
 // width x height target, each costing more per pixel as complexity grows.
 struct FrameWorkload {
-  uint32_t passes = 1;       // number of passes (Loaded uses 4)
-  uint32_t complexity = 1;   // 1..4096, per-pixel cost multiplier
-  uint32_t width = 64;       // target size in pixels
+  uint32_t passes = 1;      // number of passes (Loaded uses 4)
+  uint32_t complexity = 1;  // 1..4096, per-pixel cost multiplier
+  uint32_t width = 64;      // target size in pixels
   uint32_t height = 64;
   WorkloadForm form = WorkloadForm::compute;
 };
@@ -44,21 +48,24 @@ struct FrameWorkload {
 // Why `work` is out of the range every backend accepts (passes >= 1,
 // complexity kMinComplexity..kMaxComplexity, size >= 1x1); nullopt when it is
 // in range. Backends add their own limits on top.
-std::optional<std::string> frame_workload_error(const FrameWorkload& work);
-
-// A capability the device lacks, with why (reported in the result).
-struct MissingCapability {
-  std::string name;    // e.g. "calibrated_timestamps"
-  std::string reason;  // e.g. "VK_EXT_calibrated_timestamps not supported"
-};
+inline std::optional<std::string> frame_workload_error(const FrameWorkload& work) {
+  if (work.passes >= 1 && work.complexity >= kMinComplexity && work.complexity <= kMaxComplexity &&
+      work.width >= 1 && work.height >= 1) {
+    return std::nullopt;
+  }
+  return "FrameWorkload out of range: passes >= 1, complexity " + std::to_string(kMinComplexity) +
+         ".." + std::to_string(kMaxComplexity) + ", size >= 1x1 (got passes " +
+         std::to_string(work.passes) + ", complexity " + std::to_string(work.complexity) + ", " +
+         std::to_string(work.width) + "x" + std::to_string(work.height) + ")";
+}
 
 struct DeviceInfo {
   std::string backend;  // "vulkan", "cuda", "opengl", "sim"
   std::string name;     // device name as the driver reports it
   std::string driver;   // driver name/version
   TickFormat ticks;
-  bool can_time = false;           // GPU timestamps usable
-  std::string calibration_domain;  // host domain pairs are taken against, "" if none
+  bool can_time = false;               // GPU timestamps usable
+  std::string calibration_domain;      // host domain pairs are taken against, "" if none
   bool calibration_estimated = false;  // pairs are bracketed estimates
   std::vector<MissingCapability> missing;
 };
@@ -66,19 +73,10 @@ struct DeviceInfo {
 // What the device observed for one frame.
 struct GpuFrameTiming {
   QueryStatus gpu_status = QueryStatus::missing;  // of the begin/end timestamps
-  uint64_t gpu_begin_ticks = 0;  // raw device ticks, valid when gpu_status == ok
+  uint64_t gpu_begin_ticks = 0;                   // raw device ticks, valid when gpu_status == ok
   uint64_t gpu_end_ticks = 0;
   QueryStatus fence_status = QueryStatus::missing;
-  int64_t fence_wake_ns = 0;     // host ns right after the CPU saw completion
-};
-
-// What the completion poller polls for one submitted frame: the API object
-// its completion signals (Vulkan VkFence, CUDA cudaEvent_t, GL GLsync) as an
-// integer handle, or for sim the host time it completes. Opaque to the
-// engine; meaningful only to the CompletionPoller of the same device.
-struct PollTarget {
-  uint64_t handle = 0;
-  int64_t value = 0;
+  int64_t fence_wake_ns = 0;  // host ns right after the CPU saw completion
 };
 
 enum class PollStatus : uint8_t {
@@ -120,24 +118,31 @@ class LatencyDevice {
   // on a thread: about 27 ms). Leaves the thread as it found it; calling it
   // again on a prepared thread is allowed and cheap. An error means frames
   // cannot run on this thread. Default: nothing to prepare.
-  virtual Result<void> prepare_thread();
+  virtual Result<void> prepare_thread() { return {}; }
   // A present path showing this device's frames on a display (PresentPath),
   // or why there is none. It refers to the device: destroy it first. Default:
   // this backend has no present path.
-  virtual Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& desc);
+  virtual Result<std::unique_ptr<PresentPath>> open_present(const PresentDesc& /*desc*/) {
+    return make_error("the " + info().backend +
+                      " backend has no present path (present needs --backend vulkan)");
+  }
   // The independent minimal path of `--bare` (ReferencePath), or why there
   // is none. It refers to the device: destroy it first. Default: not
   // available on this backend.
-  virtual Result<std::unique_ptr<ReferencePath>> open_reference();
+  virtual Result<std::unique_ptr<ReferencePath>> open_reference() {
+    return make_error("the " + info().backend + " backend has no reference path (not available)");
+  }
   // The poll target of `frame_id` (submitted, not yet waited for), on the
   // consumer thread; nullopt when this backend cannot poll. The object it
   // names stays valid until the frame's wait_frame() has returned and the
   // next submit_frame() begins (the engine stops polling before that).
-  virtual std::optional<PollTarget> poll_target(uint64_t frame_id);
+  virtual std::optional<PollTarget> poll_target(uint64_t /*frame_id*/) { return std::nullopt; }
   // A poller for the calling thread (the engine's poller thread), or why
   // there is none. It refers to the device: destroy it first. Default: this
   // backend cannot poll.
-  virtual Result<std::unique_ptr<CompletionPoller>> open_poller();
+  virtual Result<std::unique_ptr<CompletionPoller>> open_poller() {
+    return make_error("the " + info().backend + " backend cannot poll a frame's completion");
+  }
 };
 
 }  // namespace latlab

@@ -84,8 +84,8 @@ struct PresentInfo {
 
 // Host times of one present call.
 struct PresentTimes {
-  int64_t present_start_ns = 0;  // right before the present call
-  int64_t present_end_ns = 0;    // right after it returned
+  int64_t present_start_ns = 0;                // right before the present call
+  int64_t present_end_ns = 0;                  // right after it returned
   std::optional<int64_t> present_complete_ns;  // present wait returned (where it exists)
 };
 

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "latlab/latency_run.hpp"
+#include "latlab/bench/latency_run.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

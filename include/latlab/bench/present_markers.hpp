@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "latlab/frame_markers.hpp"
-#include "latlab/present_path.hpp"
+#include "latlab/bench/frame_markers.hpp"
+#include "latlab/bench/present_path.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
