@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "latlab/latency_run.hpp"
+#include "latlab/engine/run_result.hpp"
 #include "report/store/results_store.hpp"
 
 namespace latlab::cli {
@@ -17,9 +17,9 @@ namespace latlab::cli {
 // prints why and returns nullptr.
 std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
 
-// Appends `doc` (the result) with the per-frame series of `run`; prints where.
-// False (printed) when it could not be stored.
-bool store_run(store::ResultsStore& s, const nlohmann::ordered_json& doc, const LatencyRun& run,
+// Appends the result `r` (its JSON document `doc`, as written) with its
+// per-frame series; prints where. False (printed) when it could not be stored.
+bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::ordered_json& doc,
                std::FILE* info);
 
 }  // namespace latlab::cli

@@ -33,6 +33,7 @@ inline constexpr double kMaxResultUs = 9.223372036854775807e15;
 struct ReadSeries {
   std::vector<std::pair<std::string, Distribution>> series;
   const Distribution* find(std::string_view name) const;
+  bool operator==(const ReadSeries&) const = default;
 };
 
 struct ReadBlock {
@@ -40,11 +41,13 @@ struct ReadBlock {
   uint32_t order = 0;
   uint64_t frames_run = 0;
   ReadSeries series;
+  bool operator==(const ReadBlock&) const = default;
 };
 
 struct ReadWorkload {
   uint32_t passes = 0, complexity = 0, width = 0, height = 0;
   std::string form;
+  bool operator==(const ReadWorkload&) const = default;
 };
 
 // modes.<name> of a latency run.
@@ -56,10 +59,12 @@ struct ReadMode {
   std::vector<ReadBlock> blocks;  // measured blocks, in run order
   ReadSeries total;
   uint64_t total_frames = 0;
+  bool operator==(const ReadMode&) const = default;
 };
 
 struct ReadDevice {
   std::string backend, name, driver;
+  bool operator==(const ReadDevice&) const = default;
 };
 
 // One section of `devices_run` (`latlab run --device all`): a device and, when
@@ -71,10 +76,11 @@ struct ReadDeviceSection {
   std::string status;   // "ok", "partial", "failed"
   std::string failure;  // "" when null
   bool has_result = false;
-  ReadDevice device;    // the rest: only when has_result
+  ReadDevice device;  // the rest: only when has_result
   bool partial = false;
   std::string partial_reason;
   std::vector<ReadMode> modes;
+  bool operator==(const ReadDeviceSection&) const = default;
 };
 
 struct ReadResult {
@@ -88,18 +94,19 @@ struct ReadResult {
   MachineInfo machine;
   ReadDevice device;
   std::string settings_mode, settings_backend;
-  std::optional<uint64_t> seed;      // absent in a performance_run
-  std::optional<uint64_t> frames;    // measured frames per mode
-  std::optional<uint64_t> blocks;    // measured blocks per mode
-  std::string settings_json;         // `settings` as compact JSON text
-  std::vector<ReadMode> modes;       // latency modes (baseline, loaded), document order
+  std::optional<uint64_t> seed;    // absent in a performance_run
+  std::optional<uint64_t> frames;  // measured frames per mode
+  std::optional<uint64_t> blocks;  // measured blocks per mode
+  std::string settings_json;       // `settings` as compact JSON text
+  std::vector<ReadMode> modes;     // latency modes (baseline, loaded), document order
   // `devices_run` (several devices): every device's section, and which of
   // them the top-level keys describe. Empty / nullopt for a one-device run.
   std::vector<ReadDeviceSection> device_sections;
   std::optional<uint32_t> top_level_section;
-  std::string text;                  // the document as read
+  std::string text;  // the document as read
 
   const ReadMode* find_mode(std::string_view name) const;
+  bool operator==(const ReadResult&) const = default;
 };
 
 // The result in `text`; `source` names it in errors (a path, "run 12").
