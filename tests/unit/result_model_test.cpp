@@ -67,8 +67,10 @@ FrameWorkload workload(Gen& g) {
   return w;
 }
 
-// A latency run with one or two modes, warm-up and measured blocks.
-LatencyRun latency_run(Gen& g, bool two_modes) {
+// A latency run with one or two modes, warm-up and measured blocks; a
+// "loaded" mode only when Loaded runs (as the engine makes them).
+LatencyRun latency_run(Gen& g, bool loaded_runs) {
+  const bool two_modes = loaded_runs && g.coin();
   LatencyRun run;
   run.desc.schedule.seed = g.below(1'000'000);
   run.desc.blocks = 1 + static_cast<uint32_t>(g.below(4));
@@ -83,7 +85,7 @@ LatencyRun latency_run(Gen& g, bool two_modes) {
   uint32_t order = 0;
   for (uint32_t mi = 0; mi < modes; ++mi) {
     LatencyModeResult m;
-    m.name = mi == 0 && (two_modes || g.coin()) ? "baseline" : "loaded";
+    m.name = mi == 0 && (two_modes || !loaded_runs || g.coin()) ? "baseline" : "loaded";
     m.workload = mi == 0 ? run.desc.workload : workload(g);
     m.total = g.series();
     m.measured_frames = g.below(10'000);
@@ -181,7 +183,7 @@ RunResult one_device(Gen& g) {
     return r;
   }
   r.loaded = loaded_outcome(g);
-  r.latency = latency_run(g, r.loaded.asked && r.loaded.runs && g.coin());
+  r.latency = latency_run(g, r.loaded.asked && r.loaded.runs);
   r.device = r.latency->device;
   r.performance = performance_outcome(g);
   if (r.latency->partial) r.performance.interrupted.clear();
@@ -210,7 +212,7 @@ RunResult several_devices(Gen& g) {
       RunResult one;
       one.meta = r.meta;
       one.loaded = loaded_outcome(g);
-      one.latency = latency_run(g, one.loaded.asked && one.loaded.runs && g.coin());
+      one.latency = latency_run(g, one.loaded.asked && one.loaded.runs);
       one.device = one.latency->device;
       s.status = one.partial() ? "partial" : "ok";
       s.failure = one.partial_reason();
