@@ -22,7 +22,8 @@ set(LATLAB_COMPONENT_TABLE
   "cuda|core|CUDAToolkit"
   "profiler|core|"
   "latency|core,sim,vulkan,vulkan_rig,cuda,opengl|"
-  "report|latency|nlohmann_json,fmt")
+  "engine|latency|fmt"
+  "report|engine,latency|nlohmann_json,fmt")
 
 set(LATLAB_COMPONENTS)
 set(LATLAB_COMPONENT_DEPS)  # "component:use1,use2:pkg1,pkg2" of each built component

@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "latlab/vulkan.hpp"
+#include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
 #endif
@@ -175,21 +176,14 @@ nlohmann::ordered_json device_section_json(size_t section, const std::string& ba
                                            const std::vector<PhysicalIdentity>& ids,
                                            const std::string& status, const std::string& failure,
                                            nlohmann::ordered_json result) {
-  const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(device.selector));
-  auto text_or_null = [](const std::string& t) {
-    return t.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(t);
-  };
-  return {{"section", section},
-          {"backend", backend},
-          {"selector", device.selector},
-          {"name", text_or_null(device.name)},
-          {"physical_device",
-           id != nullptr ? nlohmann::ordered_json(id->group) : nlohmann::ordered_json()},
-          {"uuid", id != nullptr ? text_or_null(id->uuid) : nlohmann::ordered_json()},
-          {"pci_bus_id", id != nullptr ? text_or_null(id->pci_bus_id) : nlohmann::ordered_json()},
-          {"status", status},
-          {"failure", text_or_null(failure)},
-          {"result", std::move(result)}};
+  DeviceSectionHead head{
+      static_cast<uint32_t>(section), backend, device.selector, device.name, std::nullopt, "", ""};
+  if (const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(device.selector))) {
+    head.physical_device = id->group;
+    head.uuid = id->uuid;
+    head.pci_bus_id = id->pci_bus_id;
+  }
+  return device_section_to_json(head, status, failure, std::move(result));
 }
 
 }  // namespace latlab::cli

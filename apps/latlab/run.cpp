@@ -35,6 +35,7 @@
 #include "device_list.hpp"
 #include "interrupt_scope.hpp"
 #include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/run_engine.hpp"
 #include "latlab/bench/sim.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
@@ -53,15 +54,16 @@ struct RunDevice {
 // lives on the run's own (real or scaled) clock. Its GPU time grows with the
 // workload (sim_latency_desc's cost model), so Loaded frames take longer than
 // Baseline ones and calibration converges.
-int open_sim_device(const RunOptions& o, RunDevice& out) {
+int open_sim_device(const RunCommand& c, RunDevice& out) {
   SimDesc sim_desc = sim_latency_desc();
-  if (!o.device.empty() && o.device != "0" && sim_desc.name.find(o.device) == std::string::npos) {
-    std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n",
-                 o.device.c_str(), sim_desc.name.c_str());
+  const std::string& sel = c.plan.device;
+  if (!sel.empty() && sel != "0" && sim_desc.name.find(sel) == std::string::npos) {
+    std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n", sel.c_str(),
+                 sim_desc.name.c_str());
     return kExitUsage;
   }
-  if (o.time_scale != 1) {
-    out.time = std::make_shared<ScaledHostTime>(o.time_scale);
+  if (c.time_scale != 1) {
+    out.time = std::make_shared<ScaledHostTime>(c.time_scale);
   } else {
     out.time = std::make_shared<RealHostTime>();
   }
@@ -69,127 +71,115 @@ int open_sim_device(const RunOptions& o, RunDevice& out) {
   return kExitOk;
 }
 
-// Opens --backend/--device into `out`; on failure prints why and returns the
-// exit code.
-int open_run_device(const RunOptions& o, RunDevice& out) {
-  if (o.backend == "sim") return open_sim_device(o, out);
+// Opens the plan's backend/device into `out`; on failure prints why and
+// returns the exit code.
+int open_run_device(const RunCommand& c, RunDevice& out) {
+  const RunPlan& p = c.plan;
+  if (p.backend == "sim") return open_sim_device(c, out);
   out.time = std::make_shared<RealHostTime>();
   Result<std::unique_ptr<LatencyDevice>> opened =
-      open_latency_device(DeviceSelector{o.backend, o.device, o.validation, o.present});
+      open_latency_device(DeviceSelector{p.backend, p.device, p.validation, c.present});
   if (!opened) {
-    if (!o.device.empty()) {
-      std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", o.backend.c_str(),
-                   o.device.c_str(), opened.error().message.c_str());
+    if (!p.device.empty()) {
+      std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", p.backend.c_str(),
+                   p.device.c_str(), opened.error().message.c_str());
     } else {
-      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", o.backend.c_str(),
+      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", p.backend.c_str(),
                    opened.error().message.c_str());
     }
-    return device_open_exit_code(o.device);
+    return device_open_exit_code(p.device);
   }
   out.device = std::move(opened.value());
   return kExitOk;
 }
 
-}  // namespace
-
-RunMeta make_run_meta(const RunOptions& o) {
-  RunMeta meta;
-  meta.mode = o.mode;
-  meta.backend = o.backend;
-  meta.device = o.device;
-  meta.command_line = o.command_line;
-  meta.created_utc = utc_now_iso8601();
-  meta.machine = collect_machine_info();
-  return meta;
+void print_progress(const RunProgress& p) {
+  if (p.kind == BlockKind::warmup) {
+    std::printf("\r\033[K  warm-up %llu/%llu", static_cast<unsigned long long>(p.block_frames_done),
+                static_cast<unsigned long long>(p.block_frames));
+  } else {
+    std::printf("\r\033[K  %s %s block %u/%u: %llu/%llu frames", std::string(p.mode).c_str(),
+                std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
+                static_cast<unsigned long long>(p.block_frames_done),
+                static_cast<unsigned long long>(p.block_frames));
+  }
+  std::fflush(stdout);
 }
 
-void set_latency_modes(RunPlan& plan, const LoadedSetup& loaded) {
-  LatencyRunDesc& desc = plan.desc;
-  // A calibrated load is checked against its target after the run (off
-  // target when its measured GPU time misses it); a given complexity has none.
-  LatencyModeDesc loaded_mode{"loaded", plan.loaded_work, std::nullopt};
-  if (loaded.calibration) {
-    loaded_mode.gpu_target =
-        GpuTimeTarget{loaded.calibration->target_ms, loaded.calibration->tolerance};
+// The engine's lines on `info`, its progress on a terminal's stdout.
+RunHooks run_hooks(std::FILE* info, bool progress) {
+  RunHooks h;
+  h.info = [info](const std::string& line) {
+    std::fprintf(info, "%s\n", line.c_str());
+    std::fflush(info);
+  };
+  if (progress) {
+    h.progress = print_progress;
+    h.progress_done = [] {
+      std::printf("\r\033[K");
+      std::fflush(stdout);
+    };
   }
-  if (plan.want_baseline && loaded.runs) {
-    desc.modes = {LatencyModeDesc{"baseline", desc.workload, std::nullopt}, loaded_mode};
-  } else if (loaded.runs) {
-    desc.modes = {loaded_mode};
-  }
-  desc.first_frame_id = loaded.next_frame_id;
+  h.interrupt = InterruptScope::flag();
+  return h;
 }
 
-namespace {
+// The engine's stop without a result: its message and exit code.
+int report_stop(const RunOutcome& out) {
+  switch (out.stop) {
+    case RunStop::nothing_measured:
+      std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                   out.why.c_str());
+      return kExitRunFailed;
+    case RunStop::loaded_unavailable:
+      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
+      return kExitMissingCapability;
+    case RunStop::bad_settings:
+      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
+      return kExitUsage;
+    case RunStop::failed:
+      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
+      return kExitRunFailed;
+    case RunStop::none:
+      break;
+  }
+  return kExitOk;
+}
 
-// The checked plan -> device -> Loaded's workload -> latency blocks ->
-// Performance -> result. Each stage prints its own errors; the exit codes are in the
-// header comment.
-int run_command(const RunOptions& o, RunPlan& plan) {
+// The checked plan -> device -> the engine -> the reporters. Each stage
+// prints its own errors; the exit codes are in the header comment.
+int run_command(RunCommand& c) {
   // --json, or an output on stdout, keeps stdout for that document.
-  const bool stdout_taken = o.json || run_outputs_take_stdout(o);
+  const bool stdout_taken = c.outputs.json || run_outputs_take_stdout(c.outputs);
   std::FILE* info = stdout_taken ? stderr : stdout;
-  if (is_device_list(o.device)) {
+  if (is_device_list(c.plan.device)) {
     InterruptScope interrupt;
-    return run_device_list(o, plan, info, InterruptScope::flag());
+    return run_device_list(c, info, InterruptScope::flag());
   }
   // Opened (its schema version checked) before anything runs; a new store
   // is created only when the run is appended.
   std::unique_ptr<store::ResultsStore> store;
-  if (o.use_store && !(store = open_run_store(o.store))) return kExitUsage;
+  if (c.outputs.use_store && !(store = open_run_store(c.outputs.store))) return kExitUsage;
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
-  PresentSetup present = probe_run_present(o);
-  if (const int rc = open_run_device(o, rd); rc != kExitOk) return rc;
+  PresentSetup present = probe_run_present(c);
+  if (const int rc = open_run_device(c, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
-  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, calibrator_desc(o));
+  std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, c.plan.calibrator);
 
   // Installed before the settings are echoed, so a caller that saw them can
   // interrupt safely.
   InterruptScope interrupt;
-  print_run_settings(info, o, plan, device.info());
-  if (plan.want_latency()) open_run_present(o, device, present, info);
-  const LoadedSetup loaded = prepare_loaded(o, plan, device, info, InterruptScope::flag());
-  if (!loaded.interrupted.empty()) {  // Ctrl-C during calibration: as before any measured frame
-    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
-                 loaded.interrupted.c_str());
-    return kExitRunFailed;
-  }
-  if (plan.want_loaded && !loaded.runs && !plan.want_baseline && !plan.want_perf) {
-    std::fprintf(stderr, "latlab run: %s\n", loaded.unavailable.c_str());
-    return kExitMissingCapability;
-  }
-  set_latency_modes(plan, loaded);
-  RunMeta meta = make_run_meta(o);
-  if (!plan.want_latency()) {
-    return run_performance_only(o, plan, device, meta, loaded.next_frame_id, info,
-                                InterruptScope::flag());
-  }
-
-  LatencyRunEnv env;
-  env.device = &device;
-  env.mapper = mapper.get();
-  env.time = rd.time.get();
-  env.interrupt = InterruptScope::flag();
-  env.present = present.path.get();
+  print_run_settings(info, c, device.info());
+  if (c.plan.want_latency()) open_run_present(c, device, present, info);
+  const RunDeviceEnv env{&device, mapper.get(), rd.time.get(), &present};
   const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
-  Result<LatencyRun> result = run_latency_blocks(plan.desc, std::move(env), progress, meta);
-  if (!result) {
-    std::fprintf(stderr, "latlab run: %s\n", result.error().message.c_str());
-    return kExitUsage;
-  }
-  note_present_unavailable(present, result.value());
-  const LatencyRun& run = result.value();
-  if (run.measured_frames_run() == 0 && run.partial) {
-    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
-                 run.partial_reason.c_str());
-    return kExitRunFailed;
-  }
-  const PerformanceOutcome perf =
-      run_performance_after(plan, run, device, o.perf_frames, InterruptScope::flag());
+  const RunOutcome out =
+      run_on_device(c.plan, env, make_run_meta(c.plan, c.command_line), run_hooks(info, progress));
+  if (out.stop != RunStop::none) return report_stop(out);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
-  return report_latency_run(o, plan, run, loaded, perf, device, std::move(meta), info, store.get());
+  return report_run(c.outputs, out.result, info, store.get());
 }
 
 // argv as the kernel holds it (main owns argv; this keeps run self-contained).
@@ -343,7 +333,7 @@ void add_output_options(CLI::App* sub, RunOptions* opts) {
 
 CommandRunner setup(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
-  auto plan = std::make_shared<RunPlan>();
+  auto plan = std::make_shared<RunCommand>();
   CLI::App* sub = app.add_subcommand(
       "run", "Latency benchmark: a software signal through every stage of a frame");
   add_schedule_options(sub, opts.get());
@@ -352,23 +342,23 @@ CommandRunner setup(CLI::App& app) {
   add_present_options(sub, opts.get());
   auto check = [opts, sub, plan] {
     opts->use_store = sub->count("--store") > 0;
-    Result<RunPlan> planned = plan_run(*opts);
+    Result<RunCommand> planned = plan_run(*opts);
     if (!planned) {
       std::fprintf(stderr, "latlab run: %s\n", planned.error().message.c_str());
       return static_cast<int>(kExitUsage);
     }
     // Every file, before any work: outputs writable, none the same file as
     // another output or the store.
-    if (Result<void> files = check_run_files(*opts); !files) {
+    if (Result<void> files = check_run_files(planned->outputs); !files) {
       std::fprintf(stderr, "latlab run: %s\n", files.error().message.c_str());
       return static_cast<int>(kExitUsage);
     }
     *plan = std::move(planned.value());
     return static_cast<int>(kExitOk);
   };
-  auto run = [opts, plan] {
-    opts->command_line = own_command_line();
-    return run_command(*opts, *plan);
+  auto run = [plan] {
+    plan->command_line = own_command_line();
+    return run_command(*plan);
   };
   return {check, run};
 }

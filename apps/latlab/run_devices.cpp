@@ -1,9 +1,6 @@
-// latlab run --device all (or a list): every device's latency path in
-// interleaved blocks on the same deadlines (run_latency_interleaved), one
-// result section per device. The document's top-level keys are those of a
-// one-device result, describing the first device that ran; `devices_run`
-// holds every device's section, each with its own whole result
-// (docs/result-schema.md).
+// latlab run --device all (or a list): opens every listed device, echoes the
+// sections, hands them to the engine (run_on_devices: interleaved blocks on
+// the same deadlines, one result section per device) and reports the result.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -16,212 +13,165 @@
 #include "device_list.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/latency_devices.hpp"
+#include "latlab/bench/run_engine.hpp"
+#include "report/result_json.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {
 namespace {
 
-// Turn warm-up with several devices unless --turn-warmup-ms says otherwise:
-// on the 2-GPU H200 without it, Vulkan Loaded frames at the start of a turn
-// took up to 47.7 ms instead of 8.3 (docs/BENCHMARKS.md).
-constexpr int64_t kSeveralDevicesTurnWarmupNs = 250'000'000;
-
-// One device of the run.
-struct RunLane {
-  ListedDevice listed;
-  std::unique_ptr<LatencyDevice> device;
-  std::unique_ptr<TickMapper> mapper;
-  RunPlan plan;
-  LoadedSetup loaded;
-  std::string failure;  // why it did not run; "" when it did
-  std::optional<LatencyRun> run;
-};
-
 // What a several-device run cannot do (yet), as one message; "" when none.
-std::string unsupported(const RunOptions& o, const RunPlan& plan) {
-  if (o.present) return "--present";
-  if (plan.want_perf) return "--mode performance/all (Performance)";
-  if (!o.frames_csv.empty()) return "--frames-csv";
-  if (!o.report.empty()) return "--report";
-  if (o.use_store) return "--store";
+std::string unsupported(const RunCommand& c) {
+  if (c.present) return "--present";
+  if (c.plan.want_perf) return "--mode performance/all (Performance)";
+  if (!c.outputs.frames_csv.empty()) return "--frames-csv";
+  if (!c.outputs.report.empty()) return "--report";
+  if (c.outputs.use_store) return "--store";
   return "";
 }
 
-// Opens every listed device; sets the plan's turn warm-up for several.
-int open_lanes(const RunOptions& o, RunPlan& plan, std::vector<RunLane>& lanes) {
-  std::vector<ListedDevice> listed;
-  if (const int rc = resolve_device_list("run", o.backend, o.device, listed); rc != kExitOk)
-    return rc;
-  if (!o.turn_warmup_ms && listed.size() > 1)
-    plan.desc.turn_warmup_ns = kSeveralDevicesTurnWarmupNs;
+// Opens every listed device (a lane that cannot be opened says why).
+std::vector<RunLane> open_lanes(const RunCommand& c, const std::vector<ListedDevice>& listed) {
+  std::vector<RunLane> lanes;
   for (const ListedDevice& d : listed) {
     RunLane l;
-    l.listed = d;
-    l.plan = plan;
-    const size_t index = std::stoul(l.listed.selector);
-    if (o.backend == "sim") {
+    l.head.section = static_cast<uint32_t>(lanes.size());
+    l.head.backend = c.plan.backend;
+    l.head.selector = d.selector;
+    l.head.name = d.name;
+    const size_t index = std::stoul(d.selector);
+    if (c.plan.backend == "sim") {
       // Fails from frame id warm-up + 20: its 20th measured frame (in block 0)
       // when no turn warm-up takes ids before it.
-      const uint64_t fail_from =
-          o.sim_fail_device == static_cast<int>(index) ? uint64_t{plan.desc.warmup_frames} + 20 : 0;
+      const uint64_t fail_from = c.sim_fail_device == static_cast<int>(index)
+                                     ? uint64_t{c.plan.desc.warmup_frames} + 20
+                                     : 0;
       l.device = open_sim_list_device(index, true, fail_from);
     } else if (auto opened = open_latency_device(
-                   DeviceSelector{o.backend, l.listed.selector, o.validation, false})) {
+                   DeviceSelector{c.plan.backend, d.selector, c.plan.validation, false})) {
       l.device = std::move(opened.value());
     } else {
       l.failure = "cannot open: " + opened.error().message;
     }
-    if (l.device) l.mapper = make_calibrated_mapper(*l.device, calibrator_desc(o));
     lanes.push_back(std::move(l));
   }
-  return kExitOk;
+  return lanes;
 }
 
-// Every lane's latency blocks, interleaved.
-void run_lanes(std::vector<RunLane>& lanes, const std::atomic<bool>* interrupt) {
-  std::vector<DeviceLane> dl;
-  std::vector<RunLane*> ran;
-  for (RunLane& l : lanes) {
-    if (!l.failure.empty()) continue;
-    DeviceLane d;
-    d.desc = l.plan.desc;
-    d.env.device = l.device.get();
-    d.env.mapper = l.mapper.get();
-    d.env.interrupt = interrupt;
-    dl.push_back(std::move(d));
-    ran.push_back(&l);
+// The settings and one line per section.
+void print_sections(const RunCommand& c, const std::vector<RunLane>& lanes,
+                    const LatencyDevice& first, std::FILE* info) {
+  print_run_settings(info, c, first.info());
+  fmt::print(info, "devices: {} in interleaved blocks on the same deadlines\n", lanes.size());
+  for (const RunLane& l : lanes) {
+    fmt::print(info, "  section {}: {} device {}: {}{}\n", l.head.section, c.plan.backend,
+               l.head.selector, l.device ? l.device->info().name : l.head.name,
+               l.failure.empty() ? "" : " (" + l.failure + ")");
   }
-  std::vector<Result<LatencyRun>> results = run_latency_interleaved(std::move(dl));
-  for (size_t i = 0; i < ran.size(); ++i) {
-    if (!results[i]) {
-      ran[i]->failure = results[i].error().message;
-    } else if (results[i]->measured_frames_run() == 0 && results[i]->partial) {
-      ran[i]->failure = "stopped before any measured frame: " + results[i]->partial_reason;
-    } else {
-      ran[i]->run = std::move(results[i].value());
+  std::fflush(info);
+}
+
+// Each section's physical identity (none for the sim backend).
+void set_identities(const std::string& backend, RunResult& r) {
+  if (backend == "sim") return;
+  const std::vector<PhysicalIdentity> ids = list_physical_devices();
+  for (DeviceSectionResult& s : r.sections) {
+    const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(s.head.selector));
+    if (id == nullptr) continue;
+    s.head.physical_device = id->group;
+    s.head.uuid = id->uuid;
+    s.head.pci_bus_id = id->pci_bus_id;
+  }
+}
+
+// The table of every section (stdout) and each section's validation
+// findings; returns the exit code so far.
+int print_result(const RunCommand& c, const RunResult& r) {
+  int rc = kExitOk;
+  for (const DeviceSectionResult& s : r.sections) {
+    if (s.status != "ok") rc = kExitRunFailed;
+    if (s.result.empty()) continue;
+    const std::optional<ValidationReport>& v = s.result.front().meta.validation;
+    if (!v || v->error_count == 0) continue;
+    std::fprintf(stderr,
+                 "latlab run: device section %u: the validation layer reported %llu errors\n",
+                 s.head.section, static_cast<unsigned long long>(v->error_count));
+    for (const std::string& m : v->messages) std::fprintf(stderr, "  %s\n", m.c_str());
+    rc = kExitRunFailed;
+  }
+  if (c.outputs.json) {
+    std::printf("%s\n", run_result_to_json(r).dump(2).c_str());
+    return rc;
+  }
+  for (const DeviceSectionResult& s : r.sections) {
+    std::printf("\n== device section %u: %s device %s: %s [%s]\n", s.head.section,
+                c.plan.backend.c_str(), s.head.selector.c_str(), s.device_name.c_str(),
+                s.status.c_str());
+    if (s.result.empty()) {
+      std::printf("  failed: %s\n", s.failure.c_str());
+      continue;
     }
+    const RunResult& one = s.result.front();
+    std::fputs(format_run_table(*one.latency).c_str(), stdout);
+    if (one.loaded.asked && !one.loaded.runs)
+      std::printf("  Loaded unavailable: %s\n", one.loaded.unavailable.c_str());
   }
+  return rc;
 }
 
-std::string lane_status(const RunLane& l) {
-  if (!l.run) return "failed";
-  return l.run->partial ? "partial" : "ok";
+void print_failures(const RunCommand& c, const RunResult& r) {
+  for (const DeviceSectionResult& s : r.sections) {
+    if (s.status == "ok") continue;
+    std::fprintf(stderr, "latlab run: device section %u (%s %s) %s: %s\n", s.head.section,
+                 c.plan.backend.c_str(), s.head.selector.c_str(),
+                 s.status == "failed" ? "failed" : "incomplete", s.failure.c_str());
+  }
 }
 
 }  // namespace
 
-int run_device_list(const RunOptions& o, RunPlan& plan, std::FILE* info,
-                    const std::atomic<bool>* interrupt) {
-  if (const std::string u = unsupported(o, plan); !u.empty()) {
+int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt) {
+  if (const std::string u = unsupported(c); !u.empty()) {
     std::fprintf(stderr, "latlab run: %s is not supported with several devices (--device %s)\n",
-                 u.c_str(), o.device.c_str());
+                 u.c_str(), c.plan.device.c_str());
     return kExitUsage;
   }
-  std::vector<RunLane> lanes;
-  if (const int rc = open_lanes(o, plan, lanes); rc != kExitOk) return rc;
+  std::vector<ListedDevice> listed;
+  if (const int rc = resolve_device_list("run", c.plan.backend, c.plan.device, listed);
+      rc != kExitOk)
+    return rc;
+  plan_for_devices(c.plan, listed.size());
+  std::vector<RunLane> lanes = open_lanes(c, listed);
   const RunLane* first = nullptr;
   for (const RunLane& l : lanes) {
     if (first == nullptr && l.device) first = &l;
   }
   if (first == nullptr) {
     for (const RunLane& l : lanes)
-      std::fprintf(stderr, "latlab run: %s device %s: %s\n", o.backend.c_str(),
-                   l.listed.selector.c_str(), l.failure.c_str());
+      std::fprintf(stderr, "latlab run: %s device %s: %s\n", c.plan.backend.c_str(),
+                   l.head.selector.c_str(), l.failure.c_str());
     return kExitMissingCapability;
   }
-  print_run_settings(info, o, plan, first->device->info());
-  fmt::print(info, "devices: {} in interleaved blocks on the same deadlines\n", lanes.size());
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    const RunLane& l = lanes[i];
-    fmt::print(info, "  section {}: {} device {}: {}{}\n", i, o.backend, l.listed.selector,
-               l.device ? l.device->info().name : l.listed.name,
-               l.failure.empty() ? "" : " (" + l.failure + ")");
-  }
-  std::fflush(info);
-  for (RunLane& l : lanes) {
-    if (!l.failure.empty()) continue;
-    l.loaded = prepare_loaded(o, l.plan, *l.device, info, interrupt);
-    if (!l.loaded.interrupted.empty()) {  // Ctrl-C: no other calibration; every run stops at once
-      l.failure = "stopped before any measured frame: " + l.loaded.interrupted;
-      break;
-    }
-    set_latency_modes(l.plan, l.loaded);
-  }
-  run_lanes(lanes, interrupt);
-
-  const RunMeta meta = make_run_meta(o);
-  const std::vector<PhysicalIdentity> ids =
-      o.backend == "sim" ? std::vector<PhysicalIdentity>{} : list_physical_devices();
-  nlohmann::ordered_json sections = nlohmann::ordered_json::array();
-  nlohmann::ordered_json top;
-  std::optional<size_t> top_section;
-  int rc = kExitOk;
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    RunLane& l = lanes[i];
-    nlohmann::ordered_json result;
-    if (l.run) {
-      result = latency_result_doc(o, l.plan, *l.run, l.loaded, *l.device, meta);
-      const auto& v = result["diagnostics"]["validation"];
-      if (v.is_object() && v.value("errors", uint64_t{0}) > 0) {
-        std::fprintf(stderr,
-                     "latlab run: device section %zu: the validation layer reported %llu errors\n",
-                     i, static_cast<unsigned long long>(v.value("errors", uint64_t{0})));
-        for (const auto& m : v["messages"])
-          std::fprintf(stderr, "  %s\n", m.get<std::string>().c_str());
-        rc = kExitRunFailed;
-      }
-      if (!top_section) {
-        top = result;
-        top_section = i;
-      }
-    }
-    if (!l.run || l.run->partial) rc = kExitRunFailed;
-    const std::string failure = l.run ? (l.run->partial ? l.run->partial_reason : "") : l.failure;
-    sections.push_back(device_section_json(i, o.backend, l.listed, ids, lane_status(l), failure,
-                                           std::move(result)));
-  }
-  if (!top_section) {
-    for (const RunLane& l : lanes)
-      std::fprintf(stderr, "latlab run: %s device %s: %s\n", o.backend.c_str(),
-                   l.listed.selector.c_str(), l.failure.c_str());
+  print_sections(c, lanes, *first->device, info);
+  RunHooks hooks;
+  hooks.info = [info](const std::string& line) {
+    std::fprintf(info, "%s\n", line.c_str());
+    std::fflush(info);
+  };
+  hooks.interrupt = interrupt;
+  RunOutcome out = run_on_devices(c.plan, lanes, make_run_meta(c.plan, c.command_line), hooks);
+  if (out.stop != RunStop::none) {
+    for (const DeviceSectionResult& s : out.result.sections)
+      std::fprintf(stderr, "latlab run: %s device %s: %s\n", c.plan.backend.c_str(),
+                   s.head.selector.c_str(), s.failure.c_str());
     return kExitRunFailed;
   }
-  top["devices_run"] = {
-      {"interleaving",
-       "block by block: each block (in plan order) of every device in section order, one block "
-       "at a time, the same deadlines for blocks of one index"},
-      {"top_level_section", *top_section},
-      {"sections", std::move(sections)}};
-  if (o.json) {
-    std::printf("%s\n", top.dump(2).c_str());
-  } else {
-    for (size_t i = 0; i < lanes.size(); ++i) {
-      const RunLane& l = lanes[i];
-      std::printf("\n== device section %zu: %s device %s: %s [%s]\n", i, o.backend.c_str(),
-                  l.listed.selector.c_str(),
-                  l.device ? l.device->info().name.c_str() : l.listed.name.c_str(),
-                  lane_status(l).c_str());
-      if (!l.run) {
-        std::printf("  failed: %s\n", l.failure.c_str());
-        continue;
-      }
-      std::fputs(format_run_table(*l.run).c_str(), stdout);
-      if (l.plan.want_loaded && !l.loaded.runs)
-        std::printf("  Loaded unavailable: %s\n", l.loaded.unavailable.c_str());
-    }
-  }
-  if (!o.out.empty() && !write_result_json(o.out, top, info, rc == kExitOk ? "" : " (incomplete)"))
+  set_identities(c.plan.backend, out.result);
+  int rc = print_result(c, out.result);
+  if (!c.outputs.out.empty() && !write_result_json(c.outputs.out, run_result_to_json(out.result),
+                                                   info, rc == kExitOk ? "" : " (incomplete)"))
     rc = kExitWriteFailed;
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    const RunLane& l = lanes[i];
-    if (!l.run) {
-      std::fprintf(stderr, "latlab run: device section %zu (%s %s) failed: %s\n", i,
-                   o.backend.c_str(), l.listed.selector.c_str(), l.failure.c_str());
-    } else if (l.run->partial) {
-      std::fprintf(stderr, "latlab run: device section %zu (%s %s) incomplete: %s\n", i,
-                   o.backend.c_str(), l.listed.selector.c_str(), l.run->partial_reason.c_str());
-    }
-  }
+  print_failures(c, out.result);
   return rc;
 }
 

@@ -78,10 +78,43 @@ FrameWorkload four_pass_work(std::pair<uint32_t, uint32_t> size, uint32_t comple
 
 }  // namespace
 
-Result<RunPlan> plan_run(const RunOptions& o) {
+namespace {
+
+// What the plan copies from the options beside the checked parts.
+void copy_settings(const RunOptions& o, RunCommand& c) {
+  RunPlan& p = c.plan;
+  p.mode = o.mode;
+  p.backend = o.backend;
+  p.device = o.device;
+  p.load_size_text = o.load_size;
+  p.load_complexity = o.load_complexity;
+  p.load_target_ms = o.load_target_ms;
+  p.load_tolerance = o.load_tolerance;
+  p.perf_frames = o.perf_frames;
+  p.calibrator.refresh_interval_ns = static_cast<int64_t>(o.clock_refresh_ms * 1e6);
+  p.turn_warmup_given = o.turn_warmup_ms.has_value();
+  p.per_frame = o.per_frame || !o.report.empty();
+  p.validation = o.validation;
+  c.outputs = RunOutputs{o.out, o.frames_csv, o.report, o.json, o.use_store, o.store};
+  c.form = o.form;
+  c.poll = o.poll;
+  c.clock_refresh_ms = o.clock_refresh_ms;
+  c.time_scale = o.time_scale;
+  c.sim_fail_device = o.sim_fail_device;
+  c.present = o.present;
+  c.present_desc.hold_ns = std::llround(o.present_hold_ms * 1e6);
+  c.present_desc.poll_period_ns = std::llround(o.present_poll_us * 1e3);
+  c.command_line = o.command_line;
+}
+
+}  // namespace
+
+Result<RunCommand> plan_run(const RunOptions& o) {
   Result<LatencyRunDesc> desc = latency_desc(o);
   if (!desc) return desc.error();
-  RunPlan p;
+  RunCommand c;
+  copy_settings(o, c);
+  RunPlan& p = c.plan;
   p.desc = std::move(desc.value());
   p.want_baseline = o.mode == "baseline" || o.mode == "latency" || o.mode == "all";
   p.want_loaded = o.mode == "loaded" || o.mode == "latency" || o.mode == "all";
@@ -135,20 +168,15 @@ Result<RunPlan> plan_run(const RunOptions& o) {
   p.loaded_work = four_pass_work(*load_size, FrameWorkload{}.complexity, form_of(o));
   p.perf_work = four_pass_work(*perf_size, o.perf_complexity, form_of(o));
   p.load_size_auto = load_auto;
-  return p;
+  return c;
 }
 
-CalibratorDesc calibrator_desc(const RunOptions& o) {
-  CalibratorDesc d;
-  d.refresh_interval_ns = static_cast<int64_t>(o.clock_refresh_ms * 1e6);
-  return d;
-}
-
-void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
-                        const DeviceInfo& device) {
+void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device) {
+  const RunPlan& plan = c.plan;
   const LatencyRunDesc& desc = plan.desc;
-  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", o.mode, device.backend,
-             device.name, device.driver);
+  const std::string& form = c.form;
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", plan.mode,
+             device.backend, device.name, device.driver);
   if (plan.want_latency()) {
     fmt::print(
         info,
@@ -162,28 +190,28 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
   if (plan.want_baseline) {
     fmt::print(info, "  baseline workload: passes {}  complexity {}  size {}x{}  form {}\n",
                desc.workload.passes, desc.workload.complexity, desc.workload.width,
-               desc.workload.height, o.form);
+               desc.workload.height, form);
   }
   const FrameWorkload& lw = plan.loaded_work;
-  if (plan.want_loaded && o.load_complexity > 0) {
+  if (plan.want_loaded && plan.load_complexity > 0) {
     fmt::print(info, "  loaded workload: passes 4  complexity {} (given)  size {}x{}  form {}\n",
-               o.load_complexity, lw.width, lw.height, o.form);
+               plan.load_complexity, lw.width, lw.height, form);
   } else if (plan.want_loaded) {
     fmt::print(info,
                "  loaded workload: passes 4  complexity calibrated to {} ms GPU  size {}x{}  "
                "form {}\n",
-               o.load_target_ms, lw.width, lw.height, o.form);
+               plan.load_target_ms, lw.width, lw.height, form);
   }
   if (plan.want_perf) {
     fmt::print(info,
                "  performance: {} frames, passes 4  complexity {}  size {}x{}  form {}, "
                "offscreen\n",
-               o.perf_frames, o.perf_complexity, plan.perf_work.width, plan.perf_work.height,
-               o.form);
+               plan.perf_frames, plan.perf_work.complexity, plan.perf_work.width,
+               plan.perf_work.height, form);
   }
   fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
-             o.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
+             plan.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (desc.poll_completion) {
     fmt::print(
@@ -191,22 +219,22 @@ void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& pla
         "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
         static_cast<double>(desc.poll_limit_ns) / 1e3);
   } else {
-    fmt::print(info, "  poll observer off (--poll {}{})\n", o.poll,
-               o.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());
+    fmt::print(info, "  poll observer off (--poll {}{})\n", c.poll,
+               c.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());
   }
   if (desc.turn_warmup_ns > 0) {
     fmt::print(info, "  turn warm-up: {:.0f} ms of unrecorded frames before every block\n",
                static_cast<double>(desc.turn_warmup_ns) / 1e6);
   }
-  if (o.clock_refresh_ms != 1000) {
+  if (c.clock_refresh_ms != 1000) {
     fmt::print(info, "  clock model refresh: {}\n",
-               o.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", o.clock_refresh_ms)
+               c.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", c.clock_refresh_ms)
                                       : std::string("none (the start-up calibration only)"));
   }
-  if (o.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", o.time_scale);
+  if (c.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", c.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
-             o.out.empty() ? "(none)" : o.out,
-             o.frames_csv.empty() ? "" : ", frames -> " + o.frames_csv);
+             c.outputs.out.empty() ? "(none)" : c.outputs.out,
+             c.outputs.frames_csv.empty() ? "" : ", frames -> " + c.outputs.frames_csv);
   std::fflush(info);
 }
 

@@ -1,5 +1,6 @@
 // `latlab run`'s options, checked into a plan before any device is opened,
-// and the settings it echoes at the start. Private to apps/latlab/run*.cpp.
+// and the settings it echoes at the start. Private to apps/latlab/run*.cpp;
+// RunOptions stays in run.cpp, run_options.cpp and run_present.cpp.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/present_path.hpp"
+#include "latlab/bench/run_plan.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/result.hpp"
 
@@ -64,26 +67,36 @@ struct RunOptions {
   std::string command_line;
 };
 
-// What the options ask for, checked.
-struct RunPlan {
-  LatencyRunDesc desc;  // schedule, frames, blocks, the Baseline workload; modes set later
-  bool want_baseline = false;
-  bool want_loaded = false;
-  bool want_perf = false;
-  // Loaded: 4 passes at --load-size; complexity given or calibrated later.
-  FrameWorkload loaded_work;
-  bool load_size_auto = false;  // --load-size auto: calibration picks the size (load_size.cpp)
-  // Performance: 4 passes at --perf-complexity and --perf-size.
-  FrameWorkload perf_work;
+// Where the result goes: the reporters of `latlab run`.
+struct RunOutputs {
+  std::string out;         // JSON result ("" none, "-" stdout)
+  std::string frames_csv;  // per-frame CSV ("" none)
+  std::string report;      // HTML report ("" none)
+  bool json = false;       // the JSON on stdout instead of the table
+  bool use_store = false;  // append the run to the results store
+  std::string store;       // its location ("" = the default)
+};
 
-  bool want_latency() const { return want_baseline || want_loaded; }
+// `latlab run`, checked: the engine's plan, the outputs, how the device is
+// opened and what the settings echo says. The options stop here.
+struct RunCommand {
+  RunPlan plan;
+  RunOutputs outputs;
+  std::string form = "compute";  // as asked (the echo)
+  std::string poll = "auto";     // as asked (the echo)
+  double clock_refresh_ms = 1000;
+  int64_t time_scale = 1;    // the sim backend's clock speed-up
+  int sim_fail_device = -1;  // with several sim devices, this one fails mid-run (tests)
+  bool present = false;      // the present path
+  PresentDesc present_desc;
+  std::string command_line;
 };
 
 // The plan of `o`, or why the options are bad input (the message follows
 // "latlab run: "): options that contradict each other or the mode, a
 // default store without a home. Opens nothing and creates no file. The
 // output files are checked apart (check_run_files).
-Result<RunPlan> plan_run(const RunOptions& o);
+Result<RunCommand> plan_run(const RunOptions& o);
 
 // --poll auto turns the poll observer on with at least this many usable CPUs.
 inline constexpr int kPollAutoMinCpus = 4;
@@ -92,11 +105,7 @@ bool poll_observer_on(const std::string& mode);
 // CPUs this process may run on (sched_getaffinity).
 int usable_cpus();
 
-// The clock model's calibrator settings (--clock-refresh-ms).
-CalibratorDesc calibrator_desc(const RunOptions& o);
-
 // Echoes the settings of the run to `info` (stdout, or stderr with --json).
-void print_run_settings(std::FILE* info, const RunOptions& o, const RunPlan& plan,
-                        const DeviceInfo& device);
+void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device);
 
 }  // namespace latlab::cli

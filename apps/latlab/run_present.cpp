@@ -3,23 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "cli_checks.hpp"
 #include "latlab/bench/present_probe.hpp"
 
 namespace latlab::cli {
-namespace {
-
-PresentDesc present_desc(const RunOptions& o) {
-  PresentDesc d;
-  d.hold_ns = std::llround(o.present_hold_ms * 1e6);
-  d.poll_period_ns = std::llround(o.present_poll_us * 1e3);
-  return d;
-}
-
-}  // namespace
-
 void add_present_options(CLI::App* sub, RunOptions* opts) {
   sub->add_flag("--present", opts->present,
                 "Vulkan: show every latency frame in an X11 window (lowest-latency present "
@@ -36,30 +23,30 @@ void add_present_options(CLI::App* sub, RunOptions* opts) {
       ->capture_default_str();
 }
 
-PresentSetup probe_run_present(const RunOptions& o) {
+PresentSetup probe_run_present(const RunCommand& c) {
   PresentSetup s;
-  s.asked = o.present;
-  if (!o.present) return s;
-  if (o.backend != "vulkan") {
-    s.unavailable = "the present path needs --backend vulkan (the " + o.backend +
+  s.asked = c.present;
+  if (!c.present) return s;
+  if (c.plan.backend != "vulkan") {
+    s.unavailable = "the present path needs --backend vulkan (the " + c.plan.backend +
                     " backend has no present path)";
     return s;
   }
-  DeviceSelector sel{o.backend, o.device, false, true};
-  if (Result<void> probe = probe_present_in_child(sel, present_desc(o)); !probe) {
+  DeviceSelector sel{c.plan.backend, c.plan.device, false, true};
+  if (Result<void> probe = probe_present_in_child(sel, c.present_desc); !probe) {
     s.probe_error = probe.error().message;
     s.unavailable = s.probe_error;
   }
   return s;
 }
 
-void open_run_present(const RunOptions& o, LatencyDevice& device, PresentSetup& setup,
+void open_run_present(const RunCommand& c, LatencyDevice& device, PresentSetup& setup,
                       std::FILE* info) {
   if (!setup.asked || !setup.unavailable.empty()) {
     if (setup.asked) fmt::print(info, "  present unavailable: {}\n", setup.unavailable);
     return;
   }
-  Result<std::unique_ptr<PresentPath>> opened = device.open_present(present_desc(o));
+  Result<std::unique_ptr<PresentPath>> opened = device.open_present(c.present_desc);
   if (!opened) {
     setup.unavailable = opened.error().message;
     fmt::print(info, "  present unavailable: {}\n", setup.unavailable);
@@ -75,32 +62,11 @@ void open_run_present(const RunOptions& o, LatencyDevice& device, PresentSetup& 
                  static_cast<double>(ob.poll_period_ns) / 1e3);
     }
   }
-  if (o.present_hold_ms > 0) {
+  if (c.present_desc.hold_ns > 0) {
     fmt::print(info,
                "  present hold: each frame's copy held {} ms after its present call (test knob)\n",
-               o.present_hold_ms);
+               static_cast<double>(c.present_desc.hold_ns) / 1e6);
   }
-}
-
-void note_present_unavailable(const PresentSetup& setup, LatencyRun& run) {
-  if (!setup.asked) return;
-  if (!setup.path) {
-    run.unavailable.push_back({"present", setup.unavailable});
-    run.unavailable.push_back({"screen", "no present path: " + setup.unavailable});
-    return;
-  }
-  if (!run.present) return;
-  if (!run.present->present_wait)
-    run.unavailable.push_back({"present_complete", run.present->present_wait_reason});
-  bool any = false;
-  for (const ScreenObserverInfo& ob : run.present->observers) {
-    if (ob.available) {
-      any = true;
-    } else {
-      run.unavailable.push_back({"screen." + ob.name, ob.reason});
-    }
-  }
-  if (!any) run.unavailable.push_back({"screen", "no screen observer could run"});
 }
 
 }  // namespace latlab::cli

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "report/result_reader.hpp"
+#include "report/result_model.hpp"
 
 namespace latlab::cli {
 
@@ -16,13 +16,11 @@ std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location)
   return std::move(s.value());
 }
 
-bool store_run(store::ResultsStore& s, const nlohmann::ordered_json& doc, const LatencyRun& run,
+bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::ordered_json& doc,
                std::FILE* info) {
-  // Read back through the reader, so a stored run is exactly what
-  // `latlab store add` of the result file would store.
-  Result<ReadResult> read = read_result_json(doc.dump(2) + "\n", "this run's result");
-  Result<int64_t> id = read ? s.add(read.value(), store::frame_series_of(run))
-                            : Result<int64_t>(read.error());
+  // The store's model of the typed result (what `latlab store add` of the
+  // result file reads back: tests/unit/result_model_test.cpp), no text parsed.
+  Result<int64_t> id = s.add(result_model(r, doc), store::frame_series_of(*r.latency));
   if (!id) {
     std::fprintf(stderr, "latlab run: --store: %s\n", id.error().message.c_str());
     return false;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "report/store/results_store.hpp"
 
 namespace latlab::cli {
@@ -17,9 +18,9 @@ namespace latlab::cli {
 // prints why and returns nullptr.
 std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
 
-// Appends `doc` (the result) with the per-frame series of `run`; prints where.
-// False (printed) when it could not be stored.
-bool store_run(store::ResultsStore& s, const nlohmann::ordered_json& doc, const LatencyRun& run,
+// Appends the result `r` (its JSON document `doc`, as written) with its
+// per-frame series; prints where. False (printed) when it could not be stored.
+bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::ordered_json& doc,
                std::FILE* info);
 
 }  // namespace latlab::cli

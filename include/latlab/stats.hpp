@@ -18,6 +18,7 @@ struct Distribution {
   // sample has none: never written as 0).
   std::optional<double> stddev;
   bool empty() const { return count == 0; }
+  bool operator==(const Distribution&) const = default;
 };
 
 // Percentile q in [0,1] of already sorted values (type 7); nullopt when

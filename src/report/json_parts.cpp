@@ -52,4 +52,18 @@ json result_header_to_json(const char* kind, const RunMeta& meta, bool partial,
   return j;
 }
 
+json device_section_to_json(const DeviceSectionHead& head, const std::string& status,
+                            const std::string& failure, json result) {
+  return {{"section", head.section},
+          {"backend", head.backend},
+          {"selector", head.selector},
+          {"name", or_null(head.name)},
+          {"physical_device", head.physical_device ? json(*head.physical_device) : json()},
+          {"uuid", head.physical_device ? or_null(head.uuid) : json()},
+          {"pci_bus_id", head.physical_device ? or_null(head.pci_bus_id) : json()},
+          {"status", status},
+          {"failure", or_null(failure)},
+          {"result", std::move(result)}};
+}
+
 }  // namespace latlab

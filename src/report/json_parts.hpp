@@ -10,6 +10,7 @@
 
 #include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/run_result.hpp"
 
 namespace latlab {
 
@@ -34,5 +35,13 @@ nlohmann::ordered_json capabilities_to_json(const std::vector<MissingCapability>
 // created_utc, command_line, partial, partial_reason (null unless partial).
 nlohmann::ordered_json result_header_to_json(const char* kind, const RunMeta& meta, bool partial,
                                              const std::string& partial_reason);
+
+// One device's section of a several-device result (`per_device` of `clocks`
+// and `devices_run.sections` of `run`): which device, its physical identity
+// (null when unknown), whether it ran ("ok", "partial" or "failed") with the
+// reason, and its own result (null when it has none).
+nlohmann::ordered_json device_section_to_json(const DeviceSectionHead& head,
+                                              const std::string& status, const std::string& failure,
+                                              nlohmann::ordered_json result);
 
 }  // namespace latlab

@@ -412,11 +412,47 @@ json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
   return diag;
 }
 
-}  // namespace
+// The mode entries of `r` beyond the run's latency modes: Loaded when it was
+// asked for and does not run, Performance when asked for (in that order).
+void extra_modes_to_json(const RunResult& r, json& modes) {
+  const LoadedOutcome& loaded = r.loaded;
+  if (loaded.asked && !loaded.runs) {
+    json m = {{"available", false}, {"reason", loaded.unavailable}};
+    if (!loaded.size.asked.empty()) m["load_size"] = load_size_to_json(loaded.size);
+    modes["loaded"] = std::move(m);
+  }
+  const PerformanceOutcome& perf = r.performance;
+  if (!perf.asked) return;
+  if (perf.report) {
+    modes["performance"] = performance_to_json(*perf.report);
+  } else {
+    modes["performance"] = {{"available", false}, {"reason", perf.unavailable}};
+  }
+}
 
-json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
+// `load_calibration`: calibrated (its report and size), given, or null.
+json loaded_calibration_to_json(const LoadedOutcome& loaded) {
+  if (loaded.calibration) {
+    json j = load_calibration_to_json(*loaded.calibration);
+    j["source"] = "calibrated";
+    j["size"] = load_size_to_json(loaded.size);
+    return j;
+  }
+  if (loaded.given_complexity > 0) {
+    return {{"source", "given"},
+            {"complexity", loaded.given_complexity},
+            {"size", load_size_to_json(loaded.size)}};
+  }
+  return nullptr;
+}
+
+// The document of a latency run; `r` (optional) adds Loaded's and
+// Performance's outcomes, per_frame and the partial flag of the whole run.
+json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r) {
   const std::vector<LatencyModeResult> run_modes = modes_of(run);
-  json j = result_header_to_json("latency_run", meta, run.partial, run.partial_reason);
+  json j = r != nullptr
+               ? result_header_to_json("latency_run", meta, r->partial(), r->partial_reason())
+               : result_header_to_json("latency_run", meta, run.partial, run.partial_reason);
   j["units"] = {{"distributions", "us"}, {"times", "ns"}};
   j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
@@ -428,11 +464,58 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
   for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
     modes[run_modes[mi].name] = mode_to_json(run, mi, run_modes[mi]);
   }
+  if (r != nullptr) extra_modes_to_json(*r, modes);
   j["modes"] = modes;
   j["present"] = present_to_json(run);
   j["diagnostics"] = diagnostics_to_json(run, meta);
   j["unavailable"] = capabilities_to_json(run.unavailable);
+  if (r == nullptr) return j;
+  if (r->loaded.asked && !r->loaded.runs)
+    j["unavailable"].push_back({{"name", "loaded"}, {"reason", r->loaded.unavailable}});
+  if (r->performance.asked && !r->performance.report)
+    j["unavailable"].push_back({{"name", "performance"}, {"reason", r->performance.unavailable}});
+  if (r->per_frame) j["per_frame"] = per_frame_to_json(run);
+  if (r->loaded.asked) j["load_calibration"] = loaded_calibration_to_json(r->loaded);
   return j;
+}
+
+// `latlab run` over several devices: the top section's whole document and
+// `devices_run` with every section's.
+json devices_doc(const RunResult& r) {
+  json sections = json::array();
+  for (const DeviceSectionResult& s : r.sections) {
+    json result = s.result.empty() ? json(nullptr) : run_result_to_json(s.result.front());
+    sections.push_back(device_section_to_json(s.head, s.status, s.failure, std::move(result)));
+  }
+  json top = run_result_to_json(r.sections.at(*r.top_section).result.at(0));
+  top["devices_run"] = {
+      {"interleaving",
+       "block by block: each block (in plan order) of every device in section order, one block "
+       "at a time, the same deadlines for blocks of one index"},
+      {"top_level_section", *r.top_section},
+      {"sections", std::move(sections)}};
+  return top;
+}
+
+}  // namespace
+
+json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
+  return latency_doc(run, meta, nullptr);
+}
+
+json run_result_to_json(const RunResult& r) {
+  if (!r.sections.empty()) return devices_doc(r);
+  if (r.latency) return latency_doc(*r.latency, r.meta, &r);
+  return performance_run_to_json(*r.performance.report, r.device, r.meta);
+}
+
+json load_size_to_json(const LoadSizeChoice& c) {
+  json tried = json::array();
+  for (const auto& [size, why] : c.tried) tried.push_back({{"size", size}, {"reason", why}});
+  return {{"asked", c.asked},
+          {"used", c.used.empty() ? json(nullptr) : json(c.used)},
+          {"why", c.why},
+          {"tried", std::move(tried)}};
 }
 
 std::string latency_run_json(const LatencyRun& run, const RunMeta& meta) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/run_result.hpp"
 
 namespace latlab {
 
@@ -13,8 +14,17 @@ namespace latlab {
 // null when count is 0 (an empty distribution has no mean, not a 0 mean).
 nlohmann::ordered_json distribution_to_json(const Distribution& d);
 
-// The whole result document.
+// The whole result document of a latency run alone (no Loaded or
+// Performance outcome, no per_frame).
 nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
+
+// The JSON reporter: the whole result document of `r`, built in one pass
+// (docs/result-schema.md): a latency run with Loaded's calibration and
+// Performance, a Performance-only run, or several devices (`devices_run`).
+nlohmann::ordered_json run_result_to_json(const RunResult& r);
+
+// `load_calibration.size` (and `modes.loaded.load_size`) of the result.
+nlohmann::ordered_json load_size_to_json(const LoadSizeChoice& c);
 
 // `per_frame` of the result: every measured frame's series (ns, null when
 // absent) and frame id, block index and deadline, per mode, as columns.

@@ -33,6 +33,7 @@ inline constexpr double kMaxResultUs = 9.223372036854775807e15;
 struct ReadSeries {
   std::vector<std::pair<std::string, Distribution>> series;
   const Distribution* find(std::string_view name) const;
+  bool operator==(const ReadSeries&) const = default;
 };
 
 struct ReadBlock {
@@ -40,11 +41,13 @@ struct ReadBlock {
   uint32_t order = 0;
   uint64_t frames_run = 0;
   ReadSeries series;
+  bool operator==(const ReadBlock&) const = default;
 };
 
 struct ReadWorkload {
   uint32_t passes = 0, complexity = 0, width = 0, height = 0;
   std::string form;
+  bool operator==(const ReadWorkload&) const = default;
 };
 
 // modes.<name> of a latency run.
@@ -56,10 +59,12 @@ struct ReadMode {
   std::vector<ReadBlock> blocks;  // measured blocks, in run order
   ReadSeries total;
   uint64_t total_frames = 0;
+  bool operator==(const ReadMode&) const = default;
 };
 
 struct ReadDevice {
   std::string backend, name, driver;
+  bool operator==(const ReadDevice&) const = default;
 };
 
 // One section of `devices_run` (`latlab run --device all`): a device and, when
@@ -75,6 +80,7 @@ struct ReadDeviceSection {
   bool partial = false;
   std::string partial_reason;
   std::vector<ReadMode> modes;
+  bool operator==(const ReadDeviceSection&) const = default;
 };
 
 struct ReadResult {
@@ -100,6 +106,7 @@ struct ReadResult {
   std::string text;  // the document as read
 
   const ReadMode* find_mode(std::string_view name) const;
+  bool operator==(const ReadResult&) const = default;
 };
 
 // The result in `text`; `source` names it in errors (a path, "run 12").

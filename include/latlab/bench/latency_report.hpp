@@ -27,6 +27,7 @@ struct MachineInfo {
   std::string arch;       // uname machine
   std::string cpu_model;  // /proc/cpuinfo "model name", "" if unknown
   uint32_t logical_cpus = 0;
+  bool operator==(const MachineInfo&) const = default;
 };
 MachineInfo collect_machine_info();
 
