@@ -155,13 +155,16 @@ TEST(ChromeTraceWriter, StreamedSpansPerTrackMatchTheWholeTraceForRandomInput) {
   }
 }
 
-TEST(ChromeTraceWriter, AMillionSpansStayWithinTheWindowAndAllReachTheFile) {
+// 100,000 spans, 312 times the bound: enough to show it holds, and fast
+// enough for the unit label under ASan (a million took 62 s in a debug build
+// on a loaded 2-CPU machine; bench/trace_bench.cpp streams a million).
+TEST(ChromeTraceWriter, ManySpansStayWithinTheWindowAndAllReachTheFile) {
   TempDir dir;
   const auto path = dir.path / "big.json";
   const ChromeTraceWriterDesc desc{.window_spans = 256, .max_open_spans = 64};
   ChromeTraceWriter w(desc);
   ASSERT_TRUE(w.open(path.string()).ok());
-  constexpr size_t kFrames = 250000;  // 4 spans each: 1,000,000
+  constexpr size_t kFrames = 25000;  // 4 spans each: 100,000
   for (size_t f = 0; f < kFrames; ++f) {
     const auto t = static_cast<int64_t>(f) * 10000;
     // The children come before their frame, as a profiler's sink gives them.
