@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "latlab/bench/run_engine.hpp"
-#include "latlab/vulkan.hpp"
+#include "latlab/bench/vulkan_rig.hpp"
 #if LATLAB_HAVE_OPENGL
-#include "latlab/opengl.hpp"
+#include "latlab/bench/gl_rig.hpp"
 #endif
 
 namespace latlab {
