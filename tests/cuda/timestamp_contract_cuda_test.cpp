@@ -3,6 +3,7 @@
 
 #include "conformance/timestamp_contract.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"
 #include "latlab/cuda.hpp"
 
 namespace latlab::test {
