@@ -161,6 +161,7 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
   meta.created_utc = utc_now_iso8601();
   const std::string why = partial_reason(run, st);
   json j = result_header_to_json("capture", meta, !why.empty(), why);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
   j["machine"] = machine_to_json(collect_machine_info());
   j["program"] = {{"argv", o.program},
                   {"pid", run.pid},
@@ -215,7 +216,7 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
 std::string frames_csv(const capture::CaptureSummary& s) {
   std::string out =
       "pid,source,frame,swapchain,frame_start_ns,present_start_ns,present_end_ns,gpu_begin_ns,"
-      "gpu_end_ns,gpu_busy_ns,cpu_wait_ns,present_complete_ns,submits,gpu_spans_missing,"
+      "gpu_end_ns,gpu_busy_ns,acquire_wait_ns,present_complete_ns,submits,gpu_spans_missing,"
       "present_result";
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
     out += std::string(",") + capture::to_string(static_cast<capture::FrameFigure>(i)) + "_ns";
@@ -226,7 +227,7 @@ std::string frames_csv(const capture::CaptureSummary& s) {
     out += std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
            std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' + t(f.frame_start) +
            ',' + t(f.present_start) + ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' +
-           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + std::to_string(f.cpu_wait_ns) + ',' +
+           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + std::to_string(f.acquire_wait_ns) + ',' +
            t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
            std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
     for (const auto& v : row.figures) out += ',' + (v ? std::to_string(*v) : std::string());

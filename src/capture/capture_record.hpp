@@ -114,7 +114,7 @@ struct FrameRecord {
   int64_t gpu_begin = kNoTime;    // first GPU work of the frame began
   int64_t gpu_end = kNoTime;      // last GPU work of the frame ended
   int64_t gpu_busy_ns = kNoTime;  // union of the frame's GPU spans
-  int64_t cpu_wait_ns = 0;        // time in the frame blocked in acquire (Vulkan)
+  int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (Vulkan; GL: 0)
   int64_t present_complete = kNoTime;  // the present was done (present wait), when offered
   int64_t source_present_ns = 0;       // CPU time the source added to the present call
   int64_t source_submit_ns = 0;        // the same, summed over the frame's submits

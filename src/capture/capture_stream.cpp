@@ -32,8 +32,8 @@ const char* to_string(FrameFigure f) {
       return "in_present_api";
     case FrameFigure::cpu_busy:
       return "cpu_busy";
-    case FrameFigure::cpu_wait:
-      return "cpu_wait";
+    case FrameFigure::acquire_wait:
+      return "acquire_wait";
     case FrameFigure::gpu_latency:
       return "gpu_latency";
     case FrameFigure::gpu_time:
@@ -165,10 +165,9 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
           consecutive ? diff(f->present_start, prev->present_start) : std::nullopt);
       set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
       auto frame_cpu = diff(f->present_start, f->frame_start);
-      set(FrameFigure::cpu_busy,
-          frame_cpu ? std::optional<int64_t>(*frame_cpu - f->cpu_wait_ns) : std::nullopt);
-      set(FrameFigure::cpu_wait,
-          f->frame_start != kNoTime ? std::optional<int64_t>(f->cpu_wait_ns) : std::nullopt);
+      set(FrameFigure::cpu_busy, frame_cpu);
+      set(FrameFigure::acquire_wait,
+          f->frame_start != kNoTime ? std::optional<int64_t>(f->acquire_wait_ns) : std::nullopt);
       set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
       auto gpu_time = diff(f->gpu_end, f->gpu_begin);
       set(FrameFigure::gpu_time, gpu_time);

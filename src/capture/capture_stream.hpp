@@ -73,8 +73,8 @@ class CaptureStream {
 enum class FrameFigure : uint8_t {
   between_presents,       // MsBetweenPresents: present_start - previous present_start
   in_present_api,         // MsInPresentAPI: present_end - present_start
-  cpu_busy,               // MsCPUBusy: present_start - frame_start - cpu_wait
-  cpu_wait,               // MsCPUWait: time blocked in acquire within the frame
+  cpu_busy,               // MsCPUBusy: present_start - frame_start
+  acquire_wait,           // (no column) time of cpu_busy blocked in acquiring an image
   gpu_latency,            // MsGPULatency: gpu_begin - frame_start
   gpu_time,               // MsGPUTime: gpu_end - gpu_begin
   gpu_busy,               // MsGPUBusy: union of the frame's GPU spans

@@ -811,7 +811,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
     std::lock_guard lock(d->frame_mu);
     f.frame = d->frame_index++;
     f.frame_start = d->last_present_end;
-    f.cpu_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
+    f.acquire_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
     const int64_t now = host_now_ns();
     f.source_present_ns = (call_start - enter) + (now - returned);
     d->new_frames.push_back(f);
