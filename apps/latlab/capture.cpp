@@ -57,6 +57,7 @@ using capture::kNoTime;
 struct CaptureOptions {
   std::string out;
   std::string frames_csv;
+  std::string submits_csv;
   uint64_t frames = 0;   // 0: no frame limit
   double seconds = 0.0;  // 0: no time limit
   bool terminate = false;
@@ -236,6 +237,22 @@ std::string frames_csv(const capture::CaptureSummary& s) {
   return out;
 }
 
+std::string submits_csv(const capture::CaptureStream& st) {
+  std::string out =
+      "pid,source,frame,queue_family,cpu_start_ns,cpu_end_ns,gpu_begin_ns,gpu_end_ns,"
+      "layer_cpu_ns,batches,command_buffers,no_span,result\n";
+  auto t = [](int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); };
+  for (const auto& r : st.submits()) {
+    out += std::to_string(r.head.pid) + ',' + std::to_string(r.head.source) + ',' +
+           std::to_string(r.frame) + ',' + std::to_string(r.queue_family) + ',' + t(r.cpu_start) +
+           ',' + t(r.cpu_end) + ',' + t(r.gpu_begin) + ',' + t(r.gpu_end) + ',' +
+           std::to_string(r.source_cpu_ns) + ',' + std::to_string(r.batches) + ',' +
+           std::to_string(r.command_buffers) + ',' +
+           std::to_string(static_cast<uint32_t>(r.no_span)) + ',' + std::to_string(r.result) + '\n';
+  }
+  return out;
+}
+
 int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   run.result_written = true;
   const capture::CaptureSummary s = capture::summarize_capture(run.stream);
@@ -249,6 +266,13 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   if (!o.frames_csv.empty()) {
     if (auto r = write_output_file(o.frames_csv, frames_csv(s)); !r) {
       std::fprintf(stderr, "latlab capture: cannot write --frames-csv: %s\n",
+                   r.error().message.c_str());
+      status = kExitWriteFailed;
+    }
+  }
+  if (!o.submits_csv.empty()) {
+    if (auto r = write_output_file(o.submits_csv, submits_csv(run.stream)); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write --submits-csv: %s\n",
                    r.error().message.c_str());
       status = kExitWriteFailed;
     }
@@ -396,6 +420,8 @@ CommandRunner setup(CLI::App& app) {
       "capture", "Run a program with latlab attached and capture its frames (docs/capture.md)");
   sub->add_option("--out", o->out, "Result JSON (kind \"capture\"); '-' for stdout");
   sub->add_option("--frames-csv", o->frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
+  sub->add_option("--submits-csv", o->submits_csv,
+                  "Per-submission CSV (ns on CLOCK_MONOTONIC; no_span: docs/capture.md)");
   auto* frames = sub->add_option("--frames", o->frames, "Stop recording after N frames");
   auto* seconds =
       sub->add_option("--seconds", o->seconds, "Stop recording S seconds after the first frame");
@@ -410,6 +436,7 @@ CommandRunner setup(CLI::App& app) {
             FilePlan files;
             files.output("--out", o->out);
             files.output("--frames-csv", o->frames_csv);
+            files.output("--submits-csv", o->submits_csv);
             if (auto r = files.check(); !r) {
               std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
               return static_cast<int>(kExitUsage);
