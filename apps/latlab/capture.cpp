@@ -1,0 +1,455 @@
+// latlab capture [--out R.json] [--frames-csv F.csv] [--frames N | --seconds S]
+//                [--terminate] -- PROGRAM ARGS...
+// Runs PROGRAM with latlab's frame sources attached (the Vulkan layer
+// VK_LAYER_LATLAB_capture, enabled for the child only) and writes a result
+// of kind "capture" (docs/capture.md, docs/result-schema.md). The program's
+// standard streams are its own; latlab's messages go to stderr.
+//
+// Stopping: --frames N / --seconds S (counted from the first frame) stop the
+// recording; the result is written then, and the program goes on untouched
+// until it exits (as PresentMon's --timed and MangoHud's log duration do);
+// with --terminate latlab sends it SIGTERM instead. SIGTERM to latlab is
+// passed on to the program; SIGINT from a terminal reaches the program
+// itself. Either way what was captured is written, partial.
+//
+// Exit code: the program's (128 + signal when a signal ended it; 127 when it
+// could not be started); 2 bad usage, 3 the layer is not found; 4 the result
+// could not be written (when the program itself exited 0).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capture/capture_stream.hpp"
+#include "cli_checks.hpp"
+#include "command.hpp"
+#include "core/output_file.hpp"
+#include "file_plan.hpp"
+#include "latlab/bench/latency_report.hpp"
+#include "latlab/host_clock.hpp"
+#include "report/json_parts.hpp"
+#include "report/result_json.hpp"
+
+#ifndef LATLAB_CAPTURE_BUILD_LAYER_DIR
+#define LATLAB_CAPTURE_BUILD_LAYER_DIR ""
+#endif
+
+namespace latlab::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+using capture::kNoTime;
+
+struct CaptureOptions {
+  std::string out;
+  std::string frames_csv;
+  std::string submits_csv;
+  uint64_t frames = 0;   // 0: no frame limit
+  double seconds = 0.0;  // 0: no time limit
+  bool terminate = false;
+  std::vector<std::string> program;
+  std::string command_line;
+};
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int sig) { g_signal.store(sig); }
+
+const char* kManifest = "VkLayer_latlab_capture.json";
+
+// Where the layer's manifest is: $LATLAB_CAPTURE_LAYER_DIR, the install
+// tree beside this executable (../share/latlab/layers), or the build tree.
+std::string find_layer_dir() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  if (const char* e = std::getenv("LATLAB_CAPTURE_LAYER_DIR"); e != nullptr && *e != '\0')
+    dirs.emplace_back(e);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "latlab" / "layers");
+  if (*LATLAB_CAPTURE_BUILD_LAYER_DIR != '\0') dirs.emplace_back(LATLAB_CAPTURE_BUILD_LAYER_DIR);
+  for (const auto& d : dirs) {
+    if (fs::exists(d / kManifest, ec)) return d.string();
+  }
+  return {};
+}
+
+std::string prepend(const char* var, const std::string& value, char sep) {
+  const char* old = std::getenv(var);
+  return old == nullptr || *old == '\0' ? value : value + sep + old;
+}
+
+struct ProgramEnd {
+  bool exited = false;  // waitpid saw it end
+  int exit_code = 0;    // exit status, or 128 + signal
+  int signal = 0;       // the signal that ended it (0: it exited)
+  bool not_started = false;
+};
+
+struct CaptureRun {
+  capture::CaptureStream stream;
+  uint64_t frames_seen = 0;
+  bool recording = true;
+  std::string stopped_by = "program_exit";  // "frames", "seconds", "signal"
+  int64_t first_frame_ns = kNoTime;
+  ProgramEnd end;
+  pid_t pid = -1;
+  bool result_written = false;
+  int write_status = kExitOk;
+};
+
+json figures_json(const capture::CaptureSummary& s) {
+  json f = json::object();
+  for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
+    f[capture::to_string(static_cast<capture::FrameFigure>(i))] =
+        distribution_to_json(s.frame_figures[i]);
+  return f;
+}
+
+json submit_figures_json(const capture::CaptureSummary& s) {
+  json f = json::object();
+  for (size_t i = 0; i < capture::kSubmitFigureCount; ++i)
+    f[capture::to_string(static_cast<capture::SubmitFigure>(i))] =
+        distribution_to_json(s.submit_figures[i]);
+  return f;
+}
+
+const char* api_name(capture::SourceApi a) {
+  return a == capture::SourceApi::vulkan   ? "vulkan"
+         : a == capture::SourceApi::opengl ? "opengl"
+                                           : "unknown";
+}
+
+std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& st) {
+  std::vector<std::string> why;
+  if (run.end.not_started) why.push_back("the program could not be started");
+  if (run.end.signal != 0 && !(run.stopped_by != "program_exit" && run.end.signal == SIGTERM))
+    why.push_back("the program was ended by signal " + std::to_string(run.end.signal));
+  if (run.stopped_by == "signal") why.push_back("latlab capture was interrupted");
+  if (st.dropped() > 0)
+    why.push_back(std::to_string(st.dropped()) + " records were dropped (the socket was full)");
+  if (run.recording) {
+    for (const auto& s : st.sources()) {
+      if (!s.ended)
+        why.push_back("a " + std::string(api_name(s.api)) + " source of pid " +
+                      std::to_string(s.pid) +
+                      " sent no end record (the program did not destroy its device, or died): "
+                      "frames still being collected were lost");
+    }
+  }
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
+json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s) {
+  const auto& st = run.stream;
+  RunMeta meta;
+  meta.command_line = o.command_line;
+  meta.created_utc = utc_now_iso8601();
+  const std::string why = partial_reason(run, st);
+  json j = result_header_to_json("capture", meta, !why.empty(), why);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
+  j["machine"] = machine_to_json(collect_machine_info());
+  j["program"] = {{"argv", o.program},
+                  {"pid", run.pid},
+                  {"exit_code", run.end.exited ? json(run.end.exit_code) : json(nullptr)},
+                  {"signal", run.end.signal != 0 ? json(run.end.signal) : json(nullptr)},
+                  {"running_when_written", !run.end.exited}};
+  j["capture"] = {{"stopped_by", run.stopped_by},
+                  {"frames_limit", o.frames > 0 ? json(o.frames) : json(nullptr)},
+                  {"seconds_limit", o.seconds > 0 ? json(o.seconds) : json(nullptr)},
+                  {"terminate", o.terminate},
+                  {"records_dropped", st.dropped()},
+                  {"records_malformed", st.malformed()},
+                  {"records_unknown", st.unknown()}};
+  json sources = json::array();
+  for (const auto& src : st.sources()) {
+    sources.push_back(
+        {{"pid", src.pid},
+         {"api", api_name(src.api)},
+         {"device", src.device_name.empty() ? json(nullptr) : json(src.device_name)},
+         {"clock_method", src.clock_method.empty() ? json(nullptr) : json(src.clock_method)},
+         {"source", src.source_name},
+         {"ended", src.ended}});
+  }
+  j["sources"] = sources;
+  j["frames"] = s.frames.size();
+  j["submits"] = s.submits;
+  j["submits_without_work"] = s.submits_without_work;
+  j["gpu_spans_missing"] = s.gpu_spans_missing;
+  j["frames_with_missing_gpu"] = s.frames_with_missing_gpu;
+  json reasons = json::object();
+  const char* names[] = {"measured",        "no_work",  "cannot_time", "ring_full",
+                         "not_bracketable", "not_read", "failed"};
+  for (size_t i = 0; i < std::size(s.no_span_counts); ++i) reasons[names[i]] = s.no_span_counts[i];
+  j["submit_spans"] = reasons;
+  j["figures"] = figures_json(s);
+  j["submit_figures"] = submit_figures_json(s);
+  j["overhead"] = {
+      {"layer_cpu_per_submit",
+       distribution_to_json(
+           s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)])},
+      {"layer_cpu_per_present",
+       distribution_to_json(
+           s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)])}};
+  json un = json::array();
+  for (const auto& u : st.unavailable()) {
+    un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
+  }
+  j["unavailable"] = un;
+  return j;
+}
+
+std::string frames_csv(const capture::CaptureSummary& s) {
+  std::string out =
+      "pid,source,frame,swapchain,frame_start_ns,present_start_ns,present_end_ns,gpu_begin_ns,"
+      "gpu_end_ns,gpu_busy_ns,acquire_wait_ns,present_complete_ns,submits,gpu_spans_missing,"
+      "present_result";
+  for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
+    out += std::string(",") + capture::to_string(static_cast<capture::FrameFigure>(i)) + "_ns";
+  out += '\n';
+  auto t = [](int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); };
+  for (const auto& row : s.frames) {
+    const auto& f = row.record;
+    out += std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
+           std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' + t(f.frame_start) +
+           ',' + t(f.present_start) + ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' +
+           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + std::to_string(f.acquire_wait_ns) + ',' +
+           t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
+           std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
+    for (const auto& v : row.figures) out += ',' + (v ? std::to_string(*v) : std::string());
+    out += '\n';
+  }
+  return out;
+}
+
+std::string submits_csv(const capture::CaptureStream& st) {
+  std::string out =
+      "pid,source,frame,queue_family,cpu_start_ns,cpu_end_ns,gpu_begin_ns,gpu_end_ns,"
+      "layer_cpu_ns,batches,command_buffers,no_span,result\n";
+  auto t = [](int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); };
+  for (const auto& r : st.submits()) {
+    out += std::to_string(r.head.pid) + ',' + std::to_string(r.head.source) + ',' +
+           std::to_string(r.frame) + ',' + std::to_string(r.queue_family) + ',' + t(r.cpu_start) +
+           ',' + t(r.cpu_end) + ',' + t(r.gpu_begin) + ',' + t(r.gpu_end) + ',' +
+           std::to_string(r.source_cpu_ns) + ',' + std::to_string(r.batches) + ',' +
+           std::to_string(r.command_buffers) + ',' +
+           std::to_string(static_cast<uint32_t>(r.no_span)) + ',' + std::to_string(r.result) + '\n';
+  }
+  return out;
+}
+
+int write_outputs(const CaptureOptions& o, CaptureRun& run) {
+  run.result_written = true;
+  const capture::CaptureSummary s = capture::summarize_capture(run.stream);
+  int status = kExitOk;
+  if (!o.out.empty()) {
+    if (auto r = write_output_file(o.out, result_json(o, run, s).dump(2) + "\n"); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write --out: %s\n", r.error().message.c_str());
+      status = kExitWriteFailed;
+    }
+  }
+  if (!o.frames_csv.empty()) {
+    if (auto r = write_output_file(o.frames_csv, frames_csv(s)); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write --frames-csv: %s\n",
+                   r.error().message.c_str());
+      status = kExitWriteFailed;
+    }
+  }
+  if (!o.submits_csv.empty()) {
+    if (auto r = write_output_file(o.submits_csv, submits_csv(run.stream)); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write --submits-csv: %s\n",
+                   r.error().message.c_str());
+      status = kExitWriteFailed;
+    }
+  }
+  const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
+  std::fprintf(stderr,
+               "latlab capture: %zu frames, %llu submits, %llu GPU spans missing, %llu records "
+               "dropped; between presents p50 %.1f us\n",
+               s.frames.size(), static_cast<unsigned long long>(s.submits),
+               static_cast<unsigned long long>(s.gpu_spans_missing),
+               static_cast<unsigned long long>(run.stream.dropped()), bp.empty() ? 0.0 : bp.p50);
+  return status;
+}
+
+// Receives every datagram waiting on `fd`; false once the socket is closed.
+bool drain(int fd, const CaptureOptions& o, CaptureRun& run) {
+  alignas(8) std::byte buf[capture::kMaxRecordSize * 2];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    if (!run.recording) continue;
+    const size_t len = std::min(static_cast<size_t>(n), sizeof(buf));
+    run.stream.add(std::span<const std::byte>(buf, len));
+    if (run.stream.frames().size() > run.frames_seen) {
+      run.frames_seen = run.stream.frames().size();
+      if (run.first_frame_ns == kNoTime) run.first_frame_ns = host_now_ns();
+      if (o.frames > 0 && run.frames_seen >= o.frames) {
+        run.recording = false;
+        run.stopped_by = "frames";
+      }
+    }
+  }
+}
+
+ProgramEnd decode(int status) {
+  ProgramEnd e;
+  e.exited = true;
+  if (WIFEXITED(status)) {
+    e.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+    e.exit_code = 128 + e.signal;
+  }
+  return e;
+}
+
+int capture_main(CaptureOptions& o) {
+  const std::string layer_dir = find_layer_dir();
+  if (layer_dir.empty()) {
+    std::fprintf(stderr,
+                 "latlab capture: the layer's manifest %s is not installed beside latlab "
+                 "(../share/latlab/layers) nor in the build tree; set LATLAB_CAPTURE_LAYER_DIR "
+                 "to its folder\n",
+                 kManifest);
+    return kExitMissingCapability;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    std::fprintf(stderr, "latlab capture: socketpair: %s\n", std::strerror(errno));
+    return kExitRunFailed;
+  }
+  const int size = 4 << 20;  // as much as the system lets (net.core.wmem_max caps it)
+  setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+  setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  CaptureRun run;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "latlab capture: fork: %s\n", std::strerror(errno));
+    return kExitRunFailed;
+  }
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    const int child_fd = fcntl(sv[1], F_DUPFD, 3);  // without CLOEXEC: it survives exec
+    setenv(capture::kCaptureFdEnv, std::to_string(child_fd).c_str(), 1);
+    setenv("VK_ADD_LAYER_PATH", prepend("VK_ADD_LAYER_PATH", layer_dir, ':').c_str(), 1);
+    setenv("VK_INSTANCE_LAYERS",
+           prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& a : o.program) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "latlab capture: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(sv[1]);
+  run.pid = pid;
+  bool socket_open = true;
+  bool terminated = false;
+  for (;;) {
+    pollfd p{sv[0], POLLIN, 0};
+    if (socket_open) poll(&p, 1, 50);
+    if (socket_open) socket_open = drain(sv[0], o, run);
+    if (!socket_open) usleep(20'000);
+    if (const int sig = g_signal.exchange(0); sig != 0) {
+      if (sig == SIGTERM) kill(pid, SIGTERM);  // SIGINT from a terminal reached it already
+      if (run.recording) run.stopped_by = "signal";
+      run.recording = false;
+    }
+    if (run.recording && o.seconds > 0 && run.first_frame_ns != kNoTime &&
+        static_cast<double>(host_now_ns() - run.first_frame_ns) >= o.seconds * 1e9) {
+      run.recording = false;
+      run.stopped_by = "seconds";
+    }
+    if (!run.recording && !run.result_written && run.stopped_by != "signal") {
+      run.write_status = write_outputs(o, run);
+      if (o.terminate && !terminated) {
+        kill(pid, SIGTERM);
+        terminated = true;
+      }
+    }
+    int status = 0;
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      run.end = decode(status);
+      break;
+    }
+  }
+  // The program is gone: what it sent is still queued (its children may keep
+  // the socket open, so read what is there and stop).
+  drain(sv[0], o, run);
+  close(sv[0]);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (run.end.exit_code == 127 && run.stream.sources().empty() && run.frames_seen == 0)
+    run.end.not_started = true;
+  if (!run.result_written) run.write_status = write_outputs(o, run);
+  if (run.end.exit_code == 0 && run.write_status != kExitOk) return run.write_status;
+  return run.end.exit_code;
+}
+
+CommandRunner setup(CLI::App& app) {
+  auto o = std::make_shared<CaptureOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "capture", "Run a program with latlab attached and capture its frames (docs/capture.md)");
+  sub->add_option("--out", o->out, "Result JSON (kind \"capture\"); '-' for stdout");
+  sub->add_option("--frames-csv", o->frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
+  sub->add_option("--submits-csv", o->submits_csv,
+                  "Per-submission CSV (ns on CLOCK_MONOTONIC; no_span: docs/capture.md)");
+  auto* frames = sub->add_option("--frames", o->frames, "Stop recording after N frames");
+  auto* seconds =
+      sub->add_option("--seconds", o->seconds, "Stop recording S seconds after the first frame");
+  frames->excludes(seconds);
+  frames->transform(unsigned_in(1, 1'000'000'000));
+  seconds->check(CLI::PositiveNumber);
+  sub->add_flag("--terminate", o->terminate,
+                "Send the program SIGTERM once --frames/--seconds stopped the recording "
+                "(default: let it run to its end)");
+  sub->add_option("program", o->program, "-- PROGRAM ARGS...")->required()->expected(-1);
+  return {[o, sub] {
+            FilePlan files;
+            files.output("--out", o->out);
+            files.output("--frames-csv", o->frames_csv);
+            files.output("--submits-csv", o->submits_csv);
+            if (auto r = files.check(); !r) {
+              std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
+              return static_cast<int>(kExitUsage);
+            }
+            (void)sub;
+            o->command_line = "latlab capture";
+            for (const auto& a : o->program) o->command_line += " " + a;
+            return static_cast<int>(kExitOk);
+          },
+          [o] { return capture_main(*o); }};
+}
+
+const RegisterCommand kRegister{{"capture", setup, 15}};
+
+}  // namespace
+}  // namespace latlab::cli

@@ -1,0 +1,155 @@
+// The capture record stream: what a frame source inside a captured program
+// (the Vulkan layer, the GL interposer) sends to `latlab capture`. API-neutral
+// and versioned; docs/capture.md ("The record stream") describes it for the
+// writers of new sources.
+//
+// Transport: an AF_UNIX SOCK_SEQPACKET socket whose descriptor number the
+// child finds in the environment variable LATLAB_CAPTURE_FD. One record is
+// one datagram (boundaries kept, each send atomic); sends use MSG_DONTWAIT |
+// MSG_NOSIGNAL, so a source never blocks and never gets SIGPIPE: a record
+// that does not fit is dropped and counted (RecordHead::seq has a gap). A
+// child that dies leaves every record it sent readable by the parent.
+//
+// Layout: native byte order, fixed-size structs (static_asserts below); every
+// record begins with RecordHead. A reader skips record types it does not
+// know and reads the first `size` bytes it knows of a longer record of a
+// newer minor revision (fields are only ever appended).
+//
+// Clock: every time is int64 ns on CLOCK_MONOTONIC (latlab's host clock);
+// GPU times are already mapped onto it by the source with latlab's
+// calibration. kNoTime marks a value the source could not measure; why is
+// said once per source by an Unavailable record (never a 0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+namespace latlab::capture {
+
+inline constexpr uint32_t kRecordMagic = 0x5243'4c4c;  // "LLCR" in memory on little-endian
+inline constexpr uint16_t kRecordVersion = 1;
+inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+inline constexpr const char* kCaptureFdEnv = "LATLAB_CAPTURE_FD";
+
+enum class RecordType : uint16_t {
+  hello = 1,        // a source started (one per device or context)
+  unavailable = 2,  // a value this source cannot give, and why
+  submit = 3,       // one queue submission (Vulkan) or one GL frame's GPU span
+  frame = 4,        // one frame, present to present
+  end = 5,          // the source ended cleanly (device destroyed, exit)
+};
+
+enum class SourceApi : uint32_t { vulkan = 1, opengl = 2 };
+
+struct RecordHead {
+  uint32_t magic = kRecordMagic;
+  uint16_t version = kRecordVersion;
+  RecordType type{};
+  uint32_t size = 0;  // bytes of the whole record, head included
+  uint32_t pid = 0;   // the sending process
+  // Per process, counting every record the process tried to send from 0: a
+  // gap is records dropped (the socket was full).
+  uint64_t seq = 0;
+  // The source within the process (a VkDevice, a GL context): any number
+  // that stays the same for the source's life.
+  uint64_t source = 0;
+};
+static_assert(sizeof(RecordHead) == 32);
+
+struct HelloRecord {
+  RecordHead head;
+  SourceApi api{};
+  uint32_t reserved = 0;
+  char device_name[256] = {};   // "llvmpipe (LLVM 15.0.6, 256 bits)"
+  char clock_method[128] = {};  // how GPU times reach the host clock ("" when they cannot)
+  char source_name[64] = {};    // "VK_LAYER_LATLAB_capture 0.1.0"
+};
+static_assert(sizeof(HelloRecord) == 32 + 8 + 256 + 128 + 64);
+
+struct UnavailableRecord {
+  RecordHead head;
+  char name[64] = {};     // the value: "present_complete", "gpu_span", ...
+  char reason[512] = {};  // what a user can act on
+};
+static_assert(sizeof(UnavailableRecord) == 32 + 64 + 512);
+
+// Why a submission has no GPU span (SubmitRecord::no_span).
+enum class NoSpan : uint32_t {
+  none = 0,             // the span was measured
+  no_work = 1,          // no command buffers: nothing to time (not missing)
+  cannot_time = 2,      // the queue family cannot write timestamps / no calibration
+  ring_full = 3,        // every timestamp slot of the family was in flight
+  not_bracketable = 4,  // protected or device-group batch: left as the program made it
+  not_read = 5,         // the source ended before the timestamps were available
+  failed = 6,           // the submission itself failed (its VkResult in `result`)
+};
+
+struct SubmitRecord {
+  RecordHead head;
+  uint64_t frame = 0;     // index of the frame the submission belongs to (0-based)
+  int64_t cpu_start = 0;  // the program called the submit
+  int64_t cpu_end = 0;    // the submit returned to the program
+  int64_t gpu_begin = kNoTime;
+  int64_t gpu_end = kNoTime;
+  int64_t source_cpu_ns = 0;  // CPU time the source itself added to this call
+  uint32_t queue_family = 0;
+  uint32_t batches = 0;          // VkSubmitInfo count (GL: 0)
+  uint32_t command_buffers = 0;  // the program's command buffers in them
+  NoSpan no_span = NoSpan::none;
+  int32_t result = 0;  // VkResult of the call (GL: 0)
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(SubmitRecord) == 32 + 8 * 6 + 4 * 6);
+
+struct FrameRecord {
+  RecordHead head;
+  uint64_t frame = 0;             // 0-based per source
+  uint64_t swapchain = 0;         // the swapchain / drawable presented (first of a multi-present)
+  int64_t frame_start = kNoTime;  // the previous present returned (kNoTime: first frame)
+  int64_t present_start = 0;      // the program called present
+  int64_t present_end = 0;        // present returned
+  int64_t gpu_begin = kNoTime;    // first GPU work of the frame began
+  int64_t gpu_end = kNoTime;      // last GPU work of the frame ended
+  int64_t gpu_busy_ns = kNoTime;  // union of the frame's GPU spans
+  int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (Vulkan; GL: 0)
+  int64_t present_complete = kNoTime;  // the present was done (present wait), when offered
+  int64_t source_present_ns = 0;       // CPU time the source added to the present call
+  int64_t source_submit_ns = 0;        // the same, summed over the frame's submits
+  uint32_t submits = 0;                // submissions in the frame
+  uint32_t gpu_spans_missing = 0;      // submissions with work whose span is missing
+  uint32_t swapchains = 1;             // swapchains in the present call
+  int32_t present_result = 0;          // VkResult of the present (GL: 0)
+};
+static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 4);
+
+struct EndRecord {
+  RecordHead head;
+  uint64_t frames = 0;
+  uint64_t submits = 0;
+  uint64_t dropped = 0;  // records this process could not send so far
+};
+static_assert(sizeof(EndRecord) == 32 + 24);
+
+// Largest record; a datagram longer than this is from a newer source and is
+// read up to what this reader knows.
+inline constexpr size_t kMaxRecordSize = 1024;
+static_assert(sizeof(UnavailableRecord) <= kMaxRecordSize);
+
+// Copies `text` into a fixed field, cut to fit, always 0-terminated.
+template <size_t N>
+void set_text(char (&field)[N], std::string_view text) {
+  const size_t n = text.size() < N - 1 ? text.size() : N - 1;
+  std::memcpy(field, text.data(), n);
+  field[n] = '\0';
+}
+
+// The text of a fixed field (up to its first 0 or its end).
+template <size_t N>
+std::string_view text_of(const char (&field)[N]) {
+  return {field, strnlen(field, N)};
+}
+
+}  // namespace latlab::capture

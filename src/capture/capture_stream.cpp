@@ -1,0 +1,231 @@
+#include "capture/capture_stream.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace latlab::capture {
+namespace {
+
+template <class R>
+bool read_record(std::span<const std::byte> d, R& out) {
+  // A longer record is a newer revision of the same type: fields are only
+  // appended, so its known prefix reads as before.
+  if (d.size() < sizeof(R)) return false;
+  std::memcpy(&out, d.data(), sizeof(R));
+  return true;
+}
+
+std::optional<int64_t> diff(int64_t a, int64_t b) {
+  if (a == kNoTime || b == kNoTime) return std::nullopt;
+  return a - b;
+}
+
+}  // namespace
+
+const char* to_string(FrameFigure f) {
+  switch (f) {
+    case FrameFigure::between_presents:
+      return "between_presents";
+    case FrameFigure::in_present_api:
+      return "in_present_api";
+    case FrameFigure::cpu_busy:
+      return "cpu_busy";
+    case FrameFigure::acquire_wait:
+      return "acquire_wait";
+    case FrameFigure::gpu_latency:
+      return "gpu_latency";
+    case FrameFigure::gpu_time:
+      return "gpu_time";
+    case FrameFigure::gpu_busy:
+      return "gpu_busy";
+    case FrameFigure::gpu_wait:
+      return "gpu_wait";
+    case FrameFigure::until_render_complete:
+      return "until_render_complete";
+    case FrameFigure::until_displayed:
+      return "until_displayed";
+    case FrameFigure::layer_present_cpu:
+      return "layer_present_cpu";
+    case FrameFigure::layer_submit_cpu:
+      return "layer_submit_cpu";
+    case FrameFigure::count_:
+      break;
+  }
+  return "?";
+}
+
+const char* to_string(SubmitFigure f) {
+  switch (f) {
+    case SubmitFigure::gpu_span:
+      return "gpu_span";
+    case SubmitFigure::submit_to_gpu:
+      return "submit_to_gpu";
+    case SubmitFigure::in_submit_api:
+      return "in_submit_api";
+    case SubmitFigure::layer_cpu:
+      return "layer_cpu";
+    case SubmitFigure::count_:
+      break;
+  }
+  return "?";
+}
+
+bool CaptureStream::add(std::span<const std::byte> d) {
+  RecordHead head;
+  if (d.size() < sizeof(head)) {
+    ++malformed_;
+    return false;
+  }
+  std::memcpy(&head, d.data(), sizeof(head));
+  if (head.magic != kRecordMagic || head.size != d.size() || head.version == 0) {
+    ++malformed_;
+    return false;
+  }
+  auto seq =
+      std::find_if(seqs_.begin(), seqs_.end(), [&](const PidSeq& p) { return p.pid == head.pid; });
+  if (seq == seqs_.end()) seq = seqs_.insert(seqs_.end(), PidSeq{head.pid, 0, 0, 0});
+  ++seq->received;
+  seq->max_seq = std::max(seq->max_seq, head.seq);
+  bool ok = true;
+  switch (head.type) {
+    case RecordType::hello: {
+      HelloRecord r;
+      if ((ok = read_record(d, r))) {
+        sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
+                            std::string(text_of(r.clock_method)),
+                            std::string(text_of(r.source_name)), false});
+      }
+      break;
+    }
+    case RecordType::unavailable: {
+      UnavailableRecord r;
+      if ((ok = read_record(d, r))) {
+        unavailable_.push_back(
+            {head.pid, head.source, std::string(text_of(r.name)), std::string(text_of(r.reason))});
+      }
+      break;
+    }
+    case RecordType::submit: {
+      SubmitRecord r;
+      if ((ok = read_record(d, r))) submits_.push_back(r);
+      break;
+    }
+    case RecordType::frame: {
+      FrameRecord r;
+      if ((ok = read_record(d, r))) frames_.push_back(r);
+      break;
+    }
+    case RecordType::end: {
+      EndRecord r;
+      if ((ok = read_record(d, r))) {
+        seq->end_dropped = std::max(seq->end_dropped, r.dropped);
+        for (auto& s : sources_) {
+          if (s.pid == head.pid && s.source == head.source) s.ended = true;
+        }
+      }
+      break;
+    }
+    default:
+      ++unknown_;
+      return true;
+  }
+  if (!ok) ++malformed_;
+  return ok;
+}
+
+uint64_t CaptureStream::dropped() const {
+  uint64_t total = 0;
+  for (const auto& p : seqs_) {
+    const uint64_t gaps = p.max_seq + 1 - p.received;
+    total += std::max(gaps, p.end_dropped);
+  }
+  return total;
+}
+
+CaptureSummary summarize_capture(const CaptureStream& stream) {
+  CaptureSummary out;
+  // Frames per source in frame order (the order the source sent them).
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<const FrameRecord*>> by_source;
+  for (const auto& f : stream.frames()) by_source[{f.head.pid, f.head.source}].push_back(&f);
+  for (auto& [key, frames] : by_source) {
+    std::sort(frames.begin(), frames.end(),
+              [](const FrameRecord* a, const FrameRecord* b) { return a->frame < b->frame; });
+    const FrameRecord* prev = nullptr;
+    for (const FrameRecord* f : frames) {
+      CaptureFrameRow row;
+      row.record = *f;
+      row.pid = key.first;
+      auto set = [&](FrameFigure x, std::optional<int64_t> v) {
+        row.figures[static_cast<size_t>(x)] = v;
+      };
+      const bool consecutive = prev != nullptr && prev->frame + 1 == f->frame;
+      set(FrameFigure::between_presents,
+          consecutive ? diff(f->present_start, prev->present_start) : std::nullopt);
+      set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
+      auto frame_cpu = diff(f->present_start, f->frame_start);
+      set(FrameFigure::cpu_busy, frame_cpu);
+      set(FrameFigure::acquire_wait,
+          f->frame_start != kNoTime ? std::optional<int64_t>(f->acquire_wait_ns) : std::nullopt);
+      set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
+      auto gpu_time = diff(f->gpu_end, f->gpu_begin);
+      set(FrameFigure::gpu_time, gpu_time);
+      set(FrameFigure::gpu_busy,
+          f->gpu_busy_ns != kNoTime ? std::optional<int64_t>(f->gpu_busy_ns) : std::nullopt);
+      set(FrameFigure::gpu_wait, gpu_time && f->gpu_busy_ns != kNoTime
+                                     ? std::optional<int64_t>(*gpu_time - f->gpu_busy_ns)
+                                     : std::nullopt);
+      set(FrameFigure::until_render_complete, diff(f->gpu_end, f->present_start));
+      set(FrameFigure::until_displayed, diff(f->present_complete, f->present_start));
+      set(FrameFigure::layer_present_cpu, f->source_present_ns);
+      set(FrameFigure::layer_submit_cpu, f->source_submit_ns);
+      if (f->gpu_spans_missing > 0) ++out.frames_with_missing_gpu;
+      out.frames.push_back(row);
+      prev = f;
+    }
+  }
+  for (size_t i = 0; i < kFrameFigureCount; ++i) {
+    std::vector<double> us;
+    uint64_t missing = 0;
+    for (const auto& r : out.frames) {
+      if (r.figures[i]) {
+        us.push_back(static_cast<double>(*r.figures[i]) / 1000.0);
+      } else {
+        ++missing;
+      }
+    }
+    out.frame_figures[i] = summarize_in_place(us, missing);
+  }
+  std::vector<double> sub[kSubmitFigureCount];
+  uint64_t sub_missing[kSubmitFigureCount] = {};
+  for (const auto& s : stream.submits()) {
+    ++out.submits;
+    const auto why = static_cast<size_t>(s.no_span);
+    if (why < std::size(out.no_span_counts)) ++out.no_span_counts[why];
+    if (s.no_span == NoSpan::no_work) {
+      ++out.submits_without_work;
+    } else if (s.no_span != NoSpan::none || s.gpu_begin == kNoTime || s.gpu_end == kNoTime) {
+      ++out.gpu_spans_missing;
+    }
+    auto put = [&](SubmitFigure x, std::optional<int64_t> v) {
+      const auto i = static_cast<size_t>(x);
+      if (v) {
+        sub[i].push_back(static_cast<double>(*v) / 1000.0);
+      } else {
+        ++sub_missing[i];
+      }
+    };
+    if (s.no_span != NoSpan::no_work) {
+      put(SubmitFigure::gpu_span, diff(s.gpu_end, s.gpu_begin));
+      put(SubmitFigure::submit_to_gpu, diff(s.gpu_begin, s.cpu_start));
+    }
+    put(SubmitFigure::in_submit_api, diff(s.cpu_end, s.cpu_start));
+    put(SubmitFigure::layer_cpu, s.source_cpu_ns);
+  }
+  for (size_t i = 0; i < kSubmitFigureCount; ++i)
+    out.submit_figures[i] = summarize_in_place(sub[i], sub_missing[i]);
+  return out;
+}
+
+}  // namespace latlab::capture

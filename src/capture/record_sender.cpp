@@ -1,0 +1,58 @@
+#include "capture/record_sender.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+namespace latlab::capture {
+namespace {
+
+int fd_from_environment() {
+  const char* v = std::getenv(kCaptureFdEnv);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  const long fd = std::strtol(v, &end, 10);
+  if (*end != '\0' || fd < 0 || fd > 1'000'000) return -1;
+  int type = 0;
+  socklen_t len = sizeof(type);
+  // Only a SOCK_SEQPACKET socket: a number that now names another file of
+  // the program (the variable leaked to an unrelated child) is left alone.
+  if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+      type != SOCK_SEQPACKET) {
+    return -1;
+  }
+  return static_cast<int>(fd);
+}
+
+}  // namespace
+
+RecordSender& RecordSender::process() {
+  static RecordSender sender(fd_from_environment());
+  return sender;
+}
+
+bool RecordSender::send_bytes(void* record, uint32_t size, RecordHead& head) {
+  head.pid = static_cast<uint32_t>(getpid());
+  head.seq = seq_.fetch_add(1, std::memory_order_relaxed);
+  if (fd_ < 0 || reader_gone_.load(std::memory_order_relaxed)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  for (;;) {
+    const ssize_t n = ::send(fd_, record, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(size)) {
+      sent_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == EBADF || errno == ENOTSOCK))
+      reader_gone_.store(true, std::memory_order_relaxed);
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+}
+
+}  // namespace latlab::capture

@@ -1,0 +1,921 @@
+// VK_LAYER_LATLAB_capture: the Vulkan frame source of `latlab capture`
+// (docs/capture.md). Per device it brackets each vkQueueSubmit/vkQueueSubmit2
+// call with two timestamps in command buffers of its own (the first batch
+// with work gets one before the program's command buffers, the last batch
+// with work one after), closes a frame at each vkQueuePresentKHR, and sends
+// submit and frame records (src/capture/capture_record.hpp) from a collector
+// thread that reads the timestamps when they are available (never waiting
+// for the GPU on a thread of the program's). GPU ticks reach the host clock
+// through latlab's VulkanAttachment and ClockSync on the program's device.
+//
+// What the layer changes on the device: at vkCreateDevice it enables
+// calibrated timestamps and host query reset where the device offers them
+// (vulkan_attach_wishes); it adds its own command buffers to the program's
+// batches. The program's command buffers, semaphores and fences are never
+// touched or replaced.
+//
+// Plumbing follows the Vulkan loader's layer interface (version 2:
+// vkNegotiateLoaderLayerInterfaceVersion, per-instance and per-device
+// dispatch keyed by the loader's dispatch pointer).
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/capture_record.hpp"
+#include "capture/frame_assembly.hpp"
+#include "capture/record_sender.hpp"
+#include "latlab/host_clock.hpp"
+#include "latlab/version.hpp"
+#include "latlab/vulkan.hpp"
+
+#define LATLAB_LAYER_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace latlab::capture {
+namespace {
+
+constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
+// Timestamp pairs per queue family: submissions in flight at once before a
+// submission goes unbracketed (NoSpan::ring_full).
+constexpr uint32_t kSlots = 64;
+// How often the collector looks for available timestamps.
+constexpr auto kCollectPeriod = std::chrono::milliseconds(2);
+
+template <class T>
+void* dispatch_key(T handle) {
+  return *reinterpret_cast<void**>(handle);
+}
+
+template <class F>
+F load(PFN_vkGetDeviceProcAddr gdpa, VkDevice d, const char* name) {
+  return reinterpret_cast<F>(gdpa(d, name));
+}
+
+struct InstanceData {
+  VkInstance instance = VK_NULL_HANDLE;
+  PFN_vkGetInstanceProcAddr next_gipa = nullptr;
+  PFN_vkDestroyInstance DestroyInstance = nullptr;
+  PFN_vkCreateDevice CreateDevice = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
+  uint32_t api_version = VK_API_VERSION_1_0;
+};
+
+struct DeviceFns {
+  PFN_vkGetDeviceProcAddr GetDeviceProcAddr = nullptr;
+  PFN_vkDestroyDevice DestroyDevice = nullptr;
+  PFN_vkGetDeviceQueue GetDeviceQueue = nullptr;
+  PFN_vkGetDeviceQueue2 GetDeviceQueue2 = nullptr;
+  PFN_vkQueueSubmit QueueSubmit = nullptr;
+  PFN_vkQueueSubmit2 QueueSubmit2 = nullptr;
+  PFN_vkQueueSubmit2 QueueSubmit2KHR = nullptr;
+  PFN_vkQueuePresentKHR QueuePresentKHR = nullptr;
+  PFN_vkAcquireNextImageKHR AcquireNextImageKHR = nullptr;
+  PFN_vkAcquireNextImage2KHR AcquireNextImage2KHR = nullptr;
+  PFN_vkCreateSwapchainKHR CreateSwapchainKHR = nullptr;
+  PFN_vkDestroySwapchainKHR DestroySwapchainKHR = nullptr;
+  PFN_vkCreateQueryPool CreateQueryPool = nullptr;
+  PFN_vkDestroyQueryPool DestroyQueryPool = nullptr;
+  PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
+  PFN_vkCreateCommandPool CreateCommandPool = nullptr;
+  PFN_vkDestroyCommandPool DestroyCommandPool = nullptr;
+  PFN_vkAllocateCommandBuffers AllocateCommandBuffers = nullptr;
+  PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
+  PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
+  PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+};
+
+// The layer's timestamps on one queue family: a query pool of kSlots pairs
+// and, per pair, a begin and an end command buffer recorded once
+// (simultaneous use: a slot is reused once its pair was read).
+struct FamilyTiming {
+  uint32_t family = 0;
+  bool can_time = false;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  std::vector<VkCommandBuffer> begin_cb;
+  std::vector<VkCommandBuffer> end_cb;
+  std::mutex mu;  // guards busy and next
+  std::vector<uint8_t> busy;
+  uint32_t next = 0;
+
+  // A free slot, or UINT32_MAX when every slot is in flight.
+  uint32_t take() {
+    std::lock_guard lock(mu);
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      const uint32_t s = (next + i) % kSlots;
+      if (busy[s] == 0) {
+        busy[s] = 1;
+        next = (s + 1) % kSlots;
+        return s;
+      }
+    }
+    return UINT32_MAX;
+  }
+  void give_back(uint32_t slot) {
+    std::lock_guard lock(mu);
+    busy[slot] = 0;
+  }
+};
+
+struct PendingSubmit {
+  SubmitRecord rec;
+  FamilyTiming* fam = nullptr;
+  uint32_t slot = UINT32_MAX;  // UINT32_MAX: not bracketed (rec.no_span says why)
+  bool resolved = false;
+};
+
+struct DeviceData {
+  VkDevice device = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  InstanceData* instance = nullptr;
+  PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+  DeviceFns fn;
+  PFN_vkResetQueryPoolEXT ResetQueryPool = nullptr;
+  uint64_t source = 0;
+  bool active = false;  // a capture is listening: time and send
+  std::unique_ptr<VulkanAttachment> attachment;
+  std::unique_ptr<ClockSync> clock;
+  std::function<std::optional<MappedTime>(uint64_t)> mapper;
+  std::map<uint32_t, std::unique_ptr<FamilyTiming>> families;
+  std::shared_mutex queues_mu;
+  std::unordered_map<VkQueue, FamilyTiming*> queues;
+
+  // Frame state, shared by the program's threads and the collector.
+  std::mutex frame_mu;
+  uint64_t frame_index = 0;
+  int64_t last_present_end = kNoTime;
+  std::vector<PendingSubmit> new_submits;
+  std::vector<FrameRecord> new_frames;
+  std::atomic<int64_t> acquire_wait_ns{0};
+  std::condition_variable wake;
+  bool stop = false;
+  std::thread collector;
+  uint64_t frames_sent = 0;
+  uint64_t submits_sent = 0;
+};
+
+std::shared_mutex g_mu;
+std::unordered_map<void*, std::unique_ptr<InstanceData>> g_instances;
+std::unordered_map<void*, std::unique_ptr<DeviceData>> g_devices;
+
+InstanceData* instance_of(void* key) {
+  std::shared_lock lock(g_mu);
+  auto it = g_instances.find(key);
+  return it == g_instances.end() ? nullptr : it->second.get();
+}
+DeviceData* device_of(void* key) {
+  std::shared_lock lock(g_mu);
+  auto it = g_devices.find(key);
+  return it == g_devices.end() ? nullptr : it->second.get();
+}
+
+void send_unavailable(uint64_t source, std::string_view name, std::string_view reason) {
+  UnavailableRecord r;
+  set_text(r.name, name);
+  set_text(r.reason, reason);
+  RecordSender::process().send(r, RecordType::unavailable, source);
+}
+
+// ---------------------------------------------------------------------------
+// Collector
+
+// Reads slot's pair if both timestamps are available (never waits).
+bool try_read(DeviceData& d, PendingSubmit& p) {
+  uint64_t v[4] = {};
+  const VkResult r = d.fn.GetQueryPoolResults(
+      d.device, p.fam->queries, 2 * p.slot, 2, sizeof(v), v, 2 * sizeof(uint64_t),
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  if (r != VK_SUCCESS || v[1] == 0 || v[3] == 0) return false;
+  auto b = d.mapper ? d.mapper(v[0]) : std::nullopt;
+  auto e = d.mapper ? d.mapper(v[2]) : std::nullopt;
+  if (b && e) {
+    p.rec.gpu_begin = b->host_ns;
+    p.rec.gpu_end = e->host_ns;
+  } else {
+    p.rec.no_span = NoSpan::cannot_time;
+  }
+  d.ResetQueryPool(d.device, p.fam->queries, 2 * p.slot, 2);
+  p.fam->give_back(p.slot);
+  return true;
+}
+
+void collect_once(DeviceData& d, std::deque<PendingSubmit>& pending,
+                  std::deque<FrameRecord>& frames,
+                  std::map<uint64_t, std::vector<SubmitRecord>>& done, bool final) {
+  {
+    std::lock_guard lock(d.frame_mu);
+    for (auto& s : d.new_submits) pending.push_back(s);
+    for (auto& f : d.new_frames) frames.push_back(f);
+    d.new_submits.clear();
+    d.new_frames.clear();
+  }
+  for (auto& p : pending) {
+    if (p.resolved) continue;
+    if (p.slot == UINT32_MAX) {
+      p.resolved = true;
+    } else if (try_read(d, p)) {
+      p.resolved = true;
+    } else if (final) {
+      p.rec.no_span = NoSpan::not_read;
+      p.fam->give_back(p.slot);
+      p.resolved = true;
+    }
+  }
+  auto& sender = RecordSender::process();
+  while (!pending.empty() && pending.front().resolved) {
+    SubmitRecord rec = pending.front().rec;
+    sender.send(rec, RecordType::submit, d.source);
+    ++d.submits_sent;
+    done[rec.frame].push_back(rec);
+    pending.pop_front();
+  }
+  while (!frames.empty() && (pending.empty() || pending.front().rec.frame > frames.front().frame)) {
+    FrameRecord f = frames.front();
+    frames.pop_front();
+    auto it = done.find(f.frame);
+    if (it != done.end()) {
+      fill_gpu_figures(f, it->second);
+      done.erase(it);
+    } else {
+      fill_gpu_figures(f, {});
+    }
+    sender.send(f, RecordType::frame, d.source);
+    ++d.frames_sent;
+  }
+}
+
+void collector_main(DeviceData* d) {
+  std::deque<PendingSubmit> pending;
+  std::deque<FrameRecord> frames;
+  std::map<uint64_t, std::vector<SubmitRecord>> done;
+  for (;;) {
+    {
+      std::unique_lock lock(d->frame_mu);
+      d->wake.wait_for(lock, kCollectPeriod, [d] { return d->stop; });
+      if (d->stop) break;
+    }
+    collect_once(*d, pending, frames, done, false);
+  }
+  // The program destroys its device only once its work is done: every pair
+  // is available now; what is not is sent as not read.
+  collect_once(*d, pending, frames, done, false);
+  collect_once(*d, pending, frames, done, true);
+  // Submissions after the last present belong to no frame: sent above.
+  EndRecord end;
+  end.frames = d->frames_sent;
+  end.submits = d->submits_sent;
+  end.dropped = RecordSender::process().dropped();
+  RecordSender::process().send(end, RecordType::end, d->source);
+}
+
+// ---------------------------------------------------------------------------
+// Device set-up
+
+bool chain_has(const void* next, VkStructureType type) {
+  for (auto* s = static_cast<const VkBaseInStructure*>(next); s != nullptr; s = s->pNext) {
+    if (s->sType == type) return true;
+  }
+  return false;
+}
+
+void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
+  auto ft = std::make_unique<FamilyTiming>();
+  ft->family = family;
+  ft->busy.assign(kSlots, 0);
+  auto fail = [&](const std::string& why) {
+    send_unavailable(d.source, "gpu_span",
+                     "queue family " + std::to_string(family) + ": " + why +
+                         "; its submissions have no GPU span");
+  };
+  if (valid_bits == 0) {
+    fail("timestampValidBits = 0 (cannot write timestamps)");
+  } else if (d.ResetQueryPool == nullptr) {
+    fail("host query reset is not enabled (needs Vulkan 1.2 or VK_EXT_host_query_reset)");
+  } else if (!d.mapper) {
+    fail("no calibration: " + (d.clock ? d.clock->reason() : std::string("none")));
+  } else {
+    VkQueryPoolCreateInfo qi{};
+    qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2 * kSlots;
+    VkCommandPoolCreateInfo pi{};
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.queueFamilyIndex = family;
+    if (d.fn.CreateQueryPool(d.device, &qi, nullptr, &ft->queries) != VK_SUCCESS ||
+        d.fn.CreateCommandPool(d.device, &pi, nullptr, &ft->pool) != VK_SUCCESS) {
+      fail("the layer could not create its query or command pool");
+    } else {
+      d.ResetQueryPool(d.device, ft->queries, 0, 2 * kSlots);
+      std::vector<VkCommandBuffer> cbs(2 * kSlots);
+      VkCommandBufferAllocateInfo ai{};
+      ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+      ai.commandPool = ft->pool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 2 * kSlots;
+      bool ok = d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) == VK_SUCCESS;
+      for (uint32_t i = 0; ok && i < 2 * kSlots; ++i) {
+        // Our command buffers are dispatchable objects the loader has not seen.
+        if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cbs[i]);
+        VkCommandBufferBeginInfo bi{};
+        bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+        bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+        ok = d.fn.BeginCommandBuffer(cbs[i], &bi) == VK_SUCCESS;
+        if (!ok) break;
+        d.fn.CmdWriteTimestamp(
+            cbs[i],
+            (i % 2) == 0 ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+            ft->queries, i);
+        ok = d.fn.EndCommandBuffer(cbs[i]) == VK_SUCCESS;
+      }
+      if (ok) {
+        for (uint32_t i = 0; i < kSlots; ++i) {
+          ft->begin_cb.push_back(cbs[2 * i]);
+          ft->end_cb.push_back(cbs[2 * i + 1]);
+        }
+        ft->can_time = true;
+      } else {
+        fail("the layer could not record its timestamp command buffers");
+      }
+    }
+  }
+  d.families[family] = std::move(ft);
+}
+
+void destroy_timing(DeviceData& d) {
+  for (auto& [f, ft] : d.families) {
+    if (ft->pool != VK_NULL_HANDLE) d.fn.DestroyCommandPool(d.device, ft->pool, nullptr);
+    if (ft->queries != VK_NULL_HANDLE) d.fn.DestroyQueryPool(d.device, ft->queries, nullptr);
+  }
+  d.families.clear();
+}
+
+// ---------------------------------------------------------------------------
+// Intercepted entry points
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* info,
+                                                    const VkAllocationCallbacks* alloc,
+                                                    VkInstance* out) {
+  auto* link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(info->pNext));
+  while (link != nullptr && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+                              link->function == VK_LAYER_LINK_INFO)) {
+    link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(link->pNext));
+  }
+  if (link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+  auto create = reinterpret_cast<PFN_vkCreateInstance>(gipa(VK_NULL_HANDLE, "vkCreateInstance"));
+  // latlab's attach needs Vulkan 1.1 (properties2, its probe): a program
+  // asking for 1.0 gets a 1.1 instance, which runs every 1.0 program the
+  // same (1.1 changes behaviour only through what a program enables). The
+  // program's request is made as is when that fails, and without a capture.
+  uint32_t api = info->pApplicationInfo != nullptr && info->pApplicationInfo->apiVersion != 0
+                     ? info->pApplicationInfo->apiVersion
+                     : VK_API_VERSION_1_0;
+  VkResult r = VK_ERROR_INITIALIZATION_FAILED;
+  if (RecordSender::process().active() && VK_API_VERSION_MINOR(api) == 0 &&
+      VK_API_VERSION_MAJOR(api) == 1) {
+    VkApplicationInfo app{};
+    if (info->pApplicationInfo != nullptr) app = *info->pApplicationInfo;
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo raised = *info;
+    raised.pApplicationInfo = &app;
+    r = create(&raised, alloc, out);
+    if (r == VK_SUCCESS) api = VK_API_VERSION_1_1;
+  }
+  if (r != VK_SUCCESS) r = create(info, alloc, out);
+  if (r != VK_SUCCESS) return r;
+  auto data = std::make_unique<InstanceData>();
+  data->instance = *out;
+  data->next_gipa = gipa;
+  data->DestroyInstance = reinterpret_cast<PFN_vkDestroyInstance>(gipa(*out, "vkDestroyInstance"));
+  data->CreateDevice = reinterpret_cast<PFN_vkCreateDevice>(gipa(*out, "vkCreateDevice"));
+  data->GetPhysicalDeviceQueueFamilyProperties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+          gipa(*out, "vkGetPhysicalDeviceQueueFamilyProperties"));
+  data->api_version = api;
+  std::unique_lock lock(g_mu);
+  g_instances[dispatch_key(*out)] = std::move(data);
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_DestroyInstance(VkInstance instance,
+                                                 const VkAllocationCallbacks* alloc) {
+  std::unique_ptr<InstanceData> data;
+  {
+    std::unique_lock lock(g_mu);
+    auto it = g_instances.find(dispatch_key(instance));
+    if (it == g_instances.end()) return;
+    data = std::move(it->second);
+    g_instances.erase(it);
+  }
+  data->DestroyInstance(instance, alloc);
+}
+
+void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_reset,
+                   bool calibrated) {
+  VulkanAttachDesc ad;
+  ad.instance = d.instance->instance;
+  ad.physical_device = d.physical;
+  ad.device = d.device;
+  ad.api_version = d.instance->api_version;
+  ad.host_query_reset = host_reset;
+  ad.calibrated_timestamps = calibrated;
+  ad.get_instance_proc_addr = d.instance->next_gipa;
+  ad.get_device_proc_addr = d.fn.GetDeviceProcAddr;
+  ad.queue_family = info.queueCreateInfoCount > 0 ? info.pQueueCreateInfos[0].queueFamilyIndex : 0;
+  HelloRecord hello;
+  hello.api = SourceApi::vulkan;
+  set_text(hello.source_name, std::string(kLayerName) + " " + kVersion);
+  auto att = VulkanAttachment::create(ad);
+  if (!att) {
+    RecordSender::process().send(hello, RecordType::hello, d.source);
+    send_unavailable(d.source, "gpu_span", "latlab could not attach: " + att.error().message);
+    return;
+  }
+  d.attachment = std::move(*att);
+  d.ResetQueryPool = d.attachment->reset_query_pool_fn();
+  d.clock = start_clock_sync(*d.attachment);
+  if (d.clock->available()) d.mapper = d.clock->mapper();
+  set_text(hello.device_name, d.attachment->device_name());
+  set_text(hello.clock_method, d.clock->available() ? d.clock->method() : std::string());
+  RecordSender::process().send(hello, RecordType::hello, d.source);
+  for (const auto& m : d.attachment->capabilities().missing)
+    send_unavailable(d.source, "device:" + m.name, m.reason);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
+                                                  const VkDeviceCreateInfo* info,
+                                                  const VkAllocationCallbacks* alloc,
+                                                  VkDevice* out) {
+  auto* link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(info->pNext));
+  PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+  VkLayerDeviceCreateInfo* chain_link = nullptr;
+  for (auto* s = link; s != nullptr;
+       s = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(s->pNext))) {
+    if (s->sType != VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO) continue;
+    if (s->function == VK_LAYER_LINK_INFO && chain_link == nullptr) chain_link = s;
+    if (s->function == VK_LOADER_DATA_CALLBACK) set_loader_data = s->u.pfnSetDeviceLoaderData;
+  }
+  if (chain_link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr gipa = chain_link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  PFN_vkGetDeviceProcAddr gdpa = chain_link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+  chain_link->u.pLayerInfo = chain_link->u.pLayerInfo->pNext;
+  InstanceData* inst = nullptr;
+  {
+    std::shared_lock lock(g_mu);
+    for (auto& [k, v] : g_instances) {
+      if (v->next_gipa == gipa || inst == nullptr) inst = v.get();
+    }
+  }
+  const bool active = RecordSender::process().active() && inst != nullptr;
+  // What latlab would like enabled, added to the program's own request.
+  VkDeviceCreateInfo mine = *info;
+  std::vector<const char*> exts(info->ppEnabledExtensionNames,
+                                info->ppEnabledExtensionNames + info->enabledExtensionCount);
+  VkPhysicalDeviceHostQueryResetFeatures reset_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, nullptr, VK_TRUE};
+  std::string not_enabled;
+  if (active) {
+    VulkanAttachDesc wd;
+    wd.instance = inst->instance;
+    wd.physical_device = physical;
+    wd.api_version = inst->api_version;
+    wd.get_instance_proc_addr = gipa;
+    if (auto wishes = vulkan_attach_wishes(wd)) {
+      for (const char* e : wishes->extensions) {
+        if (std::none_of(exts.begin(), exts.end(),
+                         [&](const char* x) { return std::strcmp(x, e) == 0; }))
+          exts.push_back(e);
+      }
+      if (wishes->host_query_reset) {
+        if (chain_has(info->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) ||
+            chain_has(info->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)) {
+          // The program's own struct says it; the layer does not rewrite it.
+          not_enabled = "the program chains its own Vulkan 1.2 / host query reset features";
+        } else {
+          reset_features.pNext = const_cast<void*>(mine.pNext);
+          mine.pNext = &reset_features;
+        }
+      }
+    }
+    mine.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+    mine.ppEnabledExtensionNames = exts.data();
+  }
+  auto create = reinterpret_cast<PFN_vkCreateDevice>(
+      gipa(inst ? inst->instance : VK_NULL_HANDLE, "vkCreateDevice"));
+  VkResult r = create(physical, active ? &mine : info, alloc, out);
+  if (r != VK_SUCCESS && active) {
+    // The additions must never cost the program its device.
+    r = create(physical, info, alloc, out);
+    not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
+    mine = *info;
+  }
+  if (r != VK_SUCCESS) return r;
+  auto d = std::make_unique<DeviceData>();
+  d->device = *out;
+  d->physical = physical;
+  d->instance = inst;
+  d->set_loader_data = set_loader_data;
+  d->source = reinterpret_cast<uint64_t>(*out);
+  DeviceFns& f = d->fn;
+  f.GetDeviceProcAddr = gdpa;
+#define LATLAB_LOAD(name) f.name = load<PFN_vk##name>(gdpa, *out, "vk" #name)
+  LATLAB_LOAD(DestroyDevice);
+  LATLAB_LOAD(GetDeviceQueue);
+  LATLAB_LOAD(GetDeviceQueue2);
+  LATLAB_LOAD(QueueSubmit);
+  LATLAB_LOAD(QueueSubmit2);
+  LATLAB_LOAD(QueuePresentKHR);
+  LATLAB_LOAD(AcquireNextImageKHR);
+  LATLAB_LOAD(AcquireNextImage2KHR);
+  LATLAB_LOAD(CreateSwapchainKHR);
+  LATLAB_LOAD(DestroySwapchainKHR);
+  LATLAB_LOAD(CreateQueryPool);
+  LATLAB_LOAD(DestroyQueryPool);
+  LATLAB_LOAD(GetQueryPoolResults);
+  LATLAB_LOAD(CreateCommandPool);
+  LATLAB_LOAD(DestroyCommandPool);
+  LATLAB_LOAD(AllocateCommandBuffers);
+  LATLAB_LOAD(BeginCommandBuffer);
+  LATLAB_LOAD(EndCommandBuffer);
+  LATLAB_LOAD(CmdWriteTimestamp);
+#undef LATLAB_LOAD
+  f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, *out, "vkQueueSubmit2KHR");
+  DeviceData* dp = d.get();
+  {
+    std::unique_lock lock(g_mu);
+    g_devices[dispatch_key(*out)] = std::move(d);
+  }
+  if (!active) return VK_SUCCESS;
+  dp->active = true;
+  VulkanAttachDesc enabled;
+  vulkan_attach_enabled(mine, enabled);
+  start_capture(*dp, mine, enabled.host_query_reset, enabled.calibrated_timestamps);
+  if (!not_enabled.empty()) send_unavailable(dp->source, "layer_additions", not_enabled);
+  std::vector<VkQueueFamilyProperties> props;
+  uint32_t n = 0;
+  inst->GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  props.resize(n);
+  inst->GetPhysicalDeviceQueueFamilyProperties(physical, &n, props.data());
+  for (uint32_t i = 0; i < mine.queueCreateInfoCount; ++i) {
+    const uint32_t fam = mine.pQueueCreateInfos[i].queueFamilyIndex;
+    if (fam < n && dp->families.count(fam) == 0)
+      create_family(*dp, fam, props[fam].timestampValidBits);
+  }
+  bool present_id = false;
+  for (const char* e : exts) {
+    if (std::strcmp(e, "VK_KHR_present_wait") == 0) present_id = true;
+  }
+  send_unavailable(dp->source, "present_complete",
+                   present_id
+                       ? "the program enabled VK_KHR_present_wait, but this version of the layer "
+                         "does not wait for presents (vkWaitForPresentKHR needs the swapchain "
+                         "externally synchronised with the program's own presents)"
+                       : "the program did not enable VK_KHR_present_id and VK_KHR_present_wait "
+                         "(and the layer does not wait for presents itself)");
+  dp->collector = std::thread(collector_main, dp);
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
+                                               const VkAllocationCallbacks* alloc) {
+  DeviceData* d = device_of(dispatch_key(device));
+  if (d == nullptr) return;
+  if (d->collector.joinable()) {
+    {
+      std::lock_guard lock(d->frame_mu);
+      d->stop = true;
+    }
+    d->wake.notify_all();
+    d->collector.join();
+  }
+  destroy_timing(*d);
+  d->clock.reset();
+  d->attachment.reset();
+  auto destroy = d->fn.DestroyDevice;
+  {
+    std::unique_lock lock(g_mu);
+    g_devices.erase(dispatch_key(device));
+  }
+  destroy(device, alloc);
+}
+
+void remember_queue(DeviceData* d, VkQueue q, uint32_t family) {
+  if (q == VK_NULL_HANDLE) return;
+  auto it = d->families.find(family);
+  std::unique_lock lock(d->queues_mu);
+  d->queues[q] = it == d->families.end() ? nullptr : it->second.get();
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
+                                                VkQueue* queue) {
+  DeviceData* d = device_of(dispatch_key(device));
+  d->fn.GetDeviceQueue(device, family, index, queue);
+  remember_queue(d, *queue, family);
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* info,
+                                                 VkQueue* queue) {
+  DeviceData* d = device_of(dispatch_key(device));
+  d->fn.GetDeviceQueue2(device, info, queue);
+  remember_queue(d, *queue, info->queueFamilyIndex);
+}
+
+FamilyTiming* family_of(DeviceData* d, VkQueue queue) {
+  std::shared_lock lock(d->queues_mu);
+  auto it = d->queues.find(queue);
+  return it == d->queues.end() ? nullptr : it->second;
+}
+
+// Queues the submission for the collector. Its cpu_end and source_cpu_ns
+// are set last, under the lock: everything but the unlock is counted.
+void push_submit(DeviceData* d, PendingSubmit& p, int64_t enter, int64_t call_start,
+                 int64_t call_end) {
+  std::lock_guard lock(d->frame_mu);
+  p.rec.frame = d->frame_index;
+  d->new_submits.push_back(p);
+  const int64_t now = host_now_ns();
+  SubmitRecord& rec = d->new_submits.back().rec;
+  rec.cpu_end = now;
+  rec.source_cpu_ns = (call_start - enter) + (now - call_end);
+}
+
+// A batch the layer leaves as the program made it: protected work or
+// per-command-buffer device masks, which its own command buffers would break.
+bool bracketable(const VkSubmitInfo& s) {
+  for (auto* c = static_cast<const VkBaseInStructure*>(s.pNext); c != nullptr; c = c->pNext) {
+    if (c->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO) return false;
+    if (c->sType == VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO &&
+        reinterpret_cast<const VkProtectedSubmitInfo*>(c)->protectedSubmit == VK_TRUE)
+      return false;
+  }
+  return true;
+}
+bool bracketable(const VkSubmitInfo2& s) { return (s.flags & VK_SUBMIT_PROTECTED_BIT) == 0; }
+uint32_t work_of(const VkSubmitInfo& s) { return s.commandBufferCount; }
+uint32_t work_of(const VkSubmitInfo2& s) { return s.commandBufferInfoCount; }
+
+// The program's batches with the layer's begin command buffer before the
+// first batch with work and its end command buffer after the last one.
+struct Bracketed {
+  std::vector<VkSubmitInfo> infos;
+  std::vector<VkSubmitInfo2> infos2;
+  std::vector<VkCommandBuffer> cbs;
+  std::vector<VkCommandBufferSubmitInfo> cbs2;
+};
+
+void bracket(const VkSubmitInfo* in, uint32_t count, uint32_t first, uint32_t last,
+             VkCommandBuffer b, VkCommandBuffer e, Bracketed& out) {
+  out.infos.assign(in, in + count);
+  out.cbs.clear();
+  out.cbs.reserve(in[first].commandBufferCount + in[last].commandBufferCount + 2);
+  auto rebuild = [&](uint32_t i) {
+    const size_t at = out.cbs.size();
+    if (i == first) out.cbs.push_back(b);
+    out.cbs.insert(out.cbs.end(), in[i].pCommandBuffers,
+                   in[i].pCommandBuffers + in[i].commandBufferCount);
+    if (i == last) out.cbs.push_back(e);
+    out.infos[i].pCommandBuffers = out.cbs.data() + at;
+    out.infos[i].commandBufferCount = static_cast<uint32_t>(out.cbs.size() - at);
+  };
+  rebuild(first);
+  if (last != first) rebuild(last);
+}
+
+void bracket(const VkSubmitInfo2* in, uint32_t count, uint32_t first, uint32_t last,
+             VkCommandBuffer b, VkCommandBuffer e, Bracketed& out) {
+  out.infos2.assign(in, in + count);
+  out.cbs2.clear();
+  out.cbs2.reserve(in[first].commandBufferInfoCount + in[last].commandBufferInfoCount + 2);
+  auto ours = [](VkCommandBuffer cb) {
+    return VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, cb, 0};
+  };
+  auto rebuild = [&](uint32_t i) {
+    const size_t at = out.cbs2.size();
+    if (i == first) out.cbs2.push_back(ours(b));
+    out.cbs2.insert(out.cbs2.end(), in[i].pCommandBufferInfos,
+                    in[i].pCommandBufferInfos + in[i].commandBufferInfoCount);
+    if (i == last) out.cbs2.push_back(ours(e));
+    out.infos2[i].pCommandBufferInfos = out.cbs2.data() + at;
+    out.infos2[i].commandBufferInfoCount = static_cast<uint32_t>(out.cbs2.size() - at);
+  };
+  rebuild(first);
+  if (last != first) rebuild(last);
+}
+
+template <class Info, class Call>
+VkResult timed_submit(VkQueue queue, uint32_t count, const Info* submits, Call&& call) {
+  const int64_t enter = host_now_ns();
+  DeviceData* d = device_of(dispatch_key(queue));
+  if (d == nullptr || !d->active) return call(count, submits);
+  PendingSubmit p;
+  p.rec.cpu_start = enter;
+  p.rec.batches = count;
+  uint32_t first = UINT32_MAX;
+  uint32_t last = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (work_of(submits[i]) == 0) continue;
+    p.rec.command_buffers += work_of(submits[i]);
+    if (first == UINT32_MAX) first = i;
+    last = i;
+  }
+  FamilyTiming* fam = family_of(d, queue);
+  if (fam != nullptr) p.rec.queue_family = fam->family;
+  if (first == UINT32_MAX) {
+    p.rec.no_span = NoSpan::no_work;
+  } else if (!bracketable(submits[first]) || !bracketable(submits[last])) {
+    p.rec.no_span = NoSpan::not_bracketable;
+  } else if (fam == nullptr || !fam->can_time) {
+    p.rec.no_span = NoSpan::cannot_time;
+  } else if ((p.slot = fam->take()) == UINT32_MAX) {
+    p.rec.no_span = NoSpan::ring_full;
+  }
+  thread_local Bracketed scratch;
+  const Info* use = submits;
+  if (p.slot != UINT32_MAX) {
+    p.fam = fam;
+    bracket(submits, count, first, last, fam->begin_cb[p.slot], fam->end_cb[p.slot], scratch);
+    if constexpr (std::is_same_v<Info, VkSubmitInfo>) {
+      use = scratch.infos.data();
+    } else {
+      use = scratch.infos2.data();
+    }
+  }
+  const int64_t call_start = host_now_ns();
+  const VkResult r = call(count, use);
+  const int64_t call_end = host_now_ns();
+  p.rec.result = r;
+  if (r != VK_SUCCESS && p.slot != UINT32_MAX) {
+    fam->give_back(p.slot);  // a failed submit leaves its command buffers unsubmitted
+    p.slot = UINT32_MAX;
+    p.rec.no_span = NoSpan::failed;
+  }
+  push_submit(d, p, enter, call_start, call_end);
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue, uint32_t count,
+                                                 const VkSubmitInfo* submits, VkFence fence) {
+  DeviceData* d = device_of(dispatch_key(queue));
+  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo* s) {
+    return d->fn.QueueSubmit(queue, n, s, fence);
+  });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue, uint32_t count,
+                                                  const VkSubmitInfo2* submits, VkFence fence) {
+  DeviceData* d = device_of(dispatch_key(queue));
+  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
+    return d->fn.QueueSubmit2(queue, n, s, fence);
+  });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(VkQueue queue, uint32_t count,
+                                                     const VkSubmitInfo2* submits, VkFence fence) {
+  DeviceData* d = device_of(dispatch_key(queue));
+  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
+    return d->fn.QueueSubmit2KHR(queue, n, s, fence);
+  });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+  const int64_t enter = host_now_ns();
+  DeviceData* d = device_of(dispatch_key(queue));
+  const int64_t call_start = host_now_ns();
+  const VkResult r = d->fn.QueuePresentKHR(queue, info);
+  const int64_t returned = host_now_ns();
+  if (!d->active) return r;
+  FrameRecord f;
+  f.present_start = enter;
+  f.present_end = returned;
+  f.present_result = r;
+  f.swapchains = info->swapchainCount;
+  f.swapchain = info->swapchainCount > 0 ? reinterpret_cast<uint64_t>(info->pSwapchains[0]) : 0;
+  {
+    std::lock_guard lock(d->frame_mu);
+    f.frame = d->frame_index++;
+    f.frame_start = d->last_present_end;
+    f.acquire_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
+    const int64_t now = host_now_ns();
+    f.source_present_ns = (call_start - enter) + (now - returned);
+    d->new_frames.push_back(f);
+    d->last_present_end = now;
+  }
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_AcquireNextImageKHR(VkDevice device, VkSwapchainKHR sc,
+                                                         uint64_t timeout, VkSemaphore sem,
+                                                         VkFence fence, uint32_t* index) {
+  DeviceData* d = device_of(dispatch_key(device));
+  const int64_t t0 = host_now_ns();
+  const VkResult r = d->fn.AcquireNextImageKHR(device, sc, timeout, sem, fence, index);
+  d->acquire_wait_ns.fetch_add(host_now_ns() - t0, std::memory_order_relaxed);
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_AcquireNextImage2KHR(VkDevice device,
+                                                          const VkAcquireNextImageInfoKHR* info,
+                                                          uint32_t* index) {
+  DeviceData* d = device_of(dispatch_key(device));
+  const int64_t t0 = host_now_ns();
+  const VkResult r = d->fn.AcquireNextImage2KHR(device, info, index);
+  d->acquire_wait_ns.fetch_add(host_now_ns() - t0, std::memory_order_relaxed);
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateSwapchainKHR(VkDevice device,
+                                                        const VkSwapchainCreateInfoKHR* info,
+                                                        const VkAllocationCallbacks* alloc,
+                                                        VkSwapchainKHR* out) {
+  DeviceData* d = device_of(dispatch_key(device));
+  return d->fn.CreateSwapchainKHR(device, info, alloc, out);
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_DestroySwapchainKHR(VkDevice device, VkSwapchainKHR sc,
+                                                     const VkAllocationCallbacks* alloc) {
+  DeviceData* d = device_of(dispatch_key(device));
+  d->fn.DestroySwapchainKHR(device, sc, alloc);
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetDeviceProcAddr(VkDevice device, const char* name);
+
+// The device-level functions the layer wraps, and the next layer's entry
+// each needs (a wrapper is given out only where the next one exists).
+PFN_vkVoidFunction device_intercept(std::string_view n) {
+#define LATLAB_HOOK(name) \
+  if (n == "vk" #name) return reinterpret_cast<PFN_vkVoidFunction>(&layer_##name)
+  LATLAB_HOOK(GetDeviceProcAddr);
+  LATLAB_HOOK(DestroyDevice);
+  LATLAB_HOOK(GetDeviceQueue);
+  LATLAB_HOOK(GetDeviceQueue2);
+  LATLAB_HOOK(QueueSubmit);
+  LATLAB_HOOK(QueueSubmit2);
+  LATLAB_HOOK(QueueSubmit2KHR);
+  LATLAB_HOOK(QueuePresentKHR);
+  LATLAB_HOOK(AcquireNextImageKHR);
+  LATLAB_HOOK(AcquireNextImage2KHR);
+  LATLAB_HOOK(CreateSwapchainKHR);
+  LATLAB_HOOK(DestroySwapchainKHR);
+#undef LATLAB_HOOK
+  return nullptr;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetDeviceProcAddr(VkDevice device,
+                                                                 const char* name) {
+  DeviceData* d = device_of(dispatch_key(device));
+  if (d == nullptr) return nullptr;
+  PFN_vkVoidFunction next = d->fn.GetDeviceProcAddr(device, name);
+  if (next == nullptr) return nullptr;
+  if (PFN_vkVoidFunction f = device_intercept(name)) return f;
+  return next;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetInstanceProcAddr(VkInstance instance,
+                                                                   const char* name) {
+  const std::string_view n = name;
+  if (n == "vkGetInstanceProcAddr")
+    return reinterpret_cast<PFN_vkVoidFunction>(&layer_GetInstanceProcAddr);
+  if (n == "vkCreateInstance") return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateInstance);
+  if (n == "vkDestroyInstance") return reinterpret_cast<PFN_vkVoidFunction>(&layer_DestroyInstance);
+  if (n == "vkCreateDevice") return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateDevice);
+  if (instance == VK_NULL_HANDLE) return nullptr;
+  InstanceData* inst = instance_of(dispatch_key(instance));
+  if (inst == nullptr) return nullptr;
+  PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+  if (next == nullptr) return nullptr;
+  if (PFN_vkVoidFunction f = device_intercept(n)) return f;
+  return next;
+}
+
+}  // namespace
+}  // namespace latlab::capture
+
+LATLAB_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* v) {
+  if (v == nullptr || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+    return VK_ERROR_INITIALIZATION_FAILED;
+  if (v->loaderLayerInterfaceVersion > 2) v->loaderLayerInterfaceVersion = 2;
+  if (v->loaderLayerInterfaceVersion >= 2) {
+    v->pfnGetInstanceProcAddr = &latlab::capture::layer_GetInstanceProcAddr;
+    v->pfnGetDeviceProcAddr = &latlab::capture::layer_GetDeviceProcAddr;
+    v->pfnGetPhysicalDeviceProcAddr = nullptr;
+  }
+  return VK_SUCCESS;
+}

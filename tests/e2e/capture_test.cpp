@@ -1,0 +1,135 @@
+// `latlab capture -- PROGRAM` on programs nobody here wrote: Debian's vkcube
+// (vulkan-tools) on lavapipe under Xvfb. Skipped, with the reason, where
+// vkcube or Xvfb is absent.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run_helpers.hpp"
+#include "xvfb_server.hpp"
+
+namespace latlab::e2e {
+namespace {
+
+using json = nlohmann::json;
+
+bool on_path(const char* program) {
+  std::string out;
+  return run_shell(std::string("command -v ") + program + " >/dev/null 2>&1", out) == 0;
+}
+
+// lavapipe only: the tests count frames against vkcube's own count, which
+// needs a driver that presents to Xvfb (NVIDIA's X11 WSI does not).
+const char* kLavapipe = "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+class CaptureVkcube : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!on_path("vkcube")) GTEST_SKIP() << "vkcube not installed (vulkan-tools)";
+    if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
+      GTEST_SKIP() << "lavapipe not installed (mesa-vulkan-drivers)";
+    if (!xvfb_.ok()) GTEST_SKIP() << xvfb_.why_not();
+    env_ = std::string("DISPLAY=") + xvfb_.display() + " " + kLavapipe;
+  }
+  CliResult capture(const std::string& args) {
+    return run_cli("capture " + args, CliOptions{env_});
+  }
+  XvfbServer xvfb_;
+  std::string env_;
+  TempDir dir_;
+};
+
+TEST_F(CaptureVkcube, FramesEqualPresentsAndGpuSpansLieInFrames) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto csv = (dir_.path / "f.csv").string();
+  const CliResult r = capture("--out " + out + " --frames-csv " + csv + " -- vkcube --c 120");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["kind"], "capture");
+  EXPECT_EQ(j["partial"], false) << j["partial_reason"];
+  EXPECT_EQ(j["frames"], 120) << "vkcube --c 120 presents 120 times";
+  EXPECT_EQ(j["gpu_spans_missing"], 0);
+  EXPECT_EQ(j["capture"]["records_dropped"], 0);
+  EXPECT_EQ(j["figures"]["gpu_busy"]["count"], 120);
+  EXPECT_EQ(j["figures"]["between_presents"]["count"], 119);
+  EXPECT_GT(j["overhead"]["layer_cpu_per_submit"]["count"].get<int>(), 0);
+  bool named_present_complete = false;
+  for (const auto& u : j["unavailable"]) named_present_complete |= u["name"] == "present_complete";
+  EXPECT_TRUE(named_present_complete) << "present_complete is unavailable here, with its reason";
+  // GPU spans lie inside their frames: no GPU work of a frame (or of a
+  // submission) begins before the frame (the submission) did.
+  EXPECT_GE(j["figures"]["gpu_latency"]["min"].get<double>(), 0.0);
+  EXPECT_GE(j["submit_figures"]["submit_to_gpu"]["min"].get<double>(), 0.0);
+  std::istringstream in(slurp(csv));
+  std::string line;
+  std::getline(in, line);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    ASSERT_GE(f.size(), 10u) << line;
+    ++rows;
+    ASSERT_FALSE(f[7].empty()) << "gpu_begin missing: " << line;
+    const long long gpu_begin = std::stoll(f[7]);
+    const long long gpu_end = std::stoll(f[8]);
+    const long long busy = std::stoll(f[9]);
+    EXPECT_LE(gpu_begin, gpu_end) << line;
+    EXPECT_LE(busy, gpu_end - gpu_begin) << line;
+    if (!f[4].empty()) {
+      EXPECT_GE(gpu_begin, std::stoll(f[4])) << "GPU began before its frame: " << line;
+    }
+  }
+  EXPECT_EQ(rows, 120);
+}
+
+TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 5 >/dev/null; exit 3'");
+  EXPECT_EQ(r.rc, 3) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["program"]["exit_code"], 3);
+  EXPECT_EQ(j["frames"], 5);
+}
+
+TEST_F(CaptureVkcube, KilledProgramGivesPartialResult) {
+  const auto out = (dir_.path / "r.json").string();
+  // vkcube without --c runs until killed; the shell kills it after a while.
+  const CliResult r =
+      capture("--out " + out + " -- sh -c 'vkcube & p=$!; sleep 3; kill -9 $p; wait $p'");
+  EXPECT_EQ(r.rc, 128 + 9) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["partial"], true);
+  EXPECT_GT(j["frames"].get<int>(), 0) << "what was sent before the kill is kept";
+}
+
+TEST_F(CaptureVkcube, FramesLimitStopsRecordingAndLeavesTheProgram) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " --frames 20 -- vkcube --c 60");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 20);
+  EXPECT_EQ(j["capture"]["stopped_by"], "frames");
+}
+
+TEST_F(CaptureVkcube, ValidationLayerBelowTheLayerSeesNoError) {
+  if (access("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", R_OK) != 0)
+    GTEST_SKIP() << "Khronos validation layer not installed (vulkan-validationlayers)";
+  const auto out = (dir_.path / "r.json").string();
+  // Listed after ours: the loader puts it between the layer and the driver,
+  // so it checks every call the layer makes and every batch it changes.
+  const CliResult r = run_cli("capture --out " + out + " -- vkcube --c 60",
+                              CliOptions{env_ + " VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation"});
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(r.output.find("Validation Error"), std::string::npos) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 60);
+}
+
+}  // namespace
+}  // namespace latlab::e2e
