@@ -33,6 +33,13 @@ for x in vulkan_attach gl_attach cuda_attach; do
   f=build/install-check/$x/$x
   [[ -x $f ]] && { mkdir -p .devbin/examples; strip -o .devbin/examples/$x $f; }
 done
+# latlab capture's layer and its manifest (bench/device/capture.sh:
+# LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer).
+if [[ -e $b/layers/VkLayer_latlab_capture.json ]]; then
+  mkdir -p .devbin/capture_layer
+  strip -o .devbin/capture_layer/libVkLayer_latlab_capture.so $b/layers/libVkLayer_latlab_capture.so
+  cp $b/layers/VkLayer_latlab_capture.json .devbin/capture_layer/
+fi
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
   /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > .devbin/layers/VkLayer_khronos_validation.json
