@@ -3,8 +3,10 @@
 #include <utility>
 
 #include "latlab/bench/run_engine.hpp"
+#include "latlab/bench/vulkan_rig.hpp"  // VulkanLatencyDevice
 #include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_OPENGL
+#include "latlab/bench/gl_rig.hpp"  // GlLatencyDevice
 #include "latlab/opengl.hpp"
 #endif
 
