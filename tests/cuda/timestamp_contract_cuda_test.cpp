@@ -3,6 +3,7 @@
 
 #include "conformance/timestamp_contract.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "latlab/bench/cuda_rig.hpp"  // CudaStreamGate, cuda_launch_spin
 #include "latlab/cuda.hpp"
 
 namespace latlab::test {
