@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend_table.hpp"
 #include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
@@ -24,7 +25,7 @@ struct Options {
   std::string size = "1920x1080";
   std::string form = "compute";
   std::string device;
-  std::string backend = "vulkan";
+  Backend backend = Backend::vulkan;
   double tolerance = 0.02;
   uint32_t max_evaluations = 12;
   uint32_t verify_frames = 30;
@@ -158,8 +159,8 @@ int run(const Options& o, LoadCalibrationDesc desc) {
   sel.validation = o.validation;
   auto device = open_latency_device(sel);
   if (!device) {
-    std::fprintf(stderr, "latlab calibrate-load: cannot open a %s device: %s\n", o.backend.c_str(),
-                 device.error().message.c_str());
+    std::fprintf(stderr, "latlab calibrate-load: cannot open a %s device: %s\n",
+                 std::string(backend_name(o.backend)).c_str(), device.error().message.c_str());
     return device_open_exit_code(o.device);
   }
   LatencyDevice& dev = **device;
@@ -215,9 +216,7 @@ CommandRunner setup(CLI::App& app) {
       ->check(CLI::IsMember({"compute", "fragment"}));
   sub->add_option("--device", o->device,
                   "device index or name substring (default: the backend's default device)");
-  sub->add_option("--backend", o->backend, "backend: vulkan, cuda, gl, sim")
-      ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
-      ->capture_default_str();
+  add_backend_option(sub, o->backend, BackendUse::any, "backend: vulkan, cuda, gl, sim");
   sub->add_option("--tolerance", o->tolerance, "accepted |median - target| / target")
       ->capture_default_str()
       ->check(real_in(0.0001, 0.5));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend_table.hpp"
 #include "cli_checks.hpp"
 #include "clocks_devices.hpp"
 #include "command.hpp"
@@ -23,7 +24,7 @@ namespace latlab::cli {
 namespace {
 
 struct ClocksOptions {
-  std::string backend = "vulkan";
+  Backend backend = Backend::vulkan;
   std::string device;
   double seconds = 10.0;
   double interval_ms = 100.0;
@@ -76,13 +77,14 @@ void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
 
 nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, const DeviceInfo& info,
                                    const ClockStudyResult& r) {
-  nlohmann::ordered_json settings = {{"backend", sim_direct ? "sim" : o.backend},
-                                     {"device", o.device},
-                                     {"seconds", o.seconds},
-                                     {"interval_ms", o.interval_ms},
-                                     {"samples_per_refresh", o.samples},
-                                     {"fresh_pairs", o.fresh},
-                                     {"window", o.window}};
+  nlohmann::ordered_json settings = {
+      {"backend", std::string(backend_name(sim_direct ? Backend::sim : o.backend))},
+      {"device", o.device},
+      {"seconds", o.seconds},
+      {"interval_ms", o.interval_ms},
+      {"samples_per_refresh", o.samples},
+      {"fresh_pairs", o.fresh},
+      {"window", o.window}};
   if (sim_direct) settings["sim_drift_ppm"] = o.sim_drift_ppm;
   nlohmann::ordered_json device = device_identity_to_json(info);
   device["tick_period_ns"] = r.ticks.period_ns();
@@ -139,17 +141,14 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
   }
   std::unique_ptr<LatencyDevice> device;
   if (sim_direct) {
-    SimClockDesc clock;
-    clock.drift_ppm = o.sim_drift_ppm;
-    clock.offset_ns = 1'000'000'000;
-    device = std::make_unique<SimDevice>(sim_clock_desc(clock));
+    device = open_sim_clock_device(o.sim_drift_ppm);
   } else {
     // The sim backend's clock device is the one with a drifting clock.
-    const std::string selected = o.backend == "sim" && o.device.empty() ? "clock" : o.device;
+    const std::string selected = o.backend == Backend::sim && o.device.empty() ? "clock" : o.device;
     auto opened = open_latency_device(DeviceSelector{.backend = o.backend, .device = selected});
     if (!opened) {
-      std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n", o.backend.c_str(),
-                   opened.error().message.c_str());
+      std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n",
+                   std::string(backend_name(o.backend)).c_str(), opened.error().message.c_str());
       return device_open_exit_code(o.device);
     }
     device = std::move(opened.value());
@@ -170,8 +169,8 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
         "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
         "pairs, "
         "window {}\n",
-        sim_direct ? "sim (direct)" : o.backend, o.device, o.seconds, o.interval_ms, o.samples,
-        o.fresh, o.window);
+        sim_direct ? "sim (direct)" : std::string(backend_name(o.backend)), o.device, o.seconds,
+        o.interval_ms, o.samples, o.fresh, o.window);
     std::fflush(stdout);
   }
 
@@ -209,9 +208,8 @@ const RegisterCommand reg{Command{
                                          "Measure a device clock against the host clock: "
                                          "deviation, drift, residuals, error bound, "
                                          "and how far a single start-up calibration pair drifts");
-      sub->add_option("--backend,-b", opts->backend, "Backend: vulkan, cuda, gl, sim")
-          ->capture_default_str()
-          ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}));
+      add_backend_option(sub, opts->backend, BackendUse::any, "Backend: vulkan, cuda, gl, sim",
+                         "--backend,-b");
       sub->add_option("--device,-d", opts->device,
                       "Device index or name substring (empty: the default device); 'all' or a "
                       "comma-separated list: one clock model per device, studied at the same time");

@@ -11,7 +11,6 @@
 #include "device_list.hpp"
 #include "latlab/bench/clock_cross_check.hpp"
 #include "latlab/bench/device_factory.hpp"
-#include "latlab/bench/sim.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
@@ -19,27 +18,6 @@
 #include "report/result_json.hpp"
 
 namespace latlab::cli {
-
-std::unique_ptr<LatencyDevice> open_sim_list_device(size_t index, bool latency,
-                                                    uint64_t fail_from) {
-  // Clocks that differ: 4 ppm slow and -3 ppm fast, starting far apart.
-  constexpr double kDrift[] = {4.0, -3.0, 1.5, -0.5};
-  SimDesc d = latency ? sim_latency_desc() : sim_clock_desc();
-  d.clock.drift_ppm = kDrift[index % 4];
-  d.clock.start_ticks = 1'000'000'000'000 * (index + 1);
-  d.name = fmt::format("latlab simulated device {} ({:+.1f} ppm)", index, d.clock.drift_ppm);
-  d.runs_frames = true;
-  d.can_time = true;
-  if (fail_from > 0) {
-    const SimFrameScript base = d.frame;
-    d.script = [base, fail_from](uint64_t id) {
-      SimFrameScript f = base;
-      f.fail_submit = id >= fail_from;
-      return f;
-    };
-  }
-  return std::make_unique<SimDevice>(std::move(d), std::make_shared<RealHostTime>());
-}
 
 namespace {
 
@@ -107,7 +85,7 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   std::vector<Studied> devs;
   for (const ListedDevice& d : listed) {
     Studied s{d, nullptr, "", std::nullopt};
-    if (o.backend == "sim") {
+    if (o.backend == Backend::sim) {
       s.device = open_sim_list_device(std::stoul(s.listed.selector), false);
     } else if (auto opened = open_latency_device(
                    DeviceSelector{.backend = o.backend, .device = s.listed.selector})) {
@@ -121,7 +99,7 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   }
   if (!o.json) {
     fmt::print("latlab clocks: backend {}, {} devices ({}), studied at the same time, {} s\n",
-               o.backend, devs.size(), o.device, desc.seconds);
+               backend_name(o.backend), devs.size(), o.device, desc.seconds);
     std::fflush(stdout);
   }
   // Every study on its own thread over the same seconds: one host clock,
@@ -148,15 +126,16 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   std::string cc_skipped;
   if (o.cross_check) {
     if (devs.size() < 2 || !devs[0].study || !devs[1].study) {
-      cc_skipped = devs.size() < 2 ? "fewer than two devices of backend " + o.backend
-                                   : "the first two devices were not both studied";
+      cc_skipped = devs.size() < 2
+                       ? "fewer than two devices of backend " + std::string(backend_name(o.backend))
+                       : "the first two devices were not both studied";
     } else {
       cc = cross_check(devs, o.cross_trials);
     }
   }
 
   const std::vector<PhysicalIdentity> ids =
-      o.backend == "sim" ? std::vector<PhysicalIdentity>{} : list_physical_devices();
+      o.backend == Backend::sim ? std::vector<PhysicalIdentity>{} : list_physical_devices();
   nlohmann::ordered_json sections = nlohmann::ordered_json::array();
   nlohmann::ordered_json top;
   size_t failed = 0;
@@ -171,8 +150,9 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   }
   if (top.is_null()) {
     for (const Studied& s : devs)
-      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n", o.backend.c_str(),
-                   s.listed.selector.c_str(), s.failure.c_str());
+      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n",
+                   std::string(backend_name(o.backend)).c_str(), s.listed.selector.c_str(),
+                   s.failure.c_str());
     return kExitMissingCapability;
   }
   top["per_device"] = std::move(sections);
@@ -186,8 +166,8 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
     for (size_t i = 0; i < devs.size(); ++i) {
       const Studied& s = devs[i];
       const PhysicalIdentity* id = find_identity(ids, o.backend, std::stoi(s.listed.selector));
-      fmt::print("\n== device section {}: {} {} ({}){}\n", i, o.backend, s.listed.selector,
-                 s.listed.name,
+      fmt::print("\n== device section {}: {} {} ({}){}\n", i, backend_name(o.backend),
+                 s.listed.selector, s.listed.name,
                  id != nullptr ? fmt::format(", physical device #{}", id->group) : "");
       if (s.study) {
         print(s.device->info(), *s.study);
@@ -208,8 +188,9 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   }
   for (const Studied& s : devs) {
     if (!s.study)
-      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n", o.backend.c_str(),
-                   s.listed.selector.c_str(), s.failure.c_str());
+      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n",
+                   std::string(backend_name(o.backend)).c_str(), s.listed.selector.c_str(),
+                   s.failure.c_str());
   }
   if (cc && !*cc)
     std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc->error().message.c_str());

@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "latlab/bench/backend.hpp"
 #include "latlab/bench/clock_study.hpp"
 #include "latlab/bench/latency_device.hpp"
 
 namespace latlab::cli {
 
 struct ClocksDevicesOptions {
-  std::string backend;
+  Backend backend = Backend::vulkan;
   std::string device;  // "all" or a list (device_list.hpp)
   bool json = false;
   bool cross_check = false;
@@ -32,12 +33,5 @@ using ClocksPrintFn = std::function<void(const DeviceInfo&, const ClockStudyResu
 // list, 3 when no device could be opened.
 int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
                        const ClocksDocFn& doc, const ClocksPrintFn& print);
-
-// A device of the sim backend in a several-device command: device `index`
-// has a clock of its own (offset and drift differ by index) on the real host
-// clock and runs frames; `latency` adds the latency path's cost model. From
-// frame id `fail_from` on (0: never) its submits fail (fault tests).
-std::unique_ptr<LatencyDevice> open_sim_list_device(size_t index, bool latency,
-                                                    uint64_t fail_from = 0);
 
 }  // namespace latlab::cli

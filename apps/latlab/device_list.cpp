@@ -48,34 +48,36 @@ Result<std::vector<std::string>> parse_device_list(const std::string& text) {
 namespace {
 
 // The names of the backend's devices by index, or why they cannot be listed.
-Result<std::vector<std::string>> backend_device_names(const std::string& backend) {
+Result<std::vector<std::string>> backend_device_names(Backend backend) {
+  if (!backend_info(backend).built) return make_error(std::string(backend_info(backend).not_built));
   std::vector<std::string> names;
-  if (backend == "vulkan") {
-    auto devices = enumerate_vulkan_devices();
-    if (!devices) return devices.error();
-    for (const auto& d : *devices) names.push_back(d.name);
-  } else if (backend == "cuda") {
+  switch (backend) {
+    case Backend::vulkan: {
+      auto devices = enumerate_vulkan_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices) names.push_back(d.name);
+      break;
+    }
+    case Backend::cuda: {
 #if LATLAB_HAVE_CUDA
-    auto devices = enumerate_cuda_devices();
-    if (!devices) return devices.error();
-    for (const auto& d : *devices) names.push_back(d.name);
-#else
-    return make_error(
-        "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)");
+      auto devices = enumerate_cuda_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices) names.push_back(d.name);
 #endif
-  } else if (backend == "gl" || backend == "opengl") {
+      break;
+    }
+    case Backend::gl: {
 #if LATLAB_HAVE_OPENGL
-    auto devices = enumerate_gl_devices();
-    if (!devices) return devices.error();
-    for (const auto& d : *devices) names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
-#else
-    return make_error(
-        "the GL backend is not built (configure with libegl-dev and libopengl-dev present)");
+      auto devices = enumerate_gl_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices)
+        names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
 #endif
-  } else if (backend == "sim") {
-    names = {"latlab simulated device 0", "latlab simulated device 1"};
-  } else {
-    return make_error("unknown backend '" + backend + "'");
+      break;
+    }
+    case Backend::sim:
+      names = {"latlab simulated device 0", "latlab simulated device 1"};
+      break;
   }
   return names;
 }
@@ -87,11 +89,12 @@ bool is_index(const std::string& s, size_t& out) {
 
 }  // namespace
 
-Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
+Result<std::vector<ListedDevice>> expand_device_list(Backend backend_id,
                                                      const std::vector<std::string>& items,
                                                      bool& no_device) {
   no_device = false;
-  Result<std::vector<std::string>> names = backend_device_names(backend);
+  const std::string backend(backend_name(backend_id));
+  Result<std::vector<std::string>> names = backend_device_names(backend_id);
   if (!names || names->empty()) {
     no_device = true;
     return make_error("no " + backend + " device" +
@@ -130,7 +133,7 @@ Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
   return out;
 }
 
-int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+int resolve_device_list(const char* command, Backend backend, const std::string& text,
                         std::vector<ListedDevice>& out) {
   Result<std::vector<std::string>> items = parse_device_list(text);
   if (!items) {
@@ -151,33 +154,40 @@ std::vector<PhysicalIdentity> list_physical_devices() {
   std::vector<PhysicalIdentity> ids;
   if (auto vk = enumerate_vulkan_devices()) {
     for (const VulkanDeviceReport& d : *vk) {
-      ids.push_back({"vulkan", static_cast<int>(d.index), d.name, d.device_uuid,
-                     normalize_pci_bus_id(d.pci_bus_id)});
+      ids.push_back({std::string(backend_name(Backend::vulkan)), static_cast<int>(d.index), d.name,
+                     d.device_uuid, normalize_pci_bus_id(d.pci_bus_id)});
     }
   }
 #if LATLAB_HAVE_CUDA
   if (auto cuda = enumerate_cuda_devices()) {
     for (const CudaDeviceReport& d : *cuda)
-      ids.push_back({"cuda", d.index, d.name, d.uuid, normalize_pci_bus_id(d.pci_bus_id)});
+      ids.push_back({std::string(backend_name(Backend::cuda)), d.index, d.name, d.uuid,
+                     normalize_pci_bus_id(d.pci_bus_id)});
   }
 #endif
 #if LATLAB_HAVE_OPENGL
   if (auto gl = enumerate_gl_devices()) {
     for (const GlDeviceReport& d : *gl)
-      ids.push_back({"gl", d.index, d.renderer, d.device_uuid, pci_bus_id_of_drm_node(d.drm_node)});
+      ids.push_back({std::string(backend_name(Backend::gl)), d.index, d.renderer, d.device_uuid,
+                     pci_bus_id_of_drm_node(d.drm_node)});
   }
 #endif
   assign_physical_groups(ids);
   return ids;
 }
 
-nlohmann::ordered_json device_section_json(size_t section, const std::string& backend,
+nlohmann::ordered_json device_section_json(size_t section, Backend backend,
                                            const ListedDevice& device,
                                            const std::vector<PhysicalIdentity>& ids,
                                            const std::string& status, const std::string& failure,
                                            nlohmann::ordered_json result) {
-  DeviceSectionHead head{
-      static_cast<uint32_t>(section), backend, device.selector, device.name, std::nullopt, "", ""};
+  DeviceSectionHead head{static_cast<uint32_t>(section),
+                         std::string(backend_name(backend)),
+                         device.selector,
+                         device.name,
+                         std::nullopt,
+                         "",
+                         ""};
   if (const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(device.selector))) {
     head.physical_device = id->group;
     head.uuid = id->uuid;

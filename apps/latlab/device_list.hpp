@@ -30,14 +30,14 @@ struct ListedDevice {
 // substring picks the first device whose name contains it. Error when the
 // backend lists no device (`no_device` set: exit 3) or an item matches none
 // (exit 2).
-Result<std::vector<ListedDevice>> expand_device_list(const std::string& backend,
+Result<std::vector<ListedDevice>> expand_device_list(Backend backend,
                                                      const std::vector<std::string>& items,
                                                      bool& no_device);
 
 // parse_device_list then expand_device_list into `out`; on failure prints
 // "latlab <command>: why" on stderr and returns the exit code (2 for a bad
 // list, 3 when the backend lists no device), else 0.
-int resolve_device_list(const char* command, const std::string& backend, const std::string& text,
+int resolve_device_list(const char* command, Backend backend, const std::string& text,
                         std::vector<ListedDevice>& out);
 
 // Every device of every backend this build has, grouped. Enumerates the
@@ -48,7 +48,7 @@ std::vector<PhysicalIdentity> list_physical_devices();
 // and `devices_run.sections` of `run`): which device, its physical identity
 // (null when unknown), whether it ran ("ok", "partial" or "failed") with the
 // reason, and its own result (null when it has none).
-nlohmann::ordered_json device_section_json(size_t section, const std::string& backend,
+nlohmann::ordered_json device_section_json(size_t section, Backend backend,
                                            const ListedDevice& device,
                                            const std::vector<PhysicalIdentity>& ids,
                                            const std::string& status, const std::string& failure,

@@ -10,8 +10,8 @@
 
 #include "command.hpp"
 #include "devices_gl.hpp"
-#include "physical_devices.hpp"
 #include "latlab/vulkan.hpp"
+#include "physical_devices.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
@@ -26,8 +26,8 @@ void print_missing(const std::vector<MissingCapability>& missing) {
     return;
   }
   for (size_t i = 0; i < missing.size(); ++i) {
-    fmt::print("    {}{}: {}\n", i == 0 ? "missing           " : "                  ", missing[i].name,
-               missing[i].reason);
+    fmt::print("    {}{}: {}\n", i == 0 ? "missing           " : "                  ",
+               missing[i].name, missing[i].reason);
   }
 }
 
@@ -40,7 +40,7 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
                         {"timestamp_valid_bits", q.timestamp_valid_bits}});
   }
   return {{"index", d.index},
-          {"backend", "vulkan"},
+          {"backend", std::string(backend_name(Backend::vulkan))},
           {"name", d.name},
           {"type", d.type},
           {"vendor_id", d.vendor_id},
@@ -63,20 +63,22 @@ nlohmann::json to_json(const VulkanDeviceReport& d) {
 void print_table(const std::vector<VulkanDeviceReport>& devices) {
   for (const auto& d : devices) {
     fmt::print("[{}] {} ({}, Vulkan {})\n", d.index, d.name, d.type, d.api_version_text);
-    if (!d.driver_name.empty()) fmt::print("    driver            {} {}\n", d.driver_name, d.driver_info);
+    if (!d.driver_name.empty())
+      fmt::print("    driver            {} {}\n", d.driver_name, d.driver_info);
     fmt::print("    timestamp period  {} ns/tick{}\n", d.timestamp_period_ns,
                d.timestamp_compute_and_graphics ? "" : " (not on every graphics/compute queue)");
     fmt::print("    queue families    ");
     for (size_t i = 0; i < d.queue_families.size(); ++i) {
       const auto& q = d.queue_families[i];
-      fmt::print("{}#{} {} x{}: {} valid bits\n", i == 0 ? "" : "                      ", q.index, q.flags_text,
-                 q.queue_count, q.timestamp_valid_bits);
+      fmt::print("{}#{} {} x{}: {} valid bits\n", i == 0 ? "" : "                      ", q.index,
+                 q.flags_text, q.queue_count, q.timestamp_valid_bits);
     }
     fmt::print("    host query reset  {}\n", d.host_query_reset ? "yes" : "no");
     std::string domains;
     for (const auto& t : d.time_domains) domains += (domains.empty() ? "" : ", ") + t;
-    fmt::print("    time domains      {}\n", d.calibrated_timestamps ? (domains.empty() ? "(none)" : domains)
-                                                                      : "(no VK_EXT_calibrated_timestamps)");
+    fmt::print("    time domains      {}\n", d.calibrated_timestamps
+                                                 ? (domains.empty() ? "(none)" : domains)
+                                                 : "(no VK_EXT_calibrated_timestamps)");
     print_missing(d.missing);
   }
 }
@@ -101,7 +103,7 @@ CudaListing list_cuda() {
   out.reports = *devices;
   for (const auto& d : *devices) {
     out.devices.push_back({{"index", d.index},
-                           {"backend", "cuda"},
+                           {"backend", std::string(backend_name(Backend::cuda))},
                            {"name", d.name},
                            {"pci_bus_id", d.pci_bus_id},
                            {"uuid", d.uuid.empty() ? nlohmann::json() : nlohmann::json(d.uuid)},
@@ -116,7 +118,8 @@ CudaListing list_cuda() {
                            {"missing", nlohmann::json(capabilities_to_json(d.missing))}});
   }
 #else
-  out.unavailable = "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)";
+  out.unavailable =
+      "the CUDA backend is not built (configure with nvcc present or -DLATLAB_CUDA=ON)";
 #endif
   return out;
 }
@@ -128,11 +131,14 @@ void print_cuda_table(const CudaListing& cuda) {
     return;
   }
   for (const auto& d : cuda.reports) {
-    fmt::print("[cuda {}] {} (compute capability {}.{}, {} SMs, {:.1f} GiB)\n", d.index, d.name, d.cc_major,
-               d.cc_minor, d.sm_count, static_cast<double>(d.total_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
-    fmt::print("    driver            CUDA {} (runtime {})\n", format_cuda_version(d.driver_version),
-               format_cuda_version(d.runtime_version));
-    fmt::print("    timestamps        %globaltimer, 1 ns/tick, 64 bits; host mapping by bracketed reads\n");
+    fmt::print("[cuda {}] {} (compute capability {}.{}, {} SMs, {:.1f} GiB)\n", d.index, d.name,
+               d.cc_major, d.cc_minor, d.sm_count,
+               static_cast<double>(d.total_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
+    fmt::print("    driver            CUDA {} (runtime {})\n",
+               format_cuda_version(d.driver_version), format_cuda_version(d.runtime_version));
+    fmt::print(
+        "    timestamps        %globaltimer, 1 ns/tick, 64 bits; host mapping by bracketed "
+        "reads\n");
     print_missing(d.missing);
   }
 }

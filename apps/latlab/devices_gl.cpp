@@ -20,7 +20,7 @@ nlohmann::json text_or_null(const std::string& s) {
 
 nlohmann::json to_json(const GlDeviceReport& d) {
   return {{"index", d.index},
-          {"backend", "gl"},
+          {"backend", std::string(backend_name(Backend::gl))},
           {"name", text_or_null(d.renderer)},
           {"platform", d.platform},
           {"egl_vendor", text_or_null(d.egl_vendor)},

@@ -124,10 +124,10 @@ std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids) {
   return t;
 }
 
-const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids,
-                                      const std::string& backend, int index) {
+const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids, Backend backend,
+                                      int index) {
   for (const PhysicalIdentity& id : ids) {
-    if (id.backend == (backend == "opengl" ? "gl" : backend) && id.index == index) return &id;
+    if (id.backend == backend_name(backend) && id.index == index) return &id;
   }
   return nullptr;
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/backend.hpp"
+
 namespace latlab::cli {
 
 // One API's device as the listing sees it.
@@ -45,7 +47,7 @@ std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids);
 // in device_list.hpp.
 
 // The entry of `backend` device `index` in `ids`, or null.
-const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids,
-                                      const std::string& backend, int index);
+const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids, Backend backend,
+                                      int index);
 
 }  // namespace latlab::cli

@@ -10,7 +10,7 @@
 //   async compute  async.consume, async.simulate: copy the upload into its
 //                  buffer and run a compute pass on it (dedicated compute
 //                  family); waits for the upload through a semaphore
-//   graphics       the single-queue frame's zones (profile.cpp) on the
+//   graphics       the single-queue frame's zones (profile_rig.hpp) on the
 //                  context's queue, overlapping the two above
 // A role whose family the device lacks runs on the context's queue (said in
 // the output). Families that can time but have no role (e.g. video) get a
@@ -152,7 +152,7 @@ Result<std::vector<std::string>> device_selectors(const std::string& device, boo
   if (!is_device_list(device)) return std::vector<std::string>{device};
   auto items = parse_device_list(device);
   if (!items) return items.error();
-  auto listed = expand_device_list("vulkan", *items, no_device);
+  auto listed = expand_device_list(Backend::vulkan, *items, no_device);
   if (!listed) return listed.error();
   std::vector<std::string> out;
   for (const ListedDevice& d : *listed) out.push_back(d.selector);

@@ -1,6 +1,6 @@
-// What `latlab profile` prints, shared by its backends (profile.cpp: Vulkan,
-// profile_cuda.cpp: CUDA, profile_gl.cpp: OpenGL): one JSON shape for the zone table, the counters
-// and the clock fit, and the newest frame's tree.
+// What `latlab profile` prints, shared by its driver (profile.cpp, over every
+// backend's rig) and `--queues all` (profile_queues.cpp): one JSON shape for
+// the zone table, the counters and the clock fit, and the newest frame's tree.
 #pragma once
 
 #include <atomic>

@@ -30,13 +30,13 @@
 #include <memory>
 #include <string>
 
+#include "backend_table.hpp"
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
 #include "interrupt_scope.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/run_engine.hpp"
-#include "latlab/bench/sim.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
 #include "run_present.hpp"
@@ -50,24 +50,20 @@ struct RunDevice {
   std::unique_ptr<LatencyDevice> device;
 };
 
-// The sim backend is opened here, not through the factory: `run`'s sim device
-// lives on the run's own (real or scaled) clock. Its GPU time grows with the
-// workload (sim_latency_desc's cost model), so Loaded frames take longer than
-// Baseline ones and calibration converges.
+// `run`'s sim device lives on the run's own (real or scaled) clock
+// (open_sim_run_device).
 int open_sim_device(const RunCommand& c, RunDevice& out) {
-  SimDesc sim_desc = sim_latency_desc();
-  const std::string& sel = c.plan.device;
-  if (!sel.empty() && sel != "0" && sim_desc.name.find(sel) == std::string::npos) {
-    std::fprintf(stderr, "latlab run: no sim device matches '%s'; devices: 0: %s\n", sel.c_str(),
-                 sim_desc.name.c_str());
-    return kExitUsage;
-  }
   if (c.time_scale != 1) {
     out.time = std::make_shared<ScaledHostTime>(c.time_scale);
   } else {
     out.time = std::make_shared<RealHostTime>();
   }
-  out.device = std::make_unique<SimDevice>(std::move(sim_desc), out.time);
+  auto opened = open_sim_run_device(c.plan.device, out.time);
+  if (!opened) {
+    std::fprintf(stderr, "latlab run: %s\n", opened.error().message.c_str());
+    return kExitUsage;
+  }
+  out.device = std::move(opened.value());
   return kExitOk;
 }
 
@@ -75,16 +71,17 @@ int open_sim_device(const RunCommand& c, RunDevice& out) {
 // returns the exit code.
 int open_run_device(const RunCommand& c, RunDevice& out) {
   const RunPlan& p = c.plan;
-  if (p.backend == "sim") return open_sim_device(c, out);
+  if (p.backend == Backend::sim) return open_sim_device(c, out);
   out.time = std::make_shared<RealHostTime>();
   Result<std::unique_ptr<LatencyDevice>> opened =
       open_latency_device(DeviceSelector{p.backend, p.device, p.validation, c.present});
   if (!opened) {
+    const std::string backend(backend_name(p.backend));
     if (!p.device.empty()) {
-      std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", p.backend.c_str(),
+      std::fprintf(stderr, "latlab run: cannot open %s device '%s': %s\n", backend.c_str(),
                    p.device.c_str(), opened.error().message.c_str());
     } else {
-      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", p.backend.c_str(),
+      std::fprintf(stderr, "latlab run: %s backend unavailable: %s\n", backend.c_str(),
                    opened.error().message.c_str());
     }
     return device_open_exit_code(p.device);
@@ -205,10 +202,8 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
                   "performance (fixed workload, GPU ms and fps) | all (latency, then performance)")
       ->check(CLI::IsMember({"baseline", "loaded", "latency", "performance", "all"}))
       ->capture_default_str();
-  sub->add_option("--backend", opts->backend,
-                  "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim")
-      ->check(CLI::IsMember({"vulkan", "cuda", "gl", "sim"}))
-      ->capture_default_str();
+  add_backend_option(sub, opts->backend, BackendUse::any,
+                     "GPU backend: vulkan, cuda, gl (OpenGL through EGL), sim");
   sub->add_option("--device", opts->device,
                   "Device index or name substring (default: the first); 'all' or a comma-separated "
                   "list: every device in interleaved blocks, one result section per device");

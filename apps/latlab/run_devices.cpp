@@ -36,11 +36,11 @@ std::vector<RunLane> open_lanes(const RunCommand& c, const std::vector<ListedDev
   for (const ListedDevice& d : listed) {
     RunLane l;
     l.head.section = static_cast<uint32_t>(lanes.size());
-    l.head.backend = c.plan.backend;
+    l.head.backend = std::string(backend_name(c.plan.backend));
     l.head.selector = d.selector;
     l.head.name = d.name;
     const size_t index = std::stoul(d.selector);
-    if (c.plan.backend == "sim") {
+    if (c.plan.backend == Backend::sim) {
       // Fails from frame id warm-up + 20: its 20th measured frame (in block 0)
       // when no turn warm-up takes ids before it.
       const uint64_t fail_from = c.sim_fail_device == static_cast<int>(index)
@@ -64,16 +64,17 @@ void print_sections(const RunCommand& c, const std::vector<RunLane>& lanes,
   print_run_settings(info, c, first.info());
   fmt::print(info, "devices: {} in interleaved blocks on the same deadlines\n", lanes.size());
   for (const RunLane& l : lanes) {
-    fmt::print(info, "  section {}: {} device {}: {}{}\n", l.head.section, c.plan.backend,
-               l.head.selector, l.device ? l.device->info().name : l.head.name,
+    fmt::print(info, "  section {}: {} device {}: {}{}\n", l.head.section,
+               backend_name(c.plan.backend), l.head.selector,
+               l.device ? l.device->info().name : l.head.name,
                l.failure.empty() ? "" : " (" + l.failure + ")");
   }
   std::fflush(info);
 }
 
 // Each section's physical identity (none for the sim backend).
-void set_identities(const std::string& backend, RunResult& r) {
-  if (backend == "sim") return;
+void set_identities(Backend backend, RunResult& r) {
+  if (backend == Backend::sim) return;
   const std::vector<PhysicalIdentity> ids = list_physical_devices();
   for (DeviceSectionResult& s : r.sections) {
     const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(s.head.selector));
@@ -105,8 +106,8 @@ int print_result(const RunCommand& c, const RunResult& r) {
   }
   for (const DeviceSectionResult& s : r.sections) {
     std::printf("\n== device section %u: %s device %s: %s [%s]\n", s.head.section,
-                c.plan.backend.c_str(), s.head.selector.c_str(), s.device_name.c_str(),
-                s.status.c_str());
+                std::string(backend_name(c.plan.backend)).c_str(), s.head.selector.c_str(),
+                s.device_name.c_str(), s.status.c_str());
     if (s.result.empty()) {
       std::printf("  failed: %s\n", s.failure.c_str());
       continue;
@@ -123,7 +124,7 @@ void print_failures(const RunCommand& c, const RunResult& r) {
   for (const DeviceSectionResult& s : r.sections) {
     if (s.status == "ok") continue;
     std::fprintf(stderr, "latlab run: device section %u (%s %s) %s: %s\n", s.head.section,
-                 c.plan.backend.c_str(), s.head.selector.c_str(),
+                 std::string(backend_name(c.plan.backend)).c_str(), s.head.selector.c_str(),
                  s.status == "failed" ? "failed" : "incomplete", s.failure.c_str());
   }
 }
@@ -148,8 +149,9 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
   }
   if (first == nullptr) {
     for (const RunLane& l : lanes)
-      std::fprintf(stderr, "latlab run: %s device %s: %s\n", c.plan.backend.c_str(),
-                   l.head.selector.c_str(), l.failure.c_str());
+      std::fprintf(stderr, "latlab run: %s device %s: %s\n",
+                   std::string(backend_name(c.plan.backend)).c_str(), l.head.selector.c_str(),
+                   l.failure.c_str());
     return kExitMissingCapability;
   }
   print_sections(c, lanes, *first->device, info);
@@ -162,8 +164,9 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
   RunOutcome out = run_on_devices(c.plan, lanes, make_run_meta(c.plan, c.command_line), hooks);
   if (out.stop != RunStop::none) {
     for (const DeviceSectionResult& s : out.result.sections)
-      std::fprintf(stderr, "latlab run: %s device %s: %s\n", c.plan.backend.c_str(),
-                   s.head.selector.c_str(), s.failure.c_str());
+      std::fprintf(stderr, "latlab run: %s device %s: %s\n",
+                   std::string(backend_name(c.plan.backend)).c_str(), s.head.selector.c_str(),
+                   s.failure.c_str());
     return kExitRunFailed;
   }
   set_identities(c.plan.backend, out.result);

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "backend_table.hpp"
 #include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "latlab/host_clock.hpp"
@@ -135,7 +136,7 @@ Result<RunCommand> plan_run(const RunOptions& o) {
     return make_error("--load-target-ms must be a positive number of ms");
   }
   if (Result<void> v = validate(p.desc); !v) return v.error();
-  if (o.time_scale != 1 && o.backend != "sim") {
+  if (o.time_scale != 1 && !cli_backend(o.backend).time_scale) {
     return make_error("--time-scale only works with --backend sim (a GPU runs on real time)");
   }
   if (o.use_store && !p.want_latency()) {
@@ -211,7 +212,7 @@ void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& 
   }
   fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
              desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
-             plan.validation && device.backend == "vulkan" ? ", Vulkan validation on" : "",
+             plan.validation && plan.backend == Backend::vulkan ? ", Vulkan validation on" : "",
              desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
   if (desc.poll_completion) {
     fmt::print(

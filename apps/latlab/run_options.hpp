@@ -21,7 +21,7 @@ namespace latlab::cli {
 // The command line of `latlab run`, as parsed (defaults as --help shows).
 struct RunOptions {
   std::string mode = "latency";
-  std::string backend = "vulkan";
+  Backend backend = Backend::vulkan;
   std::string device;
   uint32_t frames = 1250;
   double seconds = 0;

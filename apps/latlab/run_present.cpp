@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "backend_table.hpp"
 #include "cli_checks.hpp"
 #include "latlab/bench/present_probe.hpp"
 
@@ -27,9 +28,9 @@ PresentSetup probe_run_present(const RunCommand& c) {
   PresentSetup s;
   s.asked = c.present;
   if (!c.present) return s;
-  if (c.plan.backend != "vulkan") {
-    s.unavailable = "the present path needs --backend vulkan (the " + c.plan.backend +
-                    " backend has no present path)";
+  if (!cli_backend(c.plan.backend).present) {
+    s.unavailable = "the present path needs --backend vulkan (the " +
+                    std::string(backend_name(c.plan.backend)) + " backend has no present path)";
     return s;
   }
   DeviceSelector sel{c.plan.backend, c.plan.device, false, true};

@@ -161,7 +161,7 @@ TEST(ClockStudy, InvalidSettingsAreErrors) {
 }
 
 TEST(ClockStudy, RunsThroughTheDeviceInterface) {
-  auto opened = open_latency_device(DeviceSelector{.backend = "sim", .device = "clock"});
+  auto opened = open_latency_device(DeviceSelector{.backend = Backend::sim, .device = "clock"});
   ASSERT_TRUE(opened) << opened.error().message;
   LatencyDevice& dev = **opened;
   EXPECT_EQ(dev.info().backend, "sim");
@@ -182,10 +182,10 @@ TEST(ClockStudy, RunsThroughTheDeviceInterface) {
 }
 
 TEST(DeviceFactory, UnknownBackendOrDeviceIsAnError) {
-  auto a = open_latency_device(DeviceSelector{.backend = "nosuch", .device = ""});
+  auto a = parse_backend("nosuch");
   ASSERT_FALSE(a);
   EXPECT_NE(a.error().message.find("nosuch"), std::string::npos) << a.error().message;
-  auto b = open_latency_device(DeviceSelector{.backend = "sim", .device = "7"});
+  auto b = open_latency_device(DeviceSelector{.backend = Backend::sim, .device = "7"});
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("devices"), std::string::npos) << b.error().message;
 }

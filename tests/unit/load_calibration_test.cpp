@@ -641,7 +641,7 @@ TEST(LoadCalibration, TickFormatIsHonouredAcrossAWrap) {
 
 TEST(DeviceFactory, OpensTheSimBackendAndNamesMissingOnes) {
   DeviceSelector sel;
-  sel.backend = "sim";
+  sel.backend = Backend::sim;
   auto dev = open_latency_device(sel);
   ASSERT_TRUE(dev) << dev.error().message;
   EXPECT_EQ((*dev)->info().backend, "sim");
@@ -649,9 +649,7 @@ TEST(DeviceFactory, OpensTheSimBackendAndNamesMissingOnes) {
   auto none = open_latency_device(sel);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("devices: 0:"), std::string::npos);
-  sel.backend = "metal";
-  sel.device.clear();
-  auto other = open_latency_device(sel);
+  auto other = parse_backend("metal");
   ASSERT_FALSE(other);
   EXPECT_NE(other.error().message.find("metal"), std::string::npos);
 }

@@ -55,8 +55,8 @@ TEST(PhysicalDevices, TwoGpusThroughThreeApis) {
       std::string::npos)
       << t;
   EXPECT_NE(t.find("physical device #3: gl 1 (PCI unknown, UUID unknown)"), std::string::npos) << t;
-  EXPECT_EQ(find_identity(ids, "opengl", 1), &ids[6]);
-  EXPECT_EQ(find_identity(ids, "cuda", 7), nullptr);
+  EXPECT_EQ(find_identity(ids, Backend::gl, 1), &ids[6]);
+  EXPECT_EQ(find_identity(ids, Backend::cuda, 7), nullptr);
 }
 
 TEST(PhysicalDevices, ANodeWithoutPciDeviceHasNoAddress) {

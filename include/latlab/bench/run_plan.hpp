@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/bench/backend.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/calibrator.hpp"
@@ -16,7 +17,7 @@ struct RunPlan {
   // As asked (the result's `settings`): mode (baseline, loaded, latency,
   // performance, all), backend, device selector ("" = the default).
   std::string mode = "latency";
-  std::string backend = "vulkan";
+  Backend backend = Backend::vulkan;
   std::string device;
 
   LatencyRunDesc desc;  // schedule, frames, blocks, the Baseline workload; modes set later
