@@ -84,7 +84,7 @@ Result<LatencyRun> run_latency_blocks(const RunPlan& plan, const RunDeviceEnv& e
 RunMeta make_run_meta(const RunPlan& plan, std::string command_line) {
   RunMeta meta;
   meta.mode = plan.mode;
-  meta.backend = plan.backend;
+  meta.backend = std::string(backend_name(plan.backend));
   meta.device = plan.device;
   meta.command_line = std::move(command_line);
   meta.created_utc = utc_now_iso8601();
