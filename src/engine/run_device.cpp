@@ -4,8 +4,10 @@
 
 #include "latlab/bench/run_engine.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
+#include "latlab/vulkan.hpp"
 #if LATLAB_HAVE_OPENGL
 #include "latlab/bench/gl_rig.hpp"
+#include "latlab/opengl.hpp"
 #endif
 
 namespace latlab {

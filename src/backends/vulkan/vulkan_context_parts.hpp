@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/vk_unique.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -38,19 +37,9 @@ struct VulkanContext::Validation {
   VkDebugUtilsMessengerCreateInfoEXT create_info();
 };
 
-// What the context owns of the driver's, destroyed in reverse order: the
-// device, then the messenger (which reports on the device's destruction),
-// then the instance. Through the loader's entry points (the context made
-// them through the loader).
-struct VulkanContext::Owned {
-  vk::UniqueInstance instance;
-  vk::UniqueMessenger messenger;
-  vk::UniqueDevice device;
-};
-
 struct VulkanContext::OneShot {
   std::mutex mu;
-  vk::UniqueCommandPool pool;  // on the device: goes before Owned
+  VkCommandPool pool = VK_NULL_HANDLE;
 };
 
 namespace vk {
@@ -71,14 +60,14 @@ inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
 // Instance (vulkan_instance.cpp)
 
 struct InstanceChoice {
-  UniqueInstance instance;               // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
+  VkInstance instance = VK_NULL_HANDLE;  // null: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
   uint32_t api = 0;                      // the API version the instance was created at
   bool xcb_surface = false;              // VK_KHR_surface + VK_KHR_xcb_surface enabled
 };
 
 // An instance at min(loader, max_api), at least 1.1; with `validation` the
 // Khronos layer, VK_EXT_debug_utils and `messenger` chained. No driver comes
-// back as an empty instance, other failures as errors.
+// back as a null instance, other failures as errors. The caller owns it.
 // With `surfaces`, VK_KHR_surface and VK_KHR_xcb_surface where both are offered.
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
                                      const VkDebugUtilsMessengerCreateInfoEXT* messenger,
@@ -88,9 +77,11 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
 // fails to enumerate, so "no device" only ever means none exists.
 Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance);
 
-// A debug-utils messenger on `instance` (destroyed before it).
-Result<UniqueMessenger> create_messenger(VkInstance instance,
-                                         const VkDebugUtilsMessengerCreateInfoEXT& ci);
+// A debug-utils messenger on `instance`; the caller destroys it with
+// destroy_messenger().
+Result<VkDebugUtilsMessengerEXT> create_messenger(VkInstance instance,
+                                                  const VkDebugUtilsMessengerCreateInfoEXT& ci);
+void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
 
 // ---------------------------------------------------------------------------
 // Device probe (vulkan_device_report.cpp)
