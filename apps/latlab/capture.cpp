@@ -278,12 +278,19 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
     }
   }
   const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
+  const std::string bp_p50 = bp.empty() ? "n/a" : std::to_string(bp.p50) + " us";
   std::fprintf(stderr,
                "latlab capture: %zu frames, %llu submits, %llu GPU spans missing, %llu records "
-               "dropped; between presents p50 %.1f us\n",
+               "dropped; between presents p50 %s\n",
                s.frames.size(), static_cast<unsigned long long>(s.submits),
                static_cast<unsigned long long>(s.gpu_spans_missing),
-               static_cast<unsigned long long>(run.stream.dropped()), bp.empty() ? 0.0 : bp.p50);
+               static_cast<unsigned long long>(run.stream.dropped()), bp_p50.c_str());
+  if (run.stream.sources().empty()) {
+    std::fprintf(stderr,
+                 "latlab capture: the layer never reported: the program made no Vulkan device, "
+                 "or the Vulkan loader did not load VK_LAYER_LATLAB_capture (VK_LOADER_DEBUG=layer "
+                 "shows its search)\n");
+  }
   return status;
 }
 
@@ -359,6 +366,10 @@ int capture_main(CaptureOptions& o) {
     const int child_fd = fcntl(sv[1], F_DUPFD, 3);  // without CLOEXEC: it survives exec
     setenv(capture::kCaptureFdEnv, std::to_string(child_fd).c_str(), 1);
     setenv("VK_ADD_LAYER_PATH", prepend("VK_ADD_LAYER_PATH", layer_dir, ':').c_str(), 1);
+    // Loaders before VK_ADD_LAYER_PATH (Debian 12's 1.3.239 among them)
+    // search only VK_LAYER_PATH when it is set.
+    if (const char* lp = std::getenv("VK_LAYER_PATH"); lp != nullptr && *lp != '\0')
+      setenv("VK_LAYER_PATH", prepend("VK_LAYER_PATH", layer_dir, ':').c_str(), 1);
     setenv("VK_INSTANCE_LAYERS",
            prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
     std::vector<char*> argv;

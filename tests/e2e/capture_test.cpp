@@ -112,6 +112,19 @@ TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
   EXPECT_EQ(j["frames"], 5);
 }
 
+// With VK_LAYER_PATH set (as the GPU machine's scripts set it for the
+// validation layer), Debian 12's loader searches only that path, not
+// VK_ADD_LAYER_PATH: capture puts its layer on both.
+TEST_F(CaptureVkcube, LayerLoadsWhenVkLayerPathIsSet) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = run_cli("capture --out " + out + " -- vkcube --c 5",
+                              CliOptions{env_ + " VK_LAYER_PATH=" + dir_.path.string()});
+  EXPECT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 5) << r.output;
+  EXPECT_EQ(r.output.find("the layer never reported"), std::string::npos) << r.output;
+}
+
 TEST_F(CaptureVkcube, KilledProgramGivesPartialResult) {
   const auto out = (dir_.path / "r.json").string();
   // vkcube without --c runs until killed; the shell kills it after a while.
