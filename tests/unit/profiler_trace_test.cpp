@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "latlab/bench/sim_timestamp_slots.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
+#include "trace_lanes.hpp"
 
 namespace latlab {
 namespace {
@@ -28,35 +30,11 @@ using nlohmann::json;
 // Checks every (pid, tid) track: B/E matched by name, properly nested, ts
 // non-decreasing in file order. Returns the spans per track name.
 std::map<std::string, std::vector<std::string>> check_tracks(const json& doc) {
-  std::map<std::pair<int, int>, std::string> names;
-  std::map<std::pair<int, int>, std::vector<std::string>> stacks;
-  std::map<std::pair<int, int>, double> last_ts;
   std::map<std::string, std::vector<std::string>> spans;
-  for (const auto& ev : doc.at("traceEvents")) {
-    const auto key = std::make_pair(ev.at("pid").get<int>(), ev.at("tid").get<int>());
-    const std::string ph = ev.at("ph");
-    if (ph == "M") {
-      if (ev.at("name") == "thread_name") names[key] = ev.at("args").at("name");
-      continue;
-    }
-    EXPECT_TRUE(ph == "B" || ph == "E") << ph;
-    const double ts = ev.at("ts");
-    if (last_ts.count(key) != 0) {
-      EXPECT_GE(ts, last_ts[key]) << ev.dump();
-    }
-    last_ts[key] = ts;
-    auto& st = stacks[key];
-    if (ph == "B") {
-      st.push_back(ev.at("name"));
-      spans[names[key]].push_back(ev.at("name"));
-    } else {
-      EXPECT_FALSE(st.empty()) << "E without B: " << ev.dump();
-      if (st.empty()) continue;
-      EXPECT_EQ(st.back(), ev.at("name").get<std::string>());
-      st.pop_back();
-    }
-  }
-  for (const auto& [key, st] : stacks) EXPECT_TRUE(st.empty()) << "unclosed on tid " << key.second;
+  test::walk_trace_lanes(doc, [&](int, const std::string& thread, const std::string&,
+                                  const std::string& name, double, std::optional<double> begin_ts) {
+    if (!begin_ts) spans[thread].push_back(name);
+  });
   return spans;
 }
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -21,6 +22,7 @@
 #include "fifo_reader.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "temp_dir.hpp"
+#include "trace_lanes.hpp"
 
 namespace latlab {
 namespace {
@@ -46,39 +48,16 @@ struct Parsed {
 // order, nothing left open; returns the spans per track and the lanes.
 Parsed parse_trace(const json& doc) {
   Parsed p;
-  std::map<std::pair<int, int>, std::string> names;
-  std::map<std::pair<int, int>, std::vector<std::pair<std::string, double>>> stacks;
-  std::map<std::pair<int, int>, double> last_ts;
-  for (const auto& ev : doc.at("traceEvents")) {
-    const auto key = std::make_pair(ev.at("pid").get<int>(), ev.at("tid").get<int>());
-    const std::string ph = ev.at("ph");
-    if (ph == "M") {
-      if (ev.at("name") == "thread_name") names[key] = ev.at("args").at("name");
-      continue;
-    }
-    EXPECT_TRUE(ph == "B" || ph == "E") << ph;
-    const double ts = ev.at("ts");
-    if (last_ts.count(key) != 0) {
-      EXPECT_GE(ts, last_ts[key]) << ev.dump();
-    }
-    last_ts[key] = ts;
-    const std::string name = ev.at("name");
-    std::string lane = std::to_string(key.first) + "/" + names[key];
-    p.lanes[lane].push_back(ph + " " + name + " " + std::to_string(ts));
-    auto& st = stacks[key];
-    if (ph == "B") {
-      st.emplace_back(name, ts);
-      continue;
-    }
-    EXPECT_FALSE(st.empty()) << "E without B: " << ev.dump();
-    if (st.empty()) continue;
-    EXPECT_EQ(st.back().first, name);
-    const size_t hash = lane.rfind(" #");
-    const std::string track = hash == std::string::npos ? lane : lane.substr(0, hash);
-    p.spans[track].emplace_back(name, st.back().second, ts);
-    st.pop_back();
-  }
-  for (const auto& [key, st] : stacks) EXPECT_TRUE(st.empty()) << "unclosed on tid " << key.second;
+  test::walk_trace_lanes(
+      doc, [&](int pid, const std::string& thread, const std::string& ph, const std::string& name,
+               double ts, std::optional<double> begin_ts) {
+        const std::string lane = std::to_string(pid) + "/" + thread;
+        p.lanes[lane].push_back(ph + " " + name + " " + std::to_string(ts));
+        if (!begin_ts) return;
+        const size_t hash = lane.rfind(" #");
+        const std::string track = hash == std::string::npos ? lane : lane.substr(0, hash);
+        p.spans[track].emplace_back(name, *begin_ts, ts);
+      });
   for (auto& [track, v] : p.spans) std::sort(v.begin(), v.end());
   return p;
 }
