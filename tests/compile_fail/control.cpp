@@ -12,8 +12,16 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 using cudaStream_t = struct CUstream_st*;  // as cuda_runtime.h defines it
+
+// Each API's profiler names the stream it records into.
+static_assert(std::is_same_v<latlab::CudaGpuProfiler::stream_type, cudaStream_t>);
+static_assert(std::is_same_v<latlab::GlGpuProfiler::stream_type, latlab::GlContext*>);
+#ifdef LATLAB_CF_VULKAN
+static_assert(std::is_same_v<latlab::VulkanGpuProfiler::stream_type, VkCommandBuffer>);
+#endif
 
 void record(latlab::CudaGpuProfiler& cuda, cudaStream_t stream, latlab::GlGpuProfiler* gl,
             latlab::GlContext* ctx, const std::unique_ptr<latlab::GpuProfiler>& untyped,
