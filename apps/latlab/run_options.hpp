@@ -8,12 +8,12 @@
 #include <optional>
 #include <string>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
-#include "latlab/bench/present_path.hpp"
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/calibrator.hpp"
+#include "latlab/latency_device.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {

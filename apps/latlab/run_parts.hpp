@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/performance_mode.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/tick_mapper.hpp"
+#include "latlab/latency_device.hpp"
 #include "report/result_json.hpp"
 #include "run_options.hpp"
 #include "run_store.hpp"

@@ -6,10 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_run.hpp"
-#include "latlab/bench/present_path.hpp"
 #include "latlab/bench/run_engine.hpp"
+#include "latlab/latency_device.hpp"
+#include "latlab/present_path.hpp"
 #include "run_options.hpp"
 
 namespace latlab::cli {

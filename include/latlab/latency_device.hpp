@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/poll_target.hpp"
-#include "latlab/bench/present_path.hpp"
-#include "latlab/bench/reference_path.hpp"
 #include "latlab/capability.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/poll_target.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/query_status.hpp"
+#include "latlab/reference_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 

@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "latlab/bench/poll_target.hpp"
+#include "latlab/poll_target.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

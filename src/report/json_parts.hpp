@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

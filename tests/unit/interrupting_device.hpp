@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "latlab/bench/latency_device.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

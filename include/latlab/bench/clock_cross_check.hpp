@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/tick_mapper.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/cuda.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "latlab/bench/backend.hpp"
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/result.hpp"
 

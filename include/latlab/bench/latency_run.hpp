@@ -47,13 +47,13 @@
 #include <vector>
 
 #include "latlab/bench/frame_markers.hpp"
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/present_markers.hpp"
-#include "latlab/bench/present_path.hpp"
 #include "latlab/bench/schedule.hpp"
 #include "latlab/bench/signal_generator.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/bench/latency_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "latlab/bench/device_factory.hpp"
-#include "latlab/bench/present_path.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -15,12 +15,12 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
-#include "latlab/bench/present_path.hpp"
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
+#include "latlab/present_path.hpp"
 
 namespace latlab {
 

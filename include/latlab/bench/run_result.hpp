@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/performance_mode.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/tick_format.hpp"
 

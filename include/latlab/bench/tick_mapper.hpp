@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/vulkan.hpp"
@@ -152,7 +152,7 @@ class VulkanFragmentWorkload {
 // ---------------------------------------------------------------------------
 // Latency device
 
-// LatencyDevice (latlab/bench/latency_device.hpp) on Vulkan. Owns its context. Each
+// LatencyDevice (latlab/latency_device.hpp) on Vulkan. Owns its context. Each
 // frame: a command buffer from a small ring with its fence, a timestamp
 // before the first pass and after the last, FrameWorkload's passes in
 // between (compute form: VulkanComputeWorkload; fragment form:

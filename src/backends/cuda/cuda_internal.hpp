@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/latency_device.hpp"
+#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cuda_detail {

@@ -19,8 +19,8 @@
 
 #include <memory>
 
-#include "latlab/bench/present_path.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 

@@ -2,9 +2,9 @@
 #include "backends/vulkan/vulkan_reference.hpp"
 
 #include "backends/vulkan/vk_util.hpp"
-#include "latlab/bench/latency_device.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
+#include "latlab/latency_device.hpp"
 
 namespace latlab {
 

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/bench/present_path.hpp"
+#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
