@@ -1,17 +1,12 @@
 // VulkanContext's instance and validation messenger, shared with the
 // device reports (enumerate_vulkan_devices).
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cstring>
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <dlfcn.h>
-#include <link.h>
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <dlfcn.h>
-#include <link.h>
-#endif
-#endif
+#include <set>
+#include <string>
 
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
@@ -21,37 +16,34 @@ namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LATLAB_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define LATLAB_ASAN 1
-#endif
-
-#if defined(LATLAB_ASAN)
-// AddressSanitizer builds only. Mesa's Vulkan drivers (lavapipe) allocate
-// process globals under pthread_once; when the loader dlcloses the driver
-// at vkDestroyInstance those become unreachable and LeakSanitizer reports
-// them, with frames it can no longer symbolise (so no suppression can name
-// them). Keeping the loaded drivers and layers resident keeps the globals
-// reachable; leaks in latlab's own code are still reported.
-void keep_vulkan_modules_loaded() {
+std::set<std::string> loaded_modules() {
+  std::set<std::string> names;
   dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void*) -> int {
-        const char* name = info->dlpi_name;
-        if (name != nullptr && (std::strstr(name, "libvulkan_") != nullptr ||
-                                std::strstr(name, "libVkLayer_") != nullptr)) {
-          (void)dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+      [](dl_phdr_info* info, size_t, void* out) -> int {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+          static_cast<std::set<std::string>*>(out)->insert(info->dlpi_name);
         }
         return 0;
       },
-      nullptr);
+      &names);
+  return names;
 }
-#else
-void keep_vulkan_modules_loaded() {}
-#endif
+
+// The loader dlopens the drivers (and layers) at vkCreateInstance and
+// dlcloses them at the last vkDestroyInstance. A process that makes and
+// destroys many instances reloads them each time, and NVIDIA's driver
+// (libnvidia-tls) takes glibc static TLS on every load that dlclose never
+// gives back: on the H200 (580.159.04) the 31st instance in a row failed with
+// VK_ERROR_INCOMPATIBLE_DRIVER ("cannot allocate memory in static TLS block").
+// So what latlab's own instance loaded stays resident, as in a program that
+// keeps one instance. (It also keeps Mesa's process globals reachable, which
+// LeakSanitizer would otherwise report once lavapipe is unloaded.)
+void keep_new_modules_resident(const std::set<std::string>& before) {
+  for (const std::string& name : loaded_modules()) {
+    if (!before.contains(name)) (void)dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+}
+
 constexpr size_t kMaxValidationMessages = 256;
 
 }  // namespace
@@ -123,6 +115,7 @@ void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) 
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
                                      const VkDebugUtilsMessengerCreateInfoEXT* messenger,
                                      bool surfaces) {
+  const std::set<std::string> modules_before = loaded_modules();
   uint32_t loader = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&loader) != VK_SUCCESS) loader = VK_API_VERSION_1_0;
   if (!at_least(loader, 1, 1)) {
@@ -191,7 +184,7 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
     return out;
   }
   if (r != VK_SUCCESS) return vk::error("vkCreateInstance", r);
-  keep_vulkan_modules_loaded();
+  keep_new_modules_resident(modules_before);
   return out;
 }
 
