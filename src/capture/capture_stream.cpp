@@ -166,8 +166,9 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
       set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
       auto frame_cpu = diff(f->present_start, f->frame_start);
       set(FrameFigure::cpu_busy, frame_cpu);
-      set(FrameFigure::acquire_wait,
-          f->frame_start != kNoTime ? std::optional<int64_t>(f->acquire_wait_ns) : std::nullopt);
+      set(FrameFigure::acquire_wait, f->frame_start != kNoTime && f->acquire_wait_ns != kNoTime
+                                         ? std::optional<int64_t>(f->acquire_wait_ns)
+                                         : std::nullopt);
       set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
       auto gpu_time = diff(f->gpu_end, f->gpu_begin);
       set(FrameFigure::gpu_time, gpu_time);
