@@ -51,14 +51,21 @@ struct RecordHead {
   RecordType type{};
   uint32_t size = 0;  // bytes of the whole record, head included
   uint32_t pid = 0;   // the sending process
-  // Per process, counting every record the process tried to send from 0: a
-  // gap is records dropped (the socket was full).
+  // Per process and lane, counting every record the lane's sender tried to
+  // send from 0: a gap is records dropped (the socket was full). The top
+  // byte is the lane (kSeqLaneShift): each frame-source library in a process
+  // (the Vulkan layer, the GL interposer) has its own sender and numbers.
   uint64_t seq = 0;
   // The source within the process (a VkDevice, a GL context): any number
   // that stays the same for the source's life.
   uint64_t source = 0;
 };
 static_assert(sizeof(RecordHead) == 32);
+
+// RecordHead::seq >> kSeqLaneShift: which sender of the process sent it.
+inline constexpr uint32_t kSeqLaneShift = 56;
+inline constexpr uint8_t kSeqLaneVulkanLayer = 0;
+inline constexpr uint8_t kSeqLaneGlInterposer = 1;
 
 struct HelloRecord {
   RecordHead head;

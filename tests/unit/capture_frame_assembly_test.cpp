@@ -238,5 +238,20 @@ TEST(CaptureSummary, SubmitsAreCountedByWhyTheyHaveNoSpan) {
   EXPECT_DOUBLE_EQ(to_gpu.max, 0.05);
 }
 
+// The Vulkan layer and the GL interposer in one process (a GL program on a
+// Vulkan driver, or one using both APIs) each number their records; the
+// lane in the top byte of seq keeps the two counts apart.
+TEST(CaptureStreamSeq, TwoSendersInOneProcessCountTheirRecordsApart) {
+  const uint64_t gl = uint64_t{kSeqLaneGlInterposer} << kSeqLaneShift;
+  CaptureStream st;
+  for (uint64_t i = 0; i < 3; ++i) add(st, frame(i, kNoTime, 1000, 1100), RecordType::frame, i, 1);
+  for (uint64_t i = 0; i < 2; ++i)
+    add(st, frame(i, kNoTime, 1000, 1100), RecordType::frame, gl + i, 2);
+  EXPECT_EQ(st.dropped(), 0u);
+  // A gap in the GL interposer's numbers: one record it could not send.
+  add(st, frame(3, kNoTime, 1000, 1100), RecordType::frame, gl + 3, 2);
+  EXPECT_EQ(st.dropped(), 1u);
+}
+
 }  // namespace
 }  // namespace latlab::capture

@@ -61,7 +61,7 @@ std::atomic<bool> g_forked_child{false};
 std::atomic<bool> g_exiting{false};
 
 bool enabled() {
-  static const bool active = RecordSender::process().active();
+  static const bool active = RecordSender::process(kSeqLaneGlInterposer).active();
   return active && !g_forked_child.load(std::memory_order_relaxed) &&
          !g_exiting.load(std::memory_order_relaxed);
 }
@@ -172,7 +172,7 @@ class Outbox {
     }
   }
   void send(std::vector<Item>& batch) {
-    auto& sender = RecordSender::process();
+    auto& sender = RecordSender::process(kSeqLaneGlInterposer);
     for (auto& [source, record] : batch) {
       std::visit(
           [&, src = source](auto& r) {
