@@ -47,6 +47,9 @@
 #ifndef LATLAB_CAPTURE_BUILD_LAYER_DIR
 #define LATLAB_CAPTURE_BUILD_LAYER_DIR ""
 #endif
+#ifndef LATLAB_CAPTURE_BUILD_GL_DIR
+#define LATLAB_CAPTURE_BUILD_GL_DIR ""
+#endif
 
 namespace latlab::cli {
 namespace {
@@ -83,6 +86,26 @@ std::string find_layer_dir() {
   if (*LATLAB_CAPTURE_BUILD_LAYER_DIR != '\0') dirs.emplace_back(LATLAB_CAPTURE_BUILD_LAYER_DIR);
   for (const auto& d : dirs) {
     if (fs::exists(d / kManifest, ec)) return d.string();
+  }
+  return {};
+}
+
+const char* kGlInterposer = "libLatlabGlCapture.so";
+
+// The GL interposer's path: in $LATLAB_CAPTURE_GL_DIR, the install tree
+// beside this executable (../share/latlab/layers, with the layer), or the
+// build tree; "" when none has it (a build without OpenGL).
+std::string find_gl_interposer() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  if (const char* e = std::getenv("LATLAB_CAPTURE_GL_DIR"); e != nullptr && *e != '\0')
+    dirs.emplace_back(e);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "latlab" / "layers");
+  if (*LATLAB_CAPTURE_BUILD_GL_DIR != '\0') dirs.emplace_back(LATLAB_CAPTURE_BUILD_GL_DIR);
+  for (const auto& d : dirs) {
+    if (fs::exists(d / kGlInterposer, ec)) return fs::absolute(d / kGlInterposer, ec).string();
   }
   return {};
 }
@@ -228,7 +251,7 @@ std::string frames_csv(const capture::CaptureSummary& s) {
     out += std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
            std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' + t(f.frame_start) +
            ',' + t(f.present_start) + ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' +
-           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + std::to_string(f.acquire_wait_ns) + ',' +
+           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + t(f.acquire_wait_ns) + ',' +
            t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
            std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
     for (const auto& v : row.figures) out += ',' + (v ? std::to_string(*v) : std::string());
@@ -289,7 +312,24 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
     std::fprintf(stderr,
                  "latlab capture: the layer never reported: the program made no Vulkan device, "
                  "or the Vulkan loader did not load VK_LAYER_LATLAB_capture (VK_LOADER_DEBUG=layer "
-                 "shows its search)\n");
+                 "shows its search); nor did the GL interposer: the program swapped no GLX or "
+                 "EGL buffers it saw (docs/capture.md says which programs it cannot see)\n");
+  } else {
+    size_t vk = 0;
+    size_t gl = 0;
+    for (const auto& src : run.stream.sources()) {
+      if (src.api == capture::SourceApi::opengl) {
+        ++gl;
+      } else {
+        ++vk;
+      }
+    }
+    std::string apis;
+    if (vk > 0) apis += "vulkan (" + std::to_string(vk) + " device" + (vk > 1 ? "s)" : ")");
+    if (gl > 0)
+      apis += (apis.empty() ? "" : ", ") + std::string("opengl (") + std::to_string(gl) +
+              " context" + (gl > 1 ? "s)" : ")");
+    std::fprintf(stderr, "latlab capture: reported by %s\n", apis.c_str());
   }
   return status;
 }
@@ -337,6 +377,14 @@ int capture_main(CaptureOptions& o) {
                  kManifest);
     return kExitMissingCapability;
   }
+  const std::string gl_interposer = find_gl_interposer();
+  if (gl_interposer.empty()) {
+    std::fprintf(stderr,
+                 "latlab capture: the GL interposer %s is not installed beside latlab nor in the "
+                 "build tree (set LATLAB_CAPTURE_GL_DIR to its folder): OpenGL programs are not "
+                 "captured\n",
+                 kGlInterposer);
+  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     std::fprintf(stderr, "latlab capture: socketpair: %s\n", std::strerror(errno));
@@ -372,6 +420,13 @@ int capture_main(CaptureOptions& o) {
       setenv("VK_LAYER_PATH", prepend("VK_LAYER_PATH", layer_dir, ':').c_str(), 1);
     setenv("VK_INSTANCE_LAYERS",
            prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
+    // The GL interposer after the program's own preloads (theirs wrap first).
+    if (!gl_interposer.empty()) {
+      const char* old = std::getenv("LD_PRELOAD");
+      const std::string preload =
+          old == nullptr || *old == '\0' ? gl_interposer : std::string(old) + ":" + gl_interposer;
+      setenv("LD_PRELOAD", preload.c_str(), 1);
+    }
     std::vector<char*> argv;
     for (auto& a : o.program) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -51,14 +51,21 @@ struct RecordHead {
   RecordType type{};
   uint32_t size = 0;  // bytes of the whole record, head included
   uint32_t pid = 0;   // the sending process
-  // Per process, counting every record the process tried to send from 0: a
-  // gap is records dropped (the socket was full).
+  // Per process and lane, counting every record the lane's sender tried to
+  // send from 0: a gap is records dropped (the socket was full). The top
+  // byte is the lane (kSeqLaneShift): each frame-source library in a process
+  // (the Vulkan layer, the GL interposer) has its own sender and numbers.
   uint64_t seq = 0;
   // The source within the process (a VkDevice, a GL context): any number
   // that stays the same for the source's life.
   uint64_t source = 0;
 };
 static_assert(sizeof(RecordHead) == 32);
+
+// RecordHead::seq >> kSeqLaneShift: which sender of the process sent it.
+inline constexpr uint32_t kSeqLaneShift = 56;
+inline constexpr uint8_t kSeqLaneVulkanLayer = 0;
+inline constexpr uint8_t kSeqLaneGlInterposer = 1;
 
 struct HelloRecord {
   RecordHead head;
@@ -115,14 +122,14 @@ struct FrameRecord {
   int64_t gpu_begin = kNoTime;    // first GPU work of the frame began
   int64_t gpu_end = kNoTime;      // last GPU work of the frame ended
   int64_t gpu_busy_ns = kNoTime;  // union of the frame's GPU spans
-  int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (Vulkan; GL: 0)
+  int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (GL: kNoTime)
   int64_t present_complete = kNoTime;  // the present was done (present wait), when offered
   int64_t source_present_ns = 0;       // CPU time the source added to the present call
   int64_t source_submit_ns = 0;        // the same, summed over the frame's submits
   uint32_t submits = 0;                // submissions in the frame
   uint32_t gpu_spans_missing = 0;      // submissions with work whose span is missing
   uint32_t swapchains = 1;             // swapchains in the present call
-  int32_t present_result = 0;          // VkResult of the present (GL: 0)
+  int32_t present_result = 0;          // VkResult of the present (GL: 0, EGL_FALSE: -1)
 };
 static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 4);
 

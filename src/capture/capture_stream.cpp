@@ -83,11 +83,13 @@ bool CaptureStream::add(std::span<const std::byte> d) {
     ++malformed_;
     return false;
   }
-  auto seq =
-      std::find_if(seqs_.begin(), seqs_.end(), [&](const PidSeq& p) { return p.pid == head.pid; });
-  if (seq == seqs_.end()) seq = seqs_.insert(seqs_.end(), PidSeq{head.pid, 0, 0, 0});
+  const auto lane = static_cast<uint8_t>(head.seq >> kSeqLaneShift);
+  const uint64_t number = head.seq & ((uint64_t{1} << kSeqLaneShift) - 1);
+  auto seq = std::find_if(seqs_.begin(), seqs_.end(),
+                          [&](const PidSeq& p) { return p.pid == head.pid && p.lane == lane; });
+  if (seq == seqs_.end()) seq = seqs_.insert(seqs_.end(), PidSeq{head.pid, lane, 0, 0, 0});
   ++seq->received;
-  seq->max_seq = std::max(seq->max_seq, head.seq);
+  seq->max_seq = std::max(seq->max_seq, number);
   bool ok = true;
   switch (head.type) {
     case RecordType::hello: {
@@ -138,7 +140,8 @@ bool CaptureStream::add(std::span<const std::byte> d) {
 uint64_t CaptureStream::dropped() const {
   uint64_t total = 0;
   for (const auto& p : seqs_) {
-    const uint64_t gaps = p.max_seq + 1 - p.received;
+    // More received than numbered: a sender repeated numbers; no gap to count.
+    const uint64_t gaps = p.received > p.max_seq ? 0 : p.max_seq + 1 - p.received;
     total += std::max(gaps, p.end_dropped);
   }
   return total;
@@ -166,8 +169,9 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
       set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
       auto frame_cpu = diff(f->present_start, f->frame_start);
       set(FrameFigure::cpu_busy, frame_cpu);
-      set(FrameFigure::acquire_wait,
-          f->frame_start != kNoTime ? std::optional<int64_t>(f->acquire_wait_ns) : std::nullopt);
+      set(FrameFigure::acquire_wait, f->frame_start != kNoTime && f->acquire_wait_ns != kNoTime
+                                         ? std::optional<int64_t>(f->acquire_wait_ns)
+                                         : std::nullopt);
       set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
       auto gpu_time = diff(f->gpu_end, f->gpu_begin);
       set(FrameFigure::gpu_time, gpu_time);

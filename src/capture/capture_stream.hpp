@@ -48,13 +48,14 @@ class CaptureStream {
   const std::vector<FrameRecord>& frames() const { return frames_; }
   uint64_t malformed() const { return malformed_; }
   uint64_t unknown() const { return unknown_; }
-  // Records the sources could not send: gaps in each process's sequence
+  // Records the sources could not send: gaps in each process's (and lane's) sequence
   // numbers, or what its last EndRecord counted, whichever is larger.
   uint64_t dropped() const;
 
  private:
   struct PidSeq {
     uint32_t pid = 0;
+    uint8_t lane = 0;  // RecordHead::seq >> kSeqLaneShift
     uint64_t received = 0;
     uint64_t max_seq = 0;
     uint64_t end_dropped = 0;

@@ -29,8 +29,8 @@ int fd_from_environment() {
 
 }  // namespace
 
-RecordSender& RecordSender::process() {
-  static RecordSender sender(fd_from_environment());
+RecordSender& RecordSender::process(uint8_t lane) {
+  static RecordSender sender(fd_from_environment(), lane);
   return sender;
 }
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/opengl/gl_calibration_pair.hpp"
 #include "backends/opengl/gl_state.hpp"
 #include "core/uuid_text.hpp"
-#include "latlab/host_clock.hpp"
 
 namespace latlab {
 namespace {
@@ -581,22 +581,13 @@ Result<CalibrationPair> GlContext::sample_calibration(uint32_t brackets) {
   if (eglMakeCurrent(s.display, s.calib_surface, s.calib_surface, s.calib_context) != EGL_TRUE) {
     return make_error("calibration: eglMakeCurrent failed (" + gl::egl_error_name(eglGetError()) + ")");
   }
-  CalibrationPair best;
-  int64_t best_width = -1;
-  const uint64_t mask = tick_format().mask();
-  for (uint32_t i = 0; i < std::max<uint32_t>(1, brackets); ++i) {
-    GLint64 ticks = 0;
-    const int64_t t0 = host_now_ns();
-    s.api.GetInteger64v(GL_TIMESTAMP, &ticks);
-    const int64_t t1 = host_now_ns();
-    if (best_width < 0 || t1 - t0 < best_width) {
-      best_width = t1 - t0;
-      best.device_ticks = static_cast<uint64_t>(ticks) & mask;
-      best.host_ns = t0 + (t1 - t0) / 2;
-      best.max_deviation_ns = (t1 - t0 + 1) / 2;
-      best.estimated = true;
-    }
-  }
+  const CalibrationPair best = gl::narrowest_bracket(
+      [&s] {
+        GLint64 ticks = 0;
+        s.api.GetInteger64v(GL_TIMESTAMP, &ticks);
+        return static_cast<uint64_t>(ticks);
+      },
+      tick_format().mask(), brackets);
   const std::string errors = gl::drain_errors(s.api);
   if (prev != EGL_NO_CONTEXT) {
     eglMakeCurrent(prev_display, prev_draw, prev_read, prev);

@@ -1,0 +1,133 @@
+// One GL context's frames, as the capture interposer sees them (docs/capture.md,
+// "OpenGL"): at each swap a GL_TIMESTAMP query ends the frame's GL commands
+// (put just before the swap) and another begins the next frame's (just after
+// it); results are read on later swaps, only once GL_QUERY_RESULT_AVAILABLE
+// says so, from a ring of query objects; GL times reach the host clock
+// through latlab's bracketed GL calibration (gl_calibration_pair.hpp) and
+// ClockModel, on the program's own context.
+//
+// What it leaves as it was on the program's context: every GL error flag (it
+// never calls glGetError and makes only calls that cannot fail: each one's
+// preconditions are checked once, at probe()), the GL_QUERY_BUFFER binding
+// (unbound around its reads and bound again), every query the program has
+// active (timestamp queries bind no target). It never waits for the GPU
+// (no glFinish, no GL_QUERY_RESULT before availability).
+//
+// Threads: not thread-safe. Every call with the context current on the
+// calling thread (GL's own rule), except finish(false); the interposer holds
+// a lock per context around each.
+#pragma once
+
+#include <GL/glcorearb.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "capture/capture_record.hpp"
+#include "latlab/clock_model.hpp"
+
+namespace latlab::capture::glcap {
+
+// A record for the interposer's outbox; the sink queues it (never blocks
+// for long) and a thread of the interposer's sends it.
+using OutRecord =
+    std::variant<HelloRecord, UnavailableRecord, SubmitRecord, FrameRecord, EndRecord>;
+using RecordSink = std::function<void(uint64_t source, OutRecord&& record)>;
+
+// The GL entry points used on the program's context. Loaded through the GL
+// window system's own GetProcAddress (GLX or EGL) for the context's kind.
+struct GlFns {
+  PFNGLGETSTRINGPROC GetString = nullptr;
+  PFNGLGETSTRINGIPROC GetStringi = nullptr;
+  PFNGLGETINTEGERVPROC GetIntegerv = nullptr;
+  PFNGLGETINTEGER64VPROC GetInteger64v = nullptr;
+  PFNGLGENQUERIESPROC GenQueries = nullptr;
+  PFNGLQUERYCOUNTERPROC QueryCounter = nullptr;
+  PFNGLGETQUERYIVPROC GetQueryiv = nullptr;
+  PFNGLGETQUERYOBJECTUIVPROC GetQueryObjectuiv = nullptr;
+  PFNGLGETQUERYOBJECTUI64VPROC GetQueryObjectui64v = nullptr;
+  PFNGLBINDBUFFERPROC BindBuffer = nullptr;
+};
+
+// A GetProcAddress: the entry point named, or null.
+using GlLoader = void* (*)(const char* name);
+
+// Frames in flight per context whose timestamps are not read yet, plus the
+// open one: a frame beyond that is not timed (NoSpan::ring_full).
+inline constexpr uint32_t kGlQueryPairs = 16;
+
+class GlContextTiming {
+ public:
+  // Probes the context current on the calling thread (GL version, timer
+  // queries, GL_QUERY_COUNTER_BITS, query buffers), calibrates, and sends
+  // the source's hello and unavailable records. `window_system`: "GLX" or
+  // "EGL"; `source`: the context's handle.
+  GlContextTiming(uint64_t source, const char* window_system, GlLoader load, RecordSink sink);
+  ~GlContextTiming();
+  GlContextTiming(const GlContextTiming&) = delete;
+  GlContextTiming& operator=(const GlContextTiming&) = delete;
+
+  // Before the program's swap (enter: when the program called it): ends the
+  // open frame's GL commands with a timestamp query, refreshes the
+  // calibration when it is due.
+  void before_swap(int64_t enter);
+  // After the swap returned (`call_start`..`returned`: the real call):
+  // queues the frame, reads every earlier frame whose timestamps are
+  // available (sending its submit and frame records), and begins the next
+  // frame with a timestamp query. `drawable`: the swapped window/surface;
+  // `result`: 0, or -1 when an EGL swap returned EGL_FALSE.
+  void after_swap(int64_t enter, int64_t call_start, int64_t returned, uint64_t drawable,
+                  int32_t result);
+  // The context goes away (destroyed, its display terminated, the process
+  // exits). `current`: on this thread, so what is available is read first;
+  // the rest is sent without GPU span (NoSpan::not_read). Then the end
+  // record (its `dropped` is the outbox's to fill). Once; later calls do nothing.
+  void finish(bool current);
+
+  bool can_time() const { return can_time_; }
+
+ private:
+  struct Pending {
+    FrameRecord frame;
+    SubmitRecord submit;
+    int pair = -1;  // query pair, -1: not timed (submit.no_span says why)
+  };
+  void probe(GlLoader load);
+  void calibrate(uint32_t brackets);
+  // Reads the front of `pending_` while available; sends each frame done.
+  void collect();
+  void emit(Pending& p);
+  void unavailable(const char* name, const std::string& reason);
+  uint64_t read_timestamp();
+
+  uint64_t source_ = 0;
+  std::string window_system_;
+  RecordSink sink_;
+  GlFns gl_;
+  bool gles_ = false;
+  bool can_time_ = false;
+  bool query_buffer_ = false;  // GL_QUERY_BUFFER exists: unbind it around reads
+  std::string renderer_;
+  TickFormat ticks_;
+  std::unique_ptr<ClockModel> model_;
+  std::shared_ptr<const ClockFit> fit_;
+  int64_t next_calibration_ns_ = 0;
+  std::vector<GLuint> queries_;  // 2 per pair: begin, end
+  std::vector<uint32_t> free_;   // free pairs
+  std::deque<Pending> pending_;  // swapped, in swap order, not sent yet
+  int open_pair_ = -1;           // the open frame's pair (-1: not timed)
+  NoSpan open_no_span_ = NoSpan::cannot_time;
+  int64_t open_cpu_start_ = kNoTime;  // its begin query was issued
+  int64_t last_present_end_ = kNoTime;
+  uint64_t frame_index_ = 0;
+  uint64_t frames_sent_ = 0;
+  uint64_t submits_sent_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace latlab::capture::glcap

@@ -1,0 +1,459 @@
+// libLatlabGlCapture.so: the OpenGL frame source of `latlab capture`
+// (docs/capture.md, "OpenGL"), put in the program with LD_PRELOAD. It
+// defines glXSwapBuffers, eglSwapBuffers, glXDestroyContext,
+// eglDestroyContext, eglTerminate and the GetProcAddress functions
+// (glXGetProcAddress, glXGetProcAddressARB, eglGetProcAddress, which hand out
+// these wrappers and those of eglSwapBuffersWithDamageKHR/EXT), forwards each
+// to the next definition (dlsym(RTLD_NEXT)), and times frames on the
+// program's current context with GlContextTiming. Records go through an
+// outbox to a thread of the interposer's, which sends them
+// (RecordSender: never blocking), so a swap costs the program GL calls and
+// a lock, not a system call.
+//
+// Inactive (every wrapper only forwards) unless LATLAB_CAPTURE_FD names the
+// capture's socket; inactive in a child forked by the program (its GL state
+// is the parent's) and once the process is exiting.
+//
+// Error state: GL errors are never read or raised (gl_context_timing.hpp).
+// EGL keeps the error of the last EGL call per thread: the wrappers make
+// their own EGL calls (eglGetCurrentContext, eglGetProcAddress) before the
+// program's call, never after it, so eglGetError still reports the program's.
+#define EGL_NO_X11 1
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "capture/gl_interposer/gl_context_timing.hpp"
+#include "capture/record_sender.hpp"
+#include "latlab/host_clock.hpp"
+
+#define LATLAB_GL_EXPORT extern "C" __attribute__((visibility("default")))
+
+// GLX types without Xlib's headers: Display* and GLXContext are pointers,
+// GLXDrawable an XID (unsigned long); the ABI is the same.
+using GlxDisplay = void*;
+using GlxContext = void*;
+using GlxDrawable = unsigned long;
+using GlxProc = void (*)();
+
+namespace latlab::capture::glcap {
+namespace {
+
+// How often the sender thread sends what was queued.
+constexpr auto kSendPeriod = std::chrono::milliseconds(2);
+// Records queued at most; beyond, dropped and counted (a stalled sender).
+constexpr size_t kMaxQueued = 1 << 16;
+
+std::atomic<bool> g_forked_child{false};
+std::atomic<bool> g_exiting{false};
+
+bool enabled() {
+  static const bool active = RecordSender::process(kSeqLaneGlInterposer).active();
+  return active && !g_forked_child.load(std::memory_order_relaxed) &&
+         !g_exiting.load(std::memory_order_relaxed);
+}
+
+// The next definition of `name` after this library; where the GL library
+// was loaded privately (dlopen RTLD_LOCAL), that library's own.
+void* next_symbol(const char* name) {
+  if (void* f = dlsym(RTLD_NEXT, name)) return f;
+  for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1"}) {
+    if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) {
+      void* f = dlsym(h, name);
+      dlclose(h);
+      if (f != nullptr) return f;
+    }
+  }
+  return nullptr;
+}
+
+template <class F>
+F next(const char* name) {
+  return reinterpret_cast<F>(next_symbol(name));
+}
+
+using GlxGetProcAddress = GlxProc (*)(const GLubyte*);
+using GlxGetCurrentContext = GlxContext (*)();
+using EglGetProcAddress = __eglMustCastToProperFunctionPointerType (*)(const char*);
+using EglGetCurrentContext = EGLContext (*)();
+
+GlxGetProcAddress real_glx_gpa() {
+  static const auto f = next<GlxGetProcAddress>("glXGetProcAddressARB");
+  return f;
+}
+EglGetProcAddress real_egl_gpa() {
+  static const auto f = next<EglGetProcAddress>("eglGetProcAddress");
+  return f;
+}
+
+void* glx_load(const char* name) {
+  auto gpa = real_glx_gpa();
+  return gpa != nullptr ? reinterpret_cast<void*>(gpa(reinterpret_cast<const GLubyte*>(name)))
+                        : nullptr;
+}
+void* egl_load(const char* name) {
+  auto gpa = real_egl_gpa();
+  return gpa != nullptr ? reinterpret_cast<void*>(gpa(name)) : nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Outbox: records queued by the program's threads, sent by one thread.
+
+RecordType type_of(const HelloRecord&) { return RecordType::hello; }
+RecordType type_of(const UnavailableRecord&) { return RecordType::unavailable; }
+RecordType type_of(const SubmitRecord&) { return RecordType::submit; }
+RecordType type_of(const FrameRecord&) { return RecordType::frame; }
+RecordType type_of(const EndRecord&) { return RecordType::end; }
+
+class Outbox {
+ public:
+  void push(uint64_t source, OutRecord&& record) {
+    std::lock_guard lock(mu_);
+    if (queued_.size() >= kMaxQueued) {
+      ++dropped_;
+      return;
+    }
+    queued_.emplace_back(source, std::move(record));
+    if (!started_) start();
+  }
+  // Sends everything queued and stops the thread (at exit).
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::vector<Item> rest;
+    {
+      std::lock_guard lock(mu_);
+      rest.swap(queued_);
+    }
+    send(rest);
+  }
+
+ private:
+  using Item = std::pair<uint64_t, OutRecord>;
+
+  // With every signal blocked: signals meant for the program's threads
+  // never land on this one.
+  void start() {
+    started_ = true;
+    sigset_t all;
+    sigset_t old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+  void run() {
+    std::vector<Item> batch;
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      wake_.wait_for(lock, kSendPeriod, [this] { return stopping_; });
+      batch.swap(queued_);
+      lock.unlock();
+      send(batch);
+      batch.clear();
+      lock.lock();
+    }
+  }
+  void send(std::vector<Item>& batch) {
+    auto& sender = RecordSender::process(kSeqLaneGlInterposer);
+    for (auto& [source, record] : batch) {
+      std::visit(
+          [&, src = source](auto& r) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(r)>, EndRecord>) {
+              std::lock_guard lock(mu_);
+              r.dropped = sender.dropped() + dropped_;
+            }
+            sender.send(r, type_of(r), src);
+          },
+          record);
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<Item> queued_;
+  uint64_t dropped_ = 0;
+  bool started_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Never destroyed: a program's thread may still swap while the process exits.
+Outbox& outbox() {
+  static auto* o = new Outbox;
+  return *o;
+}
+
+// ---------------------------------------------------------------------------
+// Contexts
+
+struct Entry {
+  std::mutex mu;
+  std::unique_ptr<GlContextTiming> timing;  // made at the context's first swap
+  void* display = nullptr;
+};
+
+// (EGL?, context handle) -> its timing.
+using Key = std::pair<bool, uintptr_t>;
+
+struct Registry {
+  std::mutex mu;
+  std::map<Key, std::shared_ptr<Entry>> contexts;
+};
+
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+
+// The context's entry, its timing made (probing the context, current on
+// this thread) at the first call.
+std::shared_ptr<Entry> entry_for(bool egl, void* context, void* display) {
+  std::shared_ptr<Entry> e;
+  {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mu);
+    auto& slot = reg.contexts[{egl, reinterpret_cast<uintptr_t>(context)}];
+    if (!slot) {
+      slot = std::make_shared<Entry>();
+      slot->display = display;
+    }
+    e = slot;
+  }
+  std::lock_guard lock(e->mu);
+  if (!e->timing) {
+    e->timing = std::make_unique<GlContextTiming>(
+        reinterpret_cast<uint64_t>(context), egl ? "EGL" : "GLX", egl ? egl_load : glx_load,
+        [](uint64_t source, OutRecord&& r) { outbox().push(source, std::move(r)); });
+  }
+  return e;
+}
+
+// Removes the context's entry and finishes it (`current`: on this thread).
+void forget(bool egl, void* context, bool current) {
+  std::shared_ptr<Entry> e;
+  {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mu);
+    auto it = reg.contexts.find({egl, reinterpret_cast<uintptr_t>(context)});
+    if (it == reg.contexts.end()) return;
+    e = it->second;
+    reg.contexts.erase(it);
+  }
+  std::lock_guard lock(e->mu);
+  if (e->timing) e->timing->finish(current);
+}
+
+// Times one swap around `call` (the real swap; returns its result code).
+template <class Call>
+int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, int64_t enter,
+                   Call&& call) {
+  std::shared_ptr<Entry> e = entry_for(egl, context, display);
+  {
+    std::lock_guard lock(e->mu);
+    e->timing->before_swap(enter);
+  }
+  const int64_t call_start = host_now_ns();
+  const int32_t result = call();
+  const int64_t returned = host_now_ns();
+  std::lock_guard lock(e->mu);
+  e->timing->after_swap(enter, call_start, returned, drawable, result);
+  return result;
+}
+
+EGLContext egl_current_context() {
+  static const auto f = next<EglGetCurrentContext>("eglGetCurrentContext");
+  return f != nullptr ? f() : EGL_NO_CONTEXT;
+}
+
+GlxContext glx_current_context() {
+  static const auto f = next<GlxGetCurrentContext>("glXGetCurrentContext");
+  return f != nullptr ? f() : nullptr;
+}
+
+// At exit: every context's frames still waiting are sent (without GPU span:
+// GL may be gone already), then the outbox is emptied.
+void finish_all() {
+  if (!enabled()) return;
+  g_exiting.store(true);
+  std::map<Key, std::shared_ptr<Entry>> all;
+  {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mu);
+    all.swap(reg.contexts);
+  }
+  for (auto& [key, e] : all) {
+    std::lock_guard lock(e->mu);
+    if (e->timing) e->timing->finish(false);
+  }
+  outbox().stop();
+}
+
+struct ProcessHooks {
+  ProcessHooks() {
+    pthread_atfork(nullptr, nullptr, [] { g_forked_child.store(true); });
+  }
+  // Preloaded, this library is finalised after the program and its GL
+  // libraries: no GL call here, only records.
+  ~ProcessHooks() { finish_all(); }
+};
+ProcessHooks g_process_hooks;
+
+}  // namespace
+}  // namespace latlab::capture::glcap
+
+using namespace latlab::capture::glcap;  // NOLINT: the exported C functions below
+
+namespace {
+
+using EglSwapWithDamage = EGLBoolean (*)(EGLDisplay, EGLSurface, const EGLint*, EGLint);
+
+std::atomic<EglSwapWithDamage> g_damage_khr{nullptr};
+std::atomic<EglSwapWithDamage> g_damage_ext{nullptr};
+
+EGLBoolean egl_swap(EGLDisplay dpy, EGLSurface surface, EglSwapWithDamage damage,
+                    const EGLint* rects, EGLint n) {
+  static const auto real = next<EGLBoolean (*)(EGLDisplay, EGLSurface)>("eglSwapBuffers");
+  auto call = [&]() -> EGLBoolean {
+    if (damage != nullptr) return damage(dpy, surface, rects, n);
+    return real != nullptr ? real(dpy, surface) : EGL_FALSE;
+  };
+  const int64_t enter = latlab::host_now_ns();
+  if (!enabled()) return call();
+  // Before the program's call: its EGL error stays the last one.
+  EGLContext context = egl_current_context();
+  if (context == EGL_NO_CONTEXT) return call();
+  EGLBoolean ok = EGL_FALSE;
+  timed_swap(true, context, dpy, reinterpret_cast<uint64_t>(surface), enter, [&] {
+    ok = call();
+    return ok == EGL_TRUE ? 0 : -1;
+  });
+  return ok;
+}
+
+EGLBoolean swap_with_damage_khr(EGLDisplay dpy, EGLSurface s, const EGLint* rects, EGLint n) {
+  return egl_swap(dpy, s, g_damage_khr.load(), rects, n);
+}
+EGLBoolean swap_with_damage_ext(EGLDisplay dpy, EGLSurface s, const EGLint* rects, EGLint n) {
+  return egl_swap(dpy, s, g_damage_ext.load(), rects, n);
+}
+
+}  // namespace
+
+LATLAB_GL_EXPORT void glXSwapBuffers(GlxDisplay dpy, GlxDrawable drawable) {
+  static const auto real = next<void (*)(GlxDisplay, GlxDrawable)>("glXSwapBuffers");
+  if (real == nullptr) return;
+  const int64_t enter = latlab::host_now_ns();
+  GlxContext context = enabled() ? glx_current_context() : nullptr;
+  if (context == nullptr) {
+    real(dpy, drawable);
+    return;
+  }
+  timed_swap(false, context, dpy, drawable, enter, [&] {
+    real(dpy, drawable);
+    return 0;
+  });
+}
+
+LATLAB_GL_EXPORT void glXDestroyContext(GlxDisplay dpy, GlxContext context) {
+  static const auto real = next<void (*)(GlxDisplay, GlxContext)>("glXDestroyContext");
+  if (enabled() && context != nullptr) forget(false, context, glx_current_context() == context);
+  if (real != nullptr) real(dpy, context);
+}
+
+LATLAB_GL_EXPORT EGLBoolean eglSwapBuffers(EGLDisplay dpy, EGLSurface surface) {
+  return egl_swap(dpy, surface, nullptr, nullptr, 0);
+}
+
+LATLAB_GL_EXPORT EGLBoolean eglDestroyContext(EGLDisplay dpy, EGLContext context) {
+  static const auto real = next<EGLBoolean (*)(EGLDisplay, EGLContext)>("eglDestroyContext");
+  if (enabled() && context != EGL_NO_CONTEXT)
+    forget(true, context, egl_current_context() == context);
+  return real != nullptr ? real(dpy, context) : EGL_FALSE;
+}
+
+// Terminating a display destroys its contexts: their timing goes with them.
+LATLAB_GL_EXPORT EGLBoolean eglTerminate(EGLDisplay dpy) {
+  static const auto real = next<EGLBoolean (*)(EGLDisplay)>("eglTerminate");
+  if (enabled()) {
+    const EGLContext current = egl_current_context();
+    std::vector<std::pair<void*, bool>> gone;
+    {
+      auto& reg = registry();
+      std::lock_guard lock(reg.mu);
+      for (auto& [key, e] : reg.contexts) {
+        if (key.first && e->display == dpy)
+          gone.emplace_back(reinterpret_cast<void*>(key.second),
+                            reinterpret_cast<void*>(key.second) == current);
+      }
+    }
+    for (auto& [context, is_current] : gone) forget(true, context, is_current);
+  }
+  return real != nullptr ? real(dpy) : EGL_FALSE;
+}
+
+namespace {
+
+GlxProc glx_hook(const char* name) {
+  if (std::strcmp(name, "glXSwapBuffers") == 0) return reinterpret_cast<GlxProc>(&glXSwapBuffers);
+  if (std::strcmp(name, "glXDestroyContext") == 0)
+    return reinterpret_cast<GlxProc>(&glXDestroyContext);
+  return nullptr;
+}
+
+}  // namespace
+
+LATLAB_GL_EXPORT GlxProc glXGetProcAddressARB(const GLubyte* name) {
+  const auto real = real_glx_gpa();
+  if (name != nullptr && enabled()) {
+    const auto* n = reinterpret_cast<const char*>(name);
+    if (std::strcmp(n, "glXGetProcAddressARB") == 0 || std::strcmp(n, "glXGetProcAddress") == 0)
+      return reinterpret_cast<GlxProc>(&glXGetProcAddressARB);
+    if (GlxProc f = glx_hook(n)) return f;
+  }
+  return real != nullptr ? real(name) : nullptr;
+}
+
+LATLAB_GL_EXPORT GlxProc glXGetProcAddress(const GLubyte* name) {
+  return glXGetProcAddressARB(name);
+}
+
+LATLAB_GL_EXPORT __eglMustCastToProperFunctionPointerType eglGetProcAddress(const char* name) {
+  using Proc = __eglMustCastToProperFunctionPointerType;
+  const auto real = real_egl_gpa();
+  Proc next_fn = real != nullptr ? real(name) : nullptr;
+  if (name == nullptr || !enabled()) return next_fn;
+  if (std::strcmp(name, "eglSwapBuffers") == 0) return reinterpret_cast<Proc>(&eglSwapBuffers);
+  if (std::strcmp(name, "eglDestroyContext") == 0)
+    return reinterpret_cast<Proc>(&eglDestroyContext);
+  if (std::strcmp(name, "eglTerminate") == 0) return reinterpret_cast<Proc>(&eglTerminate);
+  if (std::strcmp(name, "eglGetProcAddress") == 0)
+    return reinterpret_cast<Proc>(&eglGetProcAddress);
+  // The damage variants exist only where the driver has them.
+  if (next_fn != nullptr && std::strcmp(name, "eglSwapBuffersWithDamageKHR") == 0) {
+    g_damage_khr.store(reinterpret_cast<EglSwapWithDamage>(next_fn));
+    return reinterpret_cast<Proc>(&swap_with_damage_khr);
+  }
+  if (next_fn != nullptr && std::strcmp(name, "eglSwapBuffersWithDamageEXT") == 0) {
+    g_damage_ext.store(reinterpret_cast<EglSwapWithDamage>(next_fn));
+    return reinterpret_cast<Proc>(&swap_with_damage_ext);
+  }
+  return next_fn;
+}

@@ -1,0 +1,267 @@
+// `latlab capture -- PROGRAM` on OpenGL programs nobody here wrote: Debian's
+// glxgears (GLX) and es2gears_x11 (EGL, GLES 2) from mesa-utils, on Mesa
+// under Xvfb, through the GL interposer (libLatlabGlCapture.so, LD_PRELOAD).
+// And latlab_gl_swap_probe (tests/e2e/gl_swap_probe.cpp), which checks that
+// the program's GL and EGL state are as it left them around each swap.
+// Skipped, with the reason, where a program, Xvfb or the interposer is
+// absent, and in sanitizer builds (the interposer, built with the
+// sanitizer, cannot be preloaded into a program without it).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run_helpers.hpp"
+#include "xvfb_server.hpp"
+
+namespace latlab::e2e {
+namespace {
+
+using json = nlohmann::json;
+
+bool on_path(const char* program) {
+  std::string out;
+  return run_shell(std::string("command -v ") + program + " >/dev/null 2>&1", out) == 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr const char* kSanitizerBuild = "a sanitizer build: its GL interposer cannot be preloaded";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr const char* kSanitizerBuild = "a sanitizer build: its GL interposer cannot be preloaded";
+#else
+constexpr const char* kSanitizerBuild = nullptr;
+#endif
+#else
+constexpr const char* kSanitizerBuild = nullptr;
+#endif
+
+// One frame row of --frames-csv: the columns these tests read (ns; nullopt: empty).
+struct FrameRow {
+  long long frame = 0;
+  std::optional<long long> frame_start, present_start, present_end, gpu_begin, gpu_end;
+};
+
+std::vector<FrameRow> read_frames_csv(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header: pid,source,frame,swapchain,frame_start_ns,...
+  std::vector<FrameRow> rows;
+  auto num = [](const std::string& s) -> std::optional<long long> {
+    if (s.empty()) return std::nullopt;
+    return std::stoll(s);
+  };
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    if (f.size() < 9) continue;
+    rows.push_back({std::stoll(f[2]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8])});
+  }
+  return rows;
+}
+
+bool lists_unavailable(const json& j, const std::string& name) {
+  for (const auto& u : j["unavailable"]) {
+    if (u["name"] == name && !u["reason"].get<std::string>().empty()) return true;
+  }
+  return false;
+}
+
+constexpr const char* kMesaEglVendor = "/usr/share/glvnd/egl_vendor.d/50_mesa.json";
+
+class CaptureGl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+    if (!on_path("glxgears") || !on_path("es2gears_x11"))
+      GTEST_SKIP() << "glxgears / es2gears_x11 not installed (mesa-utils)";
+    if (!xvfb_.ok()) GTEST_SKIP() << xvfb_.why_not();
+    // Mesa's software renderer on Xvfb: what Xvfb's GLX offers anyway.
+    // Mesa on Xvfb (GLX: Xvfb's own; EGL: Mesa's vendor library, not a
+    // GPU vendor's, whose X11 support may not work against Xvfb).
+    env_ = std::string("DISPLAY=") + xvfb_.display() + " LIBGL_ALWAYS_SOFTWARE=1";
+    if (access(kMesaEglVendor, R_OK) == 0)
+      env_ += std::string(" __EGL_VENDOR_LIBRARY_FILENAMES=") + kMesaEglVendor;
+  }
+  CliResult capture(const std::string& args) {
+    return run_cli("capture " + args, CliOptions{env_});
+  }
+  XvfbServer xvfb_;
+  std::string env_;
+  TempDir dir_;
+};
+
+// glxgears prints "N frames in 5.0 seconds" every 5 s: its swaps from the
+// frame that ended the previous window (time read as the frame starts) to
+// the first frame starting 5 s after it. Its first window begins before
+// frame 0 draws, which the capture cannot see (llvmpipe's first draw
+// compiles shaders: 40 ms here), so the second window is compared: both its
+// ends are frame starts the capture has (frame_start, the previous swap
+// returned; glxgears reads its clock microseconds later). Frames captured
+// in it must equal glxgears' second count within 1 (a frame starting within
+// those microseconds of the 5 s edge).
+TEST_F(CaptureGl, GlxgearsFramesMatchItsOwnCount) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto csv = (dir_.path / "f.csv").string();
+  // stdbuf: glxgears' stdout is a pipe here, and SIGTERM would lose its buffer.
+  const CliResult r = capture("--out " + out + " --frames-csv " + csv +
+                              " --seconds 10.4 --terminate -- stdbuf -oL glxgears");
+  EXPECT_EQ(r.rc, 128 + 15) << "--terminate ends it with SIGTERM: " << r.output;
+  std::vector<long long> printed;
+  const std::regex line(R"((\d+) frames in [0-9.]+ seconds)");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line);
+       it != std::sregex_iterator(); ++it)
+    printed.push_back(std::stoll((*it)[1]));
+  ASSERT_GE(printed.size(), 2u) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["capture"]["records_dropped"], 0);
+  const auto rows = read_frames_csv(slurp(csv));
+  for (size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(rows[i].frame, static_cast<long long>(i));
+  // The first window ended with frame printed[0] - 1; the second window
+  // counts the frames after it that start less than 5 s after it, and the
+  // first one past the edge.
+  const size_t anchor = static_cast<size_t>(printed[0] - 1);
+  ASSERT_LT(anchor + 1, rows.size()) << r.output;
+  ASSERT_TRUE(rows[anchor].frame_start.has_value());
+  const long long edge = *rows[anchor].frame_start + 5'000'000'000LL;
+  long long predicted = 1;
+  size_t i = anchor + 1;
+  for (; i < rows.size() && rows[i].frame_start && *rows[i].frame_start < edge; ++i) ++predicted;
+  ASSERT_LT(i, rows.size()) << "the capture ended inside the second window";
+  EXPECT_NEAR(static_cast<double>(predicted), static_cast<double>(printed[1]), 1.0)
+      << "glxgears printed " << printed[1] << ", the capture has " << predicted
+      << " frames in that window";
+}
+
+TEST_F(CaptureGl, GlxgearsGpuSpansLieInTheirFrames) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto csv = (dir_.path / "f.csv").string();
+  const CliResult r =
+      capture("--out " + out + " --frames-csv " + csv + " --frames 60 --terminate -- glxgears");
+  EXPECT_EQ(r.rc, 128 + 15) << r.output;
+  EXPECT_NE(r.output.find("reported by opengl (1 context)"), std::string::npos) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 60);
+  ASSERT_EQ(j["sources"].size(), 1u);
+  const json& src = j["sources"][0];
+  EXPECT_EQ(src["api"], "opengl");
+  EXPECT_NE(src["source"].get<std::string>().find("(GLX)"), std::string::npos) << src;
+  ASSERT_FALSE(src["clock_method"].is_null()) << "llvmpipe has GL_TIMESTAMP";
+  // Frame 0 has no begin timestamp (its GL work began before the first
+  // swap); every later frame has its span.
+  EXPECT_EQ(j["gpu_spans_missing"], 1);
+  EXPECT_EQ(j["submit_spans"]["cannot_time"], 1);
+  EXPECT_EQ(j["submit_spans"]["measured"], 59);
+  EXPECT_EQ(j["figures"]["gpu_time"]["count"], 59);
+  // Not measured on GL, each listed with its reason, never 0.
+  for (const char* name : {"gpu_busy", "gpu_wait", "acquire_wait", "until_displayed"})
+    EXPECT_EQ(j["figures"][name]["count"], 0) << name;
+  for (const char* name : {"gpu_span", "gpu_busy", "present_complete", "acquire_wait"})
+    EXPECT_TRUE(lists_unavailable(j, name)) << name;
+  EXPECT_GT(j["overhead"]["layer_cpu_per_present"]["min"].get<double>(), 0.0);
+  // Each frame's GPU span lies in its frame: after the previous swap
+  // returned, and (llvmpipe renders when the swap flushes, and the swap
+  // reads the image back) before this swap returned.
+  const bool llvmpipe = src["device"].get<std::string>().find("llvmpipe") != std::string::npos;
+  const auto rows = read_frames_csv(slurp(csv));
+  ASSERT_EQ(rows.size(), 60u);
+  for (const auto& f : rows) {
+    if (f.frame == 0) {
+      EXPECT_FALSE(f.gpu_begin.has_value());
+      continue;
+    }
+    ASSERT_TRUE(f.gpu_begin && f.gpu_end && f.frame_start && f.present_end) << f.frame;
+    EXPECT_LE(*f.frame_start, *f.gpu_begin) << f.frame;
+    EXPECT_LE(*f.gpu_begin, *f.gpu_end) << f.frame;
+    if (llvmpipe) {
+      EXPECT_LE(*f.gpu_end, *f.present_end) << f.frame;
+    }
+  }
+}
+
+// A context without timer queries (Mesa told to hide them): frames keep
+// their CPU and present times; GPU figures are missing, with the reason.
+TEST_F(CaptureGl, GlxgearsWithoutTimerQueriesKeepsCpuTimesAndSaysWhy) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = run_cli("capture --out " + out + " --frames 20 --terminate -- glxgears",
+                              CliOptions{env_ + " MESA_GL_VERSION_OVERRIDE=3.0"
+                                                " MESA_EXTENSION_OVERRIDE=-GL_ARB_timer_query"});
+  EXPECT_EQ(r.rc, 128 + 15) << r.output;
+  const json j = json::parse(slurp(out));
+  ASSERT_EQ(j["sources"].size(), 1u) << r.output;
+  if (!j["sources"][0]["clock_method"].is_null())
+    GTEST_SKIP() << "the GL driver did not take Mesa's overrides";
+  EXPECT_EQ(j["frames"], 20);
+  EXPECT_EQ(j["submit_spans"]["cannot_time"], 20);
+  EXPECT_EQ(j["figures"]["cpu_busy"]["count"], 19) << "all but frame 0";
+  EXPECT_EQ(j["figures"]["in_present_api"]["count"], 20);
+  EXPECT_EQ(j["figures"]["gpu_time"]["count"], 0);
+  bool said_why = false;
+  for (const auto& u : j["unavailable"])
+    said_why |= u["name"] == "gpu_span" &&
+                u["reason"].get<std::string>().find("no timer queries") != std::string::npos;
+  EXPECT_TRUE(said_why) << j["unavailable"];
+}
+
+TEST_F(CaptureGl, GlxgearsExitCodeIsPassedThrough) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out +
+                              " -- sh -c 'glxgears >/dev/null & p=$!; sleep 1; kill $p; "
+                              "wait $p; exit 3'");
+  EXPECT_EQ(r.rc, 3) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["program"]["exit_code"], 3);
+  EXPECT_GT(j["frames"].get<int>(), 0) << r.output;
+}
+
+TEST_F(CaptureGl, Es2gearsEglSwapsAreCaptured) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " --frames 30 --terminate -- es2gears_x11");
+  EXPECT_EQ(r.rc, 128 + 15) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 30);
+  ASSERT_EQ(j["sources"].size(), 1u);
+  EXPECT_NE(j["sources"][0]["source"].get<std::string>().find("(EGL)"), std::string::npos);
+  if (j["sources"][0]["clock_method"].is_null()) {
+    EXPECT_TRUE(lists_unavailable(j, "gpu_span")) << "no timestamps: said why";
+  } else {
+    EXPECT_EQ(j["submit_spans"]["measured"], 29) << "all but frame 0";
+    EXPECT_TRUE(lists_unavailable(j, "disjoint_detection")) << "GLES";
+  }
+}
+
+// A program of ours that checks, around every swap, what the interposer must
+// leave alone: a pending GL error, the GL_QUERY_BUFFER binding, a
+// GL_TIME_ELAPSED query the program has open across the swap, and the EGL
+// error of a failed swap. It exits 0 when all held. No display needed (an
+// EGL pbuffer); skipped where it cannot make its context.
+TEST(CaptureGlProbe, ProgramStateIsLeftAsItWas) {
+  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+#ifndef LATLAB_GL_SWAP_PROBE
+  GTEST_SKIP() << "built without the GL swap probe (no OpenGL)";
+#else
+  TempDir dir;
+  const auto out = (dir.path / "r.json").string();
+  const CliResult r = run_cli("capture --out " + out + " -- " LATLAB_GL_SWAP_PROBE " 40");
+  if (r.rc == 77) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  // 40 swaps and the probe's failing one; the context is destroyed: ended.
+  EXPECT_EQ(j["frames"], 41) << r.output;
+  ASSERT_EQ(j["sources"].size(), 1u);
+  EXPECT_EQ(j["sources"][0]["ended"], true);
+  EXPECT_EQ(j["partial"], false) << j["partial_reason"];
+  if (!j["sources"][0]["clock_method"].is_null()) {
+    EXPECT_GE(j["submit_spans"]["measured"].get<int>(), 30) << "read on later swaps";
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace latlab::e2e
