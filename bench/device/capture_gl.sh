@@ -7,6 +7,8 @@
 # eglSwapBuffers median alone and captured, and the GPU spans measured.
 #
 #   bench/device/capture_gl.sh [SWAPS]   (default 5000)
+#   LATLAB_BINARY=.devbin/latlab GL_SWAP_PROBE=.devbin/latlab_gl_swap_probe \
+#   LATLAB_CAPTURE_GL_DIR=.devbin/capture_layer bench/device/capture_gl.sh   (prebuilt, pack.sh)
 # Output: $OUT or build/device-capture-gl/out: machine.txt, build.log,
 # alone_K.txt, captured_K.{txt,json}, summary.txt. About 3 min to build on
 # 16 cores, then seconds.
@@ -32,16 +34,21 @@ done
   echo "EGL vendor file: ${__EGL_VENDOR_LIBRARY_FILENAMES:-default}"
   uptime
 } >"$out/machine.txt"
-timeout 400 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATLAB_WERROR=ON \
-  -DLATLAB_BUILD_TESTS=OFF -DLATLAB_BUILD_BENCH=OFF >"$out/build.log" 2>&1 &&
-timeout 400 cmake --build "$build" -j"$(nproc)" --target latlab LatlabGlCapture \
-  >>"$out/build.log" 2>&1 &&
-timeout 120 c++ -O2 -std=c++20 tests/e2e/gl_swap_probe.cpp -o "$build/gl_swap_probe" -lEGL \
-  >>"$out/build.log" 2>&1 || { echo "build failed (build.log)"; tail -20 "$out/build.log"; exit 1; }
-bin="$build/apps/latlab/latlab"
+bin="${LATLAB_BINARY:-}"
+probe="${GL_SWAP_PROBE:-}"
+if [ -z "$bin" ] || [ -z "$probe" ]; then
+  timeout 400 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATLAB_WERROR=ON \
+    -DLATLAB_BUILD_TESTS=OFF -DLATLAB_BUILD_BENCH=OFF >"$out/build.log" 2>&1 &&
+  timeout 400 cmake --build "$build" -j"$(nproc)" --target latlab LatlabGlCapture \
+    >>"$out/build.log" 2>&1 &&
+  timeout 120 c++ -O2 -std=c++20 tests/e2e/gl_swap_probe.cpp -o "$build/gl_swap_probe" -lEGL \
+    >>"$out/build.log" 2>&1 || { echo "build failed (build.log)"; tail -20 "$out/build.log"; exit 1; }
+  bin="$build/apps/latlab/latlab"
+  probe="$build/gl_swap_probe"
+fi
 for k in 1 2 3 4 5; do
-  timeout 120 "$build/gl_swap_probe" "$swaps" >"$out/alone_$k.txt" 2>&1; echo "rc=$?" >>"$out/alone_$k.txt"
-  timeout 120 "$bin" capture --out "$out/captured_$k.json" -- "$build/gl_swap_probe" "$swaps" \
+  timeout 120 "$probe" "$swaps" >"$out/alone_$k.txt" 2>&1; echo "rc=$?" >>"$out/alone_$k.txt"
+  timeout 120 "$bin" capture --out "$out/captured_$k.json" -- "$probe" "$swaps" \
     >"$out/captured_$k.txt" 2>&1; echo "rc=$?" >>"$out/captured_$k.txt"
 done
 python3 - "$out" <<'PY' | tee "$out/summary.txt"

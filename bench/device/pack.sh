@@ -9,7 +9,7 @@ rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
 for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests tests/latlab_thread_tests \
          tests/latlab_profiler_protocol_tests \
          tests/latlab_cupti_tests bench/cuda_vs_events bench/cuda_timing bench/cuda_globaltimer bench/latlab_bench \
-         bench/alloc_per_frame bench/gl_stall_control; do
+         bench/alloc_per_frame bench/gl_stall_control tests/latlab_gl_swap_probe; do
   [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
 done
 # Every shared library the packed binaries link that the GPU machine may lack
@@ -39,6 +39,11 @@ if [[ -e $b/layers/VkLayer_latlab_capture.json ]]; then
   mkdir -p .devbin/capture_layer
   strip -o .devbin/capture_layer/libVkLayer_latlab_capture.so $b/layers/libVkLayer_latlab_capture.so
   cp $b/layers/VkLayer_latlab_capture.json .devbin/capture_layer/
+fi
+# ... and its GL interposer (bench/device/capture_gl.sh: LATLAB_CAPTURE_GL_DIR=.devbin/capture_layer).
+if [[ -e $b/layers/libLatlabGlCapture.so ]]; then
+  mkdir -p .devbin/capture_layer
+  strip -o .devbin/capture_layer/libLatlabGlCapture.so $b/layers/libLatlabGlCapture.so
 fi
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
