@@ -13,6 +13,7 @@ packages=(
   libsqlite3-dev libpq-dev postgresql
   chromium  # the HTML report's browser test (tests/e2e/report_browser_test.cpp)
   libxcb1-dev libxcb-shm0-dev xvfb x11-apps
+  libxcb-damage0-dev  # capture's X11 screen observer (optional: without it, unavailable with the reason)
   clang libclang-rt-14-dev  # make fuzz: clang 14 and its libFuzzer/sanitizer runtimes
 )
 
