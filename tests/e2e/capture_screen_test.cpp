@@ -2,8 +2,9 @@
 // (docs/capture.md) on Debian's vkcube, lavapipe and Xvfb: the layer reports
 // the window, the XDamage observer sees it updated for (nearly) every frame,
 // never before the frame's present call, in frame order; present_complete is
-// measured where the driver offers present wait or display timing and
-// otherwise unavailable with what the driver lacks. Skipped, with the
+// measured where the driver offers present wait or display timing (here
+// through a test layer that gives lavapipe present wait) and otherwise
+// unavailable with what the driver lacks. Skipped, with the
 // reason, where vkcube, lavapipe or Xvfb is absent or in sanitizer builds.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -136,6 +137,58 @@ TEST(CaptureScreen, VkcubeWindowIsSeenUpdatedAfterEachPresent) {
     prev_updated = t;
   }
   EXPECT_EQ(with_update, matched);
+}
+
+// The positive path of present wait, with the test layer
+// VK_LAYER_LATLAB_test_present_wait below the capture layer giving lavapipe
+// VK_KHR_present_id and VK_KHR_present_wait (it completes present N when
+// present N + 1 is made, so vkcube's last present is still outstanding when
+// it destroys its swapchain).
+TEST(CaptureScreen, PresentWaitGivesEveryFrameItsCompletion) {
+  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+  std::string ignored;
+  if (run_shell("command -v vkcube >/dev/null 2>&1", ignored) != 0)
+    GTEST_SKIP() << "vkcube not installed (vulkan-tools)";
+  if (access(kLavapipeIcd, R_OK) != 0)
+    GTEST_SKIP() << "lavapipe not installed (mesa-vulkan-drivers)";
+  const std::string fake_dir = LATLAB_FAKE_PRESENT_WAIT_DIR;
+  if (access((fake_dir + "/VkLayer_latlab_test_present_wait.json").c_str(), R_OK) != 0)
+    GTEST_SKIP() << "the test layer is not built in " << fake_dir;
+  XvfbServer xvfb;
+  if (!xvfb.ok()) GTEST_SKIP() << xvfb.why_not();
+  TempDir dir;
+  const auto out = (dir.path / "r.json").string();
+  const auto csv = (dir.path / "f.csv").string();
+  const CliResult r =
+      run_cli("capture --out " + out + " --frames-csv " + csv + " -- vkcube --c 40",
+              CliOptions{"DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd +
+                         " VK_ADD_LAYER_PATH=" + fake_dir +
+                         " VK_INSTANCE_LAYERS=VK_LAYER_LATLAB_test_present_wait"});
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(r.output.find("fake present wait:"), std::string::npos)
+      << "a wait on a destroyed swapchain: " << r.output;
+  const json j = json::parse(slurp(out));
+  ASSERT_EQ(j["frames"], 40) << r.output;
+  EXPECT_EQ(j["sources"][0]["present_method"], "VK_KHR_present_wait") << j["unavailable"].dump(1);
+  EXPECT_EQ(j["present_complete"]["measured"], 39) << j["present_complete"].dump();
+  EXPECT_EQ(j["present_complete"]["retired"], 1) << "the last, outstanding at the destroy";
+  EXPECT_EQ(j["figures"]["until_displayed"]["count"], 39);
+  const auto rows = read_csv(slurp(csv));
+  ASSERT_EQ(rows.size(), 40u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (i + 1 == rows.size()) {
+      EXPECT_TRUE(row.at("present_complete_ns").empty());
+      EXPECT_EQ(row.at("no_complete"), "4") << "NoComplete::retired";
+      continue;
+    }
+    ASSERT_FALSE(row.at("present_complete_ns").empty()) << "frame " << i;
+    EXPECT_EQ(row.at("no_complete"), "0");
+    const long long complete = std::stoll(row.at("present_complete_ns"));
+    EXPECT_GE(complete, std::stoll(row.at("present_end_ns"))) << "frame " << i;
+    // This test layer completes a present when the next one is made.
+    EXPECT_GE(complete, std::stoll(rows[i + 1].at("present_start_ns"))) << "frame " << i;
+  }
 }
 
 TEST(CaptureScreen, WithoutAWindowTheObserverSaysWhy) {
