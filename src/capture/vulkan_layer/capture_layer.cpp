@@ -1151,9 +1151,6 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
   VkPresentInfoKHR tagged{};
   VkPresentIdKHR ids{VK_STRUCTURE_TYPE_PRESENT_ID_KHR, nullptr, 0, nullptr};
   VkPresentTimesInfoGOOGLE times{VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, nullptr, 0, nullptr};
-  thread_local std::vector<uint64_t> id_list;
-  thread_local std::vector<VkPresentTimeGOOGLE> time_list;
-  thread_local std::vector<Completion> timed;
   if (d->present_method != PresentMethod::none && info->swapchainCount > 0)
     st = swapchain_of(d, info->pSwapchains[0]);
   if (st != nullptr && !st->retired) {
@@ -1163,6 +1160,9 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
       if (own != nullptr && own->pPresentIds != nullptr && own->swapchainCount > 0)
         tag = own->pPresentIds[0];
     } else if (d->present_method == PresentMethod::present_wait) {
+      // thread_local only where used: in a dlopen'd library passing the
+      // declaration costs a TLS lookup even when nothing is done with it.
+      thread_local std::vector<uint64_t> id_list;
       id_list.assign(n, 0);  // 0: no id for the other swapchains
       tag = id_list[0] = st->next_id++;
       ids = {VK_STRUCTURE_TYPE_PRESENT_ID_KHR, info->pNext, n, id_list.data()};
@@ -1171,6 +1171,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
       use = &tagged;
     } else {
       // desiredPresentTime 0: "any time", as without the structure.
+      thread_local std::vector<VkPresentTimeGOOGLE> time_list;
       time_list.assign(n, VkPresentTimeGOOGLE{0, 0});
       if (static_cast<uint32_t>(st->next_id) == 0) ++st->next_id;  // 0 is not an id
       tag = static_cast<uint32_t>(st->next_id++);
@@ -1185,9 +1186,14 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
   const VkResult r = d->fn.QueuePresentKHR(queue, use);
   const int64_t returned = host_now_ns();
   if (!d->active) return r;
-  timed.clear();
-  if (st != nullptr && d->present_method == PresentMethod::display_timing)
-    read_display_timing(d, *st, timed);
+  // Display timing's results for earlier presents.
+  std::vector<Completion>* timed = nullptr;
+  if (st != nullptr && d->present_method == PresentMethod::display_timing) {
+    thread_local std::vector<Completion> got;
+    got.clear();
+    read_display_timing(d, *st, got);
+    timed = &got;
+  }
   const VkResult first =
       info->pResults != nullptr && info->swapchainCount > 0 ? info->pResults[0] : r;
   FrameEntry e;
@@ -1223,7 +1229,8 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
       e.awaiting = true;
       f.no_complete = NoComplete::none;
     }
-    d->new_completions.insert(d->new_completions.end(), timed.begin(), timed.end());
+    if (timed != nullptr)
+      d->new_completions.insert(d->new_completions.end(), timed->begin(), timed->end());
     const int64_t now = host_now_ns();
     f.source_present_ns = (call_start - enter) + (now - returned);
     d->new_frames.push_back(e);
