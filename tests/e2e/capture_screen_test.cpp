@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -159,11 +160,15 @@ TEST(CaptureScreen, PresentWaitGivesEveryFrameItsCompletion) {
   TempDir dir;
   const auto out = (dir.path / "r.json").string();
   const auto csv = (dir.path / "f.csv").string();
-  const CliResult r =
-      run_cli("capture --out " + out + " --frames-csv " + csv + " -- vkcube --c 40",
-              CliOptions{"DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd +
-                         " VK_ADD_LAYER_PATH=" + fake_dir +
-                         " VK_INSTANCE_LAYERS=VK_LAYER_LATLAB_test_present_wait"});
+  std::string env = "DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd +
+                    " VK_ADD_LAYER_PATH=" + fake_dir +
+                    " VK_INSTANCE_LAYERS=VK_LAYER_LATLAB_test_present_wait";
+  // Debian 12's loader searches only VK_LAYER_PATH when it is set (the GPU
+  // machine's scripts set it), ignoring VK_ADD_LAYER_PATH.
+  if (const char* lp = std::getenv("VK_LAYER_PATH"); lp != nullptr && *lp != '\0')
+    env += " VK_LAYER_PATH=" + fake_dir + ":" + lp;
+  const CliResult r = run_cli("capture --out " + out + " --frames-csv " + csv + " -- vkcube --c 40",
+                              CliOptions{env});
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_EQ(r.output.find("fake present wait:"), std::string::npos)
       << "a wait on a destroyed swapchain: " << r.output;
