@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -35,6 +36,8 @@
 #include <vector>
 
 #include "capture/capture_stream.hpp"
+#include "capture/screen_observer.hpp"
+#include "capture/x11_damage_observer.hpp"
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "core/output_file.hpp"
@@ -132,7 +135,64 @@ struct CaptureRun {
   pid_t pid = -1;
   bool result_written = false;
   int write_status = kExitOk;
+  // The X11 screen observer (started at the first window record).
+  std::unique_ptr<capture::X11DamageObserver> screen;
+  std::string screen_why;  // why it is unavailable ("" while it is not)
+  std::vector<capture::WatchedWindow> watched;
+  size_t windows_seen = 0;
 };
+
+// Watches the windows the program's sources reported since the last call.
+void watch_new_windows(CaptureRun& run) {
+  const auto& windows = run.stream.windows();
+  for (; run.windows_seen < windows.size(); ++run.windows_seen) {
+    const auto& w = windows[run.windows_seen];
+    if (std::any_of(run.watched.begin(), run.watched.end(),
+                    [&](const capture::WatchedWindow& x) { return x.window == w.window; }))
+      continue;
+    if (!run.screen && run.screen_why.empty()) {
+      auto o = capture::X11DamageObserver::create(w.display);
+      if (o) {
+        run.screen = std::move(*o);
+      } else {
+        run.screen_why = o.error().message;
+      }
+    }
+    if (!run.screen) continue;
+    if (!w.display.empty() && w.display != run.screen->display()) continue;  // one display
+    if (auto since = run.screen->watch(w.window)) {
+      run.watched.push_back({w.window, *since});
+    } else if (run.watched.empty()) {
+      run.screen_why = since.error().message;
+    }
+  }
+}
+
+// The observer's entry of the result: what it saw, or why it saw nothing.
+json screen_json(const CaptureRun& run, const capture::ScreenSummary& sc) {
+  std::string why = run.screen_why;
+  if (why.empty() && run.watched.empty())
+    why =
+        "no window known: the program's sources reported no X11 window (a surface other than "
+        "xcb/xlib, a GL program, or the program presented nothing)";
+  json o = {{"name", "x11_damage"},
+            {"observes",
+             "DamageNotify (raw rectangles) for the program's window on its X server: when the "
+             "server had executed the drawing of the new contents (host time latlab read the "
+             "event); not scan-out, not light"},
+            {"available", why.empty()},
+            {"reason", why.empty() ? json(nullptr) : json(why)},
+            {"display", run.screen ? json(run.screen->display()) : json(nullptr)}};
+  json windows = json::array();
+  for (const auto& w : run.watched) windows.push_back(w.window);
+  o["windows"] = windows;
+  o["frames_watched"] = sc.frames_watched;
+  o["frames_matched"] = sc.frames_matched;
+  o["events"] = sc.events;
+  o["events_unmatched"] = sc.events_unmatched;
+  o["figures"] = {{"until_screen_updated", distribution_to_json(sc.until_screen_updated)}};
+  return o;
+}
 
 json figures_json(const capture::CaptureSummary& s) {
   json f = json::object();
@@ -178,7 +238,8 @@ std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& 
   return out;
 }
 
-json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s) {
+json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s,
+                 const capture::ScreenSummary& sc) {
   const auto& st = run.stream;
   RunMeta meta;
   meta.command_line = o.command_line;
@@ -207,6 +268,7 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
          {"device", src.device_name.empty() ? json(nullptr) : json(src.device_name)},
          {"clock_method", src.clock_method.empty() ? json(nullptr) : json(src.clock_method)},
          {"source", src.source_name},
+         {"present_method", src.present_method.empty() ? json(nullptr) : json(src.present_method)},
          {"ended", src.ended}});
   }
   j["sources"] = sources;
@@ -220,6 +282,12 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
                          "not_bracketable", "not_read", "failed"};
   for (size_t i = 0; i < std::size(s.no_span_counts); ++i) reasons[names[i]] = s.no_span_counts[i];
   j["submit_spans"] = reasons;
+  json completes = json::object();
+  const char* nc_names[] = {"measured", "unavailable", "dropped",   "failed",
+                            "retired",  "late",        "not_tagged"};
+  for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
+    completes[nc_names[i]] = s.no_complete_counts[i];
+  j["present_complete"] = completes;
   j["figures"] = figures_json(s);
   j["submit_figures"] = submit_figures_json(s);
   j["overhead"] = {
@@ -234,19 +302,21 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
     un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
   }
   j["unavailable"] = un;
+  j["screen_observers"] = json::array({screen_json(run, sc)});
   return j;
 }
 
-std::string frames_csv(const capture::CaptureSummary& s) {
+std::string frames_csv(const capture::CaptureSummary& s, const capture::ScreenSummary& sc) {
   std::string out =
       "pid,source,frame,swapchain,frame_start_ns,present_start_ns,present_end_ns,gpu_begin_ns,"
       "gpu_end_ns,gpu_busy_ns,acquire_wait_ns,present_complete_ns,submits,gpu_spans_missing,"
       "present_result";
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
     out += std::string(",") + capture::to_string(static_cast<capture::FrameFigure>(i)) + "_ns";
-  out += '\n';
+  out += ",no_complete,screen_updated_ns,screen_server_ms\n";
   auto t = [](int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); };
-  for (const auto& row : s.frames) {
+  for (size_t k = 0; k < s.frames.size(); ++k) {
+    const auto& row = s.frames[k];
     const auto& f = row.record;
     out += std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
            std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' + t(f.frame_start) +
@@ -255,6 +325,9 @@ std::string frames_csv(const capture::CaptureSummary& s) {
            t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
            std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
     for (const auto& v : row.figures) out += ',' + (v ? std::to_string(*v) : std::string());
+    const auto& seen = sc.per_frame[k];
+    out += ',' + std::to_string(static_cast<uint32_t>(f.no_complete)) + ',' +
+           (seen ? std::to_string(seen->host_ns) + ',' + std::to_string(seen->server_ms) : ",");
     out += '\n';
   }
   return out;
@@ -279,15 +352,21 @@ std::string submits_csv(const capture::CaptureStream& st) {
 int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   run.result_written = true;
   const capture::CaptureSummary s = capture::summarize_capture(run.stream);
+  // The updates of the last presents reach the server a frame or so later.
+  if (run.screen) run.screen->stop(100'000'000);
+  const std::vector<capture::ScreenEvent> events =
+      run.screen ? run.screen->events() : std::vector<capture::ScreenEvent>{};
+  const capture::ScreenSummary sc =
+      capture::summarize_screen(s, run.stream.windows(), run.watched, events);
   int status = kExitOk;
   if (!o.out.empty()) {
-    if (auto r = write_output_file(o.out, result_json(o, run, s).dump(2) + "\n"); !r) {
+    if (auto r = write_output_file(o.out, result_json(o, run, s, sc).dump(2) + "\n"); !r) {
       std::fprintf(stderr, "latlab capture: cannot write --out: %s\n", r.error().message.c_str());
       status = kExitWriteFailed;
     }
   }
   if (!o.frames_csv.empty()) {
-    if (auto r = write_output_file(o.frames_csv, frames_csv(s)); !r) {
+    if (auto r = write_output_file(o.frames_csv, frames_csv(s, sc)); !r) {
       std::fprintf(stderr, "latlab capture: cannot write --frames-csv: %s\n",
                    r.error().message.c_str());
       status = kExitWriteFailed;
@@ -308,6 +387,11 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
                s.frames.size(), static_cast<unsigned long long>(s.submits),
                static_cast<unsigned long long>(s.gpu_spans_missing),
                static_cast<unsigned long long>(run.stream.dropped()), bp_p50.c_str());
+  if (!run.watched.empty()) {
+    std::fprintf(stderr, "latlab capture: X11 damage observer: %llu of %llu frames seen updated\n",
+                 static_cast<unsigned long long>(sc.frames_matched),
+                 static_cast<unsigned long long>(sc.frames_watched));
+  }
   if (run.stream.sources().empty()) {
     std::fprintf(stderr,
                  "latlab capture: the layer never reported: the program made no Vulkan device, "
@@ -344,6 +428,7 @@ bool drain(int fd, const CaptureOptions& o, CaptureRun& run) {
     if (!run.recording) continue;
     const size_t len = std::min(static_cast<size_t>(n), sizeof(buf));
     run.stream.add(std::span<const std::byte>(buf, len));
+    if (run.stream.windows().size() > run.windows_seen) watch_new_windows(run);
     if (run.stream.frames().size() > run.frames_seen) {
       run.frames_seen = run.stream.frames().size();
       if (run.first_frame_ns == kNoTime) run.first_frame_ns = host_now_ns();

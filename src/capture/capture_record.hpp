@@ -41,6 +41,7 @@ enum class RecordType : uint16_t {
   submit = 3,       // one queue submission (Vulkan) or one GL frame's GPU span
   frame = 4,        // one frame, present to present
   end = 5,          // the source ended cleanly (device destroyed, exit)
+  window = 6,       // a swapchain / drawable presents to this window (screen observers)
 };
 
 enum class SourceApi : uint32_t { vulkan = 1, opengl = 2 };
@@ -74,8 +75,11 @@ struct HelloRecord {
   char device_name[256] = {};   // "llvmpipe (LLVM 15.0.6, 256 bits)"
   char clock_method[128] = {};  // how GPU times reach the host clock ("" when they cannot)
   char source_name[64] = {};    // "VK_LAYER_LATLAB_capture 0.1.0"
+  // How FrameRecord::present_complete is measured ("" when it is not;
+  // docs/capture.md): "VK_KHR_present_wait", "VK_GOOGLE_display_timing".
+  char present_method[64] = {};
 };
-static_assert(sizeof(HelloRecord) == 32 + 8 + 256 + 128 + 64);
+static_assert(sizeof(HelloRecord) == 32 + 8 + 256 + 128 + 64 + 64);
 
 struct UnavailableRecord {
   RecordHead head;
@@ -112,6 +116,17 @@ struct SubmitRecord {
 };
 static_assert(sizeof(SubmitRecord) == 32 + 8 * 6 + 4 * 6);
 
+// Why a frame has no present_complete (FrameRecord::no_complete).
+enum class NoComplete : uint32_t {
+  none = 0,         // present_complete was measured
+  unavailable = 1,  // the source has no way to learn it (its Unavailable record says why)
+  dropped = 2,      // the source's waiter queue for the swapchain was full
+  failed = 3,       // the wait or timing query returned an error
+  retired = 4,      // the swapchain was retired or destroyed before it was known
+  late = 5,         // not known within a second of the present (or the source ended first)
+  not_tagged = 6,   // the program gave this present no id of its own (present id 0)
+};
+
 struct FrameRecord {
   RecordHead head;
   uint64_t frame = 0;             // 0-based per source
@@ -123,15 +138,19 @@ struct FrameRecord {
   int64_t gpu_end = kNoTime;      // last GPU work of the frame ended
   int64_t gpu_busy_ns = kNoTime;  // union of the frame's GPU spans
   int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (GL: kNoTime)
-  int64_t present_complete = kNoTime;  // the present was done (present wait), when offered
-  int64_t source_present_ns = 0;       // CPU time the source added to the present call
-  int64_t source_submit_ns = 0;        // the same, summed over the frame's submits
-  uint32_t submits = 0;                // submissions in the frame
-  uint32_t gpu_spans_missing = 0;      // submissions with work whose span is missing
-  uint32_t swapchains = 1;             // swapchains in the present call
-  int32_t present_result = 0;          // VkResult of the present (GL: 0, EGL_FALSE: -1)
+  // The present was done: when vkWaitForPresentKHR returned, or the display
+  // timing's actual present time (HelloRecord::present_method says which).
+  int64_t present_complete = kNoTime;
+  int64_t source_present_ns = 0;   // CPU time the source added to the present call
+  int64_t source_submit_ns = 0;    // the same, summed over the frame's submits
+  uint32_t submits = 0;            // submissions in the frame
+  uint32_t gpu_spans_missing = 0;  // submissions with work whose span is missing
+  uint32_t swapchains = 1;         // swapchains in the present call
+  int32_t present_result = 0;      // VkResult of the present (GL: 0, EGL_FALSE: -1)
+  NoComplete no_complete = NoComplete::unavailable;  // why present_complete is kNoTime
+  uint32_t reserved = 0;
 };
-static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 4);
+static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 6);
 
 struct EndRecord {
   RecordHead head;
@@ -140,6 +159,21 @@ struct EndRecord {
   uint64_t dropped = 0;  // records this process could not send so far
 };
 static_assert(sizeof(EndRecord) == 32 + 24);
+
+// The window a swapchain (GL: a drawable) presents to, sent when the source
+// learns it (vkCreateSwapchainKHR on an X11 surface), so that a screen
+// observer outside the program can watch the window.
+enum class WindowSystem : uint32_t { x11 = 1 };
+
+struct WindowRecord {
+  RecordHead head;
+  uint64_t swapchain = 0;  // as FrameRecord::swapchain
+  uint64_t window = 0;     // X11: the window's XID
+  WindowSystem system = WindowSystem::x11;
+  uint32_t reserved = 0;
+  char display[128] = {};  // the program's $DISPLAY ("" when unset)
+};
+static_assert(sizeof(WindowRecord) == 32 + 8 + 8 + 8 + 128);
 
 // Largest record; a datagram longer than this is from a newer source and is
 // read up to what this reader knows.

@@ -97,7 +97,8 @@ bool CaptureStream::add(std::span<const std::byte> d) {
       if ((ok = read_record(d, r))) {
         sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
                             std::string(text_of(r.clock_method)),
-                            std::string(text_of(r.source_name)), false});
+                            std::string(text_of(r.source_name)),
+                            std::string(text_of(r.present_method)), false});
       }
       break;
     }
@@ -117,6 +118,14 @@ bool CaptureStream::add(std::span<const std::byte> d) {
     case RecordType::frame: {
       FrameRecord r;
       if ((ok = read_record(d, r))) frames_.push_back(r);
+      break;
+    }
+    case RecordType::window: {
+      WindowRecord r;
+      if ((ok = read_record(d, r))) {
+        windows_.push_back({head.pid, head.source, r.swapchain, r.window, r.system,
+                            std::string(text_of(r.display))});
+      }
       break;
     }
     case RecordType::end: {
@@ -185,6 +194,8 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
       set(FrameFigure::layer_present_cpu, f->source_present_ns);
       set(FrameFigure::layer_submit_cpu, f->source_submit_ns);
       if (f->gpu_spans_missing > 0) ++out.frames_with_missing_gpu;
+      const auto nc = static_cast<size_t>(f->no_complete);
+      if (nc < std::size(out.no_complete_counts)) ++out.no_complete_counts[nc];
       out.frames.push_back(row);
       prev = f;
     }

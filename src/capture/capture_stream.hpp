@@ -25,7 +25,18 @@ struct CapturedSource {
   std::string device_name;
   std::string clock_method;  // "" when GPU times cannot be placed on the host clock
   std::string source_name;
-  bool ended = false;  // an EndRecord came: the source shut down cleanly
+  std::string present_method;  // how present_complete is measured ("" when it is not)
+  bool ended = false;          // an EndRecord came: the source shut down cleanly
+};
+
+// A window a source presents to (WindowRecord).
+struct CapturedWindow {
+  uint32_t pid = 0;
+  uint64_t source = 0;
+  uint64_t swapchain = 0;
+  uint64_t window = 0;
+  WindowSystem system = WindowSystem::x11;
+  std::string display;
 };
 
 struct CapturedUnavailable {
@@ -46,6 +57,7 @@ class CaptureStream {
   const std::vector<CapturedUnavailable>& unavailable() const { return unavailable_; }
   const std::vector<SubmitRecord>& submits() const { return submits_; }
   const std::vector<FrameRecord>& frames() const { return frames_; }
+  const std::vector<CapturedWindow>& windows() const { return windows_; }
   uint64_t malformed() const { return malformed_; }
   uint64_t unknown() const { return unknown_; }
   // Records the sources could not send: gaps in each process's (and lane's) sequence
@@ -64,6 +76,7 @@ class CaptureStream {
   std::vector<CapturedUnavailable> unavailable_;
   std::vector<SubmitRecord> submits_;
   std::vector<FrameRecord> frames_;
+  std::vector<CapturedWindow> windows_;
   std::vector<PidSeq> seqs_;
   uint64_t malformed_ = 0;
   uint64_t unknown_ = 0;
@@ -114,7 +127,8 @@ struct CaptureSummary {
   uint64_t submits_without_work = 0;
   uint64_t gpu_spans_missing = 0;  // submissions with work and no span (all, frames or not)
   uint64_t frames_with_missing_gpu = 0;
-  uint64_t no_span_counts[7] = {};  // by NoSpan value
+  uint64_t no_span_counts[7] = {};      // by NoSpan value
+  uint64_t no_complete_counts[7] = {};  // frames by NoComplete value
 };
 
 // Builds the rows and distributions from everything in `stream`.

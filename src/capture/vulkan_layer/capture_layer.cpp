@@ -10,9 +10,19 @@
 //
 // What the layer changes on the device: at vkCreateDevice it enables
 // calibrated timestamps and host query reset where the device offers them
-// (vulkan_attach_wishes); it adds its own command buffers to the program's
-// batches. The program's command buffers, semaphores and fences are never
+// (vulkan_attach_wishes), and for present_complete VK_GOOGLE_display_timing
+// or else VK_KHR_present_id + VK_KHR_present_wait (plan_present); it adds
+// its own command buffers to the program's batches and its own present id
+// (or present time with desiredPresentTime 0: "any time") to the program's
+// presents. The program's command buffers, semaphores and fences are never
 // touched or replaced.
+//
+// present_complete: a waiter thread per swapchain (PresentWaiter) calls
+// vkWaitForPresentKHR in present order and takes the host time it returned;
+// with display timing, the present hook reads vkGetPastPresentationTimingGOOGLE
+// (the program's thread holds the swapchain then, as that call requires).
+// The collector holds a frame's record until its present_complete is known
+// (at most kCompleteTimeoutNs).
 //
 // Plumbing follows the Vulkan loader's layer interface (version 2:
 // vkNegotiateLoaderLayerInterfaceVersion, per-instance and per-device
@@ -23,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -39,6 +50,7 @@
 
 #include "capture/capture_record.hpp"
 #include "capture/frame_assembly.hpp"
+#include "capture/present_waiter.hpp"
 #include "capture/record_sender.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
@@ -55,6 +67,11 @@ constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
 constexpr uint32_t kSlots = 64;
 // How often the collector looks for available timestamps.
 constexpr auto kCollectPeriod = std::chrono::milliseconds(2);
+// How long a frame's record waits for its present_complete before it is
+// sent without (NoComplete::late).
+constexpr int64_t kCompleteTimeoutNs = 1'000'000'000;
+// Display timing: presents per swapchain whose timing is still awaited.
+constexpr size_t kTimingPending = 64;
 
 template <class T>
 void* dispatch_key(T handle) {
@@ -72,6 +89,13 @@ struct InstanceData {
   PFN_vkDestroyInstance DestroyInstance = nullptr;
   PFN_vkCreateDevice CreateDevice = nullptr;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2 = nullptr;  // or the KHR one
+  // X11 surfaces: taken at vkCreateInstance (asked later, the loader's
+  // terminator answers from its dispatch table, whose top is this layer).
+  PFN_vkVoidFunction CreateXcbSurfaceKHR = nullptr;
+  PFN_vkVoidFunction CreateXlibSurfaceKHR = nullptr;
+  PFN_vkDestroySurfaceKHR DestroySurfaceKHR = nullptr;
   uint32_t api_version = VK_API_VERSION_1_0;
 };
 
@@ -97,6 +121,8 @@ struct DeviceFns {
   PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
   PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
   PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+  PFN_vkWaitForPresentKHR WaitForPresentKHR = nullptr;
+  PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
 };
 
 // The layer's timestamps on one queue family: a query pool of kSlots pairs
@@ -139,6 +165,40 @@ struct PendingSubmit {
   bool resolved = false;
 };
 
+// How present_complete is learnt on a device.
+enum class PresentMethod : uint8_t { none, present_wait, display_timing };
+
+const char* method_name(PresentMethod m) {
+  return m == PresentMethod::present_wait     ? "VK_KHR_present_wait"
+         : m == PresentMethod::display_timing ? "VK_GOOGLE_display_timing"
+                                              : "";
+}
+
+// A frame's present_complete, from a waiter or the display timing.
+struct Completion {
+  uint64_t frame = 0;
+  int64_t ns = kNoTime;
+  NoComplete why = NoComplete::none;
+};
+
+// A frame as the present hook hands it to the collector.
+struct FrameEntry {
+  FrameRecord rec;
+  bool awaiting = false;  // its present_complete is still to come
+};
+
+// Per swapchain. The program synchronises its presents to a swapchain with
+// that swapchain's retirement and destruction (the spec's external
+// synchronisation), so the present hook uses its state without a lock;
+// the map of states has one (DeviceData::swap_mu).
+struct SwapchainState {
+  VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+  uint64_t next_id = 1;  // the layer's present ids (VkPresentIdKHR / GOOGLE presentID)
+  bool retired = false;  // a newer swapchain replaced it: no more waits
+  std::unique_ptr<PresentWaiter> waiter;             // present_wait
+  std::deque<std::pair<uint32_t, uint64_t>> timing;  // display timing: (presentID, frame)
+};
+
 struct DeviceData {
   VkDevice device = VK_NULL_HANDLE;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
@@ -160,18 +220,31 @@ struct DeviceData {
   uint64_t frame_index = 0;
   int64_t last_present_end = kNoTime;
   std::vector<PendingSubmit> new_submits;
-  std::vector<FrameRecord> new_frames;
+  std::vector<FrameEntry> new_frames;
+  std::vector<Completion> new_completions;
   std::atomic<int64_t> acquire_wait_ns{0};
   std::condition_variable wake;
   bool stop = false;
   std::thread collector;
   uint64_t frames_sent = 0;
   uint64_t submits_sent = 0;
+
+  // present_complete (plan_present). layer_present_ids: the layer chains
+  // its own VkPresentIdKHR (the program did not enable present ids).
+  PresentMethod present_method = PresentMethod::none;
+  bool layer_present_ids = false;
+  std::atomic<bool> timing_clock_warned{false};
+  std::mutex swap_mu;
+  std::unordered_map<VkSwapchainKHR, std::unique_ptr<SwapchainState>> swapchains;
 };
 
 std::shared_mutex g_mu;
 std::unordered_map<void*, std::unique_ptr<InstanceData>> g_instances;
 std::unordered_map<void*, std::unique_ptr<DeviceData>> g_devices;
+// X11 windows of the surfaces the program made (VkSurfaceKHR -> XID): a
+// swapchain on one is reported in a WindowRecord for the screen observer.
+std::mutex g_surface_mu;
+std::unordered_map<uint64_t, uint64_t> g_x11_windows;
 
 InstanceData* instance_of(void* key) {
   std::shared_lock lock(g_mu);
@@ -214,15 +287,44 @@ bool try_read(DeviceData& d, PendingSubmit& p) {
   return true;
 }
 
-void collect_once(DeviceData& d, std::deque<PendingSubmit>& pending,
-                  std::deque<FrameRecord>& frames,
-                  std::map<uint64_t, std::vector<SubmitRecord>>& done, bool final) {
+// What the collector holds between passes.
+struct CollectorState {
+  std::deque<PendingSubmit> pending;
+  std::deque<FrameEntry> frames;
+  std::map<uint64_t, std::vector<SubmitRecord>> done;  // by frame
+  std::map<uint64_t, Completion> completions;          // by frame
+};
+
+// A frame's record is ready once its submissions are (the caller checks)
+// and its present_complete is known, or no longer awaited.
+bool fill_completion(FrameEntry& f, CollectorState& c, int64_t now, bool final) {
+  if (!f.awaiting) return true;
+  auto it = c.completions.find(f.rec.frame);
+  if (it != c.completions.end()) {
+    f.rec.present_complete = it->second.ns;
+    f.rec.no_complete = it->second.why;
+    c.completions.erase(it);
+    return true;
+  }
+  if (final || now - f.rec.present_end > kCompleteTimeoutNs) {
+    f.rec.no_complete = NoComplete::late;
+    return true;
+  }
+  return false;
+}
+
+void collect_once(DeviceData& d, CollectorState& c, bool final) {
+  auto& pending = c.pending;
+  auto& frames = c.frames;
+  auto& done = c.done;
   {
     std::lock_guard lock(d.frame_mu);
     for (auto& s : d.new_submits) pending.push_back(s);
     for (auto& f : d.new_frames) frames.push_back(f);
+    for (auto& x : d.new_completions) c.completions[x.frame] = x;
     d.new_submits.clear();
     d.new_frames.clear();
+    d.new_completions.clear();
   }
   for (auto& p : pending) {
     if (p.resolved) continue;
@@ -244,8 +346,11 @@ void collect_once(DeviceData& d, std::deque<PendingSubmit>& pending,
     done[rec.frame].push_back(rec);
     pending.pop_front();
   }
-  while (!frames.empty() && (pending.empty() || pending.front().rec.frame > frames.front().frame)) {
-    FrameRecord f = frames.front();
+  const int64_t now = host_now_ns();
+  while (!frames.empty() &&
+         (pending.empty() || pending.front().rec.frame > frames.front().rec.frame) &&
+         fill_completion(frames.front(), c, now, final)) {
+    FrameRecord f = frames.front().rec;
     frames.pop_front();
     auto it = done.find(f.frame);
     if (it != done.end()) {
@@ -257,24 +362,26 @@ void collect_once(DeviceData& d, std::deque<PendingSubmit>& pending,
     sender.send(f, RecordType::frame, d.source);
     ++d.frames_sent;
   }
+  // A completion for a frame already sent (late) has no use any more.
+  const uint64_t oldest = frames.empty() ? UINT64_MAX : frames.front().rec.frame;
+  while (!c.completions.empty() && c.completions.begin()->first < oldest)
+    c.completions.erase(c.completions.begin());
 }
 
 void collector_main(DeviceData* d) {
-  std::deque<PendingSubmit> pending;
-  std::deque<FrameRecord> frames;
-  std::map<uint64_t, std::vector<SubmitRecord>> done;
+  CollectorState c;
   for (;;) {
     {
       std::unique_lock lock(d->frame_mu);
       d->wake.wait_for(lock, kCollectPeriod, [d] { return d->stop; });
       if (d->stop) break;
     }
-    collect_once(*d, pending, frames, done, false);
+    collect_once(*d, c, false);
   }
   // The program destroys its device only once its work is done: every pair
   // is available now; what is not is sent as not read.
-  collect_once(*d, pending, frames, done, false);
-  collect_once(*d, pending, frames, done, true);
+  collect_once(*d, c, false);
+  collect_once(*d, c, true);
   // Submissions after the last present belong to no frame: sent above.
   EndRecord end;
   end.frames = d->frames_sent;
@@ -291,6 +398,136 @@ bool chain_has(const void* next, VkStructureType type) {
     if (s->sType == type) return true;
   }
   return false;
+}
+
+// The first structure of `type` in a pNext chain, or nullptr.
+template <class T>
+const T* chain_find(const void* next, VkStructureType type) {
+  for (auto* s = static_cast<const VkBaseInStructure*>(next); s != nullptr; s = s->pNext) {
+    if (s->sType == type) return reinterpret_cast<const T*>(s);
+  }
+  return nullptr;
+}
+
+// How present_complete will be learnt on a device, and what that adds to
+// the program's vkCreateDevice.
+struct PresentPlan {
+  PresentMethod method = PresentMethod::none;
+  bool layer_ids = false;   // the layer chains VkPresentIdKHR itself
+  bool chain_id = false;    // add VkPhysicalDevicePresentIdFeaturesKHR
+  bool chain_wait = false;  // add VkPhysicalDevicePresentWaitFeaturesKHR
+  std::string why_not;      // method none: why (the Unavailable record)
+  std::string note;         // something offered and left unused
+};
+
+// Prefers VK_GOOGLE_display_timing (the display's own time) and falls back
+// to VK_KHR_present_id + VK_KHR_present_wait (the host time the wait
+// returned); extensions it needs go on `exts`.
+PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
+                         const VkDeviceCreateInfo& info, std::vector<const char*>& exts) {
+  PresentPlan plan;
+  uint32_t n = 0;
+  std::vector<VkExtensionProperties> props;
+  if (inst.EnumerateDeviceExtensionProperties != nullptr &&
+      inst.EnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr) == VK_SUCCESS) {
+    props.resize(n);
+    if (inst.EnumerateDeviceExtensionProperties(physical, nullptr, &n, props.data()) < 0) n = 0;
+    props.resize(n);
+  }
+  auto offered = [&](std::string_view e) {
+    return std::any_of(props.begin(), props.end(),
+                       [&](const VkExtensionProperties& p) { return e == p.extensionName; });
+  };
+  auto asked = [&](std::string_view e) {
+    return std::any_of(info.ppEnabledExtensionNames,
+                       info.ppEnabledExtensionNames + info.enabledExtensionCount,
+                       [&](const char* x) { return e == x; });
+  };
+  auto add = [&](const char* e) {
+    if (std::none_of(exts.begin(), exts.end(),
+                     [&](const char* x) { return std::strcmp(x, e) == 0; }))
+      exts.push_back(e);
+  };
+  if (!asked(VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
+    plan.why_not =
+        "the program did not enable VK_KHR_swapchain on this device: it presents nothing";
+    return plan;
+  }
+  if (offered("VK_EXT_present_timing")) {
+    plan.note =
+        "the device offers VK_EXT_present_timing; this layer, built with Vulkan headers 1.3." +
+        std::to_string(VK_HEADER_VERSION) + ", does not use it";
+  }
+  std::string google;
+  if (offered(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
+    if (!asked(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
+      add(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME);
+      plan.method = PresentMethod::display_timing;
+      return plan;
+    }
+    // Each past timing is returned once, to whoever asks first.
+    google =
+        "; VK_GOOGLE_display_timing is the program's own (the layer leaves its past timings to it)";
+  }
+  const bool has_id = offered(VK_KHR_PRESENT_ID_EXTENSION_NAME);
+  const bool has_wait = offered(VK_KHR_PRESENT_WAIT_EXTENSION_NAME);
+  if (!has_id || !has_wait) {
+    // Name exactly what the driver lacks.
+    std::string lacks;
+    for (const char* e : {VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME, VK_KHR_PRESENT_ID_EXTENSION_NAME,
+                          VK_KHR_PRESENT_WAIT_EXTENSION_NAME}) {
+      if (!offered(e)) lacks += (lacks.empty() ? "" : ", ") + std::string(e);
+    }
+    plan.why_not = "the driver lacks " + lacks +
+                   " (present_complete needs VK_GOOGLE_display_timing, or VK_KHR_present_id with "
+                   "VK_KHR_present_wait)" +
+                   google;
+    return plan;
+  }
+  if (inst.GetPhysicalDeviceFeatures2 == nullptr) {
+    plan.why_not =
+        "vkGetPhysicalDeviceFeatures2 is missing (a Vulkan 1.0 instance): the present "
+        "id and wait features cannot be checked" +
+        google;
+    return plan;
+  }
+  VkPhysicalDevicePresentWaitFeaturesKHR wait_f{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR, nullptr, VK_FALSE};
+  VkPhysicalDevicePresentIdFeaturesKHR id_f{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR, &wait_f, VK_FALSE};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &id_f, {}};
+  inst.GetPhysicalDeviceFeatures2(physical, &f2);
+  if (!id_f.presentId || !wait_f.presentWait) {
+    plan.why_not = std::string(
+                       "the driver lists VK_KHR_present_id and VK_KHR_present_wait but "
+                       "reports the features presentId ") +
+                   (id_f.presentId ? "on" : "off") + ", presentWait " +
+                   (wait_f.presentWait ? "on" : "off") + google;
+    return plan;
+  }
+  // The program's own feature structures are never rewritten: one that
+  // turns a feature off leaves present_complete unavailable.
+  const auto* app_id = chain_find<VkPhysicalDevicePresentIdFeaturesKHR>(
+      info.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR);
+  const auto* app_wait = chain_find<VkPhysicalDevicePresentWaitFeaturesKHR>(
+      info.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR);
+  if ((app_id != nullptr && !app_id->presentId) ||
+      (app_wait != nullptr && !app_wait->presentWait)) {
+    plan.why_not =
+        "the program chains its own present id / present wait feature structure with "
+        "the feature off (the layer does not rewrite the program's structures)" +
+        google;
+    return plan;
+  }
+  plan.chain_id = app_id == nullptr;
+  plan.chain_wait = app_wait == nullptr;
+  // A program with the presentId feature on tags its presents itself: the
+  // layer reads its ids and never mixes its own in.
+  plan.layer_ids = app_id == nullptr;
+  add(VK_KHR_PRESENT_ID_EXTENSION_NAME);
+  add(VK_KHR_PRESENT_WAIT_EXTENSION_NAME);
+  plan.method = PresentMethod::present_wait;
+  return plan;
 }
 
 void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
@@ -408,6 +645,16 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* 
   data->GetPhysicalDeviceQueueFamilyProperties =
       reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
           gipa(*out, "vkGetPhysicalDeviceQueueFamilyProperties"));
+  data->EnumerateDeviceExtensionProperties =
+      reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+          gipa(*out, "vkEnumerateDeviceExtensionProperties"));
+  data->GetPhysicalDeviceFeatures2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
+      gipa(*out, VK_API_VERSION_MINOR(api) >= 1 ? "vkGetPhysicalDeviceFeatures2"
+                                                : "vkGetPhysicalDeviceFeatures2KHR"));
+  data->CreateXcbSurfaceKHR = gipa(*out, "vkCreateXcbSurfaceKHR");
+  data->CreateXlibSurfaceKHR = gipa(*out, "vkCreateXlibSurfaceKHR");
+  data->DestroySurfaceKHR =
+      reinterpret_cast<PFN_vkDestroySurfaceKHR>(gipa(*out, "vkDestroySurfaceKHR"));
   data->api_version = api;
   std::unique_lock lock(g_mu);
   g_instances[dispatch_key(*out)] = std::move(data);
@@ -427,8 +674,8 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyInstance(VkInstance instance,
   data->DestroyInstance(instance, alloc);
 }
 
-void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_reset,
-                   bool calibrated) {
+void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_reset, bool calibrated,
+                   PresentMethod present) {
   VulkanAttachDesc ad;
   ad.instance = d.instance->instance;
   ad.physical_device = d.physical;
@@ -442,6 +689,7 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
   HelloRecord hello;
   hello.api = SourceApi::vulkan;
   set_text(hello.source_name, std::string(kLayerName) + " " + kVersion);
+  set_text(hello.present_method, method_name(present));
   auto att = VulkanAttachment::create(ad);
   if (!att) {
     RecordSender::process().send(hello, RecordType::hello, d.source);
@@ -490,7 +738,12 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
                                 info->ppEnabledExtensionNames + info->enabledExtensionCount);
   VkPhysicalDeviceHostQueryResetFeatures reset_features{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, nullptr, VK_TRUE};
+  VkPhysicalDevicePresentIdFeaturesKHR id_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR, nullptr, VK_TRUE};
+  VkPhysicalDevicePresentWaitFeaturesKHR wait_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR, nullptr, VK_TRUE};
   std::string not_enabled;
+  PresentPlan present;
   if (active) {
     VulkanAttachDesc wd;
     wd.instance = inst->instance;
@@ -514,6 +767,15 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
         }
       }
     }
+    present = plan_present(*inst, physical, *info, exts);
+    if (present.chain_id) {
+      id_features.pNext = const_cast<void*>(mine.pNext);
+      mine.pNext = &id_features;
+    }
+    if (present.chain_wait) {
+      wait_features.pNext = const_cast<void*>(mine.pNext);
+      mine.pNext = &wait_features;
+    }
     mine.enabledExtensionCount = static_cast<uint32_t>(exts.size());
     mine.ppEnabledExtensionNames = exts.data();
   }
@@ -525,6 +787,10 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     r = create(physical, info, alloc, out);
     not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
     mine = *info;
+    if (present.method != PresentMethod::none) {
+      present.method = PresentMethod::none;
+      present.why_not = "vkCreateDevice with the present extensions the layer added failed";
+    }
   }
   if (r != VK_SUCCESS) return r;
   auto d = std::make_unique<DeviceData>();
@@ -557,6 +823,20 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   LATLAB_LOAD(CmdWriteTimestamp);
 #undef LATLAB_LOAD
   f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, *out, "vkQueueSubmit2KHR");
+  if (present.method == PresentMethod::present_wait) {
+    f.WaitForPresentKHR = load<PFN_vkWaitForPresentKHR>(gdpa, *out, "vkWaitForPresentKHR");
+    if (f.WaitForPresentKHR == nullptr) {
+      present.method = PresentMethod::none;
+      present.why_not = "the driver gave no vkWaitForPresentKHR";
+    }
+  } else if (present.method == PresentMethod::display_timing) {
+    f.GetPastPresentationTimingGOOGLE = load<PFN_vkGetPastPresentationTimingGOOGLE>(
+        gdpa, *out, "vkGetPastPresentationTimingGOOGLE");
+    if (f.GetPastPresentationTimingGOOGLE == nullptr) {
+      present.method = PresentMethod::none;
+      present.why_not = "the driver gave no vkGetPastPresentationTimingGOOGLE";
+    }
+  }
   DeviceData* dp = d.get();
   {
     std::unique_lock lock(g_mu);
@@ -564,9 +844,11 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   }
   if (!active) return VK_SUCCESS;
   dp->active = true;
+  dp->present_method = present.method;
+  dp->layer_present_ids = present.layer_ids;
   VulkanAttachDesc enabled;
   vulkan_attach_enabled(mine, enabled);
-  start_capture(*dp, mine, enabled.host_query_reset, enabled.calibrated_timestamps);
+  start_capture(*dp, mine, enabled.host_query_reset, enabled.calibrated_timestamps, present.method);
   if (!not_enabled.empty()) send_unavailable(dp->source, "layer_additions", not_enabled);
   std::vector<VkQueueFamilyProperties> props;
   uint32_t n = 0;
@@ -578,25 +860,30 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     if (fam < n && dp->families.count(fam) == 0)
       create_family(*dp, fam, props[fam].timestampValidBits);
   }
-  bool present_id = false;
-  for (const char* e : exts) {
-    if (std::strcmp(e, "VK_KHR_present_wait") == 0) present_id = true;
-  }
-  send_unavailable(dp->source, "present_complete",
-                   present_id
-                       ? "the program enabled VK_KHR_present_wait, but this version of the layer "
-                         "does not wait for presents (vkWaitForPresentKHR needs the swapchain "
-                         "externally synchronised with the program's own presents)"
-                       : "the program did not enable VK_KHR_present_id and VK_KHR_present_wait "
-                         "(and the layer does not wait for presents itself)");
+  if (present.method == PresentMethod::none)
+    send_unavailable(dp->source, "present_complete", present.why_not);
+  if (!present.note.empty()) send_unavailable(dp->source, "present_timing", present.note);
   dp->collector = std::thread(collector_main, dp);
   return VK_SUCCESS;
 }
+
+void retire_swapchain(DeviceData* d, SwapchainState& st);
 
 VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
                                                const VkAllocationCallbacks* alloc) {
   DeviceData* d = device_of(dispatch_key(device));
   if (d == nullptr) return;
+  // Swapchains the program left (it must destroy them first): their
+  // waiters stop before the collector's last pass.
+  std::unordered_map<VkSwapchainKHR, std::unique_ptr<SwapchainState>> left;
+  {
+    std::lock_guard lock(d->swap_mu);
+    left.swap(d->swapchains);
+  }
+  for (auto& [sc, st] : left) {
+    st->timing.clear();  // not read: the swapchain may be gone in the driver
+    retire_swapchain(d, *st);
+  }
   if (d->collector.joinable()) {
     {
       std::lock_guard lock(d->frame_mu);
@@ -794,14 +1081,123 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(VkQueue queue, uint32_t cou
   });
 }
 
+SwapchainState* swapchain_of(DeviceData* d, VkSwapchainKHR sc) {
+  std::lock_guard lock(d->swap_mu);
+  auto it = d->swapchains.find(sc);
+  return it == d->swapchains.end() ? nullptr : it->second.get();
+}
+
+void post_completion(DeviceData* d, const Completion& c) {
+  std::lock_guard lock(d->frame_mu);
+  d->new_completions.push_back(c);
+}
+
+// Display timing: the actual present times the presentation engine has
+// for `st`'s presents (each is returned once), as completions. Runs on the
+// program's thread inside one of its calls on the swapchain, which the
+// spec requires to be externally synchronised with this query.
+void read_display_timing(DeviceData* d, SwapchainState& st, std::vector<Completion>& out) {
+  if (st.timing.empty()) return;
+  VkPastPresentationTimingGOOGLE past[16];
+  for (int round = 0; round < 4; ++round) {
+    auto n = static_cast<uint32_t>(std::size(past));
+    const VkResult r = d->fn.GetPastPresentationTimingGOOGLE(d->device, st.swapchain, &n, past);
+    if (r < 0) break;
+    const int64_t now = host_now_ns();
+    for (uint32_t i = 0; i < n; ++i) {
+      auto it = std::find_if(st.timing.begin(), st.timing.end(),
+                             [&](const auto& p) { return p.first == past[i].presentID; });
+      if (it == st.timing.end()) continue;
+      Completion c{it->second, kNoTime, NoComplete::failed};
+      const auto t = static_cast<int64_t>(past[i].actualPresentTime);
+      // The spec's clock on Linux is CLOCK_MONOTONIC; a time more than
+      // 10 s away from now is on another one and is not used.
+      if (t > 0 && (now - t < 10'000'000'000 && t - now < 10'000'000'000)) {
+        c.ns = t;
+        c.why = NoComplete::none;
+      } else if (!d->timing_clock_warned.exchange(true)) {
+        send_unavailable(d->source, "present_complete",
+                         "VK_GOOGLE_display_timing's actualPresentTime is not on CLOCK_MONOTONIC "
+                         "(more than 10 s from the host's now): such frames are failed");
+      }
+      out.push_back(c);
+      st.timing.erase(it);
+    }
+    if (r != VK_INCOMPLETE) break;
+  }
+}
+
+// No more present_complete from `st` (its swapchain is retired or about to
+// be destroyed): the waiter is stopped (no vkWaitForPresentKHR runs once
+// this returns) and what is outstanding is resolved as retired.
+void retire_swapchain(DeviceData* d, SwapchainState& st) {
+  st.retired = true;
+  if (st.waiter) st.waiter->stop(NoComplete::retired);
+  std::vector<Completion> got;
+  read_display_timing(d, st, got);
+  for (const auto& [id, frame] : st.timing) got.push_back({frame, kNoTime, NoComplete::retired});
+  st.timing.clear();
+  for (const auto& c : got) post_completion(d, c);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
   const int64_t enter = host_now_ns();
   DeviceData* d = device_of(dispatch_key(queue));
+  // present_complete: tag the first swapchain's present with an id the
+  // layer can wait for (or read the program's own id).
+  SwapchainState* st = nullptr;
+  uint64_t tag = 0;
+  const VkPresentInfoKHR* use = info;
+  VkPresentInfoKHR tagged{};
+  VkPresentIdKHR ids{VK_STRUCTURE_TYPE_PRESENT_ID_KHR, nullptr, 0, nullptr};
+  VkPresentTimesInfoGOOGLE times{VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, nullptr, 0, nullptr};
+  if (d->present_method != PresentMethod::none && info->swapchainCount > 0)
+    st = swapchain_of(d, info->pSwapchains[0]);
+  if (st != nullptr && !st->retired) {
+    const uint32_t n = info->swapchainCount;
+    if (d->present_method == PresentMethod::present_wait && !d->layer_present_ids) {
+      const auto* own = chain_find<VkPresentIdKHR>(info->pNext, VK_STRUCTURE_TYPE_PRESENT_ID_KHR);
+      if (own != nullptr && own->pPresentIds != nullptr && own->swapchainCount > 0)
+        tag = own->pPresentIds[0];
+    } else if (d->present_method == PresentMethod::present_wait) {
+      // thread_local only where used: in a dlopen'd library passing the
+      // declaration costs a TLS lookup even when nothing is done with it.
+      thread_local std::vector<uint64_t> id_list;
+      id_list.assign(n, 0);  // 0: no id for the other swapchains
+      tag = id_list[0] = st->next_id++;
+      ids = {VK_STRUCTURE_TYPE_PRESENT_ID_KHR, info->pNext, n, id_list.data()};
+      tagged = *info;
+      tagged.pNext = &ids;
+      use = &tagged;
+    } else {
+      // desiredPresentTime 0: "any time", as without the structure.
+      thread_local std::vector<VkPresentTimeGOOGLE> time_list;
+      time_list.assign(n, VkPresentTimeGOOGLE{0, 0});
+      if (static_cast<uint32_t>(st->next_id) == 0) ++st->next_id;  // 0 is not an id
+      tag = static_cast<uint32_t>(st->next_id++);
+      time_list[0].presentID = static_cast<uint32_t>(tag);
+      times = {VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, info->pNext, n, time_list.data()};
+      tagged = *info;
+      tagged.pNext = &times;
+      use = &tagged;
+    }
+  }
   const int64_t call_start = host_now_ns();
-  const VkResult r = d->fn.QueuePresentKHR(queue, info);
+  const VkResult r = d->fn.QueuePresentKHR(queue, use);
   const int64_t returned = host_now_ns();
   if (!d->active) return r;
-  FrameRecord f;
+  // Display timing's results for earlier presents.
+  std::vector<Completion>* timed = nullptr;
+  if (st != nullptr && d->present_method == PresentMethod::display_timing) {
+    thread_local std::vector<Completion> got;
+    got.clear();
+    read_display_timing(d, *st, got);
+    timed = &got;
+  }
+  const VkResult first =
+      info->pResults != nullptr && info->swapchainCount > 0 ? info->pResults[0] : r;
+  FrameEntry e;
+  FrameRecord& f = e.rec;
   f.present_start = enter;
   f.present_end = returned;
   f.present_result = r;
@@ -812,9 +1208,32 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
     f.frame = d->frame_index++;
     f.frame_start = d->last_present_end;
     f.acquire_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
+    if (d->present_method == PresentMethod::none || st == nullptr) {
+      f.no_complete = NoComplete::unavailable;
+    } else if (st->retired) {
+      f.no_complete = NoComplete::retired;
+    } else if (first < 0) {
+      f.no_complete = NoComplete::failed;  // nothing was queued for presentation
+    } else if (tag == 0) {
+      f.no_complete = NoComplete::not_tagged;
+    } else if (d->present_method == PresentMethod::present_wait) {
+      // Queued under frame_mu: the frame reaches the collector before its completion.
+      const auto pushed = st->waiter->push(tag, f.frame);
+      e.awaiting = pushed == PresentWaiter::Push::queued;
+      f.no_complete = pushed == PresentWaiter::Push::full ? NoComplete::dropped
+                      : e.awaiting                        ? NoComplete::none
+                                                          : NoComplete::retired;
+    } else {
+      if (st->timing.size() == kTimingPending) st->timing.pop_front();  // it goes late
+      st->timing.emplace_back(static_cast<uint32_t>(tag), f.frame);
+      e.awaiting = true;
+      f.no_complete = NoComplete::none;
+    }
+    if (timed != nullptr)
+      d->new_completions.insert(d->new_completions.end(), timed->begin(), timed->end());
     const int64_t now = host_now_ns();
     f.source_present_ns = (call_start - enter) + (now - returned);
-    d->new_frames.push_back(f);
+    d->new_frames.push_back(e);
     d->last_present_end = now;
   }
   return r;
@@ -845,13 +1264,127 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateSwapchainKHR(VkDevice device,
                                                         const VkAllocationCallbacks* alloc,
                                                         VkSwapchainKHR* out) {
   DeviceData* d = device_of(dispatch_key(device));
-  return d->fn.CreateSwapchainKHR(device, info, alloc, out);
+  if (!d->active) return d->fn.CreateSwapchainKHR(device, info, alloc, out);
+  // The old swapchain is retired by this call, even when it fails; no wait
+  // may be made on a retired swapchain, so its waiter stops first.
+  if (info->oldSwapchain != VK_NULL_HANDLE) {
+    if (SwapchainState* old = swapchain_of(d, info->oldSwapchain)) retire_swapchain(d, *old);
+  }
+  const VkResult r = d->fn.CreateSwapchainKHR(device, info, alloc, out);
+  if (r != VK_SUCCESS) return r;
+  auto st = std::make_unique<SwapchainState>();
+  st->swapchain = *out;
+  if (d->present_method == PresentMethod::present_wait) {
+    const VkSwapchainKHR sc = *out;
+    st->waiter = std::make_unique<PresentWaiter>(
+        [d, sc](uint64_t id, uint64_t timeout_ns) {
+          const VkResult w = d->fn.WaitForPresentKHR(d->device, sc, id, timeout_ns);
+          return w == VK_SUCCESS || w == VK_SUBOPTIMAL_KHR ? WaitOutcome::done
+                 : w == VK_TIMEOUT                         ? WaitOutcome::timeout
+                                                           : WaitOutcome::failed;
+        },
+        [d](uint64_t frame, int64_t ns, NoComplete why) {
+          post_completion(d, {frame, ns, why});
+        });
+  }
+  {
+    std::lock_guard lock(d->swap_mu);
+    d->swapchains[*out] = std::move(st);
+  }
+  uint64_t window = 0;
+  {
+    std::lock_guard lock(g_surface_mu);
+    auto it = g_x11_windows.find(reinterpret_cast<uint64_t>(info->surface));
+    if (it != g_x11_windows.end()) window = it->second;
+  }
+  if (window != 0) {
+    WindowRecord w;
+    w.swapchain = reinterpret_cast<uint64_t>(*out);
+    w.window = window;
+    w.system = WindowSystem::x11;
+    const char* display = std::getenv("DISPLAY");
+    set_text(w.display, display != nullptr ? display : "");
+    RecordSender::process().send(w, RecordType::window, d->source);
+  }
+  return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL layer_DestroySwapchainKHR(VkDevice device, VkSwapchainKHR sc,
                                                      const VkAllocationCallbacks* alloc) {
   DeviceData* d = device_of(dispatch_key(device));
+  std::unique_ptr<SwapchainState> st;
+  {
+    std::lock_guard lock(d->swap_mu);
+    auto it = d->swapchains.find(sc);
+    if (it != d->swapchains.end()) {
+      st = std::move(it->second);
+      d->swapchains.erase(it);
+    }
+  }
+  // The spec wants the swapchain to outlive every wait on it.
+  if (st) retire_swapchain(d, *st);
   d->fn.DestroySwapchainKHR(device, sc, alloc);
+}
+
+// X11 surfaces: the window each one shows (the layer reads only the window
+// member, so it declares the two create-info layouts itself and needs no
+// X11 headers; vulkan_xcb.h / vulkan_xlib.h define the same).
+struct XcbSurfaceInfo {
+  VkStructureType sType;
+  const void* pNext;
+  VkFlags flags;
+  void* connection;
+  uint32_t window;  // xcb_window_t
+};
+struct XlibSurfaceInfo {
+  VkStructureType sType;
+  const void* pNext;
+  VkFlags flags;
+  void* dpy;
+  unsigned long window;  // Window (an XID)
+};
+template <class Info>
+using CreateSurfaceFn = VkResult(VKAPI_PTR*)(VkInstance, const Info*, const VkAllocationCallbacks*,
+                                             VkSurfaceKHR*);
+
+template <class Info>
+VkResult create_x11_surface(VkInstance instance, const Info* info,
+                            const VkAllocationCallbacks* alloc, VkSurfaceKHR* out,
+                            PFN_vkVoidFunction next_fn) {
+  if (next_fn == nullptr) return VK_ERROR_EXTENSION_NOT_PRESENT;
+  auto next = reinterpret_cast<CreateSurfaceFn<Info>>(next_fn);
+  const VkResult r = next(instance, info, alloc, out);
+  if (r == VK_SUCCESS && RecordSender::process().active()) {
+    std::lock_guard lock(g_surface_mu);
+    g_x11_windows[reinterpret_cast<uint64_t>(*out)] = info->window;
+  }
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateXcbSurfaceKHR(VkInstance instance,
+                                                         const XcbSurfaceInfo* info,
+                                                         const VkAllocationCallbacks* alloc,
+                                                         VkSurfaceKHR* out) {
+  InstanceData* inst = instance_of(dispatch_key(instance));
+  return create_x11_surface(instance, info, alloc, out, inst->CreateXcbSurfaceKHR);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateXlibSurfaceKHR(VkInstance instance,
+                                                          const XlibSurfaceInfo* info,
+                                                          const VkAllocationCallbacks* alloc,
+                                                          VkSurfaceKHR* out) {
+  InstanceData* inst = instance_of(dispatch_key(instance));
+  return create_x11_surface(instance, info, alloc, out, inst->CreateXlibSurfaceKHR);
+}
+
+VKAPI_ATTR void VKAPI_CALL layer_DestroySurfaceKHR(VkInstance instance, VkSurfaceKHR surface,
+                                                   const VkAllocationCallbacks* alloc) {
+  {
+    std::lock_guard lock(g_surface_mu);
+    g_x11_windows.erase(reinterpret_cast<uint64_t>(surface));
+  }
+  InstanceData* inst = instance_of(dispatch_key(instance));
+  if (inst->DestroySurfaceKHR != nullptr) inst->DestroySurfaceKHR(instance, surface, alloc);
 }
 
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetDeviceProcAddr(VkDevice device, const char* name);
@@ -900,6 +1433,12 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetInstanceProcAddr(VkInstance in
   if (inst == nullptr) return nullptr;
   PFN_vkVoidFunction next = inst->next_gipa(instance, name);
   if (next == nullptr) return nullptr;
+  if (n == "vkCreateXcbSurfaceKHR" && inst->CreateXcbSurfaceKHR != nullptr)
+    return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateXcbSurfaceKHR);
+  if (n == "vkCreateXlibSurfaceKHR" && inst->CreateXlibSurfaceKHR != nullptr)
+    return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateXlibSurfaceKHR);
+  if (n == "vkDestroySurfaceKHR" && inst->DestroySurfaceKHR != nullptr)
+    return reinterpret_cast<PFN_vkVoidFunction>(&layer_DestroySurfaceKHR);
   if (PFN_vkVoidFunction f = device_intercept(n)) return f;
   return next;
 }
