@@ -84,10 +84,10 @@ class VulkanComputeWorkload {
                                               uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
-  VulkanComputeWorkload(const VulkanContext& ctx, const ComputeWorkloadDesc& desc);
-  const VulkanContext& ctx_;
+  explicit VulkanComputeWorkload(const ComputeWorkloadDesc& desc);
   ComputeWorkloadDesc desc_;
-  std::unique_ptr<vk::ComputeObjects> o_;  // its Vulkan objects (private)
+  // Its Vulkan objects (private), on the context's device: the context must outlive them.
+  std::unique_ptr<vk::ComputeObjects> o_;
 };
 
 // ---------------------------------------------------------------------------
@@ -126,10 +126,10 @@ class VulkanFragmentWorkload {
                                               uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
-  VulkanFragmentWorkload(const VulkanContext& ctx, const FragmentWorkloadDesc& desc);
-  const VulkanContext& ctx_;
+  explicit VulkanFragmentWorkload(const FragmentWorkloadDesc& desc);
   FragmentWorkloadDesc desc_;
-  std::unique_ptr<vk::FragmentObjects> o_;  // its Vulkan objects (private)
+  // Its Vulkan objects (private), on the context's device: the context must outlive them.
+  std::unique_ptr<vk::FragmentObjects> o_;
 };
 
 // ---------------------------------------------------------------------------

@@ -147,7 +147,7 @@ Result<void> make_pipeline(VkDevice dev, vk::ComputeObjects& o) {
 Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(
     const VulkanContext& ctx, const ComputeWorkloadDesc& desc) {
   if (auto ok = check_size(ctx, desc); !ok) return ok.error();
-  std::unique_ptr<VulkanComputeWorkload> w(new VulkanComputeWorkload(ctx, desc));
+  std::unique_ptr<VulkanComputeWorkload> w(new VulkanComputeWorkload(desc));
   w->o_ = std::make_unique<vk::ComputeObjects>();
   if (auto r = make_buffer(ctx, desc, *w->o_); !r) return r.error();
   if (auto r = make_descriptors(ctx.device(), *w->o_); !r) return r.error();
@@ -162,9 +162,7 @@ Result<std::unique_ptr<VulkanComputeWorkload>> VulkanComputeWorkload::create(
   return w;
 }
 
-VulkanComputeWorkload::VulkanComputeWorkload(const VulkanContext& ctx,
-                                             const ComputeWorkloadDesc& desc)
-    : ctx_(ctx), desc_(desc) {}
+VulkanComputeWorkload::VulkanComputeWorkload(const ComputeWorkloadDesc& desc) : desc_(desc) {}
 
 // The objects go in ComputeObjects' reverse order.
 VulkanComputeWorkload::~VulkanComputeWorkload() = default;

@@ -347,7 +347,7 @@ void record_clear_targets(VkCommandBuffer cmd, const vk::FragmentObjects& o) {
 Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
     const VulkanContext& ctx, const FragmentWorkloadDesc& desc) {
   if (auto ok = check_support(ctx, desc); !ok) return ok.error();
-  std::unique_ptr<VulkanFragmentWorkload> w(new VulkanFragmentWorkload(ctx, desc));
+  std::unique_ptr<VulkanFragmentWorkload> w(new VulkanFragmentWorkload(desc));
   w->o_ = std::make_unique<vk::FragmentObjects>();
   vk::FragmentObjects& o = *w->o_;
   const VkDevice dev = ctx.device();
@@ -372,9 +372,7 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
   return w;
 }
 
-VulkanFragmentWorkload::VulkanFragmentWorkload(const VulkanContext& ctx,
-                                               const FragmentWorkloadDesc& desc)
-    : ctx_(ctx), desc_(desc) {}
+VulkanFragmentWorkload::VulkanFragmentWorkload(const FragmentWorkloadDesc& desc) : desc_(desc) {}
 
 // The objects go in FragmentObjects' reverse order.
 VulkanFragmentWorkload::~VulkanFragmentWorkload() = default;
