@@ -87,7 +87,7 @@ std::optional<uint32_t> choose_queue_family(const VulkanDeviceReport& report) {
 struct OpenedDevice {
   vk::UniqueDevice device;
   std::vector<VkQueue> queues;  // queue 0 of each family asked for, in that order
-  bool swapchain = false;  // VK_KHR_swapchain enabled (desc.present and offered)
+  bool swapchain = false;       // VK_KHR_swapchain enabled (desc.present and offered)
 };
 
 bool device_offers(VkPhysicalDevice pd, const char* name) {

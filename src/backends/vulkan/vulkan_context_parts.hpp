@@ -71,9 +71,9 @@ inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
 // Instance (vulkan_instance.cpp)
 
 struct InstanceChoice {
-  UniqueInstance instance;               // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
-  uint32_t api = 0;                      // the API version the instance was created at
-  bool xcb_surface = false;              // VK_KHR_surface + VK_KHR_xcb_surface enabled
+  UniqueInstance instance;   // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
+  uint32_t api = 0;          // the API version the instance was created at
+  bool xcb_surface = false;  // VK_KHR_surface + VK_KHR_xcb_surface enabled
 };
 
 // An instance at min(loader, max_api), at least 1.1; with `validation` the
@@ -100,10 +100,10 @@ Result<UniqueMessenger> create_messenger(VkInstance instance,
 struct Probe {
   VulkanDeviceReport report;
   VkPhysicalDeviceProperties props{};
-  uint32_t usable_api = 0;       // min(instance, device)
-  bool host_reset_core = false;  // feature via Vulkan 1.2
-  bool host_reset_ext = false;   // feature via VK_EXT_host_query_reset
-  bool calibrated_ext = false;   // VK_KHR_ or VK_EXT_calibrated_timestamps offered
+  uint32_t usable_api = 0;            // min(instance, device)
+  bool host_reset_core = false;       // feature via Vulkan 1.2
+  bool host_reset_ext = false;        // feature via VK_EXT_host_query_reset
+  bool calibrated_ext = false;        // VK_KHR_ or VK_EXT_calibrated_timestamps offered
   bool calibrated_ext_named = false;  // VK_EXT_calibrated_timestamps among them
   bool calibrated_khr = false;        // VK_KHR_calibrated_timestamps among them
   bool has_device_domain = false;

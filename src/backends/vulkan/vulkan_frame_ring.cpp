@@ -64,12 +64,16 @@ VkFence VulkanFrameRing::fence(uint32_t slot) const { return o_->fences[slot].ge
 
 Result<VkCommandBuffer> VulkanFrameRing::begin(uint32_t slot, bool reusable) {
   Slot& s = slots_.at(slot);
-  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is still in flight; wait() first");
-  if (const VkResult r = vkResetCommandBuffer(s.cmd, 0); r != VK_SUCCESS) return vk::error("vkResetCommandBuffer", r);
+  if (s.in_flight)
+    return make_error("frame ring slot " + std::to_string(slot) +
+                      " is still in flight; wait() first");
+  if (const VkResult r = vkResetCommandBuffer(s.cmd, 0); r != VK_SUCCESS)
+    return vk::error("vkResetCommandBuffer", r);
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   bi.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult r = vkBeginCommandBuffer(s.cmd, &bi); r != VK_SUCCESS) return vk::error("vkBeginCommandBuffer", r);
+  if (const VkResult r = vkBeginCommandBuffer(s.cmd, &bi); r != VK_SUCCESS)
+    return vk::error("vkBeginCommandBuffer", r);
   return s.cmd;
 }
 
@@ -80,8 +84,10 @@ Result<void> VulkanFrameRing::submit(uint32_t slot, const VulkanSubmitSync& sync
 
 Result<void> VulkanFrameRing::end(uint32_t slot) {
   Slot& s = slots_.at(slot);
-  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
-  if (const VkResult r = vkEndCommandBuffer(s.cmd); r != VK_SUCCESS) return vk::error("vkEndCommandBuffer", r);
+  if (s.in_flight)
+    return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
+  if (const VkResult r = vkEndCommandBuffer(s.cmd); r != VK_SUCCESS)
+    return vk::error("vkEndCommandBuffer", r);
   return {};
 }
 
@@ -89,7 +95,8 @@ Result<void> VulkanFrameRing::submit_recorded(uint32_t slot) { return submit_slo
 
 Result<void> VulkanFrameRing::submit_slot(uint32_t slot, const VulkanSubmitSync& sync) {
   Slot& s = slots_.at(slot);
-  if (s.in_flight) return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
+  if (s.in_flight)
+    return make_error("frame ring slot " + std::to_string(slot) + " is already in flight");
   const VkFence fence = o_->fences[slot].get();
   if (const VkResult r = vkResetFences(ctx_.device(), 1, &fence); r != VK_SUCCESS)
     return vk::error("vkResetFences", r);
