@@ -23,8 +23,9 @@
 //    loaded after the first instance, so the loader does not load and
 //    unload them for every instance.
 //  * linked into latlab_vulkan_tests (tests/leak/vk_leak_linked.cpp, with
-//    LATLAB_VKLEAK_LINKED): the same counting, silent; its listener
-//    (vk_leak_listener.hpp) fails a test that leaves objects alive.
+//    LATLAB_VKLEAK_LINKED): the same counting, quiet but for order faults;
+//    its listener (vk_leak_listener.hpp) fails a test that leaves objects
+//    alive.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
