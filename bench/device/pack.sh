@@ -45,6 +45,8 @@ if [[ -e $b/layers/libLatlabGlCapture.so ]]; then
   mkdir -p .devbin/capture_layer
   strip -o .devbin/capture_layer/libLatlabGlCapture.so $b/layers/libLatlabGlCapture.so
 fi
+# The Vulkan leak counts for LD_PRELOAD (bench/device/vulkan_leak.sh).
+[[ -e $b/tests/leak/libvk_leak_shim.so ]] && strip -o .devbin/libvk_leak_shim.so $b/tests/leak/libvk_leak_shim.so
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
   /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > .devbin/layers/VkLayer_khronos_validation.json

@@ -327,9 +327,9 @@ class VulkanContext {
   VulkanContext(const VulkanContext&) = delete;
   VulkanContext& operator=(const VulkanContext&) = delete;
 
-  VkInstance instance() const { return instance_; }
+  VkInstance instance() const;
   VkPhysicalDevice physical_device() const { return physical_; }
-  VkDevice device() const { return device_; }
+  VkDevice device() const;
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return family_; }
   uint32_t device_index() const { return device_index_; }
@@ -401,26 +401,36 @@ class VulkanContext {
  private:
   VulkanContext() = default;
   struct Validation;  // messenger state, address-stable for the callback
+  struct Owned;       // instance, messenger, device
   struct OneShot;     // command pool for run_one_shot
+  // create()'s steps, in order.
+  Result<void> open_instance(const VulkanContextDesc& desc);
+  Result<void> open_device(const VulkanContextDesc& desc);
+  Result<void> attach(const VulkanContextDesc& desc);
+  VulkanAttachDesc attach_desc() const;  // instance, physical device, queue family, API
 
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  // Members go in reverse order: the attachment and the one-shot pool
+  // before the device (owned_), and the messenger before the state its
+  // callback writes (validation_).
+  std::unique_ptr<Validation> validation_;
+  std::unique_ptr<Owned> owned_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;
   uint32_t device_index_ = 0;
   uint32_t api_version_ = 0;
+  uint32_t instance_api_ = 0;  // the version the instance was created at
   bool xcb_surface_ = false;
   bool swapchain_ = false;
+  bool host_reset_ = false;      // enabled at vkCreateDevice
+  bool calibrated_ext_ = false;  // calibrated timestamps offered (enabled by the wishes)
   VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties memory_{};
   VulkanDeviceReport report_;
   TickFormat ticks_;
   VulkanCapabilities caps_;
-  std::unique_ptr<Validation> validation_;
   std::unique_ptr<OneShot> one_shot_;
-  std::unique_ptr<VulkanAttachment> attachment_;  // reset by the destructor before the device goes
+  std::unique_ptr<VulkanAttachment> attachment_;
   mutable std::mutex queue_mutex_;
   std::vector<VulkanQueueInfo> queues_;                           // queues_[0] is queue_
   std::vector<std::unique_ptr<std::mutex>> extra_queue_mutexes_;  // one per queues_[1..]
@@ -561,6 +571,10 @@ Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const Vulka
 // A ring of primary command buffers, each with its fence, for frames in
 // flight, on one queue of the context. Slot i is free again once wait() saw
 // its fence. Not thread-safe.
+namespace vk {
+struct FrameRingObjects;  // src/backends/vulkan/vulkan_frame_ring.cpp
+}  // namespace vk
+
 class VulkanFrameRing {
  public:
   // `queue_family`: an opened queue of the context; default its queue().
@@ -572,7 +586,7 @@ class VulkanFrameRing {
 
   uint32_t size() const { return static_cast<uint32_t>(slots_.size()); }
   bool in_flight(uint32_t slot) const { return slots_[slot].in_flight; }
-  VkFence fence(uint32_t slot) const { return slots_[slot].fence; }
+  VkFence fence(uint32_t slot) const;
   // Resets and begins slot's command buffer (one-time submit; `reusable`:
   // without the one-time flag, for submit_recorded). Error when the slot is
   // still in flight (wait() first) or the driver fails.
@@ -593,16 +607,15 @@ class VulkanFrameRing {
   Result<void> wait_all(uint64_t timeout_ns = UINT64_MAX);
 
  private:
-  explicit VulkanFrameRing(const VulkanContext& ctx) : ctx_(ctx) {}
+  explicit VulkanFrameRing(const VulkanContext& ctx);
   Result<void> submit_slot(uint32_t slot, const VulkanSubmitSync& sync);
   struct Slot {
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;  // freed with the pool
     bool in_flight = false;
   };
   const VulkanContext& ctx_;
   uint32_t family_ = 0;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
+  std::unique_ptr<vk::FrameRingObjects> o_;  // the pool and one fence per slot (private)
   std::vector<Slot> slots_;
 };
 

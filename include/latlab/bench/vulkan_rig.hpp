@@ -25,6 +25,11 @@
 
 namespace latlab {
 
+namespace vk {
+struct ComputeObjects;   // src/backends/vulkan/vulkan_compute_workload.cpp
+struct FragmentObjects;  // src/backends/vulkan/vulkan_fragment_workload.cpp
+}  // namespace vk
+
 // ---------------------------------------------------------------------------
 // Reference compute workload
 
@@ -56,7 +61,7 @@ class VulkanComputeWorkload {
   const ComputeWorkloadDesc& desc() const { return desc_; }
   // The storage buffer the passes write (width x height vec4; usable as a
   // transfer source, e.g. for the present path's copy).
-  VkBuffer buffer() const { return buffer_; }
+  VkBuffer buffer() const;
 
   // Records the barrier and the dispatch of one pass (no timestamps).
   // `pass_index` only varies the shader's constants.
@@ -79,18 +84,10 @@ class VulkanComputeWorkload {
                                               uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
-  explicit VulkanComputeWorkload(const VulkanContext& ctx, const ComputeWorkloadDesc& desc)
-      : ctx_(ctx), desc_(desc) {}
-  const VulkanContext& ctx_;
+  explicit VulkanComputeWorkload(const ComputeWorkloadDesc& desc);
   ComputeWorkloadDesc desc_;
-  VkBuffer buffer_ = VK_NULL_HANDLE;
-  VkDeviceMemory memory_ = VK_NULL_HANDLE;
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
-  VkDescriptorSet set_ = VK_NULL_HANDLE;
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkShaderModule module_ = VK_NULL_HANDLE;
-  VkPipeline pipeline_ = VK_NULL_HANDLE;
+  // Its Vulkan objects (private), on the context's device: the context must outlive them.
+  std::unique_ptr<vk::ComputeObjects> o_;
 };
 
 // ---------------------------------------------------------------------------
@@ -129,24 +126,10 @@ class VulkanFragmentWorkload {
                                               uint64_t frame_id, TimestampQueryPool* pool);
 
  private:
-  VulkanFragmentWorkload(const VulkanContext& ctx, const FragmentWorkloadDesc& desc)
-      : ctx_(ctx), desc_(desc) {}
-  const VulkanContext& ctx_;
+  explicit VulkanFragmentWorkload(const FragmentWorkloadDesc& desc);
   FragmentWorkloadDesc desc_;
-  VkImage images_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  VkDeviceMemory memory_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  VkImageView views_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  VkFramebuffer framebuffers_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  VkDescriptorSet sets_[2] = {VK_NULL_HANDLE,
-                              VK_NULL_HANDLE};  // sets_[i] samples the target pass i does not write
-  VkSampler sampler_ = VK_NULL_HANDLE;
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
-  VkRenderPass render_pass_ = VK_NULL_HANDLE;
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkShaderModule vert_ = VK_NULL_HANDLE;
-  VkShaderModule frag_ = VK_NULL_HANDLE;
-  VkPipeline pipeline_ = VK_NULL_HANDLE;
+  // Its Vulkan objects (private), on the context's device: the context must outlive them.
+  std::unique_ptr<vk::FragmentObjects> o_;
 };
 
 // ---------------------------------------------------------------------------

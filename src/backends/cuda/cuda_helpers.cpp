@@ -81,10 +81,7 @@ Result<std::unique_ptr<CudaStreamGate>> CudaStreamGate::create(int device, int64
   auto dev = cd::resolve_device(device);
   if (!dev) return dev.error();
   cd::DeviceScope scope(*dev);
-  if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
-  if (auto ok = cd::require_mapped_memory(*dev); !ok) return ok.error();
-  if (auto ok = cd::require_kernel_arch(*dev); !ok) return ok.error();
-  if (auto ok = cd::preload(*dev); !ok) return ok.error();
+  if (auto ok = cd::ready_device(scope, *dev); !ok) return ok.error();
   auto impl = std::make_unique<Impl>();
   impl->device = *dev;
   impl->timeout_ns = timeout_ns;

@@ -72,10 +72,7 @@ Result<std::unique_ptr<LatencyDevice>> CudaLatencyDevice::create(
   std::unique_ptr<CudaLatencyDevice> dev(new CudaLatencyDevice());
   dev->device_ = *index;
   cd::DeviceScope scope(dev->device_);
-  if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
-  if (auto ok = cd::require_mapped_memory(dev->device_); !ok) return ok.error();
-  if (auto ok = cd::require_kernel_arch(dev->device_); !ok) return ok.error();
-  if (auto ok = cd::preload(dev->device_); !ok) return ok.error();
+  if (auto ok = cd::ready_device(scope, dev->device_); !ok) return ok.error();
 
   auto stream = cd::create_stream(/*highest_priority=*/false);
   if (!stream) return stream.error();

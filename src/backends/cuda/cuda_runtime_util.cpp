@@ -121,4 +121,11 @@ Result<cudaStream_t> create_stream(bool highest_priority) {
   return s;
 }
 
+Result<void> ready_device(const DeviceScope& scope, int device) {
+  if (scope.status() != cudaSuccess) return cuda_fail("cudaSetDevice", scope.status());
+  if (auto ok = require_mapped_memory(device); !ok) return ok;
+  if (auto ok = require_kernel_arch(device); !ok) return ok;
+  return preload(device);
+}
+
 }  // namespace latlab::cuda_detail

@@ -96,6 +96,10 @@ Result<void> require_mapped_memory(int device);
 Result<void> require_kernel_arch(int device);
 // Loads latlab's kernels into the current device's context now (see preload_kernels).
 Result<void> preload(int device);
+// What every create() on `device` checks first, with `scope` (the caller's,
+// kept for the rest of create()) selecting it: cudaSetDevice succeeded,
+// require_mapped_memory, require_kernel_arch, preload.
+Result<void> ready_device(const DeviceScope& scope, int device);
 
 // Pinned, host-mapped memory: host pointer and the device's address of it.
 struct MappedBlock {

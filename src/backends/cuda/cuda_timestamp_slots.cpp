@@ -46,10 +46,7 @@ Result<std::shared_ptr<CudaTimestampSlots>> CudaTimestampSlots::create(
   auto device = cd::resolve_device(desc.device);
   if (!device) return device.error();
   cd::DeviceScope scope(*device);
-  if (scope.status() != cudaSuccess) return cd::cuda_fail("cudaSetDevice", scope.status());
-  if (auto ok = cd::require_mapped_memory(*device); !ok) return ok.error();
-  if (auto ok = cd::require_kernel_arch(*device); !ok) return ok.error();
-  if (auto ok = cd::preload(*device); !ok) return ok.error();
+  if (auto ok = cd::ready_device(scope, *device); !ok) return ok.error();
 
   std::shared_ptr<CudaTimestampSlots> slots(
       new CudaTimestampSlots(desc.count, *device, desc.cross_check_events, desc.record_events));

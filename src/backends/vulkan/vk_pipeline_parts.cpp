@@ -4,12 +4,14 @@
 #include <vector>
 
 #include "backends/vulkan/vk_util.hpp"
+#include "latlab/vulkan.hpp"
 
 namespace latlab::vk {
 
-Result<void> create_single_binding_sets(VkDevice dev, VkDescriptorType type, VkShaderStageFlags stage,
-                                        uint32_t count, VkDescriptorSetLayout& layout,
-                                        VkDescriptorPool& pool, VkDescriptorSet* sets) {
+Result<void> create_single_binding_sets(VkDevice dev, VkDescriptorType type,
+                                        VkShaderStageFlags stage, uint32_t count,
+                                        UniqueSetLayout& layout, UniqueDescriptorPool& pool,
+                                        VkDescriptorSet* sets) {
   VkDescriptorSetLayoutBinding binding{};
   binding.binding = 0;
   binding.descriptorType = type;
@@ -19,26 +21,24 @@ Result<void> create_single_binding_sets(VkDevice dev, VkDescriptorType type, VkS
   dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
   dslci.bindingCount = 1;
   dslci.pBindings = &binding;
-  VkDescriptorSetLayout new_layout = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateDescriptorSetLayout(dev, &dslci, nullptr, &new_layout); r != VK_SUCCESS) {
-    return error("vkCreateDescriptorSetLayout", r);
-  }
-  layout = new_layout;
+  auto new_layout = make(vkCreateDescriptorSetLayout, dev, dslci, vkDestroyDescriptorSetLayout,
+                         "vkCreateDescriptorSetLayout");
+  if (!new_layout) return new_layout.error();
+  layout = std::move(*new_layout);
   VkDescriptorPoolSize size{type, count};
   VkDescriptorPoolCreateInfo dpci{};
   dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
   dpci.maxSets = count;
   dpci.poolSizeCount = 1;
   dpci.pPoolSizes = &size;
-  VkDescriptorPool new_pool = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateDescriptorPool(dev, &dpci, nullptr, &new_pool); r != VK_SUCCESS) {
-    return error("vkCreateDescriptorPool", r);
-  }
-  pool = new_pool;
-  const std::vector<VkDescriptorSetLayout> layouts(count, new_layout);  // every set alike
+  auto new_pool =
+      make(vkCreateDescriptorPool, dev, dpci, vkDestroyDescriptorPool, "vkCreateDescriptorPool");
+  if (!new_pool) return new_pool.error();
+  pool = std::move(*new_pool);
+  const std::vector<VkDescriptorSetLayout> layouts(count, layout.get());  // every set alike
   VkDescriptorSetAllocateInfo dsai{};
   dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  dsai.descriptorPool = pool;
+  dsai.descriptorPool = pool.get();
   dsai.descriptorSetCount = count;
   dsai.pSetLayouts = layouts.data();
   if (const VkResult r = vkAllocateDescriptorSets(dev, &dsai, sets); r != VK_SUCCESS) {
@@ -47,8 +47,8 @@ Result<void> create_single_binding_sets(VkDevice dev, VkDescriptorType type, VkS
   return {};
 }
 
-Result<VkPipelineLayout> create_pipeline_layout(VkDevice dev, VkDescriptorSetLayout set_layout,
-                                                VkShaderStageFlags stage, uint32_t push_bytes) {
+Result<UniquePipelineLayout> create_pipeline_layout(VkDevice dev, VkDescriptorSetLayout set_layout,
+                                                    VkShaderStageFlags stage, uint32_t push_bytes) {
   VkPushConstantRange push{stage, 0, push_bytes};
   VkPipelineLayoutCreateInfo plci{};
   plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
@@ -56,24 +56,30 @@ Result<VkPipelineLayout> create_pipeline_layout(VkDevice dev, VkDescriptorSetLay
   plci.pSetLayouts = &set_layout;
   plci.pushConstantRangeCount = 1;
   plci.pPushConstantRanges = &push;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreatePipelineLayout(dev, &plci, nullptr, &layout); r != VK_SUCCESS) {
-    return error("vkCreatePipelineLayout", r);
-  }
-  return layout;
+  return make(vkCreatePipelineLayout, dev, plci, vkDestroyPipelineLayout, "vkCreatePipelineLayout");
 }
 
-Result<VkShaderModule> create_shader_module(VkDevice dev, const uint32_t* code, size_t bytes,
-                                            const char* name) {
+Result<UniqueShaderModule> create_shader_module(VkDevice dev, const uint32_t* code, size_t bytes,
+                                                const char* name) {
   VkShaderModuleCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
   ci.codeSize = bytes;
   ci.pCode = code;
-  VkShaderModule m = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateShaderModule(dev, &ci, nullptr, &m); r != VK_SUCCESS) {
-    return error(std::string("vkCreateShaderModule(") + name + ")", r);
-  }
-  return m;
+  return make(vkCreateShaderModule, dev, ci, vkDestroyShaderModule,
+              std::string("vkCreateShaderModule(") + name + ")");
+}
+
+Result<UniqueMemory> allocate_memory(const VulkanContext& ctx, const VkMemoryRequirements& req,
+                                     VkMemoryPropertyFlags want, bool fallback_any) {
+  auto type = ctx.find_memory_type(req.memoryTypeBits, want);
+  if (!type && fallback_any) type = ctx.find_memory_type(req.memoryTypeBits, 0);
+  if (!type) return type.error();
+  VkMemoryAllocateInfo mai{};
+  mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = *type;
+  return make(vkAllocateMemory, ctx.device(), mai, vkFreeMemory,
+              "vkAllocateMemory(" + std::to_string(req.size) + " bytes)");
 }
 
 }  // namespace latlab::vk

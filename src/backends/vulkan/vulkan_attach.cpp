@@ -139,7 +139,8 @@ void vulkan_attach_enabled(const VkDeviceCreateInfo& info, VulkanAttachDesc& des
 
 VulkanAttachment::VulkanAttachment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-VulkanAttachment::~VulkanAttachment() { impl_->destroy_estimator(); }
+// The estimator's objects go with impl_ (Impl::Estimator).
+VulkanAttachment::~VulkanAttachment() = default;
 
 Result<std::unique_ptr<VulkanAttachment>> VulkanAttachment::create(const VulkanAttachDesc& desc) {
   if (desc.instance == VK_NULL_HANDLE || desc.physical_device == VK_NULL_HANDLE ||
@@ -190,10 +191,7 @@ Result<std::unique_ptr<VulkanAttachment>> VulkanAttachment::create(const VulkanA
     impl->unavailable =
         impl->caps.missing.empty() ? "no calibration" : impl->caps.missing.front().reason;
   } else if (impl->caps.calibration_estimated) {
-    if (auto e = impl->create_estimator(); !e) {
-      impl->destroy_estimator();
-      return e.error();
-    }
+    if (auto e = impl->create_estimator(); !e) return e.error();
   }
   return std::unique_ptr<VulkanAttachment>(new VulkanAttachment(std::move(impl)));
 }

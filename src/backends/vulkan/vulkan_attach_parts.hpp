@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/vulkan/vk_dispatch.hpp"
+#include "backends/vulkan/vk_unique.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {
@@ -34,18 +35,20 @@ struct VulkanAttachment::Impl {
   std::string unavailable;
   // The bracketed estimate: a pre-recorded command buffer that resets one
   // query and writes a timestamp into it, with its fence; one sample at a
-  // time (mu). Made only when the estimate is the method.
+  // time (mu). Made only when the estimate is the method. Its objects are
+  // destroyed through the program's entry points (fns), in reverse order:
+  // the fence, the pool (freeing cmd), the query pool. Samples wait for
+  // their fence before returning: nothing of latlab's is in flight then.
   struct Estimator {
     std::mutex mu;
-    VkQueryPool query = VK_NULL_HANDLE;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
+    vk::UniqueQueryPool query;
+    vk::UniqueCommandPool pool;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;  // freed with pool
+    vk::UniqueFence fence;
   };
   mutable Estimator estimator;
 
   Result<void> create_estimator();
-  void destroy_estimator();
   Result<CalibrationPair> sample_calibrated() const;
   Result<CalibrationPair> sample_estimated() const;
 };

@@ -4,6 +4,7 @@
 // the queue the program handed over, between two host reads), else none.
 #include <string>
 
+#include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_attach_parts.hpp"
 #include "latlab/host_clock.hpp"
@@ -17,20 +18,20 @@ Result<void> VulkanAttachment::Impl::create_estimator() {
   qci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
   qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qci.queryCount = 1;
-  if (const VkResult r = fns.CreateQueryPool(device, &qci, nullptr, &e.query); r != VK_SUCCESS) {
-    e.query = VK_NULL_HANDLE;
-    return vk::error("vkCreateQueryPool (calibration)", r);
-  }
+  auto query = vk::make(fns.CreateQueryPool, device, qci, fns.DestroyQueryPool,
+                        "vkCreateQueryPool (calibration)");
+  if (!query) return query.error();
+  e.query = std::move(*query);
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   pci.queueFamilyIndex = desc.queue_family;
-  if (const VkResult r = fns.CreateCommandPool(device, &pci, nullptr, &e.pool); r != VK_SUCCESS) {
-    e.pool = VK_NULL_HANDLE;
-    return vk::error("vkCreateCommandPool (calibration)", r);
-  }
+  auto pool = vk::make(fns.CreateCommandPool, device, pci, fns.DestroyCommandPool,
+                       "vkCreateCommandPool (calibration)");
+  if (!pool) return pool.error();
+  e.pool = std::move(*pool);
   VkCommandBufferAllocateInfo ai{};
   ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  ai.commandPool = e.pool;
+  ai.commandPool = e.pool.get();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   if (const VkResult r = fns.AllocateCommandBuffers(device, &ai, &e.cmd); r != VK_SUCCESS) {
@@ -38,35 +39,21 @@ Result<void> VulkanAttachment::Impl::create_estimator() {
   }
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  if (const VkResult r = fns.CreateFence(device, &fci, nullptr, &e.fence); r != VK_SUCCESS) {
-    e.fence = VK_NULL_HANDLE;
-    return vk::error("vkCreateFence (calibration)", r);
-  }
+  auto fence =
+      vk::make(fns.CreateFence, device, fci, fns.DestroyFence, "vkCreateFence (calibration)");
+  if (!fence) return fence.error();
+  e.fence = std::move(*fence);
   // Recorded once, resubmitted for every sample (each after the previous
   // one's fence).
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   fns.BeginCommandBuffer(e.cmd, &bi);
-  fns.CmdResetQueryPool(e.cmd, e.query, 0, 1);
-  fns.CmdWriteTimestamp(e.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e.query, 0);
+  fns.CmdResetQueryPool(e.cmd, e.query.get(), 0, 1);
+  fns.CmdWriteTimestamp(e.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e.query.get(), 0);
   if (const VkResult r = fns.EndCommandBuffer(e.cmd); r != VK_SUCCESS) {
     return vk::error("vkEndCommandBuffer (calibration)", r);
   }
   return {};
-}
-
-void VulkanAttachment::Impl::destroy_estimator() {
-  Estimator& e = estimator;
-  const VkDevice device = desc.device;
-  // Samples wait for their fence before returning: nothing of latlab's is
-  // in flight here.
-  if (e.fence != VK_NULL_HANDLE) fns.DestroyFence(device, e.fence, nullptr);
-  if (e.pool != VK_NULL_HANDLE) fns.DestroyCommandPool(device, e.pool, nullptr);
-  if (e.query != VK_NULL_HANDLE) fns.DestroyQueryPool(device, e.query, nullptr);
-  e.fence = VK_NULL_HANDLE;
-  e.pool = VK_NULL_HANDLE;
-  e.query = VK_NULL_HANDLE;
-  e.cmd = VK_NULL_HANDLE;
 }
 
 Result<CalibrationPair> VulkanAttachment::sample_calibration() const {
@@ -107,7 +94,8 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_estimated() const {
   Estimator& e = estimator;
   const VkDevice device = desc.device;
   std::lock_guard lock(e.mu);
-  if (const VkResult r = fns.ResetFences(device, 1, &e.fence); r != VK_SUCCESS)
+  const VkFence fence = e.fence.get();
+  if (const VkResult r = fns.ResetFences(device, 1, &fence); r != VK_SUCCESS)
     return vk::error("vkResetFences", r);
   VkSubmitInfo si{};
   si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
@@ -118,17 +106,17 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_estimated() const {
   // Under the program's queue lock: the host read right before the submit.
   desc.queue_lock([&] {
     before = host_now_ns();
-    submitted = fns.QueueSubmit(desc.queue, 1, &si, e.fence);
+    submitted = fns.QueueSubmit(desc.queue, 1, &si, fence);
   });
   if (submitted != VK_SUCCESS) return vk::error("vkQueueSubmit (calibration)", submitted);
   // Blocks without spinning; the command buffer must not be resubmitted
   // while pending, so this waits as long as it takes.
-  const VkResult w = fns.WaitForFences(device, 1, &e.fence, VK_TRUE, UINT64_MAX);
+  const VkResult w = fns.WaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
   const int64_t after = host_now_ns();
   if (w != VK_SUCCESS) return vk::error("vkWaitForFences (calibration)", w);
   uint64_t result[2] = {0, 0};
   const VkResult r =
-      fns.GetQueryPoolResults(device, e.query, 0, 1, sizeof(result), result, sizeof(result),
+      fns.GetQueryPoolResults(device, e.query.get(), 0, 1, sizeof(result), result, sizeof(result),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
   if (r != VK_SUCCESS && r != VK_NOT_READY)
     return vk::error("vkGetQueryPoolResults (calibration)", r);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_dispatch.hpp"
+#include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_attach_parts.hpp"
 #include "backends/vulkan/vulkan_context_parts.hpp"
@@ -84,9 +85,9 @@ std::optional<uint32_t> choose_queue_family(const VulkanDeviceReport& report) {
 
 // A logical device with its queues and the optional features it enabled.
 struct OpenedDevice {
-  VkDevice device = VK_NULL_HANDLE;  // owned by the caller
-  std::vector<VkQueue> queues;       // queue 0 of each family asked for, in that order
-  bool swapchain = false;  // VK_KHR_swapchain enabled (desc.present and offered)
+  vk::UniqueDevice device;
+  std::vector<VkQueue> queues;  // queue 0 of each family asked for, in that order
+  bool swapchain = false;       // VK_KHR_swapchain enabled (desc.present and offered)
 };
 
 bool device_offers(VkPhysicalDevice pd, const char* name) {
@@ -132,12 +133,14 @@ Result<OpenedDevice> open_device(VkPhysicalDevice pd, const std::vector<uint32_t
   dci.ppEnabledExtensionNames = extensions.data();
   OpenedDevice out;
   out.swapchain = swapchain;
-  if (const VkResult r = vkCreateDevice(pd, &dci, nullptr, &out.device); r != VK_SUCCESS) {
+  VkDevice device = VK_NULL_HANDLE;
+  if (const VkResult r = vkCreateDevice(pd, &dci, nullptr, &device); r != VK_SUCCESS) {
     return vk::error("vkCreateDevice on " + probe.report.name, r);
   }
+  out.device = vk::UniqueDevice(nullptr, device, vkDestroyDevice);
   out.queues.resize(families.size());
   for (size_t i = 0; i < families.size(); ++i)
-    vkGetDeviceQueue(out.device, families[i], 0, &out.queues[i]);
+    vkGetDeviceQueue(device, families[i], 0, &out.queues[i]);
   return out;
 }
 
@@ -180,162 +183,201 @@ std::vector<uint32_t> families_to_open(const VulkanDeviceReport& report, uint32_
   return out;
 }
 
+// open_device on every family to open; when the driver refuses, again on
+// the graphics, compute and transfer ones only (a driver may refuse a queue
+// of a family latlab records no work on: video, optical flow), the others
+// going to `unopened` with the reason. `families` is left as opened.
+Result<OpenedDevice> open_device_or_fewer(VkPhysicalDevice pd, std::vector<uint32_t>& families,
+                                          uint32_t primary, const vk::Probe& probe,
+                                          const VulkanAttachWishes& wishes, bool host_reset,
+                                          const VulkanContextDesc& desc,
+                                          std::vector<MissingCapability>& unopened) {
+  Result<OpenedDevice> opened = open_device(pd, families, probe, wishes, host_reset, desc);
+  if (opened || families.size() == 1) return opened;
+  constexpr VkQueueFlags kWork =
+      VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+  std::vector<uint32_t> work;
+  for (const uint32_t f : families) {
+    const VulkanQueueFamilyReport& q = probe.report.queue_families[f];
+    if (f == primary || (q.flags & kWork) != 0) {
+      work.push_back(f);
+    } else {
+      unopened.push_back({"queue family " + std::to_string(f) + " (" + q.flags_text + ")",
+                          "vkCreateDevice failed with a queue of every timing family (" +
+                              opened.error().message + "); opened without this one"});
+    }
+  }
+  if (work.size() == families.size()) return opened;
+  families = std::move(work);
+  return open_device(pd, families, probe, wishes, host_reset, desc);
+}
+
+// What the context says of each opened queue (queues[i] of families[i]).
+std::vector<VulkanQueueInfo> queue_infos(const VulkanDeviceReport& report,
+                                         const std::vector<uint32_t>& families,
+                                         const std::vector<VkQueue>& queues) {
+  std::vector<VulkanQueueInfo> out;
+  for (size_t i = 0; i < families.size(); ++i) {
+    const VulkanQueueFamilyReport& fam = report.queue_families[families[i]];
+    out.push_back(
+        VulkanQueueInfo{.family = families[i],
+                        .queue = queues[i],
+                        .flags = fam.flags,
+                        .flags_text = fam.flags_text,
+                        .ticks = TickFormat::from_period_ns(
+                            report.timestamp_period_ns,
+                            fam.timestamp_valid_bits == 0 ? 64 : fam.timestamp_valid_bits),
+                        .primary = i == 0});
+  }
+  return out;
+}
+
 // The command pool of run_one_shot: transient, resettable buffers.
-Result<VkCommandPool> make_one_shot_pool(VkDevice device, uint32_t family) {
+Result<vk::UniqueCommandPool> make_one_shot_pool(VkDevice device, uint32_t family) {
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   pci.flags =
       VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pci.queueFamilyIndex = family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateCommandPool(device, &pci, nullptr, &pool); r != VK_SUCCESS) {
-    return vk::error("vkCreateCommandPool", r);
+  return vk::make(vkCreateCommandPool, device, pci, vkDestroyCommandPool, "vkCreateCommandPool");
+}
+
+// Every device of the instance probed; the one `selector` names.
+struct ChosenDevice {
+  VkPhysicalDevice pd = VK_NULL_HANDLE;
+  uint32_t index = 0;
+  vk::Probe probe;
+};
+
+Result<ChosenDevice> probe_and_choose(VkInstance instance, uint32_t instance_api,
+                                      const std::string& selector) {
+  const auto listed = vk::physical_devices(instance);
+  if (!listed) return listed.error();
+  const auto& devices = *listed;
+  if (devices.empty()) return make_error(kNoDevice);
+  const auto fns = vk::InstanceFns::load(instance, nullptr);
+  if (!fns) return fns.error();
+  std::vector<vk::Probe> probes;
+  probes.reserve(devices.size());
+  for (uint32_t i = 0; i < devices.size(); ++i)
+    probes.push_back(vk::probe_device(*fns, instance_api, devices[i], i));
+  const Result<uint32_t> chosen = choose_device(probes, selector);
+  if (!chosen) return chosen.error();
+  const vk::Probe& probe = probes[*chosen];
+  if (!vk::at_least(probe.usable_api, 1, 1)) {
+    return make_error(probe.report.name + " supports Vulkan " + probe.report.api_version_text +
+                      "; latlab needs 1.1");
   }
-  return pool;
+  return ChosenDevice{devices[*chosen], *chosen, probe};
 }
 
 }  // namespace
 
 Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanContextDesc& desc) {
   std::unique_ptr<VulkanContext> ctx(new VulkanContext());
+  ctx->owned_ = std::make_unique<Owned>();
+  if (auto r = ctx->open_instance(desc); !r) return r.error();
+  if (auto r = ctx->open_device(desc); !r) return r.error();
+  if (auto r = ctx->attach(desc); !r) return r.error();
+  ctx->one_shot_ = std::make_unique<OneShot>();
+  auto pool = make_one_shot_pool(ctx->device(), ctx->family_);
+  if (!pool) return pool.error();
+  ctx->one_shot_->pool = std::move(*pool);
+  return ctx;
+}
+
+Result<void> VulkanContext::open_instance(const VulkanContextDesc& desc) {
   VkDebugUtilsMessengerCreateInfoEXT messenger_ci{};
   if (desc.validation) {
-    ctx->validation_ = std::make_unique<Validation>();
-    messenger_ci = ctx->validation_->create_info();
+    validation_ = std::make_unique<Validation>();
+    messenger_ci = validation_->create_info();
   }
   auto inst = vk::make_instance(desc.max_api_version, desc.validation, &messenger_ci, desc.present);
   if (!inst) return inst.error();
-  if (inst->instance == VK_NULL_HANDLE) return make_error(kNoDriver);
-  ctx->instance_ = inst->instance;
-  ctx->xcb_surface_ = inst->xcb_surface;
+  if (!inst->instance) return make_error(kNoDriver);
+  owned_->instance = std::move(inst->instance);
+  instance_api_ = inst->api;
+  xcb_surface_ = inst->xcb_surface;
   if (desc.validation) {
-    auto messenger = vk::create_messenger(ctx->instance_, messenger_ci);
+    auto messenger = vk::create_messenger(instance(), messenger_ci);
     if (!messenger) return messenger.error();
-    ctx->messenger_ = *messenger;
+    owned_->messenger = std::move(*messenger);
   }
+  return {};
+}
 
-  // --- which device --------------------------------------------------------
-  const auto listed = vk::physical_devices(ctx->instance_);
-  if (!listed) return listed.error();
-  const auto& devices = *listed;
-  if (devices.empty()) return make_error(kNoDevice);
-  const auto fns = vk::InstanceFns::load(ctx->instance_, nullptr);
-  if (!fns) return fns.error();
-  std::vector<vk::Probe> probes;
-  probes.reserve(devices.size());
-  for (uint32_t i = 0; i < devices.size(); ++i)
-    probes.push_back(vk::probe_device(*fns, inst->api, devices[i], i));
-  const Result<uint32_t> chosen = choose_device(probes, desc.device);
+Result<void> VulkanContext::open_device(const VulkanContextDesc& desc) {
+  auto chosen = probe_and_choose(instance(), instance_api_, desc.device);
   if (!chosen) return chosen.error();
-  const vk::Probe& probe = probes[*chosen];
-  ctx->physical_ = devices[*chosen];
-  ctx->device_index_ = *chosen;
-  ctx->props_ = probe.props;
-  ctx->report_ = probe.report;
-  ctx->api_version_ = probe.usable_api;
-  vkGetPhysicalDeviceMemoryProperties(ctx->physical_, &ctx->memory_);
-  if (!vk::at_least(ctx->api_version_, 1, 1)) {
-    return make_error(probe.report.name + " supports Vulkan " + probe.report.api_version_text +
-                      "; latlab needs 1.1");
-  }
-
-  // --- queue family, logical device, what it can do ------------------------
+  const vk::Probe& probe = chosen->probe;
+  physical_ = chosen->pd;
+  device_index_ = chosen->index;
+  props_ = probe.props;
+  report_ = probe.report;
+  api_version_ = probe.usable_api;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   const std::optional<uint32_t> family = choose_queue_family(probe.report);
   if (!family)
     return make_error(probe.report.name + " has no compute queue family; latlab needs one");
-  ctx->family_ = *family;
+  family_ = *family;
+  calibrated_ext_ = probe.calibrated_ext;
   // The device is made as latlab asks a program to make its own
-  // (vulkan_attach_wishes), then attached like one.
-  VulkanAttachDesc attach{.instance = ctx->instance_,
-                          .physical_device = ctx->physical_,
-                          .queue_family = ctx->family_,
-                          .api_version = inst->api};
-  auto wishes = vulkan_attach_wishes(attach);
+  // (vulkan_attach_wishes), then attached like one (attach()).
+  auto wishes = vulkan_attach_wishes(attach_desc());
   if (!wishes) return wishes.error();
-  const bool host_reset = desc.host_query_reset && wishes->host_query_reset;
+  host_reset_ = desc.host_query_reset && wishes->host_query_reset;
   std::vector<uint32_t> families =
-      families_to_open(probe.report, ctx->family_, desc.all_timing_queues, ctx->unopened_);
-  Result<OpenedDevice> opened =
-      open_device(ctx->physical_, families, probe, *wishes, host_reset, desc);
-  if (!opened && families.size() > 1) {
-    // A driver may refuse a queue of a family latlab records no work on
-    // (video, optical flow): open the graphics, compute and transfer ones only.
-    constexpr VkQueueFlags kWork = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
-    std::vector<uint32_t> work;
-    for (const uint32_t f : families) {
-      const VulkanQueueFamilyReport& q = probe.report.queue_families[f];
-      if (f == ctx->family_ || (q.flags & kWork) != 0) {
-        work.push_back(f);
-      } else {
-        ctx->unopened_.push_back(
-            {"queue family " + std::to_string(f) + " (" + q.flags_text + ")",
-             "vkCreateDevice failed with a queue of every timing family (" +
-                 opened.error().message + "); opened without this one"});
-      }
-    }
-    if (work.size() < families.size()) {
-      families = std::move(work);
-      opened = open_device(ctx->physical_, families, probe, *wishes, host_reset, desc);
-    }
-  }
+      families_to_open(probe.report, family_, desc.all_timing_queues, unopened_);
+  Result<OpenedDevice> opened = open_device_or_fewer(physical_, families, family_, probe, *wishes,
+                                                     host_reset_, desc, unopened_);
   if (!opened) return opened.error();
-  ctx->device_ = opened->device;
-  ctx->queue_ = opened->queues[0];
-  for (size_t i = 0; i < families.size(); ++i) {
-    const VulkanQueueFamilyReport& fam = probe.report.queue_families[families[i]];
-    ctx->queues_.push_back(
-        VulkanQueueInfo{.family = families[i],
-                        .queue = opened->queues[i],
-                        .flags = fam.flags,
-                        .flags_text = fam.flags_text,
-                        .ticks = TickFormat::from_period_ns(
-                            probe.report.timestamp_period_ns,
-                            fam.timestamp_valid_bits == 0 ? 64 : fam.timestamp_valid_bits),
-                        .primary = i == 0});
-    if (i > 0) ctx->extra_queue_mutexes_.push_back(std::make_unique<std::mutex>());
-  }
-  ctx->swapchain_ = opened->swapchain;
+  owned_->device = std::move(opened->device);
+  queue_ = opened->queues[0];
+  queues_ = queue_infos(probe.report, families, opened->queues);
+  for (size_t i = 1; i < queues_.size(); ++i)
+    extra_queue_mutexes_.push_back(std::make_unique<std::mutex>());
+  swapchain_ = opened->swapchain;
+  return {};
+}
 
-  // --- latlab's timing on it: the attach path ------------------------------
-  attach.device = ctx->device_;
-  attach.host_query_reset = host_reset;
-  attach.calibrated_timestamps = probe.calibrated_ext && desc.calibrated_timestamps;
-  attach.queue = ctx->queue_;
-  VulkanContext* self = ctx.get();
-  attach.queue_lock = [self](const std::function<void()>& submit) {
-    std::lock_guard lock(self->queue_mutex_);
+VulkanAttachDesc VulkanContext::attach_desc() const {
+  return VulkanAttachDesc{.instance = instance(),
+                          .physical_device = physical_,
+                          .queue_family = family_,
+                          .api_version = instance_api_};
+}
+
+// latlab's timing on the device: the attach path.
+Result<void> VulkanContext::attach(const VulkanContextDesc& desc) {
+  VulkanAttachDesc attach = attach_desc();
+  attach.device = device();
+  attach.host_query_reset = host_reset_;
+  attach.calibrated_timestamps = calibrated_ext_ && desc.calibrated_timestamps;
+  attach.queue = queue_;
+  attach.queue_lock = [this](const std::function<void()>& submit) {
+    std::lock_guard lock(queue_mutex_);
     submit();
   };
   auto attached = VulkanAttachment::create(attach);
   if (!attached) return attached.error();
-  ctx->attachment_ = std::move(attached.value());
-  ctx->ticks_ = ctx->attachment_->tick_format();
-  ctx->caps_ = context_capabilities(ctx->attachment_->capabilities(), desc);
-
-  // --- one-shot command pool -----------------------------------------------
-  ctx->one_shot_ = std::make_unique<OneShot>();
-  Result<VkCommandPool> pool = make_one_shot_pool(ctx->device_, ctx->family_);
-  if (!pool) return pool.error();
-  ctx->one_shot_->pool = *pool;
-  return ctx;
+  attachment_ = std::move(attached.value());
+  ticks_ = attachment_->tick_format();
+  caps_ = context_capabilities(attachment_->capabilities(), desc);
+  return {};
 }
 
+// Idle first (under every queue's lock); then the members go in reverse
+// order (latlab/vulkan.hpp says which goes before which).
 VulkanContext::~VulkanContext() {
-  if (device_ != VK_NULL_HANDLE) {
-    {
-      std::lock_guard lock(queue_mutex_);
-      std::vector<std::unique_lock<std::mutex>> extra;
-      for (auto& m : extra_queue_mutexes_) extra.emplace_back(*m);
-      vkDeviceWaitIdle(device_);
-    }
-    attachment_.reset();  // its calibration objects, before the device
-    if (one_shot_ && one_shot_->pool != VK_NULL_HANDLE)
-      vkDestroyCommandPool(device_, one_shot_->pool, nullptr);
-    vkDestroyDevice(device_, nullptr);
-  }
-  if (messenger_ != VK_NULL_HANDLE) vk::destroy_messenger(instance_, messenger_);
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  if (!owned_ || !owned_->device) return;
+  std::lock_guard lock(queue_mutex_);
+  std::vector<std::unique_lock<std::mutex>> extra;
+  for (auto& m : extra_queue_mutexes_) extra.emplace_back(*m);
+  vkDeviceWaitIdle(device());
 }
+
+VkInstance VulkanContext::instance() const { return owned_->instance.get(); }
+VkDevice VulkanContext::device() const { return owned_->device.get(); }
 
 Result<void> VulkanContext::submit(VkCommandBuffer cmd, VkFence fence) const {
   VkSubmitInfo si{};
@@ -387,44 +429,51 @@ Result<void> VulkanContext::submit(uint32_t family, VkCommandBuffer cmd, VkFence
   return {};
 }
 
+namespace {
+// A command buffer of `pool`, freed when it goes.
+struct PoolCommandBuffer {
+  VkDevice device;
+  VkCommandPool pool;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  PoolCommandBuffer(VkDevice d, VkCommandPool p) : device(d), pool(p) {}
+  PoolCommandBuffer(const PoolCommandBuffer&) = delete;
+  PoolCommandBuffer& operator=(const PoolCommandBuffer&) = delete;
+  ~PoolCommandBuffer() {
+    if (cmd != VK_NULL_HANDLE) vkFreeCommandBuffers(device, pool, 1, &cmd);
+  }
+};
+}  // namespace
+
 Result<void> VulkanContext::run_one_shot(const std::function<void(VkCommandBuffer)>& record) const {
   std::lock_guard lock(one_shot_->mu);
+  const VkDevice dev = device();
+  // Declared before the fence: the fence goes first, then the buffer.
+  PoolCommandBuffer buffer{dev, one_shot_->pool.get()};
   VkCommandBufferAllocateInfo ai{};
   ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  ai.commandPool = one_shot_->pool;
+  ai.commandPool = buffer.pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  if (const VkResult r = vkAllocateCommandBuffers(device_, &ai, &cmd); r != VK_SUCCESS) {
+  if (const VkResult r = vkAllocateCommandBuffers(dev, &ai, &buffer.cmd); r != VK_SUCCESS) {
+    buffer.cmd = VK_NULL_HANDLE;
     return vk::error("vkAllocateCommandBuffers", r);
   }
+  const VkCommandBuffer cmd = buffer.cmd;
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  VkFence fence = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateFence(device_, &fci, nullptr, &fence); r != VK_SUCCESS) {
-    vkFreeCommandBuffers(device_, one_shot_->pool, 1, &cmd);
-    return vk::error("vkCreateFence", r);
-  }
-  const auto cleanup = [&] {
-    vkDestroyFence(device_, fence, nullptr);
-    vkFreeCommandBuffers(device_, one_shot_->pool, 1, &cmd);
-  };
+  auto fence = vk::make(vkCreateFence, dev, fci, vkDestroyFence, "vkCreateFence");
+  if (!fence) return fence.error();
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cmd, &bi);
   record(cmd);
-  if (const VkResult r = vkEndCommandBuffer(cmd); r != VK_SUCCESS) {
-    cleanup();
+  if (const VkResult r = vkEndCommandBuffer(cmd); r != VK_SUCCESS)
     return vk::error("vkEndCommandBuffer", r);
-  }
-  if (auto s = submit(cmd, fence); !s) {
-    cleanup();
-    return s.error();
-  }
-  const VkResult w = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
-  cleanup();
-  if (w != VK_SUCCESS) return vk::error("vkWaitForFences", w);
+  const VkFence f = fence->get();
+  if (auto s = submit(cmd, f); !s) return s.error();
+  if (const VkResult w = vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX); w != VK_SUCCESS)
+    return vk::error("vkWaitForFences", w);
   return {};
 }
 

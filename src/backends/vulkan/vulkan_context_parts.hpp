@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/vk_unique.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -37,9 +38,19 @@ struct VulkanContext::Validation {
   VkDebugUtilsMessengerCreateInfoEXT create_info();
 };
 
+// What the context owns of the driver's, destroyed in reverse order: the
+// device, then the messenger (which reports on the device's destruction),
+// then the instance. Through the loader's entry points (the context made
+// them through the loader).
+struct VulkanContext::Owned {
+  vk::UniqueInstance instance;
+  vk::UniqueMessenger messenger;
+  vk::UniqueDevice device;
+};
+
 struct VulkanContext::OneShot {
   std::mutex mu;
-  VkCommandPool pool = VK_NULL_HANDLE;
+  vk::UniqueCommandPool pool;  // on the device: goes before Owned
 };
 
 namespace vk {
@@ -60,14 +71,14 @@ inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
 // Instance (vulkan_instance.cpp)
 
 struct InstanceChoice {
-  VkInstance instance = VK_NULL_HANDLE;  // null: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
-  uint32_t api = 0;                      // the API version the instance was created at
-  bool xcb_surface = false;              // VK_KHR_surface + VK_KHR_xcb_surface enabled
+  UniqueInstance instance;   // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
+  uint32_t api = 0;          // the API version the instance was created at
+  bool xcb_surface = false;  // VK_KHR_surface + VK_KHR_xcb_surface enabled
 };
 
 // An instance at min(loader, max_api), at least 1.1; with `validation` the
 // Khronos layer, VK_EXT_debug_utils and `messenger` chained. No driver comes
-// back as a null instance, other failures as errors. The caller owns it.
+// back as an empty instance, other failures as errors.
 // With `surfaces`, VK_KHR_surface and VK_KHR_xcb_surface where both are offered.
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
                                      const VkDebugUtilsMessengerCreateInfoEXT* messenger,
@@ -77,11 +88,9 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
 // fails to enumerate, so "no device" only ever means none exists.
 Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance);
 
-// A debug-utils messenger on `instance`; the caller destroys it with
-// destroy_messenger().
-Result<VkDebugUtilsMessengerEXT> create_messenger(VkInstance instance,
-                                                  const VkDebugUtilsMessengerCreateInfoEXT& ci);
-void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
+// A debug-utils messenger on `instance` (destroyed before it).
+Result<UniqueMessenger> create_messenger(VkInstance instance,
+                                         const VkDebugUtilsMessengerCreateInfoEXT& ci);
 
 // ---------------------------------------------------------------------------
 // Device probe (vulkan_device_report.cpp)
@@ -91,10 +100,10 @@ void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
 struct Probe {
   VulkanDeviceReport report;
   VkPhysicalDeviceProperties props{};
-  uint32_t usable_api = 0;       // min(instance, device)
-  bool host_reset_core = false;  // feature via Vulkan 1.2
-  bool host_reset_ext = false;   // feature via VK_EXT_host_query_reset
-  bool calibrated_ext = false;   // VK_KHR_ or VK_EXT_calibrated_timestamps offered
+  uint32_t usable_api = 0;            // min(instance, device)
+  bool host_reset_core = false;       // feature via Vulkan 1.2
+  bool host_reset_ext = false;        // feature via VK_EXT_host_query_reset
+  bool calibrated_ext = false;        // VK_KHR_ or VK_EXT_calibrated_timestamps offered
   bool calibrated_ext_named = false;  // VK_EXT_calibrated_timestamps among them
   bool calibrated_khr = false;        // VK_KHR_calibrated_timestamps among them
   bool has_device_domain = false;

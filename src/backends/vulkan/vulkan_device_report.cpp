@@ -264,22 +264,15 @@ Result<std::vector<VulkanDeviceReport>> enumerate_vulkan_devices() {
   auto inst = vk::make_instance(VK_API_VERSION_1_3, false, nullptr);
   if (!inst) return inst.error();
   std::vector<VulkanDeviceReport> out;
-  if (inst->instance == VK_NULL_HANDLE) return out;
-  const auto listed = vk::physical_devices(inst->instance);
-  if (!listed) {
-    vkDestroyInstance(inst->instance, nullptr);
-    return listed.error();
-  }
+  if (!inst->instance) return out;
+  const auto listed = vk::physical_devices(inst->instance.get());
+  if (!listed) return listed.error();
   const auto& devices = *listed;
-  const auto fns = vk::InstanceFns::load(inst->instance, nullptr);
-  if (!fns) {
-    vkDestroyInstance(inst->instance, nullptr);
-    return fns.error();
-  }
+  const auto fns = vk::InstanceFns::load(inst->instance.get(), nullptr);
+  if (!fns) return fns.error();
   for (uint32_t i = 0; i < devices.size(); ++i) {
     out.push_back(vk::probe_device(*fns, inst->api, devices[i], i).report);
   }
-  vkDestroyInstance(inst->instance, nullptr);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // VulkanFragmentWorkload: the fragment form of the reference work
 // (shaders/fullscreen.vert + shaders/burn.frag).
 #include "backends/vulkan/vk_pipeline_parts.hpp"
+#include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/vulkan.hpp"
@@ -24,8 +25,36 @@ constexpr VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
 
 }  // namespace
 
-Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
-    const VulkanContext& ctx, const FragmentWorkloadDesc& desc) {
+namespace vk {
+
+// The workload's objects. Destroyed in reverse order: the pipeline before
+// its modules and layout; the descriptor pool (and its sets) before the set
+// layout and the sampler; the framebuffers before the views, the views
+// before the images, the images before their memory; the render pass last.
+struct FragmentObjects {
+  UniqueRenderPass render_pass;
+  UniqueMemory memory[2];
+  UniqueImage images[2];
+  UniqueImageView views[2];
+  UniqueFramebuffer framebuffers[2];
+  UniqueSampler sampler;
+  UniqueSetLayout set_layout;
+  UniqueDescriptorPool descriptor_pool;
+  VkDescriptorSet sets[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // sets[i] samples the target
+                                                               // pass i does not write
+  UniquePipelineLayout layout;
+  UniqueShaderModule vert;
+  UniqueShaderModule frag;
+  UniquePipeline pipeline;
+};
+
+}  // namespace vk
+
+namespace {
+
+// The size fits the device, and the format and queue can do what the
+// passes need.
+Result<void> check_support(const VulkanContext& ctx, const FragmentWorkloadDesc& desc) {
   const VkPhysicalDeviceLimits& limits = ctx.properties().limits;
   if (desc.width == 0 || desc.height == 0)
     return make_error("fragment workload size must be at least 1x1");
@@ -49,59 +78,52 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
     return make_error(
         "the context's queue family has no graphics: the fragment workload needs one");
   }
+  return {};
+}
 
-  std::unique_ptr<VulkanFragmentWorkload> w(new VulkanFragmentWorkload(ctx, desc));
+// Target i: its image, bound device memory and a view.
+Result<void> make_target(const VulkanContext& ctx, const FragmentWorkloadDesc& desc,
+                         vk::FragmentObjects& o, int i) {
   const VkDevice dev = ctx.device();
-
-  // --- targets -------------------------------------------------------------
-  for (int i = 0; i < 2; ++i) {
-    VkImageCreateInfo ici{};
-    ici.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-    ici.imageType = VK_IMAGE_TYPE_2D;
-    ici.format = kFormat;
-    ici.extent = {desc.width, desc.height, 1};
-    ici.mipLevels = 1;
-    ici.arrayLayers = 1;
-    ici.samples = VK_SAMPLE_COUNT_1_BIT;
-    ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT |
-                VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-    ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    if (const VkResult r = vkCreateImage(dev, &ici, nullptr, &w->images_[i]); r != VK_SUCCESS) {
-      w->images_[i] = VK_NULL_HANDLE;
-      return vk::error("vkCreateImage", r);
-    }
-    VkMemoryRequirements req{};
-    vkGetImageMemoryRequirements(dev, w->images_[i], &req);
-    auto type = ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (!type) type = ctx.find_memory_type(req.memoryTypeBits, 0);
-    if (!type) return type.error();
-    VkMemoryAllocateInfo mai{};
-    mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = *type;
-    if (const VkResult r = vkAllocateMemory(dev, &mai, nullptr, &w->memory_[i]); r != VK_SUCCESS) {
-      w->memory_[i] = VK_NULL_HANDLE;
-      return vk::error("vkAllocateMemory(" + std::to_string(req.size) + " bytes)", r);
-    }
-    if (const VkResult r = vkBindImageMemory(dev, w->images_[i], w->memory_[i], 0);
-        r != VK_SUCCESS) {
-      return vk::error("vkBindImageMemory", r);
-    }
-    VkImageViewCreateInfo vci{};
-    vci.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
-    vci.image = w->images_[i];
-    vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vci.format = kFormat;
-    vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    if (const VkResult r = vkCreateImageView(dev, &vci, nullptr, &w->views_[i]); r != VK_SUCCESS) {
-      w->views_[i] = VK_NULL_HANDLE;
-      return vk::error("vkCreateImageView", r);
-    }
+  VkImageCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  ici.imageType = VK_IMAGE_TYPE_2D;
+  ici.format = kFormat;
+  ici.extent = {desc.width, desc.height, 1};
+  ici.mipLevels = 1;
+  ici.arrayLayers = 1;
+  ici.samples = VK_SAMPLE_COUNT_1_BIT;
+  ici.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT |
+              VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  auto image = vk::make(vkCreateImage, dev, ici, vkDestroyImage, "vkCreateImage");
+  if (!image) return image.error();
+  o.images[i] = std::move(*image);
+  VkMemoryRequirements req{};
+  vkGetImageMemoryRequirements(dev, o.images[i].get(), &req);
+  auto memory = vk::allocate_memory(ctx, req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, true);
+  if (!memory) return memory.error();
+  o.memory[i] = std::move(*memory);
+  if (const VkResult r = vkBindImageMemory(dev, o.images[i].get(), o.memory[i].get(), 0);
+      r != VK_SUCCESS) {
+    return vk::error("vkBindImageMemory", r);
   }
+  VkImageViewCreateInfo vci{};
+  vci.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
+  vci.image = o.images[i].get();
+  vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vci.format = kFormat;
+  vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  auto view = vk::make(vkCreateImageView, dev, vci, vkDestroyImageView, "vkCreateImageView");
+  if (!view) return view.error();
+  o.views[i] = std::move(*view);
+  return {};
+}
 
-  // --- render pass: whole target rewritten, then sampled by the next pass --
+// The whole target is rewritten, then sampled by the next pass.
+Result<vk::UniqueRenderPass> make_render_pass(VkDevice dev) {
   VkAttachmentDescription color{};
   color.format = kFormat;
   color.samples = VK_SAMPLE_COUNT_1_BIT;
@@ -141,28 +163,30 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
   rpci.pSubpasses = &subpass;
   rpci.dependencyCount = 2;
   rpci.pDependencies = deps;
-  if (const VkResult r = vkCreateRenderPass(dev, &rpci, nullptr, &w->render_pass_);
-      r != VK_SUCCESS) {
-    w->render_pass_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateRenderPass", r);
-  }
+  return vk::make(vkCreateRenderPass, dev, rpci, vkDestroyRenderPass, "vkCreateRenderPass");
+}
+
+Result<void> make_framebuffers(VkDevice dev, const FragmentWorkloadDesc& desc,
+                               vk::FragmentObjects& o) {
   for (int i = 0; i < 2; ++i) {
+    const VkImageView view = o.views[i].get();
     VkFramebufferCreateInfo fci{};
     fci.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO;
-    fci.renderPass = w->render_pass_;
+    fci.renderPass = o.render_pass.get();
     fci.attachmentCount = 1;
-    fci.pAttachments = &w->views_[i];
+    fci.pAttachments = &view;
     fci.width = desc.width;
     fci.height = desc.height;
     fci.layers = 1;
-    if (const VkResult r = vkCreateFramebuffer(dev, &fci, nullptr, &w->framebuffers_[i]);
-        r != VK_SUCCESS) {
-      w->framebuffers_[i] = VK_NULL_HANDLE;
-      return vk::error("vkCreateFramebuffer", r);
-    }
+    auto fb = vk::make(vkCreateFramebuffer, dev, fci, vkDestroyFramebuffer, "vkCreateFramebuffer");
+    if (!fb) return fb.error();
+    o.framebuffers[i] = std::move(*fb);
   }
+  return {};
+}
 
-  // --- sampling the previous target ----------------------------------------
+// The sampler and the two sets: sets[i] samples target 1 - i.
+Result<void> make_sampling(VkDevice dev, vk::FragmentObjects& o) {
   VkSamplerCreateInfo sci{};
   sci.sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO;
   sci.magFilter = VK_FILTER_LINEAR;
@@ -172,172 +196,201 @@ Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
   sci.addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
   sci.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
   sci.maxLod = 0.0f;
-  if (const VkResult r = vkCreateSampler(dev, &sci, nullptr, &w->sampler_); r != VK_SUCCESS) {
-    w->sampler_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateSampler", r);
-  }
+  auto sampler = vk::make(vkCreateSampler, dev, sci, vkDestroySampler, "vkCreateSampler");
+  if (!sampler) return sampler.error();
+  o.sampler = std::move(*sampler);
   if (auto sets = vk::create_single_binding_sets(dev, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                                 VK_SHADER_STAGE_FRAGMENT_BIT, 2, w->set_layout_,
-                                                 w->descriptor_pool_, w->sets_);
+                                                 VK_SHADER_STAGE_FRAGMENT_BIT, 2, o.set_layout,
+                                                 o.descriptor_pool, o.sets);
       !sets) {
     return sets.error();
   }
   VkDescriptorImageInfo image_info[2]{};
   VkWriteDescriptorSet writes[2]{};
   for (int i = 0; i < 2; ++i) {
-    image_info[i] = {w->sampler_, w->views_[1 - i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    image_info[i] = {o.sampler.get(), o.views[1 - i].get(),
+                     VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-    writes[i].dstSet = w->sets_[i];
+    writes[i].dstSet = o.sets[i];
     writes[i].dstBinding = 0;
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     writes[i].pImageInfo = &image_info[i];
   }
   vkUpdateDescriptorSets(dev, 2, writes, 0, nullptr);
+  return {};
+}
 
-  // --- pipeline ------------------------------------------------------------
-  auto layout = vk::create_pipeline_layout(dev, w->set_layout_, VK_SHADER_STAGE_FRAGMENT_BIT,
+// The fixed-function state of a full-screen triangle into the whole target,
+// for make_pipeline (which points the create info at these).
+struct FixedState {
+  VkPipelineVertexInputStateCreateInfo vertex_input{};
+  VkPipelineInputAssemblyStateCreateInfo assembly{};
+  VkViewport viewport{};
+  VkRect2D scissor{};
+  VkPipelineViewportStateCreateInfo viewport_state{};
+  VkPipelineRasterizationStateCreateInfo raster{};
+  VkPipelineMultisampleStateCreateInfo multisample{};
+  VkPipelineColorBlendAttachmentState blend_attachment{};
+  VkPipelineColorBlendStateCreateInfo blend{};
+
+  explicit FixedState(const FragmentWorkloadDesc& desc) {
+    vertex_input.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO;
+    assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO;
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    viewport = {0.0f, 0.0f, static_cast<float>(desc.width), static_cast<float>(desc.height),
+                0.0f, 1.0f};
+    scissor = {{0, 0}, {desc.width, desc.height}};
+    viewport_state.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO;
+    viewport_state.viewportCount = 1;
+    viewport_state.pViewports = &viewport;
+    viewport_state.scissorCount = 1;
+    viewport_state.pScissors = &scissor;
+    raster.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO;
+    raster.polygonMode = VK_POLYGON_MODE_FILL;
+    raster.cullMode = VK_CULL_MODE_NONE;
+    raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
+    raster.lineWidth = 1.0f;
+    multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO;
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+                                      VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+    blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO;
+    blend.attachmentCount = 1;
+    blend.pAttachments = &blend_attachment;
+  }
+  FixedState(const FixedState&) = delete;  // points into itself
+  FixedState& operator=(const FixedState&) = delete;
+};
+
+Result<void> make_pipeline(VkDevice dev, const FragmentWorkloadDesc& desc, vk::FragmentObjects& o) {
+  auto layout = vk::create_pipeline_layout(dev, o.set_layout.get(), VK_SHADER_STAGE_FRAGMENT_BIT,
                                            sizeof(FragPush));
   if (!layout) return layout.error();
-  w->layout_ = *layout;
+  o.layout = std::move(*layout);
   auto vert =
       vk::create_shader_module(dev, kFullscreenVert, sizeof(kFullscreenVert), "fullscreen.vert");
   if (!vert) return vert.error();
-  w->vert_ = *vert;
+  o.vert = std::move(*vert);
   auto frag = vk::create_shader_module(dev, kBurnFrag, sizeof(kBurnFrag), "burn.frag");
   if (!frag) return frag.error();
-  w->frag_ = *frag;
+  o.frag = std::move(*frag);
 
   VkPipelineShaderStageCreateInfo stages[2]{};
   stages[0].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-  stages[0].module = w->vert_;
+  stages[0].module = o.vert.get();
   stages[0].pName = "main";
   stages[1].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-  stages[1].module = w->frag_;
+  stages[1].module = o.frag.get();
   stages[1].pName = "main";
-  VkPipelineVertexInputStateCreateInfo vertex_input{};
-  vertex_input.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO;
-  VkPipelineInputAssemblyStateCreateInfo assembly{};
-  assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO;
-  assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-  VkViewport viewport{0.0f, 0.0f, static_cast<float>(desc.width), static_cast<float>(desc.height),
-                      0.0f, 1.0f};
-  VkRect2D scissor{{0, 0}, {desc.width, desc.height}};
-  VkPipelineViewportStateCreateInfo viewport_state{};
-  viewport_state.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO;
-  viewport_state.viewportCount = 1;
-  viewport_state.pViewports = &viewport;
-  viewport_state.scissorCount = 1;
-  viewport_state.pScissors = &scissor;
-  VkPipelineRasterizationStateCreateInfo raster{};
-  raster.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO;
-  raster.polygonMode = VK_POLYGON_MODE_FILL;
-  raster.cullMode = VK_CULL_MODE_NONE;
-  raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-  raster.lineWidth = 1.0f;
-  VkPipelineMultisampleStateCreateInfo multisample{};
-  multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO;
-  multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-  VkPipelineColorBlendAttachmentState blend_attachment{};
-  blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-                                    VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
-  VkPipelineColorBlendStateCreateInfo blend{};
-  blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO;
-  blend.attachmentCount = 1;
-  blend.pAttachments = &blend_attachment;
+  const FixedState fixed(desc);
   VkGraphicsPipelineCreateInfo gpci{};
   gpci.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO;
   gpci.stageCount = 2;
   gpci.pStages = stages;
-  gpci.pVertexInputState = &vertex_input;
-  gpci.pInputAssemblyState = &assembly;
-  gpci.pViewportState = &viewport_state;
-  gpci.pRasterizationState = &raster;
-  gpci.pMultisampleState = &multisample;
-  gpci.pColorBlendState = &blend;
-  gpci.layout = w->layout_;
-  gpci.renderPass = w->render_pass_;
+  gpci.pVertexInputState = &fixed.vertex_input;
+  gpci.pInputAssemblyState = &fixed.assembly;
+  gpci.pViewportState = &fixed.viewport_state;
+  gpci.pRasterizationState = &fixed.raster;
+  gpci.pMultisampleState = &fixed.multisample;
+  gpci.pColorBlendState = &fixed.blend;
+  gpci.layout = o.layout.get();
+  gpci.renderPass = o.render_pass.get();
   gpci.subpass = 0;
+  VkPipeline pipeline = VK_NULL_HANDLE;
   if (const VkResult r =
-          vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &w->pipeline_);
+          vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &pipeline);
       r != VK_SUCCESS) {
-    w->pipeline_ = VK_NULL_HANDLE;
     return vk::error("vkCreateGraphicsPipelines", r);
   }
+  o.pipeline = vk::UniquePipeline(dev, pipeline, vkDestroyPipeline);
+  return {};
+}
 
-  // Known contents in both targets, in the layout the passes sample from;
-  // then one untimed pass so a driver that compiles at first draw (llvmpipe)
-  // does not charge it to the first timed pass.
+// Records known contents (0.5 grey) into both targets, left in the layout
+// the passes sample from.
+void record_clear_targets(VkCommandBuffer cmd, const vk::FragmentObjects& o) {
+  VkImageMemoryBarrier to_clear[2]{};
+  VkImageMemoryBarrier to_read[2]{};
+  for (int i = 0; i < 2; ++i) {
+    to_clear[i].sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+    to_clear[i].srcAccessMask = 0;
+    to_clear[i].dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_clear[i].oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    to_clear[i].newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    to_clear[i].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    to_clear[i].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    to_clear[i].image = o.images[i].get();
+    to_clear[i].subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    to_read[i] = to_clear[i];
+    to_read[i].srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_read[i].dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    to_read[i].oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    to_read[i].newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  }
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                       nullptr, 0, nullptr, 2, to_clear);
+  const VkClearColorValue half{{0.5f, 0.5f, 0.5f, 0.5f}};
+  const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  for (int i = 0; i < 2; ++i) {
+    vkCmdClearColorImage(cmd, o.images[i].get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &half, 1,
+                         &range);
+  }
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
+                       0, 0, nullptr, 0, nullptr, 2, to_read);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<VulkanFragmentWorkload>> VulkanFragmentWorkload::create(
+    const VulkanContext& ctx, const FragmentWorkloadDesc& desc) {
+  if (auto ok = check_support(ctx, desc); !ok) return ok.error();
+  std::unique_ptr<VulkanFragmentWorkload> w(new VulkanFragmentWorkload(desc));
+  w->o_ = std::make_unique<vk::FragmentObjects>();
+  vk::FragmentObjects& o = *w->o_;
+  const VkDevice dev = ctx.device();
+  for (int i = 0; i < 2; ++i) {
+    if (auto r = make_target(ctx, desc, o, i); !r) return r.error();
+  }
+  auto render_pass = make_render_pass(dev);
+  if (!render_pass) return render_pass.error();
+  o.render_pass = std::move(*render_pass);
+  if (auto r = make_framebuffers(dev, desc, o); !r) return r.error();
+  if (auto r = make_sampling(dev, o); !r) return r.error();
+  if (auto r = make_pipeline(dev, desc, o); !r) return r.error();
+  // Known contents in both targets; then one untimed pass so a driver that
+  // compiles at first draw (llvmpipe) does not charge it to the first timed
+  // pass.
   VulkanFragmentWorkload* self = w.get();
   auto ready = ctx.run_one_shot([self](VkCommandBuffer cmd) {
-    VkImageMemoryBarrier to_clear[2]{};
-    VkImageMemoryBarrier to_read[2]{};
-    for (int i = 0; i < 2; ++i) {
-      to_clear[i].sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-      to_clear[i].srcAccessMask = 0;
-      to_clear[i].dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      to_clear[i].oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-      to_clear[i].newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-      to_clear[i].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-      to_clear[i].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-      to_clear[i].image = self->images_[i];
-      to_clear[i].subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-      to_read[i] = to_clear[i];
-      to_read[i].srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      to_read[i].dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-      to_read[i].oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-      to_read[i].newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                         0, nullptr, 0, nullptr, 2, to_clear);
-    const VkClearColorValue half{{0.5f, 0.5f, 0.5f, 0.5f}};
-    const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    for (int i = 0; i < 2; ++i) {
-      vkCmdClearColorImage(cmd, self->images_[i], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &half, 1,
-                           &range);
-    }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
-                         0, 0, nullptr, 0, nullptr, 2, to_read);
+    record_clear_targets(cmd, *self->o_);
     self->record_pass(cmd, 1, 0);
   });
   if (!ready) return ready.error();
   return w;
 }
 
-VulkanFragmentWorkload::~VulkanFragmentWorkload() {
-  const VkDevice dev = ctx_.device();
-  if (pipeline_ != VK_NULL_HANDLE) vkDestroyPipeline(dev, pipeline_, nullptr);
-  if (frag_ != VK_NULL_HANDLE) vkDestroyShaderModule(dev, frag_, nullptr);
-  if (vert_ != VK_NULL_HANDLE) vkDestroyShaderModule(dev, vert_, nullptr);
-  if (layout_ != VK_NULL_HANDLE) vkDestroyPipelineLayout(dev, layout_, nullptr);
-  if (descriptor_pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(dev, descriptor_pool_, nullptr);
-  if (set_layout_ != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(dev, set_layout_, nullptr);
-  if (sampler_ != VK_NULL_HANDLE) vkDestroySampler(dev, sampler_, nullptr);
-  for (int i = 0; i < 2; ++i) {
-    if (framebuffers_[i] != VK_NULL_HANDLE) vkDestroyFramebuffer(dev, framebuffers_[i], nullptr);
-    if (views_[i] != VK_NULL_HANDLE) vkDestroyImageView(dev, views_[i], nullptr);
-    if (images_[i] != VK_NULL_HANDLE) vkDestroyImage(dev, images_[i], nullptr);
-    if (memory_[i] != VK_NULL_HANDLE) vkFreeMemory(dev, memory_[i], nullptr);
-  }
-  if (render_pass_ != VK_NULL_HANDLE) vkDestroyRenderPass(dev, render_pass_, nullptr);
-}
+VulkanFragmentWorkload::VulkanFragmentWorkload(const FragmentWorkloadDesc& desc) : desc_(desc) {}
+
+// The objects go in FragmentObjects' reverse order.
+VulkanFragmentWorkload::~VulkanFragmentWorkload() = default;
 
 void VulkanFragmentWorkload::record_pass(VkCommandBuffer cmd, uint32_t complexity,
                                          uint32_t pass_index) {
   const uint32_t target = pass_index % 2;
   VkRenderPassBeginInfo rbi{};
   rbi.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO;
-  rbi.renderPass = render_pass_;
-  rbi.framebuffer = framebuffers_[target];
+  rbi.renderPass = o_->render_pass.get();
+  rbi.framebuffer = o_->framebuffers[target].get();
   rbi.renderArea = {{0, 0}, {desc_.width, desc_.height}};
   vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, 0, 1, &sets_[target], 0,
-                          nullptr);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, o_->pipeline.get());
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, o_->layout.get(), 0, 1,
+                          &o_->sets[target], 0, nullptr);
   const FragPush push{complexity == 0 ? 1 : complexity, pass_index};
-  vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push), &push);
+  vkCmdPushConstants(cmd, o_->layout.get(), VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push), &push);
   vkCmdDraw(cmd, 3, 1, 0, 0);
   vkCmdEndRenderPass(cmd);
 }

@@ -92,21 +92,15 @@ std::vector<std::string> VulkanContext::validation_messages() const {
 
 namespace vk {
 
-Result<VkDebugUtilsMessengerEXT> create_messenger(VkInstance instance,
-                                                  const VkDebugUtilsMessengerCreateInfoEXT& ci) {
+Result<UniqueMessenger> create_messenger(VkInstance instance,
+                                         const VkDebugUtilsMessengerCreateInfoEXT& ci) {
   auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
       vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
-  if (create == nullptr) return make_error("vkCreateDebugUtilsMessengerEXT is not available");
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
-  const VkResult r = create(instance, &ci, nullptr, &messenger);
-  if (r != VK_SUCCESS) return vk::error("vkCreateDebugUtilsMessengerEXT", r);
-  return messenger;
-}
-
-void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
   auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
       vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
-  if (destroy != nullptr) destroy(instance, messenger, nullptr);
+  if (create == nullptr || destroy == nullptr)
+    return make_error("vkCreateDebugUtilsMessengerEXT is not available");
+  return make(create, instance, ci, destroy, "vkCreateDebugUtilsMessengerEXT");
 }
 
 // ---------------------------------------------------------------------------
@@ -178,12 +172,11 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
   ci.ppEnabledLayerNames = layers.data();
   ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ci.ppEnabledExtensionNames = extensions.data();
-  const VkResult r = vkCreateInstance(&ci, nullptr, &out.instance);
-  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
-    out.instance = VK_NULL_HANDLE;
-    return out;
-  }
+  VkInstance instance = VK_NULL_HANDLE;
+  const VkResult r = vkCreateInstance(&ci, nullptr, &instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return out;  // no instance: no driver
   if (r != VK_SUCCESS) return vk::error("vkCreateInstance", r);
+  out.instance = UniqueInstance(nullptr, instance, vkDestroyInstance);
   keep_new_modules_resident(modules_before);
   return out;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/vulkan/frame_pattern.hpp"
+#include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/x11_framebuffer_observer.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
@@ -125,6 +126,20 @@ class Holder {
   std::thread thread_;  // last: starts after the members it uses
 };
 
+// The X connection and its window, closed when it goes.
+struct XcbWindow {
+  xcb_connection_t* xcb = nullptr;
+  xcb_window_t window = 0;
+  XcbWindow() = default;
+  XcbWindow(const XcbWindow&) = delete;
+  XcbWindow& operator=(const XcbWindow&) = delete;
+  ~XcbWindow() {
+    if (xcb == nullptr) return;
+    if (window != 0) xcb_destroy_window(xcb, window);
+    xcb_disconnect(xcb);
+  }
+};
+
 class VulkanPresentPath final : public PresentPath {
  public:
   VulkanPresentPath(VulkanLatencyDevice& dev, const PresentDesc& desc)
@@ -156,21 +171,23 @@ class VulkanPresentPath final : public PresentPath {
   PresentInfo info_;
   std::string display_;
 
-  xcb_connection_t* xcb_ = nullptr;
-  xcb_window_t window_ = 0;
-  VkSurfaceKHR surface_ = VK_NULL_HANDLE;
-  VkSwapchainKHR swapchain_ = VK_NULL_HANDLE;
+  // Members go in reverse order (after the destructor's wait for idle): the
+  // observer, the holder thread before its event, the frame objects, the
+  // swapchain before its surface, the surface before the X window.
+  XcbWindow x_;
+  vk::UniqueSurface surface_;
+  vk::UniqueSwapchain swapchain_;
   VkExtent2D extent_{};
-  std::vector<VkImage> images_;
-  std::vector<VkSemaphore> rendered_;  // per image: the copy finished, present may go
-  VkSemaphore acquired_ = VK_NULL_HANDLE;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;  // the last copy's; signalled when none is in flight
-  VkBuffer pattern_ = VK_NULL_HANDLE;
-  VkDeviceMemory pattern_memory_ = VK_NULL_HANDLE;
+  std::vector<VkImage> images_;                // the swapchain's
+  std::vector<vk::UniqueSemaphore> rendered_;  // per image: the copy finished, present may go
+  vk::UniqueSemaphore acquired_;
+  vk::UniqueCommandPool pool_;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // freed with pool_
+  vk::UniqueFence fence_;                 // the last copy's; signalled when none is in flight
+  vk::UniqueBuffer pattern_;
+  vk::UniqueMemory pattern_memory_;     // freed before the buffer, as before
   uint32_t* pattern_pixels_ = nullptr;  // mapped
-  VkEvent hold_event_ = VK_NULL_HANDLE;
+  vk::UniqueEvent hold_event_;
   std::unique_ptr<Holder> holder_;
   std::unique_ptr<X11FramebufferObserver> observer_;
   PFN_vkQueuePresentKHR queue_present_ = nullptr;
@@ -192,15 +209,15 @@ Result<void> VulkanPresentPath::connect_window() {
         "VulkanContextDesc::present)");
   }
   int screen_index = 0;
-  xcb_ = xcb_connect(display_.c_str(), &screen_index);
-  if (xcb_ == nullptr || xcb_connection_has_error(xcb_) != 0) {
+  x_.xcb = xcb_connect(display_.c_str(), &screen_index);
+  if (x_.xcb == nullptr || xcb_connection_has_error(x_.xcb) != 0) {
     return make_error("cannot connect to X display " + display_ + " (xcb_connect failed)");
   }
   // NVIDIA's X11 WSI crashed against an X server without GLX (Xvfb on the
   // H200): look before any surface is made.
   if (ctx_.properties().vendorID == 0x10DE) {
     xcb_query_extension_reply_t* glx =
-        xcb_query_extension_reply(xcb_, xcb_query_extension(xcb_, 3, "GLX"), nullptr);
+        xcb_query_extension_reply(x_.xcb, xcb_query_extension(x_.xcb, 3, "GLX"), nullptr);
     const bool has_glx = glx != nullptr && glx->present != 0;
     std::free(glx);
     if (!has_glx) {
@@ -209,24 +226,24 @@ Result<void> VulkanPresentPath::connect_window() {
                         "without it); present through an X server with GLX");
     }
   }
-  const xcb_setup_t* setup = xcb_get_setup(xcb_);
+  const xcb_setup_t* setup = xcb_get_setup(x_.xcb);
   xcb_screen_iterator_t it = xcb_setup_roots_iterator(setup);
   for (int i = 0; i < screen_index && it.rem > 0; ++i) xcb_screen_next(&it);
   if (it.rem == 0) return make_error("X display " + display_ + " has no screen");
   const xcb_screen_t* screen = it.data;
-  window_ = xcb_generate_id(xcb_);
+  x_.window = xcb_generate_id(x_.xcb);
   const uint32_t mask = XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT;
   const uint32_t values[] = {screen->black_pixel, 1};  // no window manager moves it
-  xcb_create_window(xcb_, XCB_COPY_FROM_PARENT, window_, screen->root, 0, 0,
+  xcb_create_window(x_.xcb, XCB_COPY_FROM_PARENT, x_.window, screen->root, 0, 0,
                     static_cast<uint16_t>(desc_.width), static_cast<uint16_t>(desc_.height), 0,
                     XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, mask, values);
   static constexpr char kTitle[] = "latlab present";
-  xcb_change_property(xcb_, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
-                      sizeof kTitle - 1, kTitle);
-  xcb_map_window(xcb_, window_);
+  xcb_change_property(x_.xcb, XCB_PROP_MODE_REPLACE, x_.window, XCB_ATOM_WM_NAME, XCB_ATOM_STRING,
+                      8, sizeof kTitle - 1, kTitle);
+  xcb_map_window(x_.xcb, x_.window);
   // A round trip: the window exists and is mapped before the surface.
   xcb_get_geometry_reply_t* g =
-      xcb_get_geometry_reply(xcb_, xcb_get_geometry(xcb_, window_), nullptr);
+      xcb_get_geometry_reply(x_.xcb, xcb_get_geometry(x_.xcb, x_.window), nullptr);
   if (g == nullptr) return make_error("the X window could not be created on " + display_);
   std::free(g);
   return {};
@@ -238,15 +255,15 @@ Result<void> VulkanPresentPath::make_surface() {
   if (create == nullptr) return make_error("vkCreateXcbSurfaceKHR is not available");
   VkXcbSurfaceCreateInfoKHR sci{};
   sci.sType = VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR;
-  sci.connection = xcb_;
-  sci.window = window_;
-  if (const VkResult r = create(ctx_.instance(), &sci, nullptr, &surface_); r != VK_SUCCESS) {
-    surface_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateXcbSurfaceKHR", r);
-  }
+  sci.connection = x_.xcb;
+  sci.window = x_.window;
+  auto surface =
+      vk::make(create, ctx_.instance(), sci, vkDestroySurfaceKHR, "vkCreateXcbSurfaceKHR");
+  if (!surface) return surface.error();
+  surface_ = std::move(*surface);
   VkBool32 supported = VK_FALSE;
   if (const VkResult r = vkGetPhysicalDeviceSurfaceSupportKHR(
-          ctx_.physical_device(), ctx_.queue_family(), surface_, &supported);
+          ctx_.physical_device(), ctx_.queue_family(), surface_.get(), &supported);
       r != VK_SUCCESS) {
     return vk::error("vkGetPhysicalDeviceSurfaceSupportKHR", r);
   }
@@ -260,7 +277,7 @@ Result<void> VulkanPresentPath::make_surface() {
 Result<void> VulkanPresentPath::make_swapchain() {
   VkPhysicalDevice pd = ctx_.physical_device();
   VkSurfaceCapabilitiesKHR caps{};
-  if (const VkResult r = vkGetPhysicalDeviceSurfaceCapabilitiesKHR(pd, surface_, &caps);
+  if (const VkResult r = vkGetPhysicalDeviceSurfaceCapabilitiesKHR(pd, surface_.get(), &caps);
       r != VK_SUCCESS) {
     return vk::error("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r);
   }
@@ -268,18 +285,18 @@ Result<void> VulkanPresentPath::make_swapchain() {
     return make_error("the surface's images cannot be transfer destinations");
   }
   uint32_t n = 0;
-  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_, &n, nullptr);
+  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_.get(), &n, nullptr);
   std::vector<VkSurfaceFormatKHR> formats(n);
-  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_, &n, formats.data());
+  vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface_.get(), &n, formats.data());
   const auto format = std::find_if(formats.begin(), formats.end(), [](const VkSurfaceFormatKHR& f) {
     return f.format == VK_FORMAT_B8G8R8A8_UNORM || f.format == VK_FORMAT_R8G8B8A8_UNORM ||
            f.format == VK_FORMAT_B8G8R8A8_SRGB || f.format == VK_FORMAT_R8G8B8A8_SRGB;
   });
   if (format == formats.end()) return make_error("the surface offers no 8-bit RGBA/BGRA format");
 
-  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_, &n, nullptr);
+  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_.get(), &n, nullptr);
   std::vector<VkPresentModeKHR> modes(n);
-  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_, &n, modes.data());
+  vkGetPhysicalDeviceSurfacePresentModesKHR(pd, surface_.get(), &n, modes.data());
   VkPresentModeKHR mode = VK_PRESENT_MODE_FIFO_KHR;  // always offered
   for (const VkPresentModeKHR want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR}) {
     if (std::find(modes.begin(), modes.end(), want) != modes.end()) mode = want;
@@ -298,7 +315,7 @@ Result<void> VulkanPresentPath::make_swapchain() {
   }
   VkSwapchainCreateInfoKHR sci{};
   sci.sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR;
-  sci.surface = surface_;
+  sci.surface = surface_.get();
   sci.minImageCount = count;
   sci.imageFormat = format->format;
   sci.imageColorSpace = format->colorSpace;
@@ -310,14 +327,13 @@ Result<void> VulkanPresentPath::make_swapchain() {
   sci.compositeAlpha = alpha;
   sci.presentMode = mode;
   sci.clipped = VK_FALSE;  // the observer reads these pixels back
-  if (const VkResult r = vkCreateSwapchainKHR(ctx_.device(), &sci, nullptr, &swapchain_);
-      r != VK_SUCCESS) {
-    swapchain_ = VK_NULL_HANDLE;
-    return vk::error("vkCreateSwapchainKHR", r);
-  }
-  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_, &n, nullptr);
+  auto swapchain = vk::make(vkCreateSwapchainKHR, ctx_.device(), sci, vkDestroySwapchainKHR,
+                            "vkCreateSwapchainKHR");
+  if (!swapchain) return swapchain.error();
+  swapchain_ = std::move(*swapchain);
+  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_.get(), &n, nullptr);
   images_.resize(n);
-  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_, &n, images_.data());
+  vkGetSwapchainImagesKHR(ctx_.device(), swapchain_.get(), &n, images_.data());
   info_.swapchain_images = n;
   return {};
 }
@@ -326,22 +342,24 @@ Result<void> VulkanPresentPath::make_frame_objects() {
   VkDevice d = ctx_.device();
   VkSemaphoreCreateInfo sem{};
   sem.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  if (const VkResult r = vkCreateSemaphore(d, &sem, nullptr, &acquired_); r != VK_SUCCESS)
-    return vk::error("vkCreateSemaphore", r);
-  rendered_.assign(images_.size(), VK_NULL_HANDLE);
-  for (VkSemaphore& s : rendered_) {
-    if (const VkResult r = vkCreateSemaphore(d, &sem, nullptr, &s); r != VK_SUCCESS)
-      return vk::error("vkCreateSemaphore", r);
+  auto acquired = vk::make(vkCreateSemaphore, d, sem, vkDestroySemaphore, "vkCreateSemaphore");
+  if (!acquired) return acquired.error();
+  acquired_ = std::move(*acquired);
+  for (size_t i = 0; i < images_.size(); ++i) {
+    auto rendered = vk::make(vkCreateSemaphore, d, sem, vkDestroySemaphore, "vkCreateSemaphore");
+    if (!rendered) return rendered.error();
+    rendered_.push_back(std::move(*rendered));
   }
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pci.queueFamilyIndex = ctx_.queue_family();
-  if (const VkResult r = vkCreateCommandPool(d, &pci, nullptr, &pool_); r != VK_SUCCESS)
-    return vk::error("vkCreateCommandPool", r);
+  auto pool = vk::make(vkCreateCommandPool, d, pci, vkDestroyCommandPool, "vkCreateCommandPool");
+  if (!pool) return pool.error();
+  pool_ = std::move(*pool);
   VkCommandBufferAllocateInfo cai{};
   cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  cai.commandPool = pool_;
+  cai.commandPool = pool_.get();
   cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   cai.commandBufferCount = 1;
   if (const VkResult r = vkAllocateCommandBuffers(d, &cai, &cmd_); r != VK_SUCCESS)
@@ -349,18 +367,20 @@ Result<void> VulkanPresentPath::make_frame_objects() {
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   fci.flags = VK_FENCE_CREATE_SIGNALED_BIT;
-  if (const VkResult r = vkCreateFence(d, &fci, nullptr, &fence_); r != VK_SUCCESS)
-    return vk::error("vkCreateFence", r);
+  auto fence = vk::make(vkCreateFence, d, fci, vkDestroyFence, "vkCreateFence");
+  if (!fence) return fence.error();
+  fence_ = std::move(*fence);
 
   VkBufferCreateInfo bci{};
   bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bci.size = VkDeviceSize{frame_pattern::kWidth} * frame_pattern::kHeight * 4;
   bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (const VkResult r = vkCreateBuffer(d, &bci, nullptr, &pattern_); r != VK_SUCCESS)
-    return vk::error("vkCreateBuffer", r);
+  auto pattern = vk::make(vkCreateBuffer, d, bci, vkDestroyBuffer, "vkCreateBuffer");
+  if (!pattern) return pattern.error();
+  pattern_ = std::move(*pattern);
   VkMemoryRequirements req{};
-  vkGetBufferMemoryRequirements(d, pattern_, &req);
+  vkGetBufferMemoryRequirements(d, pattern_.get(), &req);
   auto type = ctx_.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                                             VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   if (!type) return type.error();
@@ -368,11 +388,12 @@ Result<void> VulkanPresentPath::make_frame_objects() {
   mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = *type;
-  if (const VkResult r = vkAllocateMemory(d, &mai, nullptr, &pattern_memory_); r != VK_SUCCESS)
-    return vk::error("vkAllocateMemory", r);
-  vkBindBufferMemory(d, pattern_, pattern_memory_, 0);
+  auto memory = vk::make(vkAllocateMemory, d, mai, vkFreeMemory, "vkAllocateMemory");
+  if (!memory) return memory.error();
+  pattern_memory_ = std::move(*memory);
+  vkBindBufferMemory(d, pattern_.get(), pattern_memory_.get(), 0);
   void* mapped = nullptr;
-  if (const VkResult r = vkMapMemory(d, pattern_memory_, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (const VkResult r = vkMapMemory(d, pattern_memory_.get(), 0, VK_WHOLE_SIZE, 0, &mapped);
       r != VK_SUCCESS)
     return vk::error("vkMapMemory", r);
   pattern_pixels_ = static_cast<uint32_t*>(mapped);
@@ -380,8 +401,9 @@ Result<void> VulkanPresentPath::make_frame_objects() {
   if (desc_.hold_ns > 0) {
     VkEventCreateInfo eci{};
     eci.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
-    if (const VkResult r = vkCreateEvent(d, &eci, nullptr, &hold_event_); r != VK_SUCCESS)
-      return vk::error("vkCreateEvent", r);
+    auto event = vk::make(vkCreateEvent, d, eci, vkDestroyEvent, "vkCreateEvent");
+    if (!event) return event.error();
+    hold_event_ = std::move(*event);
     holder_ = std::make_unique<Holder>(d);
   }
   queue_present_ =
@@ -418,7 +440,7 @@ Result<void> VulkanPresentPath::init() {
       "fragment form), copied after the frame's passes";
 
   ScreenObserverInfo fb = X11FramebufferObserver::describe(desc_.poll_period_ns);
-  auto obs = X11FramebufferObserver::create(display_, window_, desc_.poll_period_ns);
+  auto obs = X11FramebufferObserver::create(display_, x_.window, desc_.poll_period_ns);
   if (obs) {
     observer_ = std::move(obs.value());
     fb.available = true;
@@ -432,8 +454,8 @@ Result<void> VulkanPresentPath::init() {
 }
 
 void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id) {
-  if (hold_event_ != VK_NULL_HANDLE) {
-    vkCmdWaitEvents(cmd, 1, &hold_event_, VK_PIPELINE_STAGE_HOST_BIT,
+  if (hold_event_) {
+    vkCmdWaitEvents(cmd, 1, hold_event_.ptr(), VK_PIPELINE_STAGE_HOST_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
   }
   uint32_t work_w = 0;
@@ -483,8 +505,8 @@ void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_
   VkBufferImageCopy p{};
   p.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   p.imageExtent = {frame_pattern::kWidth, frame_pattern::kHeight, 1};
-  vkCmdCopyBufferToImage(cmd, pattern_, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
-                         &p);
+  vkCmdCopyBufferToImage(cmd, pattern_.get(), images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                         1, &p);
 
   VkImageMemoryBarrier to_present = to_dst;
   to_present.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -500,15 +522,16 @@ void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_
 Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
   VkDevice d = ctx_.device();
   // At most one frame in flight: the previous copy is done before this one.
-  if (const VkResult r = vkWaitForFences(d, 1, &fence_, VK_TRUE, 10'000'000'000ull);
+  if (const VkResult r = vkWaitForFences(d, 1, fence_.ptr(), VK_TRUE, 10'000'000'000ull);
       r != VK_SUCCESS) {
     return vk::error("vkWaitForFences (previous present copy)", r);
   }
   uint32_t image = 0;
-  const VkResult acq = acquire_(d, swapchain_, 1'000'000'000ull, acquired_, VK_NULL_HANDLE, &image);
+  const VkResult acq =
+      acquire_(d, swapchain_.get(), 1'000'000'000ull, acquired_.get(), VK_NULL_HANDLE, &image);
   if (acq != VK_SUCCESS && acq != VK_SUBOPTIMAL_KHR) return vk::error("vkAcquireNextImageKHR", acq);
-  vkResetFences(d, 1, &fence_);
-  if (hold_event_ != VK_NULL_HANDLE) vkResetEvent(d, hold_event_);
+  vkResetFences(d, 1, fence_.ptr());
+  if (hold_event_) vkResetEvent(d, hold_event_.get());
   if (observer_) observer_->note_presented(frame_id);
   for (uint32_t y = 0; y < frame_pattern::kHeight; ++y) {
     for (uint32_t x = 0; x < frame_pattern::kWidth; ++x)
@@ -528,28 +551,28 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
   VkSubmitInfo si{};
   si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   si.waitSemaphoreCount = 1;
-  si.pWaitSemaphores = &acquired_;
+  si.pWaitSemaphores = acquired_.ptr();
   si.pWaitDstStageMask = &wait_stage;
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
   si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &rendered_[image];
+  si.pSignalSemaphores = rendered_[image].ptr();
   VkPresentInfoKHR pi{};
   pi.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR;
   pi.waitSemaphoreCount = 1;
-  pi.pWaitSemaphores = &rendered_[image];
+  pi.pWaitSemaphores = rendered_[image].ptr();
   pi.swapchainCount = 1;
-  pi.pSwapchains = &swapchain_;
+  pi.pSwapchains = swapchain_.ptr();
   pi.pImageIndices = &image;
 
   PresentTimes t;
   VkResult pr = VK_SUCCESS;
   {
     std::lock_guard lock(ctx_.queue_mutex());
-    if (const VkResult r = vkQueueSubmit(ctx_.queue(), 1, &si, fence_); r != VK_SUCCESS)
+    if (const VkResult r = vkQueueSubmit(ctx_.queue(), 1, &si, fence_.get()); r != VK_SUCCESS)
       return vk::error("vkQueueSubmit (present copy)", r);
     t.present_start_ns = host_now_ns();
-    if (holder_) holder_->release_at(hold_event_, t.present_start_ns + desc_.hold_ns);
+    if (holder_) holder_->release_at(hold_event_.get(), t.present_start_ns + desc_.hold_ns);
     pr = queue_present_(ctx_.queue(), &pi);
     t.present_end_ns = host_now_ns();
   }
@@ -559,8 +582,7 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
 
 void VulkanPresentPath::stop_observers() {
   // The last frame's copy first, then a moment for it to reach the screen.
-  if (fence_ != VK_NULL_HANDLE)
-    vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, 10'000'000'000ull);
+  if (fence_) vkWaitForFences(ctx_.device(), 1, fence_.ptr(), VK_TRUE, 10'000'000'000ull);
   if (observer_) {
     observer_->stop(std::max<int64_t>(50'000'000, 20 * desc_.poll_period_ns));
     info_.observers[0] = observer_->info();
@@ -568,28 +590,12 @@ void VulkanPresentPath::stop_observers() {
 }
 
 VulkanPresentPath::~VulkanPresentPath() {
-  VkDevice d = ctx_.device();
   observer_.reset();
   {
     std::lock_guard lock(ctx_.queue_mutex());
     vkQueueWaitIdle(ctx_.queue());
   }
-  holder_.reset();
-  if (hold_event_ != VK_NULL_HANDLE) vkDestroyEvent(d, hold_event_, nullptr);
-  if (pattern_memory_ != VK_NULL_HANDLE) vkFreeMemory(d, pattern_memory_, nullptr);
-  if (pattern_ != VK_NULL_HANDLE) vkDestroyBuffer(d, pattern_, nullptr);
-  if (fence_ != VK_NULL_HANDLE) vkDestroyFence(d, fence_, nullptr);
-  if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(d, pool_, nullptr);
-  for (VkSemaphore s : rendered_) {
-    if (s != VK_NULL_HANDLE) vkDestroySemaphore(d, s, nullptr);
-  }
-  if (acquired_ != VK_NULL_HANDLE) vkDestroySemaphore(d, acquired_, nullptr);
-  if (swapchain_ != VK_NULL_HANDLE) vkDestroySwapchainKHR(d, swapchain_, nullptr);
-  if (surface_ != VK_NULL_HANDLE) vkDestroySurfaceKHR(ctx_.instance(), surface_, nullptr);
-  if (xcb_ != nullptr) {
-    if (window_ != 0) xcb_destroy_window(xcb_, window_);
-    xcb_disconnect(xcb_);
-  }
+  holder_.reset();  // before its event (and the members in reverse order)
 }
 
 #endif  // LATLAB_HAVE_XCB

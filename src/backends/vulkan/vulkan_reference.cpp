@@ -1,6 +1,7 @@
 // The Vulkan reference path: one prerecorded command buffer with two timestamps.
 #include "backends/vulkan/vulkan_reference.hpp"
 
+#include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
@@ -14,10 +15,9 @@ class VulkanReferencePath final : public ReferencePath {
  public:
   explicit VulkanReferencePath(const VulkanContext& ctx) : ctx_(ctx) {}
   ~VulkanReferencePath() override {
-    const VkDevice dev = ctx_.device();
-    if (busy_) (void)vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX);
-    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(dev, fence_, nullptr);
-    if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, pool_, nullptr);
+    // The fence, then the pool (members' reverse order), once idle.
+    const VkFence fence = fence_.get();
+    if (busy_) (void)vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX);
   }
 
   Result<void> init() {
@@ -29,23 +29,22 @@ class VulkanReferencePath final : public ReferencePath {
     VkCommandPoolCreateInfo pci{};
     pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pci.queueFamilyIndex = ctx_.queue_family();
-    if (const VkResult r = vkCreateCommandPool(dev, &pci, nullptr, &pool_); r != VK_SUCCESS) {
-      pool_ = VK_NULL_HANDLE;
-      return vk::error("vkCreateCommandPool", r);
-    }
+    auto pool =
+        vk::make(vkCreateCommandPool, dev, pci, vkDestroyCommandPool, "vkCreateCommandPool");
+    if (!pool) return pool.error();
+    pool_ = std::move(*pool);
     VkCommandBufferAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    ai.commandPool = pool_;
+    ai.commandPool = pool_.get();
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     if (const VkResult r = vkAllocateCommandBuffers(dev, &ai, &cmd_); r != VK_SUCCESS)
       return vk::error("vkAllocateCommandBuffers", r);
     VkFenceCreateInfo fci{};
     fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-    if (const VkResult r = vkCreateFence(dev, &fci, nullptr, &fence_); r != VK_SUCCESS) {
-      fence_ = VK_NULL_HANDLE;
-      return vk::error("vkCreateFence", r);
-    }
+    auto fence = vk::make(vkCreateFence, dev, fci, vkDestroyFence, "vkCreateFence");
+    if (!fence) return fence.error();
+    fence_ = std::move(*fence);
     // Recorded once, resubmitted every frame (no ONE_TIME_SUBMIT).
     VkCommandBufferBeginInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -69,9 +68,10 @@ class VulkanReferencePath final : public ReferencePath {
   Result<void> submit(uint64_t frame_id) override {
     if (busy_) return make_error("Vulkan reference: a frame is still in flight; wait first");
     if (slots_->uses_host_reset()) slots_->reset(0, 2, /*previous_use_done=*/true);
-    if (const VkResult r = vkResetFences(ctx_.device(), 1, &fence_); r != VK_SUCCESS)
+    const VkFence fence = fence_.get();
+    if (const VkResult r = vkResetFences(ctx_.device(), 1, &fence); r != VK_SUCCESS)
       return vk::error("vkResetFences", r);
-    if (auto s = ctx_.submit(cmd_, fence_); !s) return s.error();
+    if (auto s = ctx_.submit(cmd_, fence); !s) return s.error();
     busy_ = true;
     frame_id_ = frame_id;
     return {};
@@ -79,15 +79,16 @@ class VulkanReferencePath final : public ReferencePath {
 
   std::optional<PollTarget> poll_target(uint64_t frame_id) override {
     if (!busy_ || frame_id_ != frame_id) return std::nullopt;
-    return PollTarget{reinterpret_cast<uint64_t>(fence_), 0};
+    return PollTarget{reinterpret_cast<uint64_t>(fence_.get()), 0};
   }
   Result<GpuFrameTiming> wait(uint64_t frame_id) override {
     if (!busy_ || frame_id != frame_id_) {
       return make_error("Vulkan reference: frame " + std::to_string(frame_id) +
                         " is not in flight");
     }
+    const VkFence fence = fence_.get();
     const VkResult r =
-        vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, VulkanLatencyDevice::kFrameTimeoutNs);
+        vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, VulkanLatencyDevice::kFrameTimeoutNs);
     const int64_t wake_ns = host_now_ns();  // first thing after the wait returns
     if (r == VK_TIMEOUT) return make_error("the GPU did not finish the reference frame in time");
     if (r != VK_SUCCESS) return vk::error("vkWaitForFences", r);
@@ -109,9 +110,9 @@ class VulkanReferencePath final : public ReferencePath {
  private:
   const VulkanContext& ctx_;
   std::shared_ptr<VulkanTimestampSlots> slots_;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  vk::UniqueCommandPool pool_;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // freed with pool_
+  vk::UniqueFence fence_;
   bool busy_ = false;
   uint64_t frame_id_ = 0;
 };
