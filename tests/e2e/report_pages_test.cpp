@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 // Seven sim runs in one store, one after another: ids 1-3 (A: --complexity
 // 1), 4 (Baseline only: no Loaded figures), 5-7 (B: --complexity 2000, about
-// 16 us more GPU time per Baseline frame, exact on the sim).
+// 16 us more GPU time per Baseline frame, exact on the sim). The poll
+// observer is off: its rows have no data on any machine.
 class ReportPages : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -29,7 +30,7 @@ class ReportPages : public ::testing::Test {
       const std::string complexity = id >= 5 ? "2000" : "1";
       const CliResult r = run_cli(fmt::format(
           "run --backend sim --time-scale 100 --mode {} --frames 60 --warmup 6 --blocks 3 "
-          "--interval-ms 10-12 --complexity {} --seed {} --out {} --store {}",
+          "--interval-ms 10-12 --complexity {} --poll off --seed {} --out {} --store {}",
           mode, complexity, id, file(id), db()));
       if (r.rc != 0) setup_error_ += r.output;
     }
@@ -110,6 +111,27 @@ void expect_rows_match(const HtmlNode& dom, const nlohmann::json& c) {
   }
 }
 
+// A row without data has no shift anywhere on the page: n/a in the table
+// (expect_rows_match), "no data" and no number in the shift chart.
+void expect_no_data_rows_say_so(const HtmlNode& dom, const nlohmann::json& c) {
+  size_t n = 0;
+  for (const auto& r : c["rows"]) {
+    if (r["call"] != "no_data") continue;
+    ++n;
+    const HtmlNode* chart = dom.by_id("shift-" + r["mode"].get<std::string>());
+    ASSERT_NE(chart, nullptr);
+    const auto g = chart->find_all([&](const HtmlNode& e) {
+      return e.tag == "g" && e.attr("data-series") == r["series"] &&
+             e.attr("data-stat") == r["statistic"];
+    });
+    ASSERT_EQ(g.size(), 1u) << r.dump();
+    EXPECT_NE(g[0]->inner_text().find("no data"), std::string::npos) << r.dump();
+    EXPECT_EQ(g[0]->inner_text().find("shift"), std::string::npos) << g[0]->inner_text();
+    EXPECT_TRUE(g[0]->find_all([](const HtmlNode& e) { return e.has_class("pt"); }).empty());
+  }
+  EXPECT_GE(n, 2u);  // poll_latency p50 and p99 of every mode (the poll observer is off)
+}
+
 // The notes compare --json gives are the page's notes, in order.
 void expect_notes_match(const HtmlNode& dom, const nlohmann::json& c) {
   std::vector<std::string> page;
@@ -148,6 +170,7 @@ TEST_F(ReportPages, CompareByStoreIdsThreeRunsASideCarriesCompareJsonAndIsWritte
   ASSERT_NE(dom, nullptr);
   expect_self_contained(html);
   expect_rows_match(*dom, c);
+  expect_no_data_rows_say_so(*dom, c);
   expect_notes_match(*dom, c);
   expect_charts(*dom, c, "runs_us");
   const HtmlNode* gate = dom->by_id("gate");
@@ -179,6 +202,7 @@ TEST_F(ReportPages, CompareOneRunASideShowsBlocksAndSaysRunToRunNoiseIsNotInTheT
   const auto dom = parse_page(html);
   ASSERT_NE(dom, nullptr);
   expect_rows_match(*dom, c);
+  expect_no_data_rows_say_so(*dom, c);
   expect_notes_match(*dom, c);
   expect_charts(*dom, c, "blocks_us");
   EXPECT_NE(dom->inner_text().find("Run-to-run noise is not in this test"), std::string::npos);

@@ -31,6 +31,8 @@ double shift_range(const std::vector<const CompareRow*>& rows, double min_effect
 }
 
 std::string row_hover(const Comparison& c, const CompareRow& r) {
+  if (r.call == ChangeCall::no_data)  // no shift: a side has no value
+    return fmt::format("{} {} {}: no data", r.mode, r.series, r.statistic);
   std::string s =
       fmt::format("{} {} {}: shift {} us", r.mode, r.series, r.statistic, fixed(r.shift, 2));
   if (r.relative) s += fmt::format(" ({:+.1f}%)", *r.relative * 100);
@@ -52,7 +54,7 @@ std::string shift_row(const Comparison& c, const CompareRow& r, const LinearScal
   if (!r.relative) {
     const char* why = r.call == ChangeCall::no_data ? "no data" : "A's reference <= 0: no %";
     return s + fmt::format("<text class=\"na\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text></g>\n",
-                           x.px_lo + 4, y + 4, why);
+                           x.px_lo + 4, y + 4, escape(why));
   }
   auto clip = [&](double pct) { return std::clamp(pct, -range, range); };
   const char* cls = call_class(r.call);
