@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "latlab/result.hpp"
-#include "physical_devices.hpp"
+#include "latency/physical_devices.hpp"
 
 namespace latlab::cli {
 
