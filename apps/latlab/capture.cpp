@@ -40,8 +40,8 @@
 #include "core/output_file.hpp"
 #include "file_plan.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/host_clock.hpp"
-#include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
 #ifndef LATLAB_CAPTURE_BUILD_LAYER_DIR
@@ -111,19 +111,17 @@ struct CaptureRun {
   int write_status = kExitOk;
 };
 
-json figures_json(const capture::CaptureSummary& s) {
-  json f = json::object();
+NamedDistributions figures_of(const capture::CaptureSummary& s) {
+  NamedDistributions f;
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
-    f[capture::to_string(static_cast<capture::FrameFigure>(i))] =
-        distribution_to_json(s.frame_figures[i]);
+    f.emplace_back(capture::to_string(static_cast<capture::FrameFigure>(i)), s.frame_figures[i]);
   return f;
 }
 
-json submit_figures_json(const capture::CaptureSummary& s) {
-  json f = json::object();
+NamedDistributions submit_figures_of(const capture::CaptureSummary& s) {
+  NamedDistributions f;
   for (size_t i = 0; i < capture::kSubmitFigureCount; ++i)
-    f[capture::to_string(static_cast<capture::SubmitFigure>(i))] =
-        distribution_to_json(s.submit_figures[i]);
+    f.emplace_back(capture::to_string(static_cast<capture::SubmitFigure>(i)), s.submit_figures[i]);
   return f;
 }
 
@@ -155,63 +153,57 @@ std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& 
   return out;
 }
 
-json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s) {
+CaptureStop stop_of(const CaptureOptions& o, const CaptureRun& run) {
   const auto& st = run.stream;
-  RunMeta meta;
-  meta.command_line = o.command_line;
-  meta.created_utc = utc_now_iso8601();
-  const std::string why = partial_reason(run, st);
-  json j = result_header_to_json("capture", meta, !why.empty(), why);
-  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
-  j["machine"] = machine_to_json(collect_machine_info());
-  j["program"] = {{"argv", o.program},
-                  {"pid", run.pid},
-                  {"exit_code", run.end.exited ? json(run.end.exit_code) : json(nullptr)},
-                  {"signal", run.end.signal != 0 ? json(run.end.signal) : json(nullptr)},
-                  {"running_when_written", !run.end.exited}};
-  j["capture"] = {{"stopped_by", run.stopped_by},
-                  {"frames_limit", o.frames > 0 ? json(o.frames) : json(nullptr)},
-                  {"seconds_limit", o.seconds > 0 ? json(o.seconds) : json(nullptr)},
-                  {"terminate", o.terminate},
-                  {"records_dropped", st.dropped()},
-                  {"records_malformed", st.malformed()},
-                  {"records_unknown", st.unknown()}};
-  json sources = json::array();
-  for (const auto& src : st.sources()) {
-    sources.push_back(
-        {{"pid", src.pid},
-         {"api", api_name(src.api)},
-         {"device", src.device_name.empty() ? json(nullptr) : json(src.device_name)},
-         {"clock_method", src.clock_method.empty() ? json(nullptr) : json(src.clock_method)},
-         {"source", src.source_name},
-         {"ended", src.ended}});
-  }
-  j["sources"] = sources;
-  j["frames"] = s.frames.size();
-  j["submits"] = s.submits;
-  j["submits_without_work"] = s.submits_without_work;
-  j["gpu_spans_missing"] = s.gpu_spans_missing;
-  j["frames_with_missing_gpu"] = s.frames_with_missing_gpu;
-  json reasons = json::object();
+  CaptureStop c;
+  c.stopped_by = run.stopped_by;
+  if (o.frames > 0) c.frames_limit = o.frames;
+  if (o.seconds > 0) c.seconds_limit = o.seconds;
+  c.terminate = o.terminate;
+  c.records_dropped = st.dropped();
+  c.records_malformed = st.malformed();
+  c.records_unknown = st.unknown();
+  return c;
+}
+
+// The typed capture section (the JSON reporter writes it, docs/capture.md).
+CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
+                             const capture::CaptureSummary& s) {
+  const auto& st = run.stream;
+  CaptureResult c;
+  c.partial_reason = partial_reason(run, st);
+  c.program = {
+      o.program, run.pid, run.end.exited ? std::optional<int64_t>(run.end.exit_code) : std::nullopt,
+      run.end.signal != 0 ? std::optional<int64_t>(run.end.signal) : std::nullopt, !run.end.exited};
+  c.stop = stop_of(o, run);
+  for (const auto& src : st.sources())
+    c.sources.push_back({src.pid, api_name(src.api), src.device_name, src.clock_method,
+                         src.source_name, src.ended});
+  c.frames = s.frames.size();
+  c.submits = s.submits;
+  c.submits_without_work = s.submits_without_work;
+  c.gpu_spans_missing = s.gpu_spans_missing;
+  c.frames_with_missing_gpu = s.frames_with_missing_gpu;
   const char* names[] = {"measured",        "no_work",  "cannot_time", "ring_full",
                          "not_bracketable", "not_read", "failed"};
-  for (size_t i = 0; i < std::size(s.no_span_counts); ++i) reasons[names[i]] = s.no_span_counts[i];
-  j["submit_spans"] = reasons;
-  j["figures"] = figures_json(s);
-  j["submit_figures"] = submit_figures_json(s);
-  j["overhead"] = {
-      {"layer_cpu_per_submit",
-       distribution_to_json(
-           s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)])},
-      {"layer_cpu_per_present",
-       distribution_to_json(
-           s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)])}};
-  json un = json::array();
-  for (const auto& u : st.unavailable()) {
-    un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
-  }
-  j["unavailable"] = un;
-  return j;
+  for (size_t i = 0; i < std::size(s.no_span_counts); ++i)
+    c.submit_spans.emplace_back(names[i], s.no_span_counts[i]);
+  c.figures = figures_of(s);
+  c.submit_figures = submit_figures_of(s);
+  c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)];
+  c.layer_cpu_per_present =
+      s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)];
+  for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
+  return c;
+}
+
+json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s) {
+  RunResult r;
+  r.meta.command_line = o.command_line;
+  r.meta.created_utc = utc_now_iso8601();
+  r.meta.machine = collect_machine_info();
+  r.capture = capture_result(o, run, s);
+  return run_result_to_json(r);
 }
 
 std::string frames_csv(const capture::CaptureSummary& s) {
