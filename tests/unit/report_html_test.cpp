@@ -25,7 +25,7 @@ bool has(const std::string& page, const std::string& part) {
 TEST(ReportHtml, ACaptureShowsItsFiguresSourcesAndChart) {
   const RunResult c = testing::capture_result({.seed = 1});
   const std::string page = page_of(c);
-  EXPECT_TRUE(has(page, "kind capture")) << page.substr(0, 2000);
+  EXPECT_TRUE(has(page, "kind capture, device llvmpipe (vulkan)")) << page.substr(0, 2000);
   EXPECT_TRUE(has(page, "<th>between_presents</th><td>119</td>"));
   EXPECT_TRUE(has(page, "<code>vkcube --c 120</code>"));
   EXPECT_TRUE(has(page, "<td>vkGetCalibratedTimestampsEXT</td>"));

@@ -36,14 +36,22 @@ std::string latency_parts(const RunResult& r, const std::string& prefix, json& c
   return s;
 }
 
+// "name (backend)": the run's device, or a capture's first frame source.
+std::string device_line(const RunResult& r) {
+  if (r.capture) {
+    if (r.capture->sources.empty()) return html::na();
+    const CaptureSourceInfo& s = r.capture->sources[0];
+    return html::text_or_na(s.device) + " (" + html::text(s.api) + ")";
+  }
+  const DeviceInfo& device = r.latency ? r.latency->device : r.device;
+  return html::text(device.name) + " (" + html::text(device.backend) + ")";
+}
+
 std::string run_section(const ReportInput& in, size_t index, json& charts) {
   const RunResult& r = in.result->top_level();
   const std::string prefix = fmt::format("r{}-", index);
   std::string s = fmt::format("<section id=\"run{}\">\n<h2>{}</h2>\n", index, escape(in.label));
-  const DeviceInfo& device = r.latency ? r.latency->device : r.device;
-  s += "<p>kind " + html::text(r.kind()) + ", device " +
-       (r.capture ? html::na() : html::text(device.name)) + " (" +
-       (r.capture ? html::na() : html::text(device.backend)) + "), created " +
+  s += "<p>kind " + html::text(r.kind()) + ", device " + device_line(r) + ", created " +
        html::text(r.meta.created_utc) + "</p>\n";
   if (r.capture) return s + html::capture_section(r, prefix, charts) + "</section>\n";
   s += "<h3>Unavailable and missing</h3>\n" + html::unavailable_list(r);
