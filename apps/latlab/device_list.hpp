@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/result.hpp"
 #include "latency/physical_devices.hpp"
+#include "latlab/result.hpp"
 
 namespace latlab::cli {
 
