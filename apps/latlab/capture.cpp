@@ -43,8 +43,8 @@
 #include "core/output_file.hpp"
 #include "file_plan.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/host_clock.hpp"
-#include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
 #ifndef LATLAB_CAPTURE_BUILD_LAYER_DIR
@@ -169,44 +169,41 @@ void watch_new_windows(CaptureRun& run) {
 }
 
 // The observer's entry of the result: what it saw, or why it saw nothing.
-json screen_json(const CaptureRun& run, const capture::ScreenSummary& sc) {
+CaptureScreenObserver screen_of(const CaptureRun& run, const capture::ScreenSummary& sc) {
   std::string why = run.screen_why;
   if (why.empty() && run.watched.empty())
     why =
         "no window known: the program's sources reported no X11 window (a surface other than "
         "xcb/xlib, a GL program, or the program presented nothing)";
-  json o = {{"name", "x11_damage"},
-            {"observes",
-             "DamageNotify (raw rectangles) for the program's window on its X server: when the "
-             "server had executed the drawing of the new contents (host time latlab read the "
-             "event); not scan-out, not light"},
-            {"available", why.empty()},
-            {"reason", why.empty() ? json(nullptr) : json(why)},
-            {"display", run.screen ? json(run.screen->display()) : json(nullptr)}};
-  json windows = json::array();
-  for (const auto& w : run.watched) windows.push_back(w.window);
-  o["windows"] = windows;
-  o["frames_watched"] = sc.frames_watched;
-  o["frames_matched"] = sc.frames_matched;
-  o["events"] = sc.events;
-  o["events_unmatched"] = sc.events_unmatched;
-  o["figures"] = {{"until_screen_updated", distribution_to_json(sc.until_screen_updated)}};
+  CaptureScreenObserver o;
+  o.name = "x11_damage";
+  o.observes =
+      "DamageNotify (raw rectangles) for the program's window on its X server: when the "
+      "server had executed the drawing of the new contents (host time latlab read the "
+      "event); not scan-out, not light";
+  o.available = why.empty();
+  o.reason = why;
+  if (run.screen) o.display = run.screen->display();
+  for (const auto& w : run.watched) o.windows.push_back(w.window);
+  o.frames_watched = sc.frames_watched;
+  o.frames_matched = sc.frames_matched;
+  o.events = sc.events;
+  o.events_unmatched = sc.events_unmatched;
+  o.figures = {{"until_screen_updated", sc.until_screen_updated}};
   return o;
 }
 
-json figures_json(const capture::CaptureSummary& s) {
-  json f = json::object();
+NamedDistributions figures_of(const capture::CaptureSummary& s) {
+  NamedDistributions f;
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
-    f[capture::to_string(static_cast<capture::FrameFigure>(i))] =
-        distribution_to_json(s.frame_figures[i]);
+    f.emplace_back(capture::to_string(static_cast<capture::FrameFigure>(i)), s.frame_figures[i]);
   return f;
 }
 
-json submit_figures_json(const capture::CaptureSummary& s) {
-  json f = json::object();
+NamedDistributions submit_figures_of(const capture::CaptureSummary& s) {
+  NamedDistributions f;
   for (size_t i = 0; i < capture::kSubmitFigureCount; ++i)
-    f[capture::to_string(static_cast<capture::SubmitFigure>(i))] =
-        distribution_to_json(s.submit_figures[i]);
+    f.emplace_back(capture::to_string(static_cast<capture::SubmitFigure>(i)), s.submit_figures[i]);
   return f;
 }
 
@@ -238,72 +235,63 @@ std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& 
   return out;
 }
 
-json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s,
-                 const capture::ScreenSummary& sc) {
+CaptureStop stop_of(const CaptureOptions& o, const CaptureRun& run) {
   const auto& st = run.stream;
-  RunMeta meta;
-  meta.command_line = o.command_line;
-  meta.created_utc = utc_now_iso8601();
-  const std::string why = partial_reason(run, st);
-  json j = result_header_to_json("capture", meta, !why.empty(), why);
-  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
-  j["machine"] = machine_to_json(collect_machine_info());
-  j["program"] = {{"argv", o.program},
-                  {"pid", run.pid},
-                  {"exit_code", run.end.exited ? json(run.end.exit_code) : json(nullptr)},
-                  {"signal", run.end.signal != 0 ? json(run.end.signal) : json(nullptr)},
-                  {"running_when_written", !run.end.exited}};
-  j["capture"] = {{"stopped_by", run.stopped_by},
-                  {"frames_limit", o.frames > 0 ? json(o.frames) : json(nullptr)},
-                  {"seconds_limit", o.seconds > 0 ? json(o.seconds) : json(nullptr)},
-                  {"terminate", o.terminate},
-                  {"records_dropped", st.dropped()},
-                  {"records_malformed", st.malformed()},
-                  {"records_unknown", st.unknown()}};
-  json sources = json::array();
-  for (const auto& src : st.sources()) {
-    sources.push_back(
-        {{"pid", src.pid},
-         {"api", api_name(src.api)},
-         {"device", src.device_name.empty() ? json(nullptr) : json(src.device_name)},
-         {"clock_method", src.clock_method.empty() ? json(nullptr) : json(src.clock_method)},
-         {"source", src.source_name},
-         {"present_method", src.present_method.empty() ? json(nullptr) : json(src.present_method)},
-         {"ended", src.ended}});
-  }
-  j["sources"] = sources;
-  j["frames"] = s.frames.size();
-  j["submits"] = s.submits;
-  j["submits_without_work"] = s.submits_without_work;
-  j["gpu_spans_missing"] = s.gpu_spans_missing;
-  j["frames_with_missing_gpu"] = s.frames_with_missing_gpu;
-  json reasons = json::object();
+  CaptureStop c;
+  c.stopped_by = run.stopped_by;
+  if (o.frames > 0) c.frames_limit = o.frames;
+  if (o.seconds > 0) c.seconds_limit = o.seconds;
+  c.terminate = o.terminate;
+  c.records_dropped = st.dropped();
+  c.records_malformed = st.malformed();
+  c.records_unknown = st.unknown();
+  return c;
+}
+
+// The typed capture section (the JSON reporter writes it, docs/capture.md).
+CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
+                             const capture::CaptureSummary& s, const capture::ScreenSummary& sc) {
+  const auto& st = run.stream;
+  CaptureResult c;
+  c.partial_reason = partial_reason(run, st);
+  c.program = {
+      o.program, run.pid, run.end.exited ? std::optional<int64_t>(run.end.exit_code) : std::nullopt,
+      run.end.signal != 0 ? std::optional<int64_t>(run.end.signal) : std::nullopt, !run.end.exited};
+  c.stop = stop_of(o, run);
+  for (const auto& src : st.sources())
+    c.sources.push_back({src.pid, api_name(src.api), src.device_name, src.clock_method,
+                         src.source_name, src.present_method, src.ended});
+  c.frames = s.frames.size();
+  c.submits = s.submits;
+  c.submits_without_work = s.submits_without_work;
+  c.gpu_spans_missing = s.gpu_spans_missing;
+  c.frames_with_missing_gpu = s.frames_with_missing_gpu;
   const char* names[] = {"measured",        "no_work",  "cannot_time", "ring_full",
                          "not_bracketable", "not_read", "failed"};
-  for (size_t i = 0; i < std::size(s.no_span_counts); ++i) reasons[names[i]] = s.no_span_counts[i];
-  j["submit_spans"] = reasons;
-  json completes = json::object();
+  for (size_t i = 0; i < std::size(s.no_span_counts); ++i)
+    c.submit_spans.emplace_back(names[i], s.no_span_counts[i]);
   const char* nc_names[] = {"measured", "unavailable", "dropped",   "failed",
                             "retired",  "late",        "not_tagged"};
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
-    completes[nc_names[i]] = s.no_complete_counts[i];
-  j["present_complete"] = completes;
-  j["figures"] = figures_json(s);
-  j["submit_figures"] = submit_figures_json(s);
-  j["overhead"] = {
-      {"layer_cpu_per_submit",
-       distribution_to_json(
-           s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)])},
-      {"layer_cpu_per_present",
-       distribution_to_json(
-           s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)])}};
-  json un = json::array();
-  for (const auto& u : st.unavailable()) {
-    un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
-  }
-  j["unavailable"] = un;
-  j["screen_observers"] = json::array({screen_json(run, sc)});
-  return j;
+    c.present_complete.emplace_back(nc_names[i], s.no_complete_counts[i]);
+  c.figures = figures_of(s);
+  c.submit_figures = submit_figures_of(s);
+  c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)];
+  c.layer_cpu_per_present =
+      s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)];
+  for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
+  c.screen_observers.push_back(screen_of(run, sc));
+  return c;
+}
+
+json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::CaptureSummary& s,
+                 const capture::ScreenSummary& sc) {
+  RunResult r;
+  r.meta.command_line = o.command_line;
+  r.meta.created_utc = utc_now_iso8601();
+  r.meta.machine = collect_machine_info();
+  r.capture = capture_result(o, run, s, sc);
+  return run_result_to_json(r);
 }
 
 std::string frames_csv(const capture::CaptureSummary& s, const capture::ScreenSummary& sc) {

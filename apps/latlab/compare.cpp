@@ -77,27 +77,35 @@ size_t item_runs(const SideItem& i) {
 
 // A several-device run (`devices_run`): the section --section names, or the
 // top-level device with a note saying so.
-Result<ReadResult> pick_section(Result<ReadResult> r, const std::string& name, int section) {
+Result<RunResult> pick_section(Result<RunResult> r, const std::string& name, int section) {
   if (!r) return r;
   if (section >= 0) {
-    Result<ReadResult> picked = select_device_section(r.value(), static_cast<uint32_t>(section));
+    Result<RunResult> picked = select_device_section(r.value(), static_cast<uint32_t>(section));
     if (!picked)
       return make_error(fmt::format("--section {}: {}", section, picked.error().message));
     return picked;
   }
-  if (r->device_sections.size() > 1) {
-    const uint32_t top = r->top_level_section.value_or(0);
+  if (r->sections.size() > 1) {
+    const RunResult& top = r->top_level();
     std::fprintf(stderr,
                  "latlab compare: %s holds %zu device sections; comparing its top-level device "
                  "(section %u: %s); choose another with --section N\n",
-                 name.c_str(), r->device_sections.size(), top, r->device.name.c_str());
+                 name.c_str(), r->sections.size(), r->top_section.value_or(0),
+                 top.device.name.c_str());
   }
   return r;
 }
 
+// A result file's typed result (compare needs no per-frame series).
+Result<RunResult> read_run(const std::string& path) {
+  Result<ResultDocument> doc = read_result_file(path, ReadOptions{.per_frame = false});
+  if (!doc) return doc.error();
+  return std::move(doc->result);
+}
+
 // The runs of one side, read; the store opened once, on first need.
 struct LoadedSide {
-  std::vector<ReadResult> runs;
+  std::vector<RunResult> runs;
   std::vector<std::string> names;
 };
 
@@ -106,7 +114,7 @@ Result<LoadedSide> load_side(const std::vector<SideItem>& items, const CompareCl
   LoadedSide out;
   for (const SideItem& item : items) {
     if (!item.file.empty()) {
-      Result<ReadResult> r = pick_section(read_result_file(item.file), item.file, o.section);
+      Result<RunResult> r = pick_section(read_run(item.file), item.file, o.section);
       if (!r) return r.error();
       out.runs.push_back(std::move(r.value()));
       out.names.push_back(item.file);
@@ -120,7 +128,7 @@ Result<LoadedSide> load_side(const std::vector<SideItem>& items, const CompareCl
     }
     for (int64_t id = item.first; id <= item.last; ++id) {
       const std::string name = fmt::format("run {}", id);
-      Result<ReadResult> r = pick_section(s->load(id), name, o.section);
+      Result<RunResult> r = pick_section(s->load(id), name, o.section);
       if (!r) return r.error();
       out.runs.push_back(std::move(r.value()));
       out.names.push_back(name);
@@ -210,7 +218,7 @@ int compare(const CompareCliOptions& o, const ComparePlan& plan) {
   if (o.fail_on_regression >= 0) co.fail_on_regression_pct = o.fail_on_regression;
   auto side = [](const LoadedSide& l) {
     CompareSide cs;
-    for (const ReadResult& r : l.runs) cs.runs.push_back(&r);
+    for (const RunResult& r : l.runs) cs.runs.push_back(&r);
     cs.names = l.names;
     return cs;
   };

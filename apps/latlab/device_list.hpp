@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "latency/physical_devices.hpp"
 #include "latlab/result.hpp"
-#include "physical_devices.hpp"
 
 namespace latlab::cli {
 

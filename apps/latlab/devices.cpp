@@ -10,9 +10,10 @@
 
 #include "command.hpp"
 #include "devices_gl.hpp"
+#include "latency/physical_devices.hpp"
 #include "latlab/vulkan.hpp"
-#include "physical_devices.hpp"
 #include "report/json_parts.hpp"
+#include "report/physical_devices_json.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
 #endif

@@ -1,7 +1,7 @@
 // latlab history [--store DB] [--limit N] [--json]: the stored runs, newest
 // first, with their key figures (core and fence latency p50/p99 of each
-// mode). Exit codes: 0, 2 the store cannot be opened (or another schema
-// version).
+// mode; a capture's between-presents and GPU busy p50/p99). Exit codes: 0, 2 the store cannot be
+// opened (or another schema version).
 #include <fmt/format.h>
 
 #include <memory>
@@ -33,6 +33,14 @@ void print_json(const std::vector<store::StoredRunSummary>& runs, const std::str
   for (const auto& r : runs) {
     json modes = json::object();
     for (const auto& m : r.modes) {
+      if (m.mode == "capture") {
+        modes[m.mode] = {{"frames", m.frames},
+                         {"between_presents_p50_us", opt(m.between_presents_p50)},
+                         {"between_presents_p99_us", opt(m.between_presents_p99)},
+                         {"gpu_busy_p50_us", opt(m.gpu_busy_p50)},
+                         {"gpu_busy_p99_us", opt(m.gpu_busy_p99)}};
+        continue;
+      }
       modes[m.mode] = {{"frames", m.frames},
                        {"core_latency_p50_us", opt(m.core_p50)},
                        {"core_latency_p99_us", opt(m.core_p99)},
@@ -75,19 +83,29 @@ int history(const HistoryOptions& o) {
     return kExitOk;
   }
   fmt::print("{} ({} newest runs shown, newest first)\n", s.value()->name(), runs->size());
-  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}\n",
-             "id", "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50",
-             "core p99", "fence p50", "fence p99");
+  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "id",
+             "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50", "core p99",
+             "fence p50", "fence p99");
   for (const auto& r : runs.value()) {
     if (r.modes.empty()) {
       fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9}  (no latency mode)\n", r.id,
                  r.created_utc, r.hostname, r.device, "-", r.settings_mode);
     }
     for (const auto& m : r.modes) {
-      fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}{}\n",
-                 r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
-                 us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99),
-                 r.partial ? "  partial" : "");
+      if (m.mode == "capture") {
+        fmt::print(
+            "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6}  between presents p50 {} "
+            "p99 {}, GPU busy p50 {} p99 {}{}\n",
+            r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
+            us(m.between_presents_p50), us(m.between_presents_p99), us(m.gpu_busy_p50),
+            us(m.gpu_busy_p99), r.partial ? "  partial" : "");
+        continue;
+      }
+      fmt::print(
+          "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}{}\n",
+          r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
+          us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99),
+          r.partial ? "  partial" : "");
     }
   }
   fmt::print("latency in us; '-' = no measured value. `latlab compare ID ID` compares two runs.\n");

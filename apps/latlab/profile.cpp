@@ -29,8 +29,8 @@
 #include "latlab/profiler_queues.hpp"
 #include "latlab/profiler_trace.hpp"
 #include "profile_queues.hpp"
-#include "profile_report.hpp"
 #include "profile_rig.hpp"
+#include "report/profile_report.hpp"
 
 namespace latlab::cli {
 namespace {

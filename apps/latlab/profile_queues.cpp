@@ -32,7 +32,7 @@
 #include "latlab/profiler_trace.hpp"
 #include "latlab/vulkan.hpp"
 #include "profile_queues_rig.hpp"
-#include "profile_report.hpp"
+#include "report/profile_report.hpp"
 
 namespace latlab::cli {
 

@@ -7,7 +7,7 @@
 
 #include "latlab/profiler_queues.hpp"
 #include "profile_queues_rig.hpp"
-#include "profile_report.hpp"
+#include "report/profile_report.hpp"
 
 namespace latlab::cli::queues {
 

@@ -1,4 +1,5 @@
-// latlab report: one self-contained HTML file from result documents.
+// latlab report: one self-contained HTML file from result files (of `latlab
+// run` or `latlab capture`), each read back into the typed result.
 #include <fmt/format.h>
 
 #include <memory>
@@ -32,32 +33,28 @@ int check_report(const ReportOptions& o) {
   return kExitOk;
 }
 
-// Writes the report check_report() accepted.
+// Writes the report check_report() accepted: each file read into the typed
+// result, the page rendered from them.
 int run_report(const ReportOptions& o) {
-  std::vector<ReportInput> runs;
+  std::vector<ReportFile> files;
   for (const std::string& path : o.inputs) {
-    Result<ReportInput> in = read_report_input(path);
+    Result<ReportFile> in = read_report_input(path);
     if (!in) {
       std::fprintf(stderr, "latlab report: %s\n", in.error().message.c_str());
       return kExitUsage;
     }
-    // Validated by the reader: devices_run has sections and a top-level one.
-    if (const auto it = in->doc.find("devices_run");
-        it != in->doc.end() && (*it)["sections"].size() > 1) {
+    if (const RunResult& r = in->result; r.sections.size() > 1) {
       fmt::print(stderr,
                  "latlab report: {} holds {} device sections (run --device all); the report shows "
                  "its top-level device only (section {}: {})\n",
-                 path, (*it)["sections"].size(), (*it)["top_level_section"].get<uint64_t>(),
-                 in->doc["device"]["name"].get<std::string>());
+                 path, r.sections.size(), r.top_section.value_or(0), r.top_level().device.name);
     }
-    runs.push_back(std::move(in.value()));
+    files.push_back(std::move(in.value()));
   }
-  Result<std::string> page = render_html_report(runs);
-  if (!page) {
-    std::fprintf(stderr, "latlab report: %s\n", page.error().message.c_str());
-    return kExitUsage;
-  }
-  if (Result<void> w = write_file_atomic(o.out, *page); !w) {
+  std::vector<ReportInput> runs;
+  for (const ReportFile& f : files) runs.push_back({f.label, &f.result});
+  const std::string page = render_html_report(runs);
+  if (Result<void> w = write_file_atomic(o.out, page); !w) {
     std::fprintf(stderr, "latlab report: %s\n", w.error().message.c_str());
     return kExitWriteFailed;
   }
@@ -73,7 +70,8 @@ CommandRunner setup(CLI::App& app) {
       "report",
       "Write one self-contained HTML report (charts, percentile tables, clock model, settings) "
       "from result files; opens offline, makes no request");
-  sub->add_option("results", opts->inputs, "Result JSON files of latlab run")->required();
+  sub->add_option("results", opts->inputs, "Result JSON files of latlab run or latlab capture")
+      ->required();
   sub->add_option("-o,--out", opts->out, "HTML file to write (atomically; '-' for stdout)")
       ->capture_default_str();
   return {[opts] { return check_report(*opts); }, [opts] { return run_report(*opts); }};

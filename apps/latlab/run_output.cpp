@@ -56,7 +56,7 @@ bool write_outputs(const RunOutputs& o, const RunResult& r, const nlohmann::orde
   }
   if (!o.report.empty()) {
     notice.writing("the report '" + o.report + "'", kFileIfCut);
-    const ReportInput in{o.out.empty() ? std::string("latlab run") : o.out, doc};
+    const ReportInput in{o.out.empty() ? std::string("latlab run") : o.out, &r};
     if (Result<void> w = write_html_report(o.report, std::span(&in, 1)); !w) {
       std::fprintf(stderr, "latlab run: report: %s\n", w.error().message.c_str());
       ok = false;

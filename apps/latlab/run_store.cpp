@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "report/result_model.hpp"
-
 namespace latlab::cli {
 
 std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location) {
@@ -18,9 +16,9 @@ std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location)
 
 bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::ordered_json& doc,
                std::FILE* info) {
-  // The store's model of the typed result (what `latlab store add` of the
-  // result file reads back: tests/unit/result_model_test.cpp), no text parsed.
-  Result<int64_t> id = s.add(result_model(r, doc), store::frame_series_of(*r.latency));
+  // The typed result itself, with its document as written (no text parsed).
+  const std::string text = doc.dump(2) + "\n";
+  Result<int64_t> id = s.add(r, store::StoredText{text}, store::frame_series_of(*r.latency));
   if (!id) {
     std::fprintf(stderr, "latlab run: --store: %s\n", id.error().message.c_str());
     return false;

@@ -42,9 +42,9 @@ int check_store_add(const StoreAddOptions& o) {
 // Runs what check_store_add() accepted.
 int store_add(const StoreAddOptions& o) {
   // Every file is read and checked before the store is touched.
-  std::vector<ReadResult> results;
+  std::vector<ResultDocument> results;
   for (const std::string& f : o.files) {
-    Result<ReadResult> r = read_result_file(f);
+    Result<ResultDocument> r = read_result_file(f, ReadOptions{.per_frame = false});
     if (!r) {
       std::fprintf(stderr, "latlab store add: %s\n", r.error().message.c_str());
       return kExitUsage;
@@ -61,7 +61,9 @@ int store_add(const StoreAddOptions& o) {
   for (size_t i = 0; i < results.size(); ++i) {
     notice.writing(o.files[i] + " into the store " + s.value()->name(),
                    "its append is rolled back: nothing of it is in the store");
-    Result<int64_t> id = s.value()->add(results[i], {});
+    const ResultDocument& doc = results[i];
+    Result<int64_t> id =
+        s.value()->add(doc.result, store::StoredText{doc.text, doc.schema_version}, {});
     if (!id) {
       std::fprintf(stderr, "latlab store add: %s: %s\n", o.files[i].c_str(),
                    id.error().message.c_str());
@@ -113,7 +115,8 @@ CommandRunner setup(CLI::App& app) {
       "--store", *migrate_store,
       "SQLite file or postgresql:// URL (default: $XDG_DATA_HOME/latlab/results.db)");
   CLI::App* add = sub->add_subcommand("add", "Append result JSON files to the store");
-  add->add_option("results", opts->files, "Result files written by `latlab run`")
+  add->add_option("results", opts->files,
+                  "Result files written by `latlab run` or `latlab capture`")
       ->required()
       ->check(CLI::ExistingFile);
   add->add_option("--store", opts->store,

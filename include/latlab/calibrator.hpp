@@ -35,7 +35,8 @@ struct CalibratorStats {
   uint64_t failed_refreshes = 0;  // refreshes that got no usable pair (source failed
                                   // max_tries times, or the model rejected the best pair)
   uint64_t source_calls = 0;
-  uint64_t accepted_pairs = 0;       // accepted by the model, all of them (accepted_pairs() keeps the newest)
+  uint64_t accepted_pairs =
+      0;  // accepted by the model, all of them (accepted_pairs() keeps the newest)
   uint64_t rejected_pairs = 0;       // rejected by the model (ClockModel::rejected_count)
   int64_t last_refresh_cost_ns = 0;  // host time one refresh took (on the calibrator's thread)
   int64_t max_refresh_cost_ns = 0;
@@ -50,6 +51,7 @@ struct RefreshWindow {
   int64_t end_ns = 0;
   bool ok = false;
   bool periodic = false;  // on the refresh thread (false: calibrate_now)
+  bool operator==(const RefreshWindow&) const = default;
 };
 
 class Calibrator {

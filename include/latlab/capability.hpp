@@ -11,6 +11,7 @@ namespace latlab {
 struct MissingCapability {
   std::string name;    // e.g. "calibrated_timestamps"
   std::string reason;  // e.g. "VK_EXT_calibrated_timestamps not supported"
+  bool operator==(const MissingCapability&) const = default;
 };
 
 }  // namespace latlab

@@ -37,6 +37,7 @@ struct CalibrationPair {
   int64_t host_ns = 0;           // host-clock ns taken together with it
   int64_t max_deviation_ns = 0;  // how far apart the two reads may be (>= 0)
   bool estimated = false;        // bracketed estimate, not a calibrated read
+  bool operator==(const CalibrationPair&) const = default;
 };
 
 // A pair's host error bound as a fit sees it: its stated deviation plus one

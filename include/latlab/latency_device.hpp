@@ -43,6 +43,7 @@ struct FrameWorkload {
   uint32_t width = 64;      // target size in pixels
   uint32_t height = 64;
   WorkloadForm form = WorkloadForm::compute;
+  bool operator==(const FrameWorkload&) const = default;
 };
 
 // Why `work` is out of the range every backend accepts (passes >= 1,
@@ -68,6 +69,7 @@ struct DeviceInfo {
   std::string calibration_domain;      // host domain pairs are taken against, "" if none
   bool calibration_estimated = false;  // pairs are bracketed estimates
   std::vector<MissingCapability> missing;
+  bool operator==(const DeviceInfo&) const = default;
 };
 
 // What the device observed for one frame.

@@ -66,6 +66,7 @@ struct ScreenObserverInfo {
   int64_t wall_ns = 0;
   int64_t read_p50_ns = 0;  // one read of the pattern region (request to reply)
   int64_t read_p99_ns = 0;
+  bool operator==(const ScreenObserverInfo&) const = default;
 };
 
 struct PresentInfo {
@@ -80,6 +81,7 @@ struct PresentInfo {
   bool present_wait = false;
   std::string present_wait_reason;
   std::vector<ScreenObserverInfo> observers;  // index = observer index of screen_ns()
+  bool operator==(const PresentInfo&) const = default;
 };
 
 // Host times of one present call.

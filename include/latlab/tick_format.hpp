@@ -14,7 +14,7 @@
 namespace latlab {
 
 struct TickFormat {
-  uint64_t period_num = 1;   // tick period = period_num / period_den ns
+  uint64_t period_num = 1;  // tick period = period_num / period_den ns
   uint64_t period_den = 1;
   uint32_t valid_bits = 64;  // 1..64
 
@@ -23,7 +23,9 @@ struct TickFormat {
 
   // 2^valid_bits - 1, branch-free (0 valid bits reads as 64, as from_period_ns does).
   uint64_t mask() const { return ~0ull >> ((64u - valid_bits) & 63u); }
-  double period_ns() const { return static_cast<double>(period_num) / static_cast<double>(period_den); }
+  double period_ns() const {
+    return static_cast<double>(period_num) / static_cast<double>(period_den);
+  }
 
   // Ticks elapsed from `begin` to `end`, modulo 2^valid_bits (one wrap at most).
   uint64_t elapsed_ticks(uint64_t begin, uint64_t end) const { return (end - begin) & mask(); }
@@ -34,12 +36,15 @@ struct TickFormat {
     const uint64_t fwd = (to - from) & mask();
     // Beyond half a wrap the distance is fwd - 2^valid_bits, in unsigned
     // arithmetic: negating (from - to) overflowed at exactly -2^63.
-    return fwd <= (mask() >> 1) ? static_cast<int64_t>(fwd) : static_cast<int64_t>(fwd - mask() - 1);
+    return fwd <= (mask() >> 1) ? static_cast<int64_t>(fwd)
+                                : static_cast<int64_t>(fwd - mask() - 1);
   }
   // True when `a` lies strictly before `b` on the counter (within half a wrap).
   bool before(uint64_t a, uint64_t b) const { return signed_delta(a, b) > 0; }
   // True when `end` lies before `begin`: a span that runs backwards.
-  bool backwards(uint64_t begin, uint64_t end) const { return elapsed_ticks(begin, end) > (mask() >> 1); }
+  bool backwards(uint64_t begin, uint64_t end) const {
+    return elapsed_ticks(begin, end) > (mask() >> 1);
+  }
 
   // Tick count -> ns, rounded to nearest (halves up), exact for counts below
   // 2^64. Inline fast paths for the common periods; 128 bits otherwise.
@@ -53,7 +58,11 @@ struct TickFormat {
   }
 
   // ns spanned from `begin` to `end` ticks (wrap-aware).
-  int64_t span_ns(uint64_t begin, uint64_t end) const { return ticks_to_ns(elapsed_ticks(begin, end)); }
+  int64_t span_ns(uint64_t begin, uint64_t end) const {
+    return ticks_to_ns(elapsed_ticks(begin, end));
+  }
+
+  bool operator==(const TickFormat&) const = default;
 
  private:
   int64_t ticks_to_ns_wide(uint64_t ticks) const;  // the 128-bit path of ticks_to_ns

@@ -167,7 +167,7 @@ RunOutcome run_on_device(RunPlan& plan, const RunDeviceEnv& env, RunMeta meta,
   r.device = run->device;
   r.latency = std::move(run.value());
   r.loaded = std::move(loaded);
-  r.per_frame = plan.per_frame;
+  if (plan.per_frame) r.per_frame = per_frame_of(*r.latency);
   return out;
 }
 

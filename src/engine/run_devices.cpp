@@ -77,7 +77,7 @@ DeviceSectionResult section_of(LaneRun& l, const RunMeta& meta) {
   r.device = l.run->device;
   r.latency = std::move(*l.run);
   r.loaded = std::move(l.loaded);
-  r.per_frame = l.plan.per_frame;
+  if (l.plan.per_frame) r.per_frame = per_frame_of(*r.latency);
   s.result.push_back(std::move(r));
   return s;
 }

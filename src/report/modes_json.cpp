@@ -68,6 +68,10 @@ json performance_to_json(const PerformanceReport& r) {
           {"units", {{"gpu_ms", "ms"}, {"fps", "frames per second"}}}};
 }
 
+json performance_settings_to_json(const RunMeta& meta) {
+  return {{"mode", meta.mode}, {"backend", meta.backend}, {"device", meta.device}};
+}
+
 json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,
                              const RunMeta& meta) {
   json j =
@@ -75,7 +79,7 @@ json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,
   j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}};
   j["device"] = device_identity_to_json(di);
-  j["settings"] = {{"mode", meta.mode}, {"backend", meta.backend}, {"device", meta.device}};
+  j["settings"] = performance_settings_to_json(meta);
   j["modes"] = {{"performance", performance_to_json(r)}};
   j["unavailable"] = capabilities_to_json(di.missing);
   return j;

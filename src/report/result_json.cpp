@@ -124,6 +124,8 @@ json device_to_json(const DeviceInfo& di) {
   return j;
 }
 
+}  // namespace
+
 json clock_model_to_json(const ClockModelReport& cm) {
   json pairs = json::array();
   for (const CalibrationPair& p : cm.pairs) {
@@ -154,6 +156,8 @@ json clock_model_to_json(const ClockModelReport& cm) {
           {"interpolation_misfit_ns", cm.interpolation_misfit_ns},
           {"pairs", pairs}};
 }
+
+namespace {
 
 json timer_slack_to_json(const TimerSlack& ts) {
   return {{"requested", ts.requested},
@@ -322,6 +326,9 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   diag["raw_sleep"] = {
       {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
       {"lateness", distribution_to_json(run.raw_total)},
+      // Null when unknown: a version 1 document (which had only the ratio) read back.
+      {"cpu_ns", run.raw_sleep_wall_ns > 0 ? json(run.raw_sleep_cpu_ns) : json(nullptr)},
+      {"wall_ns", run.raw_sleep_wall_ns > 0 ? json(run.raw_sleep_wall_ns) : json(nullptr)},
       {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
       {"blocks", raw_blocks}};
   const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
@@ -468,13 +475,9 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   j["modes"] = modes;
   j["present"] = present_to_json(run);
   j["diagnostics"] = diagnostics_to_json(run, meta);
-  j["unavailable"] = capabilities_to_json(run.unavailable);
+  j["unavailable"] = capabilities_to_json(r != nullptr ? result_unavailable(*r) : run.unavailable);
   if (r == nullptr) return j;
-  if (r->loaded.asked && !r->loaded.runs)
-    j["unavailable"].push_back({{"name", "loaded"}, {"reason", r->loaded.unavailable}});
-  if (r->performance.asked && !r->performance.report)
-    j["unavailable"].push_back({{"name", "performance"}, {"reason", r->performance.unavailable}});
-  if (r->per_frame) j["per_frame"] = per_frame_to_json(run);
+  if (r->per_frame) j["per_frame"] = per_frame_to_json(*r->per_frame);
   if (r->loaded.asked) j["load_calibration"] = loaded_calibration_to_json(r->loaded);
   return j;
 }
@@ -505,6 +508,7 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
 
 json run_result_to_json(const RunResult& r) {
   if (!r.sections.empty()) return devices_doc(r);
+  if (r.capture) return capture_to_json(r);
   if (r.latency) return latency_doc(*r.latency, r.meta, &r);
   return performance_run_to_json(*r.performance.report, r.device, r.meta);
 }
@@ -516,6 +520,25 @@ json load_size_to_json(const LoadSizeChoice& c) {
           {"used", c.used.empty() ? json(nullptr) : json(c.used)},
           {"why", c.why},
           {"tried", std::move(tried)}};
+}
+
+std::vector<MissingCapability> result_unavailable(const RunResult& r) {
+  if (!r.sections.empty()) return result_unavailable(r.sections.at(*r.top_section).result.at(0));
+  if (r.capture) return {};
+  if (!r.latency) return r.device.missing;
+  std::vector<MissingCapability> u = r.latency->unavailable;
+  if (r.loaded.asked && !r.loaded.runs) u.push_back({"loaded", r.loaded.unavailable});
+  if (r.performance.asked && !r.performance.report)
+    u.push_back({"performance", r.performance.unavailable});
+  return u;
+}
+
+json result_settings_to_json(const RunResult& r) {
+  if (!r.sections.empty())
+    return result_settings_to_json(r.sections.at(*r.top_section).result.at(0));
+  if (r.latency) return settings_to_json(*r.latency, r.meta, modes_of(*r.latency));
+  if (r.capture) return json::object();
+  return performance_settings_to_json(r.meta);
 }
 
 std::string latency_run_json(const LatencyRun& run, const RunMeta& meta) {

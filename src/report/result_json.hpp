@@ -28,7 +28,23 @@ nlohmann::ordered_json load_size_to_json(const LoadSizeChoice& c);
 
 // `per_frame` of the result: every measured frame's series (ns, null when
 // absent) and frame id, block index and deadline, per mode, as columns.
-nlohmann::ordered_json per_frame_to_json(const LatencyRun& run);
+nlohmann::ordered_json per_frame_to_json(const PerFrameSeries& p);
+
+// `clock_model` of the result.
+nlohmann::ordered_json clock_model_to_json(const ClockModelReport& cm);
+
+// `unavailable` of the result: the run's own list, then Loaded and
+// Performance when they were asked for and did not run (a run without
+// latency blocks: its device's missing capabilities; a capture: none here,
+// its sources' are in its own section).
+std::vector<MissingCapability> result_unavailable(const RunResult& r);
+
+// `settings` of the result (of its top section with several devices; an
+// empty object for a capture, which has none).
+nlohmann::ordered_json result_settings_to_json(const RunResult& r);
+
+// A whole document of kind "capture" (docs/capture.md, "The result").
+nlohmann::ordered_json capture_to_json(const RunResult& r);
 
 // `load_calibration` of the result: chosen complexity, achieved median and
 // spread (verification frames, ms), every step.
@@ -37,6 +53,9 @@ nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);
 // `modes.performance` of the result: the fixed workload, GPU ms per frame and
 // fps distributions (ms and frames/s, not us).
 nlohmann::ordered_json performance_to_json(const PerformanceReport& r);
+
+// `settings` of a run without latency blocks: mode, backend, device.
+nlohmann::ordered_json performance_settings_to_json(const RunMeta& meta);
 
 // A whole result document for a run without latency blocks (`--mode
 // performance`): the header of latency_run_to_json (kind "performance_run"),

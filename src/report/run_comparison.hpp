@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/run_result.hpp"
 #include "latlab/result.hpp"
 #include "report/compare_stats.hpp"
-#include "report/result_reader.hpp"
 
 namespace latlab {
 
@@ -93,23 +93,31 @@ struct Comparison {
   bool fails = false;  // any row fails
 };
 
+// Whether the row's unit test ran (it has a p value): not no_data,
+// too_few_blocks or too_few_runs.
+bool tested(const CompareRow& r);
+
 // One side of a comparison: its runs (not owned; alive during the call) and
-// their names (a path, "run 12").
+// their names (a path, "run 12"). A several-device run is compared by its
+// top-level device (select_device_section picks another).
 struct CompareSide {
-  std::vector<const ReadResult*> runs;
+  std::vector<const RunResult*> runs;
   std::vector<std::string> names;
 };
 
-// Compares side B against side A. An error (with the reason) when a run is
-// not a latency run, a side is empty or holds the same run twice, the runs
-// share no available mode, their settings differ (unless
-// allow_different_settings), or the unit is blocks and the blocks of a mode
+// Compares side B against side A: latency runs (their modes' stages and
+// observers), or captures (their per-frame figures, as the stages of one
+// mode "capture"; they have no blocks, so the unit is the capture). An error
+// (with the reason) when a run is neither, the runs are not all of one kind,
+// a side is empty or holds the same run twice, the runs share no available
+// mode, their settings differ (unless allow_different_settings; a capture's
+// setting is its program), or the unit is blocks and the blocks of a mode
 // differ in size between runs.
 Result<Comparison> compare_sides(const CompareSide& a, const CompareSide& b,
                                  const CompareOptions& options);
 
 // One run a side.
-Result<Comparison> compare_results(const ReadResult& a, const ReadResult& b, std::string a_name,
+Result<Comparison> compare_results(const RunResult& a, const RunResult& b, std::string a_name,
                                    std::string b_name, const CompareOptions& options);
 
 // The readable table.

@@ -1,8 +1,9 @@
 // The HTML report in a real browser: Debian's headless chromium opens a
-// report of a real `latlab run --report` (sim backend), and the test checks
-// through the DevTools protocol that every chart drew on a non-empty canvas,
-// that nothing was logged as an error and that the page made no request.
-// A screenshot is saved (LATLAB_REPORT_SCREENSHOT, else in the temp dir).
+// report of a real `latlab run --report` (sim backend), and one of `latlab
+// report` over a run and a capture result, and the test checks through the
+// DevTools protocol that every chart drew on a non-empty canvas, that
+// nothing was logged as an error and that the page made no request. A
+// screenshot is saved (LATLAB_REPORT_SCREENSHOT, else in the temp dir).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +13,8 @@
 
 #include "e2e/cdp_pipe.hpp"
 #include "e2e/cli_run_helpers.hpp"
+#include "report/result_json.hpp"
+#include "unit/capture_result_doc.hpp"
 
 namespace latlab::e2e {
 namespace {
@@ -40,18 +43,10 @@ constexpr const char* kProbe = R"js(JSON.stringify((function () {
   };
 })()))js";
 
-TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
-  const std::string chromium = find_chromium();
-  if (chromium.empty())
-    GTEST_SKIP() << "no chromium (/usr/bin/chromium): scripts/install-deps.sh installs Debian's";
-  TempDir dir;
-  const fs::path json = dir.path / "run.json";
-  const fs::path html = dir.path / "run.html";
-  const CliResult run = run_cli(
-      "run --backend sim --time-scale 100 --frames 60 --warmup 6 --blocks 3 "
-      "--interval-ms 10-12 --out " + json.string() + " --report " + html.string());
-  ASSERT_EQ(run.rc, 0) << run.output;
-
+// Opens `html` in chromium: every chart drew (more than `min_charts` of
+// them), no error was logged, no request was made but the page's own.
+void expect_page_draws(const std::string& chromium, const TempDir& dir, const fs::path& html,
+                       int min_charts) {
   const fs::path log = dir.path / "chromium.log";
   CdpBrowser browser(chromium, (dir.path / "profile").string(), log.string());
   ASSERT_TRUE(browser.ok());
@@ -63,9 +58,9 @@ TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
   const std::string session = (*attach)["result"]["sessionId"];
   for (const char* domain : {"Runtime.enable", "Log.enable", "Network.enable", "Page.enable"})
     ASSERT_TRUE(browser.call(domain, nlohmann::json::object(), session)) << domain;
-  auto metrics = browser.call("Emulation.setDeviceMetricsOverride",
-                              {{"width", 1400}, {"height", 1800}, {"deviceScaleFactor", 1},
-                               {"mobile", false}}, session);
+  auto metrics = browser.call(
+      "Emulation.setDeviceMetricsOverride",
+      {{"width", 1400}, {"height", 1800}, {"deviceScaleFactor", 1}, {"mobile", false}}, session);
   ASSERT_TRUE(metrics);
 
   const std::string url = "file://" + html.string();
@@ -73,18 +68,19 @@ TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
   ASSERT_TRUE(nav && nav->contains("result")) << (nav ? nav->dump() : "timeout");
   ASSERT_TRUE(browser.wait_for(
       [&](const nlohmann::json& m) {
-        return m.value("method", "") == "Page.loadEventFired" && m.value("sessionId", "") == session;
+        return m.value("method", "") == "Page.loadEventFired" &&
+               m.value("sessionId", "") == session;
       },
       std::chrono::seconds(60)))
       << "the report did not finish loading";
 
-  auto probe = browser.call("Runtime.evaluate", {{"expression", kProbe}, {"returnByValue", true}},
-                            session);
+  auto probe =
+      browser.call("Runtime.evaluate", {{"expression", kProbe}, {"returnByValue", true}}, session);
   ASSERT_TRUE(probe && probe->contains("result")) << (probe ? probe->dump() : "timeout");
   const auto page = nlohmann::json::parse((*probe)["result"]["result"]["value"].get<std::string>());
   ASSERT_TRUE(page["status"].is_object()) << "the report's script did not run: " << page.dump();
   const int expected = page["status"]["charts"];
-  EXPECT_GT(expected, 20);  // 11 series x (histogram + percentiles) + timelines + clock
+  EXPECT_GT(expected, min_charts);
   EXPECT_EQ(page["status"]["drawn"], expected);
   EXPECT_EQ(page["charts"].size(), static_cast<size_t>(expected));
   for (const auto& c : page["charts"]) EXPECT_GT(c["painted"].get<int>(), 100) << c["id"];
@@ -92,8 +88,9 @@ TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
   auto shot = browser.call("Page.captureScreenshot", {{"format", "png"}}, session);
   ASSERT_TRUE(shot && shot->contains("result"));
   const char* env = std::getenv("LATLAB_REPORT_SCREENSHOT");
-  const fs::path png = env != nullptr && *env != '\0' ? fs::path(env)
-                                                      : fs::temp_directory_path() / "latlab-report-test.png";
+  const fs::path png = env != nullptr && *env != '\0'
+                           ? fs::path(env)
+                           : fs::temp_directory_path() / "latlab-report-test.png";
   std::ofstream(png, std::ios::binary) << base64_decode((*shot)["result"]["data"]);
   EXPECT_GT(fs::file_size(png), 10'000u);
   std::printf("screenshot: %s\n", png.c_str());
@@ -116,6 +113,45 @@ TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
     }
   }
   EXPECT_EQ(requests, 1);  // the report itself, nothing else
+}
+
+TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium (/usr/bin/chromium): scripts/install-deps.sh installs Debian's";
+  TempDir dir;
+  const fs::path json = dir.path / "run.json";
+  const fs::path html = dir.path / "run.html";
+  const CliResult run = run_cli(
+      "run --backend sim --time-scale 100 --frames 60 --warmup 6 --blocks 3 "
+      "--interval-ms 10-12 --out " +
+      json.string() + " --report " + html.string());
+  ASSERT_EQ(run.rc, 0) << run.output;
+  // 11 series x (histogram + percentiles) + timelines + clock
+  expect_page_draws(chromium, dir, html, 20);
+}
+
+// `latlab report` of a run and a capture: the capture's percentile chart
+// draws beside the run's charts.
+TEST(ReportBrowser, ACaptureBesideARunDrawsToo) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium (/usr/bin/chromium): scripts/install-deps.sh installs Debian's";
+  TempDir dir;
+  const fs::path run_json = dir.path / "run.json";
+  const CliResult run = run_cli(
+      "run --backend sim --time-scale 100 --frames 40 --warmup 4 --blocks 2 --per-frame "
+      "--interval-ms 10-12 --out " +
+      run_json.string());
+  ASSERT_EQ(run.rc, 0) << run.output;
+  const fs::path capture_json = dir.path / "capture.json";
+  std::ofstream(capture_json) << run_result_to_json(testing::capture_result({})).dump(2) << "\n";
+  const fs::path html = dir.path / "both.html";
+  const CliResult report =
+      run_cli("report " + run_json.string() + " " + capture_json.string() + " -o " + html.string());
+  ASSERT_EQ(report.rc, 0) << report.output;
+  ASSERT_NE(slurp(html).find("id=\"r1-capture-pct\""), std::string::npos);
+  expect_page_draws(chromium, dir, html, 20);
 }
 
 }  // namespace

@@ -20,9 +20,10 @@ struct SimReportRun {
   TempDir dir;
   fs::path json = dir.path / "r.json";
   fs::path html = dir.path / "r.html";
-  CliResult r = run_cli("run --backend sim --time-scale 100 --frames 60 --warmup 6 "
-                        "--blocks 3 --interval-ms 10-12 --out " +
-                        json.string() + " --report " + html.string());
+  CliResult r = run_cli(
+      "run --backend sim --time-scale 100 --frames 60 --warmup 6 "
+      "--blocks 3 --interval-ms 10-12 --out " +
+      json.string() + " --report " + html.string());
 };
 
 void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
@@ -34,7 +35,7 @@ TEST(ReportCli, RunWritesResultWithPerFrameSeriesAndAReportBesideIt) {
       << run.r.output;
   const auto doc = nlohmann::json::parse(slurp(run.json));
   ASSERT_TRUE(doc.contains("per_frame"));
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], 2);
   for (const char* mode : {"baseline", "loaded"}) {
     const auto& m = doc["per_frame"]["modes"][mode];
     ASSERT_TRUE(m.is_object()) << mode;
@@ -57,8 +58,8 @@ TEST(ReportCli, ReportCommandReadsSeveralResultsAndNamesEach) {
   const fs::path second = run.dir.path / "second.json";
   fs::copy_file(run.json, second);
   const fs::path out = run.dir.path / "two.html";
-  const CliResult r = run_cli("report " + run.json.string() + " " + second.string() + " -o " +
-                              out.string());
+  const CliResult r =
+      run_cli("report " + run.json.string() + " " + second.string() + " -o " + out.string());
   ASSERT_EQ(r.rc, 0) << r.output;
   const std::string html = slurp(out);
   EXPECT_NE(html.find("id=\"run0\""), std::string::npos);
@@ -69,8 +70,10 @@ TEST(ReportCli, ReportCommandReadsSeveralResultsAndNamesEach) {
 TEST(ReportCli, ResultWithoutPerFrameSeriesSaysSoInsteadOfDrawingNothing) {
   TempDir dir;
   const fs::path json = dir.path / "plain.json";
-  const CliResult run = run_cli("run --mode baseline --backend sim --time-scale 20 --frames 20 "
-                                "--warmup 2 --blocks 1 --interval-ms 2 --out " + json.string());
+  const CliResult run = run_cli(
+      "run --mode baseline --backend sim --time-scale 20 --frames 20 "
+      "--warmup 2 --blocks 1 --interval-ms 2 --out " +
+      json.string());
   ASSERT_EQ(run.rc, 0) << run.output;
   const fs::path out = dir.path / "plain.html";
   const CliResult r = run_cli("report " + json.string() + " -o " + out.string());
@@ -103,11 +106,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::pair{"{\"schema_version\": 1, \"kind\": \"latency_run\", \"mod", "truncated"},
         std::pair{"[1, 2, 3]", "not a latlab result"},
-        std::pair{"{\"schema_version\": 2, \"kind\": \"latency_run\", \"modes\": {}}",
-                  "schema_version 2 is newer"},
+        std::pair{"{\"schema_version\": 3, \"kind\": \"latency_run\", \"modes\": {}}",
+                  "schema_version 3 is newer"},
         std::pair{"{\"schema_version\": \"1\", \"kind\": \"latency_run\", \"modes\": {}}",
                   "not an integer"},
-        std::pair{"{\"schema_version\": 1, \"kind\": \"something\", \"modes\": {}}",
+        std::pair{"{\"schema_version\": 2, \"kind\": \"something\", \"modes\": {}}",
                   "kind: 'something' is not a latlab run result"},
         std::pair{"", "not valid JSON"},
         // The report reads with the store's and compare's reader: a document

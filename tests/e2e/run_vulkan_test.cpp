@@ -32,7 +32,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   }
   ASSERT_EQ(r.rc, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["device"]["backend"], "vulkan");
   EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
   if (!j["clock_model"]["available"].get<bool>() &&
@@ -116,8 +116,8 @@ TEST(RunVulkanCli, LatencyModeCalibratesTheLoadAndLoadedTakesLonger) {
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
   const auto& cal = j["load_calibration"];
-  ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>())
-      << j["modes"]["loaded"].dump() << "\n" << cal.dump();
+  ASSERT_TRUE(j["modes"]["loaded"]["available"].get<bool>()) << j["modes"]["loaded"].dump() << "\n"
+                                                             << cal.dump();
   EXPECT_TRUE(cal["within_tolerance"].get<bool>()) << cal.dump();
   EXPECT_NEAR(cal["median_ms"].get<double>(), 20.0, 0.25 * 20.0);
   EXPECT_EQ(j["modes"]["loaded"]["workload"]["complexity"], cal["complexity"]);

@@ -1,10 +1,9 @@
 // latlab run --store, store add, history on SQLite: what is stored, bad
 // input (exit 2, nothing changed), concurrent writers.
 #include <gtest/gtest.h>
-
-#include <cmath>
 #include <sqlite3.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "e2e/cli_run_helpers.hpp"
@@ -27,7 +26,8 @@ void exec_sql(const std::string& db, const char* sql) {
 
 std::string sim_run_args(const fs::path& out, uint64_t seed = 1) {
   return "run --backend sim --mode baseline --frames 40 --blocks 4 --warmup 5 --interval-ms 2-3 "
-         "--seed " + std::to_string(seed) + " --out " + out.string();
+         "--seed " +
+         std::to_string(seed) + " --out " + out.string();
 }
 
 nlohmann::json history_json(const std::string& store) {
@@ -71,16 +71,17 @@ TEST(StoreCli, RunStoreAndStoreAddShowInHistory) {
 TEST(StoreCli, AStoreThatCannotBeOpenedStopsTheRunBeforeItStarts) {
   TempDir dir;
   const fs::path a = dir.path / "a.json";
-  for (const std::string& store : {(dir.path / "missing" / "r.db").string(),
-                                  std::string("'postgresql:///latlab?host=/nonexistent&connect_timeout=2'")}) {
+  for (const std::string& store :
+       {(dir.path / "missing" / "r.db").string(),
+        std::string("'postgresql:///latlab?host=/nonexistent&connect_timeout=2'")}) {
     const CliResult r = run_cli(sim_run_args(a) + " --store " + store);
     EXPECT_EQ(r.rc, 2) << r.output;
     EXPECT_NE(r.output.find("--store"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("latlab run: mode"), std::string::npos) << "the run started";
     EXPECT_FALSE(fs::exists(a));
   }
-  const CliResult r = run_cli("run --backend sim --mode performance --store " +
-                              (dir.path / "r.db").string());
+  const CliResult r =
+      run_cli("run --backend sim --mode performance --store " + (dir.path / "r.db").string());
   EXPECT_EQ(r.rc, 2) << r.output;
 }
 
@@ -110,11 +111,12 @@ TEST(StoreCli, StoreMigrateUpgradesAVersion1StoreThatReadsRefuseUntouched) {
   const fs::path a = dir.path / "a.json";
   ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
   // As version 1 left it: frames without the poll observer's columns.
-  ASSERT_NO_FATAL_FAILURE(exec_sql(db,
-                                   "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
-                                   "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
-                                   "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
-                                   "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'"));
+  ASSERT_NO_FATAL_FAILURE(
+      exec_sql(db,
+               "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
+               "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
+               "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+               "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'"));
   const std::string before = slurp(db);
   for (const std::string& args : {"history --store " + db, "compare 1 1 --store " + db}) {
     const CliResult r = run_cli(args);
@@ -140,11 +142,11 @@ TEST(StoreCli, BadResultFilesAreRefusedWithExit2AndNothingChanged) {
   ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
   const std::string good = slurp(a);
   const std::string before = slurp(db);
-  nlohmann::json v2 = nlohmann::json::parse(good);
-  v2["schema_version"] = 2;
+  nlohmann::json newer = nlohmann::json::parse(good);
+  newer["schema_version"] = 3;  // newer than this latlab reads
   const std::pair<const char*, std::string> bad[] = {
       {"truncated.json", good.substr(0, good.size() / 3)},
-      {"v2.json", v2.dump()},
+      {"v3.json", newer.dump()},
       {"array.json", "[1, 2, 3]"},
       {"empty.json", ""}};
   for (const auto& [name, text] : bad) {

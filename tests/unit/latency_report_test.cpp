@@ -110,7 +110,7 @@ TEST(LatencyReport, JsonHasSchemaVersionAndEveryPart) {
   const nlohmann::ordered_json j = latency_run_to_json(run, meta());
   // Round trip through text: the document is valid JSON.
   const nlohmann::json back = nlohmann::json::parse(j.dump());
-  EXPECT_EQ(back.at("schema_version"), 1);
+  EXPECT_EQ(back.at("schema_version"), kResultSchemaVersion);
   EXPECT_EQ(back.at("partial"), false);
   for (const char* key : {"machine", "host_clock", "device", "clock_model", "settings",
                           "block_order", "modes", "diagnostics", "unavailable"}) {
@@ -358,20 +358,28 @@ TEST(LatencyReport, LoadedFarFromItsTargetIsMarkedOffTargetEverywhere) {
   EXPECT_EQ(doc["modes"]["baseline"]["off_target"], false);
   EXPECT_TRUE(doc["modes"]["baseline"]["gpu_target"].is_null());
   // The reader still takes the document (and files without the keys).
-  EXPECT_TRUE(read_result_json(doc.dump(), "test").ok());
+  Result<ResultDocument> back = read_result_json(doc.dump(), "test");
+  ASSERT_TRUE(back.ok()) << back.error().message;
 
   const std::string table = format_run_table(run);
   EXPECT_NE(table.find("* OFF TARGET loaded: gpu_execution p50 0.050 ms"), std::string::npos)
       << table;
   EXPECT_NE(table.find("loaded* (complexity 8)"), std::string::npos) << table;
 
+  // The report of the run's result and of its file read back.
+  RunResult r;
+  r.meta = meta();
+  r.latency = run;
+  r.device = run.device;
   TempDir dir;
-  const ReportInput in{"test", doc};
-  ASSERT_TRUE(write_html_report((dir.path / "r.html").string(), std::span(&in, 1)).ok());
-  const std::string html = slurp(dir.path / "r.html");
-  EXPECT_NE(html.find("loaded is OFF TARGET: gpu_execution p50 0.050 ms vs target 8.333 ms"),
-            std::string::npos);
-  EXPECT_NE(html.find("yes, OFF TARGET"), std::string::npos);
+  for (const RunResult* shown : {&r, &back->result}) {
+    const ReportInput in{"test", shown};
+    ASSERT_TRUE(write_html_report((dir.path / "r.html").string(), std::span(&in, 1)).ok());
+    const std::string html = slurp(dir.path / "r.html");
+    EXPECT_NE(html.find("loaded is OFF TARGET: gpu_execution p50 0.050 ms vs target 8.333 ms"),
+              std::string::npos);
+    EXPECT_NE(html.find("yes, OFF TARGET"), std::string::npos);
+  }
 }
 
 TEST(LatencyReport, LoadedWithinItsTargetIsNotOffTarget) {

@@ -1,11 +1,13 @@
-// `latlab devices`' physical-device grouping (apps/latlab/physical_devices.cpp,
-// compiled into this test): the CUDA, Vulkan and GL entries of one GPU share
+// `latlab devices`' physical-device grouping (src/latency/physical_devices.cpp
+// and src/report/physical_devices_json.cpp): the CUDA, Vulkan and GL entries of one GPU share
 // a group by UUID or PCI address; entries without either stay apart.
-#include "physical_devices.hpp"
+#include "latency/physical_devices.hpp"
 
 #include <gtest/gtest.h>
 
-namespace latlab::cli {
+#include "report/physical_devices_json.hpp"
+
+namespace latlab {
 namespace {
 
 TEST(PhysicalDevices, PciAddressesAreNormalised) {
@@ -66,4 +68,4 @@ TEST(PhysicalDevices, ANodeWithoutPciDeviceHasNoAddress) {
 }
 
 }  // namespace
-}  // namespace latlab::cli
+}  // namespace latlab

@@ -44,29 +44,31 @@ nlohmann::ordered_json two_devices(bool b_failed) {
   return doc;
 }
 
+const Distribution& gpu_total(const RunResult& r) {
+  return r.latency->modes.at(0).total[static_cast<size_t>(Series::gpu_execution)];
+}
+
 TEST(ResultReaderSections, ReadsEverySectionAndSelectsOne) {
-  const Result<ReadResult> r = read_result_json(two_devices(false).dump(), "two");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->device_sections.size(), 2u);
-  EXPECT_EQ(r->top_level_section, 0u);
-  EXPECT_TRUE(r->device_sections[1].has_result);
-  EXPECT_EQ(r->device_sections[1].device.name, "second device");
-  const Result<ReadResult> second = select_device_section(r.value(), 1);
+  const Result<ResultDocument> doc = read_result_json(two_devices(false).dump(), "two");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const RunResult& r = doc->result;
+  ASSERT_EQ(r.sections.size(), 2u);
+  EXPECT_EQ(r.top_section, 0u);
+  ASSERT_EQ(r.sections[1].result.size(), 1u);
+  EXPECT_EQ(r.sections[1].result[0].device.name, "second device");
+  const Result<RunResult> second = select_device_section(r, 1);
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_EQ(second->device.name, "second device");
-  const Distribution* a = r->modes[0].total.find("gpu_execution");
-  const Distribution* b = second->modes[0].total.find("gpu_execution");
-  ASSERT_TRUE(a != nullptr && b != nullptr);
-  EXPECT_GT(b->p50, a->p50 + 40.0);  // 50 us more GPU work per frame
-  EXPECT_FALSE(select_device_section(r.value(), 2).ok());
+  EXPECT_GT(gpu_total(second.value()).p50, gpu_total(r.top_level()).p50 + 40.0);  // 50 us more
+  EXPECT_FALSE(select_device_section(r, 2).ok());
 }
 
 TEST(ResultReaderSections, AFailedSectionHasNoResult) {
-  const Result<ReadResult> r = read_result_json(two_devices(true).dump(), "two");
+  const Result<ResultDocument> r = read_result_json(two_devices(true).dump(), "two");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(r->device_sections[1].has_result);
-  EXPECT_EQ(r->device_sections[1].failure, "cannot open");
-  const Result<ReadResult> s = select_device_section(r.value(), 1);
+  EXPECT_TRUE(r->result.sections[1].result.empty());
+  EXPECT_EQ(r->result.sections[1].failure, "cannot open");
+  const Result<RunResult> s = select_device_section(r->result, 1);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("cannot open"), std::string::npos) << s.error().message;
 }
@@ -74,7 +76,7 @@ TEST(ResultReaderSections, AFailedSectionHasNoResult) {
 TEST(ResultReaderSections, ErrorsNameThePathInsideASection) {
   auto doc = two_devices(false);
   doc["devices_run"]["sections"][1]["result"]["modes"]["baseline"].erase("total");
-  const Result<ReadResult> r = read_result_json(doc.dump(), "two");
+  const Result<ResultDocument> r = read_result_json(doc.dump(), "two");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("devices_run.sections[1].result.modes.baseline.total"),
             std::string::npos)
@@ -88,12 +90,12 @@ TEST(ResultReaderSections, ErrorsNameThePathInsideASection) {
 }
 
 TEST(ResultReaderSections, AOneDeviceResultHasNoSections) {
-  const Result<ReadResult> r =
+  const Result<ResultDocument> r =
       read_result_json(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}), "one");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_TRUE(r->device_sections.empty());
-  EXPECT_FALSE(r->top_level_section.has_value());
-  EXPECT_FALSE(select_device_section(r.value(), 0).ok());
+  EXPECT_TRUE(r->result.sections.empty());
+  EXPECT_FALSE(r->result.top_section.has_value());
+  EXPECT_FALSE(select_device_section(r->result, 0).ok());
 }
 
 }  // namespace

@@ -5,9 +5,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/result_json.hpp"
+#include "report/result_reader.hpp"
 #include "report/store/results_store.hpp"
 #include "sim_result_doc.hpp"
 #include "temp_dir.hpp"
+#include "unit/capture_result_doc.hpp"
 
 namespace latlab::store {
 namespace {
@@ -41,15 +44,16 @@ TEST(ResultsStoreSqlite, AppendsListsAndReadsBack) {
   const std::string db = (dir.path / "r.db").string();
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 40, .blocks = 4}, &run);
-  Result<ReadResult> rr = read_result_json(doc, "doc");
+  Result<ResultDocument> rr = read_result_json(doc, "doc");
   ASSERT_TRUE(rr.ok());
   auto s = ResultsStore::open(db, ResultsStore::Access::append);
   ASSERT_TRUE(s.ok()) << s.error().message;
   const std::vector<FrameSeriesRow> frames = frame_series_of(run);
   EXPECT_EQ(frames.size(), 45u);  // 5 warm-up + 40 measured
-  Result<int64_t> id1 = s.value()->add(rr.value(), frames);
+  const StoredText text{rr->text, rr->schema_version};
+  Result<int64_t> id1 = s.value()->add(rr->result, text, frames);
   ASSERT_TRUE(id1.ok()) << id1.error().message;
-  Result<int64_t> id2 = s.value()->add(rr.value(), {});
+  Result<int64_t> id2 = s.value()->add(rr->result, text, {});
   ASSERT_TRUE(id2.ok()) << id2.error().message;
   EXPECT_GT(id2.value(), id1.value());
 
@@ -65,12 +69,43 @@ TEST(ResultsStoreSqlite, AppendsListsAndReadsBack) {
   const Distribution& core = run.modes[0].total[static_cast<size_t>(Series::core_latency)];
   ASSERT_TRUE(list->at(1).modes[0].core_p50.has_value());
   EXPECT_DOUBLE_EQ(*list->at(1).modes[0].core_p50, core.p50);
-  EXPECT_EQ(list->at(1).fingerprint, fingerprint_of(rr.value()));
+  EXPECT_EQ(list->at(1).fingerprint, fingerprint_of(rr->result));
 
-  Result<ReadResult> back = reader.value()->load(id1.value());
+  Result<RunResult> back = reader.value()->load(id1.value());
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->text, doc);
+  EXPECT_TRUE(back.value() == rr->result);  // the stored document reads back as the result
   EXPECT_FALSE(reader.value()->load(999).ok());
+}
+
+// A capture is stored as one mode "capture" whose totals are its per-frame
+// figures; history lists them and the stored document reads back.
+TEST(ResultsStoreSqlite, ACaptureIsStoredListedAndReadBack) {
+  TempDir dir;
+  const std::string db = (dir.path / "r.db").string();
+  const RunResult c = testing::capture_result({.seed = 3});
+  const std::string text = run_result_to_json(c).dump(2) + "\n";
+  auto s = ResultsStore::open(db, ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Result<int64_t> id = s.value()->add(c, StoredText{text}, {});
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto reader = ResultsStore::open(db, ResultsStore::Access::read);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  Result<std::vector<StoredRunSummary>> list = reader.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->at(0).settings_mode, "capture");
+  EXPECT_EQ(list->at(0).device, "llvmpipe");
+  ASSERT_EQ(list->at(0).modes.size(), 1u);
+  const StoredModeFigures& m = list->at(0).modes[0];
+  EXPECT_EQ(m.mode, "capture");
+  EXPECT_EQ(m.frames, 120u);
+  ASSERT_TRUE(m.between_presents_p50 && m.gpu_busy_p99);
+  EXPECT_DOUBLE_EQ(*m.between_presents_p50, c.capture->figure("between_presents")->p50);
+  EXPECT_DOUBLE_EQ(*m.gpu_busy_p99, c.capture->figure("gpu_busy")->p99);
+  EXPECT_FALSE(m.core_p50.has_value());
+  Result<RunResult> back = reader.value()->load(*id);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back.value() == c);
 }
 
 TEST(ResultsStoreSqlite, AnotherSchemaVersionIsRefusedUntouched) {
@@ -110,11 +145,11 @@ int64_t count_of(const fs::path& db, const std::string& sql) {
 void make_v1_store(const fs::path& db) {
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
-  Result<ReadResult> rr = read_result_json(doc, "doc");
+  Result<ResultDocument> rr = read_result_json(doc, "doc");
   ASSERT_TRUE(rr.ok());
   auto s = ResultsStore::open(db.string(), ResultsStore::Access::append);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  ASSERT_TRUE(s.value()->add(rr.value(), frame_series_of(run)).ok());
+  ASSERT_TRUE(s.value()->add(rr->result, StoredText{rr->text}, frame_series_of(run)).ok());
   s.value().reset();
   exec_sql(db,
            "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
@@ -143,9 +178,9 @@ TEST(ResultsStoreSqlite, AVersion1StoreIsUpgradedByTheFirstWriteAndRefusedUntouc
   // A version 2 run with frames goes in, and both read back.
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
-  Result<ReadResult> rr = read_result_json(doc, "doc");
+  Result<ResultDocument> rr = read_result_json(doc, "doc");
   ASSERT_TRUE(rr.ok());
-  ASSERT_TRUE(writer.value()->add(rr.value(), frame_series_of(run)).ok());
+  ASSERT_TRUE(writer.value()->add(rr->result, StoredText{rr->text}, frame_series_of(run)).ok());
   EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(1));
   EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 2);
   // The rows stored before have no poll values: NULL, never 0.

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/result_reader.hpp"
 #include "sim_result_doc.hpp"
+#include "unit/capture_result_doc.hpp"
 
 namespace latlab {
 namespace {
@@ -12,17 +14,17 @@ namespace {
 using testing::sim_result_doc;
 using testing::SimRunSpec;
 
-ReadResult read_text(const std::string& text) {
-  Result<ReadResult> r = read_result_json(text, "sim");
+RunResult read_text(const std::string& text) {
+  Result<ResultDocument> r = read_result_json(text, "sim");
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return std::move(r.value());
+  return std::move(r.value().result);
 }
 
-ReadResult read(const SimRunSpec& spec) { return read_text(sim_result_doc(spec)); }
+RunResult read(const SimRunSpec& spec) { return read_text(sim_result_doc(spec)); }
 
 // The document of `spec`, changed by `edit` before it is read.
 template <class Edit>
-ReadResult read_edited(const SimRunSpec& spec, Edit edit) {
+RunResult read_edited(const SimRunSpec& spec, Edit edit) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(sim_result_doc(spec));
   edit(doc);
   return read_text(doc.dump());
@@ -44,7 +46,7 @@ bool has_note(const Comparison& c, const std::string& part) {
 
 // Runs of `specs`, read, and a side of them.
 struct Side {
-  std::vector<ReadResult> runs;
+  std::vector<RunResult> runs;
   CompareSide side() const {
     CompareSide s;
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -64,8 +66,8 @@ Side side_of(std::vector<SimRunSpec> specs) {
 TEST(RunComparison, SameSettingsOtherNoiseIsNoSignificantChange) {
   // A/A: the same scripted distributions, different noise and schedule seeds.
   for (uint64_t s = 2; s <= 6; ++s) {
-    const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-    const ReadResult b = read(SimRunSpec{.noise_seed = s, .schedule_seed = s});
+    const RunResult a = read(SimRunSpec{.noise_seed = 1});
+    const RunResult b = read(SimRunSpec{.noise_seed = s, .schedule_seed = s});
     Result<Comparison> c = compare_results(a, b, "a", "b", CompareOptions{});
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_EQ(c->unit, CompareUnit::blocks);
@@ -76,7 +78,7 @@ TEST(RunComparison, SameSettingsOtherNoiseIsNoSignificantChange) {
 }
 
 TEST(RunComparison, IdenticalRunsAreNoChange) {
-  const ReadResult a = read(SimRunSpec{});
+  const RunResult a = read(SimRunSpec{});
   Result<Comparison> c = compare_results(a, a, "a", "a", CompareOptions{});
   ASSERT_TRUE(c.ok());
   for (const CompareRow& r : c->rows) {
@@ -86,8 +88,8 @@ TEST(RunComparison, IdenticalRunsAreNoChange) {
 }
 
 TEST(RunComparison, AnInjectedGpuDelayIsARegressionWhereItActs) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});  // +10 us of ~50
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});  // +10 us of ~50
   CompareOptions o;
   o.fail_on_regression_pct = 10;
   Result<Comparison> c = compare_results(a, b, "a", "b", o);
@@ -112,8 +114,8 @@ TEST(RunComparison, AnInjectedGpuDelayIsARegressionWhereItActs) {
 }
 
 TEST(RunComparison, ASmallShiftBelowTheMinimumEffectIsNotFlagged) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});
   CompareOptions o;
   o.min_effect = 0.5;  // 50 %: the +20 % is significant but too small to flag
   Result<Comparison> c = compare_results(a, b, "a", "b", o);
@@ -123,16 +125,16 @@ TEST(RunComparison, ASmallShiftBelowTheMinimumEffectIsNotFlagged) {
 }
 
 TEST(RunComparison, TooFewBlocksIsSaid) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1, .frames = 60, .blocks = 3});
-  const ReadResult b =
+  const RunResult a = read(SimRunSpec{.noise_seed = 1, .frames = 60, .blocks = 3});
+  const RunResult b =
       read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 30'000, .frames = 60, .blocks = 3});
   Result<Comparison> c = compare_results(a, b, "a", "b", CompareOptions{});
   EXPECT_EQ(row(c.value(), "gpu_execution", "p50")->call, ChangeCall::too_few_blocks);
 }
 
 TEST(RunComparison, OneRunASideSaysRunToRunNoiseIsNotInTheTest) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2});
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2});
   Result<Comparison> c = compare_results(a, b, "a", "b", CompareOptions{});
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(has_note(c.value(), "run-to-run noise is not in this test"));
@@ -144,8 +146,8 @@ TEST(RunComparison, OneRunASideSaysRunToRunNoiseIsNotInTheTest) {
 // 10 frames a block's p99 is near its maximum, over 50 it is not: a test
 // over such blocks calls the block size a regression.
 TEST(RunComparison, BlocksOfDifferentSizesAreNotTestedAgainstEachOther) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1, .frames = 300, .blocks = 30});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2, .frames = 300, .blocks = 6});
+  const RunResult a = read(SimRunSpec{.noise_seed = 1, .frames = 300, .blocks = 30});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2, .frames = 300, .blocks = 6});
   Result<Comparison> c = compare_results(a, b, "a", "b", CompareOptions{});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("blocks differ in size"), std::string::npos)
@@ -212,9 +214,8 @@ TEST(RunComparison, RunsAreTheUnitAndFindAnInjectedDelay) {
 // Effects tied to one process move all of its blocks: the block test calls
 // them, the test over runs sees them as the noise they are.
 TEST(RunComparison, AProcessEffectIsCalledOverBlocksButNotOverRuns) {
-  const ReadResult one_a = read(SimRunSpec{.noise_seed = 1, .host_scale = 1.0});
-  const ReadResult one_b =
-      read(SimRunSpec{.noise_seed = 2, .schedule_seed = 2, .host_scale = 1.09});
+  const RunResult one_a = read(SimRunSpec{.noise_seed = 1, .host_scale = 1.0});
+  const RunResult one_b = read(SimRunSpec{.noise_seed = 2, .schedule_seed = 2, .host_scale = 1.09});
   Result<Comparison> blocks = compare_results(one_a, one_b, "a", "b", CompareOptions{});
   ASSERT_TRUE(blocks.ok());
   EXPECT_EQ(row(blocks.value(), "cpu_processing", "p50")->call, ChangeCall::regression)
@@ -232,8 +233,8 @@ TEST(RunComparison, AProcessEffectIsCalledOverBlocksButNotOverRuns) {
 }
 
 TEST(RunComparison, TheSameRunTwiceInASideIsRefused) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2});
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2});
   CompareSide sa{{&a, &b, &a}, {"x", "y", "x again"}};
   CompareSide sb{{&b}, {"y"}};
   Result<Comparison> c = compare_sides(sa, sb, CompareOptions{});
@@ -242,15 +243,15 @@ TEST(RunComparison, TheSameRunTwiceInASideIsRefused) {
 }
 
 TEST(RunComparison, DifferentSettingsAreRefusedUnlessAllowed) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult interval = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult interval = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
     doc["settings"]["interval_ns"]["max"] =
         doc["settings"]["interval_ns"]["max"].template get<int64_t>() * 2;
   });
-  const ReadResult workload = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
+  const RunResult workload = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
     doc["modes"]["baseline"]["workload"]["complexity"] = 200;
   });
-  const ReadResult mode = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
+  const RunResult mode = read_edited(SimRunSpec{.noise_seed = 2}, [](auto& doc) {
     doc["settings"]["mode"] = doc["settings"]["mode"] == "latency" ? "baseline" : "latency";
   });
   for (const auto& [b, what] :
@@ -279,8 +280,8 @@ TEST(RunComparison, ARegressionFromAZeroReferenceFailsTheGate) {
       doc["modes"]["baseline"]["total"]["stages"][kStage]["p50"] = us;
     };
   };
-  const ReadResult a = read_edited(SimRunSpec{.noise_seed = 1}, set_p50(0.0));
-  const ReadResult b = read_edited(SimRunSpec{.noise_seed = 2}, set_p50(5.0));
+  const RunResult a = read_edited(SimRunSpec{.noise_seed = 1}, set_p50(0.0));
+  const RunResult b = read_edited(SimRunSpec{.noise_seed = 2}, set_p50(5.0));
   CompareOptions o;
   o.fail_on_regression_pct = 10;
   Result<Comparison> c = compare_results(a, b, "a", "b", o);
@@ -301,8 +302,8 @@ TEST(RunComparison, ARegressionFromAZeroReferenceFailsTheGate) {
 // Holm over the rows: a row significant on its own at alpha but not after
 // the adjustment is no change; the family is the tested rows.
 TEST(RunComparison, CallsAreFamilyWiseOverTheTestedRows) {
-  const ReadResult a = read(SimRunSpec{.noise_seed = 1});
-  const ReadResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});
+  const RunResult a = read(SimRunSpec{.noise_seed = 1});
+  const RunResult b = read(SimRunSpec{.noise_seed = 2, .extra_gpu_ns = 10'000});
   Result<Comparison> c = compare_results(a, b, "a", "b", CompareOptions{});
   ASSERT_TRUE(c.ok());
   size_t with_data = 0;
@@ -323,6 +324,54 @@ TEST(RunComparison, CallsAreFamilyWiseOverTheTestedRows) {
     min_adj = std::min(min_adj, r.p_adjusted);
   }
   EXPECT_NEAR(min_adj, std::min(1.0, min_p * static_cast<double>(with_data)), 1e-15);
+}
+
+// Captures (kind "capture"): their per-frame figures are the rows, the
+// unit is the capture (no blocks). One a side: each side's values and the
+// shift, nothing tested; three a side: a slower frame rate is called.
+TEST(RunComparison, CapturesCompareTheirFrameFigures) {
+  using testing::capture_result;
+  const RunResult a = capture_result({.seed = 1}),
+                  b = capture_result({.seed = 2, .frame_us = 20'000});
+  Result<Comparison> one = compare_results(a, b, "a", "b", CompareOptions{});
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->unit, CompareUnit::runs);
+  EXPECT_TRUE(has_note(one.value(), "captures have no blocks")) << format_comparison(one.value());
+  const CompareRow* bp = row(one.value(), "between_presents", "p50");
+  ASSERT_NE(bp, nullptr);
+  EXPECT_EQ(bp->mode, "capture");
+  EXPECT_EQ(bp->call, ChangeCall::too_few_runs);
+  EXPECT_NEAR(bp->shift, 20'000 - 16'667, 16'667 * 0.1);
+  EXPECT_EQ(row(one.value(), "until_displayed", "p50")->call, ChangeCall::no_data);
+  EXPECT_EQ(one->tested_rows, 0u);
+
+  Side sa, sb;
+  for (uint64_t i = 1; i <= 3; ++i) {
+    sa.runs.push_back(capture_result({.seed = i}));
+    sb.runs.push_back(capture_result({.seed = 10 + i, .frame_us = 20'000}));
+  }
+  Result<Comparison> three = compare_sides(sa.side(), sb.side(), CompareOptions{});
+  ASSERT_TRUE(three.ok()) << three.error().message;
+  EXPECT_EQ(row(three.value(), "between_presents", "p50")->call, ChangeCall::regression)
+      << format_comparison(three.value());
+  EXPECT_EQ(row(three.value(), "gpu_busy", "p50")->call, ChangeCall::no_change)
+      << format_comparison(three.value());
+}
+
+TEST(RunComparison, CapturesOfAnotherProgramOrALatencyRunAreRefused) {
+  using testing::capture_result;
+  const RunResult a = capture_result({.seed = 1});
+  const RunResult other = capture_result({.seed = 2, .program = "glxgears"});
+  Result<Comparison> c = compare_results(a, other, "a", "b", CompareOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("program"), std::string::npos) << c.error().message;
+  CompareOptions allow;
+  allow.allow_different_settings = true;
+  EXPECT_TRUE(compare_results(a, other, "a", "b", allow).ok());
+  const RunResult latency = read(SimRunSpec{.noise_seed = 1});
+  c = compare_results(a, latency, "a", "b", CompareOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("one kind"), std::string::npos) << c.error().message;
 }
 
 }  // namespace

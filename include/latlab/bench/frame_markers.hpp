@@ -81,6 +81,7 @@ struct FrameRecord {
   }
   // The host-ns value of a host marker (not gpu_begin/gpu_end, which are ticks).
   int64_t host_ns(Marker m) const;
+  bool operator==(const FrameRecord&) const = default;
 };
 static_assert(sizeof(FrameRecord) <= 128, "keep FrameRecord compact (RSS budget)");
 
@@ -125,6 +126,7 @@ struct MissingBreakdown {
   uint64_t poll_not_ok = 0;   // poll_status != ok (limit, failed, or not polled)
   uint64_t device_error = 0;  // submit/wait failed
   std::array<uint64_t, kQueryStatusCount> gpu_status_counts{};  // by QueryStatus value
+  bool operator==(const MissingBreakdown&) const = default;
 };
 MissingBreakdown count_missing(std::span<const FrameRecord> frames);
 

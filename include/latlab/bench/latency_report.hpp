@@ -1,5 +1,5 @@
 // Reports of a latency run: the JSON result (docs/result-schema.md,
-// schema_version 1), the per-frame CSV, the stdout table, and atomic file
+// schema_version 2), the per-frame CSV, the stdout table, and atomic file
 // writes. Nothing here measures; it only formats what LatencyRun holds.
 #pragma once
 
@@ -18,7 +18,9 @@
 
 namespace latlab {
 
-inline constexpr int kResultSchemaVersion = 1;
+// The result document's version: 2 added diagnostics.raw_sleep.cpu_ns and
+// wall_ns (1 had only their ratio). Readers take 1 and 2.
+inline constexpr int kResultSchemaVersion = 2;
 
 struct MachineInfo {
   std::string hostname;
@@ -35,6 +37,7 @@ MachineInfo collect_machine_info();
 struct ProcessMemory {
   int64_t rss_kb = -1;
   int64_t peak_rss_kb = -1;
+  bool operator==(const ProcessMemory&) const = default;
 };
 ProcessMemory read_process_memory();
 
@@ -42,6 +45,7 @@ ProcessMemory read_process_memory();
 struct ValidationReport {
   uint64_t error_count = 0;
   std::vector<std::string> messages;  // oldest first, bounded by the backend
+  bool operator==(const ValidationReport&) const = default;
 };
 
 // What the CLI knows that the run does not.
@@ -56,6 +60,7 @@ struct RunMeta {
   ProcessMemory memory_before;  // just before the run started (after the device opened)
   ProcessMemory memory_after;   // after the run, before the report was built
   std::optional<ValidationReport> validation;  // set when validation was on
+  bool operator==(const RunMeta&) const = default;
 };
 
 // ISO 8601 UTC of now.

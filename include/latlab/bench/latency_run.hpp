@@ -64,6 +64,7 @@ namespace latlab {
 struct GpuTimeTarget {
   double target_ms = 0;     // GPU time per frame, ms (> 0)
   double tolerance = 0.02;  // accepted |median - target| / target, in (0, 0.5]
+  bool operator==(const GpuTimeTarget&) const = default;
 };
 
 // One mode of a run: a name ("baseline", "loaded") and the GPU work of its frames.
@@ -71,6 +72,7 @@ struct LatencyModeDesc {
   std::string name = "baseline";
   FrameWorkload workload;
   std::optional<GpuTimeTarget> gpu_target;  // optional: see LatencyModeResult::gpu_target
+  bool operator==(const LatencyModeDesc&) const = default;
 };
 
 struct LatencyRunDesc {
@@ -104,6 +106,7 @@ struct LatencyRunDesc {
   // runs (latency_devices.hpp): a device idles through the other devices'
   // turns, and its GPU may lower its clocks meanwhile.
   int64_t turn_warmup_ns = 0;
+  bool operator==(const LatencyRunDesc&) const = default;
 };
 
 // The modes a desc runs: `modes`, or {"baseline", workload} when empty.
@@ -184,6 +187,7 @@ struct BlockResult {
   // run's clock, before the block's schedule began (so inside no frame);
   // nullopt when the block prepared no thread (raw_sleep).
   std::optional<int64_t> thread_preparation_ns;
+  bool operator==(const BlockResult&) const = default;
 };
 
 // A reference-path frame: a FrameRecord without CPU-step markers.
@@ -195,6 +199,7 @@ using BareFrame = FrameRecord;
 struct BookkeepingSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  bool operator==(const BookkeepingSpan&) const = default;
 };
 
 // How a mode's measured frames met latlab's bookkeeping. A frame overlaps
@@ -204,6 +209,7 @@ struct BookkeepingSummary {
   Distribution overlap;                  // us of span inside the path, overlapped frames
   Distribution core_latency_overlapped;  // core latency of the overlapped frames, us
   Distribution core_latency_clear;       // and of the others, us
+  bool operator==(const BookkeepingSummary&) const = default;
 };
 
 // The time (ns) `spans` (sorted by start, none overlapping another) overlap
@@ -221,6 +227,7 @@ struct GpuTargetCheck {
   std::optional<double> measured_ms;     // nullopt when no measured frame had a GPU time
   std::optional<double> error_fraction;  // (measured_ms - target_ms) / target_ms
   std::optional<bool> off_target;        // |error_fraction| > tolerance; nullopt as measured_ms
+  bool operator==(const GpuTargetCheck&) const = default;
 };
 
 // Checks `gpu_execution_us` (a mode's gpu_execution distribution, us) against `target`.
@@ -237,6 +244,7 @@ struct LatencyModeResult {
   PresentDistributions present;  // with a present path: the present stages and screen observers
   BookkeepingSummary bookkeeping;
   std::optional<GpuTargetCheck> gpu_target;  // set when the mode's desc has a gpu_target
+  bool operator==(const LatencyModeResult&) const = default;
 };
 
 struct LatencyRun {
@@ -299,6 +307,7 @@ struct LatencyRun {
   std::string partial_reason;
 
   uint64_t measured_frames_run() const;  // every mode
+  bool operator==(const LatencyRun&) const = default;
 };
 
 // Runs the benchmark. Error only for invalid settings or a missing device.

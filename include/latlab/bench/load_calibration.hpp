@@ -108,6 +108,7 @@ struct LoadCalibrationStep {
   // point. nullopt with fewer than two repeat medians.
   std::optional<double> spread_fraction;
   std::string why;  // why this complexity was measured
+  bool operator==(const LoadCalibrationStep&) const = default;
 };
 
 struct LoadCalibrationReport {
@@ -145,6 +146,7 @@ struct LoadCalibrationReport {
   uint64_t frames_missing = 0;
   int64_t wall_ns = 0;         // host-clock time the calibration took
   uint64_t next_frame_id = 0;  // first frame id not used
+  bool operator==(const LoadCalibrationReport&) const = default;
 };
 
 // Calibrates; see the file comment. Errors: invalid desc, a device that

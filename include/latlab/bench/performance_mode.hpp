@@ -46,6 +46,7 @@ struct PerformanceReport {
       0;  // measured frames / (last GPU end - end of the frame before the first), 0 if unknown
   int64_t wall_ns = 0;         // host-clock time of the whole run, warm-up included
   uint64_t next_frame_id = 0;  // first frame id not used
+  bool operator==(const PerformanceReport&) const = default;
 };
 
 // Errors: frames == 0, in_flight == 0, device without timestamps, and device

@@ -43,6 +43,7 @@ struct PresentRecord {
     screen_ns[o] = ns;
     present = static_cast<uint8_t>(present | (kScreen0 << o));
   }
+  bool operator==(const PresentRecord&) const = default;
 };
 static_assert(kMaxScreenObservers <= 5, "screen bits must fit PresentRecord::present");
 
@@ -70,6 +71,7 @@ struct PresentDistributions {
   std::array<Distribution, kPresentSeriesCount> stages{};
   // per observer index (as PresentInfo::observers)
   std::vector<std::array<Distribution, kScreenSeriesCount>> screen;
+  bool operator==(const PresentDistributions&) const = default;
 };
 PresentDistributions summarize_present(std::span<const FrameRecord> frames,
                                        std::span<const PresentRecord> present,

@@ -1,18 +1,25 @@
-// The typed result of a benchmark run: what the engine (run_engine.hpp)
-// returns and every reporter (console table, JSON, CSV, HTML, the results
-// store) consumes. Nothing is written to text to be parsed back; the JSON
-// shape is docs/result-schema.md.
+// The typed result of a benchmark run: what the engine (run_engine.hpp) and
+// `latlab capture` return, what every reporter (console table, JSON, CSV,
+// HTML, the results store, compare) consumes, and what the result reader
+// (src/report/result_reader.hpp) turns a result file back into. Nothing is
+// written to text to be parsed back; the JSON shape is
+// docs/result-schema.md. Read back from a file, a result holds everything
+// its document does; the per-frame markers (LatencyRun::frames, the CSV's)
+// are not in the document and stay empty.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "latlab/bench/capture_result.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/performance_mode.hpp"
 #include "latlab/latency_device.hpp"
 
@@ -25,6 +32,7 @@ struct LoadSizeChoice {
   std::string used;   // "WxH"; "" when no size worked
   std::string why;    // one line
   std::vector<std::pair<std::string, std::string>> tried;  // (size, why not) of each size given up
+  bool operator==(const LoadSizeChoice&) const = default;
 };
 
 // Loaded's workload on one device: given, or calibrated before any block
@@ -40,6 +48,7 @@ struct LoadedOutcome {
   // Set when the interrupt stopped the calibration: where ("interrupted
   // during load calibration at 640x360, evaluation #3 ..."); the run stops.
   std::string interrupted;
+  bool operator==(const LoadedOutcome&) const = default;
 };
 
 // Performance after the latency blocks (mode all) or alone.
@@ -50,6 +59,7 @@ struct PerformanceOutcome {
   // An interrupt stopped Performance (its report, or `unavailable` when no
   // measured frame ran, says where): the whole run is partial.
   std::string interrupted;
+  bool operator==(const PerformanceOutcome&) const = default;
 };
 
 // Which device a section of a several-device run is.
@@ -60,6 +70,7 @@ struct DeviceSectionHead {
   std::string name;                    // as the backend lists it; "" unknown
   std::optional<int> physical_device;  // group of the physical identity; nullopt unknown
   std::string uuid, pci_bus_id;        // "" unknown
+  bool operator==(const DeviceSectionHead&) const = default;
 };
 
 struct RunResult;
@@ -72,28 +83,41 @@ struct DeviceSectionResult {
   std::string failure;            // why it failed or is partial; "" otherwise
   std::string device_name;        // the opened device's name (else head.name); not in the JSON
   std::vector<RunResult> result;  // zero or one (RunResult is incomplete here)
+  bool operator==(const DeviceSectionResult& o) const;  // run_result.cpp: RunResult is complete
 };
 
 struct RunResult {
   RunMeta meta;  // tool, time, command line, machine, settings' mode/backend/device,
                  // process memory, validation findings
   // The latency run (kind "latency_run"); nullopt for a Performance-only run
-  // (kind "performance_run").
+  // (kind "performance_run") and a capture.
   std::optional<LatencyRun> latency;
   DeviceInfo device;  // the run's device (a Performance-only run's identity)
   LoadedOutcome loaded;
   PerformanceOutcome performance;
-  bool per_frame = false;  // the JSON carries `per_frame`
+  // Every measured frame's series (the JSON's `per_frame`), when the plan
+  // asked for them (--per-frame, --report).
+  std::optional<PerFrameSeries> per_frame;
+  // `latlab capture` (kind "capture"): the program's frames. A capture has
+  // no latency run, device or settings; `meta` holds its head.
+  std::optional<CaptureResult> capture;
   // Several devices: every section; the top-level keys describe section
   // `top_section` (its result; `latency` here stays empty). Empty for a
   // one-device run.
   std::vector<DeviceSectionResult> sections;
   std::optional<uint32_t> top_section;
 
-  // Partial: the latency run stopped early, or Performance (after it, or
-  // alone) was interrupted.
+  // The one-device result the document's top-level keys describe: this, or
+  // the top section's result of a several-device run.
+  const RunResult& top_level() const;
+  // "latency_run", "performance_run" or "capture" (several devices: the
+  // top section's).
+  std::string_view kind() const;
+  // Partial: the latency run stopped early, Performance (after it, or
+  // alone) was interrupted, or a capture lost frames.
   bool partial() const;
   std::string partial_reason() const;  // "" unless partial
+  bool operator==(const RunResult&) const = default;
 };
 
 }  // namespace latlab

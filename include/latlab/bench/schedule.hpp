@@ -42,6 +42,7 @@ struct ScheduleDesc {
   uint64_t seed = 1;                     // generator seed; same seed -> same intervals
   int64_t min_interval_ns = 8'000'000;   // shortest interval, ns (default 8 ms); > 0
   int64_t max_interval_ns = 12'000'000;  // longest interval, ns (default 12 ms); >= min
+  bool operator==(const ScheduleDesc&) const = default;
 };
 
 class Schedule {

@@ -45,6 +45,7 @@ struct TimerSlack {
   int64_t obtained_ns = -1;  // read back after the change (-1: unknown)
   bool applied = false;      // the change was made
   std::string error;         // why not, when requested and not applied
+  bool operator==(const TimerSlack&) const = default;
 };
 
 // Reads the calling thread's slack and, if `requested_ns` > 0, sets it.

@@ -58,6 +58,7 @@ struct ClockModelReport {
   // Every refresh's host window, oldest first (bounded): latlab's own work
   // beside the frames (LatencyRun::bookkeeping).
   std::vector<RefreshWindow> refresh_windows;
+  bool operator==(const ClockModelReport&) const = default;
 };
 
 // Both GPU markers of a frame mapped by one fit snapshot.

@@ -1,8 +1,9 @@
 // The HTML report: one self-contained file (uPlot and the data inlined, no
-// request of any kind) from one or more result documents. Every statistic
-// it shows comes from the result or is computed here in C++; the page's
-// script only draws. Tables carry every figure, so the page reads with
-// JavaScript off. Private to latlab (apps/latlab/report.cpp, run --report).
+// request of any kind) from one or more typed results (RunResult: the
+// engine's, or a result file read back). Every statistic it shows comes from
+// the result or is computed here in C++; the page's script only draws.
+// Tables carry every figure, so the page reads with JavaScript off. Private
+// to latlab (apps/latlab/report.cpp, run --report).
 #pragma once
 
 #include <span>
@@ -13,10 +14,8 @@
 
 namespace latlab {
 
-// The page for `runs` (each already checked by read_report_input (the result reader)), in
-// the order given. Errors: a document whose content has an unexpected shape
-// (the message names its label and what was wrong).
-Result<std::string> render_html_report(std::span<const ReportInput> runs);
+// The page for `runs`, in the order given.
+std::string render_html_report(std::span<const ReportInput> runs);
 
 // Renders `runs` and writes the page to `path` atomically (the previous file
 // stays on any failure).

@@ -1,54 +1,66 @@
-// Pieces of the HTML report shared by report_html.cpp (page, charts) and
-// report_tables.cpp (tables). Private to src/report/html.
+// Pieces of the HTML report shared by its files: cells, the series in
+// display order, and the tables (HTML fragments) of one result. Every value
+// comes from the typed result (RunResult); an absent value is a visible
+// "n/a", never 0. Private to src/report/html.
 #pragma once
 
-#include <initializer_list>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "latlab/bench/run_result.hpp"
+
 namespace latlab::html {
 
 using json = nlohmann::ordered_json;
 
-// The value at `path` below `j`, or null when any step is absent or not an object.
-const json* find(const json& j, std::initializer_list<std::string_view> path);
-
-// A number at `path`, or nullopt when absent, null or not a number.
-std::optional<double> number(const json& j, std::initializer_list<std::string_view> path);
-
 // `s` with & < > " ' escaped for HTML text and attributes.
 std::string escape(std::string_view s);
 
-// A JSON scalar as cell text: strings escaped, numbers as given (doubles
-// with `decimals`), booleans yes/no; null or absent -> a visible "n/a" cell
-// content marked class "na".
-std::string cell(const json* v, int decimals = 1);
+// Cell contents: "n/a" (class "na"), text (escaped), an integer, a number
+// with `decimals`, yes/no, or nullopt / an empty distribution's statistic
+// as "n/a".
+std::string na();
+std::string text(std::string_view s);
+std::string text_or_na(std::string_view s);  // "" -> n/a
+std::string integer(int64_t v);
+std::string count(uint64_t v);
+std::string number(double v, int decimals = 1);
+std::string number(std::optional<double> v, int decimals = 1);
+std::string yes_no(bool v);
+// A JSON value of a key/value table (a section the JSON reporter shapes).
+std::string cell(const json& v, int decimals = 1);
 
 // The series of a block or total in display order: the seven stages, the
-// two observers of completion, then the diagnostics.
+// three observers of completion, then the diagnostics.
 struct SeriesName {
+  Series series;
   std::string key;    // e.g. "core_latency"
   std::string group;  // "stage", "observer" or "diagnostic"
 };
 const std::vector<SeriesName>& series_names();
 
-// The distribution of series `key` inside a block/total object.
-const json* series_distribution(const json& total, const std::string& key);
+// `<tr><th>key</th><td>value</td></tr>`.
+void row(std::string& out, std::string_view key, const std::string& value);
 
-// The latency modes of a document that ran (have `total`), in order.
-std::vector<std::string> latency_modes(const json& doc);
+// A mode's GPU time against its target, as text; "" without one.
+std::string gpu_target_text(const LatencyModeResult& m);
 
-// Tables (HTML fragments).
-std::string settings_table(const json& doc);
-std::string unavailable_list(const json& doc);
-std::string modes_table(const json& doc);
-std::string percentile_table(const json& doc);
-std::string missing_markers_table(const json& doc);
-std::string load_calibration_section(const json& doc);
-std::string clock_model_table(const json& doc);
-std::string performance_table(const json& doc);
+// Tables of one (one-device) result.
+std::string settings_table(const RunResult& r);
+std::string unavailable_list(const RunResult& r);
+std::string modes_table(const RunResult& r);
+std::string percentile_table(const LatencyRun& run);
+std::string missing_markers_table(const LatencyRun& run);
+std::string load_calibration_section(const LoadedOutcome& loaded);
+std::string clock_model_table(const ClockModelReport& c);
+std::string performance_table(const PerformanceOutcome& p);
+
+// A capture result's section: what it ran and how, its sources, counts,
+// figures and their chart (into `charts`).
+std::string capture_section(const RunResult& r, const std::string& prefix, json& charts);
 
 }  // namespace latlab::html

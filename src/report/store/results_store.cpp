@@ -16,6 +16,9 @@
 
 #include "core/output_file.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "report/json_parts.hpp"
+#include "report/result_json.hpp"
+#include "report/result_reader.hpp"
 #include "report/store/sql_connection.hpp"
 #include "report/store/store_migration.hpp"
 #include "report/store/store_schema.hpp"
@@ -27,9 +30,6 @@ namespace {
 constexpr int64_t kSchemaLockKey = 0x6c61746c6162;  // "latlab"
 
 SqlValue text_or_null(const std::string& s) { return s.empty() ? SqlValue{} : SqlValue{s}; }
-SqlValue opt_u64(std::optional<uint64_t> v) {
-  return v ? SqlValue{static_cast<int64_t>(*v)} : SqlValue{};
-}
 
 std::vector<SqlValue> distribution_params(const Distribution& d) {
   std::vector<SqlValue> p{static_cast<int64_t>(d.count), static_cast<int64_t>(d.missing)};
@@ -297,35 +297,52 @@ Result<void> ResultsStore::create_or_upgrade_schema() {
 
 namespace {
 
+// What a stored run's row says of its device: its latency run's, a run
+// without latency blocks' own, or a capture's first source.
+struct DeviceColumns {
+  std::string backend, name, driver;
+};
+DeviceColumns device_columns(const RunResult& r) {
+  if (r.capture) {
+    if (r.capture->sources.empty()) return {};
+    return {r.capture->sources[0].api, r.capture->sources[0].device, ""};
+  }
+  const DeviceInfo& d = r.latency ? r.latency->device : r.device;
+  return {d.backend, d.name, d.driver};
+}
+
 // The run's own row; its id.
-Result<int64_t> insert_run_row(SqlConnection& db, const ReadResult& run, size_t frame_rows) {
+Result<int64_t> insert_run_row(SqlConnection& db, const RunResult& run, const StoredText& doc,
+                               size_t frame_rows) {
+  const DeviceColumns dev = device_columns(run);
+  const LatencyRunDesc* desc = run.latency ? &run.latency->desc : nullptr;
   const std::vector<SqlValue> params = {
       utc_now_iso8601(),
-      run.created_utc,
-      run.kind,
-      static_cast<int64_t>(run.schema_version),
-      run.tool_version,
-      run.command_line,
-      static_cast<int64_t>(run.partial ? 1 : 0),
-      text_or_null(run.partial_reason),
-      run.settings_mode,
-      run.settings_backend,
-      run.seed ? SqlValue{std::to_string(*run.seed)} : SqlValue{},
-      opt_u64(run.frames),
-      opt_u64(run.blocks),
-      run.machine.hostname,
-      text_or_null(run.machine.os),
-      run.machine.kernel,
-      run.machine.arch,
-      text_or_null(run.machine.cpu_model),
-      static_cast<int64_t>(run.machine.logical_cpus),
-      run.device.backend,
-      run.device.name,
-      run.device.driver,
+      run.meta.created_utc,
+      std::string(run.kind()),
+      static_cast<int64_t>(doc.schema_version),
+      run.meta.tool_version,
+      run.meta.command_line,
+      static_cast<int64_t>(run.partial() ? 1 : 0),
+      text_or_null(run.partial_reason()),
+      run.capture ? std::string("capture") : run.meta.mode,
+      run.capture ? dev.backend : run.meta.backend,
+      desc ? SqlValue{std::to_string(desc->schedule.seed)} : SqlValue{},
+      desc ? SqlValue{int64_t{desc->frames}} : SqlValue{},
+      desc ? SqlValue{int64_t{desc->blocks}} : SqlValue{},
+      run.meta.machine.hostname,
+      text_or_null(run.meta.machine.os),
+      run.meta.machine.kernel,
+      run.meta.machine.arch,
+      text_or_null(run.meta.machine.cpu_model),
+      static_cast<int64_t>(run.meta.machine.logical_cpus),
+      dev.backend,
+      dev.name,
+      dev.driver,
       fingerprint_of(run),
       frame_rows == 0 ? SqlValue{} : SqlValue{static_cast<int64_t>(frame_rows)},
-      run.settings_json,
-      run.text};
+      result_settings_to_json(run).dump(),
+      std::string(doc.text)};
   Result<std::vector<SqlRow>> inserted = db.query(
       "INSERT INTO runs (stored_utc, created_utc, kind, result_schema_version, tool_version, "
       "command_line, partial, partial_reason, settings_mode, settings_backend, seed, frames, "
@@ -337,36 +354,71 @@ Result<int64_t> insert_run_row(SqlConnection& db, const ReadResult& run, size_t 
   return std::stoll(inserted->at(0).at(0).value());
 }
 
-// Every mode's row and every block's and total's distributions.
-Result<void> insert_modes(SqlConnection& db, int64_t id, const ReadResult& run) {
+// The rows of run_modes and distributions of one run.
+struct ModeRows {
+  int64_t id = 0;
   std::vector<std::vector<SqlValue>> modes, dists;
-  for (const ReadMode& m : run.modes) {
-    modes.push_back({id, m.name, static_cast<int64_t>(m.available ? 1 : 0), text_or_null(m.reason),
-                     m.available ? SqlValue{int64_t{m.workload.passes}} : SqlValue{},
-                     m.available ? SqlValue{int64_t{m.workload.complexity}} : SqlValue{},
-                     m.available ? SqlValue{int64_t{m.workload.width}} : SqlValue{},
-                     m.available ? SqlValue{int64_t{m.workload.height}} : SqlValue{},
-                     m.available ? SqlValue{m.workload.form} : SqlValue{},
-                     m.available ? SqlValue{static_cast<int64_t>(m.total_frames)} : SqlValue{}});
-    auto add_series = [&](const ReadSeries& s, const char* scope, SqlValue index, SqlValue order,
-                          SqlValue frames_run) {
-      for (const auto& [series, d] : s.series) {
-        std::vector<SqlValue> row{id, m.name, std::string(scope), index, order, frames_run, series};
-        for (SqlValue& v : distribution_params(d)) row.push_back(std::move(v));
-        dists.push_back(std::move(row));
-      }
+
+  void mode(const std::string& name, bool available, const FrameWorkload* w,
+            const std::string& reason, std::optional<uint64_t> frames) {
+    auto opt = [w](uint32_t FrameWorkload::*f) {
+      return w ? SqlValue{int64_t{w->*f}} : SqlValue{};
     };
-    for (const ReadBlock& b : m.blocks) {
-      add_series(b.series, "block", int64_t{b.index}, int64_t{b.order},
-                 static_cast<int64_t>(b.frames_run));
-    }
-    if (m.available) add_series(m.total, "total", {}, {}, static_cast<int64_t>(m.total_frames));
+    modes.push_back({id, name, static_cast<int64_t>(available ? 1 : 0), text_or_null(reason),
+                     opt(&FrameWorkload::passes), opt(&FrameWorkload::complexity),
+                     opt(&FrameWorkload::width), opt(&FrameWorkload::height),
+                     w ? SqlValue{std::string(form_name(w->form))} : SqlValue{},
+                     frames ? SqlValue{static_cast<int64_t>(*frames)} : SqlValue{}});
   }
+  void dist(const std::string& mode, const char* scope, SqlValue index, SqlValue order,
+            SqlValue frames_run, const std::string& series, const Distribution& d) {
+    std::vector<SqlValue> row{id, mode, std::string(scope), index, order, frames_run, series};
+    for (SqlValue& v : distribution_params(d)) row.push_back(std::move(v));
+    dists.push_back(std::move(row));
+  }
+  void series(const std::string& mode, const char* scope, SqlValue index, SqlValue order,
+              SqlValue frames_run, const SeriesDistributions& s) {
+    for (size_t i = 0; i < kSeriesCount; ++i)
+      dist(mode, scope, index, order, frames_run, std::string(to_string(static_cast<Series>(i))),
+           s[i]);
+  }
+};
+
+// A latency run's modes: every block's and the total's distributions.
+void latency_mode_rows(const RunResult& run, ModeRows& rows) {
+  const LatencyRun& l = *run.latency;
+  for (uint32_t mi = 0; mi < l.modes.size(); ++mi) {
+    const LatencyModeResult& m = l.modes[mi];
+    rows.mode(m.name, true, &m.workload, "", m.measured_frames);
+    for (const BlockResult& b : l.blocks) {
+      if (b.kind != BlockKind::measured || b.mode != mi) continue;
+      rows.series(m.name, "block", int64_t{b.index}, int64_t{b.order},
+                  static_cast<int64_t>(b.frames_run), b.series);
+    }
+    rows.series(m.name, "total", {}, {}, static_cast<int64_t>(m.measured_frames), m.total);
+  }
+  if (run.loaded.asked && !run.loaded.runs)
+    rows.mode("loaded", false, nullptr, run.loaded.unavailable, {});
+}
+
+// A capture: one mode whose totals are its per-frame figures.
+void capture_mode_rows(const CaptureResult& c, ModeRows& rows) {
+  rows.mode("capture", true, nullptr, "", c.frames);
+  for (const auto& [name, d] : c.figures)
+    rows.dist("capture", "total", {}, {}, static_cast<int64_t>(c.frames), name, d);
+}
+
+// Every mode's row and every block's and total's distributions.
+Result<void> insert_modes(SqlConnection& db, int64_t id, const RunResult& run) {
+  ModeRows rows;
+  rows.id = id;
+  if (run.capture) capture_mode_rows(*run.capture, rows);
+  if (run.latency) latency_mode_rows(run, rows);
   if (Result<void> r = db.execute_many(
           "INSERT INTO run_modes (run_id, mode, available, reason, passes, complexity, width, "
           "height, form, frames) VALUES (" +
               placeholders(db, 10) + ")",
-          modes);
+          rows.modes);
       !r) {
     return r.error();
   }
@@ -376,7 +428,7 @@ Result<void> insert_modes(SqlConnection& db, int64_t id, const ReadResult& run) 
           "INSERT INTO distributions (run_id, mode, scope, block_index, block_order, frames_run, "
           "series, count, missing" +
               stat_cols + ") VALUES (" + placeholders(db, 18) + ")",
-          dists);
+          rows.dists);
       !r) {
     return r.error();
   }
@@ -410,18 +462,51 @@ Result<void> insert_frames(SqlConnection& db, int64_t id, std::span<const FrameS
 
 }  // namespace
 
-Result<int64_t> ResultsStore::add(const ReadResult& run, std::span<const FrameSeriesRow> frames) {
+Result<int64_t> ResultsStore::add(const RunResult& result, const StoredText& doc,
+                                  std::span<const FrameSeriesRow> frames) {
   if (Result<void> r = prepare_for_writes(); !r) return r.error();
+  const RunResult& run = result.top_level();
   SqlConnection& db = *db_;
   Transaction tx(db);  // all of a run, or nothing of it
   if (Result<void> r = tx.begin(true); !r) return r.error();
-  const Result<int64_t> id = insert_run_row(db, run, frames.size());
+  const Result<int64_t> id = insert_run_row(db, run, doc, frames.size());
   if (!id) return id.error();
   if (Result<void> r = insert_modes(db, *id, run); !r) return r.error();
   if (Result<void> r = insert_frames(db, *id, frames); !r) return r.error();
   if (Result<void> r = tx.commit(); !r) return r.error();
   return *id;
 }
+
+namespace {
+
+// One row of the headline query into its mode's figures.
+void add_figure(StoredRunSummary& s, const SqlRow& f) {
+  const std::string mode = f[0].value_or("");
+  auto it = std::find_if(s.modes.begin(), s.modes.end(),
+                         [&](const StoredModeFigures& m) { return m.mode == mode; });
+  if (it == s.modes.end()) {
+    s.modes.emplace_back();
+    s.modes.back().mode = mode;
+    it = s.modes.end() - 1;
+  }
+  it->frames = f[2] ? std::stoull(*f[2]) : 0;
+  if (f[1] == "core_latency") {
+    it->core_p50 = opt_double(f[4]);
+    it->core_p99 = opt_double(f[5]);
+    it->core_missing = f[3] ? std::stoull(*f[3]) : 0;
+  } else if (f[1] == "fence_latency") {
+    it->fence_p50 = opt_double(f[4]);
+    it->fence_p99 = opt_double(f[5]);
+  } else if (f[1] == "between_presents") {
+    it->between_presents_p50 = opt_double(f[4]);
+    it->between_presents_p99 = opt_double(f[5]);
+  } else {
+    it->gpu_busy_p50 = opt_double(f[4]);
+    it->gpu_busy_p99 = opt_double(f[5]);
+  }
+}
+
+}  // namespace
 
 Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
   std::vector<StoredRunSummary> out;
@@ -454,35 +539,18 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
         "SELECT mode, series, frames_run, missing, p50_us, p99_us FROM distributions WHERE "
         "run_id = " +
             db.param(1) +
-            " AND scope = 'total' AND series IN ('core_latency', 'fence_latency') ORDER BY mode",
+            " AND scope = 'total' AND series IN ('core_latency', 'fence_latency', "
+            "'between_presents', 'gpu_busy') ORDER BY mode",
         {s.id});
     if (!figs) return figs.error();
-    for (const SqlRow& f : figs.value()) {
-      const std::string mode = f[0].value_or("");
-      auto it = std::find_if(s.modes.begin(), s.modes.end(),
-                             [&](const StoredModeFigures& m) { return m.mode == mode; });
-      if (it == s.modes.end()) {
-        s.modes.emplace_back();
-        s.modes.back().mode = mode;
-        it = s.modes.end() - 1;
-      }
-      it->frames = f[2] ? std::stoull(*f[2]) : 0;
-      if (f[1] == "core_latency") {
-        it->core_p50 = opt_double(f[4]);
-        it->core_p99 = opt_double(f[5]);
-        it->core_missing = f[3] ? std::stoull(*f[3]) : 0;
-      } else {
-        it->fence_p50 = opt_double(f[4]);
-        it->fence_p99 = opt_double(f[5]);
-      }
-    }
+    for (const SqlRow& f : figs.value()) add_figure(s, f);
     out.push_back(std::move(s));
   }
   if (Result<void> r = tx.commit(); !r) return r.error();
   return out;
 }
 
-Result<ReadResult> ResultsStore::load(int64_t id) {
+Result<RunResult> ResultsStore::load(int64_t id) {
   if (empty_ || !db_)
     return make_error(fmt::format("no run {} in {}: the store is empty", id, name_));
   Result<std::vector<SqlRow>> r =
@@ -491,13 +559,19 @@ Result<ReadResult> ResultsStore::load(int64_t id) {
   if (r->empty() || !r->at(0).at(0)) {
     return make_error(fmt::format("no run {} in {} (see `latlab history`)", id, name_));
   }
-  return read_result_json(std::move(*r->at(0).at(0)), fmt::format("run {} in {}", id, name_));
+  Result<ResultDocument> doc =
+      read_result_json(std::move(*r->at(0).at(0)), fmt::format("run {} in {}", id, name_),
+                       ReadOptions{.per_frame = false});
+  if (!doc) return doc.error();
+  return std::move(doc->result);
 }
 
-std::string fingerprint_of(const ReadResult& r) {
+std::string fingerprint_of(const RunResult& result) {
+  const RunResult& r = result.top_level();
+  const DeviceColumns d = device_columns(r);
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (const std::string* s : {&r.machine.hostname, &r.machine.cpu_model, &r.machine.kernel,
-                               &r.device.backend, &r.device.name, &r.device.driver}) {
+  for (const std::string* s : {&r.meta.machine.hostname, &r.meta.machine.cpu_model,
+                               &r.meta.machine.kernel, &d.backend, &d.name, &d.driver}) {
     for (unsigned char ch : *s) {
       h ^= ch;
       h *= 0x100000001b3ULL;

@@ -15,11 +15,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "latlab/bench/frame_markers.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/result.hpp"
-#include "report/result_reader.hpp"
 
 namespace latlab::store {
 
@@ -37,12 +38,21 @@ struct FrameSeriesRow {
   std::array<std::optional<int64_t>, kSeriesCount> ns{};
 };
 
-// One mode's headline of a stored run (the total's observers), us.
+// One mode's headline of a stored run, us: a latency mode's observers, or
+// a capture's frame figures (mode "capture").
 struct StoredModeFigures {
   std::string mode;
   uint64_t frames = 0;
   std::optional<double> core_p50, core_p99, fence_p50, fence_p99;
   uint64_t core_missing = 0;
+  std::optional<double> between_presents_p50, between_presents_p99, gpu_busy_p50, gpu_busy_p99;
+};
+
+// The document a result is stored with: its text, byte for byte, and the
+// schema version it was written in.
+struct StoredText {
+  std::string_view text;
+  int schema_version = kResultSchemaVersion;
 };
 
 struct StoredRunSummary {
@@ -82,14 +92,17 @@ class ResultsStore {
   // Whether the store exists (a SQLite file not created yet: false).
   bool exists() const { return db_ != nullptr; }
 
-  // Appends a run in one transaction (prepare_for_writes() first); its id.
-  Result<int64_t> add(const ReadResult& run, std::span<const FrameSeriesRow> frames);
+  // Appends a run (a several-device run: its top-level device; a capture:
+  // one mode "capture" whose series are its per-frame figures) with its
+  // document in one transaction (prepare_for_writes() first); its id.
+  Result<int64_t> add(const RunResult& run, const StoredText& doc,
+                      std::span<const FrameSeriesRow> frames);
 
   // The newest `limit` runs, newest first.
   Result<std::vector<StoredRunSummary>> list(size_t limit);
 
-  // The stored result of run `id`, read back.
-  Result<ReadResult> load(int64_t id);
+  // The stored result of run `id`, read back (without per_frame).
+  Result<RunResult> load(int64_t id);
 
   // The store as the user named it (password redacted).
   const std::string& name() const { return name_; }
@@ -119,6 +132,6 @@ std::vector<FrameSeriesRow> frame_series_of(const LatencyRun& run);
 
 // A machine/driver/device fingerprint: 16 hex digits of FNV-1a over
 // hostname, CPU model, kernel, backend, device name and driver.
-std::string fingerprint_of(const ReadResult& r);
+std::string fingerprint_of(const RunResult& r);
 
 }  // namespace latlab::store

@@ -1,16 +1,16 @@
 // Which CUDA, Vulkan and GL (EGL) devices are the same GPU: each API's device
 // entry with its physical identity (UUID, PCI address) and a group id shared
 // by the entries of one physical device. Used by `latlab devices` and by the
-// per-device sections of `clocks`/`run --device all`.
+// per-device sections of `clocks`/`run --device all`; the listing's JSON and
+// text are report/physical_devices_json.hpp.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "latlab/bench/backend.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 
 // One API's device as the listing sees it.
 struct PhysicalIdentity {
@@ -36,13 +36,6 @@ std::string pci_bus_id_of_drm_node(const std::string& node);
 // (unknown: it may still be the same GPU as another).
 void assign_physical_groups(std::vector<PhysicalIdentity>& ids);
 
-// `physical_devices` of `latlab devices --json`: one object per group with
-// its UUID, PCI address, what they were matched by and the member entries.
-nlohmann::json physical_devices_json(const std::vector<PhysicalIdentity>& ids);
-
-// The text lines of the same, one per physical device.
-std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids);
-
 // Every device of every backend this build has, grouped: list_physical_devices()
 // in device_list.hpp.
 
@@ -50,4 +43,4 @@ std::string physical_devices_text(const std::vector<PhysicalIdentity>& ids);
 const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids, Backend backend,
                                       int index);
 
-}  // namespace latlab::cli
+}  // namespace latlab

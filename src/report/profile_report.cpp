@@ -1,11 +1,11 @@
 // `latlab profile`'s output shared by its backends (profile_report.hpp).
-#include "profile_report.hpp"
+#include "report/profile_report.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-namespace latlab::cli {
+namespace latlab {
 
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
   nlohmann::json out = nlohmann::json::array();
@@ -130,4 +130,4 @@ std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run
   return fmt::format("interrupted after {} of {} frames", run, frames);
 }
 
-}  // namespace latlab::cli
+}  // namespace latlab

@@ -1,4 +1,4 @@
-// What `latlab profile` prints, shared by its driver (profile.cpp, over every
+// What `latlab profile` prints, shared by its driver (apps/latlab/profile.cpp, over every
 // backend's rig) and `--queues all` (profile_queues.cpp): one JSON shape for
 // the zone table, the counters and the clock fit, and the newest frame's tree.
 #pragma once
@@ -14,7 +14,7 @@
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 
 // The zone table: one object per zone name, in first-seen order.
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats);
@@ -50,4 +50,4 @@ std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run
 // one closed is empty); nothing if none is retained.
 void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name);
 
-}  // namespace latlab::cli
+}  // namespace latlab

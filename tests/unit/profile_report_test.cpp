@@ -1,16 +1,22 @@
-// `latlab profile`'s JSON parts (apps/latlab/profile_report.cpp): a zone
+// `latlab profile`'s JSON parts (src/report/profile_report.cpp): a zone
 // with no timed frame has no statistics, and no fit is null, never zeros.
-#include "profile_report.hpp"
+#include "report/profile_report.hpp"
 
 #include <gtest/gtest.h>
 
-namespace latlab::cli {
+namespace latlab {
 namespace {
 
 TEST(ProfileReportJson, AZoneWithoutTimedFramesHasNullStatisticsNotZeros) {
   std::vector<ZoneStat> stats(2);
-  stats[0] = {.name = "timed", .frames = 3, .calls_per_frame = 1, .avg_ms = 2, .min_ms = 1, .max_ms = 3,
-              .p95_ms = 2.9, .missing = 0};
+  stats[0] = {.name = "timed",
+              .frames = 3,
+              .calls_per_frame = 1,
+              .avg_ms = 2,
+              .min_ms = 1,
+              .max_ms = 3,
+              .p95_ms = 2.9,
+              .missing = 0};
   stats[1] = {.name = "never_timed", .frames = 0, .missing = 5, .frames_missing = 4};
   const auto j = profile_stats_json(stats);
   ASSERT_EQ(j.size(), 2u);
@@ -30,4 +36,4 @@ TEST(ProfileReportJson, NoClockFitIsNull) {
 }
 
 }  // namespace
-}  // namespace latlab::cli
+}  // namespace latlab

@@ -1,0 +1,93 @@
+// The capture section of the typed result (RunResult::capture): what `latlab
+// capture -- PROGRAM` measured of a program nobody changed, as the result of
+// kind "capture" holds it (docs/capture.md, "The result"). Distributions are
+// in microseconds; a value the sources could not measure is left out of
+// them (counted missing), never 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "latlab/stats.hpp"
+
+namespace latlab {
+
+// The program latlab ran.
+struct CapturedProgram {
+  std::vector<std::string> argv;
+  int64_t pid = -1;
+  std::optional<int64_t> exit_code;  // nullopt: still running when the result was written
+  std::optional<int64_t> signal;     // the signal that ended it
+  bool running_when_written = false;
+  bool operator==(const CapturedProgram&) const = default;
+};
+
+// How the recording went and stopped (`capture` of the result).
+struct CaptureStop {
+  std::string stopped_by;                // "program_exit", "frames", "seconds", "signal"
+  std::optional<uint64_t> frames_limit;  // --frames
+  std::optional<double> seconds_limit;   // --seconds
+  bool terminate = false;                // --terminate
+  uint64_t records_dropped = 0, records_malformed = 0, records_unknown = 0;
+  bool operator==(const CaptureStop&) const = default;
+};
+
+// One frame source in the program (a VkDevice, a GL context).
+struct CaptureSourceInfo {
+  int64_t pid = 0;
+  std::string api;           // "vulkan", "opengl", "unknown"
+  std::string device;        // "" unknown
+  std::string clock_method;  // "": GPU times cannot be placed on the host clock
+  std::string source;
+  std::string present_method;  // "": none (present_complete unavailable, its entry says why)
+  bool ended = false;          // it shut down cleanly
+  bool operator==(const CaptureSourceInfo&) const = default;
+};
+
+// A value a source could not give, and why.
+struct CaptureUnavailable {
+  std::string name, reason;
+  int64_t pid = 0;
+  bool operator==(const CaptureUnavailable&) const = default;
+};
+
+using NamedDistributions = std::vector<std::pair<std::string, Distribution>>;
+
+// A screen observer kept apart from the sources' figures (`screen_observers`):
+// XDamage on the program's X11 window (docs/capture.md).
+struct CaptureScreenObserver {
+  std::string name;      // "x11_damage"
+  std::string observes;  // what its time means
+  bool available = false;
+  std::string reason;   // why not, "" when available
+  std::string display;  // "" unknown
+  std::vector<uint64_t> windows;
+  uint64_t frames_watched = 0, frames_matched = 0, events = 0, events_unmatched = 0;
+  NamedDistributions figures;  // until_screen_updated
+  bool operator==(const CaptureScreenObserver&) const = default;
+};
+
+struct CaptureResult {
+  std::string partial_reason;  // "" unless what was captured is partial
+  CapturedProgram program;
+  CaptureStop stop;
+  std::vector<CaptureSourceInfo> sources;
+  uint64_t frames = 0, submits = 0, submits_without_work = 0;
+  uint64_t gpu_spans_missing = 0, frames_with_missing_gpu = 0;
+  std::vector<std::pair<std::string, uint64_t>> submit_spans;  // submissions by span outcome
+  std::vector<std::pair<std::string, uint64_t>> present_complete;  // frames by completion outcome
+  NamedDistributions figures;         // per frame, PresentMon's columns (docs/capture.md)
+  NamedDistributions submit_figures;  // per submission
+  Distribution layer_cpu_per_submit, layer_cpu_per_present;  // the layer's own cost
+  std::vector<CaptureUnavailable> unavailable;
+  std::vector<CaptureScreenObserver> screen_observers;
+  // The per-frame figure named `name`, or null.
+  const Distribution* figure(std::string_view name) const;
+  bool operator==(const CaptureResult&) const = default;
+};
+
+}  // namespace latlab

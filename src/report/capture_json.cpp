@@ -1,0 +1,101 @@
+// The JSON reporter of a capture result (kind "capture", docs/capture.md,
+// "The result"): the head every result has, then the capture section.
+#include "latlab/bench/capture_result.hpp"
+#include "report/json_parts.hpp"
+#include "report/result_json.hpp"
+
+namespace latlab {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json named_to_json(const NamedDistributions& figures) {
+  json f = json::object();
+  for (const auto& [name, d] : figures) f[name] = distribution_to_json(d);
+  return f;
+}
+
+json sources_to_json(const std::vector<CaptureSourceInfo>& sources) {
+  json out = json::array();
+  for (const CaptureSourceInfo& s : sources) {
+    out.push_back({{"pid", s.pid},
+                   {"api", s.api},
+                   {"device", or_null(s.device)},
+                   {"clock_method", or_null(s.clock_method)},
+                   {"source", s.source},
+                   {"present_method", or_null(s.present_method)},
+                   {"ended", s.ended}});
+  }
+  return out;
+}
+
+json counts_to_json(const std::vector<std::pair<std::string, uint64_t>>& counts) {
+  json out = json::object();
+  for (const auto& [name, n] : counts) out[name] = n;
+  return out;
+}
+
+json screen_to_json(const CaptureScreenObserver& o) {
+  return {{"name", o.name},
+          {"observes", o.observes},
+          {"available", o.available},
+          {"reason", or_null(o.reason)},
+          {"display", or_null(o.display)},
+          {"windows", o.windows},
+          {"frames_watched", o.frames_watched},
+          {"frames_matched", o.frames_matched},
+          {"events", o.events},
+          {"events_unmatched", o.events_unmatched},
+          {"figures", named_to_json(o.figures)}};
+}
+
+}  // namespace
+
+json capture_to_json(const RunResult& r) {
+  const CaptureResult& c = *r.capture;
+  json j = result_header_to_json("capture", r.meta, !c.partial_reason.empty(), c.partial_reason);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
+  j["machine"] = machine_to_json(r.meta.machine);
+  j["program"] = {{"argv", c.program.argv},
+                  {"pid", c.program.pid},
+                  {"exit_code", opt(c.program.exit_code)},
+                  {"signal", opt(c.program.signal)},
+                  {"running_when_written", c.program.running_when_written}};
+  j["capture"] = {{"stopped_by", c.stop.stopped_by},
+                  {"frames_limit", opt(c.stop.frames_limit)},
+                  {"seconds_limit", opt(c.stop.seconds_limit)},
+                  {"terminate", c.stop.terminate},
+                  {"records_dropped", c.stop.records_dropped},
+                  {"records_malformed", c.stop.records_malformed},
+                  {"records_unknown", c.stop.records_unknown}};
+  j["sources"] = sources_to_json(c.sources);
+  j["frames"] = c.frames;
+  j["submits"] = c.submits;
+  j["submits_without_work"] = c.submits_without_work;
+  j["gpu_spans_missing"] = c.gpu_spans_missing;
+  j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
+  j["submit_spans"] = counts_to_json(c.submit_spans);
+  j["present_complete"] = counts_to_json(c.present_complete);
+  j["figures"] = named_to_json(c.figures);
+  j["submit_figures"] = named_to_json(c.submit_figures);
+  j["overhead"] = {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},
+                   {"layer_cpu_per_present", distribution_to_json(c.layer_cpu_per_present)}};
+  json un = json::array();
+  for (const CaptureUnavailable& u : c.unavailable)
+    un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
+  j["unavailable"] = un;
+  json screens = json::array();
+  for (const CaptureScreenObserver& o : c.screen_observers) screens.push_back(screen_to_json(o));
+  j["screen_observers"] = screens;
+  return j;
+}
+
+}  // namespace latlab

@@ -1,0 +1,134 @@
+// The HTML report of a capture (kind "capture", docs/capture.md): the
+// program and how the recording stopped, the frame sources, the counts, the
+// per-frame and per-submission figures as distributions, and a chart of the
+// per-frame figures at their percentiles.
+#include <fmt/format.h>
+
+#include "latlab/host_clock.hpp"
+#include "report/html/report_charts.hpp"
+#include "report/html/report_parts.hpp"
+
+namespace latlab::html {
+namespace {
+
+std::string optional_int(const std::optional<int64_t>& v) { return v ? integer(*v) : na(); }
+
+std::string run_table(const RunResult& r) {
+  const CaptureResult& c = *r.capture;
+  std::string argv;
+  for (const std::string& a : c.program.argv) argv += (argv.empty() ? "" : " ") + a;
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "program", "<code>" + text(argv) + "</code>");
+  row(t, "pid", integer(c.program.pid));
+  row(t, "exit code", optional_int(c.program.exit_code));
+  row(t, "signal", optional_int(c.program.signal));
+  row(t, "running when written", yes_no(c.program.running_when_written));
+  row(t, "stopped by", text(c.stop.stopped_by));
+  row(t, "frames limit", c.stop.frames_limit ? count(*c.stop.frames_limit) : na());
+  row(t, "seconds limit", number(c.stop.seconds_limit, 3));
+  row(t, "records dropped, malformed, unknown",
+      fmt::format("{}, {}, {}", c.stop.records_dropped, c.stop.records_malformed,
+                  c.stop.records_unknown));
+  row(t, "frames", count(c.frames));
+  row(t, "submits (without work)", fmt::format("{} ({})", c.submits, c.submits_without_work));
+  row(t, "GPU spans missing", count(c.gpu_spans_missing));
+  row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
+  for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
+  return t + "</table>\n";
+}
+
+std::string sources_table(const CaptureResult& c) {
+  if (c.sources.empty())
+    return "<p class=\"warn\">No frame source reported: the program made no Vulkan device or GL "
+           "context latlab could attach to.</p>\n";
+  std::string t =
+      "<table><tr><th>pid</th><th>api</th><th>device</th><th>clock method</th><th>source</th>"
+      "<th>ended</th></tr>\n";
+  for (const CaptureSourceInfo& s : c.sources) {
+    t +=
+        fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    s.pid, text(s.api), text_or_na(s.device), text_or_na(s.clock_method),
+                    text(s.source), yes_no(s.ended));
+  }
+  return t + "</table>\n";
+}
+
+std::string figures_table(const char* title, const NamedDistributions& figures) {
+  std::string t = fmt::format(
+      "<table class=\"pct\"><tr><th>{}, us</th><th>count</th><th>missing</th><th>p50</th>"
+      "<th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n",
+      title);
+  for (const auto& [name, d] : figures) {
+    t += fmt::format("<tr><th>{}</th><td>{}</td><td{}>{}</td>", escape(name), d.count,
+                     d.missing > 0 ? " class=\"missing\"" : "", d.missing);
+    for (const double v : {d.p50, d.p90, d.p99, d.p999, d.max})
+      t += "<td>" + (d.empty() ? na() : number(v)) + "</td>";
+    t += "</tr>\n";
+  }
+  return t + "</table>\n";
+}
+
+std::string unavailable_items(const RunResult& r) {
+  std::string out;
+  if (r.partial())
+    out += "<p class=\"warn\">Partial capture: " + text(r.partial_reason()) + "</p>\n";
+  const std::vector<CaptureUnavailable>& u = r.capture->unavailable;
+  if (u.empty()) return out + "<p>Unavailable: nothing (every source gave every value).</p>\n";
+  out += "<ul class=\"warn\">\n";
+  for (const CaptureUnavailable& c : u)
+    out += fmt::format("<li><b>{}</b> (pid {}): {}</li>\n", text(c.name), c.pid, text(c.reason));
+  return out + "</ul>\n";
+}
+
+std::string machine_table(const RunResult& r) {
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "created (UTC)", text(r.meta.created_utc));
+  row(t, "command line", "<code>" + text(r.meta.command_line) + "</code>");
+  row(t, "tool", "latlab " + text(r.meta.tool_version));
+  row(t, "machine.hostname", text(r.meta.machine.hostname));
+  row(t, "machine.os", text_or_na(r.meta.machine.os));
+  row(t, "machine.kernel", text(r.meta.machine.kernel));
+  row(t, "machine.cpu_model", text_or_na(r.meta.machine.cpu_model));
+  row(t, "host clock", kHostClockName);
+  return t + "</table>\n";
+}
+
+}  // namespace
+
+std::string capture_section(const RunResult& r, const std::string& prefix, json& charts) {
+  const CaptureResult& c = *r.capture;
+  std::string s = "<h3>Unavailable and missing</h3>\n" + unavailable_items(r);
+  s += "<h3>Program and recording</h3>\n" + run_table(r);
+  s += "<h3>Frame sources</h3>\n" + sources_table(c);
+  s += "<h3>Per frame (present to present; PresentMon's columns, docs/capture.md)</h3>\n" +
+       figures_table("per frame", c.figures);
+  s += capture_charts(c, prefix, charts);
+  s += "<h3>Per submission</h3>\n" + figures_table("per submission", c.submit_figures);
+  s += "<h3>The layer's own cost</h3>\n" +
+       figures_table("layer CPU", {{"per submit", c.layer_cpu_per_submit},
+                                   {"per present", c.layer_cpu_per_present}});
+  s += "<h3>Machine</h3>\n" + machine_table(r);
+  return s;
+}
+
+std::string capture_charts(const CaptureResult& c, const std::string& prefix, json& charts) {
+  static const double kLevels[] = {50, 90, 95, 99, 99.9, 100};
+  json pc = chart(prefix + "capture-pct", "line", "per-frame figures at their percentiles",
+                  "percentile", "us");
+  pc["x"] = kLevels;
+  for (const auto& [name, d] : c.figures) {
+    if (d.empty()) continue;
+    pc["series"].push_back(
+        {{"label", name}, {"values", {d.p50, d.p90, d.p95, d.p99, d.p999, d.max}}});
+  }
+  if (pc["series"].empty())
+    return "<p class=\"na\">No frame has a measured figure: no chart.</p>\n";
+  const std::string out =
+      chart_div(pc,
+                "Each line joins a figure's p50, p90, p95, p99, p99.9 and max from the table above "
+                "(the capture result keeps distributions, not each frame's value).");
+  charts.push_back(std::move(pc));
+  return out;
+}
+
+}  // namespace latlab::html

@@ -1,0 +1,35 @@
+// The HTML report's charts of a latency run: the data (computed here, in
+// C++) goes into `charts` for the page's script; the returned fragment
+// holds the figures and what a chart could not show. Private to src/report/html.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "latlab/bench/run_result.hpp"
+
+namespace latlab::html {
+
+inline constexpr uint32_t kHistogramBins = 60;
+inline constexpr double kHistogramClip = 0.99;  // bins end at the highest p99; the rest is counted
+
+// Histogram and percentile curve of every series, the modes side by side.
+std::string distribution_charts(const LatencyRun& run, const PerFrameSeries& p,
+                                const std::string& prefix, nlohmann::ordered_json& charts);
+// Per mode: every stage and observer per frame, then timer lateness per frame.
+std::string timeline_charts(const LatencyRun& run, const PerFrameSeries& p,
+                            const std::string& prefix, nlohmann::ordered_json& charts);
+// The clock model's pairs: residuals from one least-squares line.
+std::string clock_charts(const LatencyRun& run, const std::string& prefix,
+                         nlohmann::ordered_json& charts);
+// A capture's per-frame figures at their percentiles (the result holds no
+// frame's own values).
+std::string capture_charts(const CaptureResult& c, const std::string& prefix,
+                           nlohmann::ordered_json& charts);
+
+// One chart's data, and its figure element.
+nlohmann::ordered_json chart(const std::string& id, const char* type, const std::string& title,
+                             const char* x_label, const char* y_label);
+std::string chart_div(const nlohmann::ordered_json& c, const std::string& note = "");
+
+}  // namespace latlab::html

@@ -1,0 +1,124 @@
+// The HTML report's key/value tables: machine, device and settings, Loaded's
+// calibration, the clock model.
+#include <fmt/format.h>
+
+#include "latlab/host_clock.hpp"
+#include "report/html/report_parts.hpp"
+#include "report/result_json.hpp"
+
+namespace latlab::html {
+namespace {
+
+void machine_rows(std::string& t, const MachineInfo& m) {
+  row(t, "machine.hostname", text(m.hostname));
+  row(t, "machine.os", text_or_na(m.os));
+  row(t, "machine.kernel", text(m.kernel));
+  row(t, "machine.arch", text(m.arch));
+  row(t, "machine.cpu_model", text_or_na(m.cpu_model));
+  row(t, "machine.logical_cpus", count(m.logical_cpus));
+}
+
+// A run without latency blocks has the device's identity only.
+void device_rows(std::string& t, const DeviceInfo& d, bool whole) {
+  row(t, "device.backend", text(d.backend));
+  row(t, "device.name", text(d.name));
+  row(t, "device.driver", text(d.driver));
+  row(t, "device.tick_period_ns", whole ? number(d.ticks.period_ns(), 3) : na());
+  row(t, "device.timestamp_valid_bits", whole ? count(d.ticks.valid_bits) : na());
+  row(t, "device.calibration_domain", whole ? text_or_na(d.calibration_domain) : na());
+  row(t, "device.calibration_estimated", whole ? yes_no(d.calibration_estimated) : na());
+}
+
+}  // namespace
+
+std::string settings_table(const RunResult& r) {
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "created (UTC)", text(r.meta.created_utc));
+  row(t, "command line", "<code>" + text(r.meta.command_line) + "</code>");
+  row(t, "tool", "latlab " + text(r.meta.tool_version));
+  machine_rows(t, r.meta.machine);
+  const LatencyRun* run = r.latency ? &*r.latency : nullptr;
+  row(t, "host clock",
+      std::string(kHostClockName) + " (" + (run ? text(run->time_source) : na()) + ")");
+  device_rows(t, run ? run->device : r.device, run != nullptr);
+  const json settings = result_settings_to_json(r);
+  for (const auto& [k, v] : settings.items()) {
+    row(t, "settings." + k,
+        v.is_structured() ? "<code>" + escape(v.dump()) + "</code>" : cell(v, 3));
+  }
+  return t + "</table>\n";
+}
+
+namespace {
+
+void calibration_rows(std::string& t, const LoadCalibrationReport& c) {
+  row(t, "source", "calibrated");
+  row(t, "target_ms", number(c.target_ms, 3));
+  row(t, "tolerance", number(c.tolerance, 3));
+  row(t, "width", count(c.width));
+  row(t, "height", count(c.height));
+  row(t, "passes", count(c.passes));
+  row(t, "form", text(c.form == WorkloadForm::fragment ? "fragment" : "compute"));
+  row(t, "complexity", count(c.complexity));
+  row(t, "verified", yes_no(c.verified));
+  row(t, "within_tolerance", yes_no(c.within_tolerance));
+  row(t, "median_ms", number(c.median_ms, 3));
+  row(t, "error_fraction", number(c.error_fraction, 3));
+  row(t, "p5_ms", c.verified ? number(c.p5_ms, 3) : na());
+  row(t, "outcome", text(c.outcome));
+  row(t, "evaluations", count(c.evaluations));
+  row(t, "frames_submitted", count(c.frames_submitted));
+  row(t, "frames_missing", count(c.frames_missing));
+  row(t, "wall_ms", number(static_cast<double>(c.wall_ns) / 1e6, 3));
+}
+
+std::string steps_table(const std::vector<LoadCalibrationStep>& steps) {
+  if (steps.empty()) return "";
+  std::string t =
+      "<table><tr><th>#</th><th>kind</th><th>size</th><th>complexity</th><th>median ms</th>"
+      "<th>min ms</th><th>max ms</th><th>error</th><th>frames used</th><th>missing</th>"
+      "<th>why</th></tr>\n";
+  for (const LoadCalibrationStep& s : steps) {
+    t += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>\n",
+        count(s.index), text(to_string(s.kind)), "", count(s.complexity), number(s.median_ms, 3),
+        number(s.min_ms, 3), number(s.max_ms, 3), number(s.error_fraction, 4), count(s.frames_used),
+        count(s.frames_missing), text(s.why));
+  }
+  return t + "</table>\n";
+}
+
+}  // namespace
+
+std::string load_calibration_section(const LoadedOutcome& loaded) {
+  if (!loaded.calibration && loaded.given_complexity == 0)
+    return "<p class=\"warn\">Load calibration failed: see modes.loaded.</p>\n";
+  std::string t = "<table class=\"kv\">\n";
+  if (loaded.calibration) {
+    calibration_rows(t, *loaded.calibration);
+  } else {
+    row(t, "source", "given");
+    row(t, "complexity", count(loaded.given_complexity));
+  }
+  row(t, "size asked", text(loaded.size.asked));
+  row(t, "size used", text_or_na(loaded.size.used));
+  row(t, "size: why", text(loaded.size.why));
+  t += "</table>\n";
+  return loaded.calibration ? t + steps_table(loaded.calibration->steps) : t;
+}
+
+std::string clock_model_table(const ClockModelReport& c) {
+  std::string t = "<table class=\"kv\">\n";
+  const json keys = clock_model_to_json(c);
+  for (const auto& [k, v] : keys.items()) {
+    if (k == "pairs") {
+      row(t, "pairs (accepted, in the result)", std::to_string(v.size()));
+    } else {
+      row(t, k, cell(v, 3));
+    }
+  }
+  return t + "</table>\n";
+}
+
+}  // namespace latlab::html

@@ -1,0 +1,124 @@
+// The result reader: a document of kind "capture" (docs/capture.md, "The
+// result"): the program, how the recording stopped, the frame sources, the
+// counts and every per-frame and per-submission figure.
+#include <fmt/format.h>
+
+#include "report/result_sections.hpp"
+
+namespace latlab::reading {
+namespace {
+
+CapturedProgram read_program(const Obj& p) {
+  CapturedProgram out;
+  const json& argv = p.array("argv");
+  for (size_t i = 0; i < argv.size(); ++i)
+    out.argv.push_back(str_value(argv[i], fmt::format("{}[{}]", p.key_path("argv"), i)));
+  out.pid = p.i64("pid");
+  out.exit_code = p.i64_or_null("exit_code");
+  out.signal = p.i64_or_null("signal");
+  out.running_when_written = p.boolean("running_when_written");
+  return out;
+}
+
+CaptureStop read_stop(const Obj& c) {
+  CaptureStop out;
+  out.stopped_by = c.str("stopped_by");
+  out.frames_limit = c.u64_or_null("frames_limit");
+  out.seconds_limit = c.number_or_null("seconds_limit");
+  c.opt("terminate", out.terminate);
+  c.opt("records_dropped", out.records_dropped);
+  c.opt("records_malformed", out.records_malformed);
+  c.opt("records_unknown", out.records_unknown);
+  return out;
+}
+
+std::vector<CaptureSourceInfo> read_sources(const Obj& doc) {
+  std::vector<CaptureSourceInfo> out;
+  const json& a = doc.array("sources");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Obj s(a[i], fmt::format("{}[{}]", doc.key_path("sources"), i));
+    out.push_back({s.i64("pid"), s.str("api"), s.str_or_empty("device"),
+                   s.str_or_empty("clock_method"), s.str("source"),
+                   s.has("present_method") ? s.str_or_empty("present_method") : std::string(),
+                   s.boolean("ended")});
+  }
+  return out;
+}
+
+NamedDistributions read_named(const Obj& o) {
+  NamedDistributions out;
+  for (auto it = o.raw().begin(); it != o.raw().end(); ++it)
+    out.emplace_back(it.key(), distribution_value(it.value(), o.key_path(it.key())));
+  return out;
+}
+
+std::vector<CaptureUnavailable> read_unavailable(const Obj& doc) {
+  std::vector<CaptureUnavailable> out;
+  const json& a = doc.array("unavailable");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Obj u(a[i], fmt::format("{}[{}]", doc.key_path("unavailable"), i));
+    out.push_back({u.str("name"), u.str("reason"), u.i64("pid")});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> read_counts(const Obj& o) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (auto it = o.raw().begin(); it != o.raw().end(); ++it)
+    out.emplace_back(it.key(), u64_value(it.value(), o.key_path(it.key())));
+  return out;
+}
+
+// Results before the screen observer (main before issue 26's second half)
+// have none: the vector stays empty.
+std::vector<CaptureScreenObserver> read_screens(const Obj& doc) {
+  std::vector<CaptureScreenObserver> out;
+  if (!doc.has("screen_observers")) return out;
+  const json& a = doc.array("screen_observers");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Obj s(a[i], fmt::format("{}[{}]", doc.key_path("screen_observers"), i));
+    CaptureScreenObserver o;
+    o.name = s.str("name");
+    o.observes = s.str("observes");
+    o.available = s.boolean("available");
+    o.reason = s.str_or_empty("reason");
+    o.display = s.str_or_empty("display");
+    const json& w = s.array("windows");
+    for (size_t k = 0; k < w.size(); ++k)
+      o.windows.push_back(u64_value(w[k], fmt::format("{}[{}]", s.key_path("windows"), k)));
+    o.frames_watched = s.u64("frames_watched");
+    o.frames_matched = s.u64("frames_matched");
+    o.events = s.u64("events");
+    o.events_unmatched = s.u64("events_unmatched");
+    o.figures = read_named(s.obj("figures"));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+void read_capture(const Obj& doc, RunResult& r) {
+  CaptureResult& c = r.capture.emplace();
+  c.program = read_program(doc.obj("program"));
+  c.stop = read_stop(doc.obj("capture"));
+  c.sources = read_sources(doc);
+  c.frames = doc.u64("frames");
+  c.submits = doc.u64("submits");
+  doc.opt("submits_without_work", c.submits_without_work);
+  doc.opt("gpu_spans_missing", c.gpu_spans_missing);
+  doc.opt("frames_with_missing_gpu", c.frames_with_missing_gpu);
+  if (doc.has("submit_spans")) c.submit_spans = read_counts(doc.obj("submit_spans"));
+  if (doc.has("present_complete")) c.present_complete = read_counts(doc.obj("present_complete"));
+  c.figures = read_named(doc.obj("figures"));
+  c.submit_figures = read_named(doc.obj("submit_figures"));
+  if (doc.has("overhead")) {
+    const Obj o = doc.obj("overhead");
+    c.layer_cpu_per_submit = o.distribution("layer_cpu_per_submit");
+    c.layer_cpu_per_present = o.distribution("layer_cpu_per_present");
+  }
+  c.unavailable = read_unavailable(doc);
+  c.screen_observers = read_screens(doc);
+}
+
+}  // namespace latlab::reading

@@ -1,0 +1,165 @@
+// The result reader: `block_order` and `diagnostics` (docs/result-schema.md):
+// the bare-loop and raw-sleep blocks, every block in run order, and
+// latlab's bookkeeping, generator, poll observer, memory and validation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/result_sections.hpp"
+
+namespace latlab::reading {
+namespace {
+
+// ns from ms written as ns / 1e6 (exact for any time a run can take).
+int64_t ns_of_ms(double ms) { return std::llround(ms * 1e6); }
+
+std::optional<Obj> diagnostic(const Obj& doc, const char* key) {
+  if (!doc.has("diagnostics")) return std::nullopt;
+  const Obj diag = doc.obj("diagnostics");
+  if (!diag.has(key)) return std::nullopt;
+  return diag.obj_or_null(key);
+}
+
+void read_bare_loop(const Obj& b, LatencyRun& run) {
+  run.reference_total = read_series(b);
+  b.opt("what", run.reference_what);
+  b.opt("latency", run.bare_total);
+  if (b.has("missing_markers")) run.reference_missing = read_missing(b.obj("missing_markers"));
+  if (!b.has("blocks")) return;
+  const json& blocks = b.array("blocks");
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const Obj o(blocks[i], fmt::format("{}.blocks[{}]", b.path(), i));
+    BlockResult r = read_path_block(o);
+    r.kind = BlockKind::bare_loop;
+    o.opt("latency", r.bare_latency);
+    run.blocks.push_back(std::move(r));
+  }
+}
+
+void read_raw_sleep(const Obj& s, LatencyRun& run) {
+  s.opt("lateness", run.raw_total);
+  s.opt("cpu_ns", run.raw_sleep_cpu_ns);  // schema_version 2
+  s.opt("wall_ns", run.raw_sleep_wall_ns);
+  if (!s.has("blocks")) return;
+  const json& blocks = s.array("blocks");
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const Obj o(blocks[i], fmt::format("{}.blocks[{}]", s.path(), i));
+    BlockResult r;
+    r.kind = BlockKind::raw_sleep;
+    r.index = o.u32("index");
+    r.order = o.u32("order");
+    r.frames_run = o.u64("frames_run");
+    o.opt("lateness", r.raw_lateness);
+    run.blocks.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+void read_other_blocks(const Obj& doc, LatencyRun& run) {
+  if (const std::optional<Obj> b = diagnostic(doc, "bare_loop")) read_bare_loop(*b, run);
+  if (const std::optional<Obj> s = diagnostic(doc, "raw_sleep")) read_raw_sleep(*s, run);
+  std::stable_sort(run.blocks.begin(), run.blocks.end(),
+                   [](const BlockResult& a, const BlockResult& b) { return a.order < b.order; });
+}
+
+void read_block_order(const Obj& doc, LatencyRun& run) {
+  if (!doc.has("block_order")) return;
+  const json& order = doc.array("block_order");
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Obj e(order[i], fmt::format("{}[{}]", doc.key_path("block_order"), i));
+    const uint32_t at = e.u32("order");
+    const auto b = std::find_if(run.blocks.begin(), run.blocks.end(),
+                                [at](const BlockResult& x) { return x.order == at; });
+    if (b == run.blocks.end()) continue;  // a block whose figures the document does not hold
+    e.opt("turn_warmup_frames", b->turn_warmup_frames);
+    if (e.has("turn_warmup_ms")) b->turn_warmup_wall_ns = ns_of_ms(e.number("turn_warmup_ms"));
+    if (b->kind != BlockKind::bare_loop && b->kind != BlockKind::raw_sleep) continue;
+    std::string mode;
+    e.opt("mode", mode);
+    for (uint32_t m = 0; m < run.modes.size(); ++m) {
+      if (run.modes[m].name == mode) b->mode = m;
+    }
+  }
+}
+
+namespace {
+
+void read_bookkeeping(const Obj& k, LatencyRun& run) {
+  if (k.has("spans")) {
+    const json& spans = k.array("spans");
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const std::string p = fmt::format("{}[{}]", k.key_path("spans"), i);
+      if (!array_of(spans[i], p).is_array() || spans[i].size() != 2)
+        fail(p, "expected [start_ns, end_ns]");
+      run.bookkeeping.push_back(
+          {i64_value(spans[i][0], p + "[0]"), i64_value(spans[i][1], p + "[1]")});
+    }
+  }
+  if (k.has("modes")) {
+    const Obj modes = k.obj("modes");
+    for (LatencyModeResult& m : run.modes) {
+      if (!modes.has(m.name)) continue;
+      const Obj b = modes.obj(m.name);
+      b.opt("frames_overlapped", m.bookkeeping.frames_overlapped);
+      b.opt("overlap", m.bookkeeping.overlap);
+      b.opt("core_latency_overlapped", m.bookkeeping.core_latency_overlapped);
+      b.opt("core_latency_clear", m.bookkeeping.core_latency_clear);
+    }
+  }
+  if (!k.has("thread_preparation_ns")) return;
+  const json& prep = k.array("thread_preparation_ns");
+  for (size_t i = 0; i < prep.size() && i < run.blocks.size(); ++i) {
+    if (!prep[i].is_null())
+      run.blocks[i].thread_preparation_ns =
+          i64_value(prep[i], fmt::format("{}[{}]", k.key_path("thread_preparation_ns"), i));
+  }
+}
+
+void read_memory(const Obj& m, RunMeta& meta) {
+  m.opt("rss_kb_before_run", meta.memory_before.rss_kb);
+  m.opt("rss_kb_after_run", meta.memory_after.rss_kb);
+  m.opt("peak_rss_kb", meta.memory_after.peak_rss_kb);
+}
+
+void read_validation(const Obj& v, RunMeta& meta) {
+  ValidationReport& out = meta.validation.emplace();
+  out.error_count = v.u64("errors");
+  const json& msgs = v.array("messages");
+  for (size_t i = 0; i < msgs.size(); ++i)
+    out.messages.push_back(str_value(msgs[i], fmt::format("{}[{}]", v.key_path("messages"), i)));
+}
+
+uint64_t read_checksum(const Obj& d) {
+  const std::string hex = d.str("cpu_checksum");
+  if (hex.empty() || hex.size() > 16 ||
+      hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    fail(d.key_path("cpu_checksum"), "expected 16 hex digits");
+  return std::stoull(hex, nullptr, 16);
+}
+
+}  // namespace
+
+void read_diagnostics(const Obj& doc, RunResult& r) {
+  if (!doc.has("diagnostics")) return;
+  const Obj d = doc.obj("diagnostics");
+  LatencyRun& run = *r.latency;
+  if (d.has("bookkeeping")) read_bookkeeping(d.obj("bookkeeping"), run);
+  if (d.has("generator")) {
+    const Obj g = d.obj("generator");
+    g.opt("cpu_ns", run.generator_cpu_ns);
+    g.opt("wall_ns", run.generator_wall_ns);
+  }
+  if (d.has("cpu_checksum")) run.cpu_checksum = read_checksum(d);
+  if (d.has("poll")) d.obj("poll").opt("ran", run.polled);
+  if (d.has("process_memory")) read_memory(d.obj("process_memory"), r.meta);
+  if (const std::optional<Obj> c = diagnostic(doc, "comparison")) {
+    if (c->has("core_latency_without_deliberate"))
+      c->obj("core_latency_without_deliberate")
+          .opt("distribution", run.core_latency_without_deliberate);
+  }
+  if (const std::optional<Obj> v = diagnostic(doc, "validation")) read_validation(*v, r.meta);
+}
+
+}  // namespace latlab::reading
