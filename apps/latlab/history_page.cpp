@@ -13,13 +13,11 @@ int write_history_page(store::ResultsStore& s, const std::vector<store::StoredRu
   std::vector<HistoryRun> loaded;
   loaded.reserve(runs.size());
   for (const store::StoredRunSummary& summary : runs) {
-    Result<ReadResult> r = s.load(summary.id);
+    Result<RunResult> r = s.load(summary.id);
     if (!r) {
       fmt::print(stderr, "latlab history: {}\n", r.error().message);
       return kExitRunFailed;
     }
-    r->text.clear();  // the figures are in the model; the document is not kept
-    r->text.shrink_to_fit();
     loaded.push_back({summary.id, summary.stored_utc, summary.fingerprint, std::move(r.value())});
   }
   return write_page("latlab history", path, render_history_html(loaded, s.name()), json);

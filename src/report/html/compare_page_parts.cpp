@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <map>
 
+#include "report/html/page_runs.hpp"
 #include "report/html/report_parts.hpp"
+#include "report/json_parts.hpp"
 
 namespace latlab::html {
 
@@ -49,7 +51,7 @@ namespace {
 
 struct LabelledRun {
   std::string label, name;
-  const ReadResult* r;
+  const RunResult* r;  // one device: a several-device run's top level
   char side;
 };
 
@@ -58,7 +60,8 @@ std::vector<LabelledRun> all_runs(const CompareSide& a, const CompareSide& b) {
   for (const auto& [s, side] : {std::pair{&a, 'A'}, std::pair{&b, 'B'}}) {
     const std::vector<std::string> labels = run_labels(*s, side);
     for (size_t i = 0; i < s->runs.size(); ++i)
-      out.push_back({labels[i], i < s->names.size() ? s->names[i] : labels[i], s->runs[i], side});
+      out.push_back({labels[i], i < s->names.size() ? s->names[i] : labels[i],
+                     &s->runs[i]->top_level(), side});
   }
   return out;
 }
@@ -74,18 +77,23 @@ void flatten(const nlohmann::json& j, const std::string& path, Items& out) {
   out.emplace_back(path, j.is_string() ? j.get<std::string>() : j.dump());
 }
 
-Items items_of(const ReadResult& r) {
-  Items out = {{"host", r.machine.hostname},      {"cpu", r.machine.cpu_model},
-               {"kernel", r.machine.kernel},      {"backend", r.device.backend},
-               {"device", r.device.name},         {"driver", r.device.driver},
-               {"latlab version", r.tool_version}};
-  flatten(nlohmann::json::parse(r.settings_json, nullptr, false), "settings", out);
-  for (const ReadMode& m : r.modes) {
-    const ReadWorkload& w = m.workload;
+Items items_of(const RunResult& r) {
+  const RunDevice d = run_device(r);
+  Items out = {{"host", r.meta.machine.hostname},
+               {"cpu", r.meta.machine.cpu_model},
+               {"kernel", r.meta.machine.kernel},
+               {"backend", d.backend},
+               {"device", d.name},
+               {"driver", d.driver},
+               {"latlab version", r.meta.tool_version}};
+  flatten(run_settings(r), "settings", out);
+  for (const RunMode& m : run_modes(r)) {
+    const FrameWorkload* w = m.workload;
     out.emplace_back(m.name + " workload",
-                     m.available ? fmt::format("{} pass(es), {}x{} {}, complexity {}", w.passes,
-                                               w.width, w.height, w.form, w.complexity)
-                                 : "not available: " + m.reason);
+                     m.available
+                         ? fmt::format("{} pass(es), {}x{} {}, complexity {}", w->passes, w->width,
+                                       w->height, form_name(w->form), w->complexity)
+                         : "not available: " + m.reason);
   }
   return out;
 }
@@ -99,13 +107,14 @@ std::string runs_table(const CompareSide& a, const CompareSide& b) {
       "class=\"text\">device</th><th class=\"text\">driver</th><th class=\"text\">latlab</th><th "
       "class=\"text\">partial</th></tr>\n";
   for (const LabelledRun& r : all_runs(a, b)) {
+    const RunDevice d = run_device(*r.r);
     t += fmt::format(
         "<tr><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td "
         "class=\"text\">{}</td><td class=\"text\">{} ({})</td><td class=\"text\">{}</td><td "
         "class=\"text\">{}</td><td class=\"text\">{}</td></tr>\n",
-        r.label, escape(r.name), escape(r.r->created_utc), escape(r.r->machine.hostname),
-        escape(r.r->device.name), escape(r.r->device.backend), escape(r.r->device.driver),
-        escape(r.r->tool_version), r.r->partial ? "yes: " + escape(r.r->partial_reason) : "no");
+        r.label, escape(r.name), escape(r.r->meta.created_utc), escape(r.r->meta.machine.hostname),
+        escape(d.name), escape(d.backend), escape(d.driver), escape(r.r->meta.tool_version),
+        r.r->partial() ? "yes: " + escape(r.r->partial_reason()) : "no");
   }
   return t + "</table>\n";
 }

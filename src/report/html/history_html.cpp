@@ -8,57 +8,62 @@
 #include <map>
 #include <tuple>
 
+#include "report/compare_parts.hpp"
 #include "report/html/history_parts.hpp"
 #include "report/html/html_page.hpp"
+#include "report/html/page_runs.hpp"
 #include "report/html/report_parts.hpp"
 
 namespace latlab {
 namespace html {
 
-std::optional<double> figure_value(const ReadResult& r, const Figure& f) {
-  const ReadMode* m = r.find_mode(f.mode);
-  if (m == nullptr || !m->available) return std::nullopt;
-  const Distribution* d = m->total.find(f.observer);
+std::optional<double> figure_value(const RunResult& r, const Figure& f) {
+  const Distribution* d = compare::total_of(r.top_level(), f.mode, f.observer);
   if (d == nullptr || d->empty()) return std::nullopt;
   return f.statistic == "p50" ? d->p50 : d->p99;
 }
 
-std::string why_missing(const ReadResult& r, const Figure& f) {
-  if (r.kind != "latency_run") return "a " + r.kind + ": no latency mode";
-  const ReadMode* m = r.find_mode(f.mode);
-  if (m == nullptr) return "this run has no " + f.mode + " mode (--mode " + r.settings_mode + ")";
+std::string why_missing(const RunResult& result, const Figure& f) {
+  const RunResult& r = result.top_level();
+  if (r.kind() != "latency_run") return "a " + std::string(r.kind()) + ": no latency mode";
+  const std::vector<RunMode> modes = run_modes(r);
+  const auto m =
+      std::find_if(modes.begin(), modes.end(), [&](const RunMode& x) { return x.name == f.mode; });
+  if (m == modes.end()) return "this run has no " + f.mode + " mode (--mode " + r.meta.mode + ")";
   if (!m->available) return f.mode + " was not available: " + m->reason;
   return "no frame has " + f.observer + " (e.g. the poll observer was off)";
 }
 
-std::string settings_summary(const ReadResult& r) {
-  const nlohmann::json s = nlohmann::json::parse(r.settings_json, nullptr, false);
+std::string settings_summary(const RunResult& result) {
+  const RunResult& r = result.top_level();
+  const nlohmann::json s = run_settings(r);
   auto item = [&](const char* key) {
     return s.is_object() && s.contains(key) ? s.at(key).dump() : std::string("?");
   };
-  std::string out = fmt::format(
-      "mode {}, backend {}, frames {}, blocks {}, seed {}", r.settings_mode, r.settings_backend,
-      r.frames ? std::to_string(*r.frames) : "?", r.blocks ? std::to_string(*r.blocks) : "?",
-      r.seed ? std::to_string(*r.seed) : "?");
+  const LatencyRunDesc* desc = r.latency ? &r.latency->desc : nullptr;
+  std::string out = fmt::format("mode {}, backend {}, frames {}, blocks {}, seed {}", r.meta.mode,
+                                r.meta.backend, desc ? std::to_string(desc->frames) : "?",
+                                desc ? std::to_string(desc->blocks) : "?",
+                                desc ? std::to_string(desc->schedule.seed) : "?");
   if (s.is_object() && s.contains("interval_ms") && s.at("interval_ms").is_object())
     out += fmt::format(", interval {}-{} ms",
                        s.at("interval_ms").value("min", nlohmann::json()).dump(),
                        s.at("interval_ms").value("max", nlohmann::json()).dump());
   out += ", cpu iterations " + item("cpu_step_iterations") + ", poll " + item("poll_completion");
-  for (const ReadMode& m : r.modes) {
+  for (const RunMode& m : run_modes(r)) {
     if (!m.available) continue;
-    out += fmt::format("; {} {} pass(es) {}x{} complexity {}", m.name, m.workload.passes,
-                       m.workload.width, m.workload.height, m.workload.complexity);
+    out += fmt::format("; {} {} pass(es) {}x{} complexity {}", m.name, m.workload->passes,
+                       m.workload->width, m.workload->height, m.workload->complexity);
   }
   return out;
 }
 
 std::string run_hover(const HistoryRun& h) {
-  const ReadResult& r = h.result;
+  const RunResult& r = h.result.top_level();
+  const RunDevice d = run_device(r);
   return fmt::format("run {} | created {} | {} / {} ({}, {}) | latlab {}{} | {}", h.id,
-                     r.created_utc, r.machine.hostname, r.device.name, r.device.backend,
-                     r.device.driver, r.tool_version, r.partial ? " | partial" : "",
-                     settings_summary(r));
+                     r.meta.created_utc, r.meta.machine.hostname, d.name, d.backend, d.driver,
+                     r.meta.tool_version, r.partial() ? " | partial" : "", settings_summary(r));
 }
 
 }  // namespace html
@@ -91,10 +96,12 @@ std::map<std::string, size_t> machines_of(const std::vector<const HistoryRun*>& 
     if (out.count(h->fingerprint)) continue;
     const size_t k = out.size();
     out[h->fingerprint] = k;
+    const RunResult& r = h->result.top_level();
+    const html::RunDevice d = html::run_device(r);
     legend += fmt::format(
         "<li><span style=\"color:{}\">&#9679;</span> {} / {} ({}, {}), fingerprint {}</li>\n",
-        html::machine_colour(k), escape(h->result.machine.hostname), escape(h->result.device.name),
-        escape(h->result.device.backend), escape(h->result.device.driver), escape(h->fingerprint));
+        html::machine_colour(k), escape(r.meta.machine.hostname), escape(d.name), escape(d.backend),
+        escape(d.driver), escape(h->fingerprint));
   }
   return out;
 }
@@ -107,7 +114,7 @@ std::string figures_table(const std::vector<const HistoryRun*>& runs,
   t += "</tr>\n";
   for (const HistoryRun* h : runs) {
     t += fmt::format("<tr data-run=\"{0}\"><td>{0}</td><td class=\"text\">{1}</td>", h->id,
-                     escape(h->result.created_utc));
+                     escape(h->result.top_level().meta.created_utc));
     for (const Figure& f : figures) {
       const std::optional<double> v = html::figure_value(h->result, f);
       t += v ? fmt::format("<td>{:.2f}</td>", *v)
@@ -125,12 +132,13 @@ std::string runs_table(const std::vector<const HistoryRun*>& runs) {
       "<table class=\"runs\"><tr><th>run</th><th class=\"text\">host / device (backend, "
       "driver)</th><th class=\"text\">latlab</th><th class=\"text\">settings</th></tr>\n";
   for (const HistoryRun* h : runs) {
-    const ReadResult& r = h->result;
+    const RunResult& r = h->result.top_level();
+    const html::RunDevice d = html::run_device(r);
     t += fmt::format(
         "<tr><td>{}</td><td class=\"text\">{} / {} ({}, {})</td><td class=\"text\">{}{}</td><td "
         "class=\"text\">{}</td></tr>\n",
-        h->id, escape(r.machine.hostname), escape(r.device.name), escape(r.device.backend),
-        escape(r.device.driver), escape(r.tool_version), r.partial ? ", partial" : "",
+        h->id, escape(r.meta.machine.hostname), escape(d.name), escape(d.backend), escape(d.driver),
+        escape(r.meta.tool_version), r.partial() ? ", partial" : "",
         escape(html::settings_summary(r)));
   }
   return t + "</table>\n";
@@ -142,7 +150,8 @@ std::string render_history_html(std::span<const HistoryRun> all, std::string_vie
   std::vector<const HistoryRun*> runs;
   for (const HistoryRun& h : all) runs.push_back(&h);
   std::sort(runs.begin(), runs.end(), [](const HistoryRun* a, const HistoryRun* b) {
-    return std::tie(a->result.created_utc, a->id) < std::tie(b->result.created_utc, b->id);
+    return std::tie(a->result.top_level().meta.created_utc, a->id) <
+           std::tie(b->result.top_level().meta.created_utc, b->id);
   });
   const std::vector<Figure> figures = figures_of(runs);
   std::string legend;

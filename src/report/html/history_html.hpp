@@ -12,16 +12,17 @@
 #include <string>
 #include <string_view>
 
-#include "report/result_reader.hpp"
+#include "latlab/bench/run_result.hpp"
 
 namespace latlab {
 
-// One stored run: its store id, fingerprint and result (its `text` is not used).
+// One stored run: its store id, fingerprint and result (as read back; a
+// several-device run shows its top-level device).
 struct HistoryRun {
   int64_t id = 0;
   std::string stored_utc;
   std::string fingerprint;  // machine, driver and device (store.md)
-  ReadResult result;
+  RunResult result;
 };
 
 // The page for `runs` (any order: shown by created time, then id); `store`

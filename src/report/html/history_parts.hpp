@@ -19,13 +19,13 @@ struct Figure {
 };
 
 // The figure of run `r`, us; nullopt when the run does not have it.
-std::optional<double> figure_value(const ReadResult& r, const Figure& f);
+std::optional<double> figure_value(const RunResult& r, const Figure& f);
 
 // Why `r` has no value of `f` (for a gap's hover text).
-std::string why_missing(const ReadResult& r, const Figure& f);
+std::string why_missing(const RunResult& r, const Figure& f);
 
 // The settings that shape a run's frames, on one line.
-std::string settings_summary(const ReadResult& r);
+std::string settings_summary(const RunResult& r);
 
 // A run's hover text: id, time, machine, device, version, settings.
 std::string run_hover(const HistoryRun& h);
