@@ -18,6 +18,9 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
+#include "file_plan.hpp"
+#include "page_files.hpp"
+#include "report/html/compare_html.hpp"
 #include "report/result_reader.hpp"
 #include "report/run_comparison.hpp"
 #include "report/store/results_store.hpp"
@@ -37,6 +40,8 @@ struct CompareCliOptions {
   bool allow_different_settings = false;
   bool json = false;
   int section = -1;  // --section: the device section of a several-device run (< 0: not given)
+  // --report: the comparison page ("" = none)
+  std::string report;
 };
 
 // Largest id range one argument may name (a typo such as 1-99999 is refused,
@@ -190,12 +195,19 @@ int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
   }
   plan.a = std::move(a_items.value());
   plan.b = std::move(b_items.value());
+  PageFiles files{o.report, o.json, {}, std::nullopt};
   for (const std::vector<SideItem>* side : {&plan.a, &plan.b}) {
     for (const SideItem& i : *side) {
-      if (i.file.empty()) return store_location_exit("latlab compare", o.store);
+      if (i.file.empty())
+        files.store = o.store;
+      else
+        files.inputs.push_back(i.file);
     }
   }
-  return kExitOk;
+  if (files.store) {
+    if (const int rc = store_location_exit("latlab compare", o.store); rc != kExitOk) return rc;
+  }
+  return o.report.empty() ? kExitOk : check_page_files("latlab compare", files);
 }
 
 int compare(const CompareCliOptions& o, const ComparePlan& plan) {
@@ -222,15 +234,22 @@ int compare(const CompareCliOptions& o, const ComparePlan& plan) {
     cs.names = l.names;
     return cs;
   };
-  Result<Comparison> c = compare_sides(side(a.value()), side(b.value()), co);
+  const CompareSide side_a = side(a.value()), side_b = side(b.value());
+  Result<Comparison> c = compare_sides(side_a, side_b, co);
   if (!c) {
     std::fprintf(stderr, "latlab compare: %s\n", c.error().message.c_str());
     return kExitUsage;
   }
   if (o.json) {
     std::fputs(comparison_json(c.value()).c_str(), stdout);
-  } else {
+  } else if (!names_stdout(o.report)) {  // --report -: the page is the output
     std::fputs(format_comparison(c.value()).c_str(), stdout);
+  }
+  // Written whatever the calls, also when the gate fails (exit 5).
+  if (!o.report.empty()) {
+    const std::string page = render_compare_html(c.value(), side_a, side_b);
+    if (const int rc = write_page("latlab compare", o.report, page, o.json); rc != kExitOk)
+      return rc;
   }
   return c->fails ? kExitRegression : kExitOk;
 }
@@ -268,6 +287,9 @@ CommandRunner setup(CLI::App& app) {
                 "workload, CPU step cost) as an intended change; blocks of different sizes are "
                 "still not tested against each other");
   sub->add_flag("--json", opts->json, "Print the comparison as JSON");
+  sub->add_option("--report", opts->report,
+                  "Also write the comparison as one self-contained HTML page (atomically; "
+                  "'-' for stdout)");
   sub->add_option("--section", opts->section,
                   "Runs of several devices (run --device all): compare device section N of every "
                   "run (default: each run's top-level device, the first that ran)")

@@ -10,6 +10,9 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
+#include "file_plan.hpp"
+#include "history_page.hpp"
+#include "page_files.hpp"
 #include "report/store/results_store.hpp"
 
 namespace latlab::cli {
@@ -19,6 +22,7 @@ struct HistoryOptions {
   std::string store;
   size_t limit = 20;
   bool json = false;
+  std::string report;  // --report: the history page ("" = none)
 };
 
 std::string us(std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
@@ -78,6 +82,12 @@ int history(const HistoryOptions& o) {
     std::fprintf(stderr, "latlab history: %s\n", runs.error().message.c_str());
     return kExitRunFailed;
   }
+  if (!o.report.empty()) {
+    if (const int rc = write_history_page(*s.value(), runs.value(), o.report, o.json);
+        rc != kExitOk)
+      return rc;
+    if (names_stdout(o.report)) return kExitOk;  // --report -: the page is the output
+  }
   if (o.json) {
     print_json(runs.value(), s.value()->name());
     return kExitOk;
@@ -121,8 +131,15 @@ CommandRunner setup(CLI::App& app) {
       ->transform(unsigned_in(1, 1'000'000))
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON instead of the table");
-  return {[opts] { return store_location_exit("latlab history", opts->store); },
-          [opts] { return history(*opts); }};
+  sub->add_option("--report", opts->report,
+                  "Also write the listed runs' key figures across time as one self-contained "
+                  "HTML page (atomically; '-' for stdout)");
+  auto check = [opts] {
+    const int rc = store_location_exit("latlab history", opts->store);
+    if (rc != kExitOk || opts->report.empty()) return rc;
+    return check_page_files("latlab history", {opts->report, opts->json, {}, opts->store});
+  };
+  return {check, [opts] { return history(*opts); }};
 }
 
 const RegisterCommand kRegister{{"history", setup, 61}};

@@ -1,0 +1,44 @@
+// Pieces of the comparison page (compare_html.cpp puts them together).
+// Private to src/report/html.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/run_comparison.hpp"
+
+namespace latlab::html {
+
+// The samples of `r` the comparison's unit tested: each run's total (runs)
+// or each block's value (blocks), us.
+const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, char side);
+
+// Whether the row had a test (its call is not no_data or too_few_*).
+bool row_tested(const CompareRow& r);
+
+// CSS class of a call: call-regression, call-improvement, call-none (no
+// significant change), call-untested.
+const char* call_class(ChangeCall c);
+
+// A value in us with two decimals, or the page's visible "n/a".
+std::string us_cell(std::optional<double> v);
+
+// Per mode: each row's relative shift with its interval, coloured by its call.
+std::string shift_chart(const Comparison& c, const std::string& mode);
+
+// Per mode and series: both sides' samples of p50 and p99 on one axis each.
+std::string samples_chart(const Comparison& c, const std::string& mode, const std::string& series);
+
+// Each run of both sides: label, name, created, machine, device, version.
+std::string runs_table(const CompareSide& a, const CompareSide& b);
+
+// The settings (result `settings`, machine, device, driver, version, each
+// mode's workload) whose value is not the same in every run; a sentence when
+// all agree.
+std::string settings_diff_table(const CompareSide& a, const CompareSide& b);
+
+// The labels compare gives the runs of a side: "A" alone, else A1, A2, ...
+std::vector<std::string> run_labels(const CompareSide& s, char side);
+
+}  // namespace latlab::html
