@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <utility>
 
 #include "report/html/report_parts.hpp"
 
@@ -105,36 +106,50 @@ std::string svg_bar(const LatencyModeResult& m, double y, double scale) {
   }
   return s + fmt::format(
                  "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" "
-                 "dominant-baseline=\"middle\">{} us</text>\n",
+                 "dominant-baseline=\"middle\">sum {} us</text>\n",
                  x + 4, y + kRowHeight / 2 - 3, number(sum));
 }
 
+// A mode's stage medians summed (us; n/a stages left out), and its n/a stages.
+std::pair<double, size_t> bar_extent(const LatencyModeResult& m) {
+  double sum = 0;
+  size_t gaps = 0;
+  for (const Stage& st : kStages) {
+    const std::optional<double> v = median(m, st.series);
+    if (v)
+      sum += std::max(0.0, *v);
+    else
+      ++gaps;
+  }
+  return {sum, gaps};
+}
+
+// One bar per mode on one scale; when the longest bar is more than 10x the
+// shortest, each bar on its own scale (said on the page) so neither is a sliver.
 std::string breakdown_svg(const LatencyRun& run, const std::string& prefix) {
-  double longest = 0;
+  double longest = 0, shortest = 0;
   size_t most_gaps = 0;
-  for (const LatencyModeResult& m : run.modes) {
-    double sum = 0;
-    size_t gaps = 0;
-    for (const Stage& st : kStages) {
-      const std::optional<double> v = median(m, st.series);
-      if (v)
-        sum += std::max(0.0, *v);
-      else
-        ++gaps;
-    }
+  for (size_t i = 0; i < run.modes.size(); ++i) {
+    const auto [sum, gaps] = bar_extent(run.modes[i]);
     longest = std::max(longest, sum);
+    shortest = i == 0 ? sum : std::min(shortest, sum);
     most_gaps = std::max(most_gaps, gaps);
   }
-  const double room = kSvgWidth - kLabelWidth - 70 - static_cast<double>(most_gaps) * kGapWidth;
-  const double scale = longest > 0 ? room / longest : 0;
+  const bool own_scale = shortest > 0 && longest > 10 * shortest;
+  const double room = kSvgWidth - kLabelWidth - 120 - static_cast<double>(most_gaps) * kGapWidth;
   const double height = kRowHeight * static_cast<double>(run.modes.size());
-  std::string s = fmt::format(
+  std::string s = own_scale ? "<p>The modes' bars differ by more than 10\u00d7: each bar is "
+                              "drawn on its own scale (full width = its own sum).</p>\n"
+                            : "<p>All bars on one scale.</p>\n";
+  s += fmt::format(
       "<svg id=\"{}breakdown-svg\" class=\"breakdown\" role=\"img\" viewBox=\"0 0 {} {}\" "
       "width=\"{}\" height=\"{}\" font-size=\"12\"><title>Stage medians per mode (us), "
       "in path order</title>\n",
       prefix, kSvgWidth, height, kSvgWidth, height);
-  for (size_t i = 0; i < run.modes.size(); ++i)
-    s += svg_bar(run.modes[i], kRowHeight * static_cast<double>(i), scale);
+  for (size_t i = 0; i < run.modes.size(); ++i) {
+    const double sum = own_scale ? bar_extent(run.modes[i]).first : longest;
+    s += svg_bar(run.modes[i], kRowHeight * static_cast<double>(i), sum > 0 ? room / sum : 0);
+  }
   return s + "</svg>\n";
 }
 
