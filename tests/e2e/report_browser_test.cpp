@@ -33,6 +33,9 @@ constexpr const char* kProbe = R"js(JSON.stringify((function () {
   var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
   return {
     status: window.latlabReport || null,
+    headlines: document.querySelectorAll("div.headline table.headline td").length,
+    breakdown_rows: document.querySelectorAll("table.breakdown tr[data-stage]").length,
+    breakdown_bars: document.querySelectorAll("svg.breakdown rect title").length,
     charts: charts.map(function (el) {
       var c = el.querySelector("canvas");
       if (!c || c.width === 0 || c.height === 0) return { id: el.id, painted: 0 };
@@ -81,6 +84,11 @@ void expect_page_draws(const std::string& chromium, const TempDir& dir, const fs
   ASSERT_TRUE(page["status"].is_object()) << "the report's script did not run: " << page.dump();
   const int expected = page["status"]["charts"];
   EXPECT_GT(expected, min_charts);
+  // The headline and where the time goes are plain HTML (and SVG) in the DOM.
+  EXPECT_GT(page["headlines"].get<int>(), 0) << "no headline";
+  EXPECT_EQ(page["breakdown_rows"].get<int>() % 7, 0);
+  EXPECT_GE(page["breakdown_rows"].get<int>(), 7) << "no breakdown table";
+  EXPECT_GT(page["breakdown_bars"].get<int>(), 0) << "no breakdown bars";
   EXPECT_EQ(page["status"]["drawn"], expected);
   EXPECT_EQ(page["charts"].size(), static_cast<size_t>(expected));
   for (const auto& c : page["charts"]) EXPECT_GT(c["painted"].get<int>(), 100) << c["id"];
@@ -127,6 +135,11 @@ TEST(ReportBrowser, EveryChartDrawsWithoutErrorsOrRequests) {
       "--interval-ms 10-12 --out " +
       json.string() + " --report " + html.string());
   ASSERT_EQ(run.rc, 0) << run.output;
+  // Without JavaScript: the headline and the breakdown are in the file itself.
+  const std::string file = slurp(html);
+  EXPECT_NE(file.find("<div class=\"headline\" id=\"r0-headline\">"), std::string::npos);
+  EXPECT_NE(file.find("<table class=\"breakdown\" id=\"r0-breakdown\">"), std::string::npos);
+  EXPECT_NE(file.find("<svg id=\"r0-breakdown-svg\""), std::string::npos);
   // 11 series x (histogram + percentiles) + timelines + clock
   expect_page_draws(chromium, dir, html, 20);
 }

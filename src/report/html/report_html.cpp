@@ -54,7 +54,8 @@ std::string run_section(const ReportInput& in, size_t index, json& charts) {
   s += "<p>kind " + html::text(r.kind()) + ", device " + device_line(r) + ", created " +
        html::text(r.meta.created_utc) + "</p>\n";
   if (r.capture) return s + html::capture_section(r, prefix, charts) + "</section>\n";
-  s += "<h3>Unavailable and missing</h3>\n" + html::unavailable_list(r);
+  s += "<h3>At a glance</h3>\n" + html::headline(r, device_line(r), prefix);
+  if (r.latency) s += html::where_the_time_goes(*r.latency, prefix);
   s += "<h3>Modes</h3>\n" + html::modes_table(r);
   s += html::performance_table(r.performance);
   if (r.latency) s += latency_parts(r, prefix, charts);

@@ -59,6 +59,13 @@ std::string load_calibration_section(const LoadedOutcome& loaded);
 std::string clock_model_table(const ClockModelReport& c);
 std::string performance_table(const PerformanceOutcome& p);
 
+// The top of a run's section: per mode the observers' p50/p99 (ids
+// "<prefix>hl-<mode index>-<series>-p50"), `device`, what is unavailable.
+std::string headline(const RunResult& r, const std::string& device, const std::string& prefix);
+// Per mode the stage medians in path order: an inline SVG bar each, and the
+// table "<prefix>breakdown" (a row per stage, `data-stage` its key).
+std::string where_the_time_goes(const LatencyRun& run, const std::string& prefix);
+
 // A capture result's section: what it ran and how, its sources, counts,
 // figures and their chart (into `charts`).
 std::string capture_section(const RunResult& r, const std::string& prefix, json& charts);
