@@ -76,17 +76,26 @@ extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
 const char* kManifest = "VkLayer_latlab_capture.json";
 
-// Where the layer's manifest is: $LATLAB_CAPTURE_LAYER_DIR, the install
-// tree beside this executable (../share/latlab/layers), or the build tree.
-std::string find_layer_dir() {
+// The folders to search for a capture file: only $env when it is set (an
+// explicit choice, e.g. a packed copy, is never overridden), else the
+// install tree beside this executable (../share/latlab/layers), then the
+// build tree.
+std::vector<std::filesystem::path> capture_dirs(const char* env, const char* build_dir) {
   namespace fs = std::filesystem;
+  if (const char* e = std::getenv(env); e != nullptr && *e != '\0') return {fs::path(e)};
   std::vector<fs::path> dirs;
-  if (const char* e = std::getenv("LATLAB_CAPTURE_LAYER_DIR"); e != nullptr && *e != '\0')
-    dirs.emplace_back(e);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "latlab" / "layers");
-  if (*LATLAB_CAPTURE_BUILD_LAYER_DIR != '\0') dirs.emplace_back(LATLAB_CAPTURE_BUILD_LAYER_DIR);
+  if (*build_dir != '\0') dirs.emplace_back(build_dir);
+  return dirs;
+}
+
+// Where the layer's manifest is, "" when no folder has it.
+std::string find_layer_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto dirs = capture_dirs("LATLAB_CAPTURE_LAYER_DIR", LATLAB_CAPTURE_BUILD_LAYER_DIR);
   for (const auto& d : dirs) {
     if (fs::exists(d / kManifest, ec)) return d.string();
   }
@@ -95,18 +104,12 @@ std::string find_layer_dir() {
 
 const char* kGlInterposer = "libLatlabGlCapture.so";
 
-// The GL interposer's path: in $LATLAB_CAPTURE_GL_DIR, the install tree
-// beside this executable (../share/latlab/layers, with the layer), or the
-// build tree; "" when none has it (a build without OpenGL).
+// The GL interposer's path, "" when no folder has it (a build without
+// OpenGL).
 std::string find_gl_interposer() {
   namespace fs = std::filesystem;
-  std::vector<fs::path> dirs;
-  if (const char* e = std::getenv("LATLAB_CAPTURE_GL_DIR"); e != nullptr && *e != '\0')
-    dirs.emplace_back(e);
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "latlab" / "layers");
-  if (*LATLAB_CAPTURE_BUILD_GL_DIR != '\0') dirs.emplace_back(LATLAB_CAPTURE_BUILD_GL_DIR);
+  const auto dirs = capture_dirs("LATLAB_CAPTURE_GL_DIR", LATLAB_CAPTURE_BUILD_GL_DIR);
   for (const auto& d : dirs) {
     if (fs::exists(d / kGlInterposer, ec)) return fs::absolute(d / kGlInterposer, ec).string();
   }
@@ -140,7 +143,15 @@ struct CaptureRun {
   std::string screen_why;  // why it is unavailable ("" while it is not)
   std::vector<capture::WatchedWindow> watched;
   size_t windows_seen = 0;
+  // What capture could not attach (its file is missing): name, reason.
+  std::vector<std::pair<std::string, std::string>> not_attached;
 };
+
+// Whether capture attached `what` (its file was found).
+bool attached(const CaptureRun& run, std::string_view what) {
+  return std::none_of(run.not_attached.begin(), run.not_attached.end(),
+                      [&](const auto& n) { return n.first == what; });
+}
 
 // Watches the windows the program's sources reported since the last call.
 void watch_new_windows(CaptureRun& run) {
@@ -279,6 +290,7 @@ CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)];
   c.layer_cpu_per_present =
       s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)];
+  for (const auto& [name, why] : run.not_attached) c.unavailable.push_back({name, why, run.pid});
   for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
   c.screen_observers.push_back(screen_of(run, sc));
   return c;
@@ -382,10 +394,15 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   }
   if (run.stream.sources().empty()) {
     std::fprintf(stderr,
-                 "latlab capture: the layer never reported: the program made no Vulkan device, "
-                 "or the Vulkan loader did not load VK_LAYER_LATLAB_capture (VK_LOADER_DEBUG=layer "
-                 "shows its search); nor did the GL interposer: the program swapped no GLX or "
-                 "EGL buffers it saw (docs/capture.md says which programs it cannot see)\n");
+                 "latlab capture: no source reported: %s; %s (docs/capture.md says which "
+                 "programs it cannot see)\n",
+                 attached(run, "vulkan_layer")
+                     ? "the program made no Vulkan device, or the Vulkan loader did not load "
+                       "VK_LAYER_LATLAB_capture (VK_LOADER_DEBUG=layer shows its search)"
+                     : "the Vulkan layer was not attached (its manifest is missing)",
+                 attached(run, "gl_interposer")
+                     ? "the program swapped no GLX or EGL buffers the GL interposer saw"
+                     : "the GL interposer was not attached (its library is missing)");
   } else {
     size_t vk = 0;
     size_t gl = 0;
@@ -441,22 +458,30 @@ ProgramEnd decode(int status) {
 }
 
 int capture_main(CaptureOptions& o) {
+  // Each API's attachment is optional: a missing one is said, listed
+  // unavailable in the result, and the other still captures.
+  CaptureRun run;
   const std::string layer_dir = find_layer_dir();
   if (layer_dir.empty()) {
-    std::fprintf(stderr,
-                 "latlab capture: the layer's manifest %s is not installed beside latlab "
-                 "(../share/latlab/layers) nor in the build tree; set LATLAB_CAPTURE_LAYER_DIR "
-                 "to its folder\n",
-                 kManifest);
-    return kExitMissingCapability;
+    run.not_attached.emplace_back(
+        "vulkan_layer", std::string("the layer's manifest ") + kManifest +
+                            " is not installed beside latlab (../share/latlab/layers) nor in the "
+                            "build tree (set LATLAB_CAPTURE_LAYER_DIR to its folder): Vulkan "
+                            "programs are not captured");
   }
   const std::string gl_interposer = find_gl_interposer();
   if (gl_interposer.empty()) {
-    std::fprintf(stderr,
-                 "latlab capture: the GL interposer %s is not installed beside latlab nor in the "
-                 "build tree (set LATLAB_CAPTURE_GL_DIR to its folder): OpenGL programs are not "
-                 "captured\n",
-                 kGlInterposer);
+    run.not_attached.emplace_back(
+        "gl_interposer", std::string("the GL interposer ") + kGlInterposer +
+                             " is not installed beside latlab nor in the build tree (set "
+                             "LATLAB_CAPTURE_GL_DIR to its folder): OpenGL programs are not "
+                             "captured");
+  }
+  for (const auto& [name, why] : run.not_attached)
+    std::fprintf(stderr, "latlab capture: %s\n", why.c_str());
+  if (run.not_attached.size() == 2) {
+    std::fprintf(stderr, "latlab capture: nothing to attach\n");
+    return kExitMissingCapability;
   }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -474,7 +499,6 @@ int capture_main(CaptureOptions& o) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  CaptureRun run;
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
@@ -486,13 +510,15 @@ int capture_main(CaptureOptions& o) {
     sigaction(SIGTERM, &old_term, nullptr);
     const int child_fd = fcntl(sv[1], F_DUPFD, 3);  // without CLOEXEC: it survives exec
     setenv(capture::kCaptureFdEnv, std::to_string(child_fd).c_str(), 1);
-    setenv("VK_ADD_LAYER_PATH", prepend("VK_ADD_LAYER_PATH", layer_dir, ':').c_str(), 1);
-    // Loaders before VK_ADD_LAYER_PATH (Debian 12's 1.3.239 among them)
-    // search only VK_LAYER_PATH when it is set.
-    if (const char* lp = std::getenv("VK_LAYER_PATH"); lp != nullptr && *lp != '\0')
-      setenv("VK_LAYER_PATH", prepend("VK_LAYER_PATH", layer_dir, ':').c_str(), 1);
-    setenv("VK_INSTANCE_LAYERS",
-           prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
+    if (!layer_dir.empty()) {
+      setenv("VK_ADD_LAYER_PATH", prepend("VK_ADD_LAYER_PATH", layer_dir, ':').c_str(), 1);
+      // Loaders before VK_ADD_LAYER_PATH (Debian 12's 1.3.239 among them)
+      // search only VK_LAYER_PATH when it is set.
+      if (const char* lp = std::getenv("VK_LAYER_PATH"); lp != nullptr && *lp != '\0')
+        setenv("VK_LAYER_PATH", prepend("VK_LAYER_PATH", layer_dir, ':').c_str(), 1);
+      setenv("VK_INSTANCE_LAYERS",
+             prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
+    }
     // The GL interposer after the program's own preloads (theirs wrap first).
     if (!gl_interposer.empty()) {
       const char* old = std::getenv("LD_PRELOAD");

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -240,6 +241,36 @@ TEST_F(CaptureGl, Es2gearsEglSwapsAreCaptured) {
     EXPECT_EQ(j["submit_spans"]["measured"], 29) << "all but frame 0";
     EXPECT_TRUE(lists_unavailable(j, "disjoint_detection")) << "GLES";
   }
+}
+
+// A missing Vulkan layer costs only Vulkan: a GL program is still captured,
+// and the result says why Vulkan programs were not.
+TEST_F(CaptureGl, WithoutTheVulkanLayerAGlProgramIsStillCaptured) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto empty = dir_.path / "no_layer";
+  std::filesystem::create_directories(empty);
+  const CliResult r = run_cli("capture --out " + out + " --frames 5 --terminate -- glxgears",
+                              CliOptions{env_ + " LATLAB_CAPTURE_LAYER_DIR=" + empty.string()});
+  EXPECT_EQ(r.rc, 128 + 15) << "the program's own end, not a refusal: " << r.output;
+  EXPECT_NE(r.output.find("Vulkan programs are not captured"), std::string::npos) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 5) << r.output;
+  EXPECT_TRUE(lists_unavailable(j, "vulkan_layer")) << j["unavailable"].dump(1);
+}
+
+// Neither attachment found: refused before the program starts.
+TEST_F(CaptureGl, WithNeitherAttachmentCaptureRefusesBeforeStarting) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto empty = dir_.path / "nothing";
+  const auto started = dir_.path / "started";
+  std::filesystem::create_directories(empty);
+  const CliResult r = run_cli("capture --out " + out + " -- touch " + started.string(),
+                              CliOptions{env_ + " LATLAB_CAPTURE_LAYER_DIR=" + empty.string() +
+                                         " LATLAB_CAPTURE_GL_DIR=" + empty.string()});
+  EXPECT_EQ(r.rc, 3) << r.output;
+  EXPECT_NE(r.output.find("nothing to attach"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(started)) << "the program ran";
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused command writes nothing";
 }
 
 // A program of ours that checks, around every swap, what the interposer must

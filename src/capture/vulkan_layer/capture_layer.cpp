@@ -121,13 +121,18 @@ struct DeviceFns {
   PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
   PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
   PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+  PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
   PFN_vkWaitForPresentKHR WaitForPresentKHR = nullptr;
   PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
 };
 
 // The layer's timestamps on one queue family: a query pool of kSlots pairs
 // and, per pair, a begin and an end command buffer recorded once
-// (simultaneous use: a slot is reused once its pair was read).
+// (simultaneous use: a slot is reused once its pair was read). The begin
+// command buffer resets its pair itself: no host query reset is needed, and
+// the reset is ordered with the writes on the queue (a host reset after a
+// read is not, for the validation layer: it retires a submit only at the
+// program's fence wait and then takes the pair for written again).
 struct FamilyTiming {
   uint32_t family = 0;
   bool can_time = false;
@@ -205,7 +210,6 @@ struct DeviceData {
   InstanceData* instance = nullptr;
   PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
   DeviceFns fn;
-  PFN_vkResetQueryPoolEXT ResetQueryPool = nullptr;
   uint64_t source = 0;
   bool active = false;  // a capture is listening: time and send
   std::unique_ptr<VulkanAttachment> attachment;
@@ -257,6 +261,51 @@ DeviceData* device_of(void* key) {
   return it == g_devices.end() ? nullptr : it->second.get();
 }
 
+// The submit path's lookup: a queue's device and timing without a lock or a
+// hash (two of those cost the program about 0.2 us a submit on the H200).
+// Entries are appended by vkGetDeviceQueue*, never reused, and cleared when
+// their device is destroyed; a reader matches only its own queue, whose
+// device is alive while it submits (the program's external synchronisation).
+struct QueueEntry {
+  std::atomic<VkQueue> queue{VK_NULL_HANDLE};
+  std::atomic<DeviceData*> device{nullptr};
+  std::atomic<FamilyTiming*> family{nullptr};
+};
+constexpr size_t kQueueEntries = 256;  // past that, the locked maps
+QueueEntry g_queue_entries[kQueueEntries];
+std::atomic<size_t> g_queue_count{0};
+std::mutex g_queue_append_mu;
+
+void publish_queue(VkQueue q, DeviceData* d, FamilyTiming* fam) {
+  std::lock_guard lock(g_queue_append_mu);
+  const size_t n = g_queue_count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i) {
+    if (g_queue_entries[i].queue.load(std::memory_order_relaxed) == q) return;
+  }
+  if (n == kQueueEntries) return;
+  g_queue_entries[n].device.store(d, std::memory_order_relaxed);
+  g_queue_entries[n].family.store(fam, std::memory_order_relaxed);
+  g_queue_entries[n].queue.store(q, std::memory_order_relaxed);
+  g_queue_count.store(n + 1, std::memory_order_release);
+}
+
+void forget_queues(const DeviceData* d) {
+  std::lock_guard lock(g_queue_append_mu);
+  const size_t n = g_queue_count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i) {
+    if (g_queue_entries[i].device.load(std::memory_order_relaxed) == d)
+      g_queue_entries[i].queue.store(VK_NULL_HANDLE, std::memory_order_relaxed);
+  }
+}
+
+const QueueEntry* queue_entry(VkQueue q) {
+  const size_t n = g_queue_count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i) {
+    if (g_queue_entries[i].queue.load(std::memory_order_relaxed) == q) return &g_queue_entries[i];
+  }
+  return nullptr;
+}
+
 void send_unavailable(uint64_t source, std::string_view name, std::string_view reason) {
   UnavailableRecord r;
   set_text(r.name, name);
@@ -273,6 +322,8 @@ bool try_read(DeviceData& d, PendingSubmit& p) {
   const VkResult r = d.fn.GetQueryPoolResults(
       d.device, p.fam->queries, 2 * p.slot, 2, sizeof(v), v, 2 * sizeof(uint64_t),
       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  // The begin command buffer reset the pair on the queue: availability set
+  // means this use wrote it.
   if (r != VK_SUCCESS || v[1] == 0 || v[3] == 0) return false;
   auto b = d.mapper ? d.mapper(v[0]) : std::nullopt;
   auto e = d.mapper ? d.mapper(v[2]) : std::nullopt;
@@ -282,7 +333,6 @@ bool try_read(DeviceData& d, PendingSubmit& p) {
   } else {
     p.rec.no_span = NoSpan::cannot_time;
   }
-  d.ResetQueryPool(d.device, p.fam->queries, 2 * p.slot, 2);
   p.fam->give_back(p.slot);
   return true;
 }
@@ -392,13 +442,6 @@ void collector_main(DeviceData* d) {
 
 // ---------------------------------------------------------------------------
 // Device set-up
-
-bool chain_has(const void* next, VkStructureType type) {
-  for (auto* s = static_cast<const VkBaseInStructure*>(next); s != nullptr; s = s->pNext) {
-    if (s->sType == type) return true;
-  }
-  return false;
-}
 
 // The first structure of `type` in a pNext chain, or nullptr.
 template <class T>
@@ -541,8 +584,6 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
   };
   if (valid_bits == 0) {
     fail("timestampValidBits = 0 (cannot write timestamps)");
-  } else if (d.ResetQueryPool == nullptr) {
-    fail("host query reset is not enabled (needs Vulkan 1.2 or VK_EXT_host_query_reset)");
   } else if (!d.mapper) {
     fail("no calibration: " + (d.clock ? d.clock->reason() : std::string("none")));
   } else {
@@ -557,7 +598,6 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
         d.fn.CreateCommandPool(d.device, &pi, nullptr, &ft->pool) != VK_SUCCESS) {
       fail("the layer could not create its query or command pool");
     } else {
-      d.ResetQueryPool(d.device, ft->queries, 0, 2 * kSlots);
       std::vector<VkCommandBuffer> cbs(2 * kSlots);
       VkCommandBufferAllocateInfo ai{};
       ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
@@ -573,6 +613,7 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
         bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
         ok = d.fn.BeginCommandBuffer(cbs[i], &bi) == VK_SUCCESS;
         if (!ok) break;
+        if (i % 2 == 0) d.fn.CmdResetQueryPool(cbs[i], ft->queries, i, 2);
         d.fn.CmdWriteTimestamp(
             cbs[i],
             (i % 2) == 0 ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
@@ -697,7 +738,6 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
     return;
   }
   d.attachment = std::move(*att);
-  d.ResetQueryPool = d.attachment->reset_query_pool_fn();
   d.clock = start_clock_sync(*d.attachment);
   if (d.clock->available()) d.mapper = d.clock->mapper();
   set_text(hello.device_name, d.attachment->device_name());
@@ -736,8 +776,6 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   VkDeviceCreateInfo mine = *info;
   std::vector<const char*> exts(info->ppEnabledExtensionNames,
                                 info->ppEnabledExtensionNames + info->enabledExtensionCount);
-  VkPhysicalDeviceHostQueryResetFeatures reset_features{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, nullptr, VK_TRUE};
   VkPhysicalDevicePresentIdFeaturesKHR id_features{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR, nullptr, VK_TRUE};
   VkPhysicalDevicePresentWaitFeaturesKHR wait_features{
@@ -750,21 +788,14 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     wd.physical_device = physical;
     wd.api_version = inst->api_version;
     wd.get_instance_proc_addr = gipa;
+    // Only calibrated timestamps: the layer resets its queries in its own
+    // command buffers, so the program's query reset features stay its own.
     if (auto wishes = vulkan_attach_wishes(wd)) {
       for (const char* e : wishes->extensions) {
+        if (std::string_view(e) == VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME) continue;
         if (std::none_of(exts.begin(), exts.end(),
                          [&](const char* x) { return std::strcmp(x, e) == 0; }))
           exts.push_back(e);
-      }
-      if (wishes->host_query_reset) {
-        if (chain_has(info->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) ||
-            chain_has(info->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)) {
-          // The program's own struct says it; the layer does not rewrite it.
-          not_enabled = "the program chains its own Vulkan 1.2 / host query reset features";
-        } else {
-          reset_features.pNext = const_cast<void*>(mine.pNext);
-          mine.pNext = &reset_features;
-        }
       }
     }
     present = plan_present(*inst, physical, *info, exts);
@@ -821,6 +852,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   LATLAB_LOAD(BeginCommandBuffer);
   LATLAB_LOAD(EndCommandBuffer);
   LATLAB_LOAD(CmdWriteTimestamp);
+  LATLAB_LOAD(CmdResetQueryPool);
 #undef LATLAB_LOAD
   f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, *out, "vkQueueSubmit2KHR");
   if (present.method == PresentMethod::present_wait) {
@@ -896,6 +928,7 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
   d->clock.reset();
   d->attachment.reset();
   auto destroy = d->fn.DestroyDevice;
+  forget_queues(d);
   {
     std::unique_lock lock(g_mu);
     g_devices.erase(dispatch_key(device));
@@ -906,8 +939,12 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
 void remember_queue(DeviceData* d, VkQueue q, uint32_t family) {
   if (q == VK_NULL_HANDLE) return;
   auto it = d->families.find(family);
-  std::unique_lock lock(d->queues_mu);
-  d->queues[q] = it == d->families.end() ? nullptr : it->second.get();
+  FamilyTiming* fam = it == d->families.end() ? nullptr : it->second.get();
+  {
+    std::unique_lock lock(d->queues_mu);
+    d->queues[q] = fam;
+  }
+  publish_queue(q, d, fam);
 }
 
 VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
@@ -1006,10 +1043,18 @@ void bracket(const VkSubmitInfo2* in, uint32_t count, uint32_t first, uint32_t l
   if (last != first) rebuild(last);
 }
 
-template <class Info, class Call>
-VkResult timed_submit(VkQueue queue, uint32_t count, const Info* submits, Call&& call) {
-  const int64_t enter = host_now_ns();
+// A queue's device and timing: the lock-free table, else the locked maps.
+std::pair<DeviceData*, FamilyTiming*> device_and_family(VkQueue queue) {
+  if (const QueueEntry* e = queue_entry(queue)) {
+    return {e->device.load(std::memory_order_relaxed), e->family.load(std::memory_order_relaxed)};
+  }
   DeviceData* d = device_of(dispatch_key(queue));
+  return {d, d == nullptr ? nullptr : family_of(d, queue)};
+}
+
+template <class Info, class Call>
+VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t count,
+                      const Info* submits, Call&& call) {
   if (d == nullptr || !d->active) return call(count, submits);
   PendingSubmit p;
   p.rec.cpu_start = enter;
@@ -1022,7 +1067,6 @@ VkResult timed_submit(VkQueue queue, uint32_t count, const Info* submits, Call&&
     if (first == UINT32_MAX) first = i;
     last = i;
   }
-  FamilyTiming* fam = family_of(d, queue);
   if (fam != nullptr) p.rec.queue_family = fam->family;
   if (first == UINT32_MAX) {
     p.rec.no_span = NoSpan::no_work;
@@ -1059,24 +1103,33 @@ VkResult timed_submit(VkQueue queue, uint32_t count, const Info* submits, Call&&
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue, uint32_t count,
                                                  const VkSubmitInfo* submits, VkFence fence) {
-  DeviceData* d = device_of(dispatch_key(queue));
-  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo* s) {
+  const int64_t enter = host_now_ns();
+  const auto found = device_and_family(queue);
+  DeviceData* d = found.first;
+  FamilyTiming* fam = found.second;
+  return timed_submit(enter, d, fam, count, submits, [&](uint32_t n, const VkSubmitInfo* s) {
     return d->fn.QueueSubmit(queue, n, s, fence);
   });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue, uint32_t count,
                                                   const VkSubmitInfo2* submits, VkFence fence) {
-  DeviceData* d = device_of(dispatch_key(queue));
-  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
+  const int64_t enter = host_now_ns();
+  const auto found = device_and_family(queue);
+  DeviceData* d = found.first;
+  FamilyTiming* fam = found.second;
+  return timed_submit(enter, d, fam, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
     return d->fn.QueueSubmit2(queue, n, s, fence);
   });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(VkQueue queue, uint32_t count,
                                                      const VkSubmitInfo2* submits, VkFence fence) {
-  DeviceData* d = device_of(dispatch_key(queue));
-  return timed_submit(queue, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
+  const int64_t enter = host_now_ns();
+  const auto found = device_and_family(queue);
+  DeviceData* d = found.first;
+  FamilyTiming* fam = found.second;
+  return timed_submit(enter, d, fam, count, submits, [&](uint32_t n, const VkSubmitInfo2* s) {
     return d->fn.QueueSubmit2KHR(queue, n, s, fence);
   });
 }
