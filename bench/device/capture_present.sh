@@ -48,7 +48,7 @@ echo "captured run exit: $?" >>"$out/captured.txt"
 if [ -f /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json ] ||
   [ -n "${VK_LAYER_PATH:-}" ]; then
   VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation timeout 300 "$bin" capture \
-    --out "$out/validated.json" -- "$bin" "${run_args[@]}" --frames 50 --out "$out/validated_run.json" \
+    --out "$out/validated.json" -- "$bin" "${run_args[@]}" --frames 500 --out "$out/validated_run.json" \
     >"$out/validated.txt" 2>&1
   echo "validated run exit: $?" >>"$out/validated.txt"
 fi
