@@ -2,62 +2,127 @@
 #   apps -> report -> engine -> latency, capture -> profiler -> backends -> core
 # Run by ctest (layering, label compile) as
 #   cmake -DSOURCE_DIR=<repo> -P tests/layering.cmake
-# For each layer, the #include lines of its sources that reach a layer above
-# it (or, for core, a GPU API's header) are listed, and the check fails.
-# A backend may include its own rig's header under latlab/bench/ (the rig's
-# API: vulkan_rig, gl_rig, cuda_rig, sim, sim_timestamp_slots), never an
-# engine header; the rig headers themselves include only top-level latlab/
-# headers.
+# Every file of include/latlab/ and src/ (but apps/) belongs to a layer, and
+# each layer says which layers it may include (an allow-list, below). Each
+# #include is put in the layer of what it names; one that its file's layer may
+# not include, or that names no layer's header, is listed and the check fails.
 cmake_minimum_required(VERSION 3.25)
 if(NOT DEFINED SOURCE_DIR)
   message(FATAL_ERROR "layering.cmake: -DSOURCE_DIR=... is required")
 endif()
 
+# The backends' rigs: the benchmark API of each backend (latency device,
+# workloads) under latlab/bench/, which its backend implements.
 set(rig_headers "vulkan_rig|gl_rig|cuda_rig|sim|sim_timestamp_slots")
-set(engine_headers "latlab/bench/(latency_|run_|load_|performance_|present_markers|present_probe|frame_markers|schedule|signal_|tick_mapper|clock_cross|clock_study|device_factory|backend)")
-set(above_backends "profiler/|latency/|engine/|capture/|report/|latlab/profiler|${engine_headers}")
-# layer folder (or header glob)        forbidden include pattern
-set(rules
-  "src/core|backends/|profiler/|latency/|engine/|capture/|report/|latlab/bench/|vulkan/|cuda|cupti|EGL/|GL/|GLES"
-  "src/backends|${above_backends}"
-  "src/profiler|latency/|engine/|capture/|report/|latlab/bench/"
-  "src/latency|engine/|capture/|report/"
-  "src/capture|latency/|engine/|report/|${engine_headers}"
-  "src/engine|report/|capture/"
-  "src/report|apps/")
+# One header per GPU API: the timing library's backends.
+set(api_headers "vulkan|cuda|opengl|cupti")
 
-set(found "")
-foreach(rule IN LISTS rules)
-  string(FIND "${rule}" "|" bar)
-  string(SUBSTRING "${rule}" 0 ${bar} folder)
-  math(EXPR from "${bar} + 1")
-  string(SUBSTRING "${rule}" ${from} -1 forbidden)
-  file(GLOB_RECURSE sources "${SOURCE_DIR}/${folder}/*.cpp" "${SOURCE_DIR}/${folder}/*.hpp"
-       "${SOURCE_DIR}/${folder}/*.h")
-  foreach(src IN LISTS sources)
-    file(STRINGS "${src}" lines REGEX "^[ \t]*#[ \t]*include")
-    foreach(line IN LISTS lines)
-      if(line MATCHES "#[ \t]*include[ \t]*[<\"](${forbidden})")
-        file(RELATIVE_PATH rel "${SOURCE_DIR}" "${src}")
-        string(APPEND found "  ${rel} (${folder}): ${line}\n")
-      endif()
-    endforeach()
+# What each layer may include, besides the standard library, third-party
+# headers and headers beside the file (no folder in the name):
+#   core      include/latlab/*.hpp (but the API and profiler headers), src/core/
+#   seam      include/latlab/seam/: the rig seam (LatencyDevice, PresentPath,
+#             ReferencePath, PollTarget, MissingCapability), part of the core:
+#             every backend implements it, so it may include only the core
+#   gpu       a GPU or window system API's header (<vulkan/...>, <EGL/...>,
+#             <GL/...>, <cuda...>, <X11/...>, <xcb/...>): never in core or seam
+#   backends  include/latlab/{vulkan,cuda,opengl,cupti}.hpp, src/backends/
+#   rigs      include/latlab/bench/{vulkan_rig,gl_rig,cuda_rig,sim,
+#             sim_timestamp_slots}.hpp
+#   profiler  include/latlab/profiler*.hpp, src/profiler/
+#   bench     the rest of include/latlab/bench/: the benchmark engine's API
+#   latency, engine, capture, report: src/<layer>/
+set(may_include_core "core|seam")
+set(may_include_seam "core|seam")
+set(may_include_backends "core|seam|gpu|backends|rigs")
+set(may_include_rigs "core|seam|gpu|backends|rigs")
+set(may_include_profiler "core|seam|gpu|backends|profiler")
+set(may_include_bench "core|seam|gpu|backends|rigs|profiler|bench")
+set(may_include_latency "core|seam|gpu|backends|rigs|profiler|bench|latency")
+set(may_include_capture "core|seam|gpu|backends|rigs|profiler|capture")
+set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|latency|engine")
+set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|latency|engine|capture|report")
+
+# The layer of a latlab header "latlab/<path>".
+function(public_layer path out)
+  if(path MATCHES "^seam/[^/]+$")
+    set(layer seam)
+  elseif(path MATCHES "^bench/(${rig_headers})\\.hpp$")
+    set(layer rigs)
+  elseif(path MATCHES "^bench/[^/]+$")
+    set(layer bench)
+  elseif(path MATCHES "^(${api_headers})\\.hpp$")
+    set(layer backends)
+  elseif(path MATCHES "^profiler[a-z_]*\\.hpp$")
+    set(layer profiler)
+  elseif(path MATCHES "^[^/]+$")
+    set(layer core)
+  else()
+    set(layer unknown)
+  endif()
+  set(${out} ${layer} PARENT_SCOPE)
+endfunction()
+
+# The layer an #include line reaches: a layer's name, "free" (standard,
+# third-party, or beside the file) or "unknown".
+function(include_layer line out)
+  set(layer unknown)
+  if(line MATCHES "#[ \t]*include[ \t]*[\"<]latlab/([^\">]+)[\">]")
+    public_layer("${CMAKE_MATCH_1}" layer)
+  elseif(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
+    set(inc "${CMAKE_MATCH_1}")
+    if(inc MATCHES "^(core|backends|profiler|latency|engine|capture|report)/")
+      set(layer ${CMAKE_MATCH_1})
+    elseif(NOT inc MATCHES "/")
+      set(layer free)
+    endif()
+  elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
+    set(inc "${CMAKE_MATCH_1}")
+    if(inc MATCHES "^(vulkan|vk_video|EGL|GL|GLES[0-9]*|KHR|X11|xcb)/" OR
+       inc MATCHES "^(cuda|cupti|nvml|nvrtc)[A-Za-z_0-9]*\\.h$")
+      set(layer gpu)
+    else()
+      set(layer free)
+    endif()
+  endif()
+  set(${out} ${layer} PARENT_SCOPE)
+endfunction()
+
+set(files "")
+file(GLOB_RECURSE public RELATIVE "${SOURCE_DIR}/include/latlab" "${SOURCE_DIR}/include/latlab/*.hpp")
+foreach(path IN LISTS public)
+  public_layer("${path}" layer)
+  list(APPEND files "include/latlab/${path}|${layer}")
+endforeach()
+foreach(layer core backends profiler latency engine capture report)
+  file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/src/${layer}/*.cpp"
+       "${SOURCE_DIR}/src/${layer}/*.hpp" "${SOURCE_DIR}/src/${layer}/*.h")
+  foreach(path IN LISTS sources)
+    list(APPEND files "${path}|${layer}")
   endforeach()
 endforeach()
 
-# The rigs' public headers: top-level latlab/ headers and the standard and GPU
-# headers only, as a backend may include them.
-file(GLOB rigs "${SOURCE_DIR}/include/latlab/bench/*.hpp")
-foreach(header IN LISTS rigs)
-  get_filename_component(name "${header}" NAME_WE)
-  if(NOT name MATCHES "^(${rig_headers})$")
+set(found "")
+set(checked 0)
+foreach(entry IN LISTS files)
+  string(REPLACE "|" ";" entry "${entry}")
+  list(GET entry 0 path)
+  list(GET entry 1 layer)
+  if(NOT DEFINED may_include_${layer})
+    string(APPEND found "  ${path}: in no layer\n")
     continue()
   endif()
-  file(STRINGS "${header}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  math(EXPR checked "${checked} + 1")
+  file(STRINGS "${SOURCE_DIR}/${path}" lines REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS lines)
-    if(line MATCHES "\"latlab/bench/" AND NOT line MATCHES "\"latlab/bench/(${rig_headers})\\.hpp\"")
-      file(RELATIVE_PATH rel "${SOURCE_DIR}" "${header}")
-      string(APPEND found "  ${rel} (a rig header): ${line}\n")
+    include_layer("${line}" reached)
+    if(reached STREQUAL "free")
+      continue()
+    endif()
+    if(reached STREQUAL "unknown")
+      string(APPEND found "  ${path} (${layer}): ${line} (no layer's header)\n")
+    elseif(NOT reached MATCHES "^(${may_include_${layer}})$")
+      string(APPEND found "  ${path} (${layer}, may include ${may_include_${layer}}): "
+                          "${line} (${reached})\n")
     endif()
   endforeach()
 endforeach()
@@ -65,4 +130,4 @@ endforeach()
 if(found)
   message(FATAL_ERROR "includes against the layering (docs/architecture.md):\n${found}")
 endif()
-message(STATUS "layering: every include points down")
+message(STATUS "layering: every include of ${checked} files points down")

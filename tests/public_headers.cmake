@@ -5,11 +5,12 @@
 #         -P tests/public_headers.cmake
 # Every header directly in INCLUDE_DIR/latlab/ (what a program links to time
 # its own GPU work: the core contract, one header per GPU API, the profiler)
+# and in latlab/seam/ (the rig seam every backend implements, part of the core)
 #  1. includes only standard headers (<name>, no dot), the GPU APIs' headers
 #     (<vulkan/...>, <EGL/...>, <GL/...>, <GLES...>, <KHR/...>, <cuda...>,
-#     <cupti...>) and other headers directly in latlab/ ("latlab/x.hpp"):
-#     never latlab/bench/ (the benchmark engine and the backends' rigs),
-#     never a third-party library;
+#     <cupti...>) and other headers directly in latlab/ or latlab/seam/
+#     ("latlab/x.hpp", "latlab/seam/x.hpp"): never latlab/bench/ (the
+#     benchmark engine and the backends' rigs), never a third-party library;
 #  2. compiles on its own: a translation unit including only it, with
 #     -std=c++20 -fsyntax-only and the project's warnings as errors. Headers
 #     that need Vulkan's headers are compiled where VULKAN is on (its headers in
@@ -22,13 +23,14 @@ foreach(var INCLUDE_DIR GENERATED_INCLUDE_DIR CXX WORK_DIR)
   endif()
 endforeach()
 
-file(GLOB headers RELATIVE ${INCLUDE_DIR}/latlab ${INCLUDE_DIR}/latlab/*.hpp)
+file(GLOB headers RELATIVE ${INCLUDE_DIR}/latlab ${INCLUDE_DIR}/latlab/*.hpp
+     ${INCLUDE_DIR}/latlab/seam/*.hpp)
 list(SORT headers)
 if(NOT headers)
   message(FATAL_ERROR "no headers in ${INCLUDE_DIR}/latlab")
 endif()
 
-set(only_top "a timing header includes latlab headers from include/latlab/ only, never latlab/bench/")
+set(only_top "a timing header includes latlab headers from latlab/ and latlab/seam/ only, never latlab/bench/")
 set(only_std "only standard and GPU API headers: the timing library links the GPU API and threads")
 set(failures)
 set(needs_vulkan)  # headers including <vulkan/...> directly
@@ -38,12 +40,12 @@ foreach(h IN LISTS headers)
   foreach(line IN LISTS lines)
     if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]*)\"")
       set(inc ${CMAKE_MATCH_1})
-      if(inc MATCHES "^latlab/([^/]+\\.hpp)$")
+      if(inc MATCHES "^latlab/((seam/)?[^/]+\\.hpp)$")
         if(EXISTS ${INCLUDE_DIR}/latlab/${CMAKE_MATCH_1} OR
            EXISTS ${GENERATED_INCLUDE_DIR}/latlab/${CMAKE_MATCH_1})
           list(APPEND top_includes "${h}>${CMAKE_MATCH_1}")
         else()
-          list(APPEND failures "latlab/${h}: ${line} (no such top-level header)")
+          list(APPEND failures "latlab/${h}: ${line} (no such timing header)")
         endif()
       else()
         list(APPEND failures "latlab/${h}: ${line} (${only_top})")
@@ -95,6 +97,7 @@ foreach(h IN LISTS headers)
     continue()
   endif()
   string(REPLACE ".hpp" "" stem ${h})
+  string(REPLACE "/" "_" stem ${stem})
   set(tu ${WORK_DIR}/${stem}_alone.cpp)
   file(WRITE ${tu} "#include \"latlab/${h}\"\n")
   execute_process(COMMAND ${CXX} ${flags} ${tu} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -110,8 +113,8 @@ if(failures)
   list(JOIN failures "\n" text)
   message(FATAL_ERROR "public headers: ${text}")
 endif()
-message(STATUS "public headers: ${n} in latlab/, each includes only standard, GPU API and "
-               "top-level latlab headers; ${compiled} compiled on their own")
+message(STATUS "public headers: ${n} in latlab/ and latlab/seam/, each includes only standard, "
+               "GPU API and timing headers; ${compiled} compiled on their own")
 if(skipped)
   list(JOIN skipped ", " skipped)
   message(STATUS "not compiled (this build has no Vulkan): ${skipped}")

@@ -12,9 +12,9 @@
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
+#include "latlab/seam/present_path.hpp"
 
 namespace latlab::cli {
 

@@ -49,11 +49,11 @@
 #include <vector>
 
 #include "latlab/calibrator.hpp"
-#include "latlab/capability.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/capability.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/timestamp_slots.hpp"

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
 #include "xvfb_server.hpp"
 
@@ -23,23 +24,6 @@ namespace latlab::e2e {
 namespace {
 
 using json = nlohmann::json;
-
-bool on_path(const char* program) {
-  std::string out;
-  return run_shell(std::string("command -v ") + program + " >/dev/null 2>&1", out) == 0;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its GL interposer cannot be preloaded";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its GL interposer cannot be preloaded";
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
 
 // One frame row of --frames-csv: the columns these tests read (ns; nullopt: empty).
 struct FrameRow {

@@ -4,11 +4,11 @@
 // file. Skipped, with the reason, where vkcube, lavapipe or Xvfb is absent
 // (the same conditions as capture_test.cpp's).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
 #include "report/result_json.hpp"
 #include "report/result_reader.hpp"
@@ -20,32 +20,12 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-
 // Two captures of vkcube, made once for the suite (a capture takes seconds).
 class CaptureResults : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string out;
-    if (kSanitizerBuild != nullptr) {
-      skip_ = kSanitizerBuild;
-    } else if (run_shell("command -v vkcube >/dev/null 2>&1", out) != 0) {
-      skip_ = "vkcube not installed (vulkan-tools)";
-    } else if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0) {
-      skip_ = "lavapipe not installed (mesa-vulkan-drivers)";
-    } else {
-      capture_both();
-    }
+    skip_ = vkcube_skip_reason();
+    if (skip_.empty()) capture_both();
   }
   static void capture_both() {
     XvfbServer xvfb;
@@ -53,8 +33,7 @@ class CaptureResults : public ::testing::Test {
       skip_ = xvfb.why_not();
       return;
     }
-    const std::string env = std::string("DISPLAY=") + xvfb.display() +
-                            " VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    const std::string env = vkcube_env(xvfb);
     dir_ = new TempDir;
     for (const char* name : {"a.json", "b.json"}) {
       const CliResult r = run_cli(

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
 #include "xvfb_server.hpp"
 
@@ -23,21 +24,6 @@ namespace latlab::e2e {
 namespace {
 
 using json = nlohmann::json;
-
-// The layer is loaded into vkcube, which is not built with a sanitizer.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-
-const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
 // The per-frame CSV as rows of named cells.
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& text) {
@@ -64,20 +50,14 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& text
 }
 
 TEST(CaptureScreen, VkcubeWindowIsSeenUpdatedAfterEachPresent) {
-  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
-  std::string ignored;
-  if (run_shell("command -v vkcube >/dev/null 2>&1", ignored) != 0)
-    GTEST_SKIP() << "vkcube not installed (vulkan-tools)";
-  if (access(kLavapipeIcd, R_OK) != 0)
-    GTEST_SKIP() << "lavapipe not installed (mesa-vulkan-drivers)";
+  if (const std::string why = vkcube_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   XvfbServer xvfb;
   if (!xvfb.ok()) GTEST_SKIP() << xvfb.why_not();
   TempDir dir;
   const auto out = (dir.path / "r.json").string();
   const auto csv = (dir.path / "f.csv").string();
-  const CliResult r =
-      run_cli("capture --out " + out + " --frames-csv " + csv + " -- vkcube --c 60",
-              CliOptions{"DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd});
+  const CliResult r = run_cli("capture --out " + out + " --frames-csv " + csv + " -- vkcube --c 60",
+                              CliOptions{vkcube_env(xvfb)});
   ASSERT_EQ(r.rc, 0) << r.output;
   const json j = json::parse(slurp(out));
   ASSERT_EQ(j["frames"], 60) << r.output;
@@ -146,12 +126,7 @@ TEST(CaptureScreen, VkcubeWindowIsSeenUpdatedAfterEachPresent) {
 // present N + 1 is made, so vkcube's last present is still outstanding when
 // it destroys its swapchain).
 TEST(CaptureScreen, PresentWaitGivesEveryFrameItsCompletion) {
-  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
-  std::string ignored;
-  if (run_shell("command -v vkcube >/dev/null 2>&1", ignored) != 0)
-    GTEST_SKIP() << "vkcube not installed (vulkan-tools)";
-  if (access(kLavapipeIcd, R_OK) != 0)
-    GTEST_SKIP() << "lavapipe not installed (mesa-vulkan-drivers)";
+  if (const std::string why = vkcube_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const std::string fake_dir = LATLAB_FAKE_PRESENT_WAIT_DIR;
   if (access((fake_dir + "/VkLayer_latlab_test_present_wait.json").c_str(), R_OK) != 0)
     GTEST_SKIP() << "the test layer is not built in " << fake_dir;
@@ -160,8 +135,7 @@ TEST(CaptureScreen, PresentWaitGivesEveryFrameItsCompletion) {
   TempDir dir;
   const auto out = (dir.path / "r.json").string();
   const auto csv = (dir.path / "f.csv").string();
-  std::string env = "DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd +
-                    " VK_ADD_LAYER_PATH=" + fake_dir +
+  std::string env = vkcube_env(xvfb) + " VK_ADD_LAYER_PATH=" + fake_dir +
                     " VK_INSTANCE_LAYERS=VK_LAYER_LATLAB_test_present_wait";
   // Debian 12's loader searches only VK_LAYER_PATH when it is set (the GPU
   // machine's scripts set it), ignoring VK_ADD_LAYER_PATH.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
 #include "xvfb_server.hpp"
 
@@ -17,38 +18,12 @@ namespace {
 
 using json = nlohmann::json;
 
-bool on_path(const char* program) {
-  std::string out;
-  return run_shell(std::string("command -v ") + program + " >/dev/null 2>&1", out) == 0;
-}
-
-// lavapipe only: the tests count frames against vkcube's own count, which
-// needs a driver that presents to Xvfb (NVIDIA's X11 WSI does not).
-const char* kLavapipe = "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-
-// The layer is loaded into vkcube, which is not built with a sanitizer: a
-// layer built with one (the asan and tsan presets) cannot load there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr const char* kSanitizerBuild = "a sanitizer build: its layer cannot load into vkcube";
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-#else
-constexpr const char* kSanitizerBuild = nullptr;
-#endif
-
 class CaptureVkcube : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
-    if (!on_path("vkcube")) GTEST_SKIP() << "vkcube not installed (vulkan-tools)";
-    if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
-      GTEST_SKIP() << "lavapipe not installed (mesa-vulkan-drivers)";
+    if (const std::string why = vkcube_skip_reason(); !why.empty()) GTEST_SKIP() << why;
     if (!xvfb_.ok()) GTEST_SKIP() << xvfb_.why_not();
-    env_ = std::string("DISPLAY=") + xvfb_.display() + " " + kLavapipe;
+    env_ = vkcube_env(xvfb_);
   }
   CliResult capture(const std::string& args) {
     return run_cli("capture " + args, CliOptions{env_});

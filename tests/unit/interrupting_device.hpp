@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "latlab/latency_device.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "latlab/cuda.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
 

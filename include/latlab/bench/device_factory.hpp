@@ -9,8 +9,8 @@
 
 #include "latlab/bench/backend.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
 

@@ -52,9 +52,9 @@
 #include "latlab/bench/signal_generator.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/latency_device.hpp"
-#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
+#include "latlab/seam/present_path.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

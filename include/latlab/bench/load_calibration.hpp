@@ -46,8 +46,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

@@ -21,7 +21,7 @@
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/performance_mode.hpp"
-#include "latlab/latency_device.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
 

@@ -32,8 +32,8 @@
 #include "latlab/clock_model.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 #include "latlab/tick_format.hpp"
 
 namespace latlab {

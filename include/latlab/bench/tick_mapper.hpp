@@ -18,8 +18,8 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/latency_device.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/latency_device.hpp"
 
 namespace latlab::cuda_detail {
 

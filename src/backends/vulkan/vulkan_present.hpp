@@ -20,8 +20,8 @@
 #include <memory>
 
 #include "latlab/bench/vulkan_rig.hpp"
-#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/present_path.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {

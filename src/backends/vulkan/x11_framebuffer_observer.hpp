@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/present_path.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/present_path.hpp"
 
 namespace latlab {
 

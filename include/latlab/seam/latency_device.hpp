@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "latlab/capability.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/poll_target.hpp"
-#include "latlab/present_path.hpp"
 #include "latlab/query_status.hpp"
-#include "latlab/reference_path.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/capability.hpp"
+#include "latlab/seam/poll_target.hpp"
+#include "latlab/seam/present_path.hpp"
+#include "latlab/seam/reference_path.hpp"
 #include "latlab/tick_format.hpp"
 
 namespace latlab {

@@ -20,9 +20,9 @@
 #include <optional>
 #include <string>
 
-#include "latlab/poll_target.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
+#include "latlab/seam/poll_target.hpp"
 
 namespace latlab {
 
