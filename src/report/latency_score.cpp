@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <tuple>
 
@@ -48,6 +49,7 @@ std::array<double, 4> values_at(const std::vector<std::pair<double, uint32_t>>& 
 }  // namespace
 
 std::optional<std::array<double, 2>> PooledBlocks::p50_p99(std::span<const uint32_t> copies) const {
+  assert(copies.size() == sizes_.size());
   uint64_t size = 0;
   for (size_t b = 0; b < sizes_.size(); ++b) size += copies[b] * sizes_[b];
   if (size == 0) return std::nullopt;

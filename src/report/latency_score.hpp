@@ -78,7 +78,8 @@ class PooledBlocks {
   size_t block_count() const { return sizes_.size(); }
   // The type-7 p50 and p99 (stats.hpp's percentile_sorted) of the multiset
   // holding every value of block b copies[b] times: one resample; all 1,
-  // the blocks pooled. nullopt when that multiset is empty.
+  // the blocks pooled. nullopt when that multiset is empty. `copies` holds
+  // one count per block.
   std::optional<std::array<double, 2>> p50_p99(std::span<const uint32_t> copies) const;
 
  private:
