@@ -3,6 +3,7 @@
 // Loaded, always with those components and a 95 % interval from a seeded
 // bootstrap over each mode's measured blocks. Pure: no I/O, no clock, no
 // global state; the same input gives the same score, interval included.
+// The result types (LatencyScore) are latlab/bench/score_result.hpp.
 // Private to src/report and apps/latlab.
 #pragma once
 
@@ -14,14 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include "latlab/bench/score_result.hpp"
+
 namespace latlab {
 
-inline constexpr const char* kScoreFormula = "latency-score/1";
-inline constexpr double kScoreWeight = 0.25;       // each of the four components
-inline constexpr uint32_t kScoreResamples = 2000;  // bootstrap resamples (B)
-inline constexpr uint64_t kScoreSeed = 1;          // splitmix64 state of the bootstrap
-inline constexpr double kScoreConfidence = 0.95;   // of the interval
-inline constexpr uint32_t kScoreMinBlocks = 2;     // measured blocks a mode needs
+inline constexpr double kScoreConfidence = 0.95;  // of the interval
+inline constexpr uint32_t kScoreMinBlocks = 2;    // measured blocks a mode needs
 
 // One mode's Core Latency as measured.
 struct ScoreMode {
@@ -40,28 +39,6 @@ struct ScoreInput {
   std::optional<ScoreMode> baseline, loaded;   // nullopt: the mode did not run
   std::string baseline_absent, loaded_absent;  // why it did not (when nullopt)
   std::string partial_reason;                  // not "": the run stopped early
-};
-
-// One of the four inputs: Core Latency `statistic` of `mode` over every
-// measured frame of the mode, us.
-struct ScoreComponent {
-  std::string mode;       // "baseline" or "loaded"
-  std::string statistic;  // "p50" or "p99"
-  double value_us = 0;
-  double weight = kScoreWeight;
-  bool operator==(const ScoreComponent&) const = default;
-};
-
-struct LatencyScore {
-  std::string formula = kScoreFormula;
-  std::optional<double> value;             // nullopt: no score, see unavailable_reason
-  std::optional<double> ci_low, ci_high;   // the 95 % interval, set with value
-  std::vector<ScoreComponent> components;  // the four, when value is set
-  uint32_t resamples = kScoreResamples;
-  uint64_t seed = kScoreSeed;
-  uint32_t baseline_blocks = 0, loaded_blocks = 0;  // measured blocks resampled
-  std::string unavailable_reason;                   // "" when value is set
-  bool operator==(const LatencyScore&) const = default;
 };
 
 // 1000 / the weighted geometric mean of `values_us` in ms (weights

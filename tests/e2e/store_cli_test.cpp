@@ -143,10 +143,10 @@ TEST(StoreCli, BadResultFilesAreRefusedWithExit2AndNothingChanged) {
   const std::string good = slurp(a);
   const std::string before = slurp(db);
   nlohmann::json newer = nlohmann::json::parse(good);
-  newer["schema_version"] = 3;  // newer than this latlab reads
+  newer["schema_version"] = 4;  // newer than this latlab reads
   const std::pair<const char*, std::string> bad[] = {
       {"truncated.json", good.substr(0, good.size() / 3)},
-      {"v3.json", newer.dump()},
+      {"v4.json", newer.dump()},
       {"array.json", "[1, 2, 3]"},
       {"empty.json", ""}};
   for (const auto& [name, text] : bad) {
