@@ -163,7 +163,8 @@ LatencyScore compute_latency_score(const ScoreInput& in) {
   s.value = score_of_components(c);
   const char* modes[] = {"baseline", "baseline", "loaded", "loaded"};
   const char* stats[] = {"p50", "p99", "p50", "p99"};
-  for (size_t i = 0; i < c.size(); ++i) s.components.push_back({modes[i], stats[i], c[i], kScoreWeight});
+  for (size_t i = 0; i < c.size(); ++i)
+    s.components.push_back({modes[i], stats[i], c[i], kScoreWeight});
   std::tie(s.ci_low, s.ci_high) = bootstrap_interval(base, loaded);
   s.baseline_blocks = static_cast<uint32_t>(base.block_count());
   s.loaded_blocks = static_cast<uint32_t>(loaded.block_count());
