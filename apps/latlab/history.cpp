@@ -1,7 +1,8 @@
 // latlab history [--store DB] [--limit N] [--json]: the stored runs, newest
 // first, with their key figures (core and fence latency p50/p99 of each
-// mode; a capture's between-presents and GPU busy p50/p99). Exit codes: 0, 2 the store cannot be
-// opened (or another schema version).
+// mode, the latency score with its interval; a capture's between-presents
+// and GPU busy p50/p99). Exit codes: 0, 2 the store cannot be opened (or
+// another schema version).
 #include <fmt/format.h>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "command.hpp"
 #include "file_plan.hpp"
 #include "history_page.hpp"
+#include "history_score.hpp"
 #include "page_files.hpp"
 #include "report/store/results_store.hpp"
 
@@ -64,7 +66,8 @@ void print_json(const std::vector<store::StoredRunSummary>& runs, const std::str
                    {"mode", r.settings_mode},
                    {"partial", r.partial},
                    {"frame_rows", r.frame_rows ? json(*r.frame_rows) : json(nullptr)},
-                   {"modes", modes}});
+                   {"modes", modes},
+                   {"score", history_score_json(r)}});
   }
   json doc = {{"store", name}, {"runs", arr}};
   std::printf("%s\n", doc.dump(2).c_str());
@@ -93,9 +96,9 @@ int history(const HistoryOptions& o) {
     return kExitOk;
   }
   fmt::print("{} ({} newest runs shown, newest first)\n", s.value()->name(), runs->size());
-  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "id",
-             "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50", "core p99",
-             "fence p50", "fence p99");
+  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}  {}\n",
+             "id", "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50",
+             "core p99", "fence p50", "fence p99", "score [95% interval]");
   for (const auto& r : runs.value()) {
     if (r.modes.empty()) {
       fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9}  (no latency mode)\n", r.id,
@@ -111,14 +114,25 @@ int history(const HistoryOptions& o) {
             us(m.gpu_busy_p99), r.partial ? "  partial" : "");
         continue;
       }
-      fmt::print(
-          "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}{}\n",
+      // The score once per run, on its first row; its components are the
+      // core p50 and p99 of the rows beside it.
+      const std::string score = &m == &r.modes.front() ? history_score_cell(r.score) : "";
+      std::string line = fmt::format(
+          "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}  "
+          "{:<22}{}",
           r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
-          us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99),
+          us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99), score,
           r.partial ? "  partial" : "");
+      line.erase(line.find_last_not_of(' ') + 1);
+      fmt::print("{}\n", line);
     }
   }
-  fmt::print("latency in us; '-' = no measured value. `latlab compare ID ID` compares two runs.\n");
+  fmt::print(
+      "latency in us; '-' = no measured value. score: the latency score (docs/score.md; its "
+      "formula in --json) from the core p50 and p99 of baseline and loaded beside it, with its "
+      "95% interval over the run's blocks.\n");
+  print_score_reasons(runs.value());
+  fmt::print("`latlab compare ID ID` compares two runs.\n");
   return kExitOk;
 }
 

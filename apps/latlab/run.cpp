@@ -37,6 +37,7 @@
 #include "interrupt_scope.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/run_engine.hpp"
+#include "report/score_report.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
 #include "run_present.hpp"
@@ -172,9 +173,10 @@ int run_command(RunCommand& c) {
   if (c.plan.want_latency()) open_run_present(c, device, present, info);
   const RunDeviceEnv env{&device, mapper.get(), rd.time.get(), &present};
   const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
-  const RunOutcome out =
+  RunOutcome out =
       run_on_device(c.plan, env, make_run_meta(c.plan, c.command_line), run_hooks(info, progress));
   if (out.stop != RunStop::none) return report_stop(out);
+  attach_latency_scores(out.result);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return report_run(c.outputs, out.result, info, store.get());
 }

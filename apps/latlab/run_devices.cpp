@@ -15,6 +15,7 @@
 #include "latlab/bench/latency_devices.hpp"
 #include "latlab/bench/run_engine.hpp"
 #include "report/result_json.hpp"
+#include "report/score_report.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {
@@ -116,6 +117,7 @@ int print_result(const RunCommand& c, const RunResult& r) {
     std::fputs(format_run_table(*one.latency).c_str(), stdout);
     if (one.loaded.asked && !one.loaded.runs)
       std::printf("  Loaded unavailable: %s\n", one.loaded.unavailable.c_str());
+    std::fputs(format_score(score_for_display(one)).c_str(), stdout);
   }
   return rc;
 }
@@ -170,6 +172,7 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
     return kExitRunFailed;
   }
   set_identities(c.plan.backend, out.result);
+  attach_latency_scores(out.result);
   int rc = print_result(c, out.result);
   if (!c.outputs.out.empty() && !write_result_json(c.outputs.out, run_result_to_json(out.result),
                                                    info, rc == kExitOk ? "" : " (incomplete)"))

@@ -10,6 +10,7 @@
 #include "file_plan.hpp"
 #include "report/html/report_html.hpp"
 #include "report/result_json.hpp"
+#include "report/score_report.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {
@@ -19,13 +20,14 @@ namespace {
 constexpr const char* kFileIfCut =
     "it keeps its previous contents; a temporary .latlab-XXXXXX beside it may remain";
 
-// The per-stage table and what was unavailable, on `table` (stdout, or
-// stderr when an output writes to stdout).
+// The per-stage table, what was unavailable and the latency score, on
+// `table` (stdout, or stderr when an output writes to stdout).
 void print_summary(const RunResult& r, std::FILE* table) {
   const PerformanceOutcome& perf = r.performance;
   if (r.latency) std::fputs(format_run_table(*r.latency).c_str(), table);
   if (r.loaded.asked && !r.loaded.runs)
     std::fprintf(table, "  Loaded unavailable: %s\n", r.loaded.unavailable.c_str());
+  if (r.latency) std::fputs(format_score(score_for_display(r)).c_str(), table);
   if (perf.report) std::fputs(format_performance(*perf.report).c_str(), table);
   if (perf.asked && !perf.report)
     std::fprintf(table, "  Performance unavailable: %s\n", perf.unavailable.c_str());

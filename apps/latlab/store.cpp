@@ -2,7 +2,7 @@
 // results store (docs/store.md). Exit codes: 0 stored, 2 bad input (the file
 // is not a valid result, the store cannot be opened or is of another schema
 // version; nothing changed), 4 the store could not be written.
-// latlab store migrate [--store DB]: upgrades a version 1 store in place
+// latlab store migrate [--store DB]: upgrades a version 1 or 2 store in place
 // (exit 2 when there is no store there; nothing is created).
 #include <fmt/format.h>
 

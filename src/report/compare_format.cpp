@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run_comparison.hpp"
+#include "report/score_compare.hpp"
 
 namespace latlab {
 
@@ -104,6 +105,7 @@ std::string format_comparison(const Comparison& c) {
                    has_p ? fmt::format("{:.3g}", r.p_adjusted) : "-", samples_a(r, c.unit),
                    samples_b(r, c.unit), to_string(r.call), r.fails ? "  FAIL" : "");
   }
+  out += format_compare_scores(c);
   fmt::format_to(o, "{} significant change(s) of at least the minimum effect{}\n", c.changes,
                  c.options.fail_on_regression_pct
                      ? fmt::format("; regression gate {}%: {}", *c.options.fail_on_regression_pct,
@@ -170,6 +172,7 @@ std::string comparison_json(const Comparison& c) {
                 {"allow_different_settings", c.options.allow_different_settings}}},
               {"notes", c.notes},
               {"rows", rows},
+              {"scores", compare_scores_json(c)},
               {"changes", c.changes},
               {"fails", c.fails}};
   return doc.dump(2) + "\n";

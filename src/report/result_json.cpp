@@ -8,6 +8,7 @@
 #include "latlab/host_clock.hpp"
 #include "report/json_parts.hpp"
 #include "report/present_report.hpp"
+#include "report/score_report.hpp"
 
 namespace latlab {
 
@@ -476,7 +477,12 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   j["present"] = present_to_json(run);
   j["diagnostics"] = diagnostics_to_json(run, meta);
   j["unavailable"] = capabilities_to_json(r != nullptr ? result_unavailable(*r) : run.unavailable);
-  if (r == nullptr) return j;
+  // The run alone: its score computed here; a RunResult: its own, when scored.
+  if (r == nullptr) {
+    j["score"] = score_to_json(latency_score_of(run, nullptr));
+    return j;
+  }
+  if (r->score) j["score"] = score_to_json(*r->score);
   if (r->per_frame) j["per_frame"] = per_frame_to_json(*r->per_frame);
   if (r->loaded.asked) j["load_calibration"] = loaded_calibration_to_json(r->loaded);
   return j;

@@ -15,12 +15,15 @@ namespace latlab {
 nlohmann::ordered_json distribution_to_json(const Distribution& d);
 
 // The whole result document of a latency run alone (no Loaded or
-// Performance outcome, no per_frame).
+// Performance outcome, no per_frame), with the run's score computed from its
+// per-frame markers.
 nlohmann::ordered_json latency_run_to_json(const LatencyRun& run, const RunMeta& meta);
 
 // The JSON reporter: the whole result document of `r`, built in one pass
 // (docs/result-schema.md): a latency run with Loaded's calibration and
 // Performance, a Performance-only run, or several devices (`devices_run`).
+// `score` is RunResult::score as it is (attach_latency_scores() sets it);
+// none when it is nullopt.
 nlohmann::ordered_json run_result_to_json(const RunResult& r);
 
 // `load_calibration.size` (and `modes.loaded.load_size`) of the result.

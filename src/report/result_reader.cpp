@@ -19,7 +19,7 @@ using reading::Obj;
 namespace {
 
 // A document of kind latency_run: every section into the typed result.
-RunResult read_latency_run(const Obj& doc, const ReadOptions& options) {
+RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& options) {
   RunResult r;
   const reading::PartialFlag partial = reading::read_head(doc, r.meta);
   LatencyRun& run = r.latency.emplace();
@@ -36,14 +36,15 @@ RunResult read_latency_run(const Obj& doc, const ReadOptions& options) {
   reading::read_outcomes(doc, partial, r);
   if (options.per_frame && doc.has("per_frame"))
     r.per_frame = reading::read_per_frame(doc.obj("per_frame"));
+  reading::read_score_or_why_not(doc, version, r);
   return r;
 }
 
-RunResult read_one_device(const Obj& doc, const ReadOptions& options);
+RunResult read_one_device(const Obj& doc, int version, const ReadOptions& options);
 
 // `devices_run` of a several-device run: every section, each with its own
 // whole result (read as one), and which of them the top-level keys describe.
-RunResult read_devices_run(const Obj& doc, const ReadOptions& options) {
+RunResult read_devices_run(const Obj& doc, int version, const ReadOptions& options) {
   if (const std::string kind = doc.str("kind"); kind != "latency_run")
     fail("kind", "'" + kind + "' with devices_run: only a latency_run has device sections");
   const Obj dr = doc.obj("devices_run");
@@ -69,7 +70,7 @@ RunResult read_devices_run(const Obj& doc, const ReadOptions& options) {
       fail(s.key_path("status"), "'" + d.status + "' is not ok, partial or failed");
     d.failure = s.str_or_empty("failure");
     if (const std::optional<Obj> res = s.obj_or_null("result")) {
-      d.result.push_back(read_one_device(*res, options));
+      d.result.push_back(read_one_device(*res, version, options));
     } else if (d.status != "failed") {
       fail(s.key_path("result"), "null, but the status is " + d.status);
     }
@@ -83,14 +84,14 @@ RunResult read_devices_run(const Obj& doc, const ReadOptions& options) {
   return r;
 }
 
-RunResult read_one_device(const Obj& doc, const ReadOptions& options) {
+RunResult read_one_device(const Obj& doc, int version, const ReadOptions& options) {
   const std::string kind = doc.str("kind");
   if (kind != "latency_run" && kind != "performance_run" && kind != "capture") {
     fail(doc.key_path("kind"),
          fmt::format("'{}' is not a latlab run result (latency_run, performance_run or capture)",
                      kind));
   }
-  if (kind == "latency_run") return read_latency_run(doc, options);
+  if (kind == "latency_run") return read_latency_run(doc, version, options);
   RunResult r;
   const reading::PartialFlag partial = reading::read_head(doc, r.meta);
   if (kind == "performance_run") {
@@ -159,8 +160,8 @@ Result<ResultDocument> read_result_json(std::string text, std::string_view sourc
     const Obj top(*doc, "");
     ResultDocument out;
     out.schema_version = *version;
-    out.result =
-        top.has("devices_run") ? read_devices_run(top, options) : read_one_device(top, options);
+    out.result = top.has("devices_run") ? read_devices_run(top, *version, options)
+                                        : read_one_device(top, *version, options);
     out.text = std::move(text);
     return out;
   } catch (const BadResult& e) {

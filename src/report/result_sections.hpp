@@ -60,6 +60,11 @@ PerformanceReport read_performance(const Obj& p);
 void read_performance_run(const Obj& doc, RunResult& r);
 
 PerFrameSeries read_per_frame(const Obj& p);
+// `score` of a latency run.
+LatencyScore read_score(const Obj& s);
+// `score` into r.score when the document has one; a latency run of
+// schema_version 1 or 2 (written before the score) gets none, with why.
+void read_score_or_why_not(const Obj& doc, int schema_version, RunResult& r);
 // A whole document of kind "capture".
 void read_capture(const Obj& doc, RunResult& r);
 

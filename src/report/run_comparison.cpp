@@ -200,7 +200,9 @@ void note_frames(const std::string& mode, const std::vector<NamedRun>& all,
 Result<void> compare_mode(const std::string& mode, const std::vector<NamedRun>& a,
                           const std::vector<NamedRun>& b, const std::vector<NamedRun>& all,
                           Comparison& c) {
+  const size_t notes_before = c.notes.size();  // check_design notes only what differs
   if (Result<void> ok = compare::check_design(mode, all, c.options, c.notes); !ok) return ok;
+  c.settings_differ = c.settings_differ || c.notes.size() > notes_before;
   if (Result<void> ok = compare::check_block_sizes(mode, all, c.unit, c.notes); !ok) return ok;
   if (c.unit == CompareUnit::blocks) {
     if (const size_t cut = cut_blocks(all, mode); cut > 0) {
@@ -271,6 +273,10 @@ Result<Comparison> compare_sides(const CompareSide& side_a, const CompareSide& s
   Comparison c;
   for (const NamedRun& n : a) c.a_names.push_back(n.name);
   for (const NamedRun& n : b) c.b_names.push_back(n.name);
+  if (!all.front().r->capture) {  // captures have no latency score
+    for (const NamedRun& n : a) c.a_scores.push_back(n.r->score);
+    for (const NamedRun& n : b) c.b_scores.push_back(n.r->score);
+  }
   c.options = options;
   c.unit = unit_of(a.size(), b.size(), all.front().r->capture.has_value(), c.notes);
   compare::note_differences(a, b, c.notes);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "latlab/bench/run_result.hpp"
+#include "latlab/bench/score_result.hpp"
 #include "latlab/result.hpp"
 #include "report/compare_stats.hpp"
 
@@ -91,6 +92,11 @@ struct Comparison {
   std::vector<CompareRow> rows;
   size_t changes = 0;  // rows called improvement or regression
   bool fails = false;  // any row fails
+  // Each run's latency score as its result holds it (nullopt: none), in
+  // a_names / b_names order: shown beside the rows, never tested. Empty
+  // when captures are compared (they have none).
+  std::vector<std::optional<LatencyScore>> a_scores, b_scores;
+  bool settings_differ = false;  // compared despite different settings
 };
 
 // Whether the row's unit test ran (it has a p value): not no_data,

@@ -35,7 +35,7 @@ TEST(ReportCli, RunWritesResultWithPerFrameSeriesAndAReportBesideIt) {
       << run.r.output;
   const auto doc = nlohmann::json::parse(slurp(run.json));
   ASSERT_TRUE(doc.contains("per_frame"));
-  EXPECT_EQ(doc["schema_version"], 2);
+  EXPECT_EQ(doc["schema_version"], 3);
   for (const char* mode : {"baseline", "loaded"}) {
     const auto& m = doc["per_frame"]["modes"][mode];
     ASSERT_TRUE(m.is_object()) << mode;
@@ -106,8 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::pair{"{\"schema_version\": 1, \"kind\": \"latency_run\", \"mod", "truncated"},
         std::pair{"[1, 2, 3]", "not a latlab result"},
-        std::pair{"{\"schema_version\": 3, \"kind\": \"latency_run\", \"modes\": {}}",
-                  "schema_version 3 is newer"},
+        std::pair{"{\"schema_version\": 4, \"kind\": \"latency_run\", \"modes\": {}}",
+                  "schema_version 4 is newer"},
         std::pair{"{\"schema_version\": \"1\", \"kind\": \"latency_run\", \"modes\": {}}",
                   "not an integer"},
         std::pair{"{\"schema_version\": 2, \"kind\": \"something\", \"modes\": {}}",

@@ -30,7 +30,7 @@ TEST(RunSimCli, WritesResultAndFramesCsv) {
   EXPECT_NE(r.output.find("seed 9"), std::string::npos) << "settings echoed";
   EXPECT_NE(r.output.find("signal_to_consumer_wake"), std::string::npos) << "table printed";
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["settings"]["seed"], 9);
   EXPECT_EQ(j["modes"]["baseline"]["blocks"].size(), 3u);
   EXPECT_EQ(j["modes"]["baseline"]["total"]["frames"], 60);
@@ -127,7 +127,7 @@ TEST(RunSimCli, JsonFlagPrintsTheDocument) {
   const size_t brace = r.output.find('{');
   ASSERT_NE(brace, std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(r.output.substr(brace));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
 }
 
 TEST(RunSimCli, BadInputExitsTwoWithAMessage) {

@@ -32,7 +32,7 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
   }
   ASSERT_EQ(r.rc, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["device"]["backend"], "vulkan");
   EXPECT_EQ(j["diagnostics"]["validation"]["errors"], 0) << j["diagnostics"]["validation"].dump();
   if (!j["clock_model"]["available"].get<bool>() &&

@@ -110,12 +110,13 @@ TEST(StoreCli, StoreMigrateUpgradesAVersion1StoreThatReadsRefuseUntouched) {
   const std::string db = (dir.path / "r.db").string();
   const fs::path a = dir.path / "a.json";
   ASSERT_EQ(run_cli(sim_run_args(a) + " --store " + db).rc, 0);
-  // As version 1 left it: frames without the poll observer's columns.
+  // As version 1 left it: frames without the poll observer's columns, no scores.
   ASSERT_NO_FATAL_FAILURE(
       exec_sql(db,
                "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
                "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
                "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+               "DROP TABLE scores; "
                "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'"));
   const std::string before = slurp(db);
   for (const std::string& args : {"history --store " + db, "compare 1 1 --store " + db}) {
@@ -126,7 +127,7 @@ TEST(StoreCli, StoreMigrateUpgradesAVersion1StoreThatReadsRefuseUntouched) {
   EXPECT_EQ(slurp(db), before);
   const CliResult m = run_cli("store migrate --store " + db);
   EXPECT_EQ(m.rc, 0) << m.output;
-  EXPECT_NE(m.output.find("upgraded from schema version 1 to 2"), std::string::npos) << m.output;
+  EXPECT_NE(m.output.find("upgraded from schema version 1 to 3"), std::string::npos) << m.output;
   const CliResult again = run_cli("store migrate --store " + db);
   EXPECT_EQ(again.rc, 0) << again.output;
   EXPECT_NE(again.output.find("already"), std::string::npos) << again.output;
@@ -143,10 +144,10 @@ TEST(StoreCli, BadResultFilesAreRefusedWithExit2AndNothingChanged) {
   const std::string good = slurp(a);
   const std::string before = slurp(db);
   nlohmann::json newer = nlohmann::json::parse(good);
-  newer["schema_version"] = 3;  // newer than this latlab reads
+  newer["schema_version"] = 4;  // newer than this latlab reads
   const std::pair<const char*, std::string> bad[] = {
       {"truncated.json", good.substr(0, good.size() / 3)},
-      {"v3.json", newer.dump()},
+      {"v4.json", newer.dump()},
       {"array.json", "[1, 2, 3]"},
       {"empty.json", ""}};
   for (const auto& [name, text] : bad) {

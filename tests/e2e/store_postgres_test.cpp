@@ -89,10 +89,11 @@ TEST(StorePostgres, StoreMigrateUpgradesAVersion1Store) {
   TempDir dir;
   const std::string store = "'" + pg.url + "'";
   ASSERT_EQ(run_cli(sim_run(1, dir.path / "a.json") + " --store " + store).rc, 0);
-  // As version 1 left it: frames without the poll observer's columns.
+  // As version 1 left it: frames without the poll observer's columns, no scores.
   sql_one(pg.url,
           "ALTER TABLE frames DROP COLUMN poll_latency_ns, DROP COLUMN gpu_end_to_poll_wake_ns, "
           "DROP COLUMN poll_cpu_ns");
+  sql_one(pg.url, "DROP TABLE scores");
   sql_one(pg.url, "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'");
   const CliResult history = run_cli("history --store " + store);
   EXPECT_EQ(history.rc, 2) << history.output;
@@ -100,13 +101,15 @@ TEST(StorePostgres, StoreMigrateUpgradesAVersion1Store) {
   EXPECT_EQ(sql_one(pg.url, "SELECT value FROM latlab_meta"), "1");
   const CliResult m = run_cli("store migrate --store " + store);
   EXPECT_EQ(m.rc, 0) << m.output;
-  EXPECT_NE(m.output.find("upgraded from schema version 1 to 2"), std::string::npos) << m.output;
-  EXPECT_EQ(sql_one(pg.url, "SELECT value FROM latlab_meta"), "2");
+  EXPECT_NE(m.output.find("upgraded from schema version 1 to 3"), std::string::npos) << m.output;
+  EXPECT_EQ(sql_one(pg.url, "SELECT value FROM latlab_meta"), "3");
+  EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM scores"), "0");
   EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM frames WHERE poll_latency_ns IS NULL"),
             sql_one(pg.url, "SELECT count(*) FROM frames"));
   ASSERT_EQ(run_cli(sim_run(2, dir.path / "b.json") + " --store " + store).rc, 0);
   EXPECT_EQ(run_cli("history --store " + store).rc, 0);
   EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM runs"), "2");
+  EXPECT_EQ(sql_one(pg.url, "SELECT count(*) FROM scores"), "1");  // the run stored after
 }
 
 }  // namespace

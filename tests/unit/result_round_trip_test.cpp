@@ -7,7 +7,8 @@
 // the RunResult that was written; real runs of the sim backend (which also
 // hold per-frame markers, not in the document) give back the same document
 // byte for byte and a result that reads back as itself. The HTML report of
-// the result read back is the report of the original.
+// the result read back is the report of the original. The latency score
+// (none, none with a reason, or a value) is part of every latency run.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "report/html/report_html.hpp"
 #include "report/result_json.hpp"
 #include "report/result_reader.hpp"
+#include "report/score_report.hpp"
 #include "unit/sim_result_doc.hpp"
 
 namespace latlab {
@@ -445,6 +447,28 @@ PerFrameSeries per_frame(Gen& g, const LatencyRun& run) {
   return p;
 }
 
+// A latency run's score: none (nobody scored it), none with a reason, or a
+// value with its interval, components and bootstrap.
+std::optional<LatencyScore> score(Gen& g) {
+  const uint64_t kind = g.below(3);
+  if (kind == 0) return std::nullopt;
+  LatencyScore s;
+  if (kind == 1) {
+    s.unavailable_reason = g.text("the run has no Loaded mode ");
+    return s;
+  }
+  s.value = 1 + g.us() / 10;
+  s.ci_low = *s.value * (0.5 + g.us() / 2e5);
+  s.ci_high = *s.value * (1 + g.us() / 1e5);
+  for (const char* mode : {"baseline", "loaded"})
+    for (const char* stat : {"p50", "p99"}) s.components.push_back({mode, stat, 1 + g.us(), 0.25});
+  s.resamples = 1 + g.below32(5000);
+  s.seed = g.below(uint64_t{1} << 40);
+  s.baseline_blocks = 2 + g.below32(20);
+  s.loaded_blocks = 2 + g.below32(20);
+  return s;
+}
+
 // A one-device result: a latency run (with Loaded's and Performance's
 // outcomes and the per-frame series) or Performance alone.
 RunResult one_device(Gen& g) {
@@ -469,6 +493,7 @@ RunResult one_device(Gen& g) {
   if (r.latency->partial) r.performance.interrupted.clear();
   if (r.performance.report && r.latency->partial) r.performance.report->partial_reason.clear();
   if (g.coin()) r.per_frame = per_frame(g, *r.latency);
+  r.score = score(g);
   return r;
 }
 
@@ -499,6 +524,7 @@ RunResult several_devices(Gen& g) {
       one.loaded = loaded_outcome(g);
       one.latency = latency_run(g, one.loaded.asked && one.loaded.runs);
       one.device = one.latency->device;
+      one.score = score(g);
       s.status = one.partial() ? "partial" : "ok";
       s.failure = one.partial_reason();
       s.device_name = one.device.name;
@@ -659,7 +685,11 @@ TEST(ResultRoundTrip, AChangedValueIsSeen) {
            [](RunResult& x) { x.latency->blocks.back().frames_run += 1; },
            [](RunResult& x) { x.latency->raw_sleep_cpu_ns += 1; },
            [](RunResult& x) { x.latency->clock_model.refreshes += 1; },
-           [](RunResult& x) { x.meta.machine.logical_cpus += 1; }}) {
+           [](RunResult& x) { x.meta.machine.logical_cpus += 1; },
+           [](RunResult& x) {
+             x.score.emplace();
+             x.score->unavailable_reason = "changed";
+           }}) {
     Result<ResultDocument> read = read_result_json(document(r), "changed");
     ASSERT_TRUE(read);
     change(read->result);
@@ -686,6 +716,7 @@ RunResult sim_result(uint64_t seed, uint32_t frames, uint32_t blocks) {
   r.performance.asked = true;
   r.performance.unavailable = "not run: the test asks for none";
   r.per_frame = per_frame_of(*r.latency);
+  attach_latency_scores(r);
   return r;
 }
 
@@ -718,6 +749,7 @@ TEST(ResultRoundTrip, ALatencyOnlyResultIsTheRunDocument) {
   r.latency.emplace();
   ASSERT_FALSE(testing::sim_result_doc(spec, &*r.latency).empty());
   r.meta.backend = "sim";
+  attach_latency_scores(r);  // as `latlab run` does
   EXPECT_EQ(run_result_to_json(r).dump(2), latency_run_to_json(*r.latency, r.meta).dump(2));
 }
 

@@ -141,7 +141,8 @@ int64_t count_of(const fs::path& db, const std::string& sql) {
 }
 
 // A version 1 store as latlab 0.x left it: `frames` without the poll
-// observer's columns (version 2 added them), one run with frame rows.
+// observer's columns (version 2 added them), no `scores` (version 3), one
+// run with frame rows.
 void make_v1_store(const fs::path& db) {
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
@@ -154,7 +155,7 @@ void make_v1_store(const fs::path& db) {
   exec_sql(db,
            "ALTER TABLE frames DROP COLUMN poll_latency_ns; "
            "ALTER TABLE frames DROP COLUMN gpu_end_to_poll_wake_ns; "
-           "ALTER TABLE frames DROP COLUMN poll_cpu_ns; "
+           "ALTER TABLE frames DROP COLUMN poll_cpu_ns; DROP TABLE scores; "
            "UPDATE latlab_meta SET value = '1' WHERE key = 'schema_version'");
 }
 
@@ -175,14 +176,14 @@ TEST(ResultsStoreSqlite, AVersion1StoreIsUpgradedByTheFirstWriteAndRefusedUntouc
   ASSERT_TRUE(writer.ok()) << writer.error().message;
   EXPECT_FALSE(writer.value()->migrated_from().has_value());
   EXPECT_EQ(bytes_of(db), before);
-  // A version 2 run with frames goes in, and both read back.
+  // A run with frames goes in, and both read back.
   LatencyRun run;
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}, &run);
   Result<ResultDocument> rr = read_result_json(doc, "doc");
   ASSERT_TRUE(rr.ok());
   ASSERT_TRUE(writer.value()->add(rr->result, StoredText{rr->text}, frame_series_of(run)).ok());
   EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(1));
-  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 2);
+  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 3);
   // The rows stored before have no poll values: NULL, never 0.
   EXPECT_EQ(count_of(db,
                      "SELECT COUNT(*) FROM frames WHERE poll_latency_ns IS NULL AND "
@@ -196,6 +197,101 @@ TEST(ResultsStoreSqlite, AVersion1StoreIsUpgradedByTheFirstWriteAndRefusedUntouc
   Result<std::vector<StoredRunSummary>> list = again.value()->list(10);
   ASSERT_TRUE(list.ok()) << list.error().message;
   EXPECT_EQ(list->size(), 2u);
+}
+
+// A version 2 store (before the score): one run stored, no `scores`.
+void make_v2_store(const fs::path& db) {
+  Result<ResultDocument> rr =
+      read_result_json(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}), "doc");
+  ASSERT_TRUE(rr.ok());
+  auto s = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s.value()->add(rr->result, StoredText{rr->text}, {}).ok());
+  s.value().reset();
+  exec_sql(db,
+           "DROP TABLE scores; UPDATE latlab_meta SET value = '2' WHERE key = 'schema_version'");
+}
+
+TEST(ResultsStoreSqlite, AVersion2StoreGetsItsScoresTableByTheFirstWriteAndKeepsOldRunsScoreless) {
+  TempDir dir;
+  const fs::path db = dir.path / "v2.db";
+  ASSERT_NO_FATAL_FAILURE(make_v2_store(db));
+  const std::string before = bytes_of(db);
+  auto reader = ResultsStore::open(db.string(), ResultsStore::Access::read);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.error().message.find("schema version 2 (before the score)"), std::string::npos)
+      << reader.error().message;
+  EXPECT_NE(reader.error().message.find("store migrate"), std::string::npos);
+  EXPECT_EQ(bytes_of(db), before);
+
+  auto writer = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  Result<ResultDocument> rr =
+      read_result_json(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}), "doc");
+  ASSERT_TRUE(rr.ok());
+  LatencyScore score;
+  score.value = 412.5;
+  score.ci_low = 400.25;
+  score.ci_high = 425.75;
+  rr->result.score = score;
+  ASSERT_TRUE(writer.value()->add(rr->result, StoredText{rr->text}, {}).ok());
+  EXPECT_EQ(writer.value()->migrated_from(), std::optional<int>(2));
+  EXPECT_EQ(count_of(db, "SELECT value FROM latlab_meta WHERE key = 'schema_version'"), 3);
+  writer.value().reset();
+  auto again = ResultsStore::open(db.string(), ResultsStore::Access::read);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  Result<std::vector<StoredRunSummary>> list = again.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), 2u);
+  ASSERT_TRUE(list->at(0).score.has_value());  // newest first
+  EXPECT_EQ(list->at(0).score->formula, "latency-score/1");
+  EXPECT_EQ(list->at(0).score->value, std::optional<double>(412.5));
+  EXPECT_EQ(list->at(0).score->ci_low, std::optional<double>(400.25));
+  EXPECT_EQ(list->at(0).score->ci_high, std::optional<double>(425.75));
+  EXPECT_EQ(list->at(0).score->unavailable_reason, "");
+  EXPECT_FALSE(list->at(1).score.has_value()) << "stored before version 3: no score row";
+}
+
+TEST(ResultsStoreSqlite, ARunWithoutAScoreKeepsItsReason) {
+  TempDir dir;
+  const fs::path db = dir.path / "r.db";
+  Result<ResultDocument> rr =
+      read_result_json(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}), "doc");
+  ASSERT_TRUE(rr.ok());
+  ASSERT_TRUE(rr->result.score.has_value());
+  ASSERT_FALSE(rr->result.score->value.has_value()) << "a Baseline-only run";
+  auto s = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s.value()->add(rr->result, StoredText{rr->text}, {}).ok());
+  Result<std::vector<StoredRunSummary>> list = s.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_TRUE(list->at(0).score.has_value());
+  EXPECT_FALSE(list->at(0).score->value.has_value());
+  EXPECT_FALSE(list->at(0).score->ci_low.has_value());
+  EXPECT_EQ(list->at(0).score->unavailable_reason, rr->result.score->unavailable_reason);
+}
+
+// A result written before the score (schema_version 2) is stored with why it
+// has none, never a 0.
+TEST(ResultsStoreSqlite, AResultOfSchemaVersion2IsStoredWithWhyItHasNoScore) {
+  TempDir dir;
+  const fs::path db = dir.path / "r.db";
+  nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2}));
+  j["schema_version"] = 2;
+  j.erase("score");
+  Result<ResultDocument> rr = read_result_json(j.dump(2) + "\n", "v2");
+  ASSERT_TRUE(rr.ok()) << rr.error().message;
+  auto s = ResultsStore::open(db.string(), ResultsStore::Access::append);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s.value()->add(rr->result, StoredText{rr->text, 2}, {}).ok());
+  Result<std::vector<StoredRunSummary>> list = s.value()->list(10);
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_TRUE(list->at(0).score.has_value());
+  EXPECT_FALSE(list->at(0).score->value.has_value());
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM scores WHERE value IS NULL"), 1);
+  EXPECT_NE(list->at(0).score->unavailable_reason.find("schema_version 2"), std::string::npos)
+      << list->at(0).score->unavailable_reason;
 }
 
 TEST(ResultsStoreSqlite, ForeignFilesAreRefusedUntouched) {

@@ -1,5 +1,5 @@
 // Reports of a latency run: the JSON result (docs/result-schema.md,
-// schema_version 2), the per-frame CSV, the stdout table, and atomic file
+// schema_version 3), the per-frame CSV, the stdout table, and atomic file
 // writes. Nothing here measures; it only formats what LatencyRun holds.
 #pragma once
 
@@ -19,8 +19,9 @@
 namespace latlab {
 
 // The result document's version: 2 added diagnostics.raw_sleep.cpu_ns and
-// wall_ns (1 had only their ratio). Readers take 1 and 2.
-inline constexpr int kResultSchemaVersion = 2;
+// wall_ns (1 had only their ratio); 3 added `score` (docs/score.md).
+// Readers take 1 to 3.
+inline constexpr int kResultSchemaVersion = 3;
 
 struct MachineInfo {
   std::string hostname;

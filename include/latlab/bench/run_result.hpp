@@ -21,6 +21,7 @@
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/performance_mode.hpp"
+#include "latlab/bench/score_result.hpp"
 #include "latlab/seam/latency_device.hpp"
 
 namespace latlab {
@@ -101,6 +102,12 @@ struct RunResult {
   // `latlab capture` (kind "capture"): the program's frames. A capture has
   // no latency run, device or settings; `meta` holds its head.
   std::optional<CaptureResult> capture;
+  // The latency score of a latency run (docs/score.md): its value with
+  // interval and components, or why it has none (a result read from
+  // schema_version 1 or 2: written before the score). Set by the report
+  // layer (attach_latency_scores), not by the engine; nullopt for a
+  // Performance-only run, a capture and a latency run nobody scored.
+  std::optional<LatencyScore> score;
   // Several devices: every section; the top-level keys describe section
   // `top_section` (its result; `latency` here stays empty). Empty for a
   // one-device run.

@@ -10,6 +10,7 @@
 #include "report/html/compare_page_parts.hpp"
 #include "report/html/html_page.hpp"
 #include "report/html/report_parts.hpp"
+#include "report/html/score_html.hpp"
 
 namespace latlab {
 namespace {
@@ -151,6 +152,7 @@ std::string render_compare_html(const Comparison& c, const CompareSide& a, const
   for (const CompareRow& r : c.rows)
     if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
   for (const std::string& m : modes) body += mode_section(c, m);
+  body += html::compare_scores_section(c);
   body += "<h2>Runs</h2>\n" + html::runs_table(a, b);
   return html::svg_page("latlab compare", body);
 }

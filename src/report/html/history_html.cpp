@@ -13,6 +13,8 @@
 #include "report/html/html_page.hpp"
 #include "report/html/page_runs.hpp"
 #include "report/html/report_parts.hpp"
+#include "report/html/score_html.hpp"
+#include "report/score_report.hpp"
 
 namespace latlab {
 namespace html {
@@ -130,16 +132,17 @@ std::string figures_table(const std::vector<const HistoryRun*>& runs,
 std::string runs_table(const std::vector<const HistoryRun*>& runs) {
   std::string t =
       "<table class=\"runs\"><tr><th>run</th><th class=\"text\">host / device (backend, "
-      "driver)</th><th class=\"text\">latlab</th><th class=\"text\">settings</th></tr>\n";
+      "driver)</th><th class=\"text\">latlab</th><th class=\"text\">settings</th><th "
+      "class=\"text\">latency score [95% interval], components</th></tr>\n";
   for (const HistoryRun* h : runs) {
     const RunResult& r = h->result.top_level();
     const html::RunDevice d = html::run_device(r);
     t += fmt::format(
         "<tr><td>{}</td><td class=\"text\">{} / {} ({}, {})</td><td class=\"text\">{}{}</td><td "
-        "class=\"text\">{}</td></tr>\n",
+        "class=\"text\">{}</td>{}</tr>\n",
         h->id, escape(r.meta.machine.hostname), escape(d.name), escape(d.backend), escape(d.driver),
         escape(r.meta.tool_version), r.partial() ? ", partial" : "",
-        escape(html::settings_summary(r)));
+        escape(html::settings_summary(r)), html::score_td(score_for_display(r)));
   }
   return t + "</table>\n";
 }

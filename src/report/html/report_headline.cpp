@@ -1,5 +1,6 @@
-// The top of a latency run's section: its headline (the observers' p50/p99
-// per mode, the device, what is unavailable) and "where the time goes" (each
+// The top of a latency run's section: its headline (the latency score with
+// its interval and components, or why none; the observers' p50/p99 per mode,
+// the device, what is unavailable) and "where the time goes" (each
 // mode's stage medians as one bar, inline SVG drawn here, and a table). Plain
 // HTML: present without JavaScript.
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 #include <utility>
 
 #include "report/html/report_parts.hpp"
+#include "report/html/score_html.hpp"
+#include "report/score_report.hpp"
 
 namespace latlab::html {
 namespace {
@@ -188,7 +191,10 @@ std::string breakdown_table(const LatencyRun& run, const std::string& prefix) {
 std::string headline(const RunResult& r, const std::string& device, const std::string& prefix) {
   std::string s = fmt::format("<div class=\"headline\" id=\"{}headline\">\n", prefix);
   s += "<p><b>Device</b>: " + device + "</p>\n";
-  if (r.latency) s += observer_table(*r.latency, prefix);
+  if (r.latency) {
+    s += score_paragraph(score_for_display(r), prefix + "score");
+    s += observer_table(*r.latency, prefix);
+  }
   s += unavailable_list(r);
   return s + "</div>\n";
 }

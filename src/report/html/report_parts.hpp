@@ -59,8 +59,9 @@ std::string load_calibration_section(const LoadedOutcome& loaded);
 std::string clock_model_table(const ClockModelReport& c);
 std::string performance_table(const PerformanceOutcome& p);
 
-// The top of a run's section: per mode the observers' p50/p99 (ids
-// "<prefix>hl-<mode index>-<series>-p50"), `device`, what is unavailable.
+// The top of a run's section: the latency score (id "<prefix>score"), per
+// mode the observers' p50/p99 (ids "<prefix>hl-<mode index>-<series>-p50"),
+// `device`, what is unavailable.
 std::string headline(const RunResult& r, const std::string& device, const std::string& prefix);
 // Per mode the stage medians in path order: an inline SVG bar each, and the
 // table "<prefix>breakdown" (a row per stage, `data-stage` its key).

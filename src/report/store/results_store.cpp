@@ -123,6 +123,18 @@ Result<std::string> stored_schema_version(SqlConnection& db, const std::string& 
   return version->empty() ? std::string("(none)") : version->at(0).at(0).value_or("(null)");
 }
 
+// An older schema that a write upgrades in place.
+bool upgradable(const std::string& v) { return v == "1" || v == "2"; }
+
+// From schema version `from` ("1" or "2") to the current one, step by step,
+// inside the caller's transaction.
+Result<void> upgrade_schema(SqlConnection& db, const std::string& from) {
+  if (from == "1") {
+    if (Result<void> r = migrate_v1_to_v2(db); !r) return r;
+  }
+  return migrate_v2_to_v3(db);
+}
+
 Error other_schema_version(const std::string& name, const std::string& v) {
   return make_error(fmt::format(
       "the results store {} has schema version {}; this latlab ({}) reads and writes version "
@@ -211,13 +223,15 @@ Result<void> ResultsStore::check(Access access) {
     empty_ = access == Access::read;  // append: the schema is created by the first add()
     return tx.commit();
   }
-  if (v == "1" && kStoreSchemaVersion == 2) {
+  if (upgradable(v)) {
     if (access == Access::read) {
       return make_error(fmt::format(
-          "the results store {} has schema version 1 (before the poll observer's series); "
-          "reads need version 2: `latlab store migrate --store {}` upgrades it in place (as "
-          "does any write to it); nothing changed.",
-          name_, name_));
+          "the results store {} has schema version {} ({}); reads need version {}: `latlab "
+          "store migrate --store {}` upgrades it in place (as does any write to it); nothing "
+          "changed.",
+          name_, v,
+          v == "1" ? "before the poll observer's series and the score" : "before the score",
+          kStoreSchemaVersion, name_));
     }
     return tx.commit();  // upgraded by the first write (prepare_for_writes)
   }
@@ -279,14 +293,14 @@ Result<void> ResultsStore::create_or_upgrade_schema() {
     empty_ = false;
     return {};
   }
-  if (v == "1" && kStoreSchemaVersion == 2) {
-    if (Result<void> m = migrate_v1_to_v2(db); !m) {
+  if (upgradable(v)) {
+    if (Result<void> m = upgrade_schema(db, v); !m) {
       return make_error(fmt::format(
-          "the results store {} could not be upgraded from schema version 1 to 2: {}; nothing "
+          "the results store {} could not be upgraded from schema version {} to {}: {}; nothing "
           "changed.",
-          name_, m.error().message));
+          name_, v, kStoreSchemaVersion, m.error().message));
     }
-    migrated_from_ = 1;
+    migrated_from_ = std::stoi(v);
   } else if (v != std::to_string(kStoreSchemaVersion)) {
     return other_schema_version(name_, v);
   }
@@ -435,6 +449,21 @@ Result<void> insert_modes(SqlConnection& db, int64_t id, const RunResult& run) {
   return {};
 }
 
+// The run's score, when its result has one (docs/score.md).
+Result<void> insert_score(SqlConnection& db, int64_t id, const RunResult& run) {
+  if (!run.score) return {};
+  const LatencyScore& sc = *run.score;
+  auto opt = [](std::optional<double> v) { return v ? SqlValue{*v} : SqlValue{}; };
+  Result<std::vector<SqlRow>> r = db.query(
+      "INSERT INTO scores (run_id, formula, value, ci95_low, ci95_high, unavailable_reason) "
+      "VALUES (" +
+          placeholders(db, 6) + ")",
+      {id, sc.formula, opt(sc.value), opt(sc.ci_low), opt(sc.ci_high),
+       text_or_null(sc.unavailable_reason)});
+  if (!r) return r.error();
+  return {};
+}
+
 // The per-frame series (run --store), one row a frame.
 Result<void> insert_frames(SqlConnection& db, int64_t id, std::span<const FrameSeriesRow> frames) {
   if (frames.empty()) return {};
@@ -472,6 +501,7 @@ Result<int64_t> ResultsStore::add(const RunResult& result, const StoredText& doc
   const Result<int64_t> id = insert_run_row(db, run, doc, frames.size());
   if (!id) return id.error();
   if (Result<void> r = insert_modes(db, *id, run); !r) return r.error();
+  if (Result<void> r = insert_score(db, *id, run); !r) return r.error();
   if (Result<void> r = insert_frames(db, *id, frames); !r) return r.error();
   if (Result<void> r = tx.commit(); !r) return r.error();
   return *id;
@@ -516,8 +546,9 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
   if (Result<void> r = tx.begin(false); !r) return r.error();
   Result<std::vector<SqlRow>> runs = db.query(
       "SELECT id, stored_utc, created_utc, hostname, device_backend, device_name, device_driver, "
-      "tool_version, settings_mode, fingerprint, partial, frame_rows FROM runs ORDER BY id DESC "
-      "LIMIT " +
+      "tool_version, settings_mode, fingerprint, partial, frame_rows, formula, value, ci95_low, "
+      "ci95_high, unavailable_reason FROM runs LEFT JOIN scores ON scores.run_id = runs.id "
+      "ORDER BY id DESC LIMIT " +
           db.param(1),
       {static_cast<int64_t>(limit)});
   if (!runs) return runs.error();
@@ -535,6 +566,10 @@ Result<std::vector<StoredRunSummary>> ResultsStore::list(size_t limit) {
     s.fingerprint = row[9].value_or("");
     s.partial = row[10].value_or("0") != "0";
     if (row[11]) s.frame_rows = std::stoll(*row[11]);
+    if (row[12]) {
+      s.score = StoredScore{*row[12], opt_double(row[13]), opt_double(row[14]), opt_double(row[15]),
+                            row[16].value_or("")};
+    }
     Result<std::vector<SqlRow>> figs = db.query(
         "SELECT mode, series, frames_run, missing, p50_us, p99_us FROM distributions WHERE "
         "run_id = " +

@@ -3,7 +3,7 @@
 // the machine/driver/device fingerprint, every block's and the total's
 // distributions, the per-frame series when given, and the result document
 // itself. Appends are single transactions, so concurrent writers lose
-// nothing. A new store is created, and a version 1 store upgraded in place,
+// nothing. A new store is created, and a version 1 or 2 store upgraded in place,
 // by the first write (one transaction); a store of another schema version is
 // refused untouched. One
 // object per process and thread; not thread-safe.
@@ -24,7 +24,8 @@
 
 namespace latlab::store {
 
-inline constexpr int kStoreSchemaVersion = 2;  // 2: the poll observer's series in `frames`
+// 2: the poll observer's series in `frames`; 3: the table `scores`.
+inline constexpr int kStoreSchemaVersion = 3;
 
 class SqlConnection;
 
@@ -55,6 +56,14 @@ struct StoredText {
   int schema_version = kResultSchemaVersion;
 };
 
+// A stored run's latency score (table `scores`, docs/score.md). Its
+// components are its modes' core_p50 and core_p99 (StoredModeFigures).
+struct StoredScore {
+  std::string formula;
+  std::optional<double> value, ci_low, ci_high;  // value nullopt: no score
+  std::string unavailable_reason;                // why not, when value is nullopt
+};
+
 struct StoredRunSummary {
   int64_t id = 0;
   std::string stored_utc, created_utc;
@@ -63,6 +72,9 @@ struct StoredRunSummary {
   bool partial = false;
   std::optional<int64_t> frame_rows;  // per-frame rows stored; null when none were given
   std::vector<StoredModeFigures> modes;
+  // nullopt: stored without one (before schema version 3). A result
+  // written before the score is stored with why it has none.
+  std::optional<StoredScore> score;
 };
 
 class ResultsStore {

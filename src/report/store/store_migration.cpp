@@ -7,6 +7,7 @@
 
 #include "latlab/bench/frame_markers.hpp"
 #include "report/store/sql_connection.hpp"
+#include "report/store/store_schema.hpp"
 
 namespace latlab::store {
 
@@ -31,6 +32,14 @@ Result<void> migrate_v1_to_v2(SqlConnection& db) {
   }
   Result<std::vector<SqlRow>> v =
       db.query("UPDATE latlab_meta SET value = '2' WHERE key = 'schema_version'");
+  if (!v) return v.error();
+  return {};
+}
+
+Result<void> migrate_v2_to_v3(SqlConnection& db) {
+  if (Result<std::vector<SqlRow>> r = db.query(scores_table_statement()); !r) return r.error();
+  Result<std::vector<SqlRow>> v =
+      db.query("UPDATE latlab_meta SET value = '3' WHERE key = 'schema_version'");
   if (!v) return v.error();
   return {};
 }

@@ -15,4 +15,10 @@ class SqlConnection;
 // rolls back and nothing has changed.
 Result<void> migrate_v1_to_v2(SqlConnection& db);
 
+// Schema version 2 -> 3: version 3 added the table `scores` (the latency
+// score of each run, docs/score.md). Creates it empty (runs stored before
+// have no score row: their score was never computed) and records version 3.
+// In the caller's transaction, like migrate_v1_to_v2.
+Result<void> migrate_v2_to_v3(SqlConnection& db);
+
 }  // namespace latlab::store

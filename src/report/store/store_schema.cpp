@@ -73,7 +73,20 @@ std::vector<std::string> schema_statements(const std::string& dialect) {
   frame_id BIGINT NOT NULL{}))",
                           series));
   s.push_back("CREATE INDEX frames_run ON frames (run_id)");
+  s.push_back(scores_table_statement());
   return s;
+}
+
+std::string scores_table_statement() {
+  // The components are the run's `distributions` rows (scope total,
+  // core_latency p50_us and p99_us of baseline and loaded): not copied here.
+  return R"(CREATE TABLE scores (
+  run_id BIGINT NOT NULL PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  formula TEXT NOT NULL,
+  value DOUBLE PRECISION,
+  ci95_low DOUBLE PRECISION,
+  ci95_high DOUBLE PRECISION,
+  unavailable_reason TEXT))";
 }
 
 }  // namespace latlab::store
