@@ -34,6 +34,10 @@ bool tested(const CompareRow& r) {
          r.call != ChangeCall::too_few_runs;
 }
 
+std::string run_label(char side, size_t index, size_t runs) {
+  return runs == 1 ? std::string(1, side) : fmt::format("{}{}", side, index + 1);
+}
+
 namespace {
 
 using json = nlohmann::ordered_json;

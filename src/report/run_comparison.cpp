@@ -118,8 +118,7 @@ void judge(CompareRow& r, const CompareOptions& o) {
 std::vector<NamedRun> named(const CompareSide& s, char side) {
   std::vector<NamedRun> out;
   for (size_t i = 0; i < s.runs.size(); ++i) {
-    std::string label =
-        s.runs.size() == 1 ? std::string(1, side) : fmt::format("{}{}", side, i + 1);
+    std::string label = run_label(side, i, s.runs.size());
     const RunResult& one = s.runs[i]->top_level();
     out.push_back(
         NamedRun{&one, i < s.names.size() ? s.names[i] : label, label, load_source_of(one)});

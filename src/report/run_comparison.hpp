@@ -103,6 +103,10 @@ struct Comparison {
 // too_few_blocks or too_few_runs.
 bool tested(const CompareRow& r);
 
+// The label compare gives run `index` (0-based) of a side of `runs` runs:
+// the side's letter alone ("A") for one run, else A1, A2, ...
+std::string run_label(char side, size_t index, size_t runs);
+
 // One side of a comparison: its runs (not owned; alive during the call) and
 // their names (a path, "run 12"). A several-device run is compared by its
 // top-level device (select_device_section picks another).

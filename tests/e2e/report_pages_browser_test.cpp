@@ -1,12 +1,9 @@
 // The comparison and history pages in a real browser (Debian's headless
 // chromium, one session per page): every SVG chart is laid out and draws
 // each of its data marks, nothing is logged as an error, and the page makes
-// no request besides itself. Screenshots are saved beside
-// LATLAB_REPORT_SCREENSHOT (else in the temp dir) as latlab-compare-test.png
-// and latlab-history-test.png.
+// no request besides itself. Screenshots compare.png and history.png go to
+// $LATLAB_ARTIFACTS_DIR (else the temp dir).
 #include <gtest/gtest.h>
-
-#include <cstdlib>
 
 #include "e2e/browser_page.hpp"
 #include "e2e/cli_run_helpers.hpp"
@@ -29,17 +26,10 @@ constexpr const char* kProbe = R"js(JSON.stringify(Array.prototype.map.call(
              marks: Number(svg.getAttribute("data-marks")), drawn: drawn };
   })))js";
 
-fs::path screenshot(const char* name) {
-  const char* env = std::getenv("LATLAB_REPORT_SCREENSHOT");
-  const fs::path dir =
-      env != nullptr && *env != '\0' ? fs::path(env).parent_path() : fs::temp_directory_path();
-  return (dir.empty() ? fs::path(".") : dir) / name;
-}
-
 void expect_every_chart_drawn(const std::string& chromium, const fs::path& html,
                               const fs::path& work, const char* png, size_t min_charts) {
   fs::create_directories(work);
-  const PageVisit v = visit_page(chromium, html, kProbe, work, screenshot(png));
+  const PageVisit v = visit_page(chromium, html, kProbe, work, artifact_path(png));
   ASSERT_EQ(v.failure, "") << slurp(work / "chromium.log");
   ASSERT_TRUE(v.probe.is_array()) << v.probe.dump();
   EXPECT_GE(v.probe.size(), min_charts);
@@ -53,8 +43,8 @@ void expect_every_chart_drawn(const std::string& chromium, const fs::path& html,
   EXPECT_GT(marks, 0);
   for (const std::string& p : v.problems) ADD_FAILURE() << p;
   EXPECT_EQ(v.requests, 1);  // the page itself, nothing else
-  EXPECT_GT(fs::file_size(screenshot(png)), 10'000u);
-  std::printf("screenshot: %s\n", screenshot(png).c_str());
+  EXPECT_GT(fs::file_size(artifact_path(png)), 10'000u);
+  std::printf("screenshot: %s\n", artifact_path(png).c_str());
 }
 
 TEST(ReportPagesBrowser, ComparisonAndHistoryPagesDrawEveryChartWithoutErrorsOrRequests) {
@@ -77,9 +67,9 @@ TEST(ReportPagesBrowser, ComparisonAndHistoryPagesDrawEveryChartWithoutErrorsOrR
   const CliResult h = run_cli("history --store " + db + " --report " + history.string());
   ASSERT_EQ(h.rc, 0) << h.output;
   // Per mode a shift chart and one per series (10): 22 for Baseline and Loaded.
-  expect_every_chart_drawn(chromium, compare, dir.path / "b1", "latlab-compare-test.png", 22);
+  expect_every_chart_drawn(chromium, compare, dir.path / "b1", "compare.png", 22);
   // Core and fence latency p50/p99 of Baseline and Loaded at least.
-  expect_every_chart_drawn(chromium, history, dir.path / "b2", "latlab-history-test.png", 8);
+  expect_every_chart_drawn(chromium, history, dir.path / "b2", "history.png", 8);
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "report/result_json.hpp"
+#include "report/result_reader.hpp"
 #include "unit/capture_result_doc.hpp"
 #include "unit/sim_result_doc.hpp"
 
@@ -121,6 +124,138 @@ TEST(ReportHtml, WhereTheTimeGoesListsTheStagesInPathOrderWithTheirMedians) {
   }
   EXPECT_TRUE(has(page, "queue: n/a"));  // the gap's hover text
   EXPECT_TRUE(has(page, "Medians of stages need not add up to the median total"));
+}
+
+// The page's data block: every chart's data and axes.
+nlohmann::json charts_of(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"latlab-data\">";
+  const size_t from = page.find(open);
+  if (from == std::string::npos) return nullptr;
+  const size_t at = from + open.size();
+  return nlohmann::json::parse(page.substr(at, page.find("</script>", at) - at))["charts"];
+}
+
+const nlohmann::json* chart_named(const nlohmann::json& charts, const std::string& id) {
+  for (const auto& c : charts)
+    if (c["id"] == id) return &c;
+  return nullptr;
+}
+
+// A run whose Loaded mode is Baseline with every GPU time 200x longer.
+RunResult run_with_far_apart_modes() {
+  RunResult r = testing::sim_run_result({.frames = 60, .blocks = 2});
+  LatencyModeResult loaded = r.latency->modes.at(0);
+  loaded.name = "loaded";
+  r.latency->modes.push_back(loaded);
+  PerFrameMode pm = r.per_frame->modes.at(0);
+  pm.mode = "loaded";
+  for (auto& v : pm.series_ns[static_cast<size_t>(Series::gpu_execution)])
+    if (v) *v *= 200;
+  r.per_frame->modes.push_back(pm);
+  return r;
+}
+
+TEST(ReportHtml, ModesMoreThanTenfoldApartGetOwnAxes) {
+  const std::string page = page_of(run_with_far_apart_modes());
+  const nlohmann::json charts = charts_of(page);
+  // gpu_execution: a histogram per mode on its own bins, the percentile curves on two axes.
+  EXPECT_EQ(chart_named(charts, "r0-hist-gpu_execution"), nullptr);
+  for (const char* mode : {"baseline", "loaded"}) {
+    const std::string id = std::string("r0-hist-gpu_execution-") + mode;
+    EXPECT_TRUE(has(page, "id=\"" + id + "\" data-chart=\"hist\" data-axis=\"own\"")) << id;
+    ASSERT_NE(chart_named(charts, id), nullptr) << id;
+  }
+  const nlohmann::json* pct = chart_named(charts, "r0-pct-gpu_execution");
+  ASSERT_NE(pct, nullptr);
+  EXPECT_EQ((*pct)["axis"], "own");
+  EXPECT_TRUE((*pct)["axes"].contains("y2"));
+  EXPECT_EQ((*pct)["series"][1]["scale"], "y2");
+  // Stages alike in both modes share one histogram and one axis.
+  const nlohmann::json* queue = chart_named(charts, "r0-hist-submit_start_to_gpu_begin");
+  ASSERT_NE(queue, nullptr);
+  EXPECT_EQ((*queue)["axis"], "linear");
+  EXPECT_EQ((*queue)["series"].size(), 2u);
+  // Loaded's timeline: GPU time 200x the other stages, one log axis.
+  const nlohmann::json* timeline = chart_named(charts, "r0-timeline-loaded");
+  ASSERT_NE(timeline, nullptr);
+  EXPECT_EQ((*timeline)["axis"], "log");
+  EXPECT_TRUE((*timeline)["axes"]["y"]["log"].get<bool>());
+}
+
+TEST(ReportHtml, EveryChartHasAxesWhoseNeighbouringLabelsDiffer) {
+  const std::string page = page_of(run_with_far_apart_modes());
+  const nlohmann::json charts = charts_of(page);
+  ASSERT_GT(charts.size(), 20u);
+  for (const auto& c : charts) {
+    ASSERT_TRUE(c.contains("axes")) << c["id"];
+    EXPECT_TRUE(c["axes"].contains("x") && c["axes"].contains("y")) << c["id"];
+    for (const auto& [key, axis] : c["axes"].items()) {
+      const auto& labels = axis["labels"];
+      EXPECT_GE(labels.size(), 2u) << c["id"] << " " << key;
+      for (size_t i = 1; i < labels.size(); ++i)
+        EXPECT_NE(labels[i - 1], labels[i]) << c["id"] << " " << key << " " << labels.dump();
+    }
+  }
+}
+
+TEST(ReportHtml, AnOutlierHistogramKeepsItsBinsAndCountsTheOverflow) {
+  // Every 25th frame's GPU time 5 ms more: 4 % of the frames, p99 among them.
+  const RunResult r = testing::sim_run_result(
+      {.frames = 200, .blocks = 2, .outlier_every = 25, .outlier_ns = 5'000'000});
+  const std::string page = page_of(r);
+  const nlohmann::json charts = charts_of(page);
+  const nlohmann::json* h = chart_named(charts, "r0-hist-gpu_execution");
+  ASSERT_NE(h, nullptr);
+  int used = 0;
+  for (const auto& c : (*h)["series"][0]["values"]) used += c.get<int>() > 0 ? 1 : 0;
+  EXPECT_GT(used, 10);
+  EXPECT_LT((*h)["x"].back().get<double>(), 1000);  // the bins end below the 5 ms outliers
+  const size_t at = page.find("id=\"r0-hist-gpu_execution\"");
+  const std::string figure = page.substr(at, page.find("</figure>", at) - at);
+  EXPECT_TRUE(has(figure, "baseline: 8 frames above")) << figure;  // frames 25, 50, ... 200
+}
+
+// 1 MB of HTML at most for a 1250-frame latency run: the report of a
+// virtual-time sim run (deterministic) with 1250 frames in each of two modes.
+TEST(ReportHtml, A1250FrameRunReportIsAtMostOneMegabyte) {
+  RunResult r = testing::sim_run_result({.frames = 1250, .blocks = 10});
+  LatencyModeResult loaded = r.latency->modes.at(0);
+  loaded.name = "loaded";
+  r.latency->modes.push_back(loaded);
+  PerFrameMode pm = r.per_frame->modes.at(0);
+  pm.mode = "loaded";
+  r.per_frame->modes.push_back(pm);
+  ASSERT_EQ(r.per_frame->modes[1].frame_id.size(), 1250u);
+  const std::string page = page_of(r);
+  std::printf("report of 2 x 1250 frames: %zu bytes\n", page.size());
+  EXPECT_LE(page.size(), 1'000'000u);
+}
+
+// A schema_version 1 document (no raw-sleep CPU and wall time) still renders:
+// headline, breakdown and charts.
+TEST(ReportHtml, ASchemaVersion1ResultStillRenders) {
+  nlohmann::ordered_json doc = run_result_to_json(testing::sim_run_result({.frames = 40}));
+  doc["schema_version"] = 1;
+  nlohmann::ordered_json& raw = doc["diagnostics"]["raw_sleep"];
+  if (raw.is_object()) {
+    raw.erase("cpu_ns");
+    raw.erase("wall_ns");
+  }
+  Result<ResultDocument> read = read_result_json(doc.dump(2), "v1.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->schema_version, 1);
+  std::string page = page_of(read->result);
+  EXPECT_TRUE(has(page, "id=\"r0-headline\""));
+  EXPECT_TRUE(has(page, "id=\"r0-breakdown\""));
+  EXPECT_TRUE(has(page, "id=\"r0-hist-gpu_execution\""));
+  EXPECT_GT(charts_of(page).size(), 20u);
+  // Written without --per-frame: tables and the clock chart, and why no more.
+  doc.erase("per_frame");
+  Result<ResultDocument> bare = read_result_json(doc.dump(2), "v1-bare.json");
+  ASSERT_TRUE(bare) << bare.error().message;
+  page = page_of(bare->result);
+  EXPECT_TRUE(has(page, "id=\"r0-headline\""));
+  EXPECT_TRUE(has(page, "no per-frame series"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "latency/lockstep.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/sim.hpp"
 #include "report/result_json.hpp"
 
@@ -22,6 +23,9 @@ struct SimRunSpec {
   // Multiplies the host-timed delays (CPU cost, consumer wake): an effect
   // tied to one process (its CPU, the machine's load while it ran).
   double host_scale = 1.0;
+  // Every `outlier_every`-th frame (0: none) takes `outlier_ns` more GPU time.
+  uint32_t outlier_every = 0;
+  int64_t outlier_ns = 0;
 };
 
 inline uint64_t mix64(uint64_t x) {
@@ -44,10 +48,13 @@ inline std::string sim_result_doc(const SimRunSpec& spec, LatencyRun* keep = nul
   dd.virtual_start_ns = 1'000'000'000;
   const uint64_t seed = spec.noise_seed;
   const int64_t extra = spec.extra_gpu_ns;
-  dd.script = [seed, extra](uint64_t f) {
+  const uint32_t every = spec.outlier_every;
+  const int64_t outlier = spec.outlier_ns;
+  dd.script = [seed, extra, every, outlier](uint64_t f) {
     SimFrameScript s;
     s.queue_delay_ns = 20'000 + noise_ns(seed, 1, f, 20'000);
-    s.gpu_duration_ns = 40'000 + extra + noise_ns(seed, 2, f, 20'000);
+    s.gpu_duration_ns = 40'000 + extra + noise_ns(seed, 2, f, 20'000) +
+                        (every != 0 && f % every == 0 ? outlier : 0);
     s.fence_wake_delay_ns = 5'000 + noise_ns(seed, 3, f, 10'000);
     return s;
   };
@@ -87,6 +94,20 @@ inline std::string sim_result_doc(const SimRunSpec& spec, LatencyRun* keep = nul
   std::string doc = latency_run_to_json(r.value(), m).dump(2) + "\n";
   if (keep != nullptr) *keep = std::move(r.value());
   return doc;
+}
+
+// The run of `spec` as the typed result `latlab run --per-frame` gives.
+inline RunResult sim_run_result(const SimRunSpec& spec) {
+  RunResult r;
+  r.latency.emplace();
+  if (sim_result_doc(spec, &*r.latency).empty()) return RunResult{};
+  r.meta.backend = "sim";
+  r.meta.command_line = "latlab run --backend sim (test)";
+  r.meta.created_utc = utc_now_iso8601();
+  r.meta.machine = collect_machine_info();
+  r.device = r.latency->device;
+  r.per_frame = per_frame_of(*r.latency);
+  return r;
 }
 
 }  // namespace latlab::testing

@@ -39,7 +39,7 @@ std::string row_hover(const Comparison& c, const CompareRow& r) {
   if (r.ci_low)
     s += fmt::format(", {:.0f}% interval [{}, {}] us", (1 - c.options.alpha) * 100,
                      fixed(*r.ci_low, 2), fixed(*r.ci_high, 2));
-  if (row_tested(r)) s += fmt::format(", p adj {:.3g}", r.p_adjusted);
+  if (tested(r)) s += fmt::format(", p adj {:.3g}", r.p_adjusted);
   return s + ", " + to_string(r.call);
 }
 

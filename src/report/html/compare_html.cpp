@@ -84,7 +84,7 @@ std::string notes(const Comparison& c) {
 }
 
 std::string p_cell(const CompareRow& r, double p) {
-  return html::row_tested(r) ? fmt::format("{:.3g}", p) : html::us_cell(std::nullopt);
+  return tested(r) ? fmt::format("{:.3g}", p) : html::us_cell(std::nullopt);
 }
 
 std::string row_line(const Comparison& c, const CompareRow& r) {

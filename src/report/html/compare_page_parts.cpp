@@ -17,11 +17,6 @@ const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, cha
   return side == 'A' ? r.a_blocks : r.b_blocks;
 }
 
-bool row_tested(const CompareRow& r) {
-  return r.call != ChangeCall::no_data && r.call != ChangeCall::too_few_blocks &&
-         r.call != ChangeCall::too_few_runs;
-}
-
 const char* call_class(ChangeCall c) {
   switch (c) {
     case ChangeCall::regression:
@@ -40,13 +35,6 @@ std::string us_cell(std::optional<double> v) {
   return fmt::format("{:.2f}", *v);
 }
 
-std::vector<std::string> run_labels(const CompareSide& s, char side) {
-  if (s.runs.size() == 1) return {std::string(1, side)};
-  std::vector<std::string> out;
-  for (size_t i = 0; i < s.runs.size(); ++i) out.push_back(fmt::format("{}{}", side, i + 1));
-  return out;
-}
-
 namespace {
 
 struct LabelledRun {
@@ -58,10 +46,11 @@ struct LabelledRun {
 std::vector<LabelledRun> all_runs(const CompareSide& a, const CompareSide& b) {
   std::vector<LabelledRun> out;
   for (const auto& [s, side] : {std::pair{&a, 'A'}, std::pair{&b, 'B'}}) {
-    const std::vector<std::string> labels = run_labels(*s, side);
-    for (size_t i = 0; i < s->runs.size(); ++i)
-      out.push_back({labels[i], i < s->names.size() ? s->names[i] : labels[i],
-                     &s->runs[i]->top_level(), side});
+    for (size_t i = 0; i < s->runs.size(); ++i) {
+      std::string label = run_label(side, i, s->runs.size());
+      std::string name = i < s->names.size() ? s->names[i] : label;
+      out.push_back({std::move(label), std::move(name), &s->runs[i]->top_level(), side});
+    }
   }
   return out;
 }

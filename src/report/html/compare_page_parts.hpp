@@ -14,9 +14,6 @@ namespace latlab::html {
 // or each block's value (blocks), us.
 const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, char side);
 
-// Whether the row had a test (its call is not no_data or too_few_*).
-bool row_tested(const CompareRow& r);
-
 // CSS class of a call: call-regression, call-improvement, call-none (no
 // significant change), call-untested.
 const char* call_class(ChangeCall c);
@@ -37,8 +34,5 @@ std::string runs_table(const CompareSide& a, const CompareSide& b);
 // mode's workload) whose value is not the same in every run; a sentence when
 // all agree.
 std::string settings_diff_table(const CompareSide& a, const CompareSide& b);
-
-// The labels compare gives the runs of a side: "A" alone, else A1, A2, ...
-std::vector<std::string> run_labels(const CompareSide& s, char side);
 
 }  // namespace latlab::html

@@ -7,16 +7,13 @@
 #include <algorithm>
 
 #include "report/html/history_parts.hpp"
+#include "report/html/html_page.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/svg_chart.hpp"
 
 namespace latlab::html {
 
-const char* machine_colour(size_t k) {
-  static const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                         "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-  return kPalette[k % (sizeof kPalette / sizeof kPalette[0])];
-}
+const char* machine_colour(size_t k) { return palette()[k % palette().size()]; }
 
 namespace {
 

@@ -1,6 +1,8 @@
 // The page shell of the comparison and history pages.
 #include "report/html/html_page.hpp"
 
+#include <fmt/format.h>
+
 #include "report/html/html_assets.hpp"
 #include "report/html/report_parts.hpp"
 
@@ -16,9 +18,6 @@ svg.chart .grid { stroke: #eee; stroke-width: 1; }
 svg.chart .zero { stroke: #555; stroke-width: 1; stroke-dasharray: 3 2; }
 svg.chart .band { fill: #f0f0f0; }
 svg.chart .line { fill: none; stroke: #888; stroke-width: 1.2; }
-svg.chart .side-a { fill: #1f77b4; } svg.chart .side-b { fill: #d62728; }
-svg.chart .mark-a { stroke: #1f77b4; stroke-width: 2; }
-svg.chart .mark-b { stroke: #d62728; stroke-width: 2; }
 svg.chart .ci { stroke-width: 2; }
 svg.chart .gap { fill: none; stroke: #bbb; }
 .charts { display: flex; flex-wrap: wrap; gap: 0.5em 1.5em; }
@@ -36,18 +35,33 @@ td.text, th.text { text-align: left; }
 
 }  // namespace
 
+std::span<const char* const> palette() {
+  static const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                         "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                         "#7f7f7f", "#bcbd22", "#393b79"};
+  return kPalette;
+}
+
+std::string page_head(std::string_view title, std::string_view csp,
+                      std::initializer_list<std::string_view> css) {
+  std::string head = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  head += "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+  head += csp;
+  head += "\">\n<title>" + escape(title) + "</title>\n<style>\n";
+  for (std::string_view c : css) head += c;
+  return head + "</style>\n</head>\n<body>\n<h1>" + escape(title) + "</h1>\n";
+}
+
 std::string svg_page(std::string_view title, std::string_view body) {
-  std::string page;
-  page.reserve(body.size() + html_assets::report_css.size() + kPageCss.size() + 1024);
-  page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // No script runs and nothing is fetched: every chart is inline SVG.
-  page +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'\">\n";
-  page += "<title>" + escape(title) + "</title>\n<style>\n";
-  page += html_assets::report_css;
-  page += kPageCss;
-  page += "</style>\n</head>\n<body>\n<h1>" + escape(title) + "</h1>\n";
+  // Side A and B in the run report's Baseline and Loaded colours.
+  const std::string sides = fmt::format(
+      "svg.chart .side-a {{ fill: {0}; }} svg.chart .side-b {{ fill: {1}; }}\n"
+      "svg.chart .mark-a {{ stroke: {0}; stroke-width: 2; }}\n"
+      "svg.chart .mark-b {{ stroke: {1}; stroke-width: 2; }}\n",
+      palette()[0], palette()[1]);
+  std::string page = page_head(title, "default-src 'none'; style-src 'unsafe-inline'",
+                               {html_assets::report_css, kPageCss, sides});
   page += body;
   page += "</body>\n</html>\n";
   return page;

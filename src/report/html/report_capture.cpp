@@ -116,11 +116,13 @@ std::string capture_charts(const CaptureResult& c, const std::string& prefix, js
   json pc = chart(prefix + "capture-pct", "line", "per-frame figures at their percentiles",
                   "percentile", "us");
   pc["x"] = kLevels;
+  std::vector<std::vector<double>> values;
   for (const auto& [name, d] : c.figures) {
     if (d.empty()) continue;
-    pc["series"].push_back(
-        {{"label", name}, {"values", {d.p50, d.p90, d.p95, d.p99, d.p999, d.max}}});
+    values.push_back({d.p50, d.p90, d.p95, d.p99, d.p999, d.max});
+    pc["series"].push_back({{"label", name}, {"values", values.back()}});
   }
+  value_axes(pc, values, linear_axis(50, 100, 5));
   if (pc["series"].empty())
     return "<p class=\"na\">No frame has a measured figure: no chart.</p>\n";
   const std::string out =

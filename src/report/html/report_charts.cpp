@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "report/html/chart_axes.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/report_stats.hpp"
+#include "report/html/svg_chart.hpp"
 
 namespace latlab::html {
 
@@ -20,9 +22,43 @@ json chart(const std::string& id, const char* type, const std::string& title, co
 }
 
 std::string chart_div(const json& c, const std::string& note) {
-  return fmt::format("<figure class=\"chart\"><div id=\"{}\" data-chart=\"{}\"></div>{}</figure>\n",
-                     escape(c["id"].get<std::string>()), escape(c["type"].get<std::string>()),
-                     note.empty() ? "" : "<figcaption>" + escape(note) + "</figcaption>");
+  const std::string axis = c.contains("axis") ? c["axis"].get<std::string>() : "linear";
+  return fmt::format(
+      "<figure class=\"chart\"><div id=\"{}\" data-chart=\"{}\" data-axis=\"{}\"></div>{}"
+      "</figure>\n",
+      escape(c["id"].get<std::string>()), escape(c["type"].get<std::string>()), axis,
+      note.empty() ? "" : "<figcaption>" + escape(note) + "</figcaption>");
+}
+
+void value_axes(json& c, const std::vector<std::vector<double>>& values, const ChartAxis& x) {
+  const AxisKind kind = choose_axis(values);
+  c["axis"] = to_string(kind);
+  c["axes"]["x"] = axis_json(x);
+  // The series on the right axis (own): the second with a typical magnitude.
+  size_t right = values.size();
+  if (kind == AxisKind::own) {
+    for (size_t i = 0, seen = 0; i < values.size(); ++i)
+      if (typical_magnitude(values[i]) && ++seen == 2) right = i;
+  }
+  double lo[2] = {0, 0}, hi[2] = {0, 0};
+  bool any[2] = {false, false};
+  std::optional<double> smallest;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const size_t a = i == right ? 1 : 0;
+    for (double v : values[i]) {
+      lo[a] = any[a] ? std::min(lo[a], v) : v;
+      hi[a] = any[a] ? std::max(hi[a], v) : v;
+      any[a] = true;
+    }
+    if (const std::optional<double> m = typical_magnitude(values[i]))
+      smallest = smallest ? std::min(*smallest, *m) : *m;
+  }
+  c["axes"]["y"] = axis_json(kind == AxisKind::log ? log_axis(lo[0], hi[0], *smallest)
+                                                   : linear_axis(lo[0], hi[0], 5, 0.05));
+  if (right < values.size()) {
+    c["axes"]["y2"] = axis_json(linear_axis(lo[1], hi[1], 5, 0.05));
+    c["series"][right]["scale"] = "y2";
+  }
 }
 
 namespace {
@@ -43,34 +79,92 @@ json values_or_null(const std::vector<std::optional<double>>& v) {
   return a;
 }
 
-// The histogram and percentile curve of one series over `modes`.
+// The values of `v` that are there.
+std::vector<double> present(const std::vector<std::optional<double>>& v) {
+  std::vector<double> out;
+  for (const auto& x : v)
+    if (x) out.push_back(*x);
+  return out;
+}
+
+// A value with the decimals that tell it from its neighbours `step` away.
+std::string value_text(double v, double step) { return fixed(v, decimals_for_step(step)); }
+
+// One histogram of `sets` (named `names`, coloured by `colours`) on shared
+// bins, and what lies outside them on its caption.
+std::string histogram_chart(const std::string& id, const std::string& title,
+                            const std::vector<std::string>& names,
+                            const std::vector<size_t>& colours,
+                            const std::vector<std::vector<double>>& sets, const char* axis,
+                            json& charts) {
+  const Histogram h = make_histogram(sets, kHistogramBins, kHistogramClip);
+  json hc = chart(id, "hist", title, "us", "frames");
+  std::string note;
+  uint64_t highest = 0;
+  const double width = h.edges.size() > 1 ? h.edges[1] - h.edges[0] : 0;
+  for (size_t k = 0; k < sets.size(); ++k) {
+    if (h.edges.empty()) break;
+    json counts = json::array();
+    for (uint64_t c : h.counts[k]) {
+      counts.push_back(c);
+      highest = std::max(highest, c);
+    }
+    counts.push_back(h.counts[k].empty() ? 0 : h.counts[k].back());  // the last step's end
+    hc["series"].push_back({{"label", names[k]}, {"colour", colours[k]}, {"values", counts}});
+    if (h.above[k] > 0)
+      note +=
+          fmt::format("{}: {} frames above {} us. ", names[k], h.above[k], value_text(h.hi, width));
+    if (h.below[k] > 0)
+      note +=
+          fmt::format("{}: {} frames below {} us. ", names[k], h.below[k], value_text(h.lo, width));
+  }
+  if (!note.empty()) note += "(Outside the bins, counted here.)";
+  hc["x"] = h.edges;
+  hc["axis"] = axis;
+  if (!h.edges.empty()) {
+    hc["axes"]["x"] = axis_json(linear_axis(h.edges.front(), h.edges.back(), 6));
+    // Counts from 0, room above the highest bin.
+    hc["axes"]["y"] = axis_json(
+        linear_axis(0, 1.05 * static_cast<double>(std::max<uint64_t>(highest, 1)), 4, 0, true));
+  }
+  std::string out = chart_div(hc, note);
+  charts.push_back(std::move(hc));
+  return out;
+}
+
+// The histogram(s) and percentile curve of one series over `modes`: one
+// histogram on shared bins, or one per mode when the modes differ more than
+// 10x in size (each on its own axis, not two spikes at the edges of one).
 std::string series_charts(const SeriesName& s, const std::vector<std::string>& modes,
                           const std::vector<std::vector<double>>& sets, const std::string& prefix,
                           json& charts) {
-  const Histogram h = make_histogram(sets, kHistogramBins, kHistogramClip);
-  const std::vector<double> levels = percentile_levels();
-  json hc = chart(prefix + "hist-" + s.key, "hist", s.key + " (" + s.group + "): histogram", "us",
-                  "frames");
-  json cc = chart(prefix + "pct-" + s.key, "line", s.key + " (" + s.group + "): percentiles",
-                  "percentile", "us");
-  std::string note;
-  for (size_t k = 0; k < modes.size(); ++k) {
-    if (!h.edges.empty()) {
-      json counts = json::array();
-      for (uint64_t c : h.counts[k]) counts.push_back(c);
-      counts.push_back(h.counts[k].empty() ? 0 : h.counts[k].back());  // the last step's end
-      hc["series"].push_back({{"label", modes[k]}, {"values", counts}});
+  const std::string what = s.key + " (" + s.group + ")";
+  std::vector<size_t> colours;
+  for (size_t k = 0; k < modes.size(); ++k) colours.push_back(k);
+  std::string out = "<div class=\"pair\">";
+  if (choose_axis(sets) == AxisKind::linear) {
+    out += histogram_chart(prefix + "hist-" + s.key, what + ": histogram", modes, colours, sets,
+                           "linear", charts);
+  } else {
+    for (size_t k = 0; k < modes.size(); ++k) {
+      if (sets[k].empty()) continue;
+      out += histogram_chart(
+          prefix + "hist-" + s.key + "-" + modes[k],
+          what + ": histogram, " + modes[k] + " (own axis: the modes differ " + "more than 10x)",
+          {modes[k]}, {k}, {sets[k]}, "own", charts);
     }
-    if (h.above[k] > 0)
-      note += fmt::format("{}: {} frames above {:.1f} us not in the bins. ", modes[k], h.above[k],
-                          h.hi);
-    cc["series"].push_back(
-        {{"label", modes[k]}, {"values", values_or_null(percentile_curve(sets[k], levels))}});
   }
-  hc["x"] = h.edges;
+  const std::vector<double> levels = percentile_levels();
+  json cc = chart(prefix + "pct-" + s.key, "line", what + ": percentiles", "percentile", "us");
   cc["x"] = levels;
-  std::string out = "<div class=\"pair\">" + chart_div(hc, note) + chart_div(cc) + "</div>\n";
-  charts.push_back(std::move(hc));
+  std::vector<std::vector<double>> curves;
+  for (size_t k = 0; k < modes.size(); ++k) {
+    const std::vector<std::optional<double>> curve = percentile_curve(sets[k], levels);
+    cc["series"].push_back({{"label", modes[k]}, {"values", values_or_null(curve)}});
+    curves.push_back(present(curve));
+  }
+  value_axes(cc, curves, linear_axis(0, 100, 5));
+  out += chart_div(cc) + "</div>\n";
   charts.push_back(std::move(cc));
   return out;
 }
@@ -109,13 +203,26 @@ std::string timeline_charts(const LatencyRun& run, const PerFrameSeries& p,
                     "frame id", "us");
     tc["x"] = pm->frame_id;
     lc["x"] = pm->frame_id;
+    std::vector<std::vector<double>> tv, lv;
     for (const SeriesName& s : series_names()) {
       json us = json::array();
-      for (const std::optional<int64_t>& x : pm->series_ns[static_cast<size_t>(s.series)])
+      std::vector<double> values;
+      for (const std::optional<int64_t>& x : pm->series_ns[static_cast<size_t>(s.series)]) {
         us.push_back(x ? json(static_cast<double>(*x) / 1000.0) : json(nullptr));
-      if (s.group != "diagnostic") tc["series"].push_back({{"label", s.key}, {"values", us}});
-      if (s.key == "timer_lateness") lc["series"].push_back({{"label", s.key}, {"values", us}});
+        if (x) values.push_back(static_cast<double>(*x) / 1000.0);
+      }
+      if (s.group != "diagnostic") {
+        tc["series"].push_back({{"label", s.key}, {"values", us}});
+        tv.push_back(std::move(values));
+      } else if (s.key == "timer_lateness") {
+        lc["series"].push_back({{"label", s.key}, {"values", us}});
+        lv.push_back(std::move(values));
+      }
     }
+    const double first = pm->frame_id.empty() ? 0 : static_cast<double>(pm->frame_id.front());
+    const double last = pm->frame_id.empty() ? 0 : static_cast<double>(pm->frame_id.back());
+    value_axes(tc, tv, linear_axis(first, last, 6, 0, true));
+    value_axes(lc, lv, linear_axis(first, last, 6, 0, true));
     out += "<div class=\"pair\">" + chart_div(tc, "Gaps are frames where that value is missing.") +
            chart_div(lc) + "</div>\n";
     charts.push_back(std::move(tc));
@@ -147,6 +254,7 @@ std::string clock_charts(const LatencyRun& run, const std::string& prefix, json&
   c["x"] = xs;
   c["series"].push_back({{"label", "residual"}, {"values", fit->residuals}});
   c["series"].push_back({{"label", "max deviation of the pair"}, {"values", dev}});
+  value_axes(c, {fit->residuals, dev}, linear_axis(y.front() / 1e9, y.back() / 1e9, 6, 0.02));
   const std::string note = fmt::format(
       "One line fitted here over all {} pairs (drift {:+.3f} ppm); the calibrator's own fits are "
       "windowed and refreshed during the run, so these residuals bound, not equal, its error.",

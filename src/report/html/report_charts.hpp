@@ -5,13 +5,16 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "latlab/bench/run_result.hpp"
+#include "report/html/chart_axes.hpp"
 
 namespace latlab::html {
 
 inline constexpr uint32_t kHistogramBins = 60;
-inline constexpr double kHistogramClip = 0.99;  // bins end at the highest p99; the rest is counted
+// Bins end at the highest p99 (or its outlier fence, report_stats.hpp); the rest is counted.
+inline constexpr double kHistogramClip = 0.99;
 
 // Histogram and percentile curve of every series, the modes side by side.
 std::string distribution_charts(const LatencyRun& run, const PerFrameSeries& p,
@@ -31,5 +34,12 @@ std::string capture_charts(const CaptureResult& c, const std::string& prefix,
 nlohmann::ordered_json chart(const std::string& id, const char* type, const std::string& title,
                              const char* x_label, const char* y_label);
 std::string chart_div(const nlohmann::ordered_json& c, const std::string& note = "");
+
+// Sets chart `c`'s axes for the page's script: `x`, and the value axis
+// chosen for `values` (per series of c, in order, missing values left out):
+// "axis" linear, own (the second sized series on a right axis "y2",
+// series "scale") or log; each axis' range, ticks and labels.
+void value_axes(nlohmann::ordered_json& c, const std::vector<std::vector<double>>& values,
+                const ChartAxis& x);
 
 }  // namespace latlab::html

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/html/html_assets.hpp"
+#include "report/html/html_page.hpp"
 #include "report/html/report_charts.hpp"
 #include "report/html/report_parts.hpp"
 
@@ -28,8 +29,11 @@ std::string latency_parts(const RunResult& r, const std::string& prefix, json& c
          "<code>--per-frame</code> or <code>--report FILE</code>.</p>\n";
   } else {
     s += "<p>Histograms: " + std::to_string(html::kHistogramBins) +
-         " equal bins from the lowest value to the highest p99; frames above are counted "
-         "under the chart. Percentile curves use every frame (type 7, as the table).</p>\n";
+         " equal bins from the lowest value to the highest p99, or to a mode's outlier fence "
+         "(p75 + 3 IQR) when that is lower; frames outside are counted under the chart. When "
+         "the modes differ by more than 10\u00d7, each mode has its own histogram and the "
+         "curves their own axes. Percentile curves use every frame (type 7, as the "
+         "table).</p>\n";
     s += html::distribution_charts(run, *r.per_frame, prefix, charts);
     s += "<h3>Timeline</h3>\n" + html::timeline_charts(run, *r.per_frame, prefix, charts);
   }
@@ -99,16 +103,11 @@ std::string script_safe(std::string s) {
 }
 
 std::string page(const std::string& body, const json& charts) {
-  std::string p;
-  p.reserve(body.size() + html_assets::uplot_js.size() + 4096);
-  p += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  p += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-       "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
-  p += "<title>latlab report</title>\n<style>\n";
-  p += html_assets::uplot_css;
-  p += "\n";
-  p += html_assets::report_css;
-  p += "</style>\n</head>\n<body>\n<h1>latlab report</h1>\n";
+  std::string p = html::page_head("latlab report",
+                                  "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                                  "'unsafe-inline'; img-src data:",
+                                  {html_assets::uplot_css, "\n", html_assets::report_css});
+  p.reserve(p.size() + body.size() + html_assets::uplot_js.size() + 4096);
   p += "<p class=\"nojs\" id=\"nojs\">Charts need JavaScript; every figure is also in the "
        "tables.</p>\n";
   p += body;
@@ -117,7 +116,9 @@ std::string page(const std::string& body, const json& charts) {
   p += escape(html_assets::uplot_license);
   p += "</pre></details></footer>\n";
   p += "<script type=\"application/json\" id=\"latlab-data\">";
-  p += script_safe(json{{"charts", charts}}.dump());
+  json palette = json::array();
+  for (const char* c : html::palette()) palette.push_back(c);
+  p += script_safe(json{{"palette", palette}, {"charts", charts}}.dump());
   p += "</script>\n<script>\n/*! uPlot 1.6.32, MIT licence, see the footer */\n";
   p += html_assets::uplot_js;
   p += "\n</script>\n<script>\n";

@@ -18,8 +18,13 @@ Histogram make_histogram(std::span<const std::vector<double>> sets, uint32_t bin
     if (s.empty()) continue;
     std::vector<double> sorted = s;
     std::sort(sorted.begin(), sorted.end());
-    const double top = *percentile_sorted(sorted, clip_quantile);  // not empty
-    h.lo = any ? std::min(h.lo, sorted.front()) : sorted.front();
+    const double q1 = *percentile_sorted(sorted, 0.25);  // not empty
+    const double q3 = *percentile_sorted(sorted, 0.75);
+    const double iqr = q3 - q1;
+    const double top =
+        std::min(*percentile_sorted(sorted, clip_quantile), q3 + kHistogramFence * iqr);
+    const double bottom = std::max(sorted.front(), q1 - kHistogramFence * iqr);
+    h.lo = any ? std::min(h.lo, bottom) : bottom;
     h.hi = any ? std::max(h.hi, top) : top;
     any = true;
   }
@@ -37,7 +42,8 @@ Histogram make_histogram(std::span<const std::vector<double>> sets, uint32_t bin
       } else if (v > h.hi) {
         ++h.above[k];
       } else {
-        const auto bin = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - h.lo) / width)));
+        const auto bin =
+            static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - h.lo) / width)));
         ++h.counts[k][bin];
       }
     }

@@ -13,15 +13,23 @@ namespace latlab {
 // be drawn on one axis. Samples above hi are counted in `above`, below lo in
 // `below` (the page says how many and up to where).
 struct Histogram {
-  double lo = 0, hi = 0;                    // bin range (same unit as the samples)
-  std::vector<double> edges;                // bins + 1 edges, ascending
+  double lo = 0, hi = 0;                      // bin range (same unit as the samples)
+  std::vector<double> edges;                  // bins + 1 edges, ascending
   std::vector<std::vector<uint64_t>> counts;  // per sample set, per bin
-  std::vector<uint64_t> above, below;       // per sample set
+  std::vector<uint64_t> above, below;         // per sample set
 };
 
-// Bins `sets` (each any order) into `bins` (>= 1) equal bins from the lowest
-// sample of all sets to the highest per-set `clip_quantile` (in (0, 1]; 1 =
-// the maximum). Empty sets give zero counts; no sample at all gives no edges.
+// How far out a value lies before the bins leave it out: beyond the
+// quartiles by this many interquartile ranges (Tukey's "far out" is 3).
+inline constexpr double kHistogramFence = 3;
+
+// Bins `sets` (each any order) into `bins` (>= 1) equal bins. Per set the
+// range runs from its lowest sample, or its lower fence (p25 - 3 IQR) when
+// that is higher, to its `clip_quantile` (in (0, 1]; 1 = the maximum), or
+// its upper fence (p75 + 3 IQR) when that is lower: so a few outliers (a
+// p99 far above the rest) do not squeeze every other frame into one bin;
+// they are counted in above/below. The bins cover every set's range. Empty
+// sets give zero counts; no sample at all gives no edges.
 Histogram make_histogram(std::span<const std::vector<double>> sets, uint32_t bins,
                          double clip_quantile);
 

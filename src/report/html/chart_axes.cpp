@@ -1,0 +1,129 @@
+#include "report/html/chart_axes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "report/html/svg_chart.hpp"
+
+namespace latlab::html {
+namespace {
+
+double pow10(int k) { return std::pow(10.0, k); }
+int floor_log10(double v) { return static_cast<int>(std::floor(std::log10(v) + 1e-9)); }
+int ceil_log10(double v) { return static_cast<int>(std::ceil(std::log10(v) - 1e-9)); }
+
+// A log tick's label: the decimals its own value needs ("0.002", "50", "-10").
+std::string log_label(double v) {
+  if (v == 0) return "0";
+  return fixed(v, std::max(0, -floor_log10(std::abs(v))));
+}
+
+}  // namespace
+
+const char* to_string(AxisKind k) {
+  switch (k) {
+    case AxisKind::own:
+      return "own";
+    case AxisKind::log:
+      return "log";
+    default:
+      return "linear";
+  }
+}
+
+std::optional<double> typical_magnitude(std::span<const double> values) {
+  if (values.empty()) return std::nullopt;
+  std::vector<double> m;
+  m.reserve(values.size());
+  for (double v : values) m.push_back(std::abs(v));
+  const auto mid = m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2);
+  std::nth_element(m.begin(), mid, m.end());
+  if (!(*mid > 0) || !std::isfinite(*mid)) return std::nullopt;
+  return *mid;
+}
+
+bool differ_in_size(std::span<const double> magnitudes) {
+  if (magnitudes.size() < 2) return false;
+  const auto [lo, hi] = std::minmax_element(magnitudes.begin(), magnitudes.end());
+  return *hi > kOwnScaleRatio * *lo;
+}
+
+AxisKind choose_axis(std::span<const std::vector<double>> series) {
+  std::vector<double> magnitudes;
+  for (const std::vector<double>& s : series)
+    if (const std::optional<double> m = typical_magnitude(s)) magnitudes.push_back(*m);
+  if (!differ_in_size(magnitudes)) return AxisKind::linear;
+  return magnitudes.size() == 2 ? AxisKind::own : AxisKind::log;
+}
+
+int decimals_for_step(double step) {
+  if (!(step > 0) || !std::isfinite(step)) return 0;
+  return std::max(0, -floor_log10(step));
+}
+
+ChartAxis linear_axis(double lo, double hi, int count, double pad, bool integer) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = hi = 0;
+  if (hi < lo) std::swap(lo, hi);
+  if (hi == lo) {
+    std::tie(lo, hi) = padded_range(lo, hi);
+  } else if (pad > 0) {
+    const double p = (hi - lo) * pad;
+    lo -= p;
+    hi += p;
+  }
+  ChartAxis a;
+  a.min = lo;
+  a.max = hi;
+  if (integer && (hi - lo) / count < 1) {  // a step of 1: no "0.2 frames"
+    for (double v = std::ceil(lo); v <= hi; v += 1) a.ticks.push_back(v);
+    for (double v : a.ticks) a.labels.push_back(fixed(v, 0));
+    return a;
+  }
+  const Ticks t = nice_ticks(lo, hi, count);
+  a.ticks = t.values;
+  for (double v : t.values) a.labels.push_back(fixed(v, t.decimals));
+  return a;
+}
+
+ChartAxis log_axis(double lo, double hi, double smallest) {
+  if (hi < lo) std::swap(lo, hi);
+  const double top = std::max(std::abs(lo), std::abs(hi));
+  if (!(smallest > 0) || !(top > 0) || !std::isfinite(top) || !std::isfinite(smallest))
+    return linear_axis(lo, hi, 5, 0.05);
+  ChartAxis a;
+  a.log = true;
+  const int k0 = floor_log10(std::min(smallest, top));
+  const double t = pow10(k0);
+  a.linear_below = t;
+  auto up = [t](double v) { return v <= t ? t : pow10(ceil_log10(v)); };      // >= v
+  auto down = [t](double v) { return v < t ? 0.0 : pow10(floor_log10(v)); };  // <= v
+  a.min = lo >= 0 ? down(lo) : -up(-lo);
+  a.max = hi > 0 ? up(hi) : -down(-hi);
+  if (!(a.max > a.min)) a.max = a.min + t;
+  const int k1 = ceil_log10(std::max(std::abs(a.min), std::abs(a.max)));
+  const int every = k1 - k0 > 8 ? 2 : 1;  // at most about ten ticks a side
+  std::vector<double> magnitudes;
+  for (int k = k0; k <= k1; k += every) {
+    magnitudes.push_back(pow10(k));
+    if (k1 - k0 < 3) {
+      magnitudes.push_back(2 * pow10(k));
+      magnitudes.push_back(5 * pow10(k));
+    }
+  }
+  for (auto m = magnitudes.rbegin(); m != magnitudes.rend(); ++m)
+    if (-*m >= a.min && -*m <= a.max) a.ticks.push_back(-*m);
+  if (a.min <= 0 && a.max >= 0) a.ticks.push_back(0);
+  for (double m : magnitudes)
+    if (m >= a.min && m <= a.max) a.ticks.push_back(m);
+  for (double v : a.ticks) a.labels.push_back(log_label(v));
+  return a;
+}
+
+nlohmann::ordered_json axis_json(const ChartAxis& a) {
+  return nlohmann::ordered_json{{"min", a.min},     {"max", a.max},
+                                {"log", a.log},     {"linear_below", a.linear_below},
+                                {"ticks", a.ticks}, {"labels", a.labels}};
+}
+
+}  // namespace latlab::html
