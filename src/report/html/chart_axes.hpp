@@ -22,7 +22,7 @@ enum class AxisKind {
 const char* to_string(AxisKind k);
 
 // Two series differ in size when one's typical magnitude is more than this
-// many times the other's (the "where the time goes" bars use the same 10x).
+// many times the other's (the "where the time goes" bars use it too).
 inline constexpr double kOwnScaleRatio = 10;
 
 // A series' typical size: the median of its values' magnitudes; nullopt for

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "report/html/chart_axes.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/score_html.hpp"
 #include "report/score_report.hpp"
@@ -138,7 +139,7 @@ std::string breakdown_svg(const LatencyRun& run, const std::string& prefix) {
     shortest = i == 0 ? sum : std::min(shortest, sum);
     most_gaps = std::max(most_gaps, gaps);
   }
-  const bool own_scale = shortest > 0 && longest > 10 * shortest;
+  const bool own_scale = shortest > 0 && longest > kOwnScaleRatio * shortest;
   const double room = kSvgWidth - kLabelWidth - 120 - static_cast<double>(most_gaps) * kGapWidth;
   const double height = kRowHeight * static_cast<double>(run.modes.size());
   std::string s = own_scale ? "<p>The modes' bars differ by more than 10\u00d7: each bar is "
