@@ -126,39 +126,73 @@ struct DeviceFns {
   PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
 };
 
-// The layer's timestamps on one queue family: a query pool of kSlots pairs
-// and, per pair, a begin and an end command buffer recorded once
-// (simultaneous use: a slot is reused once its pair was read). The begin
-// command buffer resets its pair itself: no host query reset is needed, and
-// the reset is ordered with the writes on the queue (a host reset after a
-// read is not, for the validation layer: it retires a submit only at the
-// program's fence wait and then takes the pair for written again).
+// The layer's timestamps on one queue family: a query pool of two pairs per
+// slot, A (queries 4s, 4s+1) and B (4s+2, 4s+3), and per slot command
+// buffers recorded once (simultaneous use). Use k of a slot (k: its earlier
+// executed uses) writes pair X = A if k is even, else B; its end command
+// buffer then resets the other pair Y, after the program's work: nothing of
+// the layer's but its begin timestamp runs on the GPU before the program's
+// first command buffer. The collector gives the slot back only once it has
+// read X and seen Y unavailable (the reset executed), so the next use,
+// on any queue of the family, writes a pair already reset and read. The
+// first use of a slot resets both pairs in its begin command buffer (once).
+// No host query reset: a host reset after a read is not ordered with the
+// queue for the validation layer (it retires a submit only at the program's
+// fence wait and then takes the pair for written again).
+enum Pair : uint8_t { kPairA = 0, kPairB = 1 };
+
+uint32_t first_query(uint32_t slot, uint8_t pair) { return 4 * slot + 2 * pair; }
+
+// The command buffers of one use of a slot.
+struct SlotUse {
+  uint32_t slot = UINT32_MAX;  // UINT32_MAX: every slot is in flight
+  uint8_t pair = kPairA;       // the pair this use writes (X)
+  VkCommandBuffer begin = VK_NULL_HANDLE;
+  VkCommandBuffer end = VK_NULL_HANDLE;
+};
+
 struct FamilyTiming {
   uint32_t family = 0;
   bool can_time = false;
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
-  std::vector<VkCommandBuffer> begin_cb;
-  std::vector<VkCommandBuffer> end_cb;
-  std::mutex mu;  // guards busy and next
+  // Per slot: begin_first (resets A and B, writes A.begin), begin[X]
+  // (writes X.begin), end_first (writes A.end), end[X] (writes X.end,
+  // resets Y).
+  std::vector<VkCommandBuffer> begin_first;
+  std::vector<VkCommandBuffer> begin[2];
+  std::vector<VkCommandBuffer> end_first;
+  std::vector<VkCommandBuffer> end[2];
+  std::mutex mu;  // guards busy, uses and next
   std::vector<uint8_t> busy;
+  std::vector<uint64_t> uses;  // executed uses of each slot
   uint32_t next = 0;
 
-  // A free slot, or UINT32_MAX when every slot is in flight.
-  uint32_t take() {
+  // A free slot and the command buffers of its next use (slot UINT32_MAX
+  // when every slot is in flight).
+  SlotUse take() {
+    SlotUse u;
     std::lock_guard lock(mu);
     for (uint32_t i = 0; i < kSlots; ++i) {
       const uint32_t s = (next + i) % kSlots;
       if (busy[s] == 0) {
         busy[s] = 1;
         next = (s + 1) % kSlots;
-        return s;
+        u.slot = s;
+        u.pair = static_cast<uint8_t>(uses[s] & 1);
+        const bool first = uses[s] == 0;
+        u.begin = first ? begin_first[s] : begin[u.pair][s];
+        u.end = first ? end_first[s] : end[u.pair][s];
+        return u;
       }
     }
-    return UINT32_MAX;
+    return u;
   }
-  void give_back(uint32_t slot) {
+  // executed: the use's command buffers ran (its pair was read and the
+  // other pair's reset seen); a failed submit's did not.
+  void give_back(uint32_t slot, bool executed) {
     std::lock_guard lock(mu);
+    if (executed) ++uses[slot];
     busy[slot] = 0;
   }
 };
@@ -167,6 +201,7 @@ struct PendingSubmit {
   SubmitRecord rec;
   FamilyTiming* fam = nullptr;
   uint32_t slot = UINT32_MAX;  // UINT32_MAX: not bracketed (rec.no_span says why)
+  uint8_t pair = kPairA;       // the pair this use writes
   bool resolved = false;
 };
 
@@ -316,15 +351,30 @@ void send_unavailable(uint64_t source, std::string_view name, std::string_view r
 // ---------------------------------------------------------------------------
 // Collector
 
-// Reads slot's pair if both timestamps are available (never waits).
-bool try_read(DeviceData& d, PendingSubmit& p) {
+// Reads the pair use p wrote if both its timestamps are available, and
+// gives the slot back once the other pair's reset (in p's end command
+// buffer) has executed too: both its availability words are 0. Never waits.
+// final: the device is going away, the slot is not used again: the other
+// pair is not checked.
+bool try_read(DeviceData& d, PendingSubmit& p, bool final) {
+  const uint32_t x = first_query(p.slot, p.pair);
   uint64_t v[4] = {};
-  const VkResult r = d.fn.GetQueryPoolResults(
-      d.device, p.fam->queries, 2 * p.slot, 2, sizeof(v), v, 2 * sizeof(uint64_t),
-      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-  // The begin command buffer reset the pair on the queue: availability set
-  // means this use wrote it.
+  const VkResult r =
+      d.fn.GetQueryPoolResults(d.device, p.fam->queries, x, 2, sizeof(v), v, 2 * sizeof(uint64_t),
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  // The pair was reset before this use (by the slot's previous use, or by
+  // its first begin command buffer): availability set means this use wrote it.
   if (r != VK_SUCCESS || v[1] == 0 || v[3] == 0) return false;
+  if (!final) {
+    // The reset of the other pair: VK_NOT_READY with both availability
+    // words 0 once it has executed (they are written whatever the result).
+    uint64_t y[4] = {0, 1, 0, 1};
+    const VkResult ry = d.fn.GetQueryPoolResults(
+        d.device, p.fam->queries, first_query(p.slot, static_cast<uint8_t>(p.pair ^ 1U)), 2,
+        sizeof(y), y, 2 * sizeof(uint64_t),
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    if ((ry != VK_SUCCESS && ry != VK_NOT_READY) || y[1] != 0 || y[3] != 0) return false;
+  }
   auto b = d.mapper ? d.mapper(v[0]) : std::nullopt;
   auto e = d.mapper ? d.mapper(v[2]) : std::nullopt;
   if (b && e) {
@@ -333,7 +383,7 @@ bool try_read(DeviceData& d, PendingSubmit& p) {
   } else {
     p.rec.no_span = NoSpan::cannot_time;
   }
-  p.fam->give_back(p.slot);
+  p.fam->give_back(p.slot, true);
   return true;
 }
 
@@ -380,11 +430,11 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
     if (p.resolved) continue;
     if (p.slot == UINT32_MAX) {
       p.resolved = true;
-    } else if (try_read(d, p)) {
+    } else if (try_read(d, p, final)) {
       p.resolved = true;
     } else if (final) {
       p.rec.no_span = NoSpan::not_read;
-      p.fam->give_back(p.slot);
+      p.fam->give_back(p.slot, false);
       p.resolved = true;
     }
   }
@@ -577,6 +627,7 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
   auto ft = std::make_unique<FamilyTiming>();
   ft->family = family;
   ft->busy.assign(kSlots, 0);
+  ft->uses.assign(kSlots, 0);
   auto fail = [&](const std::string& why) {
     send_unavailable(d.source, "gpu_span",
                      "queue family " + std::to_string(family) + ": " + why +
@@ -590,7 +641,7 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
     VkQueryPoolCreateInfo qi{};
     qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2 * kSlots;
+    qi.queryCount = 4 * kSlots;
     VkCommandPoolCreateInfo pi{};
     pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pi.queueFamilyIndex = family;
@@ -598,14 +649,16 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
         d.fn.CreateCommandPool(d.device, &pi, nullptr, &ft->pool) != VK_SUCCESS) {
       fail("the layer could not create its query or command pool");
     } else {
-      std::vector<VkCommandBuffer> cbs(2 * kSlots);
+      // Per slot: begin_first, begin A, begin B, end_first, end A, end B.
+      constexpr uint32_t kPerSlot = 6;
+      std::vector<VkCommandBuffer> cbs(kPerSlot * kSlots);
       VkCommandBufferAllocateInfo ai{};
       ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
       ai.commandPool = ft->pool;
       ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-      ai.commandBufferCount = 2 * kSlots;
+      ai.commandBufferCount = kPerSlot * kSlots;
       bool ok = d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) == VK_SUCCESS;
-      for (uint32_t i = 0; ok && i < 2 * kSlots; ++i) {
+      for (uint32_t i = 0; ok && i < kPerSlot * kSlots; ++i) {
         // Our command buffers are dispatchable objects the loader has not seen.
         if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cbs[i]);
         VkCommandBufferBeginInfo bi{};
@@ -613,17 +666,33 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
         bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
         ok = d.fn.BeginCommandBuffer(cbs[i], &bi) == VK_SUCCESS;
         if (!ok) break;
-        if (i % 2 == 0) d.fn.CmdResetQueryPool(cbs[i], ft->queries, i, 2);
+        const uint32_t slot = i / kPerSlot;
+        const uint32_t kind = i % kPerSlot;
+        const bool is_begin = kind < 3;
+        // first: pair A; then A, then B.
+        const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
+        const uint32_t x = first_query(slot, pair);
+        if (kind == 0) d.fn.CmdResetQueryPool(cbs[i], ft->queries, first_query(slot, kPairA), 4);
         d.fn.CmdWriteTimestamp(
             cbs[i],
-            (i % 2) == 0 ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-            ft->queries, i);
+            is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+            ft->queries, is_begin ? x : x + 1);
+        // end A / end B: reset the other pair, after this use's writes. The
+        // first use's end resets nothing: its begin reset both pairs.
+        if (kind == 4 || kind == 5)
+          d.fn.CmdResetQueryPool(cbs[i], ft->queries,
+                                 first_query(slot, static_cast<uint8_t>(pair ^ 1U)), 2);
         ok = d.fn.EndCommandBuffer(cbs[i]) == VK_SUCCESS;
       }
       if (ok) {
-        for (uint32_t i = 0; i < kSlots; ++i) {
-          ft->begin_cb.push_back(cbs[2 * i]);
-          ft->end_cb.push_back(cbs[2 * i + 1]);
+        for (uint32_t s = 0; s < kSlots; ++s) {
+          const VkCommandBuffer* c = &cbs[kPerSlot * s];
+          ft->begin_first.push_back(c[0]);
+          ft->begin[kPairA].push_back(c[1]);
+          ft->begin[kPairB].push_back(c[2]);
+          ft->end_first.push_back(c[3]);
+          ft->end[kPairA].push_back(c[4]);
+          ft->end[kPairB].push_back(c[5]);
         }
         ft->can_time = true;
       } else {
@@ -1057,6 +1126,7 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
                       const Info* submits, Call&& call) {
   if (d == nullptr || !d->active) return call(count, submits);
   PendingSubmit p;
+  SlotUse slot_use;
   p.rec.cpu_start = enter;
   p.rec.batches = count;
   uint32_t first = UINT32_MAX;
@@ -1074,14 +1144,16 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
     p.rec.no_span = NoSpan::not_bracketable;
   } else if (fam == nullptr || !fam->can_time) {
     p.rec.no_span = NoSpan::cannot_time;
-  } else if ((p.slot = fam->take()) == UINT32_MAX) {
-    p.rec.no_span = NoSpan::ring_full;
+  } else {
+    slot_use = fam->take();
+    if ((p.slot = slot_use.slot) == UINT32_MAX) p.rec.no_span = NoSpan::ring_full;
   }
   thread_local Bracketed scratch;
   const Info* use = submits;
   if (p.slot != UINT32_MAX) {
     p.fam = fam;
-    bracket(submits, count, first, last, fam->begin_cb[p.slot], fam->end_cb[p.slot], scratch);
+    p.pair = slot_use.pair;
+    bracket(submits, count, first, last, slot_use.begin, slot_use.end, scratch);
     if constexpr (std::is_same_v<Info, VkSubmitInfo>) {
       use = scratch.infos.data();
     } else {
@@ -1093,7 +1165,9 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
   const int64_t call_end = host_now_ns();
   p.rec.result = r;
   if (r != VK_SUCCESS && p.slot != UINT32_MAX) {
-    fam->give_back(p.slot);  // a failed submit leaves its command buffers unsubmitted
+    // A failed submit leaves its command buffers unsubmitted: the slot's
+    // next use is this one again.
+    fam->give_back(p.slot, false);
     p.slot = UINT32_MAX;
     p.rec.no_span = NoSpan::failed;
   }
