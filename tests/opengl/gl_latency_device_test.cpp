@@ -174,6 +174,10 @@ TEST(GlLatencyDevice, FourTimesTheComplexityTakesLongerOnTheFastestFrames) {
   // after the other, llvmpipe's threads once got both cores for the large
   // frames and one for the small ones), until the fastest of each are apart
   // or 40 pairs ran (fastest_apart.hpp): about 16 ms against 64 ms here.
+  // 1.5x, not 2x: llvmpipe's fixed cost per frame is not scaled by the
+  // complexity (in the ASan build the fastest frames were 52 ms against
+  // 104 ms, 1.99x, and failed 2.0 two runs in five).
+  constexpr double kApart = 1.5;
   constexpr uint32_t kSmall = 256;
   uint64_t id = 0;
   const FastestPair f = fastest_until_apart(
@@ -188,10 +192,10 @@ TEST(GlLatencyDevice, FourTimesTheComplexityTakesLongerOnTheFastestFrames) {
         if (!t || t->gpu_status != QueryStatus::ok) return std::nullopt;
         return dev->info().ticks.span_ns(t->gpu_begin_ticks, t->gpu_end_ticks);
       },
-      2.0, /*min_pairs=*/8, /*max_pairs=*/40);
+      kApart, /*min_pairs=*/8, /*max_pairs=*/40);
   ASSERT_TRUE(f.complete()) << "no frame of one size gave a time";
-  EXPECT_TRUE(f.apart(2.0)) << "fastest of " << f.pairs << " pairs: " << f.light_ns << " ns vs "
-                            << f.heavy_ns << " ns";
+  EXPECT_TRUE(f.apart(kApart)) << "fastest of " << f.pairs << " pairs: " << f.light_ns << " ns vs "
+                               << f.heavy_ns << " ns";
   expect_no_debug_errors(*dev);
 }
 
