@@ -141,18 +141,24 @@ const nlohmann::json* chart_named(const nlohmann::json& charts, const std::strin
   return nullptr;
 }
 
-// A run whose Loaded mode is Baseline with every GPU time 200x longer.
-RunResult run_with_far_apart_modes() {
-  RunResult r = testing::sim_run_result({.frames = 60, .blocks = 2});
+// A sim run with a Loaded mode that is its Baseline, every per-frame GPU
+// time multiplied by gpu_scale.
+RunResult run_with_baseline_as_loaded(const testing::SimRunSpec& spec, int64_t gpu_scale) {
+  RunResult r = testing::sim_run_result(spec);
   LatencyModeResult loaded = r.latency->modes.at(0);
   loaded.name = "loaded";
   r.latency->modes.push_back(loaded);
   PerFrameMode pm = r.per_frame->modes.at(0);
   pm.mode = "loaded";
   for (auto& v : pm.series_ns[static_cast<size_t>(Series::gpu_execution)])
-    if (v) *v *= 200;
+    if (v) *v *= gpu_scale;
   r.per_frame->modes.push_back(pm);
   return r;
+}
+
+// A run whose Loaded mode is Baseline with every GPU time 200x longer.
+RunResult run_with_far_apart_modes() {
+  return run_with_baseline_as_loaded({.frames = 60, .blocks = 2}, 200);
 }
 
 TEST(ReportHtml, ModesMoreThanTenfoldApartGetOwnAxes) {
@@ -218,13 +224,7 @@ TEST(ReportHtml, AnOutlierHistogramKeepsItsBinsAndCountsTheOverflow) {
 // 1 MB of HTML at most for a 1250-frame latency run: the report of a
 // virtual-time sim run (deterministic) with 1250 frames in each of two modes.
 TEST(ReportHtml, A1250FrameRunReportIsAtMostOneMegabyte) {
-  RunResult r = testing::sim_run_result({.frames = 1250, .blocks = 10});
-  LatencyModeResult loaded = r.latency->modes.at(0);
-  loaded.name = "loaded";
-  r.latency->modes.push_back(loaded);
-  PerFrameMode pm = r.per_frame->modes.at(0);
-  pm.mode = "loaded";
-  r.per_frame->modes.push_back(pm);
+  const RunResult r = run_with_baseline_as_loaded({.frames = 1250, .blocks = 10}, 1);
   ASSERT_EQ(r.per_frame->modes[1].frame_id.size(), 1250u);
   const std::string page = page_of(r);
   std::printf("report of 2 x 1250 frames: %zu bytes\n", page.size());
