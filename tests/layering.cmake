@@ -20,7 +20,7 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 # What each layer may include, besides the standard library, third-party
 # headers and headers beside the file (no folder in the name):
 #   core      include/latlab/*.hpp (but the API and profiler headers), src/core/
-#   seam      include/latlab/seam/: the rig seam (LatencyDevice, PresentPath,
+#   seam      include/latlab/core/: the rig seam (LatencyDevice, PresentPath,
 #             ReferencePath, PollTarget, MissingCapability), part of the core:
 #             every backend implements it, so it may include only the core
 #   gpu       a GPU or window system API's header (<vulkan/...>, <EGL/...>,
@@ -44,7 +44,7 @@ set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|latency|engin
 
 # The layer of a latlab header "latlab/<path>".
 function(public_layer path out)
-  if(path MATCHES "^seam/[^/]+$")
+  if(path MATCHES "^core/[^/]+$")
     set(layer seam)
   elseif(path MATCHES "^bench/(${rig_headers})\\.hpp$")
     set(layer rigs)

@@ -5,11 +5,11 @@
 #         -P tests/public_headers.cmake
 # Every header directly in INCLUDE_DIR/latlab/ (what a program links to time
 # its own GPU work: the core contract, one header per GPU API, the profiler)
-# and in latlab/seam/ (the rig seam every backend implements, part of the core)
+# and in latlab/core/ (the rig seam every backend implements, part of the core)
 #  1. includes only standard headers (<name>, no dot), the GPU APIs' headers
 #     (<vulkan/...>, <EGL/...>, <GL/...>, <GLES...>, <KHR/...>, <cuda...>,
-#     <cupti...>) and other headers directly in latlab/ or latlab/seam/
-#     ("latlab/x.hpp", "latlab/seam/x.hpp"): never latlab/bench/ (the
+#     <cupti...>) and other headers directly in latlab/ or latlab/core/
+#     ("latlab/x.hpp", "latlab/core/x.hpp"): never latlab/bench/ (the
 #     benchmark engine and the backends' rigs), never a third-party library;
 #  2. compiles on its own: a translation unit including only it, with
 #     -std=c++20 -fsyntax-only and the project's warnings as errors. Headers
@@ -24,13 +24,13 @@ foreach(var INCLUDE_DIR GENERATED_INCLUDE_DIR CXX WORK_DIR)
 endforeach()
 
 file(GLOB headers RELATIVE ${INCLUDE_DIR}/latlab ${INCLUDE_DIR}/latlab/*.hpp
-     ${INCLUDE_DIR}/latlab/seam/*.hpp)
+     ${INCLUDE_DIR}/latlab/core/*.hpp)
 list(SORT headers)
 if(NOT headers)
   message(FATAL_ERROR "no headers in ${INCLUDE_DIR}/latlab")
 endif()
 
-set(only_top "a timing header includes latlab headers from latlab/ and latlab/seam/ only, never latlab/bench/")
+set(only_top "a timing header includes latlab headers from latlab/ and latlab/core/ only, never latlab/bench/")
 set(only_std "only standard and GPU API headers: the timing library links the GPU API and threads")
 set(failures)
 set(needs_vulkan)  # headers including <vulkan/...> directly
@@ -40,7 +40,7 @@ foreach(h IN LISTS headers)
   foreach(line IN LISTS lines)
     if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]*)\"")
       set(inc ${CMAKE_MATCH_1})
-      if(inc MATCHES "^latlab/((seam/)?[^/]+\\.hpp)$")
+      if(inc MATCHES "^latlab/((core/)?[^/]+\\.hpp)$")
         if(EXISTS ${INCLUDE_DIR}/latlab/${CMAKE_MATCH_1} OR
            EXISTS ${GENERATED_INCLUDE_DIR}/latlab/${CMAKE_MATCH_1})
           list(APPEND top_includes "${h}>${CMAKE_MATCH_1}")
@@ -113,7 +113,7 @@ if(failures)
   list(JOIN failures "\n" text)
   message(FATAL_ERROR "public headers: ${text}")
 endif()
-message(STATUS "public headers: ${n} in latlab/ and latlab/seam/, each includes only standard, "
+message(STATUS "public headers: ${n} in latlab/ and latlab/core/, each includes only standard, "
                "GPU API and timing headers; ${compiled} compiled on their own")
 if(skipped)
   list(JOIN skipped ", " skipped)

@@ -11,7 +11,7 @@
 
 #include "latlab/bench/backend.hpp"
 #include "latlab/bench/clock_study.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab::cli {
 

@@ -13,8 +13,8 @@
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/latency_device.hpp"
+#include "latlab/core/present_path.hpp"
 
 namespace latlab::cli {
 

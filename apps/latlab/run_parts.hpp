@@ -14,7 +14,7 @@
 #include "latlab/bench/performance_mode.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/tick_mapper.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "report/result_json.hpp"
 #include "run_options.hpp"
 #include "run_store.hpp"

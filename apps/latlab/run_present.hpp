@@ -8,8 +8,8 @@
 
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/run_engine.hpp"
-#include "latlab/seam/latency_device.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/latency_device.hpp"
+#include "latlab/core/present_path.hpp"
 #include "run_options.hpp"
 
 namespace latlab::cli {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GL interposer of `latlab capture` on the GPU machine's OpenGL (NVIDIA
-# EGL, no display): tests/e2e/gl_swap_probe.cpp swaps an EGL pbuffer N times,
+# EGL, no display): testbed/gl_swap_probe.cpp swaps an EGL pbuffer N times,
 # alone and under `latlab capture`, 5 runs each, and checks its GL/EGL state
 # around every swap (exit 0: it held). Prints the interposer's own CPU time
 # per swap (overhead.layer_cpu_per_present, measured inside it), the probe's
@@ -41,7 +41,7 @@ if [ -z "$bin" ] || [ -z "$probe" ]; then
     -DLATLAB_BUILD_TESTS=OFF -DLATLAB_BUILD_BENCH=OFF >"$out/build.log" 2>&1 &&
   timeout 400 cmake --build "$build" -j"$(nproc)" --target latlab LatlabGlCapture \
     >>"$out/build.log" 2>&1 &&
-  timeout 120 c++ -O2 -std=c++20 tests/e2e/gl_swap_probe.cpp -o "$build/gl_swap_probe" -lEGL \
+  timeout 120 c++ -O2 -std=c++20 testbed/gl_swap_probe.cpp -o "$build/gl_swap_probe" -lEGL \
     >>"$out/build.log" 2>&1 || { echo "build failed (build.log)"; tail -20 "$out/build.log"; exit 1; }
   bin="$build/apps/latlab/latlab"
   probe="$build/gl_swap_probe"

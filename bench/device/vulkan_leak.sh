@@ -4,12 +4,12 @@
 # about the 30th in-process context on, every vkCreateInstance returning
 # VK_ERROR_INCOMPATIBLE_DRIVER, while each suite passed alone).
 #
-# Each binary runs under libvk_leak_shim.so (tests/support/leak/vk_leak_shim.cpp,
+# Each binary runs under libvk_leak_shim.so (testbed/leak/vk_leak_shim.cpp,
 # packed by bench/device/pack.sh), which prints the process's open fds,
 # memory mappings and threads at every vkCreateInstance and why one failed,
 # and at exit what was made, destroyed and left alive per kind; the
 # loader says why it could not load the driver (VK_LOADER_DEBUG=error,warn);
-# a binary with the leak listener (tests/support/leak/vk_leak_listener.hpp) also
+# a binary with the leak listener (testbed/leak/vk_leak_listener.hpp) also
 # prints a [vkleak] line per test. Modes, each a whole run:
 #   plain   as the round runs it;
 #   pinned  the drivers are never unloaded (LATLAB_VKLEAK_PIN=1): if only

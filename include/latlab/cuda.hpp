@@ -53,7 +53,7 @@
 #include "latlab/clock_sync.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/capability.hpp"
+#include "latlab/core/capability.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/timestamp_slots.hpp"

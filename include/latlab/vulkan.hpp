@@ -30,7 +30,7 @@
 #include "latlab/clock_model.hpp"
 #include "latlab/clock_sync.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/capability.hpp"
+#include "latlab/core/capability.hpp"
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/timestamp_slots.hpp"

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "latlab/host_time.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "latlab/host_time.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

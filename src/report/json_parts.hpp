@@ -10,7 +10,7 @@
 
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

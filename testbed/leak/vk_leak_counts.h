@@ -1,4 +1,4 @@
-/* The counts of tests/support/leak/vk_leak_shim.cpp: live Vulkan objects by kind and
+/* The counts of testbed/leak/vk_leak_shim.cpp: live Vulkan objects by kind and
    the order faults (a parent destroyed with children alive, a child after
    its parent). latlab_vulkan_tests links the counting wrappers in and calls
    these directly; another process gets them from the LD_PRELOADed

@@ -3,4 +3,4 @@
 // them, and its listener (vk_leak_listener.hpp) reads the counts. One source,
 // two builds: hence the .cpp included here.
 #define LATLAB_VKLEAK_LINKED 1
-#include "support/leak/vk_leak_shim.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "leak/vk_leak_shim.cpp"  // NOLINT(bugprone-suspicious-include)

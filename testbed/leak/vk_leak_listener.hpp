@@ -2,7 +2,7 @@
 // (instances, devices, any kind vk_leak_counts.h names), destroys a parent
 // before its children, or runs the process towards its open-file limit;
 // the counts come from the wrappers linked into the binary
-// (tests/support/leak/vk_leak_linked.cpp). With LATLAB_VKLEAK_REPORT=1 it also
+// (testbed/leak/vk_leak_linked.cpp). With LATLAB_VKLEAK_REPORT=1 it also
 // prints, per test, the process's open fds, memory mappings and threads, the
 // live objects, and which fd targets and mapped files a test left behind
 // (bench/device/vulkan_leak.sh reads these lines on the GPU machine).
@@ -29,7 +29,7 @@
 #include <sstream>
 #include <string>
 
-#include "support/leak/vk_leak_counts.h"
+#include "leak/vk_leak_counts.h"
 
 namespace latlab::test::vkleak {
 

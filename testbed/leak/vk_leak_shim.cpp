@@ -22,7 +22,7 @@
 //    kind; LATLAB_VKLEAK_PIN=1 keeps the drivers (libvulkan_*, *nvidia*)
 //    loaded after the first instance, so the loader does not load and
 //    unload them for every instance.
-//  * linked into latlab_vulkan_tests (tests/support/leak/vk_leak_linked.cpp, with
+//  * linked into latlab_vulkan_tests (testbed/leak/vk_leak_linked.cpp, with
 //    LATLAB_VKLEAK_LINKED): the same counting, quiet but for order faults;
 //    its listener (vk_leak_listener.hpp) fails a test that leaves objects
 //    alive.
@@ -41,7 +41,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "support/leak/vk_leak_counts.h"
+#include "leak/vk_leak_counts.h"
 
 namespace {
 

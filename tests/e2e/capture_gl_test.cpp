@@ -1,7 +1,7 @@
 // `latlab capture -- PROGRAM` on OpenGL programs nobody here wrote: Debian's
 // glxgears (GLX) and es2gears_x11 (EGL, GLES 2) from mesa-utils, on Mesa
 // under Xvfb, through the GL interposer (libLatlabGlCapture.so, LD_PRELOAD).
-// And latlab_gl_swap_probe (tests/e2e/gl_swap_probe.cpp), which checks that
+// And latlab_gl_swap_probe (testbed/gl_swap_probe.cpp), which checks that
 // the program's GL and EGL state are as it left them around each swap.
 // Skipped, with the reason, where a program, Xvfb or the interposer is
 // absent, and in sanitizer builds (the interposer, built with the

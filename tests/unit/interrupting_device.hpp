@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -1,7 +1,7 @@
 // Typed command streams (TypedGpuProfiler, profiler.hpp): a profiler typed by
 // its stream records exactly as an untyped one, through every zone form, and
 // its zones accept that stream type only. What must not compile is in
-// tests/support/compile_fail/ (ctest CompileFail.*); here, what must, and what the
+// testbed/compile_fail/ (ctest CompileFail.*); here, what must, and what the
 // type traits say about the rest.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Every test of latlab_vulkan_tests runs under the leak listener
-// (tests/support/leak/vk_leak_listener.hpp): a test that leaves a Vulkan object
+// (testbed/leak/vk_leak_listener.hpp): a test that leaves a Vulkan object
 // alive, destroys a parent before its children, or takes the process
 // towards its open-file limit fails. These tests check the check.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "support/leak/vk_leak_listener.hpp"
+#include "leak/vk_leak_listener.hpp"
 
 namespace latlab::test {
 namespace {

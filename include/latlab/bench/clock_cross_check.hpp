@@ -15,7 +15,7 @@
 
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

@@ -14,7 +14,7 @@
 
 #include "latlab/cuda.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

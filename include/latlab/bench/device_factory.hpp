@@ -10,7 +10,7 @@
 #include "latlab/bench/backend.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

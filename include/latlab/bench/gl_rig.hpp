@@ -13,7 +13,7 @@
 #include "latlab/clock_model.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -53,8 +53,8 @@
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/latency_device.hpp"
+#include "latlab/core/present_path.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

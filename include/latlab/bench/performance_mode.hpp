@@ -19,7 +19,7 @@
 #include <string>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

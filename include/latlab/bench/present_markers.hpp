@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "latlab/bench/frame_markers.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/present_path.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

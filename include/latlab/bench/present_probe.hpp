@@ -8,7 +8,7 @@
 
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/present_path.hpp"
 
 namespace latlab {
 

@@ -19,8 +19,8 @@
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/host_time.hpp"
-#include "latlab/seam/latency_device.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/latency_device.hpp"
+#include "latlab/core/present_path.hpp"
 
 namespace latlab {
 

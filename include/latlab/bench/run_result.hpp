@@ -22,7 +22,7 @@
 #include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/performance_mode.hpp"
 #include "latlab/bench/score_result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

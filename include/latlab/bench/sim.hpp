@@ -33,7 +33,7 @@
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/tick_format.hpp"
 
 namespace latlab {

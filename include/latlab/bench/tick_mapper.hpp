@@ -19,7 +19,7 @@
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

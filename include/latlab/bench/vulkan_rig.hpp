@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -135,7 +135,7 @@ class VulkanFragmentWorkload {
 // ---------------------------------------------------------------------------
 // Latency device
 
-// LatencyDevice (latlab/seam/latency_device.hpp) on Vulkan. Owns its context. Each
+// LatencyDevice (latlab/core/latency_device.hpp) on Vulkan. Owns its context. Each
 // frame: a command buffer from a small ring with its fence, a timestamp
 // before the first pass and after the last, FrameWorkload's passes in
 // between (compute form: VulkanComputeWorkload; fragment form:

@@ -21,10 +21,10 @@
 #include "latlab/clock_model.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/capability.hpp"
-#include "latlab/seam/poll_target.hpp"
-#include "latlab/seam/present_path.hpp"
-#include "latlab/seam/reference_path.hpp"
+#include "latlab/core/capability.hpp"
+#include "latlab/core/poll_target.hpp"
+#include "latlab/core/present_path.hpp"
+#include "latlab/core/reference_path.hpp"
 #include "latlab/tick_format.hpp"
 
 namespace latlab {

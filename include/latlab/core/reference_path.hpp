@@ -22,7 +22,7 @@
 
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/poll_target.hpp"
+#include "latlab/core/poll_target.hpp"
 
 namespace latlab {
 

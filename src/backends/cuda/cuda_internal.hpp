@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab::cuda_detail {
 

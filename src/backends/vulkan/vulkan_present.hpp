@@ -21,7 +21,7 @@
 
 #include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/result.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/present_path.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {

@@ -5,7 +5,7 @@
 #include "backends/vulkan/vk_util.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/seam/latency_device.hpp"
+#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -1,4 +1,4 @@
-// The reference path (ReferencePath, latlab/seam/reference_path.hpp) of a
+// The reference path (ReferencePath, latlab/core/reference_path.hpp) of a
 // VulkanLatencyDevice, private to the Vulkan backend: its own command pool,
 // one command buffer recorded once (two timestamps, nothing between; with
 // the query reset recorded into it when the device has no host query
@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/reference_path.hpp"
+#include "latlab/core/reference_path.hpp"
 #include "latlab/vulkan.hpp"
 
 namespace latlab {

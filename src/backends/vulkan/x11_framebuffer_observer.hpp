@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "latlab/result.hpp"
-#include "latlab/seam/present_path.hpp"
+#include "latlab/core/present_path.hpp"
 
 namespace latlab {
 
