@@ -31,6 +31,7 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -51,6 +52,7 @@
 #include "capture/capture_record.hpp"
 #include "capture/frame_assembly.hpp"
 #include "capture/present_waiter.hpp"
+#include "capture/queue_table.hpp"
 #include "capture/record_sender.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
@@ -151,21 +153,28 @@ struct SlotUse {
   VkCommandBuffer end = VK_NULL_HANDLE;
 };
 
+// One slot: its command buffers and its state on one cache line, so a
+// submit touches one line of the slot table, not one in each of eight
+// arrays (after the program slept, every line it touches may be cold).
+struct alignas(64) TimingSlot {
+  // begin_first (resets A and B, writes A.begin), begin[X] (writes
+  // X.begin), end_first (writes A.end), end[X] (writes X.end, resets Y).
+  VkCommandBuffer begin_first = VK_NULL_HANDLE;
+  VkCommandBuffer end_first = VK_NULL_HANDLE;
+  VkCommandBuffer begin[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  VkCommandBuffer end[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  uint64_t uses = 0;  // executed uses
+  bool busy = false;
+};
+static_assert(sizeof(TimingSlot) == 64);
+
 struct FamilyTiming {
   uint32_t family = 0;
   bool can_time = false;
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
-  // Per slot: begin_first (resets A and B, writes A.begin), begin[X]
-  // (writes X.begin), end_first (writes A.end), end[X] (writes X.end,
-  // resets Y).
-  std::vector<VkCommandBuffer> begin_first;
-  std::vector<VkCommandBuffer> begin[2];
-  std::vector<VkCommandBuffer> end_first;
-  std::vector<VkCommandBuffer> end[2];
-  std::mutex mu;  // guards busy, uses and next
-  std::vector<uint8_t> busy;
-  std::vector<uint64_t> uses;  // executed uses of each slot
+  std::mutex mu;  // guards slots' busy and uses, and next
+  std::array<TimingSlot, kSlots> slots{};
   uint32_t next = 0;
 
   // A free slot and the command buffers of its next use (slot UINT32_MAX
@@ -175,14 +184,15 @@ struct FamilyTiming {
     std::lock_guard lock(mu);
     for (uint32_t i = 0; i < kSlots; ++i) {
       const uint32_t s = (next + i) % kSlots;
-      if (busy[s] == 0) {
-        busy[s] = 1;
+      TimingSlot& slot = slots[s];
+      if (!slot.busy) {
+        slot.busy = true;
         next = (s + 1) % kSlots;
         u.slot = s;
-        u.pair = static_cast<uint8_t>(uses[s] & 1);
-        const bool first = uses[s] == 0;
-        u.begin = first ? begin_first[s] : begin[u.pair][s];
-        u.end = first ? end_first[s] : end[u.pair][s];
+        u.pair = static_cast<uint8_t>(slot.uses & 1);
+        const bool first = slot.uses == 0;
+        u.begin = first ? slot.begin_first : slot.begin[u.pair];
+        u.end = first ? slot.end_first : slot.end[u.pair];
         return u;
       }
     }
@@ -190,10 +200,10 @@ struct FamilyTiming {
   }
   // executed: the use's command buffers ran (its pair was read and the
   // other pair's reset seen); a failed submit's did not.
-  void give_back(uint32_t slot, bool executed) {
+  void give_back(uint32_t s, bool executed) {
     std::lock_guard lock(mu);
-    if (executed) ++uses[slot];
-    busy[slot] = 0;
+    if (executed) ++slots[s].uses;
+    slots[s].busy = false;
   }
 };
 
@@ -296,50 +306,13 @@ DeviceData* device_of(void* key) {
   return it == g_devices.end() ? nullptr : it->second.get();
 }
 
-// The submit path's lookup: a queue's device and timing without a lock or a
-// hash (two of those cost the program about 0.2 us a submit on the H200).
-// Entries are appended by vkGetDeviceQueue*, never reused, and cleared when
-// their device is destroyed; a reader matches only its own queue, whose
-// device is alive while it submits (the program's external synchronisation).
-struct QueueEntry {
-  std::atomic<VkQueue> queue{VK_NULL_HANDLE};
-  std::atomic<DeviceData*> device{nullptr};
-  std::atomic<FamilyTiming*> family{nullptr};
+// The submit path's lookup (queue_table.hpp); past its capacity, the
+// locked maps.
+struct QueueTiming {
+  DeviceData* device = nullptr;
+  FamilyTiming* family = nullptr;
 };
-constexpr size_t kQueueEntries = 256;  // past that, the locked maps
-QueueEntry g_queue_entries[kQueueEntries];
-std::atomic<size_t> g_queue_count{0};
-std::mutex g_queue_append_mu;
-
-void publish_queue(VkQueue q, DeviceData* d, FamilyTiming* fam) {
-  std::lock_guard lock(g_queue_append_mu);
-  const size_t n = g_queue_count.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < n; ++i) {
-    if (g_queue_entries[i].queue.load(std::memory_order_relaxed) == q) return;
-  }
-  if (n == kQueueEntries) return;
-  g_queue_entries[n].device.store(d, std::memory_order_relaxed);
-  g_queue_entries[n].family.store(fam, std::memory_order_relaxed);
-  g_queue_entries[n].queue.store(q, std::memory_order_relaxed);
-  g_queue_count.store(n + 1, std::memory_order_release);
-}
-
-void forget_queues(const DeviceData* d) {
-  std::lock_guard lock(g_queue_append_mu);
-  const size_t n = g_queue_count.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < n; ++i) {
-    if (g_queue_entries[i].device.load(std::memory_order_relaxed) == d)
-      g_queue_entries[i].queue.store(VK_NULL_HANDLE, std::memory_order_relaxed);
-  }
-}
-
-const QueueEntry* queue_entry(VkQueue q) {
-  const size_t n = g_queue_count.load(std::memory_order_acquire);
-  for (size_t i = 0; i < n; ++i) {
-    if (g_queue_entries[i].queue.load(std::memory_order_relaxed) == q) return &g_queue_entries[i];
-  }
-  return nullptr;
-}
+QueueTable<VkQueue, QueueTiming, 256> g_queue_table;
 
 void send_unavailable(uint64_t source, std::string_view name, std::string_view reason) {
   UnavailableRecord r;
@@ -626,8 +599,6 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
 void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
   auto ft = std::make_unique<FamilyTiming>();
   ft->family = family;
-  ft->busy.assign(kSlots, 0);
-  ft->uses.assign(kSlots, 0);
   auto fail = [&](const std::string& why) {
     send_unavailable(d.source, "gpu_span",
                      "queue family " + std::to_string(family) + ": " + why +
@@ -687,12 +658,13 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
       if (ok) {
         for (uint32_t s = 0; s < kSlots; ++s) {
           const VkCommandBuffer* c = &cbs[kPerSlot * s];
-          ft->begin_first.push_back(c[0]);
-          ft->begin[kPairA].push_back(c[1]);
-          ft->begin[kPairB].push_back(c[2]);
-          ft->end_first.push_back(c[3]);
-          ft->end[kPairA].push_back(c[4]);
-          ft->end[kPairB].push_back(c[5]);
+          TimingSlot& slot = ft->slots[s];
+          slot.begin_first = c[0];
+          slot.begin[kPairA] = c[1];
+          slot.begin[kPairB] = c[2];
+          slot.end_first = c[3];
+          slot.end[kPairA] = c[4];
+          slot.end[kPairB] = c[5];
         }
         ft->can_time = true;
       } else {
@@ -997,7 +969,7 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
   d->clock.reset();
   d->attachment.reset();
   auto destroy = d->fn.DestroyDevice;
-  forget_queues(d);
+  g_queue_table.forget_if([d](const QueueTiming& t) { return t.device == d; });
   {
     std::unique_lock lock(g_mu);
     g_devices.erase(dispatch_key(device));
@@ -1013,7 +985,7 @@ void remember_queue(DeviceData* d, VkQueue q, uint32_t family) {
     std::unique_lock lock(d->queues_mu);
     d->queues[q] = fam;
   }
-  publish_queue(q, d, fam);
+  g_queue_table.publish(q, QueueTiming{d, fam});
 }
 
 VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
@@ -1114,9 +1086,7 @@ void bracket(const VkSubmitInfo2* in, uint32_t count, uint32_t first, uint32_t l
 
 // A queue's device and timing: the lock-free table, else the locked maps.
 std::pair<DeviceData*, FamilyTiming*> device_and_family(VkQueue queue) {
-  if (const QueueEntry* e = queue_entry(queue)) {
-    return {e->device.load(std::memory_order_relaxed), e->family.load(std::memory_order_relaxed)};
-  }
+  if (const QueueTiming* t = g_queue_table.find(queue)) return {t->device, t->family};
   DeviceData* d = device_of(dispatch_key(queue));
   return {d, d == nullptr ? nullptr : family_of(d, queue)};
 }
