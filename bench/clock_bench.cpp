@@ -29,6 +29,15 @@ SimClockDesc bench_clock() {
   return d;
 }
 
+// One read of the host clock (host_now_ns: clock_gettime(CLOCK_MONOTONIC)):
+// what each time stamp of the capture layer's submit and present hooks
+// costs the program. Cheap (tens of ns) where the kernel's clock source can
+// be read in user space (vDSO: tsc), a system call otherwise (e.g. hpet).
+void BM_HostNowNs(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(host_now_ns());
+}
+BENCHMARK(BM_HostNowNs);
+
 // One calibrator refresh (best-of-N from a sim source + fit + publish) on the
 // caller's thread: what calibrate_now() costs, and what the refresh thread
 // spends per period. Arg: samples per refresh; window 64 (full).
