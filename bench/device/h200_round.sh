@@ -8,7 +8,9 @@
 # Everything lands in $OUT/round.tgz (the tool returns at most 8 files).
 #   ROUND_STEPS="vulkan load latency loaded profile clocks" bench/device/h200_round.sh
 # Step queues (bench/device/queues.sh): profile --queues all on every Vulkan device.
-# Further steps, by name only: cuda (the CUDA tests and cuda_vs_events),
+# Further steps, by name only: e2e (the CLI's tests, latlab_e2e_tests, with the
+# packed CLI, capture layer, GL interposer and GL swap probe; what needs vkcube,
+# glxgears, Xvfb or a browser skips there), cuda (the CUDA tests and cuda_vs_events),
 # profiler_cuda (bench/device/profiler_cuda.sh: the profiler on CUDA), gl
 # (bench/device/gl.sh: OpenGL through EGL), present (needs .xvfb from bench/device/pack_xvfb.sh),
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
@@ -46,6 +48,12 @@ if has vulkan; then
       [[ $rc -ne 0 ]] && cat one.txt >> vulkan_tests_per_process_failures.txt
     done
   fi
+fi
+if has e2e; then
+  log "e2e tests"
+  T ${E2E_TEST_S:-400} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
+    LATLAB_CAPTURE_GL_DIR=$B/capture_layer LATLAB_GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
+    "$B/latlab_e2e_tests" > e2e_tests.txt 2>&1; echo "rc=$?" >> e2e_tests.txt
 fi
 if has cuda; then
   log "cuda tests"
