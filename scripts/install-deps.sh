@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   # the GL backend: EGL/GL/GLES headers, GLVND's libEGL and libOpenGL, Mesa's llvmpipe
   libegl-dev libgl-dev libopengl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
