@@ -25,6 +25,11 @@ struct Distribution {
 // `sorted` is empty (there is no such value, and 0 would pass for one).
 std::optional<double> percentile_sorted(std::span<const double> sorted, double q);
 
+// Standard error of the median of `samples` (any order), from their median
+// absolute deviation: 1.2533 * 1.4826 * MAD / sqrt(n) (normal noise; robust
+// to the odd outlier, unlike the stddev). nullopt when `samples` is empty.
+std::optional<double> median_standard_error(std::span<const double> samples, double median);
+
 // Summarises `samples` (any order; copied and sorted). `missing` is carried.
 // Statistics of an empty set stay 0 with count 0: check empty().
 Distribution summarize(std::span<const double> samples, uint64_t missing = 0);

@@ -48,4 +48,14 @@ Distribution summarize(std::span<const double> samples, uint64_t missing) {
   return summarize_in_place(copy, missing);
 }
 
+std::optional<double> median_standard_error(std::span<const double> samples, double median) {
+  if (samples.empty()) return std::nullopt;
+  std::vector<double> deviation;
+  deviation.reserve(samples.size());
+  for (double v : samples) deviation.push_back(std::fabs(v - median));
+  std::sort(deviation.begin(), deviation.end());
+  return 1.2533 * 1.4826 * *percentile_sorted(deviation, 0.5) /
+         std::sqrt(static_cast<double>(samples.size()));
+}
+
 }  // namespace latlab

@@ -15,6 +15,7 @@
 #include "latency/final_mapping.hpp"
 #include "latency/lockstep.hpp"
 #include "latency/turn_warmup.hpp"
+#include "latency/warmup_check.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {
@@ -67,7 +68,8 @@ uint64_t LatencyRun::measured_frames_run() const {
 }
 
 std::vector<LatencyModeDesc> effective_modes(const LatencyRunDesc& desc) {
-  if (desc.modes.empty()) return {LatencyModeDesc{"baseline", desc.workload, std::nullopt}};
+  if (desc.modes.empty())
+    return {LatencyModeDesc{"baseline", desc.workload, std::nullopt, std::nullopt}};
   return desc.modes;
 }
 
@@ -119,6 +121,12 @@ Result<void> validate(const LatencyRunDesc& d) {
          !(m.gpu_target->tolerance > 0) || m.gpu_target->tolerance > 0.5)) {
       return make_error("the " + m.name +
                         " GPU time target needs target_ms > 0 and a tolerance in (0, 0.5]");
+    }
+    if (m.warmup_adjust_ms_per_complexity &&
+        (!m.gpu_target || !(*m.warmup_adjust_ms_per_complexity > 0) ||
+         !std::isfinite(*m.warmup_adjust_ms_per_complexity))) {
+      return make_error("the " + m.name +
+                        " warm-up re-check needs a GPU time target and a slope > 0 ms per step");
     }
   }
   if (d.modes.size() > 1 && d.bare_comparison) {
@@ -715,7 +723,8 @@ BookkeepingSummary summarize_bookkeeping(std::span<const FrameRecord> frames,
 // blocks are contiguous in `frames` and the run stops at the first short
 // block, so each mode's frames run form one range.
 void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes, uint64_t per_mode,
-                     const std::vector<uint64_t>& measured_count) {
+                     const std::vector<uint64_t>& measured_count,
+                     const std::vector<std::optional<WarmupCheck>>& warmup_checks) {
   const TickFormat& ticks = run.device.ticks;
   for (uint32_t m = 0; m < modes.size(); ++m) {
     LatencyModeResult mr;
@@ -740,6 +749,7 @@ void summarize_modes(LatencyRun& run, const std::vector<LatencyModeDesc>& modes,
     if (modes[m].gpu_target) {
       mr.gpu_target = check_gpu_target(*modes[m].gpu_target,
                                        mr.total[static_cast<size_t>(Series::gpu_execution)]);
+      mr.gpu_target->warmup_check = warmup_checks[m];
     }
     run.modes.push_back(std::move(mr));
   }
@@ -798,10 +808,13 @@ void summarize_bare_comparison(LatencyRun& run) {
 }
 
 // Runs the plan's blocks in order until one runs short or a stop is
-// requested; returns the next device frame id.
+// requested; returns the next device frame id. A mode with a warm-up
+// re-check is re-checked (and its complexity moved) right after its warm-up
+// block, into warmup_checks[mode].
 uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& plan,
-                    const std::vector<LatencyModeDesc>& modes, const LatencyRunEnv& env,
-                    HostTime& time) {
+                    std::vector<LatencyModeDesc>& modes,
+                    std::vector<std::optional<WarmupCheck>>& warmup_checks,
+                    const LatencyRunEnv& env, HostTime& time) {
   const LatencyRunDesc& desc = run.desc;
   const auto mode_count = static_cast<uint32_t>(modes.size());
   bool slack_recorded = false;
@@ -872,6 +885,13 @@ uint64_t run_blocks(Ctx& c, LatencyRun& run, const std::vector<PlannedBlock>& pl
       env.on_progress(
           RunProgress{p.kind, p.index, modes[p.mode].name, desc.blocks, o.frames_run, p.count});
     mark_short_block(run, c, br, modes[p.mode].name, mode_count);
+    LatencyModeDesc& mode = modes[p.mode];
+    if (p.kind == BlockKind::warmup && mode.gpu_target && mode.warmup_adjust_ms_per_complexity &&
+        br.frames_run > 0) {
+      warmup_checks[p.mode] = recheck_in_warmup(
+          mode, std::span<const FrameRecord>(run.frames).subspan(p.first, br.frames_run),
+          run.device.ticks);
+    }
     run.blocks.push_back(std::move(br));
   }
   return next_device_frame;
@@ -915,7 +935,9 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   run.time_source = time.name();
   run.execution = env.lockstep != nullptr ? "lockstep" : "threads";
   run.unavailable = run.device.missing;
-  const std::vector<LatencyModeDesc> modes = effective_modes(desc);
+  // Mutable: a warm-up re-check may move a mode's complexity.
+  std::vector<LatencyModeDesc> modes = effective_modes(desc);
+  std::vector<std::optional<WarmupCheck>> warmup_checks(modes.size());
   const auto mode_count = static_cast<uint32_t>(modes.size());
 
   // Every frame's storage up front: the run itself allocates nothing per frame.
@@ -988,7 +1010,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   }
 
   run.started_ns = time.now_ns();
-  const uint64_t next_device_frame = run_blocks(c, run, plan, modes, env, time);
+  const uint64_t next_device_frame = run_blocks(c, run, plan, modes, warmup_checks, env, time);
   if (!run.partial && c.failed.load()) {  // a failure on the block's last frame
     run.partial = true;
     run.partial_reason = c.error;
@@ -1018,7 +1040,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
 
   // Distributions, per block and over the run.
   const std::vector<uint64_t> measured_count = summarize_blocks(run, mode_count);
-  summarize_modes(run, modes, per_mode, measured_count);
+  summarize_modes(run, modes, per_mode, measured_count, warmup_checks);
   if (desc.bare_comparison) summarize_bare_comparison(run);
   return run;
 }

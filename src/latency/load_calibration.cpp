@@ -129,6 +129,15 @@ class Calibration {
   bool evaluations_left(uint32_t n = 1) const { return r_.evaluations + n <= d_.max_evaluations; }
   bool time_left() const { return host_now_ns() - start_ns_ < d_.max_wall_ns; }
   bool can_evaluate() const { return evaluations_left() && time_left(); }
+  double seconds_left() const {
+    return static_cast<double>(d_.max_wall_ns - (host_now_ns() - start_ns_)) / 1e9;
+  }
+  // Frames in all whose pooled median would be known to within the
+  // tolerance (twice its standard error), at `p`'s measured noise.
+  double frames_for_precision(const Point& p) const {
+    const double ratio = 2.0 * p.rel_se / d_.tolerance;
+    return static_cast<double>(p.frames) * ratio * ratio;
+  }
   std::string out_of_evaluations() const {
     return "max_evaluations (" + std::to_string(d_.max_evaluations) + ") reached";
   }
@@ -391,15 +400,8 @@ void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibra
       median = *percentile_sorted(sorted_ms, 0.5);
     }
   }
-  std::vector<double> dev;
-  dev.reserve(sorted_ms.size());
-  for (double v : sorted_ms) dev.push_back(std::fabs(v - median));
-  std::sort(dev.begin(), dev.end());
-  // Standard error of a median ~ 1.2533 * sigma / sqrt(n), sigma ~ 1.4826 * MAD
-  // (normal noise); robust to the odd slow frame, unlike the stddev.
-  double rel_se = median > 0 ? 1.2533 * 1.4826 * *percentile_sorted(dev, 0.5) /
-                                   std::sqrt(static_cast<double>(sorted_ms.size())) / median
-                             : 0.0;
+  double rel_se =
+      median > 0 ? median_standard_error(sorted_ms, median).value_or(0.0) / median : 0.0;
   // Noise that lasts longer than a frame (another process on a CPU device)
   // shows between the repeats, not between neighbouring frames.
   const size_t n = repeats.size();
@@ -423,17 +425,19 @@ void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibra
 }
 
 // After a verification of `verified` within the tolerance: while its own
-// uncertainty (twice its relative standard error) exceeds the tolerance, but
-// by at most 2x (more frames can bring it under), verify it again, pooled,
-// as long as evaluations remain. finish() accepts only a certain one.
+// uncertainty (twice its relative standard error) exceeds the tolerance,
+// verify it again, pooled, as long as evaluations remain and the frames a
+// precise enough median needs (the standard error shrinks as 1/sqrt(frames))
+// fit in the time left. finish() accepts only a certain one, and says what
+// it would have needed.
 Result<void> Calibration::reverify_while_uncertain(uint32_t verified) {
   while (can_evaluate()) {
     const Point p = points_.at(verified);
     const double uncertainty = 2.0 * p.rel_se;
-    if (!within(p.ms, d_.tolerance) || uncertainty <= d_.tolerance ||
-        uncertainty > 2.0 * d_.tolerance) {
-      return {};
-    }
+    if (!within(p.ms, d_.tolerance) || uncertainty <= d_.tolerance) return {};
+    const double frames_needed = frames_for_precision(p);
+    const double seconds_needed = (frames_needed - p.frames) * p.ms / 1e3;
+    if (seconds_needed > seconds_left()) return {};
     auto v = evaluate(verified, StepKind::verify,
                       "verify again, pooled: median " + num(p.ms) +
                           " ms is within the tolerance but uncertain by +/-" + pct(uncertainty) +
@@ -645,7 +649,7 @@ Result<LoadCalibrationReport> Calibration::too_low() {
     upper = num(p.ms);
   } else {
     const uint32_t c2 = std::min(cmax, std::max(cmin + 1, 2 * cmin));
-    if (!points_.contains(c2) && can_evaluate()) {
+    if (!points_.contains(c2) && d_.estimate_top_when_unreachable && can_evaluate()) {
       auto s = evaluate(c2, StepKind::search,
                         "second point, to estimate the top of the reachable range");
       if (!s) return s.error();
@@ -769,6 +773,9 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
     r_.median_ms = p.ms;
     r_.error_fraction = err(p.ms);
     r_.within_tolerance = p.verified && within(p.ms, d_.tolerance);
+    if (p.verified) r_.uncertainty_fraction = 2.0 * p.rel_se;
+    if (const std::optional<StepEstimate> step = step_estimate(*best))
+      r_.step_ms = step->fraction * d_.target_ms;
     if (p.verified) {
       std::vector<double>& samples = verified_samples_.at(*best);
       uint64_t missing = 0;
@@ -788,10 +795,15 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
   if (r_.within_tolerance && points_.at(*best).rel_se * 2.0 > d_.tolerance) {
     r_.within_tolerance = false;
     r_.noise_limited = true;
-    const std::string uncertain = "the verified median " + num(r_.median_ms) + " ms (" +
-                                  num(r_.error_fraction * 100, 3) + "%) is uncertain by +/-" +
-                                  pct(points_.at(*best).rel_se * 2.0) +
-                                  ", more than the tolerance: not accepted";
+    const Point& p = points_.at(*best);
+    const std::string uncertain =
+        "the verified median " + num(r_.median_ms) + " ms (" + num(r_.error_fraction * 100, 3) +
+        "%) is uncertain by +/-" + pct(p.rel_se * 2.0) +
+        ", more than the tolerance: not accepted (within the tolerance it needs ~" +
+        num(frames_for_precision(p), 3) + " frames at this noise, ~" +
+        num(frames_for_precision(p) * p.ms / 1e3, 3) + " s; " + std::to_string(p.frames) +
+        " were measured, within the budget of " + num(static_cast<double>(d_.max_wall_ns) / 1e9) +
+        " s and " + std::to_string(d_.max_evaluations) + " evaluations)";
     outcome = noisy() ? noise_text() + ": " + uncertain
                       : "the verification's own uncertainty exceeds the tolerance " +
                             pct(d_.tolerance) + ": " + uncertain;
@@ -806,6 +818,7 @@ LoadCalibrationReport Calibration::finish(std::string outcome) {
       outcome = not_monotonic_ + ": " + outcome;
     }
   }
+  r_.granularity_limited = granular_;
   r_.outcome = std::move(outcome);
   r_.wall_ns = host_now_ns() - start_ns_;
   r_.next_frame_id = next_frame_id_;

@@ -44,6 +44,10 @@ json load_calibration_to_json(const LoadCalibrationReport& r) {
           {"outcome", r.outcome},
           {"noise_fraction", r.noise_fraction ? json(*r.noise_fraction) : json(nullptr)},
           {"noise_limited", r.noise_limited},
+          {"uncertainty_fraction",
+           r.uncertainty_fraction ? json(*r.uncertainty_fraction) : json(nullptr)},
+          {"step_ms", r.step_ms ? json(*r.step_ms) : json(nullptr)},
+          {"granularity_limited", r.granularity_limited},
           {"fit", r.fit_fixed_ms && r.fit_ms_per_complexity
                       ? json{{"fixed_ms", *r.fit_fixed_ms},
                              {"ms_per_complexity", *r.fit_ms_per_complexity}}

@@ -95,6 +95,16 @@ GpuTargetCheck read_gpu_target(const Obj& g, const Obj& mode) {
   c.target.tolerance = g.number("tolerance");
   c.measured_ms = g.number_or_null("measured_ms");
   c.error_fraction = g.number_or_null("error_fraction");
+  if (g.has("warmup_check")) {  // results written before the re-check have none
+    if (const std::optional<Obj> w = g.obj_or_null("warmup_check")) {
+      WarmupCheck& check = c.warmup_check.emplace();
+      check.frames_used = w->u64("frames_used");
+      check.median_ms = w->number_or_null("median_ms");
+      check.complexity_before = w->u32("complexity_before");
+      check.complexity_after = w->u32("complexity_after");
+      check.outcome = w->str("outcome");
+    }
+  }
   if (mode.has("off_target") && !mode.at("off_target").is_null())
     c.off_target = mode.boolean("off_target");
   return c;
@@ -164,7 +174,7 @@ void read_modes(const Obj& doc, RunResult& r) {
   run.total_missing = run.modes[0].total_missing;
   run.consumer_behind = run.modes[0].consumer_behind;
   for (const LatencyModeResult& m : run.modes) {
-    run.desc.modes.push_back(LatencyModeDesc{m.name, m.workload, std::nullopt});
+    run.desc.modes.push_back(LatencyModeDesc{m.name, m.workload, std::nullopt, std::nullopt});
     if (m.gpu_target) run.desc.modes.back().gpu_target = m.gpu_target->target;
   }
 }

@@ -73,6 +73,10 @@ LoadCalibrationReport read_load_calibration(const Obj& c) {
   c.opt("outcome", r.outcome);
   if (c.has("noise_fraction")) r.noise_fraction = c.number_or_null("noise_fraction");
   c.opt("noise_limited", r.noise_limited);
+  if (c.has("uncertainty_fraction"))
+    r.uncertainty_fraction = c.number_or_null("uncertainty_fraction");
+  if (c.has("step_ms")) r.step_ms = c.number_or_null("step_ms");
+  c.opt("granularity_limited", r.granularity_limited);
   c.opt("evaluations", r.evaluations);
   c.opt("frames_submitted", r.frames_submitted);
   c.opt("frames_missing", r.frames_missing);

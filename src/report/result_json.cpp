@@ -101,12 +101,22 @@ std::optional<double> ratio(double a, double b, bool valid) {
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
 // modes.<name>.gpu_target: the target and what the mode measured against it.
+json warmup_check_to_json(const std::optional<WarmupCheck>& w) {
+  if (!w) return nullptr;
+  return {{"frames_used", w->frames_used},
+          {"median_ms", opt(w->median_ms)},
+          {"complexity_before", w->complexity_before},
+          {"complexity_after", w->complexity_after},
+          {"outcome", w->outcome}};
+}
+
 json gpu_target_to_json(const GpuTargetCheck& c) {
   return {{"target_ms", c.target.target_ms},
           {"tolerance", c.target.tolerance},
           {"measured_ms", opt(c.measured_ms)},
           {"measured", "median of total.stages.gpu_execution"},
-          {"error_fraction", opt(c.error_fraction)}};
+          {"error_fraction", opt(c.error_fraction)},
+          {"warmup_check", warmup_check_to_json(c.warmup_check)}};
 }
 
 json fraction(int64_t cpu, int64_t wall) {

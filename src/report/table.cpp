@@ -80,6 +80,8 @@ void append_gpu_targets(std::string& out, const LatencyRun& run) {
   for (const LatencyModeResult& m : run.modes) {
     if (!m.gpu_target) continue;
     const GpuTargetCheck& c = *m.gpu_target;
+    if (c.warmup_check)
+      fmt::format_to(it, "  {}: re-checked: {}\n", m.name, c.warmup_check->outcome);
     if (!c.measured_ms) {
       fmt::format_to(it, "  {}: GPU time target {:.3f} ms not checked: no measured gpu_execution\n",
                      m.name, c.target.target_ms);

@@ -2,6 +2,7 @@
 // (lockstep): every marker is scripted, so every stage must come out exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -575,8 +576,8 @@ TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
   FrameWorkload loaded;
   loaded.passes = 4;
   loaded.complexity = 10;  // 64*64*4*10*0.5 ns = 81.92 us more GPU time
-  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
-             LatencyModeDesc{"loaded", loaded, std::nullopt}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt, std::nullopt},
+             LatencyModeDesc{"loaded", loaded, std::nullopt, std::nullopt}};
   const Result<LatencyRun> r = run_latency(d, fx.env);
   ASSERT_TRUE(r) << r.error().message;
   const LatencyRun& run = *r;
@@ -623,11 +624,83 @@ TEST(LatencyEngine, ModesInterleaveBlocksWithTheirOwnWorkload) {
   }
 }
 
+// Loaded's re-check in its warm-up (LatencyModeDesc::warmup_adjust_ms_per_complexity):
+// the run sets the target `miss_steps` complexity steps above what the
+// warm-up frames measure; the run returns what it saw and the complexity its
+// measured frames ran.
+LatencyRun run_rechecked(double target_offset_steps, double tolerance) {
+  SimDesc dd;
+  dd.cost = SimCostModelDesc{.fixed_ns = 0.0, .ns_per_unit = 0.5, .fragment_factor = 1.0};
+  Fixture fx(dd);
+  LatencyRunDesc d = small_desc();
+  d.frames = 8;
+  d.blocks = 2;
+  d.warmup_frames = 6;
+  FrameWorkload loaded;
+  loaded.passes = 4;
+  loaded.complexity = 10;
+  const double step_ms = 64.0 * 64 * 4 * 0.5 / 1e6;  // 8.192 us per complexity step
+  // The scripted part of the warm-up's later half, plus complexity 10's share.
+  std::vector<double> later;
+  for (uint64_t id = 3; id < 6; ++id)
+    later.push_back(static_cast<double>(device_script(id).gpu_duration_ns) / 1e6);
+  std::sort(later.begin(), later.end());
+  const double warmup_ms = later[1] + 10 * step_ms;
+  const GpuTimeTarget target{warmup_ms + target_offset_steps * step_ms, tolerance};
+  d.modes = {LatencyModeDesc{"loaded", loaded, target, step_ms}};
+  Result<LatencyRun> r = run_latency(d, fx.env);
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? std::move(r.value()) : LatencyRun{};
+}
+
+TEST(LatencyEngine, WarmupRecheckMovesTheComplexityAlongTheSlope) {
+  const LatencyRun run = run_rechecked(5.0, 0.02);
+  ASSERT_EQ(run.modes.size(), 1u);
+  const LatencyModeResult& m = run.modes[0];
+  ASSERT_TRUE(m.gpu_target && m.gpu_target->warmup_check);
+  const WarmupCheck& w = *m.gpu_target->warmup_check;
+  EXPECT_EQ(w.frames_used, 3u) << "the later half of 6 warm-up frames";
+  ASSERT_TRUE(w.median_ms);
+  EXPECT_EQ(w.complexity_before, 10u);
+  EXPECT_EQ(w.complexity_after, 15u) << w.outcome;
+  EXPECT_EQ(m.workload.complexity, 15u) << "the result names the complexity the frames ran";
+  EXPECT_NE(w.outcome.find("moved from 10 to 15"), std::string::npos) << w.outcome;
+  // Warm-up frames ran complexity 10, measured frames 15.
+  for (const BlockResult& b : run.blocks) {
+    const int64_t units = b.kind == BlockKind::warmup ? 10 : 15;
+    for (uint64_t k = 0; k < b.frames_run; ++k) {
+      const FrameRecord& f = run.frames[b.first_frame + k];
+      EXPECT_EQ(static_cast<int64_t>(f.gpu_end_ticks - f.gpu_begin_ticks),
+                device_script(b.first_device_frame + k).gpu_duration_ns + units * 8'192)
+          << "block " << b.order << " frame " << k;
+    }
+  }
+}
+
+TEST(LatencyEngine, WarmupRecheckKeepsAComplexityWithinHalfTheTolerance) {
+  // Half a step off, with a tolerance of 40 %: well within its half.
+  const LatencyRun run = run_rechecked(0.5, 0.4);
+  ASSERT_EQ(run.modes.size(), 1u);
+  ASSERT_TRUE(run.modes[0].gpu_target && run.modes[0].gpu_target->warmup_check);
+  const WarmupCheck& w = *run.modes[0].gpu_target->warmup_check;
+  EXPECT_EQ(w.complexity_after, 10u) << w.outcome;
+  EXPECT_EQ(run.modes[0].workload.complexity, 10u);
+  EXPECT_NE(w.outcome.find("within half the tolerance"), std::string::npos) << w.outcome;
+}
+
+TEST(LatencyEngine, WarmupRecheckNeedsATargetAndAPositiveSlope) {
+  LatencyRunDesc d = small_desc();
+  d.modes = {LatencyModeDesc{"loaded", d.workload, std::nullopt, 0.01}};
+  EXPECT_FALSE(validate(d)) << "a slope without a target";
+  d.modes = {LatencyModeDesc{"loaded", d.workload, GpuTimeTarget{1.0, 0.02}, -0.01}};
+  EXPECT_FALSE(validate(d)) << "a negative slope";
+}
+
 TEST(LatencyEngine, ModesRefuseTheBareComparison) {
   LatencyRunDesc d = small_desc();
   d.bare_comparison = true;
-  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
-             LatencyModeDesc{"loaded", d.workload, std::nullopt}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt, std::nullopt},
+             LatencyModeDesc{"loaded", d.workload, std::nullopt, std::nullopt}};
   EXPECT_FALSE(validate(d));
 }
 

@@ -56,8 +56,8 @@ LatencyRun two_mode_run(std::optional<uint64_t> stop_at_frame = std::nullopt,
   d.blocks = 2;
   d.warmup_frames = 2;
   FrameWorkload loaded{4, 8, 64, 64, WorkloadForm::compute};
-  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt},
-             LatencyModeDesc{"loaded", loaded, loaded_target}};
+  d.modes = {LatencyModeDesc{"baseline", d.workload, std::nullopt, std::nullopt},
+             LatencyModeDesc{"loaded", loaded, loaded_target, std::nullopt}};
   Result<LatencyRun> r = run_latency(d, env);
   EXPECT_TRUE(r.ok());
   return std::move(r.value());

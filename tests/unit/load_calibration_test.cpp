@@ -456,9 +456,9 @@ TEST(LoadCalibration, GranularityIsBlamedOnlyWhenOneStepExceedsTheTolerance) {
 
 TEST(LoadCalibration, MaxFramesBoundsEveryCalibration) {
   LoadCalibrationDesc d;
-  EXPECT_EQ(load_calibration_max_frames(d), 12u * (1 + 30));
+  EXPECT_EQ(load_calibration_max_frames(d), 32u * (1 + 30));
   d.frames_per_eval = 20;
-  EXPECT_EQ(load_calibration_max_frames(d), 12u * (1 + 60));
+  EXPECT_EQ(load_calibration_max_frames(d), 32u * (1 + 60));
 }
 
 TEST(LoadCalibration, MaxEvaluationsIsNeverExceeded) {

@@ -224,6 +224,14 @@ LatencyModeResult mode(Gen& g, std::string name, const FrameWorkload& w) {
       c.error_fraction = (*c.measured_ms - 8.333333) / 8.333333;
       c.off_target = g.coin();
     }
+    if (g.coin()) {
+      WarmupCheck& check = c.warmup_check.emplace();
+      check.frames_used = g.below(50);
+      if (g.coin()) check.median_ms = g.us() / 1e4;
+      check.complexity_before = 1 + g.below32(4096);
+      check.complexity_after = 1 + g.below32(4096);
+      check.outcome = g.text("warm-up median ");
+    }
     m.gpu_target = c;
   }
   return m;
@@ -305,7 +313,7 @@ LatencyRun latency_run(Gen& g, bool loaded_runs) {
     const bool baseline = mi == 0 && (two_modes || !loaded_runs);
     run.modes.push_back(mode(g, baseline ? "baseline" : "loaded", workload(g)));
     const LatencyModeResult& m = run.modes.back();
-    run.desc.modes.push_back({m.name, m.workload, std::nullopt});
+    run.desc.modes.push_back({m.name, m.workload, std::nullopt, std::nullopt});
     if (m.gpu_target) run.desc.modes.back().gpu_target = m.gpu_target->target;
   }
   run.desc.workload = run.modes[0].workload;
@@ -339,6 +347,9 @@ LoadCalibrationReport calibration(Gen& g) {
   c.outcome = g.text("within tolerance after ");
   if (g.coin()) c.noise_fraction = g.us() / 1e6;
   c.noise_limited = g.coin();
+  if (c.verified) c.uncertainty_fraction = g.us() / 1e6;
+  if (g.coin()) c.step_ms = g.us() / 1e7;
+  c.granularity_limited = g.coin();
   if (g.coin()) {
     c.fit_fixed_ms = g.us() / 1e5;
     c.fit_ms_per_complexity = g.us() / 1e7;

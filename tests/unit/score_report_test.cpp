@@ -55,8 +55,8 @@ LatencyRun two_mode_run(uint64_t noise_seed, uint32_t frames = 60, uint32_t bloc
   d.frames = frames;
   d.blocks = blocks;
   d.warmup_frames = 4;
-  d.modes = {{"baseline", {}, std::nullopt},
-             {"loaded", {.passes = 4, .complexity = 8}, std::nullopt}};
+  d.modes = {{"baseline", {}, std::nullopt, std::nullopt},
+             {"loaded", {.passes = 4, .complexity = 8}, std::nullopt, std::nullopt}};
   Result<LatencyRun> r = run_latency(d, env);
   EXPECT_TRUE(r.ok()) << (r ? "" : r.error().message);
   return r ? std::move(r.value()) : LatencyRun{};
@@ -116,7 +116,7 @@ TEST(ScoreReport, LoadedThatDidNotRunOrRanOffTargetSaysSo) {
   EXPECT_EQ(latency_score_of(base_only, &r).unavailable_reason,
             "Loaded did not run: the target is beyond the reachable range");
   LatencyRun off = *r.latency;
-  off.modes[1].gpu_target = GpuTargetCheck{{8.333333, 0.02}, 9.1, 0.092, true};
+  off.modes[1].gpu_target = GpuTargetCheck{{8.333333, 0.02}, 9.1, 0.092, true, std::nullopt};
   const LatencyScore s = latency_score_of(off, nullptr);
   EXPECT_FALSE(s.value.has_value());
   EXPECT_NE(s.unavailable_reason.find("Loaded is off target (gpu_execution p50 9.100 ms against "

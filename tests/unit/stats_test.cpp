@@ -56,5 +56,13 @@ TEST(Stats, MedianOfNothingIsNoValue) {
   EXPECT_DOUBLE_EQ(*m, 2.0);
 }
 
+TEST(Stats, MedianStandardErrorComesFromTheMedianAbsoluteDeviation) {
+  const std::vector<double> v = {5, 1, 4, 2, 3};  // |v - 3| has median 1
+  EXPECT_NEAR(*median_standard_error(v, 3.0), 1.2533 * 1.4826 / std::sqrt(5.0), 1e-12);
+  const std::vector<double> outlier = {5, 1, 4, 2, 3000};  // |v - 4| has median 2
+  EXPECT_NEAR(*median_standard_error(outlier, 4.0), 1.2533 * 1.4826 * 2.0 / std::sqrt(5.0), 1e-12);
+  EXPECT_FALSE(median_standard_error(std::vector<double>{}, 0.0));
+}
+
 }  // namespace
 }  // namespace latlab

@@ -51,10 +51,10 @@
 #include "latlab/bench/schedule.hpp"
 #include "latlab/bench/signal_generator.hpp"
 #include "latlab/bench/tick_mapper.hpp"
-#include "latlab/host_time.hpp"
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
 #include "latlab/core/present_path.hpp"
+#include "latlab/host_time.hpp"
+#include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
@@ -72,6 +72,13 @@ struct LatencyModeDesc {
   std::string name = "baseline";
   FrameWorkload workload;
   std::optional<GpuTimeTarget> gpu_target;  // optional: see LatencyModeResult::gpu_target
+  // Optional, with gpu_target: the re-check under the run's own conditions.
+  // After the mode's warm-up block, the median GPU time of its later half is
+  // compared with the target; off by more than half the tolerance, the
+  // complexity moves by (target - median) / this slope (ms per complexity
+  // step, > 0) before the measured blocks. GpuTargetCheck::warmup_check
+  // records what was seen and done. nullopt: no re-check.
+  std::optional<double> warmup_adjust_ms_per_complexity;
   bool operator==(const LatencyModeDesc&) const = default;
 };
 
@@ -222,11 +229,24 @@ std::optional<int64_t> bookkeeping_overlap_ns(const FrameRecord& f,
 // its measured frames. Outside the tolerance the mode did not run the load it
 // was set up for (a busy CPU device measures other frames than calibration
 // did): it is off target, and every reporter says so.
+// The re-check of a mode's GPU time in its warm-up block
+// (LatencyModeDesc::warmup_adjust_ms_per_complexity).
+struct WarmupCheck {
+  uint64_t frames_used = 0;  // warm-up frames (the later half) with a GPU time
+  // Their median GPU time, ms; nullopt when none had one (then nothing moved).
+  std::optional<double> median_ms;
+  uint32_t complexity_before = 0;  // as calibrated
+  uint32_t complexity_after = 0;   // the measured blocks' complexity (== before: not moved)
+  std::string outcome;             // one line: what was seen and why it moved or not
+  bool operator==(const WarmupCheck&) const = default;
+};
+
 struct GpuTargetCheck {
   GpuTimeTarget target;
-  std::optional<double> measured_ms;     // nullopt when no measured frame had a GPU time
-  std::optional<double> error_fraction;  // (measured_ms - target_ms) / target_ms
-  std::optional<bool> off_target;        // |error_fraction| > tolerance; nullopt as measured_ms
+  std::optional<double> measured_ms;        // nullopt when no measured frame had a GPU time
+  std::optional<double> error_fraction;     // (measured_ms - target_ms) / target_ms
+  std::optional<bool> off_target;           // |error_fraction| > tolerance; nullopt as measured_ms
+  std::optional<WarmupCheck> warmup_check;  // set when the mode was re-checked in its warm-up
   bool operator==(const GpuTargetCheck&) const = default;
 };
 

@@ -29,7 +29,7 @@
 // verified complexity with within_tolerance = false.
 //
 // Budget: at most max_evaluations evaluations, so at most
-// load_calibration_max_frames(desc) frames (372 with the defaults), and the
+// load_calibration_max_frames(desc) frames (992 with the defaults), and the
 // wall-time budget max_wall_ns checked between evaluations.
 //
 // Interrupt: `interrupt`, once true, stops the calibration before its next
@@ -46,8 +46,8 @@
 #include <string>
 #include <vector>
 
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
@@ -74,11 +74,18 @@ struct LoadCalibrationDesc {
   // Short measurements per evaluation (>= 1); the spread of their medians is
   // the timing noise (1: no spread measured).
   uint32_t repeats = 3;
-  uint32_t max_evaluations = 12;  // search + verification evaluations in all (>= 2)
-  double max_growth = 256.0;      // largest complexity multiple per step before bracketing (> 1)
+  // Search + verification evaluations in all (>= 2). The wall-time budget
+  // is what binds on a noisy device: a verification uncertain by more than
+  // the tolerance is repeated, pooled, while the frames it needs fit in it.
+  uint32_t max_evaluations = 32;
+  double max_growth = 256.0;  // largest complexity multiple per step before bracketing (> 1)
   int64_t max_wall_ns =
       10'000'000'000;  // wall-time budget on the host clock, ns (checked between evaluations)
   uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
+  // A target below the GPU time of min_complexity: measure one more point to
+  // name the top of the reachable range in the error (false: the error names
+  // the bottom only; the automatic size search, which moves on anyway).
+  bool estimate_top_when_unreachable = true;
   // Called after every evaluation (progress output). Optional.
   std::function<void(const LoadCalibrationStep&)> on_step;
   // Optional: once true, the calibration stops before its next frame with an
@@ -134,6 +141,20 @@ struct LoadCalibrationReport {
   // calibration missed it (or met it with a verification less precise than
   // the tolerance); the outcome says so.
   bool noise_limited = false;
+
+  // How precisely `median_ms` is known: twice its relative standard error
+  // (the frames' MAD and the repeats' spread, pooled over its
+  // verifications); nullopt without a verification. Accepted only when it
+  // is within the tolerance.
+  std::optional<double> uncertainty_fraction;
+  // GPU time of one complexity step at `complexity`, ms: the slope to the
+  // measured point farthest away in complexity (the longest baseline, which
+  // noise moves least); nullopt with a single point or no growth.
+  std::optional<double> step_ms;
+  // The target lies between two neighbouring complexities whose step is
+  // larger than the tolerance: this size cannot reach it (a smaller size
+  // needs more, finer steps; the automatic size search goes on there).
+  bool granularity_limited = false;
 
   // Affine fit cost = fixed + per_complexity * complexity from the last two
   // points used to step; both nullopt when never fitted (never a made-up 0).

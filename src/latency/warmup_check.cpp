@@ -1,0 +1,84 @@
+#include "latency/warmup_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "latlab/stats.hpp"
+
+namespace latlab {
+namespace {
+
+std::string fixed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+WarmupCheck recheck_in_warmup(LatencyModeDesc& mode, std::span<const FrameRecord> warmup,
+                              const TickFormat& ticks) {
+  const GpuTimeTarget& target = *mode.gpu_target;
+  const double slope = *mode.warmup_adjust_ms_per_complexity;
+  WarmupCheck w;
+  w.complexity_before = mode.workload.complexity;
+  w.complexity_after = mode.workload.complexity;
+  // The later half: the first frames of a block still carry the switch from
+  // the previous mode (caches, a CPU device's worker threads waking up).
+  std::vector<double> ms;
+  for (const FrameRecord& f : warmup.subspan(warmup.size() / 2)) {
+    if (f.gpu_status != QueryStatus::ok) continue;
+    ms.push_back(static_cast<double>(ticks.span_ns(f.gpu_begin_ticks, f.gpu_end_ticks)) / 1e6);
+  }
+  w.frames_used = ms.size();
+  if (ms.empty()) {
+    w.outcome = "no frame of the warm-up's later half had a GPU time: not re-checked";
+    return w;
+  }
+  std::sort(ms.begin(), ms.end());
+  w.median_ms = percentile_sorted(ms, 0.5);
+  const double miss = (*w.median_ms - target.target_ms) / target.target_ms;
+  const std::string seen = "warm-up median " + fixed("%.4f", *w.median_ms) + " ms (" +
+                           fixed("%+.2f", miss * 100.0) + "% of the target) over " +
+                           std::to_string(ms.size()) + " frames";
+  if (std::fabs(miss) <= target.tolerance / 2.0) {
+    w.outcome = seen + ": within half the tolerance, complexity kept";
+    return w;
+  }
+  // A miss the warm-up's own noise explains is not acted on: twice the
+  // median's standard error, relative to the target.
+  const double uncertainty =
+      2.0 * median_standard_error(ms, *w.median_ms).value_or(0.0) / target.target_ms;
+  if (std::fabs(miss) <= uncertainty) {
+    w.outcome = seen + ": within the warm-up's own uncertainty (+/-" +
+                fixed("%.2f", uncertainty * 100.0) + "%), complexity kept";
+    return w;
+  }
+  if (!(slope > 0.0) || !std::isfinite(slope)) {
+    w.outcome = seen + ": no usable slope to move along, complexity kept";
+    return w;
+  }
+  const double wanted =
+      static_cast<double>(w.complexity_before) + (target.target_ms - *w.median_ms) / slope;
+  const double clamped = std::clamp(std::round(wanted), static_cast<double>(kMinComplexity),
+                                    static_cast<double>(kMaxComplexity));
+  const auto next = static_cast<uint32_t>(clamped);
+  if (next == w.complexity_before) {
+    w.outcome =
+        seen + ": one complexity step (" + fixed("%.4g", slope) + " ms) is coarser than the miss" +
+        (wanted < kMinComplexity || wanted > kMaxComplexity ? " or the range ends here" : "") +
+        ", complexity kept";
+    return w;
+  }
+  mode.workload.complexity = next;
+  w.complexity_after = next;
+  w.outcome = seen + ": complexity moved from " + std::to_string(w.complexity_before) + " to " +
+              std::to_string(next) + " along the calibration's slope (" + fixed("%.4g", slope) +
+              " ms per step) before the measured blocks";
+  return w;
+}
+
+}  // namespace latlab
