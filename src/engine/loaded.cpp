@@ -26,6 +26,9 @@ LoadCalibrationDesc calibration_desc(const RunPlan& plan, const RunHooks& hooks)
   cd.tolerance = plan.load_tolerance;
   cd.form = plan.loaded_work.form;
   cd.interrupt = hooks.interrupt;
+  // Under the run's own conditions: frames on the run's schedule, not back
+  // to back (a CPU device idling between frames runs them slower).
+  cd.pacing = plan.desc.schedule;
   cd.on_step = [&hooks](const LoadCalibrationStep& st) {
     say(hooks,
         fmt::format(
@@ -108,9 +111,10 @@ std::string unreachable_by_scale(std::pair<double, double> lowest, uint32_t w, u
 // the automatic size at the first size of auto_load_sizes() where the
 // target is reachable in steps finer than half the tolerance (when none is,
 // the finest size that reached it; else the last answer).
-void calibrate_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hooks,
+void calibrate_loaded(RunPlan& plan, LatencyDevice& device, HostTime* time, const RunHooks& hooks,
                       LoadedOutcome& loaded) {
   LoadCalibrationDesc cd = calibration_desc(plan, hooks);
+  cd.pacing_time = time;
   std::vector<std::pair<uint32_t, uint32_t>> sizes = {
       {plan.loaded_work.width, plan.loaded_work.height}};
   if (plan.load_size_auto) sizes = auto_load_sizes();
@@ -224,7 +228,8 @@ bool target_below_reach(const Error& e) {
   return e.message.find("is below the lowest reachable GPU time") != std::string::npos;
 }
 
-LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hooks) {
+LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, HostTime* time,
+                             const RunHooks& hooks) {
   LoadedOutcome loaded;
   loaded.asked = plan.want_loaded;
   loaded.given_complexity = plan.want_loaded ? plan.load_complexity : 0;
@@ -237,7 +242,7 @@ LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, const RunHook
             ? "--load-complexity given: nothing calibrated, the largest size of the list"
             : "given with --load-size";
   } else if (plan.want_loaded) {
-    calibrate_loaded(plan, device, hooks, loaded);
+    calibrate_loaded(plan, device, time, hooks, loaded);
     if (loaded.interrupted.empty()) say_loaded(loaded, hooks);
   }
   loaded.runs = plan.want_loaded && loaded.unavailable.empty() && loaded.interrupted.empty();
