@@ -196,9 +196,10 @@ struct VulkanAttachDesc {
   // Default 0.
   uint32_t queue_family = 0;
   // The apiVersion the program created its instance with
-  // (VkApplicationInfo::apiVersion): Vulkan 1.2's vkResetQueryPool is used
-  // only when both it and the device are 1.2 or newer. Default 1.1 (the
-  // least latlab needs).
+  // (VkApplicationInfo::apiVersion; 0 means 1.0): Vulkan 1.2's
+  // vkResetQueryPool is used only when both it and the device are 1.2 or
+  // newer; below 1.1 the extensions give what latlab uses (see
+  // vulkan_attach_wishes). Default 1.1.
   uint32_t api_version = VK_API_VERSION_1_1;
   // What the program enabled at vkCreateDevice (vulkan_attach_enabled reads a
   // VkDeviceCreateInfo into these). Default off.
@@ -239,8 +240,20 @@ struct VulkanAttachWishes {
 
 // Reads desc.instance and desc.physical_device (through
 // desc.get_instance_proc_addr) before the program creates its device.
-// Error when the handles give no entry points.
+// desc.api_version must be the instance's apiVersion. Never names an
+// extension whose dependencies are not met: on a Vulkan 1.0 instance both
+// extensions need VK_KHR_get_physical_device_properties2 enabled on the
+// instance (vulkan_attach_instance_extensions); without it `extensions` is
+// empty and `unavailable` says why. Error when the handles give no entry
+// points.
 Result<VulkanAttachWishes> vulkan_attach_wishes(const VulkanAttachDesc& desc);
+
+// What latlab would like enabled at vkCreateInstance for an instance of
+// `api_version`: VK_KHR_get_physical_device_properties2 below Vulkan 1.1,
+// where the loader offers it (the device extensions of VulkanAttachWishes
+// depend on it there); nothing at 1.1 and above. `gipa` null: the loader's.
+std::vector<const char*> vulkan_attach_instance_extensions(
+    uint32_t api_version, PFN_vkGetInstanceProcAddr gipa = nullptr);
 
 // Sets desc.host_query_reset and desc.calibrated_timestamps from what `info`
 // enables (ppEnabledExtensionNames; hostQueryReset in a
@@ -260,9 +273,9 @@ void vulkan_attach_enabled(const VkDeviceCreateInfo& info, VulkanAttachDesc& des
 class VulkanAttachment {
  public:
   // Error (with what to do): a null handle, queue_family out of range,
-  // Vulkan below 1.1, entry points missing, or the calibration's objects
-  // cannot be created. A family that cannot time is not an error:
-  // capabilities().timestamps is false (with the reason).
+  // entry points missing, or the calibration's objects cannot be created.
+  // Any Vulkan version (1.0 too: see vulkan_attach_wishes). A family that cannot time is not an
+  // error: capabilities().timestamps is false (with the reason).
   static Result<std::unique_ptr<VulkanAttachment>> create(const VulkanAttachDesc& desc);
   ~VulkanAttachment();  // destroys latlab's calibration objects (the device must still exist)
   VulkanAttachment(const VulkanAttachment&) = delete;
