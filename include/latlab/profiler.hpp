@@ -72,8 +72,15 @@
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_slots.hpp"
 
+// The zone macros are on unless the program defines LATLAB_ENABLE_PROFILER
+// 0 (its definition always wins); LATLAB_ENABLE_PROFILER_DEFAULT is the
+// package's default (0 from a latlab built with -DLATLAB_ENABLE_PROFILER=OFF).
 #ifndef LATLAB_ENABLE_PROFILER
+#if defined(LATLAB_ENABLE_PROFILER_DEFAULT) && !LATLAB_ENABLE_PROFILER_DEFAULT
+#define LATLAB_ENABLE_PROFILER 0
+#else
 #define LATLAB_ENABLE_PROFILER 1
+#endif
 #endif
 
 namespace latlab {
