@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
         return fail("submit", "vkQueueSubmit failed");
     }
     vkWaitForFences(p.device, kInFlight, fences, VK_TRUE, UINT64_MAX);
-    (*gpu)->profiler().next_frame();  // latlab: close the last frame and collect
+    (*gpu)->profiler().finish();  // latlab: close the last frame, collect every frame
     std::printf(
         "%s", latlab::format_stat_table("transfer", (*gpu)->profiler().stats()).c_str());  // latlab
     std::printf("clock: %s\n",

@@ -315,6 +315,16 @@ class GpuProfiler {
   // collection their zones become `invalid` and the slot is freed. Zones still
   // open on the host keep the frame waiting.
   void retire_frame(uint64_t frame_id);
+  // Ends a capture once the device finished everything recorded (after the
+  // last frame's fence, vkDeviceWaitIdle, cudaDeviceSynchronize, glFinish),
+  // with no zone open: closes the open frame if it holds a zone (as
+  // next_frame; the frame it opens stays empty), retires every frame still
+  // pending (a query never written becomes `invalid`; nothing is waited for)
+  // and collects them all, so the last frames reach the sink, the stats and
+  // the counters. Call it before closing a trace fed by the sink. Returns the
+  // frames collected. A profiler destroyed with frames never collected says
+  // so on stderr (how many, and their zones).
+  uint32_t finish();
 
   // Maps ticks to the host clock at collection; null, or durations-only
   // slots: zones keep device times only (host_mapped false). Within a frame, timestamps are mapped on the
