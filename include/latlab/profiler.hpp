@@ -169,6 +169,9 @@ struct ProfilerFrame {
   // on the same context is `overlapped` (not timed).
   bool durations_only = false;
   int64_t map_error_ns = 0;          // the mapper's error bound for this frame
+  // The device's tick period and valid bits (begin/end_ticks in ns): a
+  // trace places a frame's zones by device time from its first one.
+  TickFormat ticks{};
 };
 
 // `stat gpu`: one zone name over the sliding window. Samples are per frame:
