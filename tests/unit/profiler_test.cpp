@@ -393,6 +393,28 @@ TEST(Profiler, FinishCollectsTheOpenFrameAndEveryPendingOne) {
   EXPECT_EQ(sunk, 5u);
 }
 
+// The GL pattern closes each frame at its end; a next_frame() after the
+// last one to collect the rest adds an empty frame to the stat window (119
+// of 120 frames shown in issue 32); finish() adds none.
+TEST(Profiler, FinishAddsNoEmptyFrameToTheStatWindow) {
+  for (const bool finish : {false, true}) {
+    Rig r = make_rig({.frames_in_flight = 2, .stat_window_frames = 4});
+    for (int f = 0; f < 4; ++f) {
+      SimCommandStream cmd;
+      { LATLAB_GPU_ZONE(r.prof, &cmd, "frame"); }
+      if (f < 3) r.writer->execute(cmd, 100 * (static_cast<uint64_t>(f) + 1));
+      r.prof->next_frame();
+      if (f == 3) r.writer->execute(cmd, 1000);  // the last frame's work ends after its close
+    }
+    if (finish) {
+      r.prof->finish();
+    } else {
+      r.prof->next_frame();
+    }
+    EXPECT_EQ(r.prof->stats().at(0).frames, finish ? 4u : 3u) << (finish ? "finish" : "next_frame");
+  }
+}
+
 // A profiler destroyed with frames never collected says so (and how to keep
 // them); one that finished says nothing.
 TEST(Profiler, DestroyedWithFramesNotCollectedSaysSo) {
