@@ -7,6 +7,8 @@
 #    threads and the GPU API, and find_package of those components succeeds
 #    with fmt, nlohmann_json, SQLite3 and (but for cuda) CUDAToolkit made
 #    unfindable;
+#  - a program built with its own -DLATLAB_ENABLE_PROFILER=0 has its zones
+#    compiled out (scripts/profiler-off);
 #  - the examples, built with -Werror and those packages unfindable too, and
 #    run: vulkan_zone, vulkan_attach under the Khronos validation layer (any
 #    validation message fails), gl_attach, cuda_attach (built where the
@@ -60,6 +62,18 @@ if has cuda; then
   cmake -S scripts/link-interface -B "$root/link-interface-cuda" -DCMAKE_PREFIX_PATH="$root/prefix" \
     "-DLATLAB_CHECK=cuda;profiler" "${not_needed[@]}" | grep 'link closure'
 fi
+
+# The program's -DLATLAB_ENABLE_PROFILER=0 wins over the package: profiler-off
+# static_asserts it (and builds with -Werror, where a redefinition warns), and
+# its binary holds no zone code.
+cmake -S scripts/profiler-off -B "$root/profiler-off" -DCMAKE_PREFIX_PATH="$root/prefix" \
+  -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" "${not_needed[@]}" "${no_cuda[@]}" >/dev/null
+cmake --build "$root/profiler-off" -j "$jobs"
+if nm -C "$root/profiler-off/profiler_off" | grep -E 'latlab::(GpuZone|CpuZone)::'; then
+  fail "profiler-off: zone code is in a program built with -DLATLAB_ENABLE_PROFILER=0 (above)"
+fi
+"$root/profiler-off/profiler_off"
+echo "check-install: a program's -DLATLAB_ENABLE_PROFILER=0 compiles its zones out"
 
 # ldd of an example: none of the libraries the timing library must not bring.
 check_ldd() {

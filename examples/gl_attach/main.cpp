@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   for (void* f : fences) {
     if (f != nullptr) delete_sync(f);
   }
-  (*prof)->next_frame();  // latlab: the last frames, now that the GPU is done
+  (*prof)->finish();  // latlab: the last frames, now that the GPU is done
   std::printf("%s", latlab::format_stat_table("gles", (*prof)->stats()).c_str());  // latlab
   std::printf("renderer: %s; clock: %s\n", (*gl)->report().renderer.c_str(),
               clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab

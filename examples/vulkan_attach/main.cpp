@@ -77,7 +77,7 @@ struct Program {
     VkApplicationInfo app{};
     app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
     app.pApplicationName = "vulkan_attach";
-    app.apiVersion = VK_API_VERSION_1_1;
+    app.apiVersion = VK_API_VERSION_1_0;  // as many samples do: latlab attaches at any version
     VkDebugUtilsMessengerCreateInfoEXT mci{};
     mci.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
     mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -175,6 +175,7 @@ int main(int argc, char** argv) {
                                           .physical_device = p.physical,
                                           .device = p.device,
                                           .queue_family = p.family,
+                                          .api_version = VK_API_VERSION_1_0,
                                           .queue = p.queue,
                                           .queue_lock = [&p](const std::function<void()>& submit) {
                                             std::lock_guard lock(p.queue_mutex);
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
         return fail("submit", "vkQueueSubmit failed");
     }
     vkWaitForFences(p.device, kInFlight, fences, VK_TRUE, UINT64_MAX);
-    (*gpu)->profiler().next_frame();  // latlab: close the last frame and collect
+    (*gpu)->profiler().finish();  // latlab: close the last frame, collect every frame
     std::printf(
         "%s", latlab::format_stat_table("transfer", (*gpu)->profiler().stats()).c_str());  // latlab
     std::printf("clock: %s\n",

@@ -72,8 +72,15 @@
 #include "latlab/tick_format.hpp"
 #include "latlab/timestamp_slots.hpp"
 
+// The zone macros are on unless the program defines LATLAB_ENABLE_PROFILER
+// 0 (its definition always wins); LATLAB_ENABLE_PROFILER_DEFAULT is the
+// package's default (0 from a latlab built with -DLATLAB_ENABLE_PROFILER=OFF).
 #ifndef LATLAB_ENABLE_PROFILER
+#if defined(LATLAB_ENABLE_PROFILER_DEFAULT) && !LATLAB_ENABLE_PROFILER_DEFAULT
+#define LATLAB_ENABLE_PROFILER 0
+#else
 #define LATLAB_ENABLE_PROFILER 1
+#endif
 #endif
 
 namespace latlab {
@@ -162,6 +169,9 @@ struct ProfilerFrame {
   // on the same context is `overlapped` (not timed).
   bool durations_only = false;
   int64_t map_error_ns = 0;          // the mapper's error bound for this frame
+  // The device's tick period and valid bits (begin/end_ticks in ns): a
+  // trace places a frame's zones by device time from its first one.
+  TickFormat ticks{};
 };
 
 // `stat gpu`: one zone name over the sliding window. Samples are per frame:
@@ -308,6 +318,16 @@ class GpuProfiler {
   // collection their zones become `invalid` and the slot is freed. Zones still
   // open on the host keep the frame waiting.
   void retire_frame(uint64_t frame_id);
+  // Ends a capture once the device finished everything recorded (after the
+  // last frame's fence, vkDeviceWaitIdle, cudaDeviceSynchronize, glFinish),
+  // with no zone open: closes the open frame if it holds a zone (as
+  // next_frame; the frame it opens stays empty), retires every frame still
+  // pending (a query never written becomes `invalid`; nothing is waited for)
+  // and collects them all, so the last frames reach the sink, the stats and
+  // the counters. Call it before closing a trace fed by the sink. Returns the
+  // frames collected. A profiler destroyed with frames never collected says
+  // so on stderr (how many, and their zones).
+  uint32_t finish();
 
   // Maps ticks to the host clock at collection; null, or durations-only
   // slots: zones keep device times only (host_mapped false). Within a frame, timestamps are mapped on the

@@ -66,8 +66,9 @@ inline Result<std::unique_ptr<VulkanGpuProfiler>> create_vulkan_profiler(
 // The profiler on a program's device, with the slots it records into.
 // Threads: new_frame() from the thread that owns frames (the profiler's
 // next_frame rules); zones from any thread once new_frame has run for the
-// frame. Ownership: the device must outlive it; destroy it only after the
-// device finished every command buffer it recorded into.
+// frame. Ownership: the attachment (and the device) must outlive it;
+// destroy it only after the device finished every command buffer it
+// recorded into.
 class VulkanProfiler {
  public:
   // The slots (GpuProfiler::slots_needed(desc)) on the attachment's queue
@@ -85,7 +86,7 @@ class VulkanProfiler {
     auto prof = VulkanGpuProfiler::create(slots.value(), std::move(desc));
     if (!prof) return prof.error();
     return std::unique_ptr<VulkanProfiler>(
-        new VulkanProfiler(std::move(slots.value()), std::move(prof.value())));
+        new VulkanProfiler(device, std::move(slots.value()), std::move(prof.value())));
   }
 
   VulkanGpuProfiler& profiler() const { return *profiler_; }
@@ -96,17 +97,21 @@ class VulkanProfiler {
   // frame's queries are owed into `cmd` (a command buffer in the recording
   // state, outside a render pass, run before the frame's zones on their
   // queue). With host query reset nothing is recorded and `cmd` may be
-  // VK_NULL_HANDLE. Returns the new frame's id.
+  // VK_NULL_HANDLE. A bracketed calibration sample the clock sync's refresh
+  // asked for is submitted here, on this thread, under the queue lock
+  // (VulkanAttachment::run_pending_calibration). Returns the new frame's id.
   uint64_t new_frame(VkCommandBuffer cmd) {
+    device_->run_pending_calibration();
     const uint64_t id = profiler_->next_frame();
     if (cmd != VK_NULL_HANDLE) slots_->record_pending_resets(cmd);
     return id;
   }
 
  private:
-  VulkanProfiler(std::shared_ptr<VulkanTimestampSlots> slots,
+  VulkanProfiler(const VulkanAttachment& device, std::shared_ptr<VulkanTimestampSlots> slots,
                  std::unique_ptr<VulkanGpuProfiler> prof)
-      : slots_(std::move(slots)), profiler_(std::move(prof)) {}
+      : device_(&device), slots_(std::move(slots)), profiler_(std::move(prof)) {}
+  const VulkanAttachment* device_;
   std::shared_ptr<VulkanTimestampSlots> slots_;
   std::unique_ptr<VulkanGpuProfiler> profiler_;  // declared after slots_: destroyed first
 };

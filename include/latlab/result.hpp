@@ -2,7 +2,8 @@
 // user can act on. (std::expected is C++23; latlab is C++20.)
 #pragma once
 
-#include <cassert>
+#include <cassert>  // for files that relied on it through here
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -11,6 +12,15 @@ namespace latlab {
 
 struct Error {
   std::string message;  // what failed and, where known, why and what to do
+};
+
+// Thrown by Result::value() (and ->, *) of a failed result, its what() the
+// error's own message; by error() of a successful one. A programmer's
+// mistake: check ok() first. Uncaught, the message is what the program dies
+// with (std::terminate prints what()).
+class BadResultAccess : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
 };
 
 template <class T>
@@ -22,17 +32,32 @@ class [[nodiscard]] Result {
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    check_value();
+    return *std::get_if<0>(&v_);
+  }
+  const T& value() const& {
+    check_value();
+    return *std::get_if<0>(&v_);
+  }
+  T&& value() && {
+    check_value();
+    return std::move(*std::get_if<0>(&v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<1>(v_); }
+  const Error& error() const {
+    if (ok()) throw BadResultAccess("Result::error() of a result that holds a value");
+    return *std::get_if<1>(&v_);
+  }
 
  private:
+  void check_value() const {
+    if (!ok()) throw BadResultAccess(std::get_if<1>(&v_)->message);
+  }
   std::variant<T, Error> v_;
 };
 
@@ -44,7 +69,15 @@ class [[nodiscard]] Result<void> {
   Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
+  const Error& error() const {
+    if (ok_) throw BadResultAccess("Result::error() of a result that holds no error");
+    return error_;
+  }
+  // Throws BadResultAccess with the error's message when it holds one (the
+  // counterpart of Result<T>::value() for a result without a value).
+  void value() const {
+    if (!ok_) throw BadResultAccess(error_.message);
+  }
 
  private:
   Error error_;

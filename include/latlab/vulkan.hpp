@@ -157,7 +157,8 @@ struct VulkanCapabilities {
 // calibration pairs (sample_calibration, start_clock_sync). latlab creates
 // nothing on the device but its query pools and, for a bracketed calibration,
 // one command pool, query pool and fence; it never submits to a queue of the
-// program's unless handed one with its lock. VulkanContext (latlab's own
+// program's unless handed one with its lock, and then only on the program's
+// own thread (see the queue-lock contract). VulkanContext (latlab's own
 // device) is built on this same path.
 //
 // What latlab would like enabled (vulkan_attach_wishes lists what the device
@@ -179,12 +180,16 @@ struct VulkanCapabilities {
 
 // The queue-lock contract: latlab calls it with a function that calls
 // vkQueueSubmit on VulkanAttachDesc::queue; the program runs that function
-// while holding whatever serialises its own submissions to that queue (Vulkan
-// requires external synchronisation of a queue), e.g.
+// while holding whatever serialises its own submissions to that queue from
+// other threads of its own (Vulkan requires external synchronisation of a
+// queue), e.g.
 //   [&m](const std::function<void()>& submit) { std::lock_guard l(m); submit(); }
-// Called from the thread that samples calibration (ClockSync's refresh
-// thread), at most once a refresh per sample, never while latlab holds a lock
-// the program could be waiting for.
+// Called only on the program's own threads, inside its calls of
+// start_clock_sync, sample_calibration and run_pending_calibration
+// (VulkanProfiler::new_frame), never from a thread of latlab's: a program
+// that uses its queue from one thread needs no lock at all (an empty one is
+// fine), and its vkQueueWaitIdle and vkDeviceWaitIdle need none. Do not hold
+// that lock while making those calls.
 using VulkanQueueLock = std::function<void(const std::function<void()>& submit)>;
 
 struct VulkanAttachDesc {
@@ -196,9 +201,10 @@ struct VulkanAttachDesc {
   // Default 0.
   uint32_t queue_family = 0;
   // The apiVersion the program created its instance with
-  // (VkApplicationInfo::apiVersion): Vulkan 1.2's vkResetQueryPool is used
-  // only when both it and the device are 1.2 or newer. Default 1.1 (the
-  // least latlab needs).
+  // (VkApplicationInfo::apiVersion; 0 means 1.0): Vulkan 1.2's
+  // vkResetQueryPool is used only when both it and the device are 1.2 or
+  // newer; below 1.1 the extensions give what latlab uses (see
+  // vulkan_attach_wishes). Default 1.1.
   uint32_t api_version = VK_API_VERSION_1_1;
   // What the program enabled at vkCreateDevice (vulkan_attach_enabled reads a
   // VkDeviceCreateInfo into these). Default off.
@@ -239,8 +245,20 @@ struct VulkanAttachWishes {
 
 // Reads desc.instance and desc.physical_device (through
 // desc.get_instance_proc_addr) before the program creates its device.
-// Error when the handles give no entry points.
+// desc.api_version must be the instance's apiVersion. Never names an
+// extension whose dependencies are not met: on a Vulkan 1.0 instance both
+// extensions need VK_KHR_get_physical_device_properties2 enabled on the
+// instance (vulkan_attach_instance_extensions); without it `extensions` is
+// empty and `unavailable` says why. Error when the handles give no entry
+// points.
 Result<VulkanAttachWishes> vulkan_attach_wishes(const VulkanAttachDesc& desc);
+
+// What latlab would like enabled at vkCreateInstance for an instance of
+// `api_version`: VK_KHR_get_physical_device_properties2 below Vulkan 1.1,
+// where the loader offers it (the device extensions of VulkanAttachWishes
+// depend on it there); nothing at 1.1 and above. `gipa` null: the loader's.
+std::vector<const char*> vulkan_attach_instance_extensions(
+    uint32_t api_version, PFN_vkGetInstanceProcAddr gipa = nullptr);
 
 // Sets desc.host_query_reset and desc.calibrated_timestamps from what `info`
 // enables (ppEnabledExtensionNames; hostQueryReset in a
@@ -260,9 +278,9 @@ void vulkan_attach_enabled(const VkDeviceCreateInfo& info, VulkanAttachDesc& des
 class VulkanAttachment {
  public:
   // Error (with what to do): a null handle, queue_family out of range,
-  // Vulkan below 1.1, entry points missing, or the calibration's objects
-  // cannot be created. A family that cannot time is not an error:
-  // capabilities().timestamps is false (with the reason).
+  // entry points missing, or the calibration's objects cannot be created.
+  // Any Vulkan version (1.0 too: see vulkan_attach_wishes). A family that cannot time is not an
+  // error: capabilities().timestamps is false (with the reason).
   static Result<std::unique_ptr<VulkanAttachment>> create(const VulkanAttachDesc& desc);
   ~VulkanAttachment();  // destroys latlab's calibration objects (the device must still exist)
   VulkanAttachment(const VulkanAttachment&) = delete;
@@ -294,6 +312,15 @@ class VulkanAttachment {
   // possible. Thread-safe.
   Result<CalibrationPair> sample_calibration() const;
 
+  // Submits the bracketed calibration sample a ClockSync's refresh is
+  // waiting for, if any, on the calling thread under desc.queue_lock (which
+  // the caller must not hold); otherwise returns at once (an atomic
+  // increment and load). VulkanProfiler::new_frame calls it: a program with
+  // a VulkanProfiler never calls it. Call it from the thread that uses the
+  // queue handed over (the frame loop), once a frame: latlab never submits
+  // to that queue from a thread of its own.
+  void run_pending_calibration() const;
+
   // Host query reset entry point; null when the program did not enable it.
   PFN_vkResetQueryPoolEXT reset_query_pool_fn() const;
 
@@ -301,6 +328,7 @@ class VulkanAttachment {
   const Impl& impl() const { return *impl_; }
 
  private:
+  friend class VulkanContext;  // marks its own queue as submittable from any thread
   explicit VulkanAttachment(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
@@ -308,7 +336,12 @@ class VulkanAttachment {
 // The calibrator and its refresh on the attached device (see
 // clock_sync.hpp): prof->set_clock_mapper(clock->mapper()). Never fails:
 // without a way to calibrate the ClockSync is unavailable, with the reason.
-// The attachment must outlive it.
+// The attachment must outlive it. With calibrated timestamps no queue is
+// touched. With the bracketed estimate, the start-up samples are submitted
+// on the calling thread (under desc.queue_lock); the refresh thread's are
+// submitted by the program's thread in its next run_pending_calibration()
+// (VulkanProfiler::new_frame): without such calls the refresh fails and the
+// last fit stays.
 std::unique_ptr<ClockSync> start_clock_sync(const VulkanAttachment& device,
                                             const CalibratorDesc& desc = {});
 

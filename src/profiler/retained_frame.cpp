@@ -17,6 +17,7 @@ void expand_frame(const RetainedFrame& in, const TickFormat& ticks, ProfilerFram
   out.cpu_end_ns = in.cpu_end_ns;
   out.host_mapped = in.mapping.mapped;
   out.map_error_ns = in.mapping.mapped ? in.mapping.error_ns : 0;
+  out.ticks = ticks;
   if (last_child.size() < n + nc) last_child.resize(n + nc);
 
   const FrameMapping& map = in.mapping;

@@ -37,6 +37,16 @@ template <class Add>
 void frame_spans(std::string_view queue_name, const ProfilerFrame& f, Add&& add,
                  uint64_t& without_time, uint64_t& unmapped) {
   const auto id = static_cast<int64_t>(f.frame_id);
+  // GPU spans keep the device's durations (ticks x period) and offsets: the
+  // clock model places the frame (its earliest mapped zone), it never
+  // stretches a span by its fitted drift (issue 32: 5 998 054 ns of device
+  // time were written as 5 997 843). Children stay inside their parents.
+  const ProfilerZone* anchor = nullptr;
+  for (const ProfilerZone& z : f.zones) {
+    if (z.cpu || !z.ok() || !z.host_mapped) continue;
+    if (anchor == nullptr || f.ticks.signed_delta(anchor->begin_ticks, z.begin_ticks) < 0)
+      anchor = &z;
+  }
   std::string track;
   track.append("CPU ").append(queue_name).append(" frames");
   add(track, "frame " + std::to_string(f.frame_id), f.cpu_begin_ns, f.cpu_end_ns, false, id,
@@ -61,7 +71,10 @@ void frame_spans(std::string_view queue_name, const ProfilerFrame& f, Add&& add,
         .append(" (thread ")
         .append(std::to_string(z.thread))
         .append(")");
-    add(track, name, z.gpu_begin_host_ns, z.gpu_end_host_ns, true, id, z.site);
+    const int64_t begin =
+        anchor->gpu_begin_host_ns + f.ticks.ticks_to_ns(static_cast<uint64_t>(
+                                        f.ticks.signed_delta(anchor->begin_ticks, z.begin_ticks)));
+    add(track, name, begin, begin + z.duration_ns, true, id, z.site);
   }
 }
 

@@ -361,6 +361,84 @@ TEST(Profiler, DisjointAndReversedAreNotTimes) {
   EXPECT_DOUBLE_EQ(stats[2].avg_ms, 4e-6);
 }
 
+// Without a final next_frame the last frame used to vanish (issue 32: 996
+// spans of 1001, no word): finish() closes it, retires what the device
+// never wrote and collects every frame into the sink and the stats.
+TEST(Profiler, FinishCollectsTheOpenFrameAndEveryPendingOne) {
+  Rig r = make_rig({.frames_in_flight = 2});
+  uint32_t sunk = 0;
+  r.prof->set_frame_sink([&](const ProfilerFrame&) { ++sunk; });
+  constexpr int kFrames = 5;
+  for (int f = 0; f < kFrames; ++f) {
+    if (f > 0) r.prof->next_frame();
+    SimCommandStream cmd;
+    {
+      LATLAB_GPU_ZONE(r.prof, &cmd, "frame");
+      { LATLAB_GPU_ZONE(r.prof, &cmd, "pass"); }
+    }
+    // The device ran every frame but the fourth (a lost submit, say).
+    if (f != 3) r.writer->execute(cmd, 1000 + 100 * static_cast<uint64_t>(f), 10);
+  }
+  // The fifth frame is still open; the fourth waits for results forever.
+  r.prof->collect();
+  EXPECT_EQ(sunk, 3u);
+  EXPECT_EQ(r.prof->finish(), 2u);
+  EXPECT_EQ(sunk, 5u);
+  const ProfilerCounters c = r.prof->counters();
+  EXPECT_EQ(c.frames_collected, 5u);
+  EXPECT_EQ(c.zones_ok, 8u);
+  EXPECT_EQ(c.zones_invalid, 2u);  // the fourth frame's, counted, never given a time
+  EXPECT_EQ(r.prof->stats().at(0).frames, 4u);
+  EXPECT_EQ(r.prof->finish(), 0u);  // nothing open: no empty frame added
+  EXPECT_EQ(sunk, 5u);
+}
+
+// The GL pattern closes each frame at its end; a next_frame() after the
+// last one to collect the rest adds an empty frame to the stat window (119
+// of 120 frames shown in issue 32); finish() adds none.
+TEST(Profiler, FinishAddsNoEmptyFrameToTheStatWindow) {
+  for (const bool finish : {false, true}) {
+    Rig r = make_rig({.frames_in_flight = 2, .stat_window_frames = 4});
+    for (int f = 0; f < 4; ++f) {
+      SimCommandStream cmd;
+      { LATLAB_GPU_ZONE(r.prof, &cmd, "frame"); }
+      if (f < 3) r.writer->execute(cmd, 100 * (static_cast<uint64_t>(f) + 1));
+      r.prof->next_frame();
+      if (f == 3) r.writer->execute(cmd, 1000);  // the last frame's work ends after its close
+    }
+    if (finish) {
+      r.prof->finish();
+    } else {
+      r.prof->next_frame();
+    }
+    EXPECT_EQ(r.prof->stats().at(0).frames, finish ? 4u : 3u) << (finish ? "finish" : "next_frame");
+  }
+}
+
+// A profiler destroyed with frames never collected says so (and how to keep
+// them); one that finished says nothing.
+TEST(Profiler, DestroyedWithFramesNotCollectedSaysSo) {
+  Rig r = make_rig({.name = "lost"});
+  SimCommandStream cmd;
+  { LATLAB_GPU_ZONE(r.prof, &cmd, "open"); }
+  r.writer->execute(cmd, 100);
+  testing::internal::CaptureStderr();
+  r.prof.reset();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("'lost' destroyed with 1 frame(s) not collected (1 zones)"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("finish()"), std::string::npos) << said;
+
+  Rig done = make_rig();
+  { LATLAB_GPU_ZONE(done.prof, &cmd, "kept"); }
+  done.writer->execute(cmd, 100);
+  EXPECT_EQ(done.prof->finish(), 1u);
+  testing::internal::CaptureStderr();
+  done.prof.reset();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Profiler, WrapAroundTicksGiveTheRightSpan) {
   Rig r = make_rig({}, {.ticks = TickFormat{.period_num = 1, .period_den = 1, .valid_bits = 16}});
   SimCommandStream cmd;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,59 @@ TEST(ChromeTrace, ProfilerFramesGiveMatchedCpuAndGpuTracks) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// A clock model with drift (here the device 35 ppm fast, as an estimated
+// fit on lavapipe was): the trace places each frame by the model, but a
+// span's length is its device time, ticks x period (issue 32: 5 998 054 ns
+// were written as 5 997 843), and children stay in their parent's lane.
+TEST(ChromeTrace, SpanLengthsAreDeviceTimeUnderADriftingClock) {
+  auto writer = SimTimestampSlots::create();
+  auto prof = GpuProfiler::create(writer, {.name = "q"}).value();
+  const auto host_of = [](uint64_t t) {
+    return 7'000'000 + std::llround(static_cast<double>(t) * (1 - 35e-6));
+  };
+  prof->set_clock_mapper([&](uint64_t t) {
+    return std::optional<MappedTime>(MappedTime{host_of(t), 10});
+  });
+  ChromeTrace trace;
+  prof->set_frame_sink([&](const ProfilerFrame& f) { trace.add_frame("q", f); });
+  SimCommandStream cmd;
+  {
+    LATLAB_GPU_ZONE(prof, &cmd, "frame");
+    { LATLAB_GPU_ZONE(prof, &cmd, "a"); }
+    { LATLAB_GPU_ZONE(prof, &cmd, "b"); }
+  }
+  // 1 ns ticks, 1'199'611 apart: frame 5 steps = 5 998 055 ns of device time.
+  constexpr int64_t kStep = 1'199'611;
+  writer->execute(cmd, 1'000'000'000, kStep);
+  prof->next_frame();
+  const json doc = json::parse(trace.to_json());
+  std::map<std::string, double> begin_us, end_us;
+  std::map<std::string, int64_t> arg_ns;
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.at("pid") != 2 || (ev.at("ph") != "B" && ev.at("ph") != "E")) continue;
+    const std::string name = ev.at("name");
+    if (ev.at("ph") == "B") {
+      begin_us[name] = ev.at("ts").get<double>();
+      arg_ns[name] = ev.at("args").at("duration_ns").get<int64_t>();
+    } else {
+      end_us[name] = ev.at("ts").get<double>();
+    }
+  }
+  ASSERT_EQ(begin_us.size(), 3u);
+  const std::map<std::string, int64_t> device_ns{{"frame", 5 * kStep}, {"a", kStep}, {"b", kStep}};
+  for (const auto& [name, ns] : device_ns) {
+    EXPECT_EQ(arg_ns[name], ns) << name;
+    EXPECT_NEAR((end_us[name] - begin_us[name]) * 1000.0, static_cast<double>(ns), 0.5) << name;
+  }
+  // Placed by the model: the frame begins where its first tick maps.
+  EXPECT_NEAR(begin_us["frame"] * 1000.0, static_cast<double>(host_of(1'000'000'000)), 0.5);
+  // One lane: every span nests (check_tracks fails otherwise).
+  const auto spans = check_tracks(doc);
+  EXPECT_EQ(spans.count("GPU q (thread " + std::to_string(prof->latest_frame()->zones[0].thread) +
+                        ") #2"),
+            0u);
 }
 
 TEST(ChromeTrace, OverlappingSpansGoToLanesWithoutChangingTimes) {

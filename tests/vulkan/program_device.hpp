@@ -25,6 +25,10 @@ struct ProgramDeviceDesc {
   bool validation = true;              // VK_LAYER_KHRONOS_validation + a messenger of its own
   bool host_query_reset = false;       // enable the hostQueryReset feature where offered
   bool calibrated_timestamps = false;  // enable VK_EXT/KHR_calibrated_timestamps where offered
+  // The instance's apiVersion. Below 1.1 the instance enables what
+  // vulkan_attach_instance_extensions names, unless `instance_wishes` is off.
+  uint32_t api_version = VK_API_VERSION_1_3;
+  bool instance_wishes = true;
 };
 
 class ProgramDevice {
@@ -59,7 +63,7 @@ class ProgramDevice {
     d.physical_device = physical;
     d.device = device;
     d.queue_family = family;
-    d.api_version = kApi;
+    d.api_version = api_version;
     d.host_query_reset = host_query_reset_enabled;
     d.calibrated_timestamps = calibrated_enabled;
     return d;
@@ -113,7 +117,8 @@ class ProgramDevice {
     return all;
   }
 
-  static constexpr uint32_t kApi = VK_API_VERSION_1_3;
+  uint32_t api_version = VK_API_VERSION_1_3;   // the instance's
+  std::vector<const char*> device_extensions;  // what the device was created with
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
@@ -146,7 +151,8 @@ class ProgramDevice {
     VkApplicationInfo app{};
     app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
     app.pApplicationName = "latlab attach test";
-    app.apiVersion = kApi;
+    api_version = desc.api_version;
+    app.apiVersion = api_version;
     VkDebugUtilsMessengerCreateInfoEXT mci{};
     mci.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
     mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -156,16 +162,18 @@ class ProgramDevice {
     mci.pfnUserCallback = &on_message;
     mci.pUserData = this;
     const char* layer = "VK_LAYER_KHRONOS_validation";
-    const char* ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    std::vector<const char*> instance_extensions;
+    if (desc.instance_wishes) instance_extensions = vulkan_attach_instance_extensions(api_version);
+    if (desc.validation) instance_extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     VkInstanceCreateInfo ici{};
     ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
     ici.pApplicationInfo = &app;
+    ici.enabledExtensionCount = static_cast<uint32_t>(instance_extensions.size());
+    ici.ppEnabledExtensionNames = instance_extensions.data();
     if (desc.validation) {
       ici.pNext = &mci;
       ici.enabledLayerCount = 1;
       ici.ppEnabledLayerNames = &layer;
-      ici.enabledExtensionCount = 1;
-      ici.ppEnabledExtensionNames = &ext;
     }
     if (VkResult r = vkCreateInstance(&ici, nullptr, &instance); r != VK_SUCCESS) {
       instance = VK_NULL_HANDLE;
@@ -204,13 +212,13 @@ class ProgramDevice {
     VulkanAttachDesc probe;
     probe.instance = instance;
     probe.physical_device = physical;
-    probe.api_version = kApi;
+    probe.api_version = api_version;
     auto wishes = vulkan_attach_wishes(probe);
     if (!wishes) {
       error = wishes.error().message;
       return false;
     }
-    std::vector<const char*> extensions;
+    std::vector<const char*>& extensions = device_extensions;
     for (const char* e : wishes->extensions) {
       const bool calibrated = std::strstr(e, "calibrated_timestamps") != nullptr;
       if (calibrated ? desc.calibrated_timestamps : desc.host_query_reset) extensions.push_back(e);

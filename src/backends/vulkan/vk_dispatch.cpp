@@ -44,6 +44,12 @@ Result<InstanceFns> InstanceFns::load(VkInstance instance, PFN_vkGetInstanceProc
       gipa(instance, "vkGetPhysicalDeviceProperties2"));
   f.GetPhysicalDeviceFeatures2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
       gipa(instance, "vkGetPhysicalDeviceFeatures2"));
+  // A 1.0 instance has the *2 queries only through the extension, and only
+  // where the program enabled it (vkGetInstanceProcAddr gives null otherwise).
+  f.GetPhysicalDeviceProperties2Khr = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2KHR>(
+      gipa(instance, "vkGetPhysicalDeviceProperties2KHR"));
+  f.GetPhysicalDeviceFeatures2Khr = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2KHR>(
+      gipa(instance, "vkGetPhysicalDeviceFeatures2KHR"));
   f.GetPhysicalDeviceCalibrateableTimeDomains =
       reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
           gipa(instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR"));

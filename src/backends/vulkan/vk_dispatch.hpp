@@ -19,6 +19,10 @@ struct InstanceFns {
   PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties = nullptr;
   PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2 = nullptr;  // null below 1.1
   PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2 = nullptr;      // null below 1.1
+  // VK_KHR_get_physical_device_properties2's names: null unless the program
+  // enabled that extension on its instance (the loader gives them only then).
+  PFN_vkGetPhysicalDeviceProperties2KHR GetPhysicalDeviceProperties2Khr = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2KHR GetPhysicalDeviceFeatures2Khr = nullptr;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
   PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties = nullptr;

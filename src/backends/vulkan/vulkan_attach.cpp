@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "backends/vulkan/vk_util.hpp"
 #include "backends/vulkan/vulkan_attach_parts.hpp"
@@ -14,9 +15,10 @@ namespace latlab {
 namespace {
 
 // The calibrated-timestamps extension to enable: the EXT one where offered
-// (what every driver with either has had longest), else the KHR one.
+// (what every driver with either has had longest), else the KHR one; none
+// where it cannot be enabled (a 1.0 instance without its dependency).
 const char* calibrated_extension(const vk::Probe& p) {
-  if (!p.calibrated_ext) return nullptr;
+  if (!p.calibrated_ext || !p.extension_deps()) return nullptr;
   return p.calibrated_ext_named ? VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME
                                 : vk::kCalibratedTimestampsKhr;
 }
@@ -60,7 +62,7 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
         "no calibration: the device has no calibrated timestamps enabled and no queue was handed "
         "to latlab (VulkanAttachDesc::queue and queue_lock) for a bracketed estimate, so GPU "
         "times cannot be placed on the host clock (zones keep their device durations)";
-    if (probe.calibrated_ext && !desc.calibrated_timestamps) {
+    if (calibrated_extension(probe) != nullptr && !desc.calibrated_timestamps) {
       why += "; the device offers " + std::string(calibrated_extension(probe)) +
              ": enable it at vkCreateDevice (vulkan_attach_wishes)";
     }
@@ -72,7 +74,8 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
          "VulkanAttachDesc::calibrated_timestamps is set, but vkGetDeviceProcAddr gives neither "
          "vkGetCalibratedTimestampsEXT nor vkGetCalibratedTimestampsKHR (was the extension "
          "enabled at vkCreateDevice?)"});
-  } else if (!desc.calibrated_timestamps && probe.calibrated_ext && caps.timestamps && has_queue) {
+  } else if (!desc.calibrated_timestamps && calibrated_extension(probe) != nullptr &&
+             caps.timestamps && has_queue) {
     caps.missing.push_back(
         {"calibrated_timestamps",
          std::string(vk::kOfferedNotEnabled) +
@@ -111,11 +114,34 @@ Result<VulkanAttachWishes> vulkan_attach_wishes(const VulkanAttachDesc& desc) {
   if (!ifns) return ifns.error();
   const vk::Probe probe = vk::probe_device(*ifns, desc.api_version, desc.physical_device, 0);
   VulkanAttachWishes w;
+  // Each with its dependencies met: VK_KHR_get_physical_device_properties2
+  // (an instance extension) or Vulkan 1.1; the probe finds neither the
+  // calibrated nor the host-reset extension usable without it, and the
+  // reason is in `unavailable`.
   if (const char* ext = calibrated_extension(probe)) w.extensions.push_back(ext);
   if (probe.host_reset_ext) w.extensions.push_back(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
   w.host_query_reset = probe.host_reset_core || probe.host_reset_ext;
   w.unavailable = probe.report.missing;
   return w;
+}
+
+std::vector<const char*> vulkan_attach_instance_extensions(uint32_t api_version,
+                                                           PFN_vkGetInstanceProcAddr gipa) {
+  if (vk::at_least(api_version, 1, 1)) return {};
+  if (gipa == nullptr) gipa = vkGetInstanceProcAddr;
+  const auto enumerate = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
+      gipa(VK_NULL_HANDLE, "vkEnumerateInstanceExtensionProperties"));
+  if (enumerate == nullptr) return {};
+  uint32_t n = 0;
+  if (enumerate(nullptr, &n, nullptr) != VK_SUCCESS) return {};
+  std::vector<VkExtensionProperties> props(n);
+  if (enumerate(nullptr, &n, props.data()) < 0) return {};
+  props.resize(n);
+  for (const VkExtensionProperties& p : props) {
+    if (std::strcmp(p.extensionName, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME) == 0)
+      return {VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME};
+  }
+  return {};
 }
 
 void vulkan_attach_enabled(const VkDeviceCreateInfo& info, VulkanAttachDesc& desc) {
@@ -155,12 +181,9 @@ Result<std::unique_ptr<VulkanAttachment>> VulkanAttachment::create(const VulkanA
   }
   auto ifns = vk::InstanceFns::load(desc.instance, desc.get_instance_proc_addr);
   if (!ifns) return ifns.error();
+  // Any version: at 1.0 the extensions give host query reset and calibrated
+  // timestamps (what the probe found usable); timestamps are core 1.0.
   vk::Probe probe = vk::probe_device(*ifns, desc.api_version, desc.physical_device, 0);
-  if (!vk::at_least(probe.usable_api, 1, 1)) {
-    return make_error("VulkanAttachment: '" + probe.report.name + "' is used at Vulkan " +
-                      vk::version_text(probe.usable_api) +
-                      " (min of VulkanAttachDesc::api_version and the device's); latlab needs 1.1");
-  }
   if (desc.queue_family >= probe.report.queue_families.size()) {
     return make_error("VulkanAttachment: '" + probe.report.name + "' has no queue family " +
                       std::to_string(desc.queue_family) + " (it has " +

@@ -5,6 +5,9 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -48,9 +51,41 @@ struct VulkanAttachment::Impl {
   };
   mutable Estimator estimator;
 
+  // latlab never uses the program's queue from a thread of its own (issue
+  // 32: the program's vkQueueWaitIdle raced latlab's submit). A ClockSync's
+  // refresh thread asks for a bracketed sample and waits; the program's own
+  // thread submits it in its next run_pending_calibration() (every
+  // VulkanProfiler::new_frame), under queue_lock; the refresh thread then
+  // only waits for the fence and reads the query (no queue involved).
+  // `mu` is taken by the program's thread only when `requested` is set.
+  struct Deferred {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::atomic<bool> requested{false};
+    bool submitted = false;  // by the program's thread, for the current request
+    VkResult result = VK_SUCCESS;
+    int64_t before_ns = 0;                   // host clock right before vkQueueSubmit
+    std::atomic<uint64_t> service_calls{0};  // run_pending_calibration calls so far
+    // The last request saw no program call in kDeferredWaitNs: later ones
+    // fail at once until the program calls again (a refresh never waits long).
+    bool starved = false;
+    uint64_t starved_at = 0;  // service_calls when it starved
+  };
+  mutable Deferred deferred;
+  // How long a refresh waits for the program's next call.
+  static constexpr int64_t kDeferredWaitNs = 100'000'000;
+  // VulkanContext's own queue: its queue_mutex covers every use of it, so
+  // any thread may submit (the latency engine has no frame loop to wait for).
+  bool direct_submit = false;
+
   Result<void> create_estimator();
   Result<CalibrationPair> sample_calibrated() const;
   Result<CalibrationPair> sample_estimated() const;
+  // A ClockSync's refresh (on its own thread): the driver's pair, or the
+  // bracketed estimate submitted by the program's thread (see Deferred).
+  Result<CalibrationPair> sample_for_refresh() const;
+  // The bracket after the submit: waits for the fence, reads the timestamp.
+  Result<CalibrationPair> finish_estimated(int64_t before) const;
 };
 
 }  // namespace latlab

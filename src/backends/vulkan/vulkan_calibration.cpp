@@ -2,7 +2,9 @@
 // vkGetCalibratedTimestampsEXT when the device has it enabled with its domain
 // and CLOCK_MONOTONIC, else the bracketed estimate (a timestamp submitted to
 // the queue the program handed over, between two host reads), else none.
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "backends/vulkan/vk_unique.hpp"
 #include "backends/vulkan/vk_util.hpp"
@@ -90,34 +92,45 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_calibrated() const {
   return pair;
 }
 
-Result<CalibrationPair> VulkanAttachment::Impl::sample_estimated() const {
-  Estimator& e = estimator;
-  const VkDevice device = desc.device;
-  std::lock_guard lock(e.mu);
-  const VkFence fence = e.fence.get();
-  if (const VkResult r = fns.ResetFences(device, 1, &fence); r != VK_SUCCESS)
-    return vk::error("vkResetFences", r);
+// Resets the fence and submits the sample's command buffer under the
+// program's queue lock; the host clock right before the submit.
+namespace {
+VkResult submit_sample(const VulkanAttachment::Impl& m, int64_t& before) {
+  const VkFence fence = m.estimator.fence.get();
+  if (const VkResult r = m.fns.ResetFences(m.desc.device, 1, &fence); r != VK_SUCCESS) return r;
   VkSubmitInfo si{};
   si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &e.cmd;
-  int64_t before = 0;
+  si.pCommandBuffers = &m.estimator.cmd;
   VkResult submitted = VK_ERROR_UNKNOWN;
-  // Under the program's queue lock: the host read right before the submit.
-  desc.queue_lock([&] {
+  m.desc.queue_lock([&] {
     before = host_now_ns();
-    submitted = fns.QueueSubmit(desc.queue, 1, &si, fence);
+    submitted = m.fns.QueueSubmit(m.desc.queue, 1, &si, fence);
   });
-  if (submitted != VK_SUCCESS) return vk::error("vkQueueSubmit (calibration)", submitted);
+  return submitted;
+}
+}  // namespace
+
+Result<CalibrationPair> VulkanAttachment::Impl::sample_estimated() const {
+  std::lock_guard lock(estimator.mu);
+  int64_t before = 0;
+  if (const VkResult r = submit_sample(*this, before); r != VK_SUCCESS)
+    return vk::error("vkQueueSubmit (calibration)", r);
+  return finish_estimated(before);
+}
+
+Result<CalibrationPair> VulkanAttachment::Impl::finish_estimated(int64_t before) const {
+  const VkDevice device = desc.device;
+  const VkFence fence = estimator.fence.get();
   // Blocks without spinning; the command buffer must not be resubmitted
   // while pending, so this waits as long as it takes.
   const VkResult w = fns.WaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
   const int64_t after = host_now_ns();
   if (w != VK_SUCCESS) return vk::error("vkWaitForFences (calibration)", w);
   uint64_t result[2] = {0, 0};
-  const VkResult r =
-      fns.GetQueryPoolResults(device, e.query.get(), 0, 1, sizeof(result), result, sizeof(result),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  const VkResult r = fns.GetQueryPoolResults(
+      device, estimator.query.get(), 0, 1, sizeof(result), result, sizeof(result),
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
   if (r != VK_SUCCESS && r != VK_NOT_READY)
     return vk::error("vkGetQueryPoolResults (calibration)", r);
   if (result[1] == 0) {
@@ -132,14 +145,73 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_estimated() const {
   return pair;
 }
 
+Result<CalibrationPair> VulkanAttachment::Impl::sample_for_refresh() const {
+  if (calibrated || !caps.calibration_estimated || direct_submit) {
+    if (calibrated) return sample_calibrated();
+    if (caps.calibration_estimated) return sample_estimated();
+    return make_error(unavailable);
+  }
+  // One sample at a time: the fence and command buffer are the estimator's.
+  std::lock_guard sample_lock(estimator.mu);
+  Deferred& d = deferred;
+  int64_t before = 0;
+  {
+    std::unique_lock lock(d.mu);
+    if (d.starved && d.service_calls.load(std::memory_order_relaxed) == d.starved_at) {
+      return make_error(
+          "no bracketed calibration sample: the program has not called VulkanProfiler::new_frame "
+          "(VulkanAttachment::run_pending_calibration) since the last one waited 100 ms; latlab "
+          "submits to the program's queue only from those calls, on the program's thread");
+    }
+    d.submitted = false;
+    d.requested.store(true, std::memory_order_release);
+    const bool got = d.cv.wait_for(lock, std::chrono::nanoseconds(kDeferredWaitNs),
+                                   [&d] { return d.submitted; });
+    d.requested.store(false, std::memory_order_relaxed);
+    if (!got) {
+      d.starved = true;
+      d.starved_at = d.service_calls.load(std::memory_order_relaxed);
+      return make_error(
+          "no bracketed calibration sample: the program made no call of VulkanProfiler::new_frame "
+          "(VulkanAttachment::run_pending_calibration) within 100 ms; latlab submits to the "
+          "program's queue only from those calls, on the program's thread");
+    }
+    if (d.result != VK_SUCCESS) return vk::error("vkQueueSubmit (calibration)", d.result);
+    before = d.before_ns;
+  }
+  return finish_estimated(before);
+}
+
+void VulkanAttachment::run_pending_calibration() const {
+  Impl::Deferred& d = impl_->deferred;
+  // The frame loop's cost when nothing is asked: an increment and a load.
+  d.service_calls.fetch_add(1, std::memory_order_relaxed);
+  if (!d.requested.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(d.mu);
+  if (!d.requested.load(std::memory_order_relaxed) || d.submitted) return;
+  // Under d.mu: the refresh thread cannot give up on this request while it
+  // is being submitted (it would reuse the fence of a pending submit).
+  d.result = submit_sample(*impl_, d.before_ns);
+  d.submitted = true;
+  d.cv.notify_all();
+}
+
 std::unique_ptr<ClockSync> start_clock_sync(const VulkanAttachment& device,
                                             const CalibratorDesc& desc) {
   const VulkanCapabilities& caps = device.capabilities();
   if (caps.calibration_method.empty()) {
     return ClockSync::unavailable(device.device_name() + ": " + device.impl().unavailable);
   }
-  return ClockSync::start([&device] { return device.sample_calibration(); }, device.tick_format(),
-                          caps.calibration_method, desc);
+  // Start-up samples run here, in the program's call (sample_calibration:
+  // a bracketed one submits on this thread); the refresh thread's go
+  // through sample_for_refresh, which never touches the program's queue.
+  const std::thread::id starter = std::this_thread::get_id();
+  return ClockSync::start(
+      [&device, starter] {
+        return std::this_thread::get_id() == starter ? device.sample_calibration()
+                                                     : device.impl().sample_for_refresh();
+      },
+      device.tick_format(), caps.calibration_method, desc);
 }
 
 }  // namespace latlab

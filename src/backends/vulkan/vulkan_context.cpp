@@ -361,6 +361,9 @@ Result<void> VulkanContext::attach(const VulkanContextDesc& desc) {
   auto attached = VulkanAttachment::create(attach);
   if (!attached) return attached.error();
   attachment_ = std::move(attached.value());
+  // Every use of the context's queue takes queue_mutex(): its calibration
+  // may submit from the refresh thread (the latency engine has no frame loop).
+  attachment_->impl_->direct_submit = true;
   ticks_ = attachment_->tick_format();
   caps_ = context_capabilities(attachment_->capabilities(), desc);
   return {};

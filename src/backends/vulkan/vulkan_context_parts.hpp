@@ -100,7 +100,13 @@ Result<UniqueMessenger> create_messenger(VkInstance instance,
 struct Probe {
   VulkanDeviceReport report;
   VkPhysicalDeviceProperties props{};
-  uint32_t usable_api = 0;            // min(instance, device)
+  uint32_t usable_api = 0;  // min(instance, device)
+  // The *2 queries (core at 1.1, else VK_KHR_get_physical_device_properties2
+  // enabled on the instance); null when neither. Every device extension
+  // latlab wishes for depends on the same: without them none can be enabled.
+  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
+  bool extension_deps() const { return properties2 != nullptr && features2 != nullptr; }
   bool host_reset_core = false;       // feature via Vulkan 1.2
   bool host_reset_ext = false;        // feature via VK_EXT_host_query_reset
   bool calibrated_ext = false;        // VK_KHR_ or VK_EXT_calibrated_timestamps offered

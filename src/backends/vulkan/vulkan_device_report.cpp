@@ -76,19 +76,19 @@ void report_properties(const VkPhysicalDeviceProperties& props, uint32_t index,
 }
 
 // Driver name, info and id (VkPhysicalDeviceDriverProperties: 1.2 or
-// VK_KHR_driver_properties). The *2 queries are core 1.1: a 1.0 device gets
-// the plain facts only.
-void report_driver(const InstanceFns& f, VkPhysicalDevice pd, const Probe& p,
-                   const std::vector<std::string>& exts, VulkanDeviceReport& r) {
-  const bool v11 = at_least(p.usable_api, 1, 1) && f.GetPhysicalDeviceProperties2 != nullptr;
-  if (!v11 || !(at_least(p.usable_api, 1, 2) || has(exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)))
+// VK_KHR_driver_properties). The *2 queries are core 1.1 (or the instance's
+// VK_KHR_get_physical_device_properties2): without them, the plain facts only.
+void report_driver(VkPhysicalDevice pd, const Probe& p, const std::vector<std::string>& exts,
+                   VulkanDeviceReport& r) {
+  if (p.properties2 == nullptr ||
+      !(at_least(p.usable_api, 1, 2) || has(exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)))
     return;
   VkPhysicalDeviceDriverProperties driver{};
   driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   VkPhysicalDeviceProperties2 props2{};
   props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props2.pNext = &driver;
-  f.GetPhysicalDeviceProperties2(pd, &props2);
+  p.properties2(pd, &props2);
   r.driver_name = driver.driverName;
   r.driver_info = driver.driverInfo;
   r.driver_id = static_cast<uint32_t>(driver.driverID);
@@ -139,17 +139,15 @@ bool report_queue_families(const InstanceFns& f, VkPhysicalDevice pd, VulkanDevi
 }
 
 // Host query reset: core in 1.2, else the extension; the feature must be on.
-void probe_host_query_reset(const InstanceFns& f, VkPhysicalDevice pd,
-                            const std::vector<std::string>& exts, Probe& p) {
-  const bool v11 = at_least(p.usable_api, 1, 1) && f.GetPhysicalDeviceFeatures2 != nullptr;
+void probe_host_query_reset(VkPhysicalDevice pd, const std::vector<std::string>& exts, Probe& p) {
   const bool ext_reset = has(exts, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
-  if (v11 && (at_least(p.usable_api, 1, 2) || ext_reset)) {
+  if (p.features2 != nullptr && (at_least(p.usable_api, 1, 2) || ext_reset)) {
     VkPhysicalDeviceHostQueryResetFeatures reset{};
     reset.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
     VkPhysicalDeviceFeatures2 f2{};
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &reset;
-    f.GetPhysicalDeviceFeatures2(pd, &f2);
+    p.features2(pd, &f2);
     if (reset.hostQueryReset == VK_TRUE) {
       p.host_reset_core = at_least(p.usable_api, 1, 2);
       p.host_reset_ext = !p.host_reset_core;
@@ -181,6 +179,11 @@ void probe_time_domains(const InstanceFns& f, VkPhysicalDevice pd,
   }
 }
 
+constexpr const char* kNoProperties2 =
+    "a Vulkan 1.0 instance without VK_KHR_get_physical_device_properties2: host query reset and "
+    "calibrated timestamps cannot be enabled (their extensions need it); enable it at "
+    "vkCreateInstance (vulkan_attach_instance_extensions) or create the instance at Vulkan 1.1";
+
 // What latlab cannot use on the device, each with the reason.
 void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
   if (!any_bits) {
@@ -199,10 +202,20 @@ void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
          "lavapipe waits for the device to go idle inside vkGetQueryPoolResults (even without "
          "the WAIT flag): reading results stalls while later frames are in flight"});
   }
+  // A Vulkan 1.0 instance without VK_KHR_get_physical_device_properties2:
+  // host query reset cannot be queried, and neither extension latlab wishes
+  // for may be enabled (both depend on that one or on 1.1).
+  const bool deps = p.extension_deps();
+  if (!deps) {
+    r.missing.push_back({"get_physical_device_properties2", kNoProperties2});
+  }
   if (!r.host_query_reset) {
-    r.missing.push_back({"host_query_reset",
-                         "needs Vulkan 1.2 or VK_EXT_host_query_reset with the hostQueryReset "
-                         "feature: queries are reset in the command buffer instead"});
+    r.missing.push_back(
+        {"host_query_reset",
+         deps ? "needs Vulkan 1.2 or VK_EXT_host_query_reset with the hostQueryReset feature: "
+                "queries are reset in the command buffer instead"
+              : "VK_EXT_host_query_reset needs VK_KHR_get_physical_device_properties2 on a Vulkan "
+                "1.0 instance: queries are reset in the command buffer instead"});
   }
   // Vulkan's timestamps are one device clock with no "disjoint" signal
   // (GL_EXT_disjoint_timer_query has no Vulkan counterpart): a result is
@@ -211,7 +224,12 @@ void report_missing(const Probe& p, bool any_bits, VulkanDeviceReport& r) {
                        "Vulkan has no disjoint signal: a GPU clock discontinuity during a timed "
                        "span (reset, power state) cannot be detected; a span crossing one reads "
                        "as ok or, if end < begin, invalid"});
-  if (!p.calibrated_ext) {
+  if (p.calibrated_ext && !deps) {
+    r.missing.push_back(
+        {"calibrated_timestamps",
+         "VK_EXT_calibrated_timestamps needs VK_KHR_get_physical_device_properties2 on a Vulkan "
+         "1.0 instance: calibration pairs need a bracketed submit"});
+  } else if (!p.calibrated_ext) {
     r.missing.push_back(
         {"calibrated_timestamps",
          "VK_EXT_calibrated_timestamps (nor the KHR one) not supported: calibration pairs "
@@ -231,13 +249,22 @@ Probe probe_device(const InstanceFns& f, uint32_t instance_api, VkPhysicalDevice
                    uint32_t index) {
   Probe p;
   f.GetPhysicalDeviceProperties(pd, &p.props);
-  p.usable_api = vk::min_version(instance_api, p.props.apiVersion);
+  // An apiVersion of 0 is Vulkan 1.0 (VkApplicationInfo's rule).
+  p.usable_api =
+      vk::min_version(instance_api == 0 ? VK_API_VERSION_1_0 : instance_api, p.props.apiVersion);
+  if (at_least(p.usable_api, 1, 1)) {
+    p.properties2 = f.GetPhysicalDeviceProperties2;
+    p.features2 = f.GetPhysicalDeviceFeatures2;
+  } else {
+    p.properties2 = f.GetPhysicalDeviceProperties2Khr;
+    p.features2 = f.GetPhysicalDeviceFeatures2Khr;
+  }
   const auto exts = device_extensions(f, pd);
   report_properties(p.props, index, p.report);
-  report_driver(f, pd, p, exts, p.report);
+  report_driver(pd, p, exts, p.report);
   report_identity(f, pd, p, exts, p.report);
   const bool any_bits = report_queue_families(f, pd, p.report);
-  probe_host_query_reset(f, pd, exts, p);
+  probe_host_query_reset(pd, exts, p);
   probe_time_domains(f, pd, exts, p);
   report_missing(p, any_bits, p.report);
   return p;
