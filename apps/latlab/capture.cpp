@@ -519,13 +519,12 @@ int capture_main(CaptureOptions& o) {
       setenv("VK_INSTANCE_LAYERS",
              prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
     }
-    // The GL interposer after the program's own preloads (theirs wrap first).
-    if (!gl_interposer.empty()) {
-      const char* old = std::getenv("LD_PRELOAD");
-      const std::string preload =
-          old == nullptr || *old == '\0' ? gl_interposer : std::string(old) + ":" + gl_interposer;
-      setenv("LD_PRELOAD", preload.c_str(), 1);
-    }
+    // The GL interposer before the preloads already there: another
+    // interposer (MangoHud) calls the driver's swap itself, so one listed
+    // first would hide every swap from latlab's; first, latlab's wrapper
+    // forwards to theirs.
+    if (!gl_interposer.empty())
+      setenv("LD_PRELOAD", prepend("LD_PRELOAD", gl_interposer, ':').c_str(), 1);
     std::vector<char*> argv;
     for (auto& a : o.program) argv.push_back(a.data());
     argv.push_back(nullptr);
