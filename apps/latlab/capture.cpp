@@ -8,13 +8,15 @@
 // Stopping: --frames N / --seconds S (counted from the first frame) stop the
 // recording; the result is written then, and the program goes on untouched
 // until it exits (as PresentMon's --timed and MangoHud's log duration do);
-// with --terminate latlab sends it SIGTERM instead. SIGTERM to latlab is
-// passed on to the program; SIGINT from a terminal reaches the program
-// itself. Either way what was captured is written, partial.
+// with --terminate latlab sends it SIGTERM instead. The first SIGINT or
+// SIGTERM to latlab stops the recording and is passed on to the program
+// (unless the terminal sent it to the program too); latlab waits up to 5 s
+// for it, then writes what was captured, partial; a second one kills it.
 //
-// Exit code: the program's (128 + signal when a signal ended it; 127 when it
-// could not be started); 2 bad usage, 3 the layer is not found; 4 the result
-// could not be written (when the program itself exited 0).
+// Exit code: the program's (128 + signal when a signal ended it, e.g. 130
+// after Ctrl-C, 137 after a second; 127 when it could not be started); 2 bad
+// usage, 3 the layer is not found; 4 the result could not be written (when
+// the program itself exited 0).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -71,8 +73,25 @@ struct CaptureOptions {
   std::string command_line;
 };
 
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal.store(sig); }
+// SIGINT/SIGTERM to latlab: how many came, the first one, and whether the
+// first came from the terminal (the tty sends it to the whole foreground
+// process group: the program got it too).
+std::atomic<int> g_signals{0};
+std::atomic<int> g_first_signal{0};
+std::atomic<bool> g_first_from_terminal{false};
+extern "C" void on_signal(int sig, siginfo_t* info, void*) {
+  int none = 0;
+  if (g_first_signal.compare_exchange_strong(none, sig))
+    g_first_from_terminal.store(info != nullptr && info->si_code == SI_KERNEL);
+  g_signals.fetch_add(1);
+}
+
+// After the first interrupt latlab waits this long for the program to end
+// before it writes the result (and goes on waiting).
+constexpr int64_t kInterruptWaitNs = 5'000'000'000;
+// Signals this close to the first are the same interrupt: `timeout` sends
+// its signal to latlab and then to its whole process group.
+constexpr int64_t kSameInterruptNs = 300'000'000;
 
 const char* kManifest = "VkLayer_latlab_capture.json";
 
@@ -136,6 +155,7 @@ struct CaptureRun {
   int64_t first_frame_ns = kNoTime;
   ProgramEnd end;
   pid_t pid = -1;
+  std::optional<int> signal_sent;  // the last signal latlab sent the program
   bool result_written = false;
   int write_status = kExitOk;
   // The X11 screen observer (started at the first window record).
@@ -224,12 +244,19 @@ const char* api_name(capture::SourceApi a) {
                                            : "unknown";
 }
 
+const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& st) {
   std::vector<std::string> why;
   if (run.end.not_started) why.push_back("the program could not be started");
-  if (run.end.signal != 0 && !(run.stopped_by != "program_exit" && run.end.signal == SIGTERM))
+  if (run.end.signal != 0 && !(run.signal_sent && run.end.signal == *run.signal_sent))
     why.push_back("the program was ended by signal " + std::to_string(run.end.signal));
-  if (run.stopped_by == "signal") why.push_back("latlab capture was interrupted");
+  if (run.stopped_by == "signal")
+    why.push_back(std::string("latlab capture was interrupted (") +
+                  signal_name(g_first_signal.load()) + ")");
+  if (run.signal_sent == SIGKILL) why.push_back("latlab killed the program at a second interrupt");
   if (st.dropped() > 0)
     why.push_back(std::to_string(st.dropped()) + " records were dropped (the socket was full)");
   if (run.recording) {
@@ -253,6 +280,7 @@ CaptureStop stop_of(const CaptureOptions& o, const CaptureRun& run) {
   if (o.frames > 0) c.frames_limit = o.frames;
   if (o.seconds > 0) c.seconds_limit = o.seconds;
   c.terminate = o.terminate;
+  if (run.signal_sent) c.signal_sent = *run.signal_sent;
   c.records_dropped = st.dropped();
   c.records_malformed = st.malformed();
   c.records_unknown = st.unknown();
@@ -380,13 +408,14 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
     }
   }
   const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
-  const std::string bp_p50 = bp.empty() ? "n/a" : std::to_string(bp.p50) + " us";
+  char bp_p50[64] = "n/a";
+  if (!bp.empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp.p50);
   std::fprintf(stderr,
                "latlab capture: %zu frames, %llu submits, %llu GPU spans missing, %llu records "
                "dropped; between presents p50 %s\n",
                s.frames.size(), static_cast<unsigned long long>(s.submits),
                static_cast<unsigned long long>(s.gpu_spans_missing),
-               static_cast<unsigned long long>(run.stream.dropped()), bp_p50.c_str());
+               static_cast<unsigned long long>(run.stream.dropped()), bp_p50);
   if (!run.watched.empty()) {
     std::fprintf(stderr, "latlab capture: X11 damage observer: %llu of %llu frames seen updated\n",
                  static_cast<unsigned long long>(sc.frames_matched),
@@ -419,6 +448,15 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
       apis += (apis.empty() ? "" : ", ") + std::string("opengl (") + std::to_string(gl) +
               " context" + (gl > 1 ? "s)" : ")");
     std::fprintf(stderr, "latlab capture: reported by %s\n", apis.c_str());
+  }
+  const std::string partial = partial_reason(run, run.stream);
+  if (o.out.empty()) {
+    std::fprintf(stderr, "latlab capture: no --out: the result was not saved%s%s\n",
+                 partial.empty() ? "" : "; partial: ", partial.c_str());
+  } else if (status == kExitOk) {
+    std::fprintf(stderr, "latlab capture: result written to %s%s%s%s\n",
+                 o.out == "-" ? "stdout" : o.out.c_str(),
+                 partial.empty() ? "" : " (partial: ", partial.c_str(), partial.empty() ? "" : ")");
   }
   return status;
 }
@@ -457,6 +495,39 @@ ProgramEnd decode(int status) {
   return e;
 }
 
+// SIGINT or SIGTERM came (run.pid is the program): the first stops the
+// recording and passes the signal on (unless the terminal sent it to the
+// program too); a later one (not within kSameInterruptNs) kills the program.
+void on_interrupt(CaptureRun& run, int64_t& interrupted_at) {
+  const int64_t now = host_now_ns();
+  const int sig = g_first_signal.load();
+  if (interrupted_at == kNoTime) {
+    interrupted_at = now;
+    if (run.recording) run.stopped_by = "signal";
+    run.recording = false;
+    const bool from_terminal = g_first_from_terminal.load();
+    if (!from_terminal) {
+      kill(run.pid, sig);
+      run.signal_sent = sig;
+    }
+    std::fprintf(stderr,
+                 "latlab capture: %s: recording stopped; %s; waiting up to %.0f s for it to end "
+                 "(interrupt again to kill it)\n",
+                 signal_name(sig),
+                 from_terminal ? "the program got it from the terminal too"
+                               : (std::string(signal_name(sig)) +
+                                  " passed on to the program (pid " + std::to_string(run.pid) + ")")
+                                     .c_str(),
+                 static_cast<double>(kInterruptWaitNs) / 1e9);
+    return;
+  }
+  if (now - interrupted_at < kSameInterruptNs || run.signal_sent == SIGKILL) return;
+  kill(run.pid, SIGKILL);
+  run.signal_sent = SIGKILL;
+  std::fprintf(stderr, "latlab capture: interrupted again: the program (pid %d) was killed\n",
+               static_cast<int>(run.pid));
+}
+
 int capture_main(CaptureOptions& o) {
   // Each API's attachment is optional: a missing one is said, listed
   // unavailable in the result, and the other still captures.
@@ -492,7 +563,8 @@ int capture_main(CaptureOptions& o) {
   setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
   setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
   struct sigaction sa {};
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   struct sigaction old_int {
   }, old_term{};
@@ -525,6 +597,8 @@ int capture_main(CaptureOptions& o) {
     // forwards to theirs.
     if (!gl_interposer.empty())
       setenv("LD_PRELOAD", prepend("LD_PRELOAD", gl_interposer, ':').c_str(), 1);
+    // --out -: the result is latlab's stdout; the program's goes to stderr.
+    if (o.out == "-") dup2(STDERR_FILENO, STDOUT_FILENO);
     std::vector<char*> argv;
     for (auto& a : o.program) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -535,27 +609,36 @@ int capture_main(CaptureOptions& o) {
   close(sv[1]);
   run.pid = pid;
   bool socket_open = true;
-  bool terminated = false;
+  int signals_seen = 0;
+  int64_t interrupted_at = kNoTime;
   for (;;) {
     pollfd p{sv[0], POLLIN, 0};
     if (socket_open) poll(&p, 1, 50);
     if (socket_open) socket_open = drain(sv[0], o, run);
     if (!socket_open) usleep(20'000);
-    if (const int sig = g_signal.exchange(0); sig != 0) {
-      if (sig == SIGTERM) kill(pid, SIGTERM);  // SIGINT from a terminal reached it already
-      if (run.recording) run.stopped_by = "signal";
-      run.recording = false;
+    if (const int n = g_signals.load(); n != signals_seen) {
+      signals_seen = n;
+      on_interrupt(run, interrupted_at);
     }
     if (run.recording && o.seconds > 0 && run.first_frame_ns != kNoTime &&
         static_cast<double>(host_now_ns() - run.first_frame_ns) >= o.seconds * 1e9) {
       run.recording = false;
       run.stopped_by = "seconds";
     }
-    if (!run.recording && !run.result_written && run.stopped_by != "signal") {
+    // Interrupted: written once the program ended, or after the wait.
+    const bool waited =
+        interrupted_at == kNoTime || host_now_ns() - interrupted_at >= kInterruptWaitNs;
+    if (!run.recording && !run.result_written && waited) {
+      if (o.terminate && !run.signal_sent) {
+        kill(pid, SIGTERM);  // before writing: the result says it was sent
+        run.signal_sent = SIGTERM;
+      }
       run.write_status = write_outputs(o, run);
-      if (o.terminate && !terminated) {
-        kill(pid, SIGTERM);
-        terminated = true;
+      if (interrupted_at != kNoTime) {
+        std::fprintf(stderr,
+                     "latlab capture: the program (pid %d) still runs %.0f s after the interrupt; "
+                     "latlab waits for it (interrupt again to kill it)\n",
+                     static_cast<int>(pid), static_cast<double>(kInterruptWaitNs) / 1e9);
       }
     }
     int status = 0;
@@ -578,6 +661,10 @@ int capture_main(CaptureOptions& o) {
   return run.end.exit_code;
 }
 
+// --seconds: from 1 ms to 1e6 s (11.6 days).
+constexpr double kMinSeconds = 1e-3;
+constexpr double kMaxSeconds = 1e6;
+
 CommandRunner setup(CLI::App& app) {
   auto o = std::make_shared<CaptureOptions>();
   CLI::App* sub = app.add_subcommand(
@@ -591,7 +678,7 @@ CommandRunner setup(CLI::App& app) {
       sub->add_option("--seconds", o->seconds, "Stop recording S seconds after the first frame");
   frames->excludes(seconds);
   frames->transform(unsigned_in(1, 1'000'000'000));
-  seconds->check(CLI::PositiveNumber);
+  seconds->check(real_in(kMinSeconds, kMaxSeconds));
   sub->add_flag("--terminate", o->terminate,
                 "Send the program SIGTERM once --frames/--seconds stopped the recording "
                 "(default: let it run to its end)");

@@ -74,6 +74,17 @@ void suggest_options(const CLI::App& app) {
                    typed.c_str(), near.c_str());
     }
   }
+  // A command that runs a program (capture): its options were read as
+  // latlab's because no "--" came before them.
+  for (const CLI::Option* o : sub->get_options()) {
+    if (o->get_positional() && o->get_name(true) == "program") {
+      std::fprintf(stderr,
+                   "%s: the program's own options need '--' before the program: %s [OPTIONS] -- "
+                   "PROGRAM ARGS...\n",
+                   path.c_str(), path.c_str());
+      break;
+    }
+  }
 }
 
 }  // namespace
