@@ -387,26 +387,20 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   const capture::ScreenSummary sc =
       capture::summarize_screen(s, run.stream.windows(), run.watched, events);
   int status = kExitOk;
-  if (!o.out.empty()) {
-    if (auto r = write_output_file(o.out, result_json(o, run, s, sc).dump(2) + "\n"); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --out: %s\n", r.error().message.c_str());
-      status = kExitWriteFailed;
-    }
-  }
-  if (!o.frames_csv.empty()) {
-    if (auto r = write_output_file(o.frames_csv, frames_csv(s, sc)); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --frames-csv: %s\n",
+  std::string written;  // the files written, for the console
+  auto write = [&](const char* option, const std::string& path, const std::string& text) {
+    if (path.empty()) return;
+    if (auto r = write_output_file(path, text); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", option,
                    r.error().message.c_str());
       status = kExitWriteFailed;
+      return;
     }
-  }
-  if (!o.submits_csv.empty()) {
-    if (auto r = write_output_file(o.submits_csv, submits_csv(run.stream)); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --submits-csv: %s\n",
-                   r.error().message.c_str());
-      status = kExitWriteFailed;
-    }
-  }
+    written += (written.empty() ? "" : ", ") + (path == "-" ? std::string("stdout") : path);
+  };
+  if (!o.out.empty()) write("--out", o.out, result_json(o, run, s, sc).dump(2) + "\n");
+  if (!o.frames_csv.empty()) write("--frames-csv", o.frames_csv, frames_csv(s, sc));
+  if (!o.submits_csv.empty()) write("--submits-csv", o.submits_csv, submits_csv(run.stream));
   const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
   char bp_p50[64] = "n/a";
   if (!bp.empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp.p50);
@@ -450,14 +444,9 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
     std::fprintf(stderr, "latlab capture: reported by %s\n", apis.c_str());
   }
   const std::string partial = partial_reason(run, run.stream);
-  if (o.out.empty()) {
-    std::fprintf(stderr, "latlab capture: no --out: the result was not saved%s%s\n",
-                 partial.empty() ? "" : "; partial: ", partial.c_str());
-  } else if (status == kExitOk) {
-    std::fprintf(stderr, "latlab capture: result written to %s%s%s%s\n",
-                 o.out == "-" ? "stdout" : o.out.c_str(),
-                 partial.empty() ? "" : " (partial: ", partial.c_str(), partial.empty() ? "" : ")");
-  }
+  if (!written.empty()) std::fprintf(stderr, "latlab capture: wrote %s\n", written.c_str());
+  if (o.out.empty()) std::fprintf(stderr, "latlab capture: no --out: the result was not saved\n");
+  if (!partial.empty()) std::fprintf(stderr, "latlab capture: partial: %s\n", partial.c_str());
   return status;
 }
 

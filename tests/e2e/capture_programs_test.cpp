@@ -5,6 +5,11 @@
 // checks of capture's options. Each skips, with the reason, where a program,
 // Xvfb or a sanitizer-free build is missing (capture_env.hpp).
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -136,6 +141,54 @@ TEST_F(CaptureProgram, InterruptStopsRecordingAndEndsTheProgram) {
   EXPECT_EQ(j["capture"]["signal_sent"], 2);
   EXPECT_EQ(j["program"]["signal"], 2);
   EXPECT_EQ(j["program"]["running_when_written"], false) << "written once it ended";
+}
+
+// Ctrl-C on a terminal: the tty sends SIGINT to latlab and the program (one
+// foreground process group); latlab must not send the program a second one.
+// latlab runs on a pseudo-terminal of the test's, which writes ^C to it.
+TEST_F(CaptureProgram, CtrlCOnATerminalIsNotPassedOnTwice) {
+  if (!need("glxgears", "mesa-utils")) GTEST_SKIP() << skip_why_;
+  const auto out = (dir_.path / "r.json").string();
+  const std::string cmd =
+      "exec env " + env_ + " " + latlab_binary() + " capture --out " + out + " -- glxgears";
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0) << "forkpty failed";
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Until glxgears runs (its first lines), then ^C; read everything after.
+  std::string text;
+  char buf[4096];
+  bool sent = false;
+  const auto t0 = Clock::now();
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      const ssize_t n = read(master, buf, sizeof buf);
+      if (n <= 0) break;  // EIO: latlab and the program are gone
+      text.append(buf, static_cast<size_t>(n));
+    }
+    if (!sent && seconds_since(t0) > 1.5) {
+      ASSERT_EQ(write(master, "\x03", 1), 1);
+      sent = true;
+    }
+    if (seconds_since(t0) > 20) {
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + 2) << text;
+  EXPECT_NE(text.find("the program got it from the terminal too"), std::string::npos) << text;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["capture"]["stopped_by"], "signal");
+  EXPECT_TRUE(j["capture"]["signal_sent"].is_null()) << "the tty sent it, not latlab";
+  EXPECT_EQ(j["program"]["signal"], 2);
 }
 
 // A program that ignores SIGINT: the second interrupt kills it, within the
