@@ -40,6 +40,7 @@
 #include "capture/capture_stream.hpp"
 #include "capture/screen_observer.hpp"
 #include "capture/x11_damage_observer.hpp"
+#include "cli_app.hpp"
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "core/output_file.hpp"
@@ -682,8 +683,7 @@ CommandRunner setup(CLI::App& app) {
               return static_cast<int>(kExitUsage);
             }
             (void)sub;
-            o->command_line = "latlab capture";
-            for (const auto& a : o->program) o->command_line += " " + a;
+            o->command_line = own_command_line();
             return static_cast<int>(kExitOk);
           },
           [o] { return capture_main(*o); }};

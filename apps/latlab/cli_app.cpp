@@ -89,6 +89,21 @@ void suggest_options(const CLI::App& app) {
 
 }  // namespace
 
+std::string own_command_line() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return "";
+  std::string s;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& ch : s) {
+    if (ch == '\0') ch = ' ';
+  }
+  return s;
+}
+
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known) {
   std::string best;
   size_t best_d = 3;  // at most 2 edits

@@ -243,6 +243,9 @@ TEST(CaptureOptions, OutDashKeepsTheProgramsStdoutApart) {
   const json j = json::parse(r.out);  // throws (fails) on mixed text
   EXPECT_EQ(j["kind"], "capture");
   EXPECT_NE(r.err.find("hello-from-program"), std::string::npos) << r.err;
+  const std::string cmd = j["command_line"];
+  EXPECT_NE(cmd.find("capture --out - -- echo hello-from-program"), std::string::npos)
+      << "latlab's options and the -- are kept: " << cmd;
 }
 
 // --seconds takes finite decimal numbers only; a refusal is short.
