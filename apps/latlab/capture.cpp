@@ -8,13 +8,15 @@
 // Stopping: --frames N / --seconds S (counted from the first frame) stop the
 // recording; the result is written then, and the program goes on untouched
 // until it exits (as PresentMon's --timed and MangoHud's log duration do);
-// with --terminate latlab sends it SIGTERM instead. SIGTERM to latlab is
-// passed on to the program; SIGINT from a terminal reaches the program
-// itself. Either way what was captured is written, partial.
+// with --terminate latlab sends it SIGTERM instead. The first SIGINT or
+// SIGTERM to latlab stops the recording and is passed on to the program
+// (unless the terminal sent it to the program too); latlab waits up to 5 s
+// for it, then writes what was captured, partial; a second one kills it.
 //
-// Exit code: the program's (128 + signal when a signal ended it; 127 when it
-// could not be started); 2 bad usage, 3 the layer is not found; 4 the result
-// could not be written (when the program itself exited 0).
+// Exit code: the program's (128 + signal when a signal ended it, e.g. 130
+// after Ctrl-C, 137 after a second; 127 when it could not be started); 2 bad
+// usage, 3 the layer is not found; 4 the result could not be written (when
+// the program itself exited 0).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,6 +40,7 @@
 #include "capture/capture_stream.hpp"
 #include "capture/screen_observer.hpp"
 #include "capture/x11_damage_observer.hpp"
+#include "cli_app.hpp"
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "core/output_file.hpp"
@@ -71,8 +74,25 @@ struct CaptureOptions {
   std::string command_line;
 };
 
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal.store(sig); }
+// SIGINT/SIGTERM to latlab: how many came, the first one, and whether the
+// first came from the terminal (the tty sends it to the whole foreground
+// process group: the program got it too).
+std::atomic<int> g_signals{0};
+std::atomic<int> g_first_signal{0};
+std::atomic<bool> g_first_from_terminal{false};
+extern "C" void on_signal(int sig, siginfo_t* info, void*) {
+  int none = 0;
+  if (g_first_signal.compare_exchange_strong(none, sig))
+    g_first_from_terminal.store(info != nullptr && info->si_code == SI_KERNEL);
+  g_signals.fetch_add(1);
+}
+
+// After the first interrupt latlab waits this long for the program to end
+// before it writes the result (and goes on waiting).
+constexpr int64_t kInterruptWaitNs = 5'000'000'000;
+// Signals this close to the first are the same interrupt: `timeout` sends
+// its signal to latlab and then to its whole process group.
+constexpr int64_t kSameInterruptNs = 300'000'000;
 
 const char* kManifest = "VkLayer_latlab_capture.json";
 
@@ -136,6 +156,7 @@ struct CaptureRun {
   int64_t first_frame_ns = kNoTime;
   ProgramEnd end;
   pid_t pid = -1;
+  std::optional<int> signal_sent;  // the last signal latlab sent the program
   bool result_written = false;
   int write_status = kExitOk;
   // The X11 screen observer (started at the first window record).
@@ -224,12 +245,19 @@ const char* api_name(capture::SourceApi a) {
                                            : "unknown";
 }
 
+const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 std::string partial_reason(const CaptureRun& run, const capture::CaptureStream& st) {
   std::vector<std::string> why;
   if (run.end.not_started) why.push_back("the program could not be started");
-  if (run.end.signal != 0 && !(run.stopped_by != "program_exit" && run.end.signal == SIGTERM))
+  if (run.end.signal != 0 && !(run.signal_sent && run.end.signal == *run.signal_sent))
     why.push_back("the program was ended by signal " + std::to_string(run.end.signal));
-  if (run.stopped_by == "signal") why.push_back("latlab capture was interrupted");
+  if (run.stopped_by == "signal")
+    why.push_back(std::string("latlab capture was interrupted (") +
+                  signal_name(g_first_signal.load()) + ")");
+  if (run.signal_sent == SIGKILL) why.push_back("latlab killed the program at a second interrupt");
   if (st.dropped() > 0)
     why.push_back(std::to_string(st.dropped()) + " records were dropped (the socket was full)");
   if (run.recording) {
@@ -253,6 +281,7 @@ CaptureStop stop_of(const CaptureOptions& o, const CaptureRun& run) {
   if (o.frames > 0) c.frames_limit = o.frames;
   if (o.seconds > 0) c.seconds_limit = o.seconds;
   c.terminate = o.terminate;
+  if (run.signal_sent) c.signal_sent = *run.signal_sent;
   c.records_dropped = st.dropped();
   c.records_malformed = st.malformed();
   c.records_unknown = st.unknown();
@@ -359,34 +388,29 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   const capture::ScreenSummary sc =
       capture::summarize_screen(s, run.stream.windows(), run.watched, events);
   int status = kExitOk;
-  if (!o.out.empty()) {
-    if (auto r = write_output_file(o.out, result_json(o, run, s, sc).dump(2) + "\n"); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --out: %s\n", r.error().message.c_str());
-      status = kExitWriteFailed;
-    }
-  }
-  if (!o.frames_csv.empty()) {
-    if (auto r = write_output_file(o.frames_csv, frames_csv(s, sc)); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --frames-csv: %s\n",
+  std::string written;  // the files written, for the console
+  auto write = [&](const char* option, const std::string& path, const std::string& text) {
+    if (path.empty()) return;
+    if (auto r = write_output_file(path, text); !r) {
+      std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", option,
                    r.error().message.c_str());
       status = kExitWriteFailed;
+      return;
     }
-  }
-  if (!o.submits_csv.empty()) {
-    if (auto r = write_output_file(o.submits_csv, submits_csv(run.stream)); !r) {
-      std::fprintf(stderr, "latlab capture: cannot write --submits-csv: %s\n",
-                   r.error().message.c_str());
-      status = kExitWriteFailed;
-    }
-  }
+    written += (written.empty() ? "" : ", ") + (path == "-" ? std::string("stdout") : path);
+  };
+  if (!o.out.empty()) write("--out", o.out, result_json(o, run, s, sc).dump(2) + "\n");
+  if (!o.frames_csv.empty()) write("--frames-csv", o.frames_csv, frames_csv(s, sc));
+  if (!o.submits_csv.empty()) write("--submits-csv", o.submits_csv, submits_csv(run.stream));
   const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
-  const std::string bp_p50 = bp.empty() ? "n/a" : std::to_string(bp.p50) + " us";
+  char bp_p50[64] = "n/a";
+  if (!bp.empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp.p50);
   std::fprintf(stderr,
                "latlab capture: %zu frames, %llu submits, %llu GPU spans missing, %llu records "
                "dropped; between presents p50 %s\n",
                s.frames.size(), static_cast<unsigned long long>(s.submits),
                static_cast<unsigned long long>(s.gpu_spans_missing),
-               static_cast<unsigned long long>(run.stream.dropped()), bp_p50.c_str());
+               static_cast<unsigned long long>(run.stream.dropped()), bp_p50);
   if (!run.watched.empty()) {
     std::fprintf(stderr, "latlab capture: X11 damage observer: %llu of %llu frames seen updated\n",
                  static_cast<unsigned long long>(sc.frames_matched),
@@ -420,6 +444,10 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
               " context" + (gl > 1 ? "s)" : ")");
     std::fprintf(stderr, "latlab capture: reported by %s\n", apis.c_str());
   }
+  const std::string partial = partial_reason(run, run.stream);
+  if (!written.empty()) std::fprintf(stderr, "latlab capture: wrote %s\n", written.c_str());
+  if (o.out.empty()) std::fprintf(stderr, "latlab capture: no --out: the result was not saved\n");
+  if (!partial.empty()) std::fprintf(stderr, "latlab capture: partial: %s\n", partial.c_str());
   return status;
 }
 
@@ -457,6 +485,39 @@ ProgramEnd decode(int status) {
   return e;
 }
 
+// SIGINT or SIGTERM came (run.pid is the program): the first stops the
+// recording and passes the signal on (unless the terminal sent it to the
+// program too); a later one (not within kSameInterruptNs) kills the program.
+void on_interrupt(CaptureRun& run, int64_t& interrupted_at) {
+  const int64_t now = host_now_ns();
+  const int sig = g_first_signal.load();
+  if (interrupted_at == kNoTime) {
+    interrupted_at = now;
+    if (run.recording) run.stopped_by = "signal";
+    run.recording = false;
+    const bool from_terminal = g_first_from_terminal.load();
+    if (!from_terminal) {
+      kill(run.pid, sig);
+      run.signal_sent = sig;
+    }
+    std::fprintf(stderr,
+                 "latlab capture: %s: recording stopped; %s; waiting up to %.0f s for it to end "
+                 "(interrupt again to kill it)\n",
+                 signal_name(sig),
+                 from_terminal ? "the program got it from the terminal too"
+                               : (std::string(signal_name(sig)) +
+                                  " passed on to the program (pid " + std::to_string(run.pid) + ")")
+                                     .c_str(),
+                 static_cast<double>(kInterruptWaitNs) / 1e9);
+    return;
+  }
+  if (now - interrupted_at < kSameInterruptNs || run.signal_sent == SIGKILL) return;
+  kill(run.pid, SIGKILL);
+  run.signal_sent = SIGKILL;
+  std::fprintf(stderr, "latlab capture: interrupted again: the program (pid %d) was killed\n",
+               static_cast<int>(run.pid));
+}
+
 int capture_main(CaptureOptions& o) {
   // Each API's attachment is optional: a missing one is said, listed
   // unavailable in the result, and the other still captures.
@@ -492,7 +553,8 @@ int capture_main(CaptureOptions& o) {
   setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
   setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
   struct sigaction sa {};
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   struct sigaction old_int {
   }, old_term{};
@@ -519,13 +581,14 @@ int capture_main(CaptureOptions& o) {
       setenv("VK_INSTANCE_LAYERS",
              prepend("VK_INSTANCE_LAYERS", "VK_LAYER_LATLAB_capture", ':').c_str(), 1);
     }
-    // The GL interposer after the program's own preloads (theirs wrap first).
-    if (!gl_interposer.empty()) {
-      const char* old = std::getenv("LD_PRELOAD");
-      const std::string preload =
-          old == nullptr || *old == '\0' ? gl_interposer : std::string(old) + ":" + gl_interposer;
-      setenv("LD_PRELOAD", preload.c_str(), 1);
-    }
+    // The GL interposer before the preloads already there: another
+    // interposer (MangoHud) calls the driver's swap itself, so one listed
+    // first would hide every swap from latlab's; first, latlab's wrapper
+    // forwards to theirs.
+    if (!gl_interposer.empty())
+      setenv("LD_PRELOAD", prepend("LD_PRELOAD", gl_interposer, ':').c_str(), 1);
+    // --out -: the result is latlab's stdout; the program's goes to stderr.
+    if (o.out == "-") dup2(STDERR_FILENO, STDOUT_FILENO);
     std::vector<char*> argv;
     for (auto& a : o.program) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -536,27 +599,36 @@ int capture_main(CaptureOptions& o) {
   close(sv[1]);
   run.pid = pid;
   bool socket_open = true;
-  bool terminated = false;
+  int signals_seen = 0;
+  int64_t interrupted_at = kNoTime;
   for (;;) {
     pollfd p{sv[0], POLLIN, 0};
     if (socket_open) poll(&p, 1, 50);
     if (socket_open) socket_open = drain(sv[0], o, run);
     if (!socket_open) usleep(20'000);
-    if (const int sig = g_signal.exchange(0); sig != 0) {
-      if (sig == SIGTERM) kill(pid, SIGTERM);  // SIGINT from a terminal reached it already
-      if (run.recording) run.stopped_by = "signal";
-      run.recording = false;
+    if (const int n = g_signals.load(); n != signals_seen) {
+      signals_seen = n;
+      on_interrupt(run, interrupted_at);
     }
     if (run.recording && o.seconds > 0 && run.first_frame_ns != kNoTime &&
         static_cast<double>(host_now_ns() - run.first_frame_ns) >= o.seconds * 1e9) {
       run.recording = false;
       run.stopped_by = "seconds";
     }
-    if (!run.recording && !run.result_written && run.stopped_by != "signal") {
+    // Interrupted: written once the program ended, or after the wait.
+    const bool waited =
+        interrupted_at == kNoTime || host_now_ns() - interrupted_at >= kInterruptWaitNs;
+    if (!run.recording && !run.result_written && waited) {
+      if (o.terminate && !run.signal_sent) {
+        kill(pid, SIGTERM);  // before writing: the result says it was sent
+        run.signal_sent = SIGTERM;
+      }
       run.write_status = write_outputs(o, run);
-      if (o.terminate && !terminated) {
-        kill(pid, SIGTERM);
-        terminated = true;
+      if (interrupted_at != kNoTime) {
+        std::fprintf(stderr,
+                     "latlab capture: the program (pid %d) still runs %.0f s after the interrupt; "
+                     "latlab waits for it (interrupt again to kill it)\n",
+                     static_cast<int>(pid), static_cast<double>(kInterruptWaitNs) / 1e9);
       }
     }
     int status = 0;
@@ -579,6 +651,10 @@ int capture_main(CaptureOptions& o) {
   return run.end.exit_code;
 }
 
+// --seconds: from 1 ms to 1e6 s (11.6 days).
+constexpr double kMinSeconds = 1e-3;
+constexpr double kMaxSeconds = 1e6;
+
 CommandRunner setup(CLI::App& app) {
   auto o = std::make_shared<CaptureOptions>();
   CLI::App* sub = app.add_subcommand(
@@ -592,7 +668,7 @@ CommandRunner setup(CLI::App& app) {
       sub->add_option("--seconds", o->seconds, "Stop recording S seconds after the first frame");
   frames->excludes(seconds);
   frames->transform(unsigned_in(1, 1'000'000'000));
-  seconds->check(CLI::PositiveNumber);
+  seconds->check(real_in(kMinSeconds, kMaxSeconds));
   sub->add_flag("--terminate", o->terminate,
                 "Send the program SIGTERM once --frames/--seconds stopped the recording "
                 "(default: let it run to its end)");
@@ -607,8 +683,7 @@ CommandRunner setup(CLI::App& app) {
               return static_cast<int>(kExitUsage);
             }
             (void)sub;
-            o->command_line = "latlab capture";
-            for (const auto& a : o->program) o->command_line += " " + a;
+            o->command_line = own_command_line();
             return static_cast<int>(kExitOk);
           },
           [o] { return capture_main(*o); }};

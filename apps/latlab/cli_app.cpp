@@ -74,9 +74,35 @@ void suggest_options(const CLI::App& app) {
                    typed.c_str(), near.c_str());
     }
   }
+  // A command that runs a program (capture): its options were read as
+  // latlab's because no "--" came before them.
+  for (const CLI::Option* o : sub->get_options()) {
+    if (o->get_positional() && o->get_name(true) == "program") {
+      std::fprintf(stderr,
+                   "%s: the program's own options need '--' before the program: %s [OPTIONS] -- "
+                   "PROGRAM ARGS...\n",
+                   path.c_str(), path.c_str());
+      break;
+    }
+  }
 }
 
 }  // namespace
+
+std::string own_command_line() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return "";
+  std::string s;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& ch : s) {
+    if (ch == '\0') ch = ' ';
+  }
+  return s;
+}
 
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known) {
   std::string best;

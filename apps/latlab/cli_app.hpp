@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,11 @@ class Cli {
   std::vector<std::pair<CLI::App*, CommandRunner>> runners_;
   CommandRunner* chosen_ = nullptr;
 };
+
+// This process's argv as the kernel holds it (/proc/self/cmdline; main
+// owns argv), joined with spaces: a result's `command_line`, latlab's own
+// options and a `--` included. "" when it cannot be read.
+std::string own_command_line();
 
 // The known name nearest to `typed` (edit distance, a swap of two
 // neighbouring letters counting as one edit), when it is close enough to be

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "backend_table.hpp"
+#include "cli_app.hpp"
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
@@ -179,22 +180,6 @@ int run_command(RunCommand& c) {
   attach_latency_scores(out.result);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return report_run(c.outputs, out.result, info, store.get());
-}
-
-// argv as the kernel holds it (main owns argv; this keeps run self-contained).
-std::string own_command_line() {
-  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
-  if (f == nullptr) return "";
-  std::string s;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  for (char& ch : s) {
-    if (ch == '\0') ch = ' ';
-  }
-  return s;
 }
 
 // --mode, --backend, --device and the schedule.

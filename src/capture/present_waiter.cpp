@@ -1,5 +1,7 @@
 #include "capture/present_waiter.hpp"
 
+#include <pthread.h>
+
 #include <utility>
 
 #include "latlab/host_clock.hpp"
@@ -35,6 +37,8 @@ PresentWaiter::Push PresentWaiter::push(uint64_t present_id, uint64_t frame) {
 }
 
 void PresentWaiter::run() {
+  // Named for `top -H` (a thread of latlab's in the captured program).
+  pthread_setname_np(pthread_self(), "latlab-present");
   for (;;) {
     Item item;
     {

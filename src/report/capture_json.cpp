@@ -73,6 +73,7 @@ json capture_to_json(const RunResult& r) {
                   {"frames_limit", opt(c.stop.frames_limit)},
                   {"seconds_limit", opt(c.stop.seconds_limit)},
                   {"terminate", c.stop.terminate},
+                  {"signal_sent", opt(c.stop.signal_sent)},
                   {"records_dropped", c.stop.records_dropped},
                   {"records_malformed", c.stop.records_malformed},
                   {"records_unknown", c.stop.records_unknown}};

@@ -26,6 +26,7 @@ CaptureStop read_stop(const Obj& c) {
   out.frames_limit = c.u64_or_null("frames_limit");
   out.seconds_limit = c.number_or_null("seconds_limit");
   c.opt("terminate", out.terminate);
+  if (c.has("signal_sent")) out.signal_sent = c.i64_or_null("signal_sent");
   c.opt("records_dropped", out.records_dropped);
   c.opt("records_malformed", out.records_malformed);
   c.opt("records_unknown", out.records_unknown);

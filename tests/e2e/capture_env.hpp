@@ -59,4 +59,16 @@ inline std::string vkcube_env(const XvfbServer& xvfb) {
   return "DISPLAY=" + xvfb.display() + " VK_ICD_FILENAMES=" + kLavapipeIcd;
 }
 
+inline constexpr const char* kMesaEglVendor = "/usr/share/glvnd/egl_vendor.d/50_mesa.json";
+
+// The environment of a capture of a GL program on `xvfb`: Mesa's software
+// renderer (GLX: what Xvfb offers anyway; EGL: Mesa's vendor library, not a
+// GPU vendor's, whose X11 support may not work against Xvfb).
+inline std::string gl_env(const XvfbServer& xvfb) {
+  std::string env = "DISPLAY=" + xvfb.display() + " LIBGL_ALWAYS_SOFTWARE=1";
+  if (access(kMesaEglVendor, R_OK) == 0)
+    env += std::string(" __EGL_VENDOR_LIBRARY_FILENAMES=") + kMesaEglVendor;
+  return env;
+}
+
 }  // namespace latlab::e2e

@@ -59,8 +59,6 @@ bool lists_unavailable(const json& j, const std::string& name) {
   return false;
 }
 
-constexpr const char* kMesaEglVendor = "/usr/share/glvnd/egl_vendor.d/50_mesa.json";
-
 class CaptureGl : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,12 +66,7 @@ class CaptureGl : public ::testing::Test {
     if (!on_path("glxgears") || !on_path("es2gears_x11"))
       GTEST_SKIP() << "glxgears / es2gears_x11 not installed (mesa-utils)";
     if (!xvfb_.ok()) GTEST_SKIP() << xvfb_.why_not();
-    // Mesa's software renderer on Xvfb: what Xvfb's GLX offers anyway.
-    // Mesa on Xvfb (GLX: Xvfb's own; EGL: Mesa's vendor library, not a
-    // GPU vendor's, whose X11 support may not work against Xvfb).
-    env_ = std::string("DISPLAY=") + xvfb_.display() + " LIBGL_ALWAYS_SOFTWARE=1";
-    if (access(kMesaEglVendor, R_OK) == 0)
-      env_ += std::string(" __EGL_VENDOR_LIBRARY_FILENAMES=") + kMesaEglVendor;
+    env_ = gl_env(xvfb_);
   }
   CliResult capture(const std::string& args) {
     return run_cli("capture " + args, CliOptions{env_});
@@ -210,6 +203,7 @@ TEST_F(CaptureGl, GlxgearsExitCodeIsPassedThrough) {
   const json j = json::parse(slurp(out));
   EXPECT_EQ(j["frames"], 5) << r.output;
   EXPECT_EQ(j["program"]["running_when_written"], true);
+  EXPECT_EQ(j["capture"]["signal_sent"], 15) << "--terminate: latlab sent SIGTERM";
 }
 
 TEST_F(CaptureGl, Es2gearsEglSwapsAreCaptured) {

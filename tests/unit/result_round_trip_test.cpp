@@ -570,6 +570,7 @@ RunResult capture(Gen& g) {
   if (g.coin()) c.stop.frames_limit = 1 + g.below(1000);
   if (g.coin()) c.stop.seconds_limit = g.us() / 1e3;
   c.stop.terminate = g.coin();
+  if (g.coin()) c.stop.signal_sent = g.coin() ? 15 : 2;
   c.stop.records_dropped = g.below(3);
   for (uint64_t i = g.below(3); i > 0; --i)
     c.sources.push_back({1000 + g.ns() % 30'000, "vulkan", g.coin() ? "llvmpipe" : "",

@@ -32,6 +32,10 @@ struct CaptureStop {
   std::optional<uint64_t> frames_limit;  // --frames
   std::optional<double> seconds_limit;   // --seconds
   bool terminate = false;                // --terminate
+  // The signal latlab sent the program before the result was written
+  // (SIGTERM for --terminate, an interrupt it passed on, SIGKILL at a
+  // second one); nullopt: none.
+  std::optional<int64_t> signal_sent;
   uint64_t records_dropped = 0, records_malformed = 0, records_unknown = 0;
   bool operator==(const CaptureStop&) const = default;
 };
@@ -78,7 +82,7 @@ struct CaptureResult {
   std::vector<CaptureSourceInfo> sources;
   uint64_t frames = 0, submits = 0, submits_without_work = 0;
   uint64_t gpu_spans_missing = 0, frames_with_missing_gpu = 0;
-  std::vector<std::pair<std::string, uint64_t>> submit_spans;  // submissions by span outcome
+  std::vector<std::pair<std::string, uint64_t>> submit_spans;      // submissions by span outcome
   std::vector<std::pair<std::string, uint64_t>> present_complete;  // frames by completion outcome
   NamedDistributions figures;         // per frame, PresentMon's columns (docs/capture.md)
   NamedDistributions submit_figures;  // per submission

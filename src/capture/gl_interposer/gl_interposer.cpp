@@ -3,7 +3,8 @@
 // defines glXSwapBuffers, eglSwapBuffers, glXDestroyContext,
 // eglDestroyContext, eglTerminate and the GetProcAddress functions
 // (glXGetProcAddress, glXGetProcAddressARB, eglGetProcAddress, which hand out
-// these wrappers and those of eglSwapBuffersWithDamageKHR/EXT), forwards each
+// these wrappers and those of eglSwapBuffersWithDamageKHR/EXT) and dlsym
+// (which hands them out to programs that dlopen GL themselves), forwards each
 // to the next definition (dlsym(RTLD_NEXT)), and times frames on the
 // program's current context with GlContextTiming. Records go through an
 // outbox to a thread of the interposer's, which sends them
@@ -66,16 +67,67 @@ bool enabled() {
          !g_exiting.load(std::memory_order_relaxed);
 }
 
+using DlsymFn = void* (*)(void*, const char*);
+
+// libc's own dlsym. The interposer's look-ups go there, never through the
+// `dlsym` it exports (that one hands out its wrappers: a wrapper would find
+// itself as its next definition). Called from this library, RTLD_NEXT means
+// "after this library", as it should.
+DlsymFn libc_dlsym() {
+  static const DlsymFn f = [] {
+    DlsymFn found = nullptr;
+    for (const char* lib : {"libc.so.6", "libdl.so.2"}) {
+      void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+      if (h == nullptr) continue;
+      for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+        found = reinterpret_cast<DlsymFn>(dlvsym(h, "dlsym", version));
+        if (found != nullptr) break;
+      }
+      dlclose(h);
+      if (found != nullptr) break;
+    }
+    return found;
+  }();
+  return f;
+}
+
+// What the program's dlsym found for each function the interposer hands out
+// in its place (see `dlsym` below): the last way to reach the driver when
+// neither RTLD_NEXT nor the GL libraries' usual names find it (a program
+// that loaded its GL library under another name).
+struct SeenSymbol {
+  const char* name;
+  std::atomic<void*> real{nullptr};
+};
+SeenSymbol g_seen[] = {{"glXSwapBuffers"},    {"glXDestroyContext"}, {"glXGetProcAddressARB"},
+                       {"glXGetProcAddress"}, {"eglSwapBuffers"},    {"eglDestroyContext"},
+                       {"eglTerminate"},      {"eglGetProcAddress"}};
+
+void remember_seen(const char* name, void* real) {
+  for (auto& s : g_seen) {
+    if (std::strcmp(s.name, name) == 0) {
+      void* none = nullptr;
+      s.real.compare_exchange_strong(none, real);
+      return;
+    }
+  }
+}
+
 // The next definition of `name` after this library; where the GL library
 // was loaded privately (dlopen RTLD_LOCAL), that library's own.
 void* next_symbol(const char* name) {
-  if (void* f = dlsym(RTLD_NEXT, name)) return f;
+  const DlsymFn real_dlsym = libc_dlsym();
+  if (real_dlsym == nullptr) return nullptr;
+  if (void* f = real_dlsym(RTLD_NEXT, name)) return f;
   for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1"}) {
     if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) {
-      void* f = dlsym(h, name);
+      void* f = real_dlsym(h, name);
       dlclose(h);
       if (f != nullptr) return f;
     }
+  }
+  for (auto& s : g_seen) {
+    if (std::strcmp(s.name, name) == 0) return s.real.load();
   }
   return nullptr;
 }
@@ -160,6 +212,8 @@ class Outbox {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   void run() {
+    // Named for `top -H` and profilers: the program's CPU that latlab takes.
+    pthread_setname_np(pthread_self(), "latlab-glsend");
     std::vector<Item> batch;
     std::unique_lock lock(mu_);
     while (!stopping_) {
@@ -457,3 +511,148 @@ LATLAB_GL_EXPORT __eglMustCastToProperFunctionPointerType eglGetProcAddress(cons
   }
   return next_fn;
 }
+
+// ---------------------------------------------------------------------------
+// dlsym: programs that load GL themselves (glmark2, SDL, GLFW, engines)
+// dlopen libGL/libEGL privately and take the swap from that handle, which
+// no preloaded definition can replace. The interposer exports `dlsym` too:
+// every look-up goes to the next dlsym (libc's, or another preload's such as
+// MangoHud's), and where that found one of the functions above, the
+// interposer's wrapper is returned instead (which forwards to the definition
+// after it, as when the program links GL). Names not found stay not found,
+// so a program probing for a function is told the truth.
+//
+// dlsym(RTLD_NEXT, ...) depends on who calls it (glibc reads its return
+// address): such calls jump to the next dlsym without a frame of the
+// interposer's (x86-64 and AArch64), so they search after their caller, not
+// after this library. They are not rewritten: a library asking for the next
+// glXSwapBuffers is another interposer, which must reach the driver.
+
+namespace {
+
+// The dlsym after this library, for the program's calls. Set by the
+// constructor below (or the first call), read by the trampoline.
+DlsymFn next_dlsym() {
+  static const DlsymFn f = [] {
+    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+      if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) return reinterpret_cast<DlsymFn>(p);
+    }
+    return libc_dlsym();
+  }();
+  return f;
+}
+
+// The wrapper handed out for `name` (`real`: what the program's dlsym found,
+// not null), or nullptr to return `real` itself.
+void* own_function(const char* name, void* real) {
+  using Proc = void*;
+  struct Own {
+    const char* name;
+    Proc own;
+  };
+  static const Own kOwn[] = {
+      {"glXSwapBuffers", reinterpret_cast<Proc>(&glXSwapBuffers)},
+      {"glXDestroyContext", reinterpret_cast<Proc>(&glXDestroyContext)},
+      {"glXGetProcAddressARB", reinterpret_cast<Proc>(&glXGetProcAddressARB)},
+      {"glXGetProcAddress", reinterpret_cast<Proc>(&glXGetProcAddress)},
+      {"eglSwapBuffers", reinterpret_cast<Proc>(&eglSwapBuffers)},
+      {"eglDestroyContext", reinterpret_cast<Proc>(&eglDestroyContext)},
+      {"eglTerminate", reinterpret_cast<Proc>(&eglTerminate)},
+      {"eglGetProcAddress", reinterpret_cast<Proc>(&eglGetProcAddress)},
+  };
+  if (name[0] != 'g' && name[0] != 'e') return nullptr;  // the common case, cheaply
+  for (const auto& o : kOwn) {
+    if (std::strcmp(o.name, name) == 0) {
+      if (real == o.own) return nullptr;  // the program looked this library up
+      remember_seen(name, real);
+      return o.own;
+    }
+  }
+  if (std::strcmp(name, "eglSwapBuffersWithDamageKHR") == 0) {
+    g_damage_khr.store(reinterpret_cast<EglSwapWithDamage>(real));
+    return reinterpret_cast<Proc>(&swap_with_damage_khr);
+  }
+  if (std::strcmp(name, "eglSwapBuffersWithDamageEXT") == 0) {
+    g_damage_ext.store(reinterpret_cast<EglSwapWithDamage>(real));
+    return reinterpret_cast<Proc>(&swap_with_damage_ext);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Read by the trampoline (RTLD_NEXT calls); nullptr until set.
+__attribute__((visibility("hidden"))) void* latlab_glcap_next_dlsym = nullptr;
+
+// Every dlsym call but RTLD_NEXT ones (once latlab_glcap_next_dlsym is set).
+__attribute__((visibility("hidden"))) void* latlab_glcap_dlsym(void* handle, const char* name) {
+  const DlsymFn next = next_dlsym();
+  if (next == nullptr) return nullptr;
+  void* real = next(handle, name);
+  if (real == nullptr || name == nullptr || handle == RTLD_NEXT || !enabled()) return real;
+  void* own = own_function(name, real);
+  return own != nullptr ? own : real;
+}
+
+}  // extern "C"
+
+namespace {
+
+// At load, while the process has one thread: the look-ups take the
+// loader's lock, never inside a program's dlsym later.
+__attribute__((constructor)) void set_next_dlsym() {
+  (void)libc_dlsym();
+  latlab_glcap_next_dlsym = reinterpret_cast<void*>(next_dlsym());
+}
+
+}  // namespace
+
+// The exported dlsym: a trampoline (no frame of its own) so that glibc sees
+// the program's return address.
+#if defined(__x86_64__)
+asm(R"(
+  .text
+  .globl dlsym
+  .type dlsym, @function
+  .p2align 4
+dlsym:
+  .cfi_startproc
+  cmpq $-1, %rdi
+  jne 1f
+  movq latlab_glcap_next_dlsym(%rip), %rax
+  testq %rax, %rax
+  jz 1f
+  jmp *%rax
+1:
+  jmp latlab_glcap_dlsym
+  .cfi_endproc
+  .size dlsym, .-dlsym
+)");
+#elif defined(__aarch64__)
+asm(R"(
+  .text
+  .globl dlsym
+  .type dlsym, %function
+  .p2align 4
+dlsym:
+  .cfi_startproc
+  cmn x0, #1
+  b.ne 1f
+  adrp x16, latlab_glcap_next_dlsym
+  ldr x16, [x16, :lo12:latlab_glcap_next_dlsym]
+  cbz x16, 1f
+  br x16
+1:
+  b latlab_glcap_dlsym
+  .cfi_endproc
+  .size dlsym, .-dlsym
+)");
+#else
+// Elsewhere a plain function: dlsym(RTLD_NEXT) from the program searches
+// after this library instead of after its caller.
+LATLAB_GL_EXPORT void* dlsym(void* handle, const char* name) noexcept {
+  return latlab_glcap_dlsym(handle, name);
+}
+#endif

@@ -27,6 +27,7 @@
 // Plumbing follows the Vulkan loader's layer interface (version 2:
 // vkNegotiateLoaderLayerInterfaceVersion, per-instance and per-device
 // dispatch keyed by the loader's dispatch pointer).
+#include <pthread.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -442,6 +443,8 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
 }
 
 void collector_main(DeviceData* d) {
+  // Named for `top -H` and profilers: the program's CPU that latlab takes.
+  pthread_setname_np(pthread_self(), "latlab-collect");
   CollectorState c;
   for (;;) {
     {

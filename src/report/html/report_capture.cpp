@@ -26,6 +26,7 @@ std::string run_table(const RunResult& r) {
   row(t, "stopped by", text(c.stop.stopped_by));
   row(t, "frames limit", c.stop.frames_limit ? count(*c.stop.frames_limit) : na());
   row(t, "seconds limit", number(c.stop.seconds_limit, 3));
+  row(t, "signal latlab sent", optional_int(c.stop.signal_sent));
   row(t, "records dropped, malformed, unknown",
       fmt::format("{}, {}, {}", c.stop.records_dropped, c.stop.records_malformed,
                   c.stop.records_unknown));
