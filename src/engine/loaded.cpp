@@ -26,9 +26,6 @@ LoadCalibrationDesc calibration_desc(const RunPlan& plan, const RunHooks& hooks)
   cd.tolerance = plan.load_tolerance;
   cd.form = plan.loaded_work.form;
   cd.interrupt = hooks.interrupt;
-  // Under the run's own conditions: frames on the run's schedule, not back
-  // to back (a CPU device idling between frames runs them slower).
-  cd.pacing = plan.desc.schedule;
   cd.on_step = [&hooks](const LoadCalibrationStep& st) {
     say(hooks,
         fmt::format(
@@ -76,20 +73,20 @@ void take_calibration(RunPlan& plan, LoadedOutcome& loaded, LoadCalibrationRepor
 
 // Why the automatic size goes on past a calibration that returned a report,
 // or "" to keep it: the target fell between two complexities a step larger
-// than the tolerance apart, or was reached in steps coarser than half the
-// tolerance (the run's warm-up re-check could not correct a drift finer than
-// one step). A smaller size needs more steps, each finer.
+// than the tolerance apart, or the steps are coarser than half the tolerance
+// (reached or not: the run's warm-up re-check could not correct a drift
+// finer than one step). A smaller size needs more steps, each finer.
 std::string too_coarse(const LoadCalibrationReport& cal) {
   if (cal.granularity_limited) return "granularity: " + cal.outcome;
-  if (!cal.within_tolerance) return "";
   const double half = cal.tolerance / 2.0 * cal.target_ms;
   // Without a measured step, one step is at most the whole time / complexity.
   const double step = cal.step_ms.value_or(cal.median_ms / cal.complexity);
   if (step <= half) return "";
   return fmt::format(
-      "reached at complexity {}, but one complexity step changes the GPU time by ~{:.3f} ms "
+      "{} at complexity {}, but one complexity step changes the GPU time by ~{:.3f} ms "
       "({:.2f}% of the target{}), more than half the tolerance: too coarse to correct a drift",
-      cal.complexity, step, step / cal.target_ms * 100.0, cal.step_ms ? "" : ", at most");
+      cal.within_tolerance ? "reached" : "not reached (" + cal.outcome + ")", cal.complexity, step,
+      step / cal.target_ms * 100.0, cal.step_ms ? "" : ", at most");
 }
 
 // Why a size need not be measured, or "": the lowest complexity's GPU time
@@ -111,10 +108,9 @@ std::string unreachable_by_scale(std::pair<double, double> lowest, uint32_t w, u
 // the automatic size at the first size of auto_load_sizes() where the
 // target is reachable in steps finer than half the tolerance (when none is,
 // the finest size that reached it; else the last answer).
-void calibrate_loaded(RunPlan& plan, LatencyDevice& device, HostTime* time, const RunHooks& hooks,
+void calibrate_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hooks,
                       LoadedOutcome& loaded) {
   LoadCalibrationDesc cd = calibration_desc(plan, hooks);
-  cd.pacing_time = time;
   std::vector<std::pair<uint32_t, uint32_t>> sizes = {
       {plan.loaded_work.width, plan.loaded_work.height}};
   if (plan.load_size_auto) sizes = auto_load_sizes();
@@ -228,8 +224,7 @@ bool target_below_reach(const Error& e) {
   return e.message.find("is below the lowest reachable GPU time") != std::string::npos;
 }
 
-LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, HostTime* time,
-                             const RunHooks& hooks) {
+LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hooks) {
   LoadedOutcome loaded;
   loaded.asked = plan.want_loaded;
   loaded.given_complexity = plan.want_loaded ? plan.load_complexity : 0;
@@ -242,7 +237,7 @@ LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, HostTime* tim
             ? "--load-complexity given: nothing calibrated, the largest size of the list"
             : "given with --load-size";
   } else if (plan.want_loaded) {
-    calibrate_loaded(plan, device, time, hooks, loaded);
+    calibrate_loaded(plan, device, hooks, loaded);
     if (loaded.interrupted.empty()) say_loaded(loaded, hooks);
   }
   loaded.runs = plan.want_loaded && loaded.unavailable.empty() && loaded.interrupted.empty();

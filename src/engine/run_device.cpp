@@ -133,7 +133,7 @@ RunOutcome run_on_device(RunPlan& plan, const RunDeviceEnv& env, RunMeta meta,
                          const RunHooks& hooks) {
   RunOutcome out;
   LatencyDevice& device = *env.device;
-  LoadedOutcome loaded = prepare_loaded(plan, device, env.time, hooks);
+  LoadedOutcome loaded = prepare_loaded(plan, device, hooks);
   if (!loaded.interrupted.empty()) {  // interrupted during calibration: before any measured frame
     out.stop = RunStop::nothing_measured;
     out.why = loaded.interrupted;

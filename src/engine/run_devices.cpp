@@ -24,7 +24,7 @@ struct LaneRun {
 void prepare_lanes(std::vector<LaneRun>& runs, const RunHooks& hooks) {
   for (LaneRun& l : runs) {
     if (!l.failure.empty()) continue;
-    l.loaded = prepare_loaded(l.plan, *l.lane->device, nullptr, hooks);
+    l.loaded = prepare_loaded(l.plan, *l.lane->device, hooks);
     if (!l.loaded.interrupted.empty()) {
       l.failure = "stopped before any measured frame: " + l.loaded.interrupted;
       break;

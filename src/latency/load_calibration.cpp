@@ -10,9 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "latlab/bench/schedule.hpp"
 #include "latlab/host_clock.hpp"
-#include "latlab/host_time.hpp"
 
 namespace latlab {
 
@@ -53,9 +51,6 @@ Result<void> validate(const LoadCalibrationDesc& d) {
     return bad("max_evaluations must be at least 2 (one search, one verification)");
   if (!(d.max_growth > 1.0)) return bad("max_growth must be > 1");
   if (d.max_wall_ns <= 0) return bad("max_wall_ns must be positive");
-  if (d.pacing &&
-      (d.pacing->min_interval_ns <= 0 || d.pacing->max_interval_ns < d.pacing->min_interval_ns))
-    return bad("pacing needs intervals with 0 < min <= max");
   return {};
 }
 
@@ -202,27 +197,7 @@ class Calibration {
   // non-monotonic cost, said in the outcome.
   std::string not_monotonic_;
   bool granular_ = false;  // the target lies between neighbours a step apart > tolerance
-  // With desc.pacing: its intervals and the next frame's deadline (host ns).
-  std::optional<Schedule> pacer_;
-  int64_t next_deadline_ns_ = 0;
-  void wait_for_deadline();
 };
-
-// Paced (desc.pacing): sleeps to the next deadline of the schedule; a frame
-// more than one longest interval late moves the deadlines to now.
-void Calibration::wait_for_deadline() {
-  if (!d_.pacing) return;
-  RealHostTime real;
-  HostTime& time = d_.pacing_time != nullptr ? *d_.pacing_time : real;
-  if (!pacer_) {
-    pacer_.emplace(*d_.pacing);
-    next_deadline_ns_ = time.now_ns();
-  }
-  next_deadline_ns_ += pacer_->next_interval_ns();
-  const int64_t now = time.now_ns();
-  if (now - next_deadline_ns_ > d_.pacing->max_interval_ns) next_deadline_ns_ = now;
-  time.sleep_until(next_deadline_ns_);
-}
 
 // Bracket, refine, verify (docs/load-calibration.md): every pass either
 // verifies a candidate or measures one more search point, until a
@@ -367,7 +342,6 @@ Result<std::vector<std::vector<double>>> Calibration::measure_frames(uint32_t co
                         ", after " + std::to_string(i) + " of " + std::to_string(total) +
                         " frames)");
     }
-    wait_for_deadline();
     const uint64_t id = next_frame_id_++;
     if (auto sub = dev_.submit_frame(id, work); !sub) {
       return make_error("load calibration: submitting frame " + std::to_string(id) +
@@ -429,9 +403,18 @@ void Calibration::remember(uint32_t complexity, StepKind kind, const LoadCalibra
   double rel_se =
       median > 0 ? median_standard_error(sorted_ms, median).value_or(0.0) / median : 0.0;
   // Noise that lasts longer than a frame (another process on a CPU device)
-  // shows between the repeats, not between neighbouring frames.
+  // shows between the repeats, not between neighbouring frames. From three
+  // repeats on, their MAD (one repeat hit by a hiccup moves the median of
+  // all frames little, and must not pass for the noise of all); with two,
+  // their range.
   const size_t n = repeats.size();
-  if (n >= 2 && median > 0) {
+  if (n >= 3 && median > 0) {
+    std::vector<double> sorted_repeats = repeats;
+    std::sort(sorted_repeats.begin(), sorted_repeats.end());
+    const double repeat_median = *percentile_sorted(sorted_repeats, 0.5);
+    rel_se = std::max(
+        rel_se, median_standard_error(repeats, repeat_median).value_or(0.0) / 1.2533 / median);
+  } else if (n == 2 && median > 0) {
     const auto [lo, hi] = std::minmax_element(repeats.begin(), repeats.end());
     rel_se = std::max(rel_se,
                       (*hi - *lo) / median / range_to_sigma(n) / std::sqrt(static_cast<double>(n)));

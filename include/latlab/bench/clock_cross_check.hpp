@@ -14,8 +14,8 @@
 #include <string>
 
 #include "latlab/bench/tick_mapper.hpp"
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

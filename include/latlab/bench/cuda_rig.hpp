@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "latlab/core/latency_device.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/result.hpp"
-#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "latlab/bench/backend.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "latlab/clock_model.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/result.hpp"
-#include "latlab/core/latency_device.hpp"
 
 namespace latlab {
 

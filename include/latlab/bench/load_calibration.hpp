@@ -46,9 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/bench/schedule.hpp"
 #include "latlab/core/latency_device.hpp"
-#include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
@@ -84,17 +82,6 @@ struct LoadCalibrationDesc {
   int64_t max_wall_ns =
       10'000'000'000;  // wall-time budget on the host clock, ns (checked between evaluations)
   uint64_t first_frame_id = 0;  // frame ids used: first_frame_id, +1, ...
-  // Optional: submit each frame on this schedule's absolute deadlines (as the
-  // latency run's consumer does after its generator's signal), not back to
-  // back. A device whose frames take longer when it idles between them (a
-  // CPU device: its worker threads sleep) is then measured as the run will
-  // find it. A frame more than one longest interval late re-bases the
-  // deadlines (this is a measurement of GPU time, not of the schedule).
-  // nullopt: back to back.
-  std::optional<ScheduleDesc> pacing;
-  // Optional: the clock pacing waits on (the sim's scaled clock in a sim
-  // run); null: the real host clock. Not owned.
-  HostTime* pacing_time = nullptr;
   // A target below the GPU time of min_complexity: measure one more point to
   // name the top of the reachable range in the error (false: the error names
   // the bottom only; the automatic size search, which moves on anyway).

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/result.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {

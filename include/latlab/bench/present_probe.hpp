@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "latlab/bench/device_factory.hpp"
-#include "latlab/result.hpp"
 #include "latlab/core/present_path.hpp"
+#include "latlab/result.hpp"
 
 namespace latlab {
 

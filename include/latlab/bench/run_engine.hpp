@@ -75,8 +75,7 @@ bool target_below_reach(const Error& e);
 // Sets plan.loaded_work (complexity given or calibrated; the size the
 // search chose). A failed calibration leaves Loaded unavailable with the
 // reason; an interrupt stops it within a frame and no other size is tried.
-LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, HostTime* time,
-                             const RunHooks& hooks);
+LoadedOutcome prepare_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hooks);
 
 // Sets the latency modes of plan.desc: Baseline and/or Loaded as they run.
 void set_latency_modes(RunPlan& plan, const LoadedOutcome& loaded);

@@ -30,10 +30,10 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/host_time.hpp"
 #include "latlab/result.hpp"
-#include "latlab/core/latency_device.hpp"
 #include "latlab/tick_format.hpp"
 
 namespace latlab {

@@ -18,8 +18,8 @@
 
 #include "latlab/calibrator.hpp"
 #include "latlab/clock_model.hpp"
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/result.hpp"
 
 namespace latlab {
 
