@@ -338,8 +338,9 @@ json result_json(const CaptureOptions& o, const CaptureRun& run, const capture::
 std::string frames_csv(const capture::CaptureSummary& s, const capture::ScreenSummary& sc) {
   std::string out =
       "pid,source,frame,swapchain,frame_start_ns,present_start_ns,present_end_ns,gpu_begin_ns,"
-      "gpu_end_ns,gpu_busy_ns,acquire_wait_ns,present_complete_ns,submits,gpu_spans_missing,"
-      "present_result";
+      "gpu_end_ns,present_complete_ns,submits,gpu_spans_missing,present_result";
+  // gpu_busy_ns and acquire_wait_ns are figures below (each once, with the
+  // figure's conditions), not raw columns.
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
     out += std::string(",") + capture::to_string(static_cast<capture::FrameFigure>(i)) + "_ns";
   out += ",no_complete,screen_updated_ns,screen_server_ms\n";
@@ -350,8 +351,7 @@ std::string frames_csv(const capture::CaptureSummary& s, const capture::ScreenSu
     out += std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
            std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' + t(f.frame_start) +
            ',' + t(f.present_start) + ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' +
-           t(f.gpu_end) + ',' + t(f.gpu_busy_ns) + ',' + t(f.acquire_wait_ns) + ',' +
-           t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
+           t(f.gpu_end) + ',' + t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
            std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
     for (const auto& v : row.figures) out += ',' + (v ? std::to_string(*v) : std::string());
     const auto& seen = sc.per_frame[k];

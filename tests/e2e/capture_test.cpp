@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,22 +59,38 @@ TEST_F(CaptureVkcube, FramesEqualPresentsAndGpuSpansLieInFrames) {
   std::istringstream in(slurp(csv));
   std::string line;
   std::getline(in, line);
+  const std::vector<std::string> names = [&] {
+    std::vector<std::string> n;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) n.push_back(cell);
+    return n;
+  }();
+  // Every column once (gpu_busy_ns and acquire_wait_ns were written twice).
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << line;
+  const auto column = [&](const char* name) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const size_t begin_col = column("gpu_begin_ns"), end_col = column("gpu_end_ns"),
+               busy_col = column("gpu_busy_ns"), start_col = column("frame_start_ns");
+  ASSERT_LT(busy_col, names.size()) << line;
   int rows = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     std::string cell;
     while (std::getline(ss, cell, ',')) f.push_back(cell);
-    ASSERT_GE(f.size(), 10u) << line;
+    f.resize(names.size());  // a trailing empty cell is not read by getline
     ++rows;
-    ASSERT_FALSE(f[7].empty()) << "gpu_begin missing: " << line;
-    const long long gpu_begin = std::stoll(f[7]);
-    const long long gpu_end = std::stoll(f[8]);
-    const long long busy = std::stoll(f[9]);
+    ASSERT_FALSE(f[begin_col].empty()) << "gpu_begin missing: " << line;
+    const long long gpu_begin = std::stoll(f[begin_col]);
+    const long long gpu_end = std::stoll(f[end_col]);
+    ASSERT_FALSE(f[busy_col].empty()) << "gpu_busy missing: " << line;
+    const long long busy = std::stoll(f[busy_col]);
     EXPECT_LE(gpu_begin, gpu_end) << line;
     EXPECT_LE(busy, gpu_end - gpu_begin) << line;
-    if (!f[4].empty()) {
-      EXPECT_GE(gpu_begin, std::stoll(f[4])) << "GPU began before its frame: " << line;
+    if (!f[start_col].empty()) {
+      EXPECT_GE(gpu_begin, std::stoll(f[start_col])) << "GPU began before its frame: " << line;
     }
   }
   EXPECT_EQ(rows, 120);
