@@ -288,6 +288,17 @@ CaptureStop stop_of(const CaptureOptions& o, const CaptureRun& run) {
   return c;
 }
 
+// Why a capture holds no frame: an empty result says so, never only "0".
+std::string no_frames_reason(const CaptureResult& c) {
+  if (c.sources.empty()) {
+    return "no frame: the program made no Vulkan device and no GL context that latlab's layer or "
+           "interposer saw (it drew nothing, or loaded the API in a way latlab does not see)";
+  }
+  return "no frame: " + std::to_string(c.sources.size()) + " source" +
+         (c.sources.size() == 1 ? "" : "s") + " attached but presented nothing (" +
+         std::to_string(c.submits) + " submits seen: offscreen work has no frames)";
+}
+
 // The typed capture section (the JSON reporter writes it, docs/capture.md).
 CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
                              const capture::CaptureSummary& s, const capture::ScreenSummary& sc) {
@@ -321,6 +332,7 @@ CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
       s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)];
   for (const auto& [name, why] : run.not_attached) c.unavailable.push_back({name, why, run.pid});
   for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
+  if (c.frames == 0) c.unavailable.push_back({"frames", no_frames_reason(c), run.pid});
   c.screen_observers.push_back(screen_of(run, sc));
   return c;
 }

@@ -248,6 +248,21 @@ TEST(CaptureOptions, OutDashKeepsTheProgramsStdoutApart) {
       << "latlab's options and the -- are kept: " << cmd;
 }
 
+// A program that draws nothing: the result says why it holds no frame.
+TEST(CaptureOptions, AnEmptyCaptureSaysWhyItHasNoFrame) {
+  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+  TempDir dir;
+  const std::string out = (dir.path / "e.json").string();
+  const CliResult r = run_cli("capture --out " + out + " -- true");
+  EXPECT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 0) << j.dump();
+  bool said = false;
+  for (const auto& u : j["unavailable"])
+    said = said || (u["name"] == "frames" && u["reason"].get<std::string>().find("no frame") == 0);
+  EXPECT_TRUE(said) << j["unavailable"].dump();
+}
+
 // --seconds takes finite decimal numbers only; a refusal is short.
 TEST(CaptureOptions, SecondsRefusesWhatIsNotAFiniteDecimal) {
   for (const char* bad : {"nan", "inf", "-1", "0", "0x10", "1e400"}) {
