@@ -104,6 +104,21 @@ std::string unreachable_by_scale(std::pair<double, double> lowest, uint32_t w, u
       cd.min_complexity, bound, lowest.first);
 }
 
+// A calibration that reached the target at a size whose steps are coarse.
+struct Reached {
+  LoadCalibrationReport cal;
+  uint32_t w, h;
+};
+
+// No smaller size reached the target: Loaded runs at the coarse size, and
+// the size's why says so (not "in steps finer than half the tolerance").
+void take_coarse(RunPlan& plan, LoadedOutcome& loaded, Reached reached) {
+  take_calibration(plan, loaded, std::move(reached.cal), reached.w, reached.h);
+  loaded.size.why =
+      "the largest size of the list at which the target was reached; its complexity steps are "
+      "coarser than half the tolerance, and no smaller size reached it (see tried)";
+}
+
 // Calibrates Loaded's complexity to the target at the planned size, or with
 // the automatic size at the first size of auto_load_sizes() where the
 // target is reachable in steps finer than half the tolerance (when none is,
@@ -116,10 +131,6 @@ void calibrate_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hook
   if (plan.load_size_auto) sizes = auto_load_sizes();
   loaded.size.asked = plan.load_size_auto ? "auto" : size_text(sizes[0].first, sizes[0].second);
   // A size that reached the target in coarse steps: kept in case no smaller one does better.
-  struct Reached {
-    LoadCalibrationReport cal;
-    uint32_t w, h;
-  };
   std::optional<Reached> coarse;
   // The lowest complexity's GPU time at the last size measured, and its pixels.
   std::optional<std::pair<double, double>> lowest;
@@ -165,7 +176,7 @@ void calibrate_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hook
         if (coarse && !cal->within_tolerance) {  // the finer size failed: the coarse one stands
           loaded.size.tried.emplace_back(size_text(w, h), cal->outcome);
           loaded.next_frame_id = cal->next_frame_id;
-          take_calibration(plan, loaded, std::move(coarse->cal), coarse->w, coarse->h);
+          take_coarse(plan, loaded, std::move(*coarse));
           return;
         }
         take_calibration(plan, loaded, std::move(cal.value()), w, h);
@@ -181,7 +192,7 @@ void calibrate_loaded(RunPlan& plan, LatencyDevice& device, const RunHooks& hook
     if (plan.load_size_auto) loaded.size.tried.emplace_back(size_text(w, h), cal.error().message);
     if (plan.load_size_auto && !last && target_below_reach(cal.error())) continue;
     if (coarse) {  // a smaller size failed: the coarse one stands
-      take_calibration(plan, loaded, std::move(coarse->cal), coarse->w, coarse->h);
+      take_coarse(plan, loaded, std::move(*coarse));
       return;
     }
     loaded.unavailable = "load calibration failed: " + cal.error().message;
