@@ -721,13 +721,25 @@ std::optional<double> Calibration::noise() const {
 
 // How much one complexity step near `near` changes the GPU time, relative to
 // the target, with its uncertainty: the slope to the measured point farthest
-// away in complexity (the longest baseline, which noise moves least).
-// nullopt without one.
+// away within a factor of two in complexity (a long baseline, which noise
+// moves least, that still says what one step costs here: the cost is not
+// affine far away, and the first measurements at a size run slow), else to
+// the nearest point outside that window. nullopt without one.
 std::optional<Calibration::StepEstimate> Calibration::step_estimate(uint32_t near) const {
+  const auto dist = [near](uint32_t x) { return x > near ? x - near : near - x; };
+  const auto local = [near](uint32_t x) {
+    return 2 * static_cast<uint64_t>(x) >= near && x <= 2 * static_cast<uint64_t>(near);
+  };
   std::optional<uint32_t> far;
   for (const auto& [c, q] : points_) {
-    const auto dist = [near](uint32_t x) { return x > near ? x - near : near - x; };
-    if (c != near && (!far || dist(c) > dist(*far))) far = c;
+    if (c == near || !far) {
+      if (c != near) far = c;
+      continue;
+    }
+    const bool better = local(c) == local(*far) ? (local(c) ? dist(c) > dist(*far)
+                                                            : dist(c) < dist(*far))
+                                                : local(c);
+    if (better) far = c;
   }
   if (!far) return std::nullopt;
   const Point& a = points_.at(*far);

@@ -175,6 +175,29 @@ TEST(LoadCalibration, NonLinearCostStillLandsWithinTolerance) {
   }
 }
 
+TEST(LoadCalibration, StepIsTheLocalSlopeWhereTheCostIsNotAffine) {
+  // step_ms decides whether a size's steps are fine enough and how far the
+  // warm-up re-check moves: it must be what one step costs at the chosen
+  // complexity. With cost ~ complexity^1.6 the average slope from complexity
+  // 1 is 1/1.6 of the local one.
+  SimDesc sd = sim_load_desc();
+  sd.cost->complexity_exponent = 1.6;
+  sd.cost->fixed_ns = 400'000;
+  sd.cost->ns_per_unit = 0.0002;
+  SimDevice dev(sd);
+  LoadCalibrationDesc d;
+  auto r = calibrate_load(dev, d);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->step_ms.has_value());
+  const SimCostModel& m = *dev.cost_model();
+  const double local = model_ms(m, d, r->complexity + 1) - model_ms(m, d, r->complexity);
+  const double from_one =
+      (model_ms(m, d, r->complexity) - model_ms(m, d, 1)) / (r->complexity - 1.0);
+  EXPECT_NEAR(*r->step_ms / local, 1.0, 0.2)
+      << "step " << g4(*r->step_ms) << " ms, local " << g4(local) << " ms, average from 1 "
+      << g4(from_one) << " ms";
+}
+
 TEST(LoadCalibration, FixedCostDominatedStartStillConverges) {
   // At complexity 1 the frame is almost all fixed cost: the proportional
   // guess undershoots badly and the affine fit has to do the work.
