@@ -437,10 +437,10 @@ BENCHMARK(BM_VulkanZoneVsRawRatio)->UseManualTime()->Unit(benchmark::kMicrosecon
 
 // The same ratio on the attach path: a device the benchmark makes itself,
 // as a program would (no validation), latlab attached to it
-// (VulkanAttachment, VulkanProfiler). host_reset 1: the program enabled host
+// (VulkanAttachment, vulkan::Gpu). host_reset 1: the program enabled host
 // query reset, so the zones are what BM_VulkanZoneVsRawRatio records on
 // latlab's own context; 0: it did not, and each frame's resets are recorded
-// by new_frame's record_pending_resets before the timed zones (untimed, as
+// by frame(cmd)'s record_pending_resets before the timed zones (untimed, as
 // the frame roll is), after which zones take the same path. The raw writes
 // are the same loader calls as there, so the two benchmarks' ratios compare.
 void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
@@ -463,7 +463,7 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
     state.SkipWithError(attached.error().message.c_str());
     return;
   }
-  auto gpu = VulkanProfiler::create(**attached,
+  auto gpu = vulkan::Gpu::attach(**attached,
                                     {.max_zones_per_frame = kZonesPerFrame, .frames_in_flight = 1});
   const VkQueryPool qp = make_raw_query_pool(program->device);
   if (!gpu || qp == VK_NULL_HANDLE) {
@@ -494,7 +494,7 @@ void BM_VulkanAttachZoneVsRawRatio(benchmark::State& state) {
   };
   auto time_zones = [&] {
     begin();
-    (*gpu)->slots().record_pending_resets(cmd);  // new_frame's part, untimed
+    (*gpu)->slots().record_pending_resets(cmd);  // frame(cmd)'s part, untimed
     const int64_t t0 = thread_cpu_ns();
     for (uint32_t i = 0; i < kZonesPerFrame; ++i) {
       LATLAB_GPU_ZONE(prof, cmd, "zone");

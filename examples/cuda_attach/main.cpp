@@ -10,10 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "latlab/cuda.hpp"
-#include "latlab/profiler.hpp"
 #include "latlab/profiler_cuda.hpp"
-#include "latlab/profiler_trace.hpp"
 
 namespace {
 
@@ -41,41 +38,33 @@ int main(int argc, char** argv) {
   }
   constexpr int kFrames = 24;
 
-  // latlab: the profiler and the clock on the current device (-1)
-  auto prof = latlab::create_cuda_profiler(
-      -1, {.name = "cuda", .max_zones_per_frame = 8, .frames_in_flight = 2});
-  if (!prof) return fail("profiler", prof.error().message);
-  auto clock = latlab::start_cuda_clock_sync(-1);  // latlab: GPU times on the host clock
-  (*prof)->set_clock_mapper(clock->mapper());      // latlab
-  latlab::ChromeTraceWriter trace;  // latlab: streams the trace to argv[1] as frames come
-  if (auto o = argc > 1 ? trace.open(argv[1]) : latlab::Result<void>{}; !o)  // latlab
-    return fail("trace", o.error().message);
-  (*prof)->set_frame_sink(
-      [&](const latlab::ProfilerFrame& f) { trace.add_frame("cuda", f); });  // latlab
+  // latlab: the profiler and the clock sync on the current device
+  auto gpu = latlab::cuda::attach({.profiler = {.name = "cuda", .frames_in_flight = 2}});
+  if (!gpu) return fail("attach", gpu.error().message);
+  if (argc > 1) {
+    if (auto t = (*gpu)->trace(argv[1]); !t) return fail("trace", t.error().message);  // latlab
+  }
 
   for (int frame = 0; frame < kFrames; ++frame) {
     for (int i = 0; i < 2; ++i) {
-      LATLAB_GPU_ZONE(*prof, streams[i], "frame");  // latlab: the stream is the program's
+      LATLAB_GPU_ZONE(*gpu, streams[i], "frame");  // latlab: the stream is the program's
       {
-        LATLAB_GPU_ZONE(*prof, streams[i], "memset");  // latlab
+        LATLAB_GPU_ZONE(*gpu, streams[i], "memset");  // latlab
         cudaMemsetAsync(buffers[i], frame, kBytes, streams[i]);
       }
     }
-    const uint64_t id = (*prof)->current_frame_id();  // latlab
+    const uint64_t id = (*gpu)->frame();  // latlab: closes the frame, collects what is ready
     for (auto s : streams) cudaStreamSynchronize(s);
-    (*prof)->next_frame();      // latlab: collects what is ready
-    (*prof)->retire_frame(id);  // latlab: its streams are done, nothing more will be written
+    (*gpu)->retire(id);  // latlab: its streams are done, nothing more will be written
   }
-  (*prof)->collect();                                                              // latlab
-  std::printf("%s", latlab::format_stat_table("cuda", (*prof)->stats()).c_str());  // latlab
-  std::printf("clock: %s\n",
-              clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab
-  if (argc > 1) {
-    if (auto w = trace.close(); !w) return fail("trace", w.error().message);  // latlab
-    std::printf("trace: %s (%zu spans)\n", argv[1], trace.span_count());
-  }
-  const bool all_timed = (*prof)->counters().zones_ok == 4u * kFrames;  // latlab
-  prof->reset();
+  // latlab: every frame collected, the trace closed
+  if (auto done = (*gpu)->finish(); !done) return fail("trace", done.error().message);
+  std::printf("%s", (*gpu)->stat_table().c_str());  // latlab
+  const latlab::ClockSync& clock = (*gpu)->clock();  // latlab
+  std::printf("clock: %s\n", clock.available() ? clock.method().c_str() : clock.reason().c_str());
+  if (argc > 1) std::printf("trace: %s (%zu spans)\n", argv[1], (*gpu)->trace_spans());
+  const bool all_timed = (*gpu)->counters().zones_ok == 4u * kFrames;  // latlab
+  gpu->reset();
   for (auto b : buffers) cudaFree(b);
   for (auto s : streams) cudaStreamDestroy(s);
   return all_timed ? 0 : fail("zones", "not every zone was timed");

@@ -11,10 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "latlab/opengl.hpp"
-#include "latlab/profiler.hpp"
 #include "latlab/profiler_opengl.hpp"
-#include "latlab/profiler_trace.hpp"
 
 namespace {
 
@@ -100,18 +97,13 @@ int main(int argc, char** argv) {
   constexpr int kInFlight = 2;  // the program keeps two frames on the GPU
   void* fences[kInFlight] = {nullptr, nullptr};
 
-  auto gl = latlab::GlContext::attach_current();  // latlab: the context current on this thread
-  if (!gl) return fail("attach", gl.error().message);
-  auto prof = latlab::create_gl_profiler(
-      **gl, {.name = "gles", .max_zones_per_frame = 8, .frames_in_flight = kInFlight});  // latlab
-  if (!prof) return fail("profiler", prof.error().message);
-  auto clock = latlab::start_clock_sync(**gl);  // latlab: GPU times on the host clock
-  (*prof)->set_clock_mapper(clock->mapper());   // latlab
-  latlab::ChromeTraceWriter trace;  // latlab: streams the trace to argv[1] as frames come
-  if (auto o = argc > 1 ? trace.open(argv[1]) : latlab::Result<void>{}; !o)  // latlab
-    return fail("trace", o.error().message);
-  (*prof)->set_frame_sink(
-      [&](const latlab::ProfilerFrame& f) { trace.add_frame("gles", f); });  // latlab
+  // latlab: the context current on this thread, its profiler and clock sync
+  auto gpu = latlab::gl::attach_current({.name = "gles", .frames_in_flight = kInFlight});
+  if (!gpu) return fail("attach", gpu.error().message);
+  if (argc > 1) {
+    if (auto t = (*gpu)->trace(argv[1]); !t) return fail("trace", t.error().message);  // latlab
+  }
+  latlab::GlContext* gl = (*gpu)->context();  // latlab: the stream zones take
 
   for (int frame = 0; frame < kFrames; ++frame) {
     if (void*& f = fences[frame % kInFlight]; f != nullptr) {
@@ -120,14 +112,14 @@ int main(int argc, char** argv) {
       f = nullptr;
     }
     {
-      LATLAB_GPU_ZONE(*prof, gl->get(), "frame");  // latlab: the stream is the attached GlContext*
+      LATLAB_GPU_ZONE(*gpu, gl, "frame");  // latlab
       {
-        LATLAB_GPU_ZONE(*prof, gl->get(), "clear x1");  // latlab
+        LATLAB_GPU_ZONE(*gpu, gl, "clear x1");  // latlab
         clear_color(0.2f, 0.3f, 0.4f, 1.0f);
         clear(kColorBufferBit);
       }
       {
-        LATLAB_GPU_ZONE(*prof, gl->get(), "clear x8");  // latlab
+        LATLAB_GPU_ZONE(*gpu, gl, "clear x8");  // latlab
         for (int i = 0; i < 8; ++i) {
           clear_color(0.1f * static_cast<float>(i), 0.3f, 0.4f, 1.0f);
           clear(kColorBufferBit);
@@ -136,21 +128,19 @@ int main(int argc, char** argv) {
     }
     fences[frame % kInFlight] = fence_sync(kSyncGpuCommandsDone, 0);
     eglSwapBuffers(p.display, p.surface);  // a pbuffer: flushes, shows nothing
-    (*prof)->next_frame();                 // latlab: collects what is ready, never waits
+    (*gpu)->frame();                       // latlab: collects what is ready, never waits
   }
   finish();
   for (void* f : fences) {
     if (f != nullptr) delete_sync(f);
   }
-  (*prof)->finish();  // latlab: the last frames, now that the GPU is done
-  std::printf("%s", latlab::format_stat_table("gles", (*prof)->stats()).c_str());  // latlab
-  std::printf("renderer: %s; clock: %s\n", (*gl)->report().renderer.c_str(),
-              clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab
-  if (argc > 1) {
-    if (auto w = trace.close(); !w) return fail("trace", w.error().message);  // latlab
-    std::printf("trace: %s (%zu spans)\n", argv[1], trace.span_count());
-  }
+  // latlab: the last frames, now that the GPU is done; closes the trace
+  if (auto done = (*gpu)->finish(); !done) return fail("trace", done.error().message);
+  std::printf("%s", (*gpu)->stat_table().c_str());  // latlab
+  const latlab::ClockSync& clock = (*gpu)->clock();  // latlab
+  std::printf("renderer: %s; clock: %s\n", gl->report().renderer.c_str(),
+              clock.available() ? clock.method().c_str() : clock.reason().c_str());
+  if (argc > 1) std::printf("trace: %s (%zu spans)\n", argv[1], (*gpu)->trace_spans());
   // latlab: every zone timed
-  return (*prof)->counters().zones_ok == 3u * kFrames ? 0
-                                                      : fail("zones", "not every zone was timed");
+  return (*gpu)->counters().zones_ok == 3u * kFrames ? 0 : fail("zones", "not every zone was timed");
 }

@@ -15,10 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "latlab/profiler.hpp"
-#include "latlab/profiler_trace.hpp"
 #include "latlab/profiler_vulkan.hpp"
-#include "latlab/vulkan.hpp"
 
 namespace {
 
@@ -51,7 +48,7 @@ struct Program {
   VkDevice device = VK_NULL_HANDLE;
   uint32_t family = 0;
   VkQueue queue = VK_NULL_HANDLE;
-  std::mutex queue_mutex;  // held around every vkQueueSubmit to `queue`
+  std::mutex queue_mutex;  // held around every use of `queue` (submit, wait idle)
   VkCommandPool pool = VK_NULL_HANDLE;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -169,29 +166,24 @@ int main(int argc, char** argv) {
 
   {
     // latlab: attach to the program's device; hand it the queue and the lock
-    // the program holds around its submissions, for bracketed calibration.
-    auto attached =
-        latlab::VulkanAttachment::create({.instance = p.instance,
-                                          .physical_device = p.physical,
-                                          .device = p.device,
-                                          .queue_family = p.family,
-                                          .api_version = VK_API_VERSION_1_0,
-                                          .queue = p.queue,
-                                          .queue_lock = [&p](const std::function<void()>& submit) {
-                                            std::lock_guard lock(p.queue_mutex);
-                                            submit();
-                                          }});
-    if (!attached) return fail("attach", attached.error().message);
-    auto gpu = latlab::VulkanProfiler::create(**attached,
-                                              {.name = "transfer", .frames_in_flight = kInFlight});
-    if (!gpu) return fail("profiler", gpu.error().message);
-    auto clock = latlab::start_clock_sync(**attached);  // GPU times on the host clock
-    (*gpu)->profiler().set_clock_mapper(clock->mapper());
-    latlab::ChromeTraceWriter trace;  // latlab: streams the trace to argv[1] as frames come
-    if (auto o = argc > 1 ? trace.open(argv[1]) : latlab::Result<void>{}; !o)  // latlab
-      return fail("trace", o.error().message);
-    (*gpu)->profiler().set_frame_sink(
-        [&](const latlab::ProfilerFrame& f) { trace.add_frame("transfer", f); });
+    // the program holds around that queue's use, for bracketed calibration.
+    auto gpu = latlab::vulkan::attach(
+        {.device = {.instance = p.instance,
+                    .physical_device = p.physical,
+                    .device = p.device,
+                    .queue_family = p.family,
+                    .api_version = VK_API_VERSION_1_0,
+                    .queue = p.queue,
+                    .queue_lock =
+                        [&p](const std::function<void()>& use) {
+                          std::lock_guard lock(p.queue_mutex);
+                          use();
+                        }},
+         .profiler = {.name = "transfer", .frames_in_flight = kInFlight}});
+    if (!gpu) return fail("attach", gpu.error().message);
+    if (argc > 1) {
+      if (auto t = (*gpu)->trace(argv[1]); !t) return fail("trace", t.error().message);  // latlab
+    }
 
     for (int frame = 0; frame < kFrames; ++frame) {
       const uint32_t slot = static_cast<uint32_t>(frame) % kInFlight;
@@ -201,7 +193,7 @@ int main(int argc, char** argv) {
       VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr};
       vkBeginCommandBuffer(cmd, &bi);
-      (*gpu)->new_frame(cmd);  // latlab: closes the last frame, resets this one's queries in cmd
+      (*gpu)->frame(cmd);  // latlab: closes the last frame, resets this one's queries in cmd
       {
         LATLAB_GPU_ZONE(*gpu, cmd, "frame");  // latlab
         {
@@ -225,17 +217,17 @@ int main(int argc, char** argv) {
       if (vkQueueSubmit(p.queue, 1, &si, fences[slot]) != VK_SUCCESS)
         return fail("submit", "vkQueueSubmit failed");
     }
-    vkWaitForFences(p.device, kInFlight, fences, VK_TRUE, UINT64_MAX);
-    (*gpu)->profiler().finish();  // latlab: close the last frame, collect every frame
-    std::printf(
-        "%s", latlab::format_stat_table("transfer", (*gpu)->profiler().stats()).c_str());  // latlab
-    std::printf("clock: %s\n",
-                clock->available() ? clock->method().c_str() : clock->reason().c_str());  // latlab
-    if (argc > 1) {
-      if (auto w = trace.close(); !w) return fail("trace", w.error().message);  // latlab
-      std::printf("trace: %s (%zu spans)\n", argv[1], trace.span_count());
+    {
+      std::lock_guard lock(p.queue_mutex);  // the program's own wait uses the queue too
+      vkQueueWaitIdle(p.queue);
     }
-    if ((*gpu)->profiler().counters().zones_ok != 3u * kFrames)
+    // latlab: close the last frame, collect every frame, close the trace
+    if (auto done = (*gpu)->finish(); !done) return fail("trace", done.error().message);
+    std::printf("%s", (*gpu)->stat_table().c_str());  // latlab
+    const latlab::ClockSync& clock = (*gpu)->clock();  // latlab
+    std::printf("clock: %s\n", clock.available() ? clock.method().c_str() : clock.reason().c_str());
+    if (argc > 1) std::printf("trace: %s (%zu spans)\n", argv[1], (*gpu)->trace_spans());
+    if ((*gpu)->counters().zones_ok != 3u * kFrames)  // latlab
       return fail("zones", "not every zone was timed");
   }
   for (VkFence f : fences) vkDestroyFence(p.device, f, nullptr);

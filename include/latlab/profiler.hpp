@@ -191,7 +191,7 @@ struct ZoneStat {
 };
 
 struct ProfilerCounters {
-  uint64_t frames_opened = 0;         // next_frame calls + the first frame
+  uint64_t frames_opened = 0;         // the first frame + next_frame calls that closed a frame with a zone
   uint64_t frames_collected = 0;
   uint64_t frames_without_queries = 0;  // every frame slot still waited for the device: the frame's zones were dropped
   uint64_t frames_retired = 0;        // frames finalised by retire_frame
@@ -307,7 +307,10 @@ class GpuProfiler {
   // Closes the current frame (it waits for the device), collects every frame
   // whose results are all available (oldest first, stopping at the first that
   // is not: never waits) and opens the next frame. Returns the new frame's id
-  // (the first frame, opened by create, is 0). If every frame slot still waits
+  // (the first frame, opened by create, is 0). A frame that holds no zone is
+  // not closed: it stays open, starting now, and its id is returned (so
+  // calling next_frame first or last in a frame loop numbers frames alike,
+  // and no empty frame is collected). If every frame slot still waits
   // for the device, the new frame gets no queries: its zones are dropped and
   // counted (frames_without_queries).
   uint64_t next_frame();
@@ -769,6 +772,9 @@ class CpuZone {
 // rows (ZoneStat::cpu) in a table of their own; CPU zones in the tree are
 // marked "[CPU thread k]".
 std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats);
+// The profiler's table, headed by the frames it covers: the newest
+// min(frames collected, GpuProfilerDesc::stat_window_frames).
+std::string format_stat_table(const GpuProfiler& profiler);
 std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& frame);
 
 namespace detail {
@@ -810,7 +816,7 @@ auto zone_stream_check(TypedGpuProfiler<Stream>*, Given&& stream) {
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
 // enclosing scope, with its source location (a static ZoneSite: function,
 // file, line). `profiler`: GpuProfiler&, *, unique_ptr or shared_ptr (null
-// = off), or an API's profiler (VulkanGpuProfiler, VulkanProfiler,
+// = off), or an API's profiler (VulkanGpuProfiler, vulkan::Gpu, gl::Gpu, cuda::Gpu,
 // CudaGpuProfiler, GlGpuProfiler); `stream`: the command stream, of that
 // API's type (VkCommandBuffer, cudaStream_t, GlContext*; another type does
 // not compile); `name`: a string literal. It is two

@@ -15,8 +15,10 @@
 // does not compile (TypedGpuProfiler, profiler.hpp). No CUDA header needed:
 // cudaStream_t is CUstream_st*, as cuda.hpp declares it.
 //
-// A program's own streams in its current context: create_cuda_profiler(-1,
-// ...) and start_cuda_clock_sync(-1) (cuda.hpp) for the mapper.
+// A program's own streams in its current context, one object:
+//   auto gpu = latlab::cuda::attach({.profiler = {.name = "cuda"}});  // cuda::Gpu
+//   { LATLAB_GPU_ZONE(*gpu, stream, "simulate"); ... }
+//   const uint64_t id = (*gpu)->frame(); ... once its streams are done: (*gpu)->retire(id);
 //
 // What a zone spans. Each edge of a zone is a one-thread stamp kernel
 // launched into the stream: it reads %globaltimer and writes it to mapped
@@ -51,8 +53,10 @@
 #include <memory>
 #include <utility>
 
+#include "latlab/clock_sync.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_attached.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
@@ -73,5 +77,54 @@ inline Result<std::unique_ptr<CudaGpuProfiler>> create_cuda_profiler(int device,
   if (!slots) return slots.error();
   return CudaGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
+
+namespace cuda {
+
+struct AttachDesc {
+  int device = -1;  // CUDA device; -1: the calling thread's current device
+  GpuProfilerDesc profiler;
+};
+
+// One owner of everything latlab keeps on a CUDA device: the profiler's
+// stamp slots, the clock sync and the profiler (with the trace, stats and
+// teardown of AttachedProfiler). Zones take the program's cudaStream_t.
+// Threads and ownership: as CudaGpuProfiler's (above).
+class Gpu final : public AttachedProfiler<CudaStream> {
+ public:
+  // Errors (with why): no usable device, the device cannot map host memory
+  // or run latlab's kernels, an allocation failed.
+  static Result<std::unique_ptr<Gpu>> attach(const AttachDesc& desc = {}) {
+    auto prof = create_cuda_profiler(desc.device, desc.profiler);
+    if (!prof) return prof.error();
+    std::unique_ptr<ClockSync> clock = start_cuda_clock_sync(desc.device);
+    return std::unique_ptr<Gpu>(new Gpu(std::move(prof.value()), std::move(clock)));
+  }
+  ~Gpu() = default;
+
+  // Once per frame: closes the frame if it holds a zone and collects what is
+  // ready; never waits. Returns the id of the frame it closed (or of the
+  // open one, when it held no zone): retire(id) once that frame's streams
+  // are done (an event recorded after it, a stream synchronise).
+  uint64_t frame() {
+    const uint64_t closed = profiler().current_frame_id();
+    profiler().next_frame();
+    return closed;
+  }
+  // The open frame is never retired (its zones may still be recorded).
+  void retire(uint64_t frame_id) {
+    if (frame_id < profiler().current_frame_id()) profiler().retire_frame(frame_id);
+  }
+
+ private:
+  Gpu(std::unique_ptr<CudaGpuProfiler> prof, std::unique_ptr<ClockSync> clock)
+      : AttachedProfiler(std::move(prof), std::move(clock)) {}
+};
+
+// latlab::cuda::attach(desc): Gpu::attach.
+inline Result<std::unique_ptr<Gpu>> attach(const AttachDesc& desc = {}) {
+  return Gpu::attach(desc);
+}
+
+}  // namespace cuda
 
 }  // namespace latlab

@@ -16,8 +16,10 @@
 // context current on the thread) and nothing else; a VkCommandBuffer or a
 // void* does not compile (TypedGpuProfiler, profiler.hpp).
 //
-// On a program's own context: GlContext::attach_current() with it current
-// (opengl.hpp), then the same; start_clock_sync(*ctx) gives the mapper.
+// On a program's own context, one object: with the context current,
+//   auto gpu = latlab::gl::attach_current({.name = "gl"});   // gl::Gpu
+//   { LATLAB_GPU_ZONE(*gpu, (*gpu)->context(), "shadows"); ... }
+//   (*gpu)->frame();              // after the swap; after glFinish: finish()
 //
 // What a zone spans. Each edge is glQueryCounter(GL_TIMESTAMP), which GL
 // records once every command issued before it has completed. So a zone spans
@@ -43,8 +45,10 @@
 #include <memory>
 #include <utility>
 
+#include "latlab/clock_sync.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_attached.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab {
@@ -63,5 +67,70 @@ inline Result<std::unique_ptr<GlGpuProfiler>> create_gl_profiler(GlContext& ctx,
   if (!slots) return slots.error();
   return GlGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
+
+namespace gl {
+
+// Holds the context gl::attach_current made, as Gpu's first base: destroyed
+// after the profiler, its query objects and the clock sync that use it.
+struct OwnedContext {
+  std::unique_ptr<GlContext> context;
+};
+
+// One owner of everything latlab keeps on a GL context: the attachment of
+// the context, the profiler's query objects, the clock sync and the
+// profiler (with the trace, stats and teardown of AttachedProfiler). Zones
+// take the context: LATLAB_GPU_ZONE(*gpu, (*gpu)->context(), "name").
+//
+// Threads: everything on the thread where the context is current (GL's
+// rule; see above). Ownership: the program's context must outlive it;
+// destroy it with the context current.
+class Gpu final : private OwnedContext, public AttachedProfiler<GlContext*> {
+ public:
+  // Attaches to the context current on the calling thread. Errors (with
+  // why): no context is current, it has no timestamp queries, the query
+  // objects cannot be created.
+  static Result<std::unique_ptr<Gpu>> attach_current(GpuProfilerDesc desc = {}) {
+    auto ctx = GlContext::attach_current();
+    if (!ctx) return ctx.error();
+    GlContext& c = *ctx.value();
+    return make(std::move(ctx.value()), c, std::move(desc));
+  }
+  // The same on latlab's own GlContext (current on this thread), which must
+  // outlive it.
+  static Result<std::unique_ptr<Gpu>> attach(GlContext& ctx, GpuProfilerDesc desc = {}) {
+    return make(nullptr, ctx, std::move(desc));
+  }
+  ~Gpu() = default;
+
+  // Once per frame, at its end (after the swap) or at its start: closes the
+  // frame if it holds a zone and collects what is ready; never waits.
+  // Returns the open frame's id.
+  uint64_t frame() { return profiler().next_frame(); }
+  // The stream zones take.
+  GlContext* context() const { return context_; }
+
+ private:
+  static Result<std::unique_ptr<Gpu>> make(std::unique_ptr<GlContext> owned, GlContext& ctx,
+                                           GpuProfilerDesc desc) {
+    auto prof = create_gl_profiler(ctx, std::move(desc));
+    if (!prof) return prof.error();
+    std::unique_ptr<ClockSync> clock = start_clock_sync(ctx);
+    return std::unique_ptr<Gpu>(
+        new Gpu(std::move(owned), ctx, std::move(prof.value()), std::move(clock)));
+  }
+  Gpu(std::unique_ptr<GlContext> owned, GlContext& ctx, std::unique_ptr<GlGpuProfiler> prof,
+      std::unique_ptr<ClockSync> clock)
+      : OwnedContext{std::move(owned)},
+        AttachedProfiler(std::move(prof), std::move(clock)),
+        context_(&ctx) {}
+  GlContext* context_;
+};
+
+// latlab::gl::attach_current(desc): Gpu::attach_current.
+inline Result<std::unique_ptr<Gpu>> attach_current(GpuProfilerDesc desc = {}) {
+  return Gpu::attach_current(std::move(desc));
+}
+
+}  // namespace gl
 
 }  // namespace latlab

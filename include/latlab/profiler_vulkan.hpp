@@ -1,49 +1,49 @@
 // The GPU profiler on Vulkan: zones are recorded into VkCommandBuffers and
-// timed by the backend's VulkanTimestampSlots (vulkan.hpp).
+// timed by VulkanTimestampSlots (vulkan.hpp).
 //
-//   auto prof = create_vulkan_profiler(ctx, {.name = "graphics"}).value();
-//   LATLAB_GPU_ZONE(prof, cmd, "shadows");  // cmd: a VkCommandBuffer
+// On a program's own device, one object (Tracy's TracyVkContext):
 //
-// Both profilers here are VulkanGpuProfilers: their zones take a
-// VkCommandBuffer and nothing else (a cudaStream_t or a void* does not
-// compile; see TypedGpuProfiler in profiler.hpp).
+//   auto gpu = latlab::vulkan::attach({.device = {.instance = instance,
+//       .physical_device = physical, .device = device, .queue_family = family,
+//       .api_version = VK_API_VERSION_1_0, .queue = queue, .queue_lock = lock},
+//       .profiler = {.name = "graphics", .frames_in_flight = 2}});
+//   if (!gpu) ... gpu.error().message
+//   each frame, first thing in its first command buffer (outside a render pass):
+//     (*gpu)->frame(cmd);                        // like TracyVkCollect(ctx, cmd)
+//     { LATLAB_GPU_ZONE(*gpu, cmd, "shadows"); ... }
+//   after the last fence: (*gpu)->finish(); (*gpu)->stat_table()
+//
+// The zones of a vulkan::Gpu (and of create_vulkan_profiler's bare
+// profiler on latlab's own VulkanContext) take a VkCommandBuffer and nothing
+// else: a cudaStream_t or a void* does not compile (TypedGpuProfiler in
+// profiler.hpp).
 //
 // Zone begin: vkCmdWriteTimestamp(TOP_OF_PIPE), zone end: BOTTOM_OF_PIPE, so a
 // zone spans from when its first command may start to when everything
 // recorded before its end has finished (children lie inside their parent;
-// siblings may overlap on the device). Record zones outside or inside render
-// passes alike: the profiler's slots are reset on the host (vkResetQueryPool)
-// when next_frame() reuses them for a new frame, so the device must have host
-// query reset (core in Vulkan 1.2; lavapipe and NVIDIA have it), and no reset
-// is ever recorded. Keep at most frames_in_flight frames on the device (wait a
-// frame's fence before submitting the one frames_in_flight after it): the
-// reset then always follows the wait for the queries' previous frame.
+// siblings may overlap on the device). Keep at most frames_in_flight frames
+// on the device (wait a frame's fence before submitting the one
+// frames_in_flight after it): the reset of a frame's queries then always
+// follows the wait for their previous frame. With host query reset (core in
+// 1.2, VK_EXT_host_query_reset before) the resets are done on the host;
+// without it frame(cmd) records them into `cmd`, which must run before the
+// frame's zones on the queue (the same command buffer, or one submitted
+// earlier to the same queue). Zones may sit inside render passes and be
+// recorded from several threads either way.
 //
-// Ownership: the profiler shares its slots, which refer to the context: the
-// context must outlive the profiler; destroy the profiler only after the
-// device finished every command buffer it recorded into.
-//
-// On a program's own device (VulkanAttachment, see vulkan.hpp), VulkanProfiler:
-//
-//   auto gpu = VulkanProfiler::create(*attachment, {.name = "graphics"}).value();
-//   auto clock = start_clock_sync(*attachment);
-//   gpu->profiler().set_clock_mapper(clock->mapper());
-//   each frame, first thing in its first command buffer (outside a render pass):
-//     gpu->new_frame(cmd);                   // like TracyVkCollect(ctx, cmd)
-//     { LATLAB_GPU_ZONE(gpu, cmd, "shadows"); ... }
-//
-// Where the program did not enable host query reset, new_frame records the
-// resets the frame's queries need into `cmd` (vkCmdResetQueryPool); that
-// command buffer must run before the frame's zones on the queue (the same
-// one, or one submitted earlier to the same queue). Zones may then sit inside
-// render passes and be recorded from several threads, as with host reset.
+// The queue: latlab never submits to the program's queue from a thread of
+// its own. Where the device has no calibrated timestamps and a queue was
+// handed over, the clock sync's bracketed samples are submitted in frame(),
+// on the program's thread, under desc.device.queue_lock.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "latlab/clock_sync.hpp"
 #include "latlab/profiler.hpp"
+#include "latlab/profiler_attached.hpp"
 #include "latlab/result.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -63,19 +63,77 @@ inline Result<std::unique_ptr<VulkanGpuProfiler>> create_vulkan_profiler(
   return VulkanGpuProfiler::create(std::move(slots.value()), std::move(desc));
 }
 
-// The profiler on a program's device, with the slots it records into.
-// Threads: new_frame() from the thread that owns frames (the profiler's
-// next_frame rules); zones from any thread once new_frame has run for the
-// frame. Ownership: the attachment (and the device) must outlive it;
-// destroy it only after the device finished every command buffer it
-// recorded into.
-class VulkanProfiler {
+namespace vulkan {
+
+// What vulkan::attach needs: the program's device (VulkanAttachDesc: its
+// instance, physical device, device, queue family, and optionally the queue
+// and the lock it holds around that queue's use, for the bracketed
+// calibration) and the profiler's shape.
+struct AttachDesc {
+  VulkanAttachDesc device;
+  GpuProfilerDesc profiler;
+  CalibratorDesc clock = {};  // the clock sync's calibration and refresh
+};
+
+// One owner of everything latlab keeps on a Vulkan device: the attachment,
+// the profiler's timestamp slots, the clock sync and the profiler (with the
+// trace, stats and teardown of AttachedProfiler). Zones take a
+// VkCommandBuffer.
+//
+// Threads: frame() from the thread that owns frames and uses the queue
+// handed over; zones from any thread once frame() has run for the frame.
+// Ownership: the program's device must outlive it; destroy it only after
+// the device finished every command buffer it recorded into.
+// Holds the attachment vulkan::attach made, as Gpu's first base: destroyed
+// after the profiler, its slots and the clock sync that use it.
+struct OwnedAttachment {
+  std::unique_ptr<VulkanAttachment> attachment;
+};
+
+class Gpu final : private OwnedAttachment, public AttachedProfiler<VkCommandBuffer> {
  public:
-  // The slots (GpuProfiler::slots_needed(desc)) on the attachment's queue
-  // family, host-reset where the program enabled host query reset. Errors:
-  // the family cannot write timestamps, the query pool cannot be created.
-  static Result<std::unique_ptr<VulkanProfiler>> create(const VulkanAttachment& device,
-                                                        GpuProfilerDesc desc = {}) {
+  // Attaches to the program's device. Errors (with what to do): a null
+  // handle, the queue family cannot write timestamps, the query pool cannot
+  // be created.
+  static Result<std::unique_ptr<Gpu>> attach(const AttachDesc& desc) {
+    auto device = VulkanAttachment::create(desc.device);
+    if (!device) return device.error();
+    const VulkanAttachment& d = *device.value();
+    return make(std::move(device.value()), d, desc.profiler, desc.clock);
+  }
+  // The same on an attachment the program keeps (to read its capabilities
+  // first, say), or on latlab's own VulkanContext; either must outlive it.
+  static Result<std::unique_ptr<Gpu>> attach(const VulkanAttachment& device,
+                                             GpuProfilerDesc desc = {}, CalibratorDesc clock = {}) {
+    return make(nullptr, device, std::move(desc), clock);
+  }
+  static Result<std::unique_ptr<Gpu>> attach(const VulkanContext& ctx, GpuProfilerDesc desc = {}) {
+    return make(nullptr, ctx.attachment(), std::move(desc), {});
+  }
+  ~Gpu() = default;
+
+  // Once per frame, first thing in its first command buffer (outside a
+  // render pass), like TracyVkCollect: closes the previous frame if it holds
+  // a zone, collects what is ready (never waits), and records into `cmd` the
+  // query resets the new frame is owed where the program did not enable host
+  // query reset (with it, `cmd` may be VK_NULL_HANDLE). `cmd` must run
+  // before the frame's zones on their queue. A calibration sample the clock
+  // sync's refresh asked for is submitted here, on this thread, under the
+  // queue lock (which the caller must not hold). Returns the frame's id.
+  uint64_t frame(VkCommandBuffer cmd) {
+    device_->run_pending_calibration();
+    const uint64_t id = profiler().next_frame();
+    if (cmd != VK_NULL_HANDLE) slots_->record_pending_resets(cmd);
+    return id;
+  }
+
+  const VulkanAttachment& device() const { return *device_; }
+  VulkanTimestampSlots& slots() const { return *slots_; }
+
+ private:
+  static Result<std::unique_ptr<Gpu>> make(std::unique_ptr<VulkanAttachment> owned,
+                                           const VulkanAttachment& device, GpuProfilerDesc desc,
+                                           const CalibratorDesc& clock_desc) {
     auto slots = VulkanTimestampSlots::create(device, {.count = GpuProfiler::slots_needed(desc)});
     if (!slots) return slots.error();
     if (!slots.value()->can_time()) {
@@ -85,46 +143,27 @@ class VulkanProfiler {
     }
     auto prof = VulkanGpuProfiler::create(slots.value(), std::move(desc));
     if (!prof) return prof.error();
-    return std::unique_ptr<VulkanProfiler>(
-        new VulkanProfiler(device, std::move(slots.value()), std::move(prof.value())));
+    std::unique_ptr<ClockSync> clock = start_clock_sync(device, clock_desc);
+    return std::unique_ptr<Gpu>(new Gpu(std::move(owned), device, std::move(slots.value()),
+                                        std::move(prof.value()), std::move(clock)));
   }
-
-  VulkanGpuProfiler& profiler() const { return *profiler_; }
-  VulkanTimestampSlots& slots() const { return *slots_; }
-
-  // Once per frame, before its zones: closes the previous frame and collects
-  // what is ready (GpuProfiler::next_frame), then records the resets the new
-  // frame's queries are owed into `cmd` (a command buffer in the recording
-  // state, outside a render pass, run before the frame's zones on their
-  // queue). With host query reset nothing is recorded and `cmd` may be
-  // VK_NULL_HANDLE. A bracketed calibration sample the clock sync's refresh
-  // asked for is submitted here, on this thread, under the queue lock
-  // (VulkanAttachment::run_pending_calibration). Returns the new frame's id.
-  uint64_t new_frame(VkCommandBuffer cmd) {
-    device_->run_pending_calibration();
-    const uint64_t id = profiler_->next_frame();
-    if (cmd != VK_NULL_HANDLE) slots_->record_pending_resets(cmd);
-    return id;
-  }
-
- private:
-  VulkanProfiler(const VulkanAttachment& device, std::shared_ptr<VulkanTimestampSlots> slots,
-                 std::unique_ptr<VulkanGpuProfiler> prof)
-      : device_(&device), slots_(std::move(slots)), profiler_(std::move(prof)) {}
+  Gpu(std::unique_ptr<VulkanAttachment> owned, const VulkanAttachment& device,
+      std::shared_ptr<VulkanTimestampSlots> slots, std::unique_ptr<VulkanGpuProfiler> prof,
+      std::unique_ptr<ClockSync> clock)
+      : OwnedAttachment{std::move(owned)},
+        AttachedProfiler(std::move(prof), std::move(clock)),
+        device_(&device),
+        slots_(std::move(slots)) {}
   const VulkanAttachment* device_;
   std::shared_ptr<VulkanTimestampSlots> slots_;
-  std::unique_ptr<VulkanGpuProfiler> profiler_;  // declared after slots_: destroyed first
 };
 
-namespace detail {
-// LATLAB_GPU_ZONE(gpu, cmd, "name") with a VulkanProfiler: typed as its profiler.
-inline VulkanGpuProfiler* profiler_ptr(VulkanProfiler& p) { return &p.profiler(); }
-inline VulkanGpuProfiler* profiler_ptr(VulkanProfiler* p) {
-  return p != nullptr ? &p->profiler() : nullptr;
+// latlab::vulkan::attach(desc): Gpu::attach.
+inline Result<std::unique_ptr<Gpu>> attach(const AttachDesc& desc) { return Gpu::attach(desc); }
+inline Result<std::unique_ptr<Gpu>> attach(const VulkanContext& ctx, GpuProfilerDesc desc = {}) {
+  return Gpu::attach(ctx, std::move(desc));
 }
-inline VulkanGpuProfiler* profiler_ptr(const std::unique_ptr<VulkanProfiler>& p) {
-  return p ? &p->profiler() : nullptr;
-}
-}  // namespace detail
+
+}  // namespace vulkan
 
 }  // namespace latlab

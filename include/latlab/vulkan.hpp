@@ -186,7 +186,7 @@ struct VulkanCapabilities {
 //   [&m](const std::function<void()>& submit) { std::lock_guard l(m); submit(); }
 // Called only on the program's own threads, inside its calls of
 // start_clock_sync, sample_calibration and run_pending_calibration
-// (VulkanProfiler::new_frame), never from a thread of latlab's: a program
+// (vulkan::Gpu::frame), never from a thread of latlab's: a program
 // that uses its queue from one thread needs no lock at all (an empty one is
 // fine), and its vkQueueWaitIdle and vkDeviceWaitIdle need none. Do not hold
 // that lock while making those calls.
@@ -315,8 +315,8 @@ class VulkanAttachment {
   // Submits the bracketed calibration sample a ClockSync's refresh is
   // waiting for, if any, on the calling thread under desc.queue_lock (which
   // the caller must not hold); otherwise returns at once (an atomic
-  // increment and load). VulkanProfiler::new_frame calls it: a program with
-  // a VulkanProfiler never calls it. Call it from the thread that uses the
+  // increment and load). vulkan::Gpu::frame calls it: a program with
+  // a vulkan::Gpu never calls it. Call it from the thread that uses the
   // queue handed over (the frame loop), once a frame: latlab never submits
   // to that queue from a thread of its own.
   void run_pending_calibration() const;
@@ -340,7 +340,7 @@ class VulkanAttachment {
 // touched. With the bracketed estimate, the start-up samples are submitted
 // on the calling thread (under desc.queue_lock); the refresh thread's are
 // submitted by the program's thread in its next run_pending_calibration()
-// (VulkanProfiler::new_frame): without such calls the refresh fails and the
+// (vulkan::Gpu::frame): without such calls the refresh fails and the
 // last fit stays.
 std::unique_ptr<ClockSync> start_clock_sync(const VulkanAttachment& device,
                                             const CalibratorDesc& desc = {});

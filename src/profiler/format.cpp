@@ -70,6 +70,16 @@ std::string format_stat_table(std::string_view queue_name, std::span<const ZoneS
   return out;
 }
 
+std::string format_stat_table(const GpuProfiler& profiler) {
+  const uint64_t collected = profiler.counters().frames_collected;
+  const uint64_t window = profiler.desc().stat_window_frames;
+  std::string out;
+  appendf(out, "'%s': the newest %" PRIu64 " of %" PRIu64
+          " frames collected (the stat window holds %" PRIu64 ")\n",
+          profiler.name().c_str(), std::min(collected, window), collected, window);
+  return out + format_stat_table(profiler.name(), profiler.stats());
+}
+
 std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& f) {
   std::string out;
   uint32_t ok = 0;

@@ -279,6 +279,16 @@ uint64_t GpuProfiler::next_frame() {
   LATLAB_CURSOR_STEP(before_exchange);
   const int64_t now = host_now_ns();
   collect_locked();
+  // A frame without a zone stays open and starts now: set-up before the first
+  // frame, or a loop that opens its next frame at the end, leaves no empty
+  // frame in the stat window and the trace, and frames number alike whether a
+  // program calls next_frame first or last in its loop. A zone that takes its
+  // pair after these loads belongs to this frame, which is still the open one.
+  if (m.slot != kNoSlot && (cursor_.load(std::memory_order_acquire) & kIndexMask) == 0 &&
+      (cpu_cursor_.load(std::memory_order_acquire) & kIndexMask) == 0) {
+    m.frame_cpu_begin_ns = now;
+    return m.frame_id;
+  }
 
   // Round robin: the free slot whose frame is the oldest (frames are
   // collected in order), the one the app has surely waited the fence of.

@@ -41,11 +41,18 @@ void record(latlab::CudaGpuProfiler& cuda, cudaStream_t stream, latlab::GlGpuPro
 
 #ifdef LATLAB_CF_VULKAN
 void record_vulkan(const std::unique_ptr<latlab::VulkanGpuProfiler>& made,
-                   latlab::VulkanProfiler& attached, VkCommandBuffer cmd) {
+                   latlab::vulkan::Gpu& attached, VkCommandBuffer cmd) {
   LATLAB_GPU_ZONE(made, cmd, "made");
   LATLAB_GPU_ZONE(attached, cmd, "attached");
   LATLAB_GPU_ZONE(attached.profiler(), cmd, "attached");
   LATLAB_GPU_ZONE_TRANSIENT(&attached, cmd, std::string("transient"));
+  LATLAB_CPU_ZONE(attached, "cpu");
+  const latlab::GpuZone method = attached.zone(cmd, "method");
+  static_cast<void>(method);
   LATLAB_GPU_COMMAND_BUFFER(made, cmd, "upload");
+}
+void record_vulkan_owner(const std::unique_ptr<latlab::vulkan::Gpu>& gpu, VkCommandBuffer cmd) {
+  LATLAB_GPU_ZONE(gpu, cmd, "owned");
+  LATLAB_CPU_ZONE(gpu, "owned cpu");
 }
 #endif

@@ -3,6 +3,6 @@
 
 using cudaStream_t = struct CUstream_st*;  // as cuda_runtime.h defines it
 
-void record(const std::unique_ptr<latlab::VulkanProfiler>& gpu, cudaStream_t stream) {
+void record(const std::unique_ptr<latlab::vulkan::Gpu>& gpu, cudaStream_t stream) {
   LATLAB_GPU_ZONE_TRANSIENT(gpu, stream, "wrong stream");
 }

@@ -393,25 +393,28 @@ TEST(Profiler, FinishCollectsTheOpenFrameAndEveryPendingOne) {
   EXPECT_EQ(sunk, 5u);
 }
 
-// The GL pattern closes each frame at its end; a next_frame() after the
-// last one to collect the rest adds an empty frame to the stat window (119
-// of 120 frames shown in issue 32); finish() adds none.
-TEST(Profiler, FinishAddsNoEmptyFrameToTheStatWindow) {
-  for (const bool finish : {false, true}) {
+// A frame without a zone is never collected: the GL pattern's next_frame()
+// after its last frame, or the Vulkan pattern's first new_frame() after
+// set-up, adds no empty frame to the stat window, and both patterns number
+// their frames from 0.
+TEST(Profiler, AFrameWithoutZonesStaysOpenAndIsNeverCollected) {
+  for (const bool close_first : {false, true}) {
     Rig r = make_rig({.frames_in_flight = 2, .stat_window_frames = 4});
+    std::vector<uint64_t> ids;
+    r.prof->set_frame_sink([&](const ProfilerFrame& f) { ids.push_back(f.frame_id); });
     for (int f = 0; f < 4; ++f) {
+      if (close_first) r.prof->next_frame();  // the first closes nothing: set-up only
       SimCommandStream cmd;
       { LATLAB_GPU_ZONE(r.prof, &cmd, "frame"); }
-      if (f < 3) r.writer->execute(cmd, 100 * (static_cast<uint64_t>(f) + 1));
-      r.prof->next_frame();
-      if (f == 3) r.writer->execute(cmd, 1000);  // the last frame's work ends after its close
+      r.writer->execute(cmd, 100 * (static_cast<uint64_t>(f) + 1));
+      if (!close_first) r.prof->next_frame();
     }
-    if (finish) {
-      r.prof->finish();
-    } else {
-      r.prof->next_frame();
-    }
-    EXPECT_EQ(r.prof->stats().at(0).frames, finish ? 4u : 3u) << (finish ? "finish" : "next_frame");
+    if (!close_first) r.prof->next_frame();  // one more, on the empty open frame
+    r.prof->finish();
+    const char* how = close_first ? "next_frame first" : "next_frame last";
+    EXPECT_EQ(r.prof->stats().at(0).frames, 4u) << how;
+    EXPECT_EQ(r.prof->counters().frames_collected, 4u) << how;
+    EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3})) << how;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_vulkan.hpp"
+#include "temp_dir.hpp"
 #include "vulkan/program_device.hpp"
 #include "vulkan/vulkan_fixture.hpp"
 
@@ -216,7 +217,7 @@ TEST_F(VulkanAttachTest, ZonesWithResetsInTheProgramsCommandBuffer) {
   ASSERT_FALSE((*dev)->capabilities().host_query_reset);
   constexpr uint32_t kInFlight = 2;
   constexpr int kFrames = 12;
-  auto gpu = VulkanProfiler::create(
+  auto gpu = vulkan::Gpu::attach(
       **dev, {.name = "attached", .max_zones_per_frame = 8, .frames_in_flight = kInFlight});
   ASSERT_TRUE(gpu) << gpu.error().message;
   EXPECT_FALSE((*gpu)->slots().uses_host_reset());
@@ -234,7 +235,7 @@ TEST_F(VulkanAttachTest, ZonesWithResetsInTheProgramsCommandBuffer) {
     ASSERT_EQ(vkWaitForFences(program_->device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
     vkResetFences(program_->device, 1, &fence);
     VkCommandBuffer cmd = program_->begin();
-    frame_ids.push_back((*gpu)->new_frame(cmd));
+    frame_ids.push_back((*gpu)->frame(cmd));
     EXPECT_EQ((*gpu)->slots().pending_resets(), 0u) << "frame " << frame;
     {
       LATLAB_GPU_ZONE(*gpu, cmd, "frame");
@@ -278,14 +279,14 @@ TEST_F(VulkanAttachTest, ZonesRecordTheirOwnResetsWithoutNewFrameCommandBuffer) 
   OPEN_OR_SKIP();
   auto dev = VulkanAttachment::create(program_->attach_desc());
   ASSERT_TRUE(dev) << dev.error().message;
-  auto gpu = VulkanProfiler::create(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
+  auto gpu = vulkan::Gpu::attach(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
   ASSERT_TRUE(gpu) << gpu.error().message;
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   VkFence fence = VK_NULL_HANDLE;
   ASSERT_EQ(vkCreateFence(program_->device, &fci, nullptr, &fence), VK_SUCCESS);
   for (int frame = 0; frame < 6; ++frame) {
-    (*gpu)->new_frame(VK_NULL_HANDLE);
+    (*gpu)->frame(VK_NULL_HANDLE);
     VkCommandBuffer cmd = program_->begin();
     { LATLAB_GPU_ZONE(*gpu, cmd, "a"); }
     { LATLAB_GPU_ZONE(*gpu, cmd, "b"); }
@@ -356,7 +357,7 @@ TEST_F(VulkanAttachTest, ProgramsQueueWaitsNeedNoLockSharedWithLatlab) {
   auto dev = VulkanAttachment::create(d);
   ASSERT_TRUE(dev) << dev.error().message;
   ASSERT_TRUE((*dev)->capabilities().calibration_estimated);
-  auto gpu = VulkanProfiler::create(**dev, {.max_zones_per_frame = 2, .frames_in_flight = 1});
+  auto gpu = vulkan::Gpu::attach(**dev, {.max_zones_per_frame = 2, .frames_in_flight = 1});
   ASSERT_TRUE(gpu) << gpu.error().message;
   const auto clock =
       start_clock_sync(**dev, {.samples_per_refresh = 2, .refresh_interval_ns = 1'000'000});
@@ -365,7 +366,7 @@ TEST_F(VulkanAttachTest, ProgramsQueueWaitsNeedNoLockSharedWithLatlab) {
   int frames = 0;
   for (; frames < 400 && clock->stats().refreshes < 4; ++frames) {
     VkCommandBuffer cmd = program_->begin();
-    (*gpu)->new_frame(cmd);
+    (*gpu)->frame(cmd);
     { LATLAB_GPU_ZONE(*gpu, cmd, "frame"); }
     vkEndCommandBuffer(cmd);
     VkSubmitInfo si{};
@@ -416,11 +417,11 @@ TEST_F(VulkanAttachTest, HostQueryResetKeepsResetsOnTheHost) {
   auto dev = VulkanAttachment::create(program_->attach_desc());
   ASSERT_TRUE(dev) << dev.error().message;
   EXPECT_TRUE((*dev)->capabilities().host_query_reset);
-  auto gpu = VulkanProfiler::create(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
+  auto gpu = vulkan::Gpu::attach(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
   ASSERT_TRUE(gpu) << gpu.error().message;
   EXPECT_TRUE((*gpu)->slots().uses_host_reset());
   VkCommandBuffer cmd = program_->begin();
-  (*gpu)->new_frame(cmd);
+  (*gpu)->frame(cmd);
   EXPECT_EQ((*gpu)->slots().pending_resets(), 0u);
   EXPECT_EQ((*gpu)->slots().record_pending_resets(cmd), 0u);
   vkEndCommandBuffer(cmd);
@@ -457,14 +458,14 @@ TEST_F(VulkanAttachTest, QueryPoolOnTheProgramsDevice) {
 
 // Frames of two zones each on the program's queue, one at a time; the
 // number of zones the profiler timed.
-uint64_t record_zones(ProgramDevice& program, VulkanProfiler& gpu, int frames) {
+uint64_t record_zones(ProgramDevice& program, vulkan::Gpu& gpu, int frames) {
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   VkFence fence = VK_NULL_HANDLE;
   if (vkCreateFence(program.device, &fci, nullptr, &fence) != VK_SUCCESS) return 0;
   for (int frame = 0; frame < frames; ++frame) {
     VkCommandBuffer cmd = program.begin();
-    gpu.new_frame(cmd);
+    gpu.frame(cmd);
     {
       LATLAB_GPU_ZONE(gpu, cmd, "outer");
       { LATLAB_GPU_ZONE(gpu, cmd, "inner"); }
@@ -500,7 +501,7 @@ TEST_F(VulkanAttachTest, Vulkan10InstanceFollowsTheWishes) {
     for (const char* e : program_->device_extensions)
       EXPECT_NE(std::string(e).find("VK_EXT_"), std::string::npos) << e;
   }
-  auto gpu = VulkanProfiler::create(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
+  auto gpu = vulkan::Gpu::attach(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
   ASSERT_TRUE(gpu) << gpu.error().message;
   EXPECT_EQ(record_zones(*program_, **gpu, 4), 8u);
   if (caps.calibrated_timestamps && !caps.calibration_method.empty()) {
@@ -530,9 +531,47 @@ TEST_F(VulkanAttachTest, Vulkan10InstanceWithoutProperties2WishesNothing) {
   auto dev = VulkanAttachment::create(program_->attach_desc());
   ASSERT_TRUE(dev) << dev.error().message;
   EXPECT_FALSE((*dev)->capabilities().host_query_reset);
-  auto gpu = VulkanProfiler::create(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
+  auto gpu = vulkan::Gpu::attach(**dev, {.max_zones_per_frame = 4, .frames_in_flight = 1});
   ASSERT_TRUE(gpu) << gpu.error().message;
   EXPECT_EQ(record_zones(*program_, **gpu, 3), 6u);
+}
+
+// vulkan::attach owns everything it made: the attachment, slots, clock sync
+// and profiler; the trace it streams holds every frame once finish() ran,
+// the stat table says which frames it covers, and a Gpu destroyed with its
+// trace open leaves a trace marked partial. Frames number from 0 although
+// the first frame() follows set-up.
+TEST_F(VulkanAttachTest, OneObjectOwnsTheAttachmentTheTraceAndTheTeardown) {
+  OPEN_OR_SKIP({.host_query_reset = false});
+  TempDir dir("latlab-attach-owner");
+  const std::string done_path = (dir.path / "done.json").string();
+  const std::string partial_path = (dir.path / "partial.json").string();
+  for (const bool finish : {true, false}) {
+    auto gpu = vulkan::attach(
+        {.device = program_->attach_desc_with_queue(),
+         .profiler = {.name = "owner", .max_zones_per_frame = 4, .frames_in_flight = 1}});
+    ASSERT_TRUE(gpu) << gpu.error().message;
+    ASSERT_TRUE((*gpu)->clock().available()) << (*gpu)->clock().reason();
+    ASSERT_TRUE((*gpu)->trace(finish ? done_path : partial_path));
+    EXPECT_FALSE((*gpu)->trace(done_path)) << "a second trace while one is open";
+    EXPECT_EQ(record_zones(*program_, **gpu, 5), 10u);
+    if (finish) {
+      ASSERT_TRUE((*gpu)->finish());
+      EXPECT_EQ((*gpu)->counters().frames_collected, 5u);
+      EXPECT_NE((*gpu)->stat_table().find("'owner': the newest 5 of 5 frames collected"),
+                std::string::npos)
+          << (*gpu)->stat_table();
+      EXPECT_EQ((*gpu)->trace_spans(), 5u * 2u + 5u) << "two zones and one frame span a frame";
+    }
+  }
+  const std::string done = slurp(done_path);
+  EXPECT_NE(done.find("\"frame 0\""), std::string::npos);
+  EXPECT_NE(done.find("\"frame 4\""), std::string::npos);
+  EXPECT_EQ(done.find("\"frame 5\""), std::string::npos);
+  EXPECT_EQ(done.find("\"partial\": true"), std::string::npos);
+  const std::string partial = slurp(partial_path);
+  EXPECT_NE(partial.find("\"partial\""), std::string::npos) << partial.substr(0, 400);
+  EXPECT_NE(partial.find("destroyed before finish()"), std::string::npos);
 }
 
 // latlab's own context takes the same path: its attachment is what its

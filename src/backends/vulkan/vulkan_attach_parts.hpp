@@ -55,7 +55,7 @@ struct VulkanAttachment::Impl {
   // 32: the program's vkQueueWaitIdle raced latlab's submit). A ClockSync's
   // refresh thread asks for a bracketed sample and waits; the program's own
   // thread submits it in its next run_pending_calibration() (every
-  // VulkanProfiler::new_frame), under queue_lock; the refresh thread then
+  // vulkan::Gpu::frame), under queue_lock; the refresh thread then
   // only waits for the fence and reads the query (no queue involved).
   // `mu` is taken by the program's thread only when `requested` is set.
   struct Deferred {

@@ -159,7 +159,7 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_for_refresh() const {
     std::unique_lock lock(d.mu);
     if (d.starved && d.service_calls.load(std::memory_order_relaxed) == d.starved_at) {
       return make_error(
-          "no bracketed calibration sample: the program has not called VulkanProfiler::new_frame "
+          "no bracketed calibration sample: the program has not called vulkan::Gpu::frame "
           "(VulkanAttachment::run_pending_calibration) since the last one waited 100 ms; latlab "
           "submits to the program's queue only from those calls, on the program's thread");
     }
@@ -172,7 +172,7 @@ Result<CalibrationPair> VulkanAttachment::Impl::sample_for_refresh() const {
       d.starved = true;
       d.starved_at = d.service_calls.load(std::memory_order_relaxed);
       return make_error(
-          "no bracketed calibration sample: the program made no call of VulkanProfiler::new_frame "
+          "no bracketed calibration sample: the program made no call of vulkan::Gpu::frame "
           "(VulkanAttachment::run_pending_calibration) within 100 ms; latlab submits to the "
           "program's queue only from those calls, on the program's thread");
     }
