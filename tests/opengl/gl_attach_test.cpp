@@ -266,6 +266,34 @@ TEST_P(GlAttachTest, ZonesOnTheProgramsContext) {
   }
 }
 
+// gl::attach_current: one object on the program's context; the GL loop
+// closes each frame after its swap and calls frame() once more at the end,
+// yet every frame in the stat window holds the zone, and the mapper places
+// the zones on the host clock where the context can calibrate.
+TEST_P(GlAttachTest, OneObjectOnTheProgramsContext) {
+  auto gpu = gl::attach_current({.name = "program", .frames_in_flight = 2});
+  if (!gpu) GTEST_SKIP() << gpu.error().message;
+  constexpr int kFrames = 6;
+  for (int frame = 0; frame < kFrames; ++frame) {
+    { LATLAB_GPU_ZONE(*gpu, (*gpu)->context(), "frame"); }
+    program_->finish();  // the frame is done: at most one on the GPU
+    (*gpu)->frame();
+  }
+  (*gpu)->frame();  // on the open, empty frame: no empty frame is collected
+  program_->finish();
+  ASSERT_TRUE((*gpu)->finish());
+  EXPECT_EQ((*gpu)->counters().frames_collected, static_cast<uint64_t>(kFrames));
+  EXPECT_EQ((*gpu)->counters().zones_ok, static_cast<uint64_t>(kFrames));
+  const auto stats = (*gpu)->stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].frames, static_cast<uint32_t>(kFrames));
+  EXPECT_NE((*gpu)->stat_table().find("the newest 6 of 6 frames collected"), std::string::npos)
+      << (*gpu)->stat_table();
+  EXPECT_EQ((*gpu)->clock().available(), !(*gpu)->context()->durations_only())
+      << (*gpu)->clock().reason();
+  EXPECT_EQ(eglGetCurrentContext(), program_->context);
+}
+
 // A GL timestamp of the program's context lands on the host clock between
 // the host reads around it, through the ClockSync's mapper.
 TEST_P(GlAttachTest, TimestampsMapOntoTheHostClock) {
