@@ -1,4 +1,4 @@
-// CUDA timing: timestamp slots for the user's streams (the seed-000 pool and
+// CUDA timing: timestamp slots for the user's streams (the timestamp query pool and
 // the profiler run on them) and bracketed GPU->host calibration pairs. The
 // benchmark rig (the LatencyDevice for the latency path, workload and spin
 // kernels, fused stamps, stream gates, %globaltimer probes) is
@@ -129,7 +129,7 @@ struct CudaTimestampSlotsDesc {
   bool record_events = true;
 };
 
-// The backend seam's TimestampSlots on CUDA streams: the seed-000 pool
+// The backend seam's TimestampSlots on CUDA streams: the timestamp query pool
 // (create_cuda_query_pool) and the profiler (GpuProfiler::create(slots, ...),
 // LATLAB_GPU_ZONE(prof, stream, "name")) run on it. A write launches the
 // stamp kernel of the slot into the stream (a cudaStream_t passed as
@@ -198,7 +198,7 @@ struct CudaQueryPoolDesc {
   bool cross_check_events = true;  // see CudaTimestampSlotsDesc
 };
 
-// A seed-000 pool on its own CudaTimestampSlots of desc.pool.max_queries slots.
+// A timestamp query pool on its own CudaTimestampSlots of desc.pool.max_queries slots.
 Result<std::unique_ptr<TimestampQueryPool>> create_cuda_query_pool(
     const CudaQueryPoolDesc& desc = {});
 

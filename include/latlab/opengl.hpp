@@ -1,4 +1,4 @@
-// OpenGL timing through EGL, without a window: the seed-000 pool, the
+// OpenGL timing through EGL, without a window: the timestamp query pool, the
 // profiler and calibration pairs on desktop GL 4.3+ core (GLES 3.1+ where
 // desktop GL is absent); the same timing on a program's own EGL context
 // (GlContext::attach_current: GL 3.3+ or GLES 3.0+). The benchmark rig (GLSL
@@ -308,7 +308,7 @@ class GlTimestampSlots final : public TimestampSlots {
   std::atomic<uint64_t> write_errors_{0};
 };
 
-// A seed-000 pool on its own GlTimestampSlots (context current).
+// A timestamp query pool on its own GlTimestampSlots (context current).
 Result<std::unique_ptr<TimestampQueryPool>> create_gl_query_pool(GlContext& ctx,
                                                                  const QueryPoolDesc& desc = {});
 

@@ -1,6 +1,6 @@
 // Scoped GPU profiler: nested zones recorded into the user's command streams,
 // frames in flight, per-zone statistics over a sliding window, one frame's tree
-// on demand. What seed 003 calls SCOPED_GPU_STAT / FRealtimeGPUProfiler.
+// on demand: Unreal's SCOPED_GPU_STAT / FRealtimeGPUProfiler, Tracy's GPU zones.
 //
 //   auto prof = create_vulkan_profiler(ctx, {.name = "graphics"}).value();
 //   {
@@ -38,8 +38,8 @@
 //  * A zone record becomes visible to the collector only when it is complete
 //    (its end is stored with release order); a collected frame becomes visible
 //    to readers only when it is fully built. Nothing is published half
-//    initialised (seed 003's crash was a query read through a pointer that
-//    was set before the object behind it was initialised).
+//    initialised (a query read through a pointer set before the object behind
+//    it was initialised is a known crash of such profilers).
 //  * next_frame / collect / retire_frame / setters and every reader take one
 //    internal mutex that recording never touches; call them from any thread.
 //  * The profiler shares the backend's TimestampSlots (timestamp_slots.hpp)
@@ -768,7 +768,7 @@ class CpuZone {
   r.tag.store(ref.tag, std::memory_order_release);
 }
 
-// Text tables (seed 003's `stat gpu` and ProfileGPU): GPU rows, then CPU
+// Text tables (Unreal's `stat gpu` and ProfileGPU): GPU rows, then CPU
 // rows (ZoneStat::cpu) in a table of their own; CPU zones in the tree are
 // marked "[CPU thread k]".
 std::string format_stat_table(std::string_view queue_name, std::span<const ZoneStat> stats);

@@ -1,5 +1,5 @@
-// TimestampQueryPool: the contract of seed 000 (three.js TimestampQueryPool)
-// in C++, with honest statuses. No GPU headers: the pool runs on any
+// TimestampQueryPool: three.js's TimestampQueryPool contract in C++, with
+// honest statuses. No GPU headers: the pool runs on any
 // backend's TimestampSlots (timestamp_slots.hpp), the one owner of that API's
 // query objects.
 //
@@ -9,12 +9,12 @@
 // offset+1, and later resolve_queries_async() reads what the device has
 // written, without ever waiting for it.
 //
-// Uids carry their frame as in seed 000: "<kind>:<anything>:f<frame>", e.g.
+// Uids carry their frame as in three.js: "<kind>:<anything>:f<frame>", e.g.
 // "c:0:blur:f7" (compute) or "r:3:42:f7" (render). Compute and render uids
 // belong to separate pools (QueryPoolDesc::kind); a uid of the other kind is
 // refused.
 //
-// Where seed 000 is weak, this contract is stricter:
+// Where three.js's pool is weak, this contract is stricter:
 //  * every per-uid result carries a QueryStatus; a missing value is never 0
 //    and never the last good value;
 //  * when every pair is in use, allocation first resolves what is written;
@@ -122,7 +122,7 @@ class TimestampQueryPool {
   TimestampQueryPool(const TimestampQueryPool&) = delete;
   TimestampQueryPool& operator=(const TimestampQueryPool&) = delete;
 
-  // --- seed 000 properties --------------------------------------------------
+  // --- three.js's properties -----------------------------------------------
   uint32_t max_queries() const { return desc_.max_queries; }
   // Next query index the pool will hand out (wraps within max_queries).
   uint32_t current_query_index() const { return cursor_ * 2; }
@@ -136,7 +136,7 @@ class TimestampQueryPool {
   const TickFormat& tick_format() const { return ticks_; }
   QueryKind kind() const { return desc_.kind; }
 
-  // --- seed 000 methods -----------------------------------------------------
+  // --- three.js's methods --------------------------------------------------
   // A begin/end pair for `uid` in frame `frame_id`: the begin query's offset
   // (end is offset+1). No value once disposed, when tracking is off, when the
   // uid is of the other kind or malformed, or when no pair is free
@@ -174,7 +174,7 @@ class TimestampQueryPool {
   // every later call is a no-op.
   void dispose();
 
-  // --- beyond seed 000 ------------------------------------------------------
+  // --- beyond three.js ---------------------------------------------------
   // The owner knows `frame_id`'s work has completed on the device (its fence
   // signalled): pairs of that frame still unwritten will never be; they
   // become `invalid` and their slots free.

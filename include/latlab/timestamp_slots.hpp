@@ -1,5 +1,5 @@
 // TimestampSlots: the timestamp port of the backend seam. A backend (Vulkan,
-// CUDA, OpenGL, sim) implements it once; the seed-000 pool
+// CUDA, OpenGL, sim) implements it once; the timestamp query pool
 // (timestamp_query_pool.hpp) and the scoped profiler (profiler.hpp) are thin
 // users of it, so each API has one owner of its query objects and one
 // readback path. Part of the core: no GPU headers.

@@ -1,7 +1,7 @@
 // The Vulkan timing library of latlab (latlab::vulkan): attach to a
 // program's own device (VulkanAttachment), device bootstrap (VulkanContext),
 // device reports (enumerate_vulkan_devices), the backend seam's timestamp
-// slots on a VkQueryPool (VulkanTimestampSlots, which the seed-000 pool and
+// slots on a VkQueryPool (VulkanTimestampSlots, which the timestamp query pool and
 // the profiler run on), calibration, and a ring of per-frame command buffers
 // and fences (VulkanFrameRing). The benchmark rig (reference workloads, the
 // latency device) is latlab/bench/vulkan_rig.hpp (latlab::vulkan_rig).
@@ -153,7 +153,7 @@ struct VulkanCapabilities {
 // A program that created its VkInstance, VkPhysicalDevice and VkDevice itself
 // (its own extensions, features and debug callback) attaches latlab with
 // VulkanAttachment::create and gets the timestamp slots the profiler and the
-// seed-000 pool run on (VulkanTimestampSlots::create(attachment, ...)) and
+// timestamp query pool run on (VulkanTimestampSlots::create(attachment, ...)) and
 // calibration pairs (sample_calibration, start_clock_sync). latlab creates
 // nothing on the device but its query pools and, for a bracketed calibration,
 // one command pool, query pool and fence; it never submits to a queue of the
@@ -490,7 +490,7 @@ struct VulkanTimestampSlotsDesc {
 };
 
 // The backend seam's TimestampSlots on one VkQueryPool: the only owner of
-// Vulkan timestamp queries in latlab. The seed-000 pool
+// Vulkan timestamp queries in latlab. The timestamp query pool
 // (TimestampQueryPool::create(slots, ...)) and the profiler
 // (GpuProfiler::create(slots, ...)) run on it.
 //
@@ -592,7 +592,7 @@ class VulkanTimestampSlots final : public TimestampSlots {
   std::vector<uint64_t> scratch_;  // remember_stale's reads (value, availability), grown once
 };
 
-// A seed-000 pool on its own VulkanTimestampSlots of desc.max_queries slots.
+// A timestamp query pool on its own VulkanTimestampSlots of desc.max_queries slots.
 Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const VulkanContext& ctx,
                                                                      const QueryPoolDesc& desc);
 Result<std::unique_ptr<TimestampQueryPool>> create_vulkan_query_pool(const VulkanAttachment& device,

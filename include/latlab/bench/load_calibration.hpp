@@ -54,7 +54,7 @@ namespace latlab {
 
 inline constexpr uint32_t kMinLoadComplexity = 1;
 inline constexpr uint32_t kMaxLoadComplexity = 4096;
-inline constexpr double kLoadedTargetMs = 8.333333;  // 120 Hz budget (seeds 001/002)
+inline constexpr double kLoadedTargetMs = 8.333333;  // a 120 Hz frame's budget
 
 struct LoadCalibrationStep;
 

@@ -1,5 +1,5 @@
 // SimTimestampSlots: the backend seam's timestamp slots on a simulated
-// device, for the seed-000 pool and the profiler alike. Tests play the GPU.
+// device, for the timestamp query pool and the profiler alike. Tests play the GPU.
 //
 // Scripted (default): write() appends the write to the SimCommandStream it is
 // given (a null stream records nothing: benchmarks); the test later
