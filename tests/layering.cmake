@@ -28,7 +28,8 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 #   backends  include/latlab/{vulkan,cuda,opengl,cupti}.hpp, src/backends/
 #   rigs      include/latlab/bench/{vulkan_rig,gl_rig,cuda_rig,sim,
 #             sim_timestamp_slots}.hpp
-#   profiler  include/latlab/profiler*.hpp, src/profiler/
+#   profiler  include/latlab/profiler*.hpp, include/latlab/detail/profiler*.hpp,
+#             src/profiler/
 #   bench     the rest of include/latlab/bench/: the benchmark engine's API
 #   latency, engine, capture, report: src/<layer>/
 set(may_include_core "core|seam")
@@ -52,7 +53,7 @@ function(public_layer path out)
     set(layer bench)
   elseif(path MATCHES "^(${api_headers})\\.hpp$")
     set(layer backends)
-  elseif(path MATCHES "^profiler[a-z_]*\\.hpp$")
+  elseif(path MATCHES "^(detail/)?profiler[a-z_]*\\.hpp$")
     set(layer profiler)
   elseif(path MATCHES "^[^/]+$")
     set(layer core)

@@ -24,13 +24,13 @@ foreach(var INCLUDE_DIR GENERATED_INCLUDE_DIR CXX WORK_DIR)
 endforeach()
 
 file(GLOB headers RELATIVE ${INCLUDE_DIR}/latlab ${INCLUDE_DIR}/latlab/*.hpp
-     ${INCLUDE_DIR}/latlab/core/*.hpp)
+     ${INCLUDE_DIR}/latlab/core/*.hpp ${INCLUDE_DIR}/latlab/detail/*.hpp)
 list(SORT headers)
 if(NOT headers)
   message(FATAL_ERROR "no headers in ${INCLUDE_DIR}/latlab")
 endif()
 
-set(only_top "a timing header includes latlab headers from latlab/ and latlab/core/ only, never latlab/bench/")
+set(only_top "a timing header includes latlab headers from latlab/, latlab/core/ and latlab/detail/ only, never latlab/bench/")
 set(only_std "only standard and GPU API headers: the timing library links the GPU API and threads")
 set(failures)
 set(needs_vulkan)  # headers including <vulkan/...> directly
@@ -40,7 +40,7 @@ foreach(h IN LISTS headers)
   foreach(line IN LISTS lines)
     if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]*)\"")
       set(inc ${CMAKE_MATCH_1})
-      if(inc MATCHES "^latlab/((core/)?[^/]+\\.hpp)$")
+      if(inc MATCHES "^latlab/((core/|detail/)?[^/]+\\.hpp)$")
         if(EXISTS ${INCLUDE_DIR}/latlab/${CMAKE_MATCH_1} OR
            EXISTS ${GENERATED_INCLUDE_DIR}/latlab/${CMAKE_MATCH_1})
           list(APPEND top_includes "${h}>${CMAKE_MATCH_1}")

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "latlab/clock_model.hpp"
+#include "latlab/detail/profiler_recording.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/query_status.hpp"
 #include "latlab/result.hpp"
@@ -109,8 +110,6 @@ struct GpuProfilerDesc {
   // (0: every CPU zone is dropped). 32 bytes each per frame slot. Default 256.
   uint32_t max_cpu_zones_per_frame = 256;
 };
-
-inline constexpr uint32_t kNoZone = 0xFFFF'FFFFu;
 
 // Where a zone sits in the source (Tracy's SourceLocationData): the zone
 // macros make one per call site, static, so a zone stores one pointer to it.
@@ -207,9 +206,6 @@ struct ProfilerCounters {
   uint64_t heap_allocations = 0;      // growths of the profiler's own buffers after create (0 in steady state)
 };
 
-class GpuZone;
-class CpuZone;
-
 // Runtime zone names (Tracy's transient zones): `name`'s text interned for
 // the process; equal text gives the same pointer, valid until the process
 // exits (zones and the stat table keep the pointer). A thread's first use of
@@ -230,59 +226,8 @@ struct TransientZoneName {
   std::string_view text;
 };
 
-namespace detail {
-// This thread's innermost open zone (any profiler, any stream): the chain the
-// zones' parents are found in, and this thread's small id (0 until its first
-// zone). Constant-initialised: no TLS wrapper call on the hot path.
-extern thread_local constinit const GpuZone* t_innermost_zone;
-// This thread's innermost open CPU zone (any profiler): CPU zones' parents.
-extern thread_local constinit const CpuZone* t_innermost_cpu_zone;
-extern thread_local constinit uint32_t t_thread_id;
-uint32_t assign_thread_id();  // sets t_thread_id, returns it
-// A key unique among live threads (the address of this thread's t_thread_id):
-// unlike the small id, it never wraps.
-inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id); }
-// Thread ids live in the low 29 bits of a zone record's tag.
-inline constexpr uint32_t kThreadIdMask = 0x1FFF'FFFFu;
-}  // namespace detail
 
-// Test builds only (tests/protocol/, a library built with
-// LATLAB_PROFILER_PROTOCOL_HOOKS=1): every step of the cursor protocol (see
-// GpuProfiler::take_pair) calls a hook that may park the thread there. In
-// every other build the steps are nothing.
-#ifndef LATLAB_PROFILER_PROTOCOL_HOOKS
-#define LATLAB_PROFILER_PROTOCOL_HOOKS 0
-#endif
-#if LATLAB_PROFILER_PROTOCOL_HOOKS
-namespace detail {
-enum class CursorStep : uint8_t {
-  owner_seen,      // take_pair: owner_ was this thread
-  announced,       // owner_taking_ is 1, owner_ not looked at again yet
-  confirmed,       // the second look saw this thread: the plain path
-  cursor_loaded,   // between the plain load and store of the cursor
-  cursor_stored,   // the cursor stored, owner_taking_ still 1
-  owner_lost,      // the second look did not see this thread
-  claim,           // claim_or_share_cursor entered
-  sharing,         // the sharer marked the cursor, before membarrier
-  fenced,          // after membarrier, before waiting for the owner
-  waiting_owner,   // (each turn) the owner is inside its plain path
-  owner_out,       // the owner is out, kShared not stored yet
-  waiting_shared,  // (each turn) another thread is sharing the cursor
-  before_fetch_add,
-  before_exchange,  // next_frame, about to move the cursor to a new frame
-};
-inline constexpr int kCursorSteps = static_cast<int>(CursorStep::before_exchange) + 1;
-extern void (*cursor_step_hook)(CursorStep);  // null: no hook
-}  // namespace detail
-#define LATLAB_CURSOR_STEP(step)                                                \
-  (::latlab::detail::cursor_step_hook != nullptr                                \
-       ? ::latlab::detail::cursor_step_hook(::latlab::detail::CursorStep::step) \
-       : void())
-#else
-#define LATLAB_CURSOR_STEP(step) static_cast<void>(0)
-#endif
-
-class GpuProfiler {
+class GpuProfiler : public detail::ZoneRecorder {
  public:
   // Fails (with the reason) when the slots are null, cannot time, or hold too few
   // for 2 * max_zones_per_frame * (frames_in_flight + 1), or a field is 0.
@@ -355,14 +300,6 @@ class GpuProfiler {
   std::vector<ZoneStat> stats() const;
   ProfilerCounters counters() const;
 
-  // Zone recording (the macros' RAII type calls these). `query` is the
-  // zone's begin slot in the whole ring (its end is query + 1, its record
-  // query / 2), so the zone's end needs no arithmetic on the frame.
-  struct ZoneRef {
-    uint32_t query = kNoZone;  // kNoZone: dropped
-    uint32_t tag = 0;          // the record's final tag, stored by end_zone
-  };
-
  protected:
   // create()'s checks of `slots` and `desc`, then the first reset of the
   // slots the profiler will hand out; the error says what does not fit.
@@ -375,88 +312,18 @@ class GpuProfiler {
   friend class CpuZone;
   struct Impl;
 
-  // Written by the recording thread; `tag` is stored last, at the zone's end
-  // (release), so a collector that sees kEndedBit (acquire) sees every field
-  // (and the zone's CPU times). 16 bytes, four to a cache line: recording
-  // touches little memory. A recycled record's tag is 0.
-  struct ZoneRecord {
-    static constexpr uint32_t kSiteBit = 0x2000'0000u;  // `what` is a ZoneSite, not a name
-    static constexpr uint32_t kEndedBit = 0x4000'0000u;
-    static constexpr uint32_t kOrphanBit = 0x8000'0000u;
-    static constexpr uint32_t kThreadMask = detail::kThreadIdMask;
-    const void* what = nullptr;  // the zone's name (const char*), or its ZoneSite (kSiteBit)
-    uint32_t parent = kNoZone;
-    std::atomic<uint32_t> tag{0};  // thread's small id | kSiteBit | kOrphanBit | kEndedBit
-  };
-  static_assert(sizeof(ZoneRecord) == 16);
-  static_assert((ZoneRecord::kThreadMask &
-                 (ZoneRecord::kSiteBit | ZoneRecord::kEndedBit | ZoneRecord::kOrphanBit)) == 0);
-  // A CPU zone: its host times beside the name; `tag` as ZoneRecord's, stored
-  // last (release) at the zone's end.
-  struct CpuZoneRecord {
-    const void* what = nullptr;
-    int64_t begin_ns = 0;
-    int64_t end_ns = 0;
-    uint32_t parent = kNoZone;
-    std::atomic<uint32_t> tag{0};
-  };
-  static_assert(sizeof(CpuZoneRecord) == 32);
-  static constexpr uint32_t kNoSlot = 0xFFFF;
-  static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
-  // owner_ besides a thread_key(): no thread has recorded or closed a frame
-  // yet; a second thread is sharing the cursor (waiting for the owner to
-  // leave its plain path); or it has (or membarrier is missing), so every
-  // zone takes its pair with fetch_add. Thread keys are addresses, never
-  // these. owner_ only moves forward: kNoOwner -> key -> kSharing -> kShared.
-  static constexpr uintptr_t kNoOwner = 0;
-  static constexpr uintptr_t kShared = 1;
-  static constexpr uintptr_t kSharing = 2;
-
-  // Recording: inline, lock-free (defined below GpuZone).
-  uint64_t take_pair();
-  // `what`: a name, or with `site_bit` (ZoneRecord::kSiteBit) a ZoneSite.
-  ZoneRef begin_zone(const GpuZone& zone, const void* what, uint32_t site_bit);
-  void end_zone(GpuCommandStream stream, ZoneRef ref);
-  // CPU zones: one fetch_add on cpu_cursor_ (no owner fast path: the two
-  // clock reads cost more than the locked add), `query` is the record index.
-  ZoneRef begin_cpu_zone(const CpuZone& zone, const void* what, uint32_t site_bit);
-  void end_cpu_zone(ZoneRef ref);
-  // Makes `me` the owner if there is none; otherwise, unless `me` owns it,
-  // returns only once the cursor is shared for good (kShared, seen with
-  // acquire): sharing it itself, or waiting for the thread that is (see
-  // take_pair).
-  void claim_or_share_cursor(uintptr_t me);
-  uint32_t collect_locked();                  // impl_->mu held
-  bool try_collect_slot(uint32_t slot_index);  // impl_->mu held; false: not ready
+  // Collection, impl_->mu held.
+  uint32_t collect_locked();
+  bool try_collect_slot(uint32_t slot_index);  // false: not ready
+  bool slot_ready(uint32_t slot_index);
+  profiler_detail::FrameMapping host_mapping(uint32_t zones) const;
+  void tabulate_gpu_zones(uint32_t slot_index, profiler_detail::RetainedFrame& frame);
+  void tabulate_cpu_zones(uint32_t slot_index, profiler_detail::RetainedFrame& frame);
+  void recycle_slot(uint32_t slot_index);
 
   GpuProfilerDesc desc_;
   TickFormat ticks_;
   std::shared_ptr<TimestampSlots> slots_;
-  // What a zone reads, from here to cpu_zone_times_, on one cache line that
-  // nothing writes after create (the cursor, which every zone writes, has its own).
-  alignas(64) TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
-  // Slot s, zone i at records_[s * max_zones_per_frame + i], which is records_[query / 2].
-  ZoneRecord* records_ = nullptr;
-  int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
-  CpuZoneRecord* cpu_records_ = nullptr;  // slot s, CPU zone i at [s * cpu_zones_per_frame_ + i]
-  uint32_t queries_per_frame_ = 0;
-  uint32_t zones_per_frame_ = 0;
-  uint32_t cpu_zones_per_frame_ = 0;
-  bool cpu_zone_times_ = false;
-  // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
-  // frame has no queries, and its index starts full (queries_per_frame_), so
-  // one compare drops a zone. One move of it (take_pair) binds a zone to its
-  // frame and pair.
-  alignas(64) std::atomic<uint64_t> cursor_{0};
-  // On the cursor's line (the owner writes it anyway): take_pair's owner.
-  // owner_taking_ is 1 from just before the owner's second look at owner_
-  // until its cursor store is done.
-  std::atomic<uintptr_t> owner_{kNoOwner};
-  std::atomic<uint32_t> owner_taking_{0};
-  // [slot:16 | CPU zone index within the frame:48], moved by fetch_add only;
-  // next_frame exchanges it with cursor_ (same slot; a frame without a slot
-  // starts full).
-  alignas(64) std::atomic<uint64_t> cpu_cursor_{0};
   alignas(64) std::unique_ptr<Impl> impl_;
 };
 
@@ -486,25 +353,6 @@ class TypedGpuProfiler final : public GpuProfiler {
       : GpuProfiler(std::move(slots), std::move(desc)) {}
 };
 
-namespace detail {
-template <class>
-inline constexpr bool kDependentFalse = false;
-// A typed profiler's stream as the seam's handle; a stream of another type
-// stops the build here, with this message.
-template <class Stream, class Given>
-[[gnu::always_inline]] inline GpuCommandStream typed_stream(Given&& stream) noexcept {
-  if constexpr (std::is_convertible_v<Given&&, Stream>) {
-    return static_cast<Stream>(std::forward<Given>(stream));
-  } else {
-    static_assert(kDependentFalse<Given>,
-                  "latlab: the stream given to this zone is not this profiler's command stream "
-                  "type (TypedGpuProfiler<Stream>::stream_type): a Vulkan profiler records into a "
-                  "VkCommandBuffer, a CUDA profiler into a cudaStream_t, an OpenGL profiler into "
-                  "its GlContext*; see [with Stream = ..., Given = ...] below");
-    return nullptr;
-  }
-}
-}  // namespace detail
 
 // RAII zone: begin timestamp at construction, end at destruction, into
 // `stream`. Not copyable or movable (its identity is its scope). `profiler`
@@ -560,7 +408,7 @@ class GpuZone {
   bool recorded() const { return ref_.query != kNoZone; }
 
  private:
-  friend class GpuProfiler;
+  friend class detail::ZoneRecorder;
   [[gnu::always_inline]] GpuZone(GpuProfiler* profiler, GpuCommandStream stream, const void* what,
                                  uint32_t site_bit) noexcept
       : profiler_(profiler), stream_(stream) {
@@ -617,7 +465,7 @@ class CpuZone {
   bool recorded() const { return ref_.query != kNoZone; }
 
  private:
-  friend class GpuProfiler;
+  friend class detail::ZoneRecorder;
   [[gnu::always_inline]] CpuZone(GpuProfiler* profiler, const void* what,
                                  uint32_t site_bit) noexcept
       : profiler_(profiler) {
@@ -638,135 +486,6 @@ class CpuZone {
   const CpuZone* outer_ = nullptr;  // this thread's enclosing CPU zone (any profiler)
 };
 
-// The cursor before this zone's pair. A locked add is about half of a zone
-// on the H200's Xeon, so the owner (the one thread that records and closes
-// frames) moves it with a plain load and store, which is safe only while no
-// other thread moves it. The protocol that ends this for good:
-//  * Owner: announces itself (owner_taking_ = 1), then looks at owner_ again
-//    (a compiler barrier between); only if it still sees itself does it load
-//    and store the cursor, then drops the announcement (release).
-//  * Sharer (the first other thread to record or close a frame): CAS owner_
-//    from the owner's key to kSharing, membarrier (a full barrier on every
-//    running thread), wait for owner_taking_ == 0 (acquire), store kShared
-//    (release). An asymmetric Dekker: either the owner's second look sees
-//    kSharing, or its announcement is visible to the sharer after the
-//    membarrier, and the sharer waits until it drops. Either way the
-//    owner's last plain store happens before kShared is stored, and its
-//    later looks see kSharing or kShared: it never takes the plain path
-//    again.
-//  * Everyone else fetch_adds only after seeing kShared with acquire (a
-//    thread that sees kSharing waits for kShared), so its fetch_add comes
-//    after the owner's last plain store: no two zones get one pair and the
-//    owner never rewinds the cursor. The owner itself, once it has seen it
-//    lost the cursor, fetch_adds at once: nobody else moves the cursor
-//    without a locked operation by then.
-//  * next_frame's exchange follows the same rule (claim_or_share_cursor
-//    first, unless its caller is the owner).
-// tests/protocol/ parks each thread at each LATLAB_CURSOR_STEP with 2, 3 and
-// 8 threads. Acquire on the cursor pairs with next_frame's release: a
-// recycled slot's reset happens before this zone writes into it.
-[[gnu::always_inline]] inline uint64_t GpuProfiler::take_pair() {
-  const uintptr_t me = detail::thread_key();
-  const uintptr_t owner = owner_.load(std::memory_order_acquire);
-  if (owner == me) [[likely]] {
-    LATLAB_CURSOR_STEP(owner_seen);
-    owner_taking_.store(1, std::memory_order_relaxed);
-    LATLAB_CURSOR_STEP(announced);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (owner_.load(std::memory_order_relaxed) == me) [[likely]] {
-      LATLAB_CURSOR_STEP(confirmed);
-      const uint64_t c = cursor_.load(std::memory_order_acquire);
-      LATLAB_CURSOR_STEP(cursor_loaded);
-      cursor_.store(c + 2, std::memory_order_release);
-      LATLAB_CURSOR_STEP(cursor_stored);
-      owner_taking_.store(0, std::memory_order_release);
-      return c;
-    }
-    owner_taking_.store(0, std::memory_order_release);
-    LATLAB_CURSOR_STEP(owner_lost);
-  } else if (owner != kShared) [[unlikely]] {
-    claim_or_share_cursor(me);
-  }
-  LATLAB_CURSOR_STEP(before_fetch_add);
-  return cursor_.fetch_add(2, std::memory_order_acquire);
-}
-
-// Hot path: a frame's query pair and zone record from take_pair.
-[[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_zone(const GpuZone& zone,
-                                                                           const void* what,
-                                                                           uint32_t site_bit) {
-  const uint64_t c = take_pair();
-  const uint64_t q = c & kIndexMask;
-  if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
-  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * queries_per_frame_;
-  const uint32_t query = frame_base + static_cast<uint32_t>(q);
-  // Parent: the innermost enclosing zone of this profiler on the same stream,
-  // if it is in this frame (a dropped one's kNoZone wraps out of range too).
-  uint32_t parent = kNoZone;
-  uint32_t tag = detail::t_thread_id;
-  if (tag == 0) [[unlikely]] tag = detail::assign_thread_id();
-  for (const GpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
-    if (z->profiler_ == this && z->stream_ == zone.stream_) {
-      const uint32_t in_frame = z->ref_.query - frame_base;
-      if (in_frame < queries_per_frame_) parent = in_frame / 2;
-      else tag |= ZoneRecord::kOrphanBit;
-      break;
-    }
-  }
-  ZoneRecord& r = records_[query / 2];
-  r.what = what;
-  r.parent = parent;
-  if (cpu_times_ != nullptr) cpu_times_[query] = host_now_ns();
-  slots_raw_->write(zone.stream_, query, TimestampEdge::begin);
-  return {query, tag | site_bit | ZoneRecord::kEndedBit};
-}
-
-[[gnu::always_inline]] inline void GpuProfiler::end_zone(GpuCommandStream stream, ZoneRef ref) {
-  if (ref.query == kNoZone) [[unlikely]] return;
-  slots_raw_->write(stream, ref.query + 1, TimestampEdge::end);
-  if (cpu_times_ != nullptr) cpu_times_[ref.query + 1] = host_now_ns();
-  records_[ref.query / 2].tag.store(ref.tag, std::memory_order_release);
-}
-
-// Hot path of a CPU zone: its record from cpu_cursor_, its parent from this
-// thread's chain of CPU zones, the host clock read last.
-[[gnu::always_inline]] inline GpuProfiler::ZoneRef GpuProfiler::begin_cpu_zone(const CpuZone& zone,
-                                                                               const void* what,
-                                                                               uint32_t site_bit) {
-  const uint64_t c = cpu_cursor_.fetch_add(1, std::memory_order_acquire);
-  const uint64_t i = c & kIndexMask;
-  if (i >= cpu_zones_per_frame_) [[unlikely]]
-    return {};  // full, or a frame without a slot
-  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * cpu_zones_per_frame_;
-  const uint32_t index = frame_base + static_cast<uint32_t>(i);
-  uint32_t parent = kNoZone;
-  uint32_t tag = detail::t_thread_id;
-  if (tag == 0) [[unlikely]]
-    tag = detail::assign_thread_id();
-  for (const CpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
-    if (z->profiler_ == this) {
-      const uint32_t in_frame = z->ref_.query - frame_base;
-      if (in_frame < cpu_zones_per_frame_)
-        parent = in_frame;
-      else
-        tag |= ZoneRecord::kOrphanBit;
-      break;
-    }
-  }
-  CpuZoneRecord& r = cpu_records_[index];
-  r.what = what;
-  r.parent = parent;
-  r.begin_ns = host_now_ns();
-  return {index, tag | site_bit | ZoneRecord::kEndedBit};
-}
-
-[[gnu::always_inline]] inline void GpuProfiler::end_cpu_zone(ZoneRef ref) {
-  if (ref.query == kNoZone) [[unlikely]]
-    return;
-  CpuZoneRecord& r = cpu_records_[ref.query];
-  r.end_ns = host_now_ns();
-  r.tag.store(ref.tag, std::memory_order_release);
-}
 
 // Text tables (Unreal's `stat gpu` and ProfileGPU): GPU rows, then CPU
 // rows (ZoneStat::cpu) in a table of their own; CPU zones in the tree are
@@ -777,41 +496,10 @@ std::string format_stat_table(std::string_view queue_name, std::span<const ZoneS
 std::string format_stat_table(const GpuProfiler& profiler);
 std::string format_frame_tree(std::string_view queue_name, const ProfilerFrame& frame);
 
-namespace detail {
-inline GpuProfiler* profiler_ptr(GpuProfiler* p) { return p; }
-inline GpuProfiler* profiler_ptr(GpuProfiler& p) { return &p; }
-inline GpuProfiler* profiler_ptr(const std::unique_ptr<GpuProfiler>& p) { return p.get(); }
-inline GpuProfiler* profiler_ptr(const std::shared_ptr<GpuProfiler>& p) { return p.get(); }
-// A typed profiler stays typed (these win over the GpuProfiler ones).
-template <class Stream>
-TypedGpuProfiler<Stream>* profiler_ptr(TypedGpuProfiler<Stream>* p) {
-  return p;
-}
-template <class Stream>
-TypedGpuProfiler<Stream>* profiler_ptr(TypedGpuProfiler<Stream>& p) {
-  return &p;
-}
-template <class Stream>
-TypedGpuProfiler<Stream>* profiler_ptr(const std::unique_ptr<TypedGpuProfiler<Stream>>& p) {
-  return p.get();
-}
-template <class Stream>
-TypedGpuProfiler<Stream>* profiler_ptr(const std::shared_ptr<TypedGpuProfiler<Stream>>& p) {
-  return p.get();
-}
-// The disabled macros' check of the stream: unevaluated, it runs nothing,
-// but a typed profiler's wrong stream fails to compile in both modes.
-inline int zone_stream_check(GpuProfiler*, GpuCommandStream) { return 0; }
-template <class Stream, class Given>
-auto zone_stream_check(TypedGpuProfiler<Stream>*, Given&& stream) {
-  return typed_stream<Stream>(std::forward<Given>(stream)) != nullptr ? 1 : 0;
-}
-}  // namespace detail
 
 }  // namespace latlab
 
-#define LATLAB_PP_CAT_(a, b) a##b
-#define LATLAB_PP_CAT(a, b) LATLAB_PP_CAT_(a, b)
+#include "latlab/detail/profiler_recording_inline.hpp"
 
 // LATLAB_GPU_ZONE(profiler, stream, "name"): a zone until the end of the
 // enclosing scope, with its source location (a static ZoneSite: function,
@@ -833,45 +521,4 @@ auto zone_stream_check(TypedGpuProfiler<Stream>*, Given&& stream) {
 // With LATLAB_ENABLE_PROFILER 0 they expand to nothing that runs: their
 // arguments are not evaluated, and the variables they name count as used; a
 // typed profiler's stream is still checked.
-#if LATLAB_ENABLE_PROFILER
-#define LATLAB_GPU_ZONE(profiler, stream, name) \
-  LATLAB_GPU_ZONE_AT_(profiler, stream, name, __COUNTER__)
-#define LATLAB_GPU_ZONE_AT_(profiler, stream, name, n)                                         \
-  static constexpr ::latlab::ZoneSite LATLAB_PP_CAT(latlab_zone_site_, n){("" name), __func__, \
-                                                                          __FILE__, __LINE__}; \
-  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, n)(                                  \
-      ::latlab::detail::profiler_ptr(profiler), (stream), LATLAB_PP_CAT(latlab_zone_site_, n))
-#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                         \
-  const ::latlab::GpuZone LATLAB_PP_CAT(latlab_gpu_zone_, __COUNTER__)(           \
-      ::latlab::detail::profiler_ptr(profiler), (stream), ::latlab::TransientZoneName{(name)})
-#define LATLAB_CPU_ZONE(profiler, name) LATLAB_CPU_ZONE_AT_(profiler, name, __COUNTER__)
-#define LATLAB_CPU_ZONE_AT_(profiler, name, n)                                                 \
-  static constexpr ::latlab::ZoneSite LATLAB_PP_CAT(latlab_zone_site_, n){("" name), __func__, \
-                                                                          __FILE__, __LINE__}; \
-  const ::latlab::CpuZone LATLAB_PP_CAT(latlab_cpu_zone_, n)(                                  \
-      ::latlab::detail::profiler_ptr(profiler), LATLAB_PP_CAT(latlab_zone_site_, n))
-#define LATLAB_CPU_ZONE_TRANSIENT(profiler, name)                       \
-  const ::latlab::CpuZone LATLAB_PP_CAT(latlab_cpu_zone_, __COUNTER__)( \
-      ::latlab::detail::profiler_ptr(profiler), ::latlab::TransientZoneName{(name)})
-#define LATLAB_GPU_NEW_FRAME(profiler)                                             \
-  do {                                                                            \
-    if (::latlab::GpuProfiler* latlab_p_ = ::latlab::detail::profiler_ptr(profiler)) \
-      latlab_p_->next_frame();                                                    \
-  } while (0)
-#else
-#define LATLAB_GPU_ZONE(profiler, stream, name)                                \
-  static_cast<void>(sizeof(::latlab::detail::zone_stream_check(                \
-                        ::latlab::detail::profiler_ptr(profiler), (stream))) + \
-                    sizeof("" name))
-#define LATLAB_GPU_ZONE_TRANSIENT(profiler, stream, name)                      \
-  static_cast<void>(sizeof(::latlab::detail::zone_stream_check(                \
-                        ::latlab::detail::profiler_ptr(profiler), (stream))) + \
-                    sizeof(::latlab::TransientZoneName{(name)}))
-#define LATLAB_CPU_ZONE(profiler, name) \
-  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + sizeof("" name))
-#define LATLAB_CPU_ZONE_TRANSIENT(profiler, name)                      \
-  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)) + \
-                    sizeof(::latlab::TransientZoneName{(name)}))
-#define LATLAB_GPU_NEW_FRAME(profiler) \
-  static_cast<void>(sizeof(::latlab::detail::profiler_ptr(profiler)))
-#endif
+#include "latlab/detail/profiler_macros.hpp"

@@ -130,14 +130,11 @@ Result<void> GpuProfiler::prepare(TimestampSlots* slots, const GpuProfilerDesc& 
 }
 
 GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc desc)
-    : desc_(std::move(desc)),
+    : detail::ZoneRecorder(slots.get(), desc.max_zones_per_frame, desc.max_cpu_zones_per_frame,
+                           desc.cpu_zone_times),
+      desc_(std::move(desc)),
       ticks_(slots->tick_format()),
       slots_(std::move(slots)),
-      slots_raw_(slots_.get()),
-      queries_per_frame_(2 * desc_.max_zones_per_frame),
-      zones_per_frame_(desc_.max_zones_per_frame),
-      cpu_zones_per_frame_(desc_.max_cpu_zones_per_frame),
-      cpu_zone_times_(desc_.cpu_zone_times),
       impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   const uint32_t ring = desc_.frames_in_flight + 1;
@@ -224,7 +221,7 @@ uint32_t GpuProfiler::finish() {
 
 // The heavy side of take_pair's protocol (see there); shares the cursor once
 // per profiler at most.
-void GpuProfiler::claim_or_share_cursor(uintptr_t me) {
+void detail::ZoneRecorder::claim_or_share_cursor(uintptr_t me) {
   LATLAB_CURSOR_STEP(claim);
   uintptr_t owner = kNoOwner;
   if (owner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel)) return;
@@ -390,16 +387,59 @@ uint32_t GpuProfiler::collect_locked() {
   return n;
 }
 
-// Collects one frame slot: readiness, the host mapping, per-zone statuses and
-// the stat table, then recycling. One function of ~140 lines on purpose: it
-// is the hot path measured by BM_ProfilerCollectFrame2048 and
-// latlab_profiler_instructions, and its passes share the frame's state in
-// registers; the steps are marked by the comments inside.
+// Collects one frame slot: readiness, the host mapping, per-zone statuses
+// and the stat tables, then recycling. The hot path measured by
+// BM_ProfilerCollectFrame2048 and latlab_profiler_instructions: each step's
+// loop keeps its frame state in locals.
 bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
+  if (!slot_ready(slot_index)) return false;
   Impl& m = *impl_;
   Impl::Slot& s = m.slots[slot_index];
+  // Into the oldest retained buffer (capacity kept; the size changes only
+  // when the zone count does).
+  RetainedFrame& f = m.retained[m.retained_next];
+  f.mapping = host_mapping(s.zones);
+  const size_t cap_before = f.zones.capacity();
+  f.zones.resize(s.zones);
+  count_growth(f.zones, cap_before, m.counters.heap_allocations);
+  f.frame_id = s.frame_id;
+  f.zones_dropped = s.dropped;
+  f.retired = s.retired;
+  f.durations_only = slots_raw_->durations_only();
+  f.cpu_begin_ns = s.cpu_begin_ns;
+  f.cpu_end_ns = s.cpu_end_ns;
+  if (cpu_times_ != nullptr) {
+    const int64_t* cpu = cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_;
+    f.cpu_times.assign(cpu, cpu + 2 * static_cast<size_t>(s.zones));  // reserved: no allocation
+  }
+  tabulate_gpu_zones(slot_index, f);
+  tabulate_cpu_zones(slot_index, f);
+  ++m.counters.frames_collected;
+  if (s.retired) ++m.counters.frames_retired;
+  ++m.collected_seq;
+  m.stat_table->end_frame(m.collected_seq, s.dropped);
+  m.cpu_stat_table->end_frame(m.collected_seq, s.cpu_dropped);
+  m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
+  m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
+  if (m.sink) {
+    const size_t sink_cap = m.sink_frame.zones.capacity();
+    profiler_detail::expand_frame(f, ticks_, m.sink_frame, m.last_child);
+    count_growth(m.sink_frame.zones, sink_cap, m.counters.heap_allocations);
+    m.sink(m.sink_frame);
+  }
+  recycle_slot(slot_index);
+  return true;
+}
+
+// Whether the slot's frame can be collected: every zone (GPU and CPU) closed
+// on the host and both timestamps of every zone written, unless the frame is
+// retired (then they never will be). Reads the queries into impl_->raw;
+// writes nothing else.
+bool GpuProfiler::slot_ready(uint32_t slot_index) {
+  Impl& m = *impl_;
+  const Impl::Slot& s = m.slots[slot_index];
   const uint32_t n = s.zones;
-  ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   const uint32_t base = slot_index * queries_per_frame_;
   std::span<SlotReading> raw(m.raw.data(), 2 * static_cast<size_t>(n));
   if (n > 0) {
@@ -413,92 +453,78 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
     }
     slots_raw_->read(base, raw);
   }
-
-  // Pass 1, readiness only: every zone closed on the host (its record is
-  // complete only then: acquire pairs with end_zone's release) and both its
-  // timestamps written, unless the frame is retired (then they never will
-  // be). Nothing but the scratch `raw` is written before the frame is ready.
+  // A record is complete only once closed: acquire pairs with end_zone's release.
   bool all_written = true;
   for (uint32_t i = 0; i < n; ++i) {
     if ((recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0) return false;
     all_written &= (raw[2 * i].available & raw[2 * i + 1].available) != 0;
   }
   if (!all_written && !s.retired) return false;  // carried over to the next collection
-  // CPU zones: every one closed (acquire pairs with end_cpu_zone's release).
-  const uint32_t nc = s.cpu_zones;
-  CpuZoneRecord* cpu_recs = cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
-  for (uint32_t i = 0; i < nc; ++i) {
+  const CpuZoneRecord* cpu_recs =
+      cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
+  for (uint32_t i = 0; i < s.cpu_zones; ++i) {
     if ((cpu_recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0)
       return false;
   }
+  return true;
+}
 
-  const TickFormat tf = ticks_;  // a local copy: its mask stays in a register across the loops
+// The frame's host timeline: a line through the mappings of two of its
+// ticks, the first ok zone's begin and the later of the first and the last
+// ok zone's ends (the first is often the root around the whole frame).
+// Exact for a linear clock model, which is what ClockFit is; no scan of the
+// frame needed. Unmapped without a mapper, an ok zone or two mappings.
+profiler_detail::FrameMapping GpuProfiler::host_mapping(uint32_t n) const {
+  const Impl& m = *impl_;
+  profiler_detail::FrameMapping map;
+  if (!m.mapper || n == 0 || slots_raw_->durations_only()) return map;
+  const TickFormat tf = ticks_;
   const uint64_t mask = tf.mask();
   const auto offset = [&tf](uint64_t from, uint64_t to) { return tf.signed_delta(from, to); };
   const auto zone_ok = [&](uint32_t i) {
-    return completed_pair_status(raw[2 * i], raw[2 * i + 1], tf) == QueryStatus::ok;
+    return completed_pair_status(m.raw[2 * i], m.raw[2 * i + 1], tf) == QueryStatus::ok;
   };
-
-  // Into the oldest retained buffer (capacity kept; the size changes only
-  // when the zone count does).
-  RetainedFrame& f = m.retained[m.retained_next];
-  profiler_detail::FrameMapping& map = f.mapping;
-  map = {};
-  // Host timeline: a line through the mappings of two of the frame's ticks,
-  // the first ok zone's begin and the later of the first and the last ok
-  // zone's ends (the first is often the root around the whole frame). Exact
-  // for a linear clock model, which is what ClockFit is; no scan of the
-  // frame needed.
-  if (m.mapper && n > 0 && !slots_raw_->durations_only()) {
-    uint32_t first = 0, last = n - 1;
-    while (first < n && !zone_ok(first)) ++first;
-    while (last > first && !zone_ok(last)) --last;
-    if (first < n) {
-      uint64_t t0 = raw[2 * first].ticks & mask;
-      uint64_t t1 = raw[2 * last + 1].ticks & mask;
-      const uint64_t first_end = raw[2 * first + 1].ticks & mask;
-      if (offset(t1, first_end) > 0) t1 = first_end;
-      // Zones from several command streams may run in any order.
-      if (offset(t0, t1) < 0) std::swap(t0, t1);
-      // Every ok zone at one tick: any second point gives the line's slope.
-      if (t1 == t0) t1 = (t0 + kSlopeProbeTicks) & mask;
-      const std::optional<MappedTime> m0 = m.mapper(t0);
-      const std::optional<MappedTime> m1 = m.mapper(t1);
-      if (m0 && m1) {
-        if (auto sl = profiler_detail::fixed_slope(m1->host_ns - m0->host_ns, offset(t0, t1))) {
-          map.mapped = true;
-          map.anchor = t0;
-          map.h0 = m0->host_ns;
-          map.slope = *sl;
-          map.error_ns = std::max(m0->error_ns, m1->error_ns);
-        }
-      }
-    }
+  uint32_t first = 0, last = n - 1;
+  while (first < n && !zone_ok(first)) ++first;
+  while (last > first && !zone_ok(last)) --last;
+  if (first == n) return map;
+  uint64_t t0 = m.raw[2 * first].ticks & mask;
+  uint64_t t1 = m.raw[2 * last + 1].ticks & mask;
+  const uint64_t first_end = m.raw[2 * first + 1].ticks & mask;
+  if (offset(t1, first_end) > 0) t1 = first_end;
+  // Zones from several command streams may run in any order.
+  if (offset(t0, t1) < 0) std::swap(t0, t1);
+  // Every ok zone at one tick: any second point gives the line's slope.
+  if (t1 == t0) t1 = (t0 + kSlopeProbeTicks) & mask;
+  const std::optional<MappedTime> m0 = m.mapper(t0);
+  const std::optional<MappedTime> m1 = m.mapper(t1);
+  if (!m0 || !m1) return map;
+  if (auto sl = profiler_detail::fixed_slope(m1->host_ns - m0->host_ns, offset(t0, t1))) {
+    map.mapped = true;
+    map.anchor = t0;
+    map.h0 = m0->host_ns;
+    map.slope = *sl;
+    map.error_ns = std::max(m0->error_ns, m1->error_ns);
   }
+  return map;
+}
 
-  const size_t cap_before = f.zones.capacity();
-  f.zones.resize(n);
-  count_growth(f.zones, cap_before, m.counters.heap_allocations);
-  f.frame_id = s.frame_id;
-  f.zones_dropped = s.dropped;
-  f.retired = s.retired;
-  f.durations_only = slots_raw_->durations_only();
-  f.cpu_begin_ns = s.cpu_begin_ns;
-  f.cpu_end_ns = s.cpu_end_ns;
-  if (cpu_times_ != nullptr) {
-    const int64_t* cpu = cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_;
-    f.cpu_times.assign(cpu, cpu + 2 * static_cast<size_t>(n));  // reserved: no allocation
-  }
-
-  // Pass 2: per zone its status and what the device gave, and the stat
-  // table; the tree and host times are built only when someone looks
-  // (expand_frame). This loop is most of a collection's CPU time.
+// Per zone its status and what the device gave, and the stat table; the
+// tree and host times are built only when someone looks (expand_frame).
+// This loop is most of a collection's CPU time.
+void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
+  Impl& m = *impl_;
+  const uint32_t n = m.slots[slot_index].zones;
+  const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  const TickFormat tf = ticks_;  // a local copy: its mask stays in a register across the loop
+  const uint64_t mask = tf.mask();
+  const SlotReading* raw = m.raw.data();
   profiler_detail::StatTable& stats = *m.stat_table;
   profiler_detail::CompactZone* out = f.zones.data();
   uint64_t ok = 0, invalid = 0, disjoint = 0, overlapped = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const ZoneRecord& r = recs[i];
-    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired in pass 1
+    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired by slot_ready
     const SlotReading& b = raw[2 * i];
     const SlotReading& e = raw[2 * i + 1];
     // Never written (retired): no ticks; disjoint or end before begin: the
@@ -531,13 +557,20 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   m.counters.zones_disjoint += disjoint;
   m.counters.zones_overlapped += overlapped;
   m.counters.zones_collected += n;
-  // CPU zones: host times as recorded, their own stat table.
+}
+
+// CPU zones: host times as recorded, into their own stat table.
+void GpuProfiler::tabulate_cpu_zones(uint32_t slot_index, RetainedFrame& f) {
+  Impl& m = *impl_;
+  const Impl::Slot& s = m.slots[slot_index];
+  const CpuZoneRecord* cpu_recs =
+      cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
   profiler_detail::StatTable& cpu_stats = *m.cpu_stat_table;
-  f.cpu_zones.resize(nc);  // reserved: no allocation
+  f.cpu_zones.resize(s.cpu_zones);  // reserved: no allocation
   f.cpu_zones_dropped = s.cpu_dropped;
-  for (uint32_t i = 0; i < nc; ++i) {
+  for (uint32_t i = 0; i < s.cpu_zones; ++i) {
     const CpuZoneRecord& r = cpu_recs[i];
-    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired above
+    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired by slot_ready
     profiler_detail::CompactCpuZone& c = f.cpu_zones[i];
     c = {r.what,
          r.begin_ns,
@@ -548,29 +581,20 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
          (tag & ZoneRecord::kSiteBit) != 0};
     cpu_stats.add_zone(i, c.name(), true, r.end_ns - r.begin_ns, m.counters);
   }
-  m.counters.cpu_zones_collected += nc;
-  ++m.counters.frames_collected;
-  if (s.retired) ++m.counters.frames_retired;
-  ++m.collected_seq;
-  stats.end_frame(m.collected_seq, s.dropped);
-  cpu_stats.end_frame(m.collected_seq, s.cpu_dropped);
-  m.retained_next = (m.retained_next + 1) % static_cast<uint32_t>(m.retained.size());
-  m.retained_count = std::min<uint32_t>(m.retained_count + 1, static_cast<uint32_t>(m.retained.size()));
-  if (m.sink) {
-    const size_t sink_cap = m.sink_frame.zones.capacity();
-    profiler_detail::expand_frame(f, tf, m.sink_frame, m.last_child);
-    count_growth(m.sink_frame.zones, sink_cap, m.counters.heap_allocations);
-    m.sink(m.sink_frame);
-  }
+  m.counters.cpu_zones_collected += s.cpu_zones;
+}
 
-  // Recycle: the device is done with these queries (read available, or the
-  // frame retired); the records are read. The records are reset now, the
-  // queries when the slot is next opened (next_frame).
-  for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
-  for (uint32_t i = 0; i < nc; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
+// The device is done with the slot's queries (read available, or the frame
+// retired) and its records are read: the records are reset now, the queries
+// when the slot is next opened (next_frame).
+void GpuProfiler::recycle_slot(uint32_t slot_index) {
+  Impl::Slot& s = impl_->slots[slot_index];
+  ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  CpuZoneRecord* cpu_recs = cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
+  for (uint32_t i = 0; i < s.zones; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < s.cpu_zones; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
-  s.queries_to_reset = 2 * n;
-  return true;
+  s.queries_to_reset = 2 * s.zones;
 }
 
 // --- readers -----------------------------------------------------------------
