@@ -4,17 +4,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include "command.hpp"
 #include "device_list.hpp"
-#include "latlab/bench/clock_cross_check.hpp"
+#include "latlab/bench/clock_studies.hpp"
 #include "latlab/bench/device_factory.hpp"
-#include "latlab/bench/tick_mapper.hpp"
-#include "latlab/calibrator.hpp"
-#include "latlab/host_clock.hpp"
-#include "latlab/host_time.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::cli {
@@ -50,38 +45,28 @@ nlohmann::ordered_json cross_check_json(const Result<ClockCrossCheckResult>& r,
   return j;
 }
 
-Result<ClockCrossCheckResult> cross_check(std::vector<Studied>& devs, uint32_t trials) {
-  LatencyDevice& a = *devs[0].device;
-  LatencyDevice& b = *devs[1].device;
-  // Fresh models, refreshed every 100 ms and given 2 s of pairs before the
-  // first trial: a model of one start-up pair has a drift bound so wide that
-  // any skew "agrees" (the H200 pair gave 254 us per device 2 s after start
-  // with the default 1 s refresh, against about 3 us once fitted).
-  CalibratorDesc cal;
-  cal.refresh_interval_ns = 100'000'000;
-  auto ma = make_calibrated_mapper(a, cal);
-  auto mb = make_calibrated_mapper(b, cal);
-  if (Result<void> s = ma->start(); !s) return make_error("device a: " + s.error().message);
-  if (Result<void> s = mb->start(); !s) {
-    ma->stop();
-    return make_error("device b: " + s.error().message);
+// The cross-check of the first two devices, or why it was skipped.
+struct CrossCheck {
+  std::optional<Result<ClockCrossCheckResult>> result;
+  std::string skipped;
+};
+
+CrossCheck cross_check(const ClocksDevicesOptions& o, std::vector<Studied>& devs) {
+  CrossCheck cc;
+  if (!o.cross_check) return cc;
+  if (devs.size() < 2 || !devs[0].study || !devs[1].study) {
+    cc.skipped = devs.size() < 2
+                     ? "fewer than two devices of backend " + std::string(backend_name(o.backend))
+                     : "the first two devices were not both studied";
+  } else {
+    cc.result = cross_check_devices(*devs[0].device, *devs[1].device, o.cross_trials);
   }
-  host_sleep_until(host_now_ns() + 2'000'000'000);
-  ClockCrossCheckDesc desc;
-  desc.trials = trials;
-  Result<ClockCrossCheckResult> r = run_clock_cross_check(a, *ma, b, *mb, desc);
-  ma->stop();
-  mb->stop();
-  return r;
+  return cc;
 }
 
-}  // namespace
-
-int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
-                       const ClocksDocFn& doc, const ClocksPrintFn& print) {
-  std::vector<ListedDevice> listed;
-  if (const int rc = resolve_device_list("clocks", o.backend, o.device, listed); rc != kExitOk)
-    return rc;
+// Opens every listed device; a device that does not open keeps why.
+std::vector<Studied> open_devices(const ClocksDevicesOptions& o,
+                                  const std::vector<ListedDevice>& listed) {
   std::vector<Studied> devs;
   for (const ListedDevice& d : listed) {
     Studied s{d, nullptr, "", std::nullopt};
@@ -93,46 +78,67 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
     } else {
       s.failure = "cannot open: " + opened.error().message;
     }
-    if (s.device && s.device->info().calibration_domain.empty())
-      s.failure = "the device offers no calibration pairs";
     devs.push_back(std::move(s));
   }
+  return devs;
+}
+
+void print_console(const ClocksDevicesOptions& o, const std::vector<Studied>& devs,
+                   const std::vector<PhysicalIdentity>& ids, const CrossCheck& cc,
+                   const ClocksPrintFn& print) {
+  for (size_t i = 0; i < devs.size(); ++i) {
+    const Studied& s = devs[i];
+    const PhysicalIdentity* id = find_identity(ids, o.backend, std::stoi(s.listed.selector));
+    fmt::print("\n== device section {}: {} {} ({}){}\n", i, backend_name(o.backend),
+               s.listed.selector, s.listed.name,
+               id != nullptr ? fmt::format(", physical device #{}", id->group) : "");
+    if (s.study) {
+      print(s.device->info(), *s.study);
+    } else {
+      fmt::print("failed: {}\n", s.failure);
+    }
+  }
+  if (!o.cross_check) return;
+  if (!cc.result) {
+    fmt::print("\ncross-check skipped: {}\n", cc.skipped);
+  } else if (!*cc.result) {
+    fmt::print("\ncross-check failed: {}\n", cc.result->error().message);
+  } else {
+    fmt::print("\ncross-check of devices {} and {}: {}\n", devs[0].listed.selector,
+               devs[1].listed.selector, (*cc.result)->verdict);
+  }
+}
+
+void print_failures(const ClocksDevicesOptions& o, const std::vector<Studied>& devs) {
+  for (const Studied& s : devs) {
+    if (!s.study)
+      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n",
+                   std::string(backend_name(o.backend)).c_str(), s.listed.selector.c_str(),
+                   s.failure.c_str());
+  }
+}
+
+}  // namespace
+
+int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
+                       const ClocksDocFn& doc, const ClocksPrintFn& print) {
+  std::vector<ListedDevice> listed;
+  if (const int rc = resolve_device_list("clocks", o.backend, o.device, listed); rc != kExitOk)
+    return rc;
+  std::vector<Studied> devs = open_devices(o, listed);
   if (!o.json) {
     fmt::print("latlab clocks: backend {}, {} devices ({}), studied at the same time, {} s\n",
                backend_name(o.backend), devs.size(), o.device, desc.seconds);
     std::fflush(stdout);
   }
-  // Every study on its own thread over the same seconds: one host clock,
-  // one window, each device its own model.
-  std::vector<std::thread> threads;
-  for (Studied& s : devs) {
-    if (!s.failure.empty()) continue;
-    threads.emplace_back([&s, &desc] {
-      ClockStudyDesc d = desc;
-      d.host_domain = s.device->info().calibration_domain;
-      LatencyDevice* dev = s.device.get();
-      Result<ClockStudyResult> r =
-          run_clock_study([dev] { return dev->sample_calibration(); }, dev->info().ticks, d);
-      if (r) {
-        s.study = std::move(r.value());
-      } else {
-        s.failure = r.error().message;
-      }
-    });
+  std::vector<LatencyDevice*> opened;
+  for (const Studied& s : devs) opened.push_back(s.failure.empty() ? s.device.get() : nullptr);
+  std::vector<DeviceClockStudy> studies = study_clocks_together(opened, desc);
+  for (size_t i = 0; i < devs.size(); ++i) {
+    devs[i].study = std::move(studies[i].study);
+    if (devs[i].failure.empty()) devs[i].failure = studies[i].failure;
   }
-  for (std::thread& t : threads) t.join();
-
-  std::optional<Result<ClockCrossCheckResult>> cc;
-  std::string cc_skipped;
-  if (o.cross_check) {
-    if (devs.size() < 2 || !devs[0].study || !devs[1].study) {
-      cc_skipped = devs.size() < 2
-                       ? "fewer than two devices of backend " + std::string(backend_name(o.backend))
-                       : "the first two devices were not both studied";
-    } else {
-      cc = cross_check(devs, o.cross_trials);
-    }
-  }
+  const CrossCheck cc = cross_check(o, devs);
 
   const std::vector<PhysicalIdentity> ids =
       o.backend == Backend::sim ? std::vector<PhysicalIdentity>{} : list_physical_devices();
@@ -149,52 +155,24 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
                                            s.failure, std::move(result)));
   }
   if (top.is_null()) {
-    for (const Studied& s : devs)
-      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n",
-                   std::string(backend_name(o.backend)).c_str(), s.listed.selector.c_str(),
-                   s.failure.c_str());
+    print_failures(o, devs);
     return kExitMissingCapability;
   }
   top["per_device"] = std::move(sections);
   if (o.cross_check) {
-    top["cross_check"] =
-        cc ? cross_check_json(*cc, devs) : nlohmann::ordered_json{{"skipped", cc_skipped}};
+    top["cross_check"] = cc.result ? cross_check_json(*cc.result, devs)
+                                   : nlohmann::ordered_json{{"skipped", cc.skipped}};
   }
   if (o.json) {
     fmt::print("{}\n", top.dump(2));
   } else {
-    for (size_t i = 0; i < devs.size(); ++i) {
-      const Studied& s = devs[i];
-      const PhysicalIdentity* id = find_identity(ids, o.backend, std::stoi(s.listed.selector));
-      fmt::print("\n== device section {}: {} {} ({}){}\n", i, backend_name(o.backend),
-                 s.listed.selector, s.listed.name,
-                 id != nullptr ? fmt::format(", physical device #{}", id->group) : "");
-      if (s.study) {
-        print(s.device->info(), *s.study);
-      } else {
-        fmt::print("failed: {}\n", s.failure);
-      }
-    }
-    if (o.cross_check) {
-      if (!cc) {
-        fmt::print("\ncross-check skipped: {}\n", cc_skipped);
-      } else if (!*cc) {
-        fmt::print("\ncross-check failed: {}\n", cc->error().message);
-      } else {
-        fmt::print("\ncross-check of devices {} and {}: {}\n", devs[0].listed.selector,
-                   devs[1].listed.selector, (*cc)->verdict);
-      }
-    }
+    print_console(o, devs, ids, cc, print);
   }
-  for (const Studied& s : devs) {
-    if (!s.study)
-      std::fprintf(stderr, "latlab clocks: %s device %s: %s\n",
-                   std::string(backend_name(o.backend)).c_str(), s.listed.selector.c_str(),
-                   s.failure.c_str());
-  }
-  if (cc && !*cc)
-    std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc->error().message.c_str());
-  return failed > 0 || (cc && !*cc) ? kExitRunFailed : kExitOk;
+  print_failures(o, devs);
+  const bool cc_failed = cc.result && !*cc.result;
+  if (cc_failed)
+    std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc.result->error().message.c_str());
+  return failed > 0 || cc_failed ? kExitRunFailed : kExitOk;
 }
 
 }  // namespace latlab::cli

@@ -917,6 +917,75 @@ void collect_present(LatencyRun& run, const Ctx& c, PresentPath& present) {
   }
 }
 
+// --bare: the device's independent reference path, or why it has none
+// (then only the raw-sleep blocks run beside the measured ones).
+std::unique_ptr<ReferencePath> open_reference(const LatencyRunDesc& desc, LatencyDevice& device,
+                                              LatencyRun& run) {
+  if (!desc.bare_comparison) return nullptr;
+  Result<std::unique_ptr<ReferencePath>> opened = device.open_reference();
+  if (!opened) {
+    run.unavailable.push_back({"reference_path", opened.error().message});
+    return nullptr;
+  }
+  run.reference_what = opened.value()->what();
+  return std::move(opened.value());
+}
+
+// The poll observer: its own thread for the whole run (threads), or the
+// device's poller on this thread (lockstep); or why there is none.
+struct PollObserver {
+  std::unique_ptr<PollThread> thread;
+  std::unique_ptr<CompletionPoller> inline_poller;
+};
+
+PollObserver open_poll_observer(const LatencyRunDesc& desc, const LatencyRunEnv& env,
+                                HostTime& time, LatencyRun& run) {
+  PollObserver poll;
+  if (!desc.poll_completion) {
+    run.unavailable.push_back(
+        {"poll_latency",
+         "the poll observer is off (LatencyRunDesc::poll_completion: latlab run --poll off, or "
+         "--poll auto with fewer than 4 usable CPUs)"});
+    return poll;
+  }
+  std::string why;
+  if (env.lockstep != nullptr) {
+    Result<std::unique_ptr<CompletionPoller>> opened = env.device->open_poller();
+    if (opened) {
+      poll.inline_poller = std::move(opened.value());
+    } else {
+      why = opened.error().message;
+    }
+  } else {
+    poll.thread = std::make_unique<PollThread>(*env.device, time, desc.poll_limit_ns);
+    why = poll.thread->error();
+    if (!why.empty()) poll.thread.reset();
+  }
+  if (why.empty()) {
+    run.polled = true;
+  } else {
+    run.unavailable.push_back({"poll_latency", why});
+  }
+  return poll;
+}
+
+// The clock model's report, and every frame mapped with its final fit.
+void finish_clock_model(LatencyRun& run, TickMapper* mapper) {
+  if (mapper == nullptr) {
+    run.clock_model.reason = "no clock model was given to the run";
+    return;
+  }
+  mapper->stop();
+  run.clock_model = mapper->report();
+  map_frames_final(run, *mapper);
+  // Refresh windows are host-clock times: comparable with the frames' only
+  // on the real time source.
+  if (run.time_source == "real") {
+    for (const RefreshWindow& w : run.clock_model.refresh_windows)
+      run.bookkeeping.push_back({w.start_ns, w.end_ns});
+  }
+}
+
 }  // namespace
 
 Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& env) {
@@ -947,55 +1016,16 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
     run.bare_frames.assign(desc.frames, FrameRecord{});
     run.raw_lateness_ns.assign(desc.frames, 0);
   }
-  // --bare: the device's independent reference path, or why it has none
-  // (then only the raw-sleep blocks run beside the measured ones).
-  std::unique_ptr<ReferencePath> reference;
-  if (desc.bare_comparison) {
-    Result<std::unique_ptr<ReferencePath>> opened = env.device->open_reference();
-    if (opened) {
-      reference = std::move(opened.value());
-      run.reference_what = reference->what();
-    } else {
-      run.unavailable.push_back({"reference_path", opened.error().message});
-    }
-  }
+  std::unique_ptr<ReferencePath> reference = open_reference(desc, *env.device, run);
   const std::vector<PlannedBlock> plan =
       plan_blocks(desc, mode_count, per_mode, reference != nullptr);
 
   Ctx c(desc, *env.device, env.mapper, time, env.lockstep, env.interrupt);
   c.reference = reference.get();
 
-  // The poll observer: its own thread for the whole run (threads), or the
-  // device's poller on this thread (lockstep); or why there is none.
-  std::unique_ptr<PollThread> poll_thread;
-  std::unique_ptr<CompletionPoller> inline_poller;
-  if (desc.poll_completion) {
-    std::string why;
-    if (env.lockstep != nullptr) {
-      Result<std::unique_ptr<CompletionPoller>> opened = env.device->open_poller();
-      if (opened) {
-        inline_poller = std::move(opened.value());
-      } else {
-        why = opened.error().message;
-      }
-    } else {
-      poll_thread = std::make_unique<PollThread>(*env.device, time, desc.poll_limit_ns);
-      why = poll_thread->error();
-      if (!why.empty()) poll_thread.reset();
-    }
-    if (why.empty()) {
-      run.polled = true;
-    } else {
-      run.unavailable.push_back({"poll_latency", why});
-    }
-  } else {
-    run.unavailable.push_back(
-        {"poll_latency",
-         "the poll observer is off (LatencyRunDesc::poll_completion: latlab run --poll off, or "
-         "--poll auto with fewer than 4 usable CPUs)"});
-  }
-  c.poll_thread = poll_thread.get();
-  c.inline_poller = inline_poller.get();
+  PollObserver poll = open_poll_observer(desc, env, time, run);
+  c.poll_thread = poll.thread.get();
+  c.inline_poller = poll.inline_poller.get();
 
   c.present = env.present;
   if (env.present != nullptr) {
@@ -1022,19 +1052,7 @@ Result<LatencyRun> run_latency(const LatencyRunDesc& desc, const LatencyRunEnv& 
   run.finished_ns = time.now_ns();
   run.next_frame_id = next_device_frame;
 
-  if (env.mapper != nullptr) {
-    env.mapper->stop();
-    run.clock_model = env.mapper->report();
-    map_frames_final(run, *env.mapper);
-    // Refresh windows are host-clock times: comparable with the frames' only
-    // on the real time source.
-    if (run.time_source == "real") {
-      for (const RefreshWindow& w : run.clock_model.refresh_windows)
-        run.bookkeeping.push_back({w.start_ns, w.end_ns});
-    }
-  } else {
-    run.clock_model.reason = "no clock model was given to the run";
-  }
+  finish_clock_model(run, env.mapper);
   run.cpu_checksum = c.checksum;
   if (env.present != nullptr) collect_present(run, c, *env.present);
 
