@@ -462,7 +462,8 @@ bool GpuProfiler::slot_ready(uint32_t slot_index) {
   if (!all_written && !s.retired) return false;  // carried over to the next collection
   const CpuZoneRecord* cpu_recs =
       cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
-  for (uint32_t i = 0; i < s.cpu_zones; ++i) {
+  const uint32_t nc = s.cpu_zones;
+  for (uint32_t i = 0; i < nc; ++i) {
     if ((cpu_recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0)
       return false;
   }
@@ -566,9 +567,10 @@ void GpuProfiler::tabulate_cpu_zones(uint32_t slot_index, RetainedFrame& f) {
   const CpuZoneRecord* cpu_recs =
       cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
   profiler_detail::StatTable& cpu_stats = *m.cpu_stat_table;
-  f.cpu_zones.resize(s.cpu_zones);  // reserved: no allocation
+  const uint32_t nc = s.cpu_zones;
+  f.cpu_zones.resize(nc);  // reserved: no allocation
   f.cpu_zones_dropped = s.cpu_dropped;
-  for (uint32_t i = 0; i < s.cpu_zones; ++i) {
+  for (uint32_t i = 0; i < nc; ++i) {
     const CpuZoneRecord& r = cpu_recs[i];
     const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired by slot_ready
     profiler_detail::CompactCpuZone& c = f.cpu_zones[i];
@@ -581,7 +583,7 @@ void GpuProfiler::tabulate_cpu_zones(uint32_t slot_index, RetainedFrame& f) {
          (tag & ZoneRecord::kSiteBit) != 0};
     cpu_stats.add_zone(i, c.name(), true, r.end_ns - r.begin_ns, m.counters);
   }
-  m.counters.cpu_zones_collected += s.cpu_zones;
+  m.counters.cpu_zones_collected += nc;
 }
 
 // The device is done with the slot's queries (read available, or the frame
@@ -591,10 +593,12 @@ void GpuProfiler::recycle_slot(uint32_t slot_index) {
   Impl::Slot& s = impl_->slots[slot_index];
   ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   CpuZoneRecord* cpu_recs = cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
-  for (uint32_t i = 0; i < s.zones; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
-  for (uint32_t i = 0; i < s.cpu_zones; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
+  // Counts in locals: the stores below could alias the slot's fields.
+  const uint32_t n = s.zones, nc = s.cpu_zones;
+  for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < nc; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;
-  s.queries_to_reset = 2 * s.zones;
+  s.queries_to_reset = 2 * n;
 }
 
 // --- readers -----------------------------------------------------------------

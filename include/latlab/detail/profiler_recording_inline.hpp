@@ -80,8 +80,11 @@ namespace latlab::detail {
   uint32_t parent = kNoZone;
   uint32_t tag = t_thread_id;
   if (tag == 0) [[unlikely]] tag = assign_thread_id();
+  // Zones hold their GpuProfiler*: compare with this recorder as one, cast
+  // once (a base pointer would be adjusted, and null-checked, per zone).
+  const GpuProfiler* self = static_cast<const GpuProfiler*>(this);
   for (const GpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
-    if (z->profiler_ == this && z->stream_ == zone.stream_) {
+    if (z->profiler_ == self && z->stream_ == zone.stream_) {
       const uint32_t in_frame = z->ref_.query - frame_base;
       if (in_frame < queries_per_frame_) parent = in_frame / 2;
       else tag |= ZoneRecord::kOrphanBit;
@@ -117,8 +120,9 @@ namespace latlab::detail {
   uint32_t tag = t_thread_id;
   if (tag == 0) [[unlikely]]
     tag = assign_thread_id();
+  const GpuProfiler* self = static_cast<const GpuProfiler*>(this);  // as begin_zone
   for (const CpuZone* z = zone.outer_; z != nullptr; z = z->outer_) {
-    if (z->profiler_ == this) {
+    if (z->profiler_ == self) {
       const uint32_t in_frame = z->ref_.query - frame_base;
       if (in_frame < cpu_zones_per_frame_)
         parent = in_frame;
