@@ -1,5 +1,5 @@
 # DESIGN.md's layering, checked (issue 25): dependencies point one way,
-#   apps -> report -> engine -> latency, capture -> profiler -> backends -> core
+#   apps -> report -> engine (src/bench), capture -> profiler -> backends -> core
 # Run by ctest (layering, label compile) as
 #   cmake -DSOURCE_DIR=<repo> -P tests/layering.cmake
 # Every file of include/latlab/ and src/ (but apps/) belongs to a layer, and
@@ -31,17 +31,17 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 #   profiler  include/latlab/profiler*.hpp, include/latlab/detail/profiler*.hpp,
 #             src/profiler/
 #   bench     the rest of include/latlab/bench/: the benchmark engine's API
-#   latency, engine, capture, report: src/<layer>/
+#   engine    src/bench/: the benchmark engine
+#   capture, report: src/<layer>/
 set(may_include_core "core|seam")
 set(may_include_seam "core|seam")
 set(may_include_backends "core|seam|gpu|backends|rigs")
 set(may_include_rigs "core|seam|gpu|backends|rigs")
 set(may_include_profiler "core|seam|gpu|backends|profiler")
 set(may_include_bench "core|seam|gpu|backends|rigs|profiler|bench")
-set(may_include_latency "core|seam|gpu|backends|rigs|profiler|bench|latency")
 set(may_include_capture "core|seam|gpu|backends|rigs|profiler|capture")
-set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|latency|engine")
-set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|latency|engine|capture|report")
+set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|engine")
+set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|engine|capture|report")
 
 # The layer of a latlab header "latlab/<path>".
 function(public_layer path out)
@@ -71,7 +71,9 @@ function(include_layer line out)
     public_layer("${CMAKE_MATCH_1}" layer)
   elseif(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
     set(inc "${CMAKE_MATCH_1}")
-    if(inc MATCHES "^(core|backends|profiler|latency|engine|capture|report)/")
+    if(inc MATCHES "^bench/")
+      set(layer engine)
+    elseif(inc MATCHES "^(core|backends|profiler|capture|report)/")
       set(layer ${CMAKE_MATCH_1})
     elseif(NOT inc MATCHES "/")
       set(layer free)
@@ -94,9 +96,13 @@ foreach(path IN LISTS public)
   public_layer("${path}" layer)
   list(APPEND files "include/latlab/${path}|${layer}")
 endforeach()
-foreach(layer core backends profiler latency engine capture report)
-  file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/src/${layer}/*.cpp"
-       "${SOURCE_DIR}/src/${layer}/*.hpp" "${SOURCE_DIR}/src/${layer}/*.h")
+foreach(dir_layer core:core backends:backends profiler:profiler bench:engine capture:capture
+                  report:report)
+  string(REPLACE ":" ";" dir_layer "${dir_layer}")
+  list(GET dir_layer 0 dir)
+  list(GET dir_layer 1 layer)
+  file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/src/${dir}/*.cpp"
+       "${SOURCE_DIR}/src/${dir}/*.hpp" "${SOURCE_DIR}/src/${dir}/*.h")
   foreach(path IN LISTS sources)
     list(APPEND files "${path}|${layer}")
   endforeach()

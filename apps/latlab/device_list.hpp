@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {

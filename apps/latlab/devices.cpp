@@ -10,7 +10,7 @@
 
 #include "command.hpp"
 #include "devices_gl.hpp"
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 #include "latlab/vulkan.hpp"
 #include "report/json_parts.hpp"
 #include "report/physical_devices_json.hpp"

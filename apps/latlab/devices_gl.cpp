@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 #include "report/json_parts.hpp"
 #if LATLAB_HAVE_OPENGL
 #include "latlab/opengl.hpp"

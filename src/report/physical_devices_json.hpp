@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 
 namespace latlab {
 

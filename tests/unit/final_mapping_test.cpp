@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "latency/lockstep.hpp"
+#include "bench/lockstep.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/sim.hpp"
 #include "latlab/bench/tick_mapper.hpp"

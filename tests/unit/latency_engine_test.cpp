@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "latency/lockstep.hpp"
+#include "bench/lockstep.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/sim.hpp"
 #include "latlab/bench/tick_mapper.hpp"

@@ -12,7 +12,7 @@
 #include <optional>
 #include <sstream>
 
-#include "latency/lockstep.hpp"
+#include "bench/lockstep.hpp"
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/sim.hpp"
 #include "report/html/report_html.hpp"

@@ -1,7 +1,7 @@
-// `latlab devices`' physical-device grouping (src/latency/physical_devices.cpp
+// `latlab devices`' physical-device grouping (src/bench/physical_devices.cpp
 // and src/report/physical_devices_json.cpp): the CUDA, Vulkan and GL entries of one GPU share
 // a group by UUID or PCI address; entries without either stay apart.
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "latency/lockstep.hpp"
+#include "bench/lockstep.hpp"
 #include "latlab/bench/sim.hpp"
 #include "report/result_json.hpp"
 #include "report/result_reader.hpp"

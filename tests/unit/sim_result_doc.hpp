@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "latency/lockstep.hpp"
+#include "bench/lockstep.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/sim.hpp"

@@ -135,7 +135,7 @@ enum class BlockKind : uint8_t {
 };
 std::string_view to_string(BlockKind k);
 
-// Test scaffolding (src/latency/lockstep.hpp): one thread, scripted host delays.
+// Test scaffolding (src/bench/lockstep.hpp): one thread, scripted host delays.
 struct LockstepScript;
 
 struct RunProgress {

@@ -100,7 +100,7 @@ class TickMapper {
 // The Calibrator-driven mapper over `device` (which must outlive it).
 // desc.refresh_interval_ns <= 0: the start-up calibration only, no periodic
 // refresh (a diagnostic setting: the fit's drift stays unknown).
-// Defined in src/latency/calibrated_mapper.cpp.
+// Defined in src/bench/calibrated_mapper.cpp.
 std::unique_ptr<TickMapper> make_calibrated_mapper(LatencyDevice& device,
                                                    const CalibratorDesc& desc = {});
 

@@ -11,7 +11,7 @@
 // Nothing touches the surface before the X server and the instance were
 // checked (DISPLAY, connection, VK_KHR_xcb_surface, the driver's needs);
 // a driver that may still crash there is probed in a child process first
-// (probe_present_in_child, src/latency).
+// (probe_present_in_child, src/bench).
 //
 // Threads: present() from the device's driving thread; one holder thread
 // when PresentDesc::hold_ns > 0.

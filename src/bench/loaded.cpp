@@ -230,7 +230,7 @@ const std::vector<std::pair<uint32_t, uint32_t>>& auto_load_sizes() {
 
 bool target_below_reach(const Error& e) {
   // The wording of calibrate_load's "target below the range" error
-  // (src/latency/load_calibration.cpp); tests/e2e/load_size_test.cpp checks
+  // (src/bench/load_calibration.cpp); tests/e2e/load_size_test.cpp checks
   // that an unreachable 1920x1080 falls back to a smaller size.
   return e.message.find("is below the lowest reachable GPU time") != std::string::npos;
 }

@@ -1,4 +1,4 @@
-#include "latency/final_mapping.hpp"
+#include "bench/final_mapping.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "latency/turn_warmup.hpp"
+#include "bench/turn_warmup.hpp"
 
 namespace latlab {
 

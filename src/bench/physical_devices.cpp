@@ -1,6 +1,6 @@
 // Physical identity of the APIs' devices (physical_devices.hpp). No GPU API
 // here: list_physical_devices (apps/latlab/device_list.cpp) asks the backends.
-#include "latency/physical_devices.hpp"
+#include "bench/physical_devices.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

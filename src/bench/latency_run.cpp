@@ -11,11 +11,11 @@
 #include <span>
 #include <thread>
 
-#include "latency/completion_poll.hpp"
-#include "latency/final_mapping.hpp"
-#include "latency/lockstep.hpp"
-#include "latency/turn_warmup.hpp"
-#include "latency/warmup_check.hpp"
+#include "bench/completion_poll.hpp"
+#include "bench/final_mapping.hpp"
+#include "bench/lockstep.hpp"
+#include "bench/turn_warmup.hpp"
+#include "bench/warmup_check.hpp"
 #include "latlab/host_clock.hpp"
 
 namespace latlab {

@@ -1,4 +1,4 @@
-#include "latency/warmup_check.hpp"
+#include "bench/warmup_check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "latency/completion_poll.hpp"
+#include "bench/completion_poll.hpp"
 
 #include "latlab/bench/signal_generator.hpp"
 #include "latlab/host_clock.hpp"
