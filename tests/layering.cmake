@@ -30,7 +30,9 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 #             sim_timestamp_slots}.hpp
 #   profiler  include/latlab/profiler*.hpp, src/profiler/
 #   bench     the rest of include/latlab/bench/: the benchmark engine's API
-#   latency, engine, capture, report: src/<layer>/
+#   latency, engine, capture, report: src/<layer>/ (capture is the benchmark
+#             engine's other half beside latency: its session returns a type
+#             of the engine's API, latlab/bench/capture_session.hpp)
 set(may_include_core "core|seam")
 set(may_include_seam "core|seam")
 set(may_include_backends "core|seam|gpu|backends|rigs")
@@ -38,7 +40,7 @@ set(may_include_rigs "core|seam|gpu|backends|rigs")
 set(may_include_profiler "core|seam|gpu|backends|profiler")
 set(may_include_bench "core|seam|gpu|backends|rigs|profiler|bench")
 set(may_include_latency "core|seam|gpu|backends|rigs|profiler|bench|latency")
-set(may_include_capture "core|seam|gpu|backends|rigs|profiler|capture")
+set(may_include_capture "core|seam|gpu|backends|rigs|profiler|bench|capture")
 set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|latency|engine")
 set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|latency|engine|capture|report")
 
