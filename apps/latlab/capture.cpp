@@ -1,5 +1,5 @@
 // latlab capture [--out R.json] [--frames-csv F.csv] [--submits-csv S.csv]
-//                [--frames N | --seconds S]
+//                [--presentmon-csv P.csv] [--frames N | --seconds S]
 //                [--terminate] -- PROGRAM ARGS...
 // Runs PROGRAM with latlab's frame sources attached (the Vulkan layer
 // VK_LAYER_LATLAB_capture, enabled for the child only) and writes a result
@@ -44,6 +44,7 @@ struct CaptureOptions {
   std::string out;
   std::string frames_csv;
   std::string submits_csv;
+  std::string presentmon_csv;
   std::string command_line;
 };
 
@@ -72,6 +73,7 @@ int report_capture(const CaptureOptions& o, const CaptureOutcome& out) {
   });
   write("--frames-csv", o.frames_csv, [&] { return capture_frames_csv(*out.records); });
   write("--submits-csv", o.submits_csv, [&] { return capture_submits_csv(*out.records); });
+  write("--presentmon-csv", o.presentmon_csv, [&] { return capture_presentmon_csv(*out.records); });
   print_capture_summary(stderr, out);
   if (!written.empty()) std::fprintf(stderr, "latlab capture: wrote %s\n", written.c_str());
   if (o.out.empty()) std::fprintf(stderr, "latlab capture: no --out: the result was not saved\n");
@@ -110,6 +112,8 @@ CommandRunner setup(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "capture", "Run a program with latlab attached and capture its frames (docs/capture.md)");
   sub->add_option("--out", o->out, "Result JSON (kind \"capture\"); '-' for stdout");
+  sub->add_option("--presentmon-csv", o->presentmon_csv,
+                  "Per-frame CSV in PresentMon 2.x's columns and units (ms; NA: not measured)");
   sub->add_option("--frames-csv", o->frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
   sub->add_option("--submits-csv", o->submits_csv,
                   "Per-submission CSV (ns on CLOCK_MONOTONIC; no_span: docs/capture.md)");
@@ -128,6 +132,7 @@ CommandRunner setup(CLI::App& app) {
             files.output("--out", o->out);
             files.output("--frames-csv", o->frames_csv);
             files.output("--submits-csv", o->submits_csv);
+            files.output("--presentmon-csv", o->presentmon_csv);
             if (auto r = files.check(); !r) {
               std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
               return static_cast<int>(kExitUsage);

@@ -1,5 +1,6 @@
 // The reporters of a capture (docs/capture.md): the per-frame and
-// per-submission CSVs and the console summary. The JSON's shape is result_json.hpp's.
+// per-submission CSVs, the PresentMon-compatible CSV and the console
+// summary. The JSON's shape is result_json.hpp's.
 #pragma once
 
 #include <cstdio>
@@ -21,6 +22,10 @@ std::string capture_frames_csv(const capture::CaptureRecords& records);
 
 // --submits-csv: one row per submission.
 std::string capture_submits_csv(const capture::CaptureRecords& records);
+
+// --presentmon-csv: PresentMon 2.x's column names and units (ms; "NA"
+// where latlab has no value); docs/capture.md maps each column.
+std::string capture_presentmon_csv(const capture::CaptureRecords& records);
 
 // What was captured, in a few lines on `out` (every line begins
 // "latlab capture: ").

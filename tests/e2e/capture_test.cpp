@@ -13,6 +13,7 @@
 
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
+#include "presentmon_reader.hpp"
 #include "xvfb_server.hpp"
 
 namespace latlab::e2e {
@@ -94,6 +95,57 @@ TEST_F(CaptureVkcube, FramesEqualPresentsAndGpuSpansLieInFrames) {
     }
   }
   EXPECT_EQ(rows, 120);
+}
+
+// The PresentMon CSV of a real capture, read as a PresentMon log and held
+// against the frames CSV of the same capture.
+TEST_F(CaptureVkcube, PresentmonCsvReadsBackAgainstTheFramesCsv) {
+  const auto frames = (dir_.path / "f.csv").string();
+  const auto pm = (dir_.path / "pm.csv").string();
+  const CliResult r =
+      capture("--frames-csv " + frames + " --presentmon-csv " + pm + " -- vkcube --c 60");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const test::PmLog log = test::read_presentmon_csv(slurp(pm));
+  ASSERT_TRUE(log.errors.empty()) << log.errors.front();
+  ASSERT_EQ(log.rows.size(), 60u);
+  std::istringstream in(slurp(frames));
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> names = test::pm_split(line);
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    rows.push_back(test::pm_split(line));
+    rows.back().resize(names.size());
+  }
+  ASSERT_EQ(rows.size(), 60u);
+  const double first = std::stod(rows[0][col("present_start_ns")]);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& f = rows[i];
+    EXPECT_EQ(log.rows[i].at("Application"), "vkcube");
+    EXPECT_EQ(log.rows[i].at("ProcessID"), f[col("pid")]);
+    EXPECT_NEAR(*log.number(i, "TimeInSeconds"),
+                (std::stod(f[col("present_start_ns")]) - first) / 1e9, 1e-9);
+    // Each ms column is its ns figure / 1e6, and NA exactly where the figure is empty.
+    for (const auto& [pm_col, ns_col] : std::vector<std::pair<const char*, const char*>>{
+             {"MsBetweenPresents", "between_presents_ns"},
+             {"MsInPresentAPI", "in_present_api_ns"},
+             {"MsCPUBusy", "cpu_busy_ns"},
+             {"MsGPULatency", "gpu_latency_ns"},
+             {"MsGPUTime", "gpu_time_ns"},
+             {"MsGPUBusy", "gpu_busy_ns"},
+             {"MsUntilRenderComplete", "until_render_complete_ns"},
+             {"MsUntilDisplayed", "until_displayed_ns"}}) {
+      const std::string& ns = f[col(ns_col)];
+      const auto ms = log.number(i, pm_col);
+      ASSERT_EQ(ms.has_value(), !ns.empty()) << pm_col << " row " << i;
+      if (ms) {
+        EXPECT_NEAR(*ms, std::stod(ns) / 1e6, 1e-6) << pm_col << " row " << i;
+      }
+    }
+  }
 }
 
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
