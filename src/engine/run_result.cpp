@@ -40,6 +40,20 @@ const Distribution* CaptureResult::figure(std::string_view name) const {
   return nullptr;
 }
 
+CaptureFps CaptureResult::fps() const {
+  CaptureFps f;
+  const Distribution* d = figure("between_presents");
+  if (d == nullptr || d->empty()) return f;
+  f.frame_times = d->count;
+  auto per_second = [](double us) {
+    return us > 0 ? std::optional<double>(1e6 / us) : std::nullopt;
+  };
+  f.average = per_second(d->mean);
+  f.low_1_percent = per_second(d->p99);
+  f.low_0_1_percent = per_second(d->p999);
+  return f;
+}
+
 const PerFrameMode* PerFrameSeries::find(std::string_view name) const {
   for (const PerFrameMode& m : modes) {
     if (m.mode == name) return &m;

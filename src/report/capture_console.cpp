@@ -14,6 +14,12 @@ bool attached(const CaptureResult& c, const char* what) {
                       [&](const CaptureUnavailable& u) { return u.name == what; });
 }
 
+std::string fmt_fps(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
 std::string apis_of(const CaptureResult& c) {
   const auto gl = static_cast<size_t>(std::count_if(
       c.sources.begin(), c.sources.end(), [](const auto& s) { return s.api == "opengl"; }));
@@ -37,6 +43,16 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
                "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
                " GPU spans missing, %" PRIu64 " records dropped; between presents p50 %s\n",
                c.frames, c.submits, c.gpu_spans_missing, c.stop.records_dropped, bp_p50);
+  const CaptureFps fps = c.fps();
+  if (!fps.average) {
+    std::fprintf(out, "latlab capture: FPS n/a (no two consecutive presents of one source)\n");
+  } else {
+    auto num = [](const std::optional<double>& v) { return v ? fmt_fps(*v) : std::string("n/a"); };
+    std::fprintf(
+        out, "latlab capture: FPS average %s, 1%% low %s, 0.1%% low %s (%" PRIu64 " frame times)\n",
+        num(fps.average).c_str(), num(fps.low_1_percent).c_str(), num(fps.low_0_1_percent).c_str(),
+        fps.frame_times);
+  }
   for (const CaptureScreenObserver& o : c.screen_observers) {
     if (o.windows.empty()) continue;
     std::fprintf(out,

@@ -85,6 +85,12 @@ json capture_to_json(const RunResult& r) {
   j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
   j["submit_spans"] = counts_to_json(c.submit_spans);
   j["present_complete"] = counts_to_json(c.present_complete);
+  const CaptureFps fps = c.fps();
+  j["fps"] = {{"frame_time", "between_presents"},
+              {"frame_times", fps.frame_times},
+              {"average", opt(fps.average)},
+              {"low_1_percent", opt(fps.low_1_percent)},
+              {"low_0_1_percent", opt(fps.low_0_1_percent)}};
   j["figures"] = named_to_json(c.figures);
   j["submit_figures"] = named_to_json(c.submit_figures);
   j["overhead"] = {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},

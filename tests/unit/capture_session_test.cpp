@@ -108,6 +108,10 @@ TEST_F(CaptureSession, TheFakeProgramsFramesAndExitCodeAreTheResult) {
   ASSERT_NE(bp, nullptr);
   EXPECT_EQ(bp->count, 9u);
   EXPECT_DOUBLE_EQ(bp->p50, 10'000.0);
+  const CaptureFps fps = c.fps();
+  EXPECT_EQ(fps.frame_times, 9u);
+  EXPECT_DOUBLE_EQ(fps.average.value_or(0), 100.0) << "10 ms apart";
+  EXPECT_DOUBLE_EQ(fps.low_1_percent.value_or(0), 100.0);
   ASSERT_NE(r.outcome.records, nullptr);
   EXPECT_EQ(r.outcome.records->summary.frames.size(), 10u);
 }
@@ -167,6 +171,7 @@ TEST_F(CaptureSession, AProgramThatCannotStartIsSaid) {
   const CaptureResult& c = r.outcome.capture;
   EXPECT_NE(c.partial_reason.find("could not be started"), std::string::npos) << c.partial_reason;
   EXPECT_EQ(c.frames, 0u);
+  EXPECT_FALSE(c.fps().average.has_value()) << "no frame time: no FPS, not 0";
 }
 
 TEST_F(CaptureSession, WithNothingToAttachNothingStarts) {

@@ -75,6 +75,17 @@ struct CaptureScreenObserver {
   bool operator==(const CaptureScreenObserver&) const = default;
 };
 
+// Frames per second as players read them, from the per-frame figure
+// `between_presents` (docs/capture.md, "FPS"); nullopt where there is no
+// frame time (never 0).
+struct CaptureFps {
+  uint64_t frame_times = 0;               // between_presents samples
+  std::optional<double> average;          // 1e6 / mean frame time (us)
+  std::optional<double> low_1_percent;    // 1e6 / p99 frame time
+  std::optional<double> low_0_1_percent;  // 1e6 / p99.9 frame time
+  bool operator==(const CaptureFps&) const = default;
+};
+
 struct CaptureResult {
   std::string partial_reason;  // "" unless what was captured is partial
   CapturedProgram program;
@@ -91,6 +102,8 @@ struct CaptureResult {
   std::vector<CaptureScreenObserver> screen_observers;
   // The per-frame figure named `name`, or null.
   const Distribution* figure(std::string_view name) const;
+  // Derived from figure("between_presents"); not stored apart.
+  CaptureFps fps() const;
   bool operator==(const CaptureResult&) const = default;
 };
 
