@@ -1,5 +1,6 @@
 // latlab capture [--out R.json] [--frames-csv F.csv] [--submits-csv S.csv]
-//                [--presentmon-csv P.csv] [--frames N | --seconds S]
+//                [--presentmon-csv P.csv] [--report R.html]
+//                [--frames N | --seconds S]
 //                [--terminate] -- PROGRAM ARGS...
 // Runs PROGRAM with latlab's frame sources attached (the Vulkan layer
 // VK_LAYER_LATLAB_capture, enabled for the child only) and writes a result
@@ -23,6 +24,7 @@
 // the program itself exited 0).
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "report/capture_report.hpp"
+#include "report/html/report_html.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -45,6 +48,7 @@ struct CaptureOptions {
   std::string frames_csv;
   std::string submits_csv;
   std::string presentmon_csv;
+  std::string report;
   std::string command_line;
 };
 
@@ -63,13 +67,15 @@ int report_capture(const CaptureOptions& o, const CaptureOutcome& out) {
     }
     written += (written.empty() ? "" : ", ") + (path == "-" ? std::string("stdout") : path);
   };
-  write("--out", o.out, [&] {
-    RunResult r;
-    r.meta.command_line = o.command_line;
-    r.meta.created_utc = utc_now_iso8601();
-    r.meta.machine = collect_machine_info();
-    r.capture = out.capture;
-    return capture_result_text(r);
+  RunResult r;
+  r.meta.command_line = o.command_line;
+  r.meta.created_utc = utc_now_iso8601();
+  r.meta.machine = collect_machine_info();
+  r.capture = out.capture;
+  write("--out", o.out, [&] { return capture_result_text(r); });
+  write("--report", o.report, [&] {
+    const ReportInput in{o.out.empty() ? std::string("latlab capture") : o.out, &r};
+    return render_html_report(std::span(&in, 1));
   });
   write("--frames-csv", o.frames_csv, [&] { return capture_frames_csv(*out.records); });
   write("--submits-csv", o.submits_csv, [&] { return capture_submits_csv(*out.records); });
@@ -112,6 +118,8 @@ CommandRunner setup(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "capture", "Run a program with latlab attached and capture its frames (docs/capture.md)");
   sub->add_option("--out", o->out, "Result JSON (kind \"capture\"); '-' for stdout");
+  sub->add_option("--report", o->report,
+                  "Self-contained HTML report of the capture (FPS, figures, sources)");
   sub->add_option("--presentmon-csv", o->presentmon_csv,
                   "Per-frame CSV in PresentMon 2.x's columns and units (ms; NA: not measured)");
   sub->add_option("--frames-csv", o->frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
@@ -133,6 +141,7 @@ CommandRunner setup(CLI::App& app) {
             files.output("--frames-csv", o->frames_csv);
             files.output("--submits-csv", o->submits_csv);
             files.output("--presentmon-csv", o->presentmon_csv);
+            files.output("--report", o->report);
             if (auto r = files.check(); !r) {
               std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
               return static_cast<int>(kExitUsage);

@@ -148,6 +148,19 @@ TEST_F(CaptureVkcube, PresentmonCsvReadsBackAgainstTheFramesCsv) {
   }
 }
 
+// --report writes the HTML report of the capture beside its result.
+TEST_F(CaptureVkcube, ReportIsTheCapturesHtmlPage) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto page = (dir_.path / "r.html").string();
+  const CliResult r = capture("--out " + out + " --report " + page + " -- vkcube --c 30");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const std::string html = slurp(page);
+  EXPECT_NE(html.find("kind capture"), std::string::npos);
+  EXPECT_NE(html.find("<tr><th>average FPS</th><td>"), std::string::npos);
+  EXPECT_NE(html.find("<th>between_presents</th><td>29</td>"), std::string::npos);
+  EXPECT_NE(r.output.find("wrote " + out + ", " + page), std::string::npos) << r.output;
+}
+
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
   const auto out = (dir_.path / "r.json").string();
   const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 5 >/dev/null; exit 3'");
