@@ -51,6 +51,32 @@ NamedDistributions submit_figures_of(const CaptureSummary& s) {
   return f;
 }
 
+// Each swapchain's figures, its source as an index in `sources` and the
+// swapchain as the source's ordinal (the raw handles are in the frames CSV).
+std::vector<CaptureSwapchainFigures> per_swapchain_of(const CaptureSummary& s,
+                                                      const CaptureStream& st) {
+  std::vector<CaptureSwapchainFigures> out;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // {source index, swapchains so far}
+  for (const SwapchainSummary& w : s.per_swapchain) {
+    const auto& src = st.sources();
+    const auto it = std::find_if(src.begin(), src.end(), [&](const CapturedSource& c) {
+      return c.pid == w.pid && c.source == w.source;
+    });
+    CaptureSwapchainFigures f;
+    f.pid = w.pid;
+    f.source = static_cast<uint64_t>(it - src.begin());
+    auto n =
+        std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == f.source; });
+    if (n == seen.end()) n = seen.insert(seen.end(), {f.source, 0});
+    f.swapchain = n->second++;
+    f.frames = w.frames;
+    for (size_t i = 0; i < kFrameFigureCount; ++i)
+      f.figures.emplace_back(to_string(static_cast<FrameFigure>(i)), w.frame_figures[i]);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 CaptureStop stop_of(const SessionFacts& f, const CaptureStream& st) {
   CaptureStop c;
   c.stopped_by = f.stopped_by;
@@ -131,6 +157,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
     c.present_complete.emplace_back(nc_names[i], s.no_complete_counts[i]);
   c.figures = frame_figures_of(s);
   c.submit_figures = submit_figures_of(s);
+  c.per_swapchain = per_swapchain_of(s, st);
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)];
   c.layer_cpu_per_present = s.frame_figures[static_cast<size_t>(FrameFigure::layer_present_cpu)];
   for (const auto& [name, why] : f.not_attached) c.unavailable.push_back({name, why, f.pid});

@@ -53,6 +53,19 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
         num(fps.average).c_str(), num(fps.low_1_percent).c_str(), num(fps.low_0_1_percent).c_str(),
         fps.frame_times);
   }
+  // Several swapchains (processes, devices, windows): each apart as well.
+  if (c.per_swapchain.size() > 1) {
+    for (const CaptureSwapchainFigures& w : c.per_swapchain) {
+      const CaptureFps f = w.fps();
+      const std::string api = w.source < c.sources.size() ? c.sources[w.source].api : "?";
+      std::fprintf(out,
+                   "latlab capture:   pid %" PRId64 " %s source %" PRIu64 " swapchain %" PRIu64
+                   ": %" PRIu64 " frames, FPS average %s, 1%% low %s\n",
+                   w.pid, api.c_str(), w.source, w.swapchain, w.frames,
+                   f.average ? fmt_fps(*f.average).c_str() : "n/a",
+                   f.low_1_percent ? fmt_fps(*f.low_1_percent).c_str() : "n/a");
+    }
+  }
   for (const CaptureScreenObserver& o : c.screen_observers) {
     if (o.windows.empty()) continue;
     std::fprintf(out,

@@ -161,6 +161,28 @@ TEST_F(CaptureVkcube, ReportIsTheCapturesHtmlPage) {
   EXPECT_NE(r.output.find("wrote " + out + ", " + page), std::string::npos) << r.output;
 }
 
+// Two programs under one capture: each process's swapchain has its own
+// figures beside the pooled ones.
+TEST_F(CaptureVkcube, TwoProcessesHaveTheirOwnFigures) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 30 & vkcube --c 50; wait'");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 80);
+  ASSERT_EQ(j["per_swapchain"].size(), 2u) << j["per_swapchain"].dump();
+  std::multiset<int> frames;
+  std::set<int> pids;
+  for (const auto& w : j["per_swapchain"]) {
+    frames.insert(w["frames"].get<int>());
+    pids.insert(w["pid"].get<int>());
+    EXPECT_EQ(w["figures"]["between_presents"]["count"], w["frames"].get<int>() - 1);
+    EXPECT_GT(w["fps"]["average"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(frames, (std::multiset<int>{30, 50}));
+  EXPECT_EQ(pids.size(), 2u) << "one swapchain in each process";
+  EXPECT_NE(r.output.find("swapchain 0: 30 frames"), std::string::npos) << r.output;
+}
+
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
   const auto out = (dir_.path / "r.json").string();
   const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 5 >/dev/null; exit 3'");

@@ -25,28 +25,30 @@ using capture::RecordType;
 
 constexpr int64_t kFrameNs = 10'000'000;
 
-// In the child: a GL source that presents `frames` frames 10 ms apart (in
-// its records' times, sent at once) and, with `end`, ends cleanly.
-void send_frames(int frames, bool end = true) {
-  capture::RecordSender sender(std::atoi(std::getenv(capture::kCaptureFdEnv)),
-                               capture::kSeqLaneGlInterposer);
+// In the child: GL source `source` that presents `frames` frames to
+// `swapchain`, `interval_ns` apart (in its records' times, sent at once)
+// and, with `end`, ends cleanly.
+void send_frames(int frames, bool end = true, uint64_t source = 1, uint64_t swapchain = 0x10,
+                 int64_t interval_ns = kFrameNs) {
+  static capture::RecordSender sender(std::atoi(std::getenv(capture::kCaptureFdEnv)),
+                                      capture::kSeqLaneGlInterposer);
   capture::HelloRecord hello;
   hello.api = capture::SourceApi::opengl;
   capture::set_text(hello.source_name, "fake source");
-  sender.send(hello, RecordType::hello, 1);
+  sender.send(hello, RecordType::hello, source);
   const int64_t t0 = host_now_ns();
   for (int i = 0; i < frames; ++i) {
     FrameRecord f;
     f.frame = static_cast<uint64_t>(i);
-    f.swapchain = 0x10;
-    f.present_start = t0 + i * kFrameNs;
+    f.swapchain = swapchain;
+    f.present_start = t0 + i * interval_ns;
     f.present_end = f.present_start + 1'000'000;
-    f.frame_start = i == 0 ? capture::kNoTime : f.present_start - kFrameNs + 1'000'000;
-    sender.send(f, RecordType::frame, 1);
+    f.frame_start = i == 0 ? capture::kNoTime : f.present_start - interval_ns + 1'000'000;
+    sender.send(f, RecordType::frame, source);
   }
   if (end) {
     capture::EndRecord e;
-    sender.send(e, RecordType::end, 1);
+    sender.send(e, RecordType::end, source);
   }
 }
 
@@ -114,6 +116,28 @@ TEST_F(CaptureSession, TheFakeProgramsFramesAndExitCodeAreTheResult) {
   EXPECT_DOUBLE_EQ(fps.low_1_percent.value_or(0), 100.0);
   ASSERT_NE(r.outcome.records, nullptr);
   EXPECT_EQ(r.outcome.records->summary.frames.size(), 10u);
+}
+
+// Two sources: each swapchain's figures apart, the process-wide ones pooled.
+TEST_F(CaptureSession, EachSwapchainHasItsOwnFigures) {
+  const SessionRun r = run(plan(), [] {
+    send_frames(11, true, 1, 0xA, 10'000'000);
+    send_frames(6, true, 2, 0xB, 20'000'000);
+    return 0;
+  });
+  const CaptureResult& c = r.outcome.capture;
+  EXPECT_EQ(c.frames, 17u);
+  ASSERT_EQ(c.per_swapchain.size(), 2u);
+  EXPECT_EQ(c.per_swapchain[0].source, 0u);
+  EXPECT_EQ(c.per_swapchain[0].frames, 11u);
+  EXPECT_DOUBLE_EQ(c.per_swapchain[0].fps().average.value_or(0), 100.0);
+  EXPECT_EQ(c.per_swapchain[1].source, 1u);
+  EXPECT_EQ(c.per_swapchain[1].swapchain, 0u) << "numbered within its source";
+  EXPECT_EQ(c.per_swapchain[1].frames, 6u);
+  EXPECT_DOUBLE_EQ(c.per_swapchain[1].fps().average.value_or(0), 50.0);
+  // Pooled: 10 frame times of 10 ms and 5 of 20 ms.
+  EXPECT_EQ(c.fps().frame_times, 15u);
+  EXPECT_NEAR(c.fps().average.value_or(0), 1e3 / (200.0 / 15.0), 1e-9);
 }
 
 TEST_F(CaptureSession, AFrameLimitReportsWhileTheProgramRunsOn) {

@@ -50,6 +50,32 @@ std::string fps_table(const CaptureResult& c) {
   return t + "</table>\n";
 }
 
+// Each swapchain of each source apart (the figures above pool them).
+std::string swapchains_table(const CaptureResult& c) {
+  if (c.per_swapchain.empty()) return "<p class=\"na\">No swapchain presented.</p>\n";
+  std::string t =
+      "<table class=\"pct\"><tr><th>pid</th><th>api</th><th>source</th><th>swapchain</th>"
+      "<th>frames</th><th>average FPS</th><th>1% low FPS</th><th>between presents p50, us</th>"
+      "<th>p99</th><th>GPU busy p50, us</th></tr>\n";
+  for (const CaptureSwapchainFigures& w : c.per_swapchain) {
+    const CaptureFps f = w.fps();
+    const std::string api = w.source < c.sources.size() ? c.sources[w.source].api : "";
+    auto p = [&](const char* figure, bool p99) {
+      for (const auto& [name, d] : w.figures) {
+        if (name == figure && !d.empty()) return number(p99 ? d.p99 : d.p50);
+      }
+      return na();
+    };
+    t += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        w.pid, text_or_na(api), w.source, w.swapchain, w.frames, number(f.average, 1),
+        number(f.low_1_percent, 1), p("between_presents", false), p("between_presents", true),
+        p("gpu_busy", false));
+  }
+  return t + "</table>\n";
+}
+
 std::string sources_table(const CaptureResult& c) {
   if (c.sources.empty())
     return "<p class=\"warn\">No frame source reported: the program made no Vulkan device or GL "
@@ -117,6 +143,7 @@ std::string capture_section(const RunResult& r, const std::string& prefix, json&
   s += "<h3>Per frame (present to present; PresentMon's columns, docs/capture.md)</h3>\n" +
        figures_table("per frame", c.figures);
   s += capture_charts(c, prefix, charts);
+  s += "<h3>Per swapchain (each source's swapchain apart)</h3>\n" + swapchains_table(c);
   s += "<h3>Per submission</h3>\n" + figures_table("per submission", c.submit_figures);
   s += "<h3>The layer's own cost</h3>\n" +
        figures_table("layer CPU", {{"per submit", c.layer_cpu_per_submit},
