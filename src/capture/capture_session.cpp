@@ -113,6 +113,7 @@ class Session {
   void watch_new_windows();
   void on_interrupt();
   void report();
+  void poll_until_exit(int fd);
   [[noreturn]] void run_child(int fd, const capture::Attachments& a, const SignalScope& s) const;
 
   const CapturePlan& plan_;
@@ -252,6 +253,49 @@ void Session::run_child(int fd, const capture::Attachments& a, const SignalScope
   _exit(127);
 }
 
+// Reads records, applies the stop rules and interrupts, and reports once
+// the recording stopped, until the program (facts_.pid) ended.
+void Session::poll_until_exit(int fd) {
+  const auto pid = static_cast<pid_t>(facts_.pid);
+  bool socket_open = true;
+  int signals_seen = 0;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (socket_open) poll(&p, 1, 50);
+    if (socket_open) socket_open = drain(fd);
+    if (!socket_open) usleep(20'000);
+    if (const int n = g_signals.load(); n != signals_seen) {
+      signals_seen = n;
+      on_interrupt();
+    }
+    if (facts_.recording && plan_.seconds > 0 && first_frame_ns_ != kNoTime &&
+        static_cast<double>(host_now_ns() - first_frame_ns_) >= plan_.seconds * 1e9) {
+      facts_.recording = false;
+      facts_.stopped_by = "seconds";
+    }
+    // Interrupted: reported once the program ended, or after the wait.
+    const bool waited =
+        interrupted_at_ == kNoTime || host_now_ns() - interrupted_at_ >= kInterruptWaitNs;
+    if (!facts_.recording && !reported_ && waited) {
+      if (plan_.terminate && !facts_.signal_sent) {
+        kill(pid, SIGTERM);  // before reporting: the result says it was sent
+        facts_.signal_sent = SIGTERM;
+      }
+      report();
+      if (interrupted_at_ != kNoTime) {
+        say("the program (pid " + std::to_string(pid) + ") still runs " +
+            std::to_string(kInterruptWaitNs / 1'000'000'000) +
+            " s after the interrupt; latlab waits for it (interrupt again to kill it)");
+      }
+    }
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      facts_.end = decode(status);
+      break;
+    }
+  }
+}
+
 CaptureEnd Session::run() {
   CaptureEnd end;
   // Each API's attachment is optional: a missing one is said, listed
@@ -286,43 +330,7 @@ CaptureEnd Session::run() {
   if (pid == 0) run_child(sv[1], attach, signals);
   close(sv[1]);
   facts_.pid = pid;
-  bool socket_open = true;
-  int signals_seen = 0;
-  for (;;) {
-    pollfd p{sv[0], POLLIN, 0};
-    if (socket_open) poll(&p, 1, 50);
-    if (socket_open) socket_open = drain(sv[0]);
-    if (!socket_open) usleep(20'000);
-    if (const int n = g_signals.load(); n != signals_seen) {
-      signals_seen = n;
-      on_interrupt();
-    }
-    if (facts_.recording && plan_.seconds > 0 && first_frame_ns_ != kNoTime &&
-        static_cast<double>(host_now_ns() - first_frame_ns_) >= plan_.seconds * 1e9) {
-      facts_.recording = false;
-      facts_.stopped_by = "seconds";
-    }
-    // Interrupted: reported once the program ended, or after the wait.
-    const bool waited =
-        interrupted_at_ == kNoTime || host_now_ns() - interrupted_at_ >= kInterruptWaitNs;
-    if (!facts_.recording && !reported_ && waited) {
-      if (plan_.terminate && !facts_.signal_sent) {
-        kill(pid, SIGTERM);  // before reporting: the result says it was sent
-        facts_.signal_sent = SIGTERM;
-      }
-      report();
-      if (interrupted_at_ != kNoTime) {
-        say("the program (pid " + std::to_string(pid) + ") still runs " +
-            std::to_string(kInterruptWaitNs / 1'000'000'000) +
-            " s after the interrupt; latlab waits for it (interrupt again to kill it)");
-      }
-    }
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      facts_.end = decode(status);
-      break;
-    }
-  }
+  poll_until_exit(sv[0]);
   // The program is gone: what it sent is still queued (its children may keep
   // the socket open, so read what is there and stop).
   drain(sv[0]);

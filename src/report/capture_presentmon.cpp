@@ -96,6 +96,69 @@ bool displays(const capture::CapturedSource* s) {
   return s != nullptr && s->present_method == "VK_GOOGLE_display_timing";
 }
 
+// Frame `i`'s cells, one per kColumns entry and in its order; `epoch` is
+// time 0.
+std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i, int64_t epoch) {
+  const auto& frames = rec.summary.frames;
+  const auto& r = frames[i];
+  const auto& f = r.record;
+  auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
+  const capture::CaptureFrameRow* prev =
+      i > 0 && follows(frames[i - 1], r) ? &frames[i - 1] : nullptr;
+  const capture::CaptureFrameRow* next =
+      i + 1 < frames.size() && follows(r, frames[i + 1]) ? &frames[i + 1] : nullptr;
+  const int64_t shown = displayed_at(r);
+  const capture::CapturedSource* src = source_of(rec, r);
+  if (!displays(src)) {
+    prev = nullptr;  // no display intervals (MsBetweenDisplayChange, DisplayedTime)
+    next = nullptr;
+  }
+  char swapchain[24];
+  std::snprintf(swapchain, sizeof swapchain, "0x%016" PRIX64, f.swapchain);
+  return {
+      rec.process_name(r.pid),
+      std::to_string(r.pid),
+      swapchain,
+      runtime_of(src),
+      kNa,  // SyncInterval: the program's swap interval is not recorded
+      kNa,  // PresentFlags
+      kNa,  // AllowsTearing: follows from the present mode, not recorded
+      kNa,  // PresentMode
+      seconds(diff(f.frame_start, epoch)),
+      seconds(diff(f.present_start, epoch)),
+      ms(fig(FrameFigure::between_presents)),
+      ms(fig(FrameFigure::in_present_api)),
+      ms(fig(FrameFigure::cpu_busy)),
+      ms(fig(FrameFigure::in_present_api)),  // MsCPUWait: until the next frame starts
+      ms(fig(FrameFigure::gpu_latency)),
+      ms(fig(FrameFigure::gpu_time)),
+      ms(fig(FrameFigure::gpu_busy)),
+      ms(fig(FrameFigure::gpu_wait)),
+      ms(fig(FrameFigure::until_render_complete)),
+      ms(fig(FrameFigure::until_render_complete)),
+      ms(diff(shown, f.present_start)),
+      ms(prev != nullptr ? diff(shown, displayed_at(*prev)) : std::nullopt),
+      ms(diff(shown, f.frame_start)),
+      ms(next != nullptr ? diff(displayed_at(*next), shown) : std::nullopt),
+  };
+}
+
+// One CSV line; a cell with a comma or a quote is quoted (RFC 4180).
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (const auto& c : cells) {
+    if (&c != &cells[0]) line += ',';
+    if (c.find_first_of(",\"") == std::string::npos) {
+      line += c;
+    } else {
+      line += '"';
+      for (char ch : c) line += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      line += '"';
+    }
+  }
+  return line;
+}
+
 }  // namespace
 
 std::string capture_presentmon_csv(const capture::CaptureRecords& rec) {
@@ -113,63 +176,7 @@ std::string capture_presentmon_csv(const capture::CaptureRecords& rec) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return frames[a].record.present_start < frames[b].record.present_start;
   });
-  for (const size_t i : order) {
-    const auto& r = frames[i];
-    const auto& f = r.record;
-    auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
-    const capture::CaptureFrameRow* prev =
-        i > 0 && follows(frames[i - 1], r) ? &frames[i - 1] : nullptr;
-    const capture::CaptureFrameRow* next =
-        i + 1 < frames.size() && follows(r, frames[i + 1]) ? &frames[i + 1] : nullptr;
-    const int64_t shown = displayed_at(r);
-    const capture::CapturedSource* src = source_of(rec, r);
-    if (!displays(src)) {
-      prev = nullptr;  // no display intervals (MsBetweenDisplayChange, DisplayedTime)
-      next = nullptr;
-    }
-    char swapchain[24];
-    std::snprintf(swapchain, sizeof swapchain, "0x%016" PRIX64, f.swapchain);
-    const std::string cells[] = {
-        rec.process_name(r.pid),
-        std::to_string(r.pid),
-        swapchain,
-        runtime_of(src),
-        kNa,  // SyncInterval: the program's swap interval is not recorded
-        kNa,  // PresentFlags
-        kNa,  // AllowsTearing: follows from the present mode, not recorded
-        kNa,  // PresentMode
-        seconds(diff(f.frame_start, epoch)),
-        seconds(diff(f.present_start, epoch)),
-        ms(fig(FrameFigure::between_presents)),
-        ms(fig(FrameFigure::in_present_api)),
-        ms(fig(FrameFigure::cpu_busy)),
-        ms(fig(FrameFigure::in_present_api)),  // MsCPUWait: until the next frame starts
-        ms(fig(FrameFigure::gpu_latency)),
-        ms(fig(FrameFigure::gpu_time)),
-        ms(fig(FrameFigure::gpu_busy)),
-        ms(fig(FrameFigure::gpu_wait)),
-        ms(fig(FrameFigure::until_render_complete)),
-        ms(fig(FrameFigure::until_render_complete)),
-        ms(diff(shown, f.present_start)),
-        ms(prev != nullptr ? diff(shown, displayed_at(*prev)) : std::nullopt),
-        ms(diff(shown, f.frame_start)),
-        ms(next != nullptr ? diff(displayed_at(*next), shown) : std::nullopt),
-    };
-    static_assert(std::size(cells) == std::size(kColumns));
-    std::string line;
-    for (const auto& c : cells) {
-      if (&c != &cells[0]) line += ',';
-      // An application name with a comma or a quote is quoted (RFC 4180).
-      if (c.find_first_of(",\"") == std::string::npos) {
-        line += c;
-      } else {
-        line += '"';
-        for (char ch : c) line += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        line += '"';
-      }
-    }
-    out += line + '\n';
-  }
+  for (const size_t i : order) out += csv_line(row_cells(rec, i, epoch)) + '\n';
   return out;
 }
 
