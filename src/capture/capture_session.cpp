@@ -44,6 +44,10 @@ extern "C" void on_capture_signal(int sig, siginfo_t* info, void*) {
 // After the first interrupt latlab waits this long for the program to end
 // before it reports the result (and goes on waiting).
 constexpr int64_t kInterruptWaitNs = 5'000'000'000;
+// After the program ended with the socket still held by processes it
+// started, latlab reads this long for their sources to say hello, then as
+// long as one of them runs.
+constexpr int64_t kOrphanGraceNs = 1'000'000'000;
 // Signals this close to the first are the same interrupt: `timeout` sends
 // its signal to latlab and then to its whole process group.
 constexpr int64_t kSameInterruptNs = 300'000'000;
@@ -114,6 +118,7 @@ class Session {
   void on_interrupt();
   void report();
   void poll_until_exit(int fd);
+  bool sources_outlive_program() const;
   [[noreturn]] void run_child(int fd, const capture::Attachments& a, const SignalScope& s) const;
 
   const CapturePlan& plan_;
@@ -127,6 +132,8 @@ class Session {
   int64_t first_frame_ns_ = kNoTime;
   int64_t interrupted_at_ = kNoTime;
   bool reported_ = false;
+  bool program_ended_ = false;  // reaped: its pid may name another process now
+  int64_t ended_at_ = kNoTime;
   int report_status_ = 0;
   // The X11 screen observer, started at the first window record.
   std::unique_ptr<capture::X11DamageObserver> screen_;
@@ -206,7 +213,7 @@ void Session::on_interrupt() {
     if (facts_.recording) facts_.stopped_by = "signal";
     facts_.recording = false;
     const bool from_terminal = g_first_from_terminal.load();
-    if (!from_terminal) {
+    if (!from_terminal && !program_ended_) {
       kill(pid, sig);
       facts_.signal_sent = sig;
     }
@@ -217,7 +224,8 @@ void Session::on_interrupt() {
         " s for it to end (interrupt again to kill it)");
     return;
   }
-  if (now - interrupted_at_ < kSameInterruptNs || facts_.signal_sent == SIGKILL) return;
+  if (now - interrupted_at_ < kSameInterruptNs || facts_.signal_sent == SIGKILL || program_ended_)
+    return;
   kill(pid, SIGKILL);
   facts_.signal_sent = SIGKILL;
   say("interrupted again: the program (pid " + std::to_string(pid) + ") was killed");
@@ -277,7 +285,7 @@ void Session::poll_until_exit(int fd) {
     const bool waited =
         interrupted_at_ == kNoTime || host_now_ns() - interrupted_at_ >= kInterruptWaitNs;
     if (!facts_.recording && !reported_ && waited) {
-      if (plan_.terminate && !facts_.signal_sent) {
+      if (plan_.terminate && !facts_.signal_sent && !program_ended_) {
         kill(pid, SIGTERM);  // before reporting: the result says it was sent
         facts_.signal_sent = SIGTERM;
       }
@@ -288,12 +296,34 @@ void Session::poll_until_exit(int fd) {
             " s after the interrupt; latlab waits for it (interrupt again to kill it)");
       }
     }
+    if (program_ended_) {
+      // Following sources of its descendants: until they end or close the
+      // socket, or the recording stops.
+      if (!socket_open || !facts_.recording) break;
+      if (host_now_ns() - ended_at_ >= kOrphanGraceNs && !sources_outlive_program()) break;
+      continue;
+    }
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       facts_.end = decode(status);
-      break;
+      program_ended_ = true;
+      ended_at_ = host_now_ns();
+      if (!socket_open || !facts_.recording) break;
+      say("the program (pid " + std::to_string(pid) +
+          ") ended and processes it started still hold the record socket: recording goes on "
+          "while frame sources among them run (interrupt to stop)");
     }
   }
+}
+
+// Whether a source of another process than the program's sent no end
+// record and its process still runs (an orphan: `sh -c 'vkcube &'`).
+bool Session::sources_outlive_program() const {
+  return std::any_of(stream_.sources().begin(), stream_.sources().end(),
+                     [&](const capture::CapturedSource& s) {
+                       return !s.ended && s.pid != facts_.pid &&
+                              (kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM);
+                     });
 }
 
 CaptureEnd Session::run() {

@@ -183,6 +183,18 @@ TEST_F(CaptureVkcube, TwoProcessesHaveTheirOwnFigures) {
   EXPECT_NE(r.output.find("swapchain 0: 30 frames"), std::string::npos) << r.output;
 }
 
+// `sh -c 'vkcube &'`: the shell ends at once; its orphaned vkcube's frames
+// are still captured, to its end.
+TEST_F(CaptureVkcube, AnOrphanedProgramIsFollowed) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 40 &'");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 40) << r.output;
+  EXPECT_EQ(j["partial"], false) << j["partial_reason"];
+  EXPECT_NE(r.output.find("recording goes on"), std::string::npos) << r.output;
+}
+
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {
   const auto out = (dir_.path / "r.json").string();
   const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 5 >/dev/null; exit 3'");

@@ -140,6 +140,25 @@ TEST_F(CaptureSession, EachSwapchainHasItsOwnFigures) {
   EXPECT_NEAR(c.fps().average.value_or(0), 1e3 / (200.0 / 15.0), 1e-9);
 }
 
+// A program that starts a frame source and exits at once (`sh -c 'vkcube
+// &'`): the session follows the orphan's frames to its end.
+TEST_F(CaptureSession, AnOrphanedSourceIsFollowedToItsEnd) {
+  const SessionRun r = run(plan(), [] {
+    if (fork() == 0) {
+      usleep(100'000);  // the program has ended by now
+      send_frames(5);
+      _exit(0);
+    }
+    return 0;
+  });
+  EXPECT_EQ(r.end.exit_code, 0);
+  const CaptureResult& c = r.outcome.capture;
+  EXPECT_EQ(c.frames, 5u);
+  ASSERT_EQ(c.sources.size(), 1u);
+  EXPECT_NE(c.sources[0].pid, c.program.pid) << "the orphan's, not the program's";
+  EXPECT_TRUE(c.partial_reason.empty()) << c.partial_reason;
+}
+
 TEST_F(CaptureSession, AFrameLimitReportsWhileTheProgramRunsOn) {
   CapturePlan p = plan();
   p.frames = 5;
