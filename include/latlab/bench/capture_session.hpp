@@ -14,7 +14,8 @@
 // when it returns.
 //
 // Threads: one session at a time per process (it handles the process's
-// signals); run_capture() blocks until the program ended.
+// signals); run_capture() blocks until the program ended (and the frame
+// sources of processes it left running, docs/capture.md).
 #pragma once
 
 #include <cstdint>
@@ -80,7 +81,8 @@ struct CaptureEnd {
   int report_status = 0;  // what CaptureHooks::report returned
 };
 
-// Runs `plan` to the program's end (see the header comment).
+// Runs `plan` to the program's end (see the header comment). The exit code
+// is the program's even when the session followed processes it left.
 CaptureEnd run_capture(const CapturePlan& plan, const CaptureHooks& hooks);
 
 }  // namespace latlab
