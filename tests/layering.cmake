@@ -32,14 +32,16 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 #             src/profiler/
 #   bench     the rest of include/latlab/bench/: the benchmark engine's API
 #   engine    src/bench/: the benchmark engine
-#   capture, report: src/<layer>/
+#   capture, report: src/<layer>/ (capture is the benchmark engine's other
+#             half: its session returns a type of the engine's API,
+#             latlab/bench/capture_session.hpp)
 set(may_include_core "core|seam")
 set(may_include_seam "core|seam")
 set(may_include_backends "core|seam|gpu|backends|rigs")
 set(may_include_rigs "core|seam|gpu|backends|rigs")
 set(may_include_profiler "core|seam|gpu|backends|profiler")
 set(may_include_bench "core|seam|gpu|backends|rigs|profiler|bench")
-set(may_include_capture "core|seam|gpu|backends|rigs|profiler|capture")
+set(may_include_capture "core|seam|gpu|backends|rigs|profiler|bench|capture")
 set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|engine")
 set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|engine|capture|report")
 

@@ -1,5 +1,7 @@
 #include "latlab/bench/run_result.hpp"
 
+#include <algorithm>
+
 namespace latlab {
 
 bool DeviceSectionResult::operator==(const DeviceSectionResult& o) const {
@@ -39,6 +41,30 @@ const Distribution* CaptureResult::figure(std::string_view name) const {
   }
   return nullptr;
 }
+
+namespace {
+
+CaptureFps fps_of(const NamedDistributions& figures) {
+  CaptureFps f;
+  const auto bp = std::find_if(figures.begin(), figures.end(),
+                               [](const auto& n) { return n.first == "between_presents"; });
+  if (bp == figures.end() || bp->second.empty()) return f;
+  const Distribution& d = bp->second;
+  f.frame_times = d.count;
+  auto per_second = [](double us) {
+    return us > 0 ? std::optional<double>(1e6 / us) : std::nullopt;
+  };
+  f.average = per_second(d.mean);
+  f.low_1_percent = per_second(d.p99);
+  f.low_0_1_percent = per_second(d.p999);
+  return f;
+}
+
+}  // namespace
+
+CaptureFps CaptureResult::fps() const { return fps_of(figures); }
+
+CaptureFps CaptureSwapchainFigures::fps() const { return fps_of(figures); }
 
 const PerFrameMode* PerFrameSeries::find(std::string_view name) const {
   for (const PerFrameMode& m : modes) {

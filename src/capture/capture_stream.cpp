@@ -22,6 +22,25 @@ std::optional<int64_t> diff(int64_t a, int64_t b) {
   return a - b;
 }
 
+// The distributions (us) of the figures of the rows that `take` accepts.
+template <class Take>
+void summarize_figures(const std::vector<CaptureFrameRow>& rows, Take take,
+                       Distribution (&out)[kFrameFigureCount]) {
+  for (size_t i = 0; i < kFrameFigureCount; ++i) {
+    std::vector<double> us;
+    uint64_t missing = 0;
+    for (const auto& r : rows) {
+      if (!take(r)) continue;
+      if (r.figures[i]) {
+        us.push_back(static_cast<double>(*r.figures[i]) / 1000.0);
+      } else {
+        ++missing;
+      }
+    }
+    out[i] = summarize_in_place(us, missing);
+  }
+}
+
 }  // namespace
 
 const char* to_string(FrameFigure f) {
@@ -200,17 +219,27 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
       prev = f;
     }
   }
-  for (size_t i = 0; i < kFrameFigureCount; ++i) {
-    std::vector<double> us;
-    uint64_t missing = 0;
-    for (const auto& r : out.frames) {
-      if (r.figures[i]) {
-        us.push_back(static_cast<double>(*r.figures[i]) / 1000.0);
-      } else {
-        ++missing;
-      }
-    }
-    out.frame_figures[i] = summarize_in_place(us, missing);
+  summarize_figures(
+      out.frames, [](const CaptureFrameRow&) { return true; }, out.frame_figures);
+  for (const auto& r : out.frames) {
+    auto same = [&](const SwapchainSummary& w) {
+      return w.pid == r.pid && w.source == r.record.head.source &&
+             w.swapchain == r.record.swapchain;
+    };
+    auto it = std::find_if(out.per_swapchain.begin(), out.per_swapchain.end(), same);
+    if (it == out.per_swapchain.end())
+      it = out.per_swapchain.insert(out.per_swapchain.end(),
+                                    {r.pid, r.record.head.source, r.record.swapchain, 0, {}});
+    ++it->frames;
+  }
+  for (auto& w : out.per_swapchain) {
+    summarize_figures(
+        out.frames,
+        [&](const CaptureFrameRow& r) {
+          return r.pid == w.pid && r.record.head.source == w.source &&
+                 r.record.swapchain == w.swapchain;
+        },
+        w.frame_figures);
   }
   std::vector<double> sub[kSubmitFigureCount];
   uint64_t sub_missing[kSubmitFigureCount] = {};

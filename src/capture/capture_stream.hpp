@@ -119,8 +119,19 @@ struct CaptureFrameRow {
   std::optional<int64_t> figures[kFrameFigureCount];
 };
 
+// The frame figures of one swapchain of one source (a VkDevice's swapchain,
+// a GL context's drawable), beside the process-wide ones.
+struct SwapchainSummary {
+  uint32_t pid = 0;
+  uint64_t source = 0;
+  uint64_t swapchain = 0;
+  uint64_t frames = 0;
+  Distribution frame_figures[kFrameFigureCount];  // us
+};
+
 struct CaptureSummary {
   std::vector<CaptureFrameRow> frames;              // in present order per source, then by source
+  std::vector<SwapchainSummary> per_swapchain;      // in order of first frame in `frames`
   Distribution frame_figures[kFrameFigureCount];    // us
   Distribution submit_figures[kSubmitFigureCount];  // us
   uint64_t submits = 0;

@@ -43,6 +43,28 @@ json counts_to_json(const std::vector<std::pair<std::string, uint64_t>>& counts)
   return out;
 }
 
+// Derived figures: the reader recomputes them (CaptureResult::fps).
+json fps_to_json(const CaptureFps& fps) {
+  return {{"frame_time", "between_presents"},
+          {"frame_times", fps.frame_times},
+          {"average", opt(fps.average)},
+          {"low_1_percent", opt(fps.low_1_percent)},
+          {"low_0_1_percent", opt(fps.low_0_1_percent)}};
+}
+
+json per_swapchain_to_json(const std::vector<CaptureSwapchainFigures>& all) {
+  json out = json::array();
+  for (const CaptureSwapchainFigures& w : all) {
+    out.push_back({{"pid", w.pid},
+                   {"source", w.source},
+                   {"swapchain", w.swapchain},
+                   {"frames", w.frames},
+                   {"fps", fps_to_json(w.fps())},
+                   {"figures", named_to_json(w.figures)}});
+  }
+  return out;
+}
+
 json screen_to_json(const CaptureScreenObserver& o) {
   return {{"name", o.name},
           {"observes", o.observes},
@@ -85,8 +107,10 @@ json capture_to_json(const RunResult& r) {
   j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
   j["submit_spans"] = counts_to_json(c.submit_spans);
   j["present_complete"] = counts_to_json(c.present_complete);
+  j["fps"] = fps_to_json(c.fps());
   j["figures"] = named_to_json(c.figures);
   j["submit_figures"] = named_to_json(c.submit_figures);
+  j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);
   j["overhead"] = {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},
                    {"layer_cpu_per_present", distribution_to_json(c.layer_cpu_per_present)}};
   json un = json::array();

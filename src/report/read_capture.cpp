@@ -1,6 +1,7 @@
 // The result reader: a document of kind "capture" (docs/capture.md, "The
 // result"): the program, how the recording stopped, the frame sources, the
-// counts and every per-frame and per-submission figure.
+// counts and every per-frame (process-wide and per swapchain) and
+// per-submission figure.
 #include <fmt/format.h>
 
 #include "report/result_sections.hpp"
@@ -50,6 +51,19 @@ NamedDistributions read_named(const Obj& o) {
   NamedDistributions out;
   for (auto it = o.raw().begin(); it != o.raw().end(); ++it)
     out.emplace_back(it.key(), distribution_value(it.value(), o.key_path(it.key())));
+  return out;
+}
+
+// Absent from captures written before per-swapchain figures existed.
+std::vector<CaptureSwapchainFigures> read_per_swapchain(const Obj& doc) {
+  std::vector<CaptureSwapchainFigures> out;
+  if (!doc.has("per_swapchain")) return out;
+  const json& a = doc.array("per_swapchain");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Obj w(a[i], fmt::format("{}[{}]", doc.key_path("per_swapchain"), i));
+    out.push_back({w.i64("pid"), w.u64("source"), w.u64("swapchain"), w.u64("frames"),
+                   read_named(w.obj("figures"))});
+  }
   return out;
 }
 
@@ -113,6 +127,7 @@ void read_capture(const Obj& doc, RunResult& r) {
   if (doc.has("present_complete")) c.present_complete = read_counts(doc.obj("present_complete"));
   c.figures = read_named(doc.obj("figures"));
   c.submit_figures = read_named(doc.obj("submit_figures"));
+  c.per_swapchain = read_per_swapchain(doc);
   if (doc.has("overhead")) {
     const Obj o = doc.obj("overhead");
     c.layer_cpu_per_submit = o.distribution("layer_cpu_per_submit");

@@ -261,6 +261,10 @@ TEST(CaptureOptions, AnEmptyCaptureSaysWhyItHasNoFrame) {
   for (const auto& u : j["unavailable"])
     said = said || (u["name"] == "frames" && u["reason"].get<std::string>().find("no frame") == 0);
   EXPECT_TRUE(said) << j["unavailable"].dump();
+  // No frame time: no FPS, null rather than 0.
+  EXPECT_TRUE(j["fps"]["average"].is_null()) << j["fps"].dump();
+  EXPECT_TRUE(j["fps"]["low_1_percent"].is_null()) << j["fps"].dump();
+  EXPECT_NE(r.output.find("FPS n/a"), std::string::npos) << r.output;
 }
 
 // --seconds takes finite decimal numbers only; a refusal is short.

@@ -75,6 +75,23 @@ TEST_F(CaptureResults, ReportRendersTheirFiguresAndChart) {
   EXPECT_NE(html.find("id=\"r0-capture-pct\""), std::string::npos);
   EXPECT_NE(html.find("id=\"r1-capture-pct\""), std::string::npos);
   EXPECT_NE(html.find("<code>vkcube --c 40</code>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><th>average FPS</th><td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><th>1% low FPS (p99 frame time)</th><td>"), std::string::npos);
+}
+
+// FPS are the between-presents frame times inverted: the mean for the
+// average, p99 and p99.9 for the 1 % and 0.1 % lows.
+TEST_F(CaptureResults, FpsAreTheFrameTimesInverted) {
+  const json j = json::parse(slurp(file("a.json")));
+  const json& bp = j["figures"]["between_presents"];
+  const json& fps = j["fps"];
+  EXPECT_EQ(fps["frame_time"], "between_presents");
+  EXPECT_EQ(fps["frame_times"], bp["count"]);
+  EXPECT_DOUBLE_EQ(fps["average"].get<double>(), 1e6 / bp["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(fps["low_1_percent"].get<double>(), 1e6 / bp["p99"].get<double>());
+  EXPECT_DOUBLE_EQ(fps["low_0_1_percent"].get<double>(), 1e6 / bp["p99_9"].get<double>());
+  EXPECT_LE(fps["low_0_1_percent"].get<double>(), fps["low_1_percent"].get<double>());
+  EXPECT_LE(fps["low_1_percent"].get<double>(), fps["average"].get<double>() * 1.0000001);
 }
 
 TEST_F(CaptureResults, StoreAddsAndHistoryListsThem) {

@@ -13,6 +13,7 @@
 
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
+#include "presentmon_reader.hpp"
 #include "xvfb_server.hpp"
 
 namespace latlab::e2e {
@@ -94,6 +95,104 @@ TEST_F(CaptureVkcube, FramesEqualPresentsAndGpuSpansLieInFrames) {
     }
   }
   EXPECT_EQ(rows, 120);
+}
+
+// The PresentMon CSV of a real capture, read as a PresentMon log and held
+// against the frames CSV of the same capture.
+TEST_F(CaptureVkcube, PresentmonCsvReadsBackAgainstTheFramesCsv) {
+  const auto frames = (dir_.path / "f.csv").string();
+  const auto pm = (dir_.path / "pm.csv").string();
+  const CliResult r =
+      capture("--frames-csv " + frames + " --presentmon-csv " + pm + " -- vkcube --c 60");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const test::PmLog log = test::read_presentmon_csv(slurp(pm));
+  ASSERT_TRUE(log.errors.empty()) << log.errors.front();
+  ASSERT_EQ(log.rows.size(), 60u);
+  std::istringstream in(slurp(frames));
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> names = test::pm_split(line);
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    rows.push_back(test::pm_split(line));
+    rows.back().resize(names.size());
+  }
+  ASSERT_EQ(rows.size(), 60u);
+  const double first = std::stod(rows[0][col("present_start_ns")]);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& f = rows[i];
+    EXPECT_EQ(log.rows[i].at("Application"), "vkcube");
+    EXPECT_EQ(log.rows[i].at("ProcessID"), f[col("pid")]);
+    EXPECT_NEAR(*log.number(i, "TimeInSeconds"),
+                (std::stod(f[col("present_start_ns")]) - first) / 1e9, 1e-9);
+    // Each ms column is its ns figure / 1e6, and NA exactly where the figure is empty.
+    for (const auto& [pm_col, ns_col] : std::vector<std::pair<const char*, const char*>>{
+             {"MsBetweenPresents", "between_presents_ns"},
+             {"MsInPresentAPI", "in_present_api_ns"},
+             {"MsCPUBusy", "cpu_busy_ns"},
+             {"MsGPULatency", "gpu_latency_ns"},
+             {"MsGPUTime", "gpu_time_ns"},
+             {"MsGPUBusy", "gpu_busy_ns"},
+             {"MsUntilRenderComplete", "until_render_complete_ns"},
+             {"MsUntilDisplayed", "until_displayed_ns"}}) {
+      const std::string& ns = f[col(ns_col)];
+      const auto ms = log.number(i, pm_col);
+      ASSERT_EQ(ms.has_value(), !ns.empty()) << pm_col << " row " << i;
+      if (ms) {
+        EXPECT_NEAR(*ms, std::stod(ns) / 1e6, 1e-6) << pm_col << " row " << i;
+      }
+    }
+  }
+}
+
+// --report writes the HTML report of the capture beside its result.
+TEST_F(CaptureVkcube, ReportIsTheCapturesHtmlPage) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto page = (dir_.path / "r.html").string();
+  const CliResult r = capture("--out " + out + " --report " + page + " -- vkcube --c 30");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const std::string html = slurp(page);
+  EXPECT_NE(html.find("kind capture"), std::string::npos);
+  EXPECT_NE(html.find("<tr><th>average FPS</th><td>"), std::string::npos);
+  EXPECT_NE(html.find("<th>between_presents</th><td>29</td>"), std::string::npos);
+  EXPECT_NE(r.output.find("wrote " + out + ", " + page), std::string::npos) << r.output;
+}
+
+// Two programs under one capture: each process's swapchain has its own
+// figures beside the pooled ones.
+TEST_F(CaptureVkcube, TwoProcessesHaveTheirOwnFigures) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 30 & vkcube --c 50; wait'");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 80);
+  ASSERT_EQ(j["per_swapchain"].size(), 2u) << j["per_swapchain"].dump();
+  std::multiset<int> frames;
+  std::set<int> pids;
+  for (const auto& w : j["per_swapchain"]) {
+    frames.insert(w["frames"].get<int>());
+    pids.insert(w["pid"].get<int>());
+    EXPECT_EQ(w["figures"]["between_presents"]["count"], w["frames"].get<int>() - 1);
+    EXPECT_GT(w["fps"]["average"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(frames, (std::multiset<int>{30, 50}));
+  EXPECT_EQ(pids.size(), 2u) << "one swapchain in each process";
+  EXPECT_NE(r.output.find("swapchain 0: 30 frames"), std::string::npos) << r.output;
+}
+
+// `sh -c 'vkcube &'`: the shell ends at once; its orphaned vkcube's frames
+// are still captured, to its end.
+TEST_F(CaptureVkcube, AnOrphanedProgramIsFollowed) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- sh -c 'vkcube --c 40 &'");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["frames"], 40) << r.output;
+  EXPECT_EQ(j["partial"], false) << j["partial_reason"];
+  EXPECT_NE(r.output.find("recording goes on"), std::string::npos) << r.output;
 }
 
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {

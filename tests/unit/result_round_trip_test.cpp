@@ -583,6 +583,9 @@ RunResult capture(Gen& g) {
   c.present_complete = {{"measured", g.below(100)}, {"unavailable", g.below(100)}};
   c.figures = named(g, {"between_presents", "in_present_api", "cpu_busy", "gpu_busy"});
   c.submit_figures = named(g, {"gpu_span", "layer_cpu"});
+  for (uint64_t i = g.below(3); i > 0; --i)
+    c.per_swapchain.push_back({1000 + g.ns() % 30'000, g.below(2), g.below(2), g.below(500),
+                               named(g, {"between_presents", "gpu_busy"})});
   c.layer_cpu_per_submit = c.submit_figures[1].second;
   c.layer_cpu_per_present = g.distribution();
   if (g.coin()) c.unavailable.push_back({"present_complete", g.text("no present_wait "), 1234});

@@ -75,6 +75,31 @@ struct CaptureScreenObserver {
   bool operator==(const CaptureScreenObserver&) const = default;
 };
 
+// Frames per second as players read them, from the per-frame figure
+// `between_presents` (docs/capture.md, "FPS"); nullopt where there is no
+// frame time (never 0).
+struct CaptureFps {
+  uint64_t frame_times = 0;               // between_presents samples
+  std::optional<double> average;          // 1e6 / mean frame time (us)
+  std::optional<double> low_1_percent;    // 1e6 / p99 frame time
+  std::optional<double> low_0_1_percent;  // 1e6 / p99.9 frame time
+  bool operator==(const CaptureFps&) const = default;
+};
+
+// The per-frame figures of one swapchain of one source (a VkDevice's
+// swapchain, a GL context's drawable): `per_swapchain`, beside the
+// process-wide `figures` that pool every source.
+struct CaptureSwapchainFigures {
+  int64_t pid = 0;
+  uint64_t source = 0;     // index in CaptureResult::sources
+  uint64_t swapchain = 0;  // the source's swapchains numbered from 0 in order of first present
+  uint64_t frames = 0;
+  NamedDistributions figures;  // as CaptureResult::figures
+  // Derived from its between_presents.
+  CaptureFps fps() const;
+  bool operator==(const CaptureSwapchainFigures&) const = default;
+};
+
 struct CaptureResult {
   std::string partial_reason;  // "" unless what was captured is partial
   CapturedProgram program;
@@ -86,11 +111,14 @@ struct CaptureResult {
   std::vector<std::pair<std::string, uint64_t>> present_complete;  // frames by completion outcome
   NamedDistributions figures;         // per frame, PresentMon's columns (docs/capture.md)
   NamedDistributions submit_figures;  // per submission
+  std::vector<CaptureSwapchainFigures> per_swapchain;
   Distribution layer_cpu_per_submit, layer_cpu_per_present;  // the layer's own cost
   std::vector<CaptureUnavailable> unavailable;
   std::vector<CaptureScreenObserver> screen_observers;
   // The per-frame figure named `name`, or null.
   const Distribution* figure(std::string_view name) const;
+  // Derived from figure("between_presents"); not stored apart.
+  CaptureFps fps() const;
   bool operator==(const CaptureResult&) const = default;
 };
 

@@ -1,5 +1,5 @@
 // The HTML report of a capture (kind "capture", docs/capture.md): the
-// program and how the recording stopped, the frame sources, the counts, the
+// FPS and its lows, the program and how the recording stopped, the frame sources, the counts, the
 // per-frame and per-submission figures as distributions, and a chart of the
 // per-frame figures at their percentiles.
 #include <fmt/format.h>
@@ -35,6 +35,44 @@ std::string run_table(const RunResult& r) {
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
   for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
+  return t + "</table>\n";
+}
+
+// Average FPS and the lows (docs/capture.md, "FPS"); n/a where there is
+// no frame time.
+std::string fps_table(const CaptureResult& c) {
+  const CaptureFps f = c.fps();
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "average FPS", number(f.average, 1));
+  row(t, "1% low FPS (p99 frame time)", number(f.low_1_percent, 1));
+  row(t, "0.1% low FPS (p99.9 frame time)", number(f.low_0_1_percent, 1));
+  row(t, "frame times (between presents)", count(f.frame_times));
+  return t + "</table>\n";
+}
+
+// Each swapchain of each source apart (the figures above pool them).
+std::string swapchains_table(const CaptureResult& c) {
+  if (c.per_swapchain.empty()) return "<p class=\"na\">No swapchain presented.</p>\n";
+  std::string t =
+      "<table class=\"pct\"><tr><th>pid</th><th>api</th><th>source</th><th>swapchain</th>"
+      "<th>frames</th><th>average FPS</th><th>1% low FPS</th><th>between presents p50, us</th>"
+      "<th>p99</th><th>GPU busy p50, us</th></tr>\n";
+  for (const CaptureSwapchainFigures& w : c.per_swapchain) {
+    const CaptureFps f = w.fps();
+    const std::string api = w.source < c.sources.size() ? c.sources[w.source].api : "";
+    auto p = [&](const char* figure, bool p99) {
+      for (const auto& [name, d] : w.figures) {
+        if (name == figure && !d.empty()) return number(p99 ? d.p99 : d.p50);
+      }
+      return na();
+    };
+    t += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        w.pid, text_or_na(api), w.source, w.swapchain, w.frames, number(f.average, 1),
+        number(f.low_1_percent, 1), p("between_presents", false), p("between_presents", true),
+        p("gpu_busy", false));
+  }
   return t + "</table>\n";
 }
 
@@ -99,11 +137,13 @@ std::string machine_table(const RunResult& r) {
 std::string capture_section(const RunResult& r, const std::string& prefix, json& charts) {
   const CaptureResult& c = *r.capture;
   std::string s = "<h3>Unavailable and missing</h3>\n" + unavailable_items(r);
+  s += "<h3>FPS</h3>\n" + fps_table(c);
   s += "<h3>Program and recording</h3>\n" + run_table(r);
   s += "<h3>Frame sources</h3>\n" + sources_table(c);
   s += "<h3>Per frame (present to present; PresentMon's columns, docs/capture.md)</h3>\n" +
        figures_table("per frame", c.figures);
   s += capture_charts(c, prefix, charts);
+  s += "<h3>Per swapchain (each source's swapchain apart)</h3>\n" + swapchains_table(c);
   s += "<h3>Per submission</h3>\n" + figures_table("per submission", c.submit_figures);
   s += "<h3>The layer's own cost</h3>\n" +
        figures_table("layer CPU", {{"per submit", c.layer_cpu_per_submit},

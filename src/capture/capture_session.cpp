@@ -1,0 +1,382 @@
+// run_capture (include/latlab/bench/capture_session.hpp): the child, the
+// record socket, the poll loop and the stop rules.
+#include "latlab/bench/capture_session.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "capture/capture_assembly.hpp"
+#include "capture/capture_attach.hpp"
+#include "capture/capture_records.hpp"
+#include "capture/x11_damage_observer.hpp"
+#include "latlab/host_clock.hpp"
+
+namespace latlab {
+namespace {
+
+using capture::kNoTime;
+
+// SIGINT/SIGTERM to latlab: how many came, the first one, and whether the
+// first came from the terminal (the tty sends it to the whole foreground
+// process group: the program got it too).
+std::atomic<int> g_signals{0};
+std::atomic<int> g_first_signal{0};
+std::atomic<bool> g_first_from_terminal{false};
+extern "C" void on_capture_signal(int sig, siginfo_t* info, void*) {
+  int none = 0;
+  if (g_first_signal.compare_exchange_strong(none, sig))
+    g_first_from_terminal.store(info != nullptr && info->si_code == SI_KERNEL);
+  g_signals.fetch_add(1);
+}
+
+// After the first interrupt latlab waits this long for the program to end
+// before it reports the result (and goes on waiting).
+constexpr int64_t kInterruptWaitNs = 5'000'000'000;
+// After the program ended with the socket still held by processes it
+// started, latlab reads this long for their sources to say hello, then as
+// long as one of them runs.
+constexpr int64_t kOrphanGraceNs = 1'000'000'000;
+// Signals this close to the first are the same interrupt: `timeout` sends
+// its signal to latlab and then to its whole process group.
+constexpr int64_t kSameInterruptNs = 300'000'000;
+
+// The session's handlers for SIGINT and SIGTERM, the previous ones back on
+// destruction (and in the child, before it runs the program).
+class SignalScope {
+ public:
+  SignalScope() {
+    g_signals.store(0);
+    g_first_signal.store(0);
+    g_first_from_terminal.store(false);
+    struct sigaction sa {};
+    sa.sa_sigaction = on_capture_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalScope() { restore(); }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+  void restore() const {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string comm_of(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+capture::ProgramEnd decode(int status) {
+  capture::ProgramEnd e;
+  e.exited = true;
+  if (WIFEXITED(status)) {
+    e.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+    e.exit_code = 128 + e.signal;
+  }
+  return e;
+}
+
+class Session {
+ public:
+  Session(const CapturePlan& plan, const CaptureHooks& hooks) : plan_(plan), hooks_(hooks) {
+    facts_.plan = &plan_;
+    records_->program_name = std::filesystem::path(plan.program.front()).filename().string();
+  }
+
+  CaptureEnd run();
+
+ private:
+  void say(const std::string& line) const {
+    if (hooks_.info) hooks_.info(line);
+  }
+  bool drain(int fd);
+  void on_record();
+  void watch_new_windows();
+  void on_interrupt();
+  void report();
+  void poll_until_exit(int fd);
+  bool sources_outlive_program() const;
+  [[noreturn]] void run_child(int fd, const capture::Attachments& a, const SignalScope& s) const;
+
+  const CapturePlan& plan_;
+  const CaptureHooks& hooks_;
+  capture::SessionFacts facts_;
+  std::shared_ptr<capture::CaptureRecords> records_ = std::make_shared<capture::CaptureRecords>();
+  capture::CaptureStream& stream_ = records_->stream;
+  uint64_t frames_seen_ = 0;
+  size_t sources_seen_ = 0;
+  size_t windows_seen_ = 0;
+  int64_t first_frame_ns_ = kNoTime;
+  int64_t interrupted_at_ = kNoTime;
+  bool reported_ = false;
+  bool program_ended_ = false;  // reaped: its pid may name another process now
+  int64_t ended_at_ = kNoTime;
+  int report_status_ = 0;
+  // The X11 screen observer, started at the first window record.
+  std::unique_ptr<capture::X11DamageObserver> screen_;
+};
+
+// Receives every datagram waiting on `fd`; false once the socket is closed.
+bool Session::drain(int fd) {
+  alignas(8) std::byte buf[capture::kMaxRecordSize * 2];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    if (!facts_.recording) continue;
+    const size_t len = std::min(static_cast<size_t>(n), sizeof(buf));
+    stream_.add(std::span<const std::byte>(buf, len));
+    on_record();
+  }
+}
+
+void Session::on_record() {
+  for (; sources_seen_ < stream_.sources().size(); ++sources_seen_) {
+    const uint32_t pid = stream_.sources()[sources_seen_].pid;
+    auto& names = records_->process_names;
+    if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return n.first == pid; })) {
+      if (std::string comm = comm_of(pid); !comm.empty()) names.emplace_back(pid, comm);
+    }
+  }
+  if (stream_.windows().size() > windows_seen_) watch_new_windows();
+  if (stream_.frames().size() > frames_seen_) {
+    frames_seen_ = stream_.frames().size();
+    if (first_frame_ns_ == kNoTime) first_frame_ns_ = host_now_ns();
+    if (plan_.frames > 0 && frames_seen_ >= plan_.frames) {
+      facts_.recording = false;
+      facts_.stopped_by = "frames";
+    }
+  }
+}
+
+// Watches the windows the program's sources reported since the last call.
+void Session::watch_new_windows() {
+  const auto& windows = stream_.windows();
+  for (; windows_seen_ < windows.size(); ++windows_seen_) {
+    const auto& w = windows[windows_seen_];
+    if (std::any_of(facts_.watched.begin(), facts_.watched.end(),
+                    [&](const capture::WatchedWindow& x) { return x.window == w.window; }))
+      continue;
+    if (!screen_ && facts_.screen_why.empty()) {
+      auto o = capture::X11DamageObserver::create(w.display);
+      if (o) {
+        screen_ = std::move(*o);
+        facts_.screen_display = screen_->display();
+      } else {
+        facts_.screen_why = o.error().message;
+      }
+    }
+    if (!screen_) continue;
+    if (!w.display.empty() && w.display != screen_->display()) continue;  // one display
+    if (auto since = screen_->watch(w.window)) {
+      facts_.watched.push_back({w.window, *since});
+    } else if (facts_.watched.empty()) {
+      facts_.screen_why = since.error().message;
+    }
+  }
+}
+
+// SIGINT or SIGTERM came: the first stops the recording and passes the
+// signal on (unless the terminal sent it to the program too); a later one
+// (not within kSameInterruptNs) kills the program.
+void Session::on_interrupt() {
+  const int64_t now = host_now_ns();
+  const int sig = g_first_signal.load();
+  const auto pid = static_cast<pid_t>(facts_.pid);
+  const std::string name = capture::signal_name(sig);
+  if (interrupted_at_ == kNoTime) {
+    interrupted_at_ = now;
+    facts_.interrupt = sig;
+    if (facts_.recording) facts_.stopped_by = "signal";
+    facts_.recording = false;
+    const bool from_terminal = g_first_from_terminal.load();
+    if (!from_terminal && !program_ended_) {
+      kill(pid, sig);
+      facts_.signal_sent = sig;
+    }
+    say(name + ": recording stopped; " +
+        (from_terminal ? std::string("the program got it from the terminal too")
+                       : name + " passed on to the program (pid " + std::to_string(pid) + ")") +
+        "; waiting up to " + std::to_string(kInterruptWaitNs / 1'000'000'000) +
+        " s for it to end (interrupt again to kill it)");
+    return;
+  }
+  if (now - interrupted_at_ < kSameInterruptNs || facts_.signal_sent == SIGKILL || program_ended_)
+    return;
+  kill(pid, SIGKILL);
+  facts_.signal_sent = SIGKILL;
+  say("interrupted again: the program (pid " + std::to_string(pid) + ") was killed");
+}
+
+// Summarises what came, assembles the result and hands it to the reporters.
+void Session::report() {
+  reported_ = true;
+  records_->summary = capture::summarize_capture(stream_);
+  // The updates of the last presents reach the server a frame or so later.
+  if (screen_) screen_->stop(100'000'000);
+  const std::vector<capture::ScreenEvent> events =
+      screen_ ? screen_->events() : std::vector<capture::ScreenEvent>{};
+  records_->screen =
+      capture::summarize_screen(records_->summary, stream_.windows(), facts_.watched, events);
+  CaptureOutcome out;
+  out.capture = capture::assemble_capture(facts_, stream_, records_->summary, records_->screen);
+  out.records = records_;
+  if (hooks_.report) report_status_ = hooks_.report(out);
+}
+
+void Session::run_child(int fd, const capture::Attachments& a, const SignalScope& s) const {
+  s.restore();
+  const int child_fd = fcntl(fd, F_DUPFD, 3);  // without CLOEXEC: it survives exec
+  capture::set_child_environment(a, child_fd);
+  if (plan_.program_stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
+  if (hooks_.child_main) _exit(hooks_.child_main());
+  std::vector<char*> argv;
+  for (const auto& arg : plan_.program) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "latlab capture: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  _exit(127);
+}
+
+// Reads records, applies the stop rules and interrupts, and reports once
+// the recording stopped, until the program (facts_.pid) ended.
+void Session::poll_until_exit(int fd) {
+  const auto pid = static_cast<pid_t>(facts_.pid);
+  bool socket_open = true;
+  int signals_seen = 0;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (socket_open) poll(&p, 1, 50);
+    if (socket_open) socket_open = drain(fd);
+    if (!socket_open) usleep(20'000);
+    if (const int n = g_signals.load(); n != signals_seen) {
+      signals_seen = n;
+      on_interrupt();
+    }
+    if (facts_.recording && plan_.seconds > 0 && first_frame_ns_ != kNoTime &&
+        static_cast<double>(host_now_ns() - first_frame_ns_) >= plan_.seconds * 1e9) {
+      facts_.recording = false;
+      facts_.stopped_by = "seconds";
+    }
+    // Interrupted: reported once the program ended, or after the wait.
+    const bool waited =
+        interrupted_at_ == kNoTime || host_now_ns() - interrupted_at_ >= kInterruptWaitNs;
+    if (!facts_.recording && !reported_ && waited) {
+      if (plan_.terminate && !facts_.signal_sent && !program_ended_) {
+        kill(pid, SIGTERM);  // before reporting: the result says it was sent
+        facts_.signal_sent = SIGTERM;
+      }
+      report();
+      if (interrupted_at_ != kNoTime) {
+        say("the program (pid " + std::to_string(pid) + ") still runs " +
+            std::to_string(kInterruptWaitNs / 1'000'000'000) +
+            " s after the interrupt; latlab waits for it (interrupt again to kill it)");
+      }
+    }
+    if (program_ended_) {
+      // Following sources of its descendants: until they end or close the
+      // socket, or the recording stops.
+      if (!socket_open || !facts_.recording) break;
+      if (host_now_ns() - ended_at_ >= kOrphanGraceNs && !sources_outlive_program()) break;
+      continue;
+    }
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      facts_.end = decode(status);
+      program_ended_ = true;
+      ended_at_ = host_now_ns();
+      if (!socket_open || !facts_.recording) break;
+      say("the program (pid " + std::to_string(pid) +
+          ") ended and processes it started still hold the record socket: recording goes on "
+          "while frame sources among them run (interrupt to stop)");
+    }
+  }
+}
+
+// Whether a source of another process than the program's sent no end
+// record and its process still runs (an orphan: `sh -c 'vkcube &'`).
+bool Session::sources_outlive_program() const {
+  return std::any_of(stream_.sources().begin(), stream_.sources().end(),
+                     [&](const capture::CapturedSource& s) {
+                       return !s.ended && s.pid != facts_.pid &&
+                              (kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM);
+                     });
+}
+
+CaptureEnd Session::run() {
+  CaptureEnd end;
+  // Each API's attachment is optional: a missing one is said, listed
+  // unavailable in the result, and the other still captures.
+  const capture::Attachments attach = capture::find_attachments();
+  facts_.not_attached = attach.missing;
+  for (const auto& [name, why] : attach.missing) say(why);
+  if (attach.missing.size() == 2) {
+    end.start = CaptureStart::nothing_to_attach;
+    end.why = "nothing to attach";
+    return end;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    end.start = CaptureStart::failed;
+    end.why = std::string("socketpair: ") + std::strerror(errno);
+    return end;
+  }
+  const int size = 4 << 20;  // as much as the system lets (net.core.wmem_max caps it)
+  setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+  setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+  const SignalScope signals;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    end.start = CaptureStart::failed;
+    end.why = std::string("fork: ") + std::strerror(errno);
+    close(sv[0]);
+    close(sv[1]);
+    return end;
+  }
+  if (pid == 0) run_child(sv[1], attach, signals);
+  close(sv[1]);
+  facts_.pid = pid;
+  poll_until_exit(sv[0]);
+  // The program is gone: what it sent is still queued (its children may keep
+  // the socket open, so read what is there and stop).
+  drain(sv[0]);
+  close(sv[0]);
+  if (facts_.end.exit_code == 127 && stream_.sources().empty() && frames_seen_ == 0)
+    facts_.end.not_started = true;
+  if (!reported_) report();
+  end.exit_code = facts_.end.exit_code;
+  end.report_status = report_status_;
+  return end;
+}
+
+}  // namespace
+
+CaptureEnd run_capture(const CapturePlan& plan, const CaptureHooks& hooks) {
+  return Session(plan, hooks).run();
+}
+
+}  // namespace latlab

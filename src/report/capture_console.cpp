@@ -1,0 +1,92 @@
+// The console summary of a capture: counts, the frame time, the sources
+// (or why none reported), and why the capture is partial.
+#include <algorithm>
+#include <cinttypes>
+#include <string>
+
+#include "report/capture_report.hpp"
+
+namespace latlab {
+namespace {
+
+bool attached(const CaptureResult& c, const char* what) {
+  return std::none_of(c.unavailable.begin(), c.unavailable.end(),
+                      [&](const CaptureUnavailable& u) { return u.name == what; });
+}
+
+std::string fmt_fps(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
+std::string apis_of(const CaptureResult& c) {
+  const auto gl = static_cast<size_t>(std::count_if(
+      c.sources.begin(), c.sources.end(), [](const auto& s) { return s.api == "opengl"; }));
+  const size_t vk = c.sources.size() - gl;
+  std::string apis;
+  if (vk > 0) apis += "vulkan (" + std::to_string(vk) + " device" + (vk > 1 ? "s)" : ")");
+  if (gl > 0)
+    apis += (apis.empty() ? "" : ", ") + std::string("opengl (") + std::to_string(gl) + " context" +
+            (gl > 1 ? "s)" : ")");
+  return apis;
+}
+
+}  // namespace
+
+void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
+  const CaptureResult& c = outcome.capture;
+  const Distribution* bp = c.figure("between_presents");
+  char bp_p50[64] = "n/a";
+  if (bp != nullptr && !bp->empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp->p50);
+  std::fprintf(out,
+               "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
+               " GPU spans missing, %" PRIu64 " records dropped; between presents p50 %s\n",
+               c.frames, c.submits, c.gpu_spans_missing, c.stop.records_dropped, bp_p50);
+  const CaptureFps fps = c.fps();
+  if (!fps.average) {
+    std::fprintf(out, "latlab capture: FPS n/a (no two consecutive presents of one source)\n");
+  } else {
+    auto num = [](const std::optional<double>& v) { return v ? fmt_fps(*v) : std::string("n/a"); };
+    std::fprintf(
+        out, "latlab capture: FPS average %s, 1%% low %s, 0.1%% low %s (%" PRIu64 " frame times)\n",
+        num(fps.average).c_str(), num(fps.low_1_percent).c_str(), num(fps.low_0_1_percent).c_str(),
+        fps.frame_times);
+  }
+  // Several swapchains (processes, devices, windows): each apart as well.
+  if (c.per_swapchain.size() > 1) {
+    for (const CaptureSwapchainFigures& w : c.per_swapchain) {
+      const CaptureFps f = w.fps();
+      const std::string api = w.source < c.sources.size() ? c.sources[w.source].api : "?";
+      std::fprintf(out,
+                   "latlab capture:   pid %" PRId64 " %s source %" PRIu64 " swapchain %" PRIu64
+                   ": %" PRIu64 " frames, FPS average %s, 1%% low %s\n",
+                   w.pid, api.c_str(), w.source, w.swapchain, w.frames,
+                   f.average ? fmt_fps(*f.average).c_str() : "n/a",
+                   f.low_1_percent ? fmt_fps(*f.low_1_percent).c_str() : "n/a");
+    }
+  }
+  for (const CaptureScreenObserver& o : c.screen_observers) {
+    if (o.windows.empty()) continue;
+    std::fprintf(out,
+                 "latlab capture: X11 damage observer: %" PRIu64 " of %" PRIu64
+                 " frames seen updated\n",
+                 o.frames_matched, o.frames_watched);
+  }
+  if (c.sources.empty()) {
+    std::fprintf(out,
+                 "latlab capture: no source reported: %s; %s (docs/capture.md says which "
+                 "programs it cannot see)\n",
+                 attached(c, "vulkan_layer")
+                     ? "the program made no Vulkan device, or the Vulkan loader did not load "
+                       "VK_LAYER_LATLAB_capture (VK_LOADER_DEBUG=layer shows its search)"
+                     : "the Vulkan layer was not attached (its manifest is missing)",
+                 attached(c, "gl_interposer")
+                     ? "the program swapped no GLX or EGL buffers the GL interposer saw"
+                     : "the GL interposer was not attached (its library is missing)");
+  } else {
+    std::fprintf(out, "latlab capture: reported by %s\n", apis_of(c).c_str());
+  }
+}
+
+}  // namespace latlab
