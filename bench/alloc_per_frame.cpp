@@ -1,5 +1,5 @@
-// Heap allocations per measured frame of the latency path (issue 13:
-// target 0). A replaced global operator new counts every allocation of the
+// Heap allocations per measured frame of the latency path (target 0: an
+// allocation can stall a frame). A replaced global operator new counts every allocation of the
 // process; the count per frame comes from two runs that differ only in the
 // number of frames (same blocks, same warm-up), so what a run or a block
 // allocates once cancels:

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # `ctest -j2` of two built trees, alternating (A B A B ...), and the per-test
 # times of the tests both have: was the suite slowed by the code, or did it
-# grow? Issue 25's "make test no slower than today" (3414dba) is measured
-# with it.
+# grow? Measures whether a change keeps `make test` no slower.
 #
 #   bench/ctest_ab.sh OLD_TREE NEW_TREE [PAIRS]
 #     OLD_TREE, NEW_TREE: worktrees with build/dev built (cmake --preset dev

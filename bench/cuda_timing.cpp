@@ -23,7 +23,7 @@
 //      start/end (CUPTI's own conversion onto CLOCK_MONOTONIC): how far the
 //      two GPU->host mappings are apart, beside the bracket's bound.
 //  [3] %globaltimer update step and the calibration bracket bound.
-//  Targets (issue 14) are printed last with the measured figure next to each.
+//  Targets are printed last with the measured figure next to each.
 //
 // Usage: cuda_timing [--reps N (200)] [--device ORDINAL (0)] [--batch N (64)]
 //                    [--rounds N (30)]
@@ -479,7 +479,7 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(probe.max_step_ns));
 
   auto get = [&](const char* key) { return s.count(key) ? s[key] : std::nan(""); };
-  std::printf("targets (issue 14; all kinds pooled, p50 of the cost rounds)\n");
+  std::printf("targets (all kinds pooled, p50 of the cost rounds)\n");
   verdict("|latlab - CUPTI| p50, fused stamps", get("fused p50"), 100);
   verdict("|latlab - CUPTI| p99, fused stamps", get("fused p99"), 1000);
   verdict("|latlab - CUPTI| p50, tiny stamp kernels", get("tiny p50"), 100);

@@ -1,5 +1,5 @@
-// gl_stall_control: latlab's GL latency path without latlab (issue 22,
-// point 7). A plain EGL program runs the same four-pass workload (the burn
+// gl_stall_control: latlab's GL latency path without latlab (is a GL Loaded
+// stall latlab's or the driver's?). A plain EGL program runs the same four-pass workload (the burn
 // loop of latlab's GL workloads, compute or fragment, 1920x1080) on absolute
 // deadlines 8-12 ms apart, one glFenceSync + glFlush per frame and a
 // blocking glClientWaitSync, GPU begin/end by glQueryCounter(GL_TIMESTAMP).

@@ -16,9 +16,9 @@
 // lavapipe on CI; no validation layer), and the two raw vkCmdWriteTimestamp
 // calls alone, alternating in one benchmark: zone_ns, raw_ns and their ratio.
 // BM_VulkanAttachZoneVsRawRatio: the same on a device the benchmark makes
-// itself with latlab attached (issue 24: zone cost on the attach path
-// unchanged from latlab's own context).
-// Targets (issue 4): <= 15 ns per zone of bookkeeping; a zone with its two
+// itself with latlab attached (a zone on the attach path should cost what it
+// costs on latlab's own context).
+// Targets: <= 15 ns per zone of bookkeeping; a zone with its two
 // timestamp writes <= 1.25x the two raw writes; collecting a frame of 2048
 // queries <= 20 us with no heap allocation per frame in steady state.
 #include <benchmark/benchmark.h>

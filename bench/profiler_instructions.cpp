@@ -8,8 +8,9 @@
 //
 // Collected Ir / 200 frames (collect) or / 204800 zones (record). The frame
 // mirrors BM_ProfilerCollectFrame2048 (bench/profiler_bench.cpp). Built
-// against the writer API of commit b219672 with -DLATLAB_OLD_WRITER_API=1,
-// the same program gives the figures from before the backend seam.
+// with -DLATLAB_OLD_WRITER_API=1 against a tree whose profiler writes
+// through the older writer API (no backend seam), the same program gives
+// that tree's figures for comparison.
 #include <valgrind/callgrind.h>
 
 #include <cstdio>

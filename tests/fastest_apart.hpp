@@ -1,8 +1,8 @@
 // "More work takes longer" on a device that runs on the CPU (lavapipe,
 // llvmpipe): there, other load on the machine only ever adds time, so the
 // fastest of N frames is the closest to the work's own cost. A fixed N is not
-// enough on a loaded 2-core machine (CI's ASan run once saw every one of
-// seven light frames at 14x their usual time, the heavy ones not slower), so
+// enough on a loaded 2-core machine (a burst of load can slow every light
+// frame of a short series many times over and no heavy one), so
 // light and heavy frames alternate, both seeing the same machine, until the
 // fastest of each are `factor` apart or `max_pairs` pairs have run. A device
 // whose heavy work is not heavier never gets there: the test still fails.

@@ -1,4 +1,4 @@
-# DESIGN.md's layering, checked (issue 25): dependencies point one way,
+# DESIGN.md's layering, checked: dependencies point one way,
 #   apps -> report -> engine (src/bench), capture -> profiler -> backends -> core
 # Run by ctest (layering, label compile) as
 #   cmake -DSOURCE_DIR=<repo> -P tests/layering.cmake

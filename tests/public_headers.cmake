@@ -1,5 +1,5 @@
-# The timing library's public headers stay apart from the benchmark engine's
-# (issue 24): run by ctest (public_headers, label unit) as
+# The timing library's public headers stay apart from the benchmark engine's:
+# run by ctest (public_headers, label unit) as
 #   cmake -DINCLUDE_DIR=<include> -DGENERATED_INCLUDE_DIR=<build/include>
 #         -DCXX=<compiler> [-DVULKAN=ON [-DVULKAN_INCLUDE_DIR=<dir>]] -DWORK_DIR=<dir>
 #         -P tests/public_headers.cmake

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Loaded in `latlab run` on the default device, run after run (issue 37's
-# benchmark): RUNS runs of `latlab run --frames FRAMES --seed N`, N = 1..RUNS,
+# Loaded in `latlab run` on the default device, run after run (does Loaded
+# calibrate and stay on target every time?): RUNS runs of
+# `latlab run --frames FRAMES --seed N`, N = 1..RUNS,
 # one after another, on an otherwise idle machine. Per run: Loaded available,
 # on target, scored; the size and complexity chosen; the calibration's wall
 # time; the warm-up re-check. Then the counts and the calibration time's

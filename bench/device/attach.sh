@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# latlab attached to a program's own device on the GPU machine (issue 24),
+# latlab attached to a program's own device on the GPU machine,
 # from binaries built here and carried in .devbin/ (bench/device/pack.sh):
 #   * zone cost on the attach path beside latlab's own context:
 #     BM_VulkanZoneVsRawRatio and BM_VulkanAttachZoneVsRawRatio (host_reset

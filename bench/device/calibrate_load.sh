@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Load calibration on the GPU machine (run by the lead through the device tool,
-# after the Vulkan/CUDA devices and the real open_latency_device are merged):
+# Load calibration on the GPU machine (through the device tool):
 #   bench/device/calibrate_load.sh [BINARY] [BACKEND]
 # Writes one JSON report per case to $OUT (or ./calibrate_load_out) and a
 # summary line per case: target, size, form, chosen complexity, median,

@@ -13,7 +13,7 @@
 #   bench/device/capture.sh [FRAMES]   (measured frames, default 2000)
 #   LATLAB_BINARY=path/to/latlab bench/device/capture.sh   (prebuilt; its layers/ must be beside it
 #                                      or LATLAB_CAPTURE_LAYER_DIR set)
-# Targets (issue 26, printed, not enforced): layer CPU per submit p50 <= 2 us;
+# Targets (printed, not enforced): layer CPU per submit p50 <= 2 us;
 # |layer - latlab| GPU begin and end p50 <= 1 us.
 # Output: $OUT or build/device-capture/out: machine.txt, plain.json, plain.csv, captured.json,
 # captured_run.json, captured_run.csv, capture.json, submits.csv, summary.txt, build.log.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 22, point 5 on the GPU machine: the per-frame clock-map bound of a
-# short run, now that frames are mapped after the run (interpolated between
-# the run's calibration pairs, one taken at every block's end).
+# On the GPU machine: the per-frame clock-map bound of a short run, whose
+# frames are mapped after the run (interpolated between the run's
+# calibration pairs, one taken at every block's end).
 #   * REPS (default 3) alternations of vulkan, cuda:
 #     `latlab run --mode baseline --frames 200 --blocks 2 --warmup 20`
 #     (before the final mapping: clock_map_error p90 397-401 us in every such run);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on the GPU machine, from binaries built elsewhere (bench/device/pack.sh
+# CUDA timing against CUPTI on the GPU machine, from binaries built elsewhere (bench/device/pack.sh
 # -> .devbin) or in a build dir: the CUDA tests, the CUPTI tests, the Vulkan
 # tests (with LATLAB_BINARY), cuda_timing (latlab stamps, fused stamps, events
 # vs CUPTI; cost per zone edge) and cuda_globaltimer (%globaltimer vs the SM

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23's 1-million-execution record of fuzz_cli_args on a machine with
+# A 1-million-execution record of fuzz_cli_args on a machine with
 # many cores (the GPU machine's 16 host cores; no GPU is used): N independent
 # libFuzzer processes (default 16), each with its own -seed, its own copy of
 # the seed corpus and its own scratch directory (the target makes one per

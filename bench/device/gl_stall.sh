@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Issue 22, point 7: GL Loaded on the H200 stalls for 30-54 ms about twice a
-# second (cause: NVIDIA's first eglMakeCurrent on each block's new consumer
-# thread; since the fix the consumer prepares its thread before the block's
-# schedule, and the summary prints each block's preparation: run this again
-# for the after-figures). Experiments that separate the suspects, interleaved so a drift of
+# Stalls of GL Loaded on the GPU machine: NVIDIA's first eglMakeCurrent on a
+# new thread costs tens of ms, so the consumer prepares its thread before
+# each block's schedule and the summary prints each block's preparation.
+# Experiments that separate the possible causes, interleaved so a drift of
 # the machine hits them alike (all Loaded, 500 frames after 100 warm-up, 8-12
 # ms, seed 1, 5 blocks unless said, --poll off, 1920x1080 compute, the complexity the
 # first run calibrates):
@@ -157,7 +156,7 @@ for name in ["gl_default", "gl_norefresh", "gl_refresh100", "gl_oneblock", "gl_d
           f" frames overlapped {bm.get('frames_overlapped')}: core {d(bm.get('core_latency_overlapped'))}"
           f" vs clear {d(bm.get('core_latency_clear'))}")
     # Each block's consumer-thread preparation before its schedule (absent
-    # in results from before the fix): the per-thread cost, out of the frames.
+    # in older results): the per-thread cost, out of the frames.
     prep = bk.get("thread_preparation_ns")
     if prep is not None:
         print("    thread preparation per block, ms:",

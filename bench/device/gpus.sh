@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Several GPUs (issue 17) on the GPU machine (device tool; meant for the
+# Several GPUs on the GPU machine (device tool; meant for the
 # 2-GPU kind nvidia-h200-x2, and runs on one GPU too), from prebuilt binaries
 # (bench/device/pack.sh):
 #   * `latlab devices` (text and --json): each entry's UUID / PCI address and
@@ -52,8 +52,8 @@ for b in vulkan cuda; do
   step $? "$out/run_all_$b.txt"
 done
 # The control for the turn warm-up (on by default with several devices):
-# the same Vulkan run without it (the 2026-12-01 defect: Loaded frames at a
-# turn's start up to 5.7x slow, a backlog building).
+# the same Vulkan run without it (without it, Loaded frames at a turn's
+# start can be several times slower and a backlog builds).
 if [[ ${GPUS_NO_TURN_WARMUP:-1} == 1 ]]; then
   T "${GPUS_RUN_S:-150}" "$bin" run --backend vulkan --device all --mode latency --frames "$frames" --blocks 5 \
     --warmup 100 --seed 1 --interval-ms 8-12 --per-frame --turn-warmup-ms 0 \

@@ -99,7 +99,7 @@ if has profiler_cuda; then
     OUT=$R/profiler_cuda bash bench/device/profiler_cuda.sh) > profiler_cuda_sh.txt 2>&1; echo "rc=$?" >> profiler_cuda_sh.txt
 fi
 if has lean; then
-  log "lean: measured vs reference path (issue 13)"
+  log "lean: measured vs reference path"
   (cd "$here" && T ${LEAN_S:-540} env LATLAB_BIN_DIR=$B OUT=$R/lean bash bench/device/lean.sh) > lean_sh.txt 2>&1; echo "rc=$?" >> lean_sh.txt
 fi
 if has gpus; then

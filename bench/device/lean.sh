@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 on the GPU machine: the measured path against the independent
+# On the GPU machine: the measured path against the independent
 # reference path, allocations per frame, and the profiler's zone cost.
 #   * 3 alternations (vulkan, cuda, vulkan, cuda, ...) of
 #     `latlab run --mode baseline --bare --frames $FRAMES` (default 1000):
@@ -24,7 +24,7 @@
 # alloc.json, profiler_zone.txt,
 # summary.txt (python3; skipped without it).
 #   OUT=/tmp/o bench/device/lean.sh        FRAMES=1500 REPS=3 bench/device/lean.sh
-# Targets (issue 13): core latency p50 of the measured path without its
+# Targets: core latency p50 of the measured path without its
 # deliberate parts <= 1.05x the reference's p50 (p99 <= 1.10x), over the
 # runs: the median of the runs' p50s over the median of the reference's
 # (the summary gives it, and how many single runs held);
@@ -95,8 +95,8 @@ for path in sorted(glob.glob(os.path.join(out, "lean_*.json"))):
           f" = {f(core.get('p50_ratio'))}; without deliberate p50 {f(lean.get('p50_ratio'))} (<=1.05)"
           f" p99 {f(lean.get('p99_ratio'))} (<=1.10); fence p50 {f(fence.get('p50_ratio'))};"
           f" submit span p50 {f(sub.get('p50_ratio'))} (<=1.5)")
-# Over the runs, as the issue measured its own figures (alternated runs, the
-# median of their p50s): per backend, the median of the measured path's p50
+# Over the runs (alternated runs, the median of their p50s, which one run's
+# noise cannot move much): per backend, the median of the measured path's p50
 # (and p99) without its deliberate parts over the median of the reference's.
 import statistics
 for b, ls in sorted(runs.items()):

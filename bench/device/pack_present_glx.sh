@@ -7,8 +7,8 @@
 #   xvfb/   Debian 12's Xvfb, xkbcomp, XKB data and libraries (pack_xvfb.sh)
 #   dri/    Mesa's swrast_dri.so, which Xvfb's GLX loads, with libLLVM and
 #           the rest of its libraries (about 195 MB before compression)
-# Used by bench/device/present_glx.sh (issue 12: does NVIDIA's X11 WSI
-# present to an Xvfb that has GLX?).
+# Used by bench/device/present_glx.sh (does NVIDIA's X11 WSI present to an
+# Xvfb that has GLX?).
 set -euo pipefail
 b=${1:-build/release}
 work=$(mktemp -d)

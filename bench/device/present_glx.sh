@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 12 on the GPU machine: NVIDIA's Vulkan X11 WSI against an Xvfb that
-# has GLX (Mesa's swrast in the server), from .presentglx/pack.tar.xz
-# (bench/device/pack_present_glx.sh). The earlier try, an Xvfb without GLX,
-# crashed a minimal xcb program after "extension GLX missing on display";
-# latlab probes the surface in a child process and must report `present`
+# On the GPU machine: NVIDIA's Vulkan X11 WSI against an Xvfb that has GLX
+# (Mesa's swrast in the server), from .presentglx/pack.tar.xz
+# (bench/device/pack_present_glx.sh). Against an Xvfb without GLX a minimal
+# xcb program can crash after "extension GLX missing on display"; latlab
+# probes the surface in a child process and must report `present`
 # unavailable rather than crash. Every step is bounded by `timeout`.
 #   OUT=out bash bench/device/present_glx.sh
 # Output in $OUT: xvfb.log, glx_check.txt, devices.txt, present_*.{txt,json}.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU profiler on a real GPU (run by the lead on the device machine): the
+# GPU profiler on a real GPU (run on the device machine): the
 # profiler's micro-benchmarks (CPU bookkeeping, zones with Vulkan timestamp
 # writes beside the raw writes, collecting 2048 queries) on a quiet machine,
 # the profiler's Vulkan tests against the GPU, and `latlab profile` with a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 on the GPU machine: several queues in one profile.
+# On the GPU machine: several queues in one profile.
 #   * `latlab devices --json`: the queue families and their valid bits;
 #   * `latlab profile --queues all` (--json, and text with a trace): the
 #     reference frame spread over one queue per family that can time

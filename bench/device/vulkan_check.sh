@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vulkan backend on a real GPU (run by the lead on the device machine):
+# Vulkan backend on a real GPU (run on the device machine):
 # device report, the Vulkan tests against the GPU (not lavapipe), and the
 # reference run in both forms. Usage, from the repository root:
 #   bench/device/vulkan_check.sh [device-selector]   (default: first discrete GPU)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # latlab_vulkan_tests whole, in one process, on the GPU machine, with the
-# Vulkan leak counts (issue 25: on the H200 the whole binary failed from
-# about the 30th in-process context on, every vkCreateInstance returning
-# VK_ERROR_INCOMPATIBLE_DRIVER, while each suite passed alone).
+# Vulkan leak counts: a driver resource leaked per context shows up only
+# when many contexts are made in one process (vkCreateInstance then failing
+# with VK_ERROR_INCOMPATIBLE_DRIVER while each suite passes alone).
 #
 # Each binary runs under libvk_leak_shim.so (testbed/leak/vk_leak_shim.cpp,
 # packed by bench/device/pack.sh), which prints the process's open fds,

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Issue 22 on the GPU machine's host CPU: the profiler's zone cost with 1 and
+# On the GPU machine's host CPU: the profiler's zone cost with 1 and
 # 3 threads recording into one profiler at once (BM_ProfilerZoneThreads),
 # beside one thread owning the cursor and the cursor shared (BM_ProfilerZone,
-# BM_ProfilerZoneShared, with FILTER=BM_ProfilerZone), before and after the
-# cursor fix: the two builds alternate REPS times (default 2), 10
+# BM_ProfilerZoneShared, with FILTER=BM_ProfilerZone), of two builds of the
+# cursor code (BEFORE and AFTER): the two builds alternate REPS times (default 2), 10
 # repetitions each (FILTER, default BM_ProfilerZoneThreads, picks the
 # benchmarks). Then the cursor protocol tests (each thread parked at each
 # step, and the randomized run) on all of the machine's cores, twice.
 # Every step is bounded by `timeout` (about 3 minutes in all expected).
-#   BEFORE: latlab_bench built from 3414dba with the benchmark commit
-#           cherry-picked (default .devbin/before/latlab_bench: pack.sh
-#           empties .devbin, so copy it there after packing this branch)
-#   AFTER:  this branch's (default .devbin/latlab_bench, as pack.sh leaves
+#   BEFORE: latlab_bench built from the commit to compare against, with the
+#           benchmark added (default .devbin/before/latlab_bench: pack.sh
+#           empties .devbin, so copy it there after packing the tree tested)
+#   AFTER:  the tree tested (default .devbin/latlab_bench, as pack.sh leaves
 #           it, with latlab_profiler_protocol_tests)
 #   OUT=/tmp/o bench/device/zone_threads.sh
 # Output under $OUT: zone_{before,after}_<rep>.json/.txt, protocol_<k>.txt,

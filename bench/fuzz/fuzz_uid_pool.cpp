@@ -1,4 +1,4 @@
-// libFuzzer target: the seed-000 uids (TimestampQueryPool::frame_of_uid) and
+// libFuzzer target: the pool's string uids (TimestampQueryPool::frame_of_uid) and
 // the pool driven by any sequence of calls on simulated slots: uids and
 // frame ids from the input, devices writing any ticks (late, reversed,
 // disjoint), resolves, retires, dispose. The pool's invariants must hold and

@@ -1,4 +1,4 @@
-// Text views of the profiler: seed 003's `stat gpu` table and ProfileGPU tree.
+// Text views of the profiler: Unreal's `stat gpu` table and ProfileGPU tree.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>

@@ -177,7 +177,7 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
 }
 
 // Frames never collected would vanish from the stats and the trace without
-// a word (issue 32: 996 spans of 1001): say so, with how to keep them.
+// a word: say so, with how to keep them.
 GpuProfiler::~GpuProfiler() {
   if (!impl_) return;
   Impl& m = *impl_;

@@ -39,8 +39,8 @@ void frame_spans(std::string_view queue_name, const ProfilerFrame& f, Add&& add,
   const auto id = static_cast<int64_t>(f.frame_id);
   // GPU spans keep the device's durations (ticks x period) and offsets: the
   // clock model places the frame (its earliest mapped zone), it never
-  // stretches a span by its fitted drift (issue 32: 5 998 054 ns of device
-  // time were written as 5 997 843). Children stay inside their parents.
+  // stretches a span by its fitted drift, which would make a span's length
+  // disagree with the device's own. Children stay inside their parents.
   const ProfilerZone* anchor = nullptr;
   for (const ProfilerZone& z : f.zones) {
     if (z.cpu || !z.ok() || !z.host_mapped) continue;

@@ -16,7 +16,8 @@
 namespace latlab {
 namespace {
 
-// The target for one best-of-N pair on the H200.
+// The target for one best-of-N pair on a real GPU (a clock mapping bound of
+// 2 us, docs/cuda-timing.md).
 constexpr int64_t kMaxBestDeviationNs = 2'000;
 
 class CudaCalibrationTest : public test::CudaStreamTest {

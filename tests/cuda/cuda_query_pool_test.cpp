@@ -23,7 +23,7 @@ std::string uid(const std::string& name, uint64_t frame) {
   return "c:0:" + name + ":f" + std::to_string(frame);
 }
 
-// A seed-000 pool on its own CUDA slots (the test writes through `slots`).
+// A timestamp query pool on its own CUDA slots (the test writes through `slots`).
 struct CudaPool {
   std::shared_ptr<CudaTimestampSlots> slots;
   std::unique_ptr<TimestampQueryPool> pool;

@@ -52,7 +52,7 @@ TEST_F(CuptiObserverTest, OnlyOneObserverAtATime) {
 
 // 50 spins of 200 us: CUPTI sees each, on the host clock (between the host
 // time before the launch and after the wait, to within 2 us: CUPTI's
-// conversion is not bracketed; the mapping target), lasting the spin.
+// conversion is not bracketed; the clock mapping target), lasting the spin.
 TEST_F(CuptiObserverTest, RecordsEverySpinOnTheHostClock) {
   constexpr int kReps = 50;
   constexpr int64_t kSpin = 200'000;

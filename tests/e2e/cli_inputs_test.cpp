@@ -1,4 +1,4 @@
-// Issue 23, the input side: what the CLI accepts. Numbers (NaN and
+// What the CLI accepts from its command line and environment. Numbers (NaN and
 // infinities, hex, octal and clamped whole numbers), options that contradict
 // each other, the default store without a home, `devices` with a broken
 // Vulkan driver file, unknown commands and mistyped options.

@@ -184,9 +184,9 @@ TEST(CompareCli, AnInjectedGpuDelayIsFlaggedAndFailsTheGate) {
   EXPECT_EQ(no_min.out, "");
 }
 
-// The case: two sim runs that differ only in --blocks 30 vs 6. A
-// block's p99 over 6 frames is near its maximum, over 30 it is not: compared
-// block against block that was "gpu_end_to_fence_wake p99 +38.9 %, regression".
+// Two sim runs that differ only in --blocks 30 vs 6. A block's p99 over 6
+// frames is near its maximum, over 30 it is not: compared block against
+// block, the block size alone would read as a p99 regression.
 TEST(CompareCli, BlocksOfDifferentSizesAreRefusedWithTheReason) {
   TempDir dir;
   const std::string a = (dir.path / "a.json").string(), b = (dir.path / "b.json").string();

@@ -96,8 +96,8 @@ TEST(RunVulkanCli, StagesPositiveAndObserversAgree) {
 // stays well above lavapipe's fixed cost per frame, which reached 3.1 ms
 // under ASan on a busy 2-core machine (a 2 ms target was unreachable there).
 // lavapipe renders on the CPU, so its GPU time moves with whatever else runs:
-// the same complexity measured 21 and 32 ms minutes apart on this machine, and
-// a 15% tolerance once ran out of evaluations in CI; 25% leaves room for that.
+// the same complexity can measure 21 and 32 ms minutes apart on a 2-core
+// machine, where a 15% tolerance can run out of evaluations; 25% leaves room.
 // One Mesa worker (the child inherits it): with two, a step's median moved
 // 15 -> 25 ms at one complexity when another test took a core, and the search
 // ran out of evaluations.

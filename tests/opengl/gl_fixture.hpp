@@ -73,7 +73,7 @@ struct FrameResult {
 };
 
 // Runs `frames` frames (ids 1..frames) of make_passes(frame) through the
-// seed-000 pool with two frames in flight (a fence per frame). After a
+// timestamp query pool with two frames in flight (a fence per frame). After a
 // frame's fence it resolves the pool, retires the frame and collects that
 // frame's per-uid results. `allocate_first`: every pass of a frame takes its
 // pair before any is written (so a pool too small for a frame overflows

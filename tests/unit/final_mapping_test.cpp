@@ -1,4 +1,4 @@
-// The latency run's final mapping (issue 22, point 5) on the sim device,
+// The latency run's final mapping on the sim device,
 // lockstep on virtual time: a short run on a drifting device clock. Online,
 // a frame was mapped by the fit of the moment, extrapolated past its newest
 // pair (in the first second a one-pair fit, 500 ppm of unknown drift); once

@@ -163,7 +163,7 @@ TEST(LatencyDevices, TurnWarmupRunsUnrecordedFramesRightBeforeEachBlock) {
     uint64_t warmup_frames = 0;
     for (const BlockResult& blk : lr.blocks) {
       // At least one frame, back to back until the time is up: on a loaded
-      // machine one preempted frame can take the whole 2 ms (CI saw 1).
+      // machine one preempted frame can take the whole 2 ms.
       EXPECT_GE(blk.turn_warmup_frames, 1u) << "block " << blk.order;
       warmup_frames += blk.turn_warmup_frames;
       EXPECT_GE(blk.turn_warmup_wall_ns, desc.turn_warmup_ns) << "block " << blk.order;

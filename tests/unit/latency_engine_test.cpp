@@ -138,8 +138,8 @@ TEST(LatencyEngine, EveryStageEqualsTheScriptPerFrame) {
   EXPECT_EQ(run.total[static_cast<size_t>(Series::core_latency)].missing, 0u);
 }
 
-// Issue 22: the first device call on a thread that never made one costs
-// 20 ms (NVIDIA's first eglMakeCurrent on a thread: about 27 ms). The
+// The first device call on a thread that never made one costs 20 ms here
+// (NVIDIA's first eglMakeCurrent on a thread costs tens of ms). The
 // consumer prepares its thread before the first block's schedule starts, so
 // with no warm-up frames to absorb it, measured frame 0 is still exactly as
 // scripted; the first block reports the 20 ms, later blocks (the same thread

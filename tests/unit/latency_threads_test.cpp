@@ -213,7 +213,7 @@ TEST(LatencyThreads, InterruptFromAnotherThreadStopsAPartialRun) {
   }
 }
 
-// Issue #22: an interrupt in a block's turn warm-up stops it at once, and the
+// An interrupt in a block's turn warm-up stops it at once, and the
 // reason names the turn warm-up (not "block ... after 0 frames").
 TEST(LatencyThreads, InterruptInTheTurnWarmupSaysSo) {
   RealFixture fx;
@@ -399,14 +399,15 @@ TEST(LatencyThreads, CalibratedMapperRefreshesWhileFramesAreMapped) {
   }
 }
 
-// Issue 22: NVIDIA's first eglMakeCurrent on a thread costs about 27 ms and
-// every block runs on a new consumer thread. The sim charges the first call
+// The first device call on a new thread can be costly (NVIDIA's first
+// eglMakeCurrent on a thread: tens of ms) and every block runs on a new
+// consumer thread. The sim charges the first call
 // on a new thread 20 ms; the engine prepares each consumer thread before
 // the block's schedule starts, so no measured or reference frame pays it
 // (frames take about 40 us here) and each block reports its preparation.
 // Judged on medians over the blocks' first frames (one frame may be
-// preempted on this busy machine); before the fix every first frame paid
-// at least 20 ms in its submit span.
+// preempted on a busy machine); unprepared, every first frame would pay at
+// least 20 ms in its submit span.
 TEST(LatencyThreads, ANewThreadsFirstDeviceCallCostsNoFrame) {
   constexpr int64_t kFirstCall = 20'000'000;
   SimDesc dd = RealFixture::default_desc();

@@ -300,7 +300,7 @@ TEST(LoadCalibration, NoisyDeviceStillConvergesWithinTolerance) {
   }
 }
 
-// The lead's goal on the H200 is within 1 % in at most 12 evaluations; on a
+// The goal on a real GPU is within 1 % in at most 12 evaluations; on a
 // near-affine cost with 1 % frame-to-frame noise, over many devices (fixed
 // cost and slope vary by seed), that should hold almost always.
 TEST(LoadCalibration, OnePercentNoiseLandsWithinOnePercentAlmostAlways) {
@@ -603,8 +603,8 @@ TEST(LoadCalibration, UsesConsecutiveFrameIdsFromFirstFrameId) {
   EXPECT_TRUE(dev.submit_frame(r->next_frame_id, workload(d, r->complexity)));
 }
 
-// Issue #22: Ctrl-C during Loaded calibration went unheeded for 11.7 s. The
-// interrupt stops it before its next frame, and the error says where.
+// Ctrl-C during Loaded calibration is heeded at once: the interrupt stops
+// it before its next frame, and the error says where.
 TEST(LoadCalibration, InterruptStopsBeforeTheNextFrameAndSaysWhere) {
   SimDevice sim_dev(sim_load_desc());
   std::atomic<bool> interrupt{false};
@@ -629,9 +629,9 @@ TEST(LoadCalibration, InterruptStopsBeforeTheNextFrameAndSaysWhere) {
   EXPECT_NE(none.error().message.find("evaluation #0"), std::string::npos);
 }
 
-// Issue #22: a verification "within" 2% at a timing noise of 38% was
-// accepted and Loaded ran at 31% of its target. A verification known to
-// less than the tolerance is not within it, and the outcome names the noise.
+// A verification noisier than the tolerance could call a load far off its
+// target "within" it. A verification known to less than the tolerance is
+// not within it, and the outcome names the noise.
 TEST(LoadCalibration, AVerificationLessPreciseThanTheToleranceIsNotAccepted) {
   int accepted = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {

@@ -1,7 +1,7 @@
 // What the online mapping gave a frame: the ClockModel fit of the pairs taken
 // before the frame completed (its fence wake), extrapolated past its newest
-// pair by ClockFit::map. Until issue 22 this was each frame's mapping; the
-// final-mapping tests compare against it.
+// pair by ClockFit::map. The final mapping replaces it once the run is over;
+// the final-mapping tests compare against it.
 #pragma once
 
 #include <algorithm>

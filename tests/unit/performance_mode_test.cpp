@@ -28,7 +28,7 @@ TEST(PerformanceMode, GpuTimePerFrameMatchesTheModel) {
   EXPECT_EQ(r->next_frame_id, 105u);
 }
 
-// Issue #22: Ctrl-C in Performance mode. No frame is submitted after the
+// Ctrl-C in Performance mode: no frame is submitted after the
 // interrupt; the queued ones finish and count; the report says where.
 TEST(PerformanceMode, InterruptStopsSubmittingAndGivesAPartialReport) {
   SimDevice sim_dev(sim_load_desc());

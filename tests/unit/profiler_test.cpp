@@ -361,9 +361,9 @@ TEST(Profiler, DisjointAndReversedAreNotTimes) {
   EXPECT_DOUBLE_EQ(stats[2].avg_ms, 4e-6);
 }
 
-// Without a final next_frame the last frame used to vanish (issue 32: 996
-// spans of 1001, no word): finish() closes it, retires what the device
-// never wrote and collects every frame into the sink and the stats.
+// Without a final next_frame the last frame would vanish without a word:
+// finish() closes it, retires what the device never wrote and collects
+// every frame into the sink and the stats.
 TEST(Profiler, FinishCollectsTheOpenFrameAndEveryPendingOne) {
   Rig r = make_rig({.frames_in_flight = 2});
   uint32_t sunk = 0;
@@ -620,7 +620,7 @@ TEST(Profiler, StatsOverASlidingWindow) {
                                                      << table;
 }
 
-// Issue 22: three calls of 100 ns per frame, one of them disjoint every
+// Three calls of 100 ns per frame, one of them disjoint every
 // other frame. A frame's sum counts only when all three have a time: 300 ns
 // in every frame that has them, the others missing for the name (not a
 // 200 ns sum that pulls avg to 250 and min to 200).

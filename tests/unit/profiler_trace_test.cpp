@@ -92,8 +92,8 @@ TEST(ChromeTrace, ProfilerFramesGiveMatchedCpuAndGpuTracks) {
 
 // A clock model with drift (here the device 35 ppm fast, as an estimated
 // fit on lavapipe was): the trace places each frame by the model, but a
-// span's length is its device time, ticks x period (issue 32: 5 998 054 ns
-// were written as 5 997 843), and children stay in their parent's lane.
+// span's length is its device time, ticks x period (never stretched by the
+// fitted drift), and children stay in their parent's lane.
 TEST(ChromeTrace, SpanLengthsAreDeviceTimeUnderADriftingClock) {
   auto writer = SimTimestampSlots::create();
   auto prof = GpuProfiler::create(writer, {.name = "q"}).value();

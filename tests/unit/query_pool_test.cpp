@@ -69,8 +69,8 @@ TEST(QueryPool, RefusesOtherKindAndMalformedUids) {
   EXPECT_EQ(pool->pairs_in_use(), 0u);
 }
 
-// Defect 1: the pair was filed under frame_id and looked up under the uid's
-// frame, so an ok measurement read back `missing`.
+// A pair filed under frame_id but looked up under the uid's frame would read
+// an ok measurement back as `missing`: a frame_id that disagrees is refused.
 TEST(QueryPool, RefusesFrameIdThatDisagreesWithUid) {
   auto pool = make_pool();
   EXPECT_FALSE(pool->allocate_queries_for_context(uid(0, 7), 8));
@@ -276,7 +276,7 @@ TEST(QueryPool, LastValueIsNewestCompleteFrame) {
   (void)pool->resolve_queries_async();
   ASSERT_TRUE(pool->last_value().has_value());
   EXPECT_DOUBLE_EQ(*pool->last_value(), 3.0);
-  // Defect 2: the fallback to an older frame says which frame it is.
+  // The fallback to an older frame says which frame it is.
   EXPECT_EQ(pool->last_value_frame(), 1u);
   complete(pool, uid(1, 2), 5'000'000, 9'000'000);
   (void)pool->resolve_queries_async();

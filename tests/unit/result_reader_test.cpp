@@ -135,8 +135,9 @@ TEST(ResultReader, MissingFileIsAnError) {
   EXPECT_NE(r.error().message.find("/nonexistent/latlab.json"), std::string::npos);
 }
 
-// Issue 23: a p50 of 1e308 was accepted and `compare` printed it with 300
-// digits. Statistics are microseconds of int64 host nanoseconds at most.
+// An edited result's absurd statistic (a p50 of 1e308) is refused, not
+// printed with 300 digits: statistics are microseconds of int64 host
+// nanoseconds at most.
 TEST(ResultReader, StatisticsBeyondTheHostClockRangeAreRefused) {
   const std::string doc = sim_result_doc(SimRunSpec{.frames = 20, .blocks = 2});
   for (const double bad : {1e308, -1e308, 1e16, -9.3e15}) {

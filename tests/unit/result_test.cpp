@@ -1,5 +1,5 @@
-// Result: a failed result's value() carries the error's own text (issue 32:
-// it used to die with std::bad_variant_access and no message).
+// Result: a failed result's value() carries the error's own text, not a
+// bare std::bad_variant_access with no message.
 #include "latlab/result.hpp"
 
 #include <gtest/gtest.h>

@@ -142,7 +142,7 @@ TEST(RunComparison, OneRunASideSaysRunToRunNoiseIsNotInTheTest) {
             std::string::npos);
 }
 
-// The case: the same settings but --blocks 30 vs --blocks 6. Over
+// The same settings but --blocks 30 vs --blocks 6. Over
 // 10 frames a block's p99 is near its maximum, over 50 it is not: a test
 // over such blocks calls the block size a regression.
 TEST(RunComparison, BlocksOfDifferentSizesAreNotTestedAgainstEachOther) {

@@ -343,8 +343,8 @@ TEST_F(VulkanAttachTest, CalibratesOnTheHandedQueueUnderTheProgramsLock) {
 // vkQueueSubmit, vkQueueWaitIdle and vkDeviceWaitIdle, while the ClockSync
 // refreshes a bracketed calibration on the queue handed over. latlab submits
 // only inside new_frame (the program's thread), so the validation layer's
-// thread checks see no queue used by two threads (issue 32 saw THREADING
-// ERROR in 3 of 5 runs when the refresh thread submitted).
+// thread checks see no queue used by two threads (a refresh thread that
+// submitted would make them report a THREADING ERROR).
 TEST_F(VulkanAttachTest, ProgramsQueueWaitsNeedNoLockSharedWithLatlab) {
   OPEN_OR_SKIP();
   VulkanAttachDesc d = program_->attach_desc();
@@ -427,7 +427,7 @@ TEST_F(VulkanAttachTest, HostQueryResetKeepsResetsOnTheHost) {
   vkEndCommandBuffer(cmd);
 }
 
-// The seed-000 pool on the attached device, its resets in the command buffer.
+// The timestamp query pool on the attached device, its resets in the command buffer.
 TEST_F(VulkanAttachTest, QueryPoolOnTheProgramsDevice) {
   OPEN_OR_SKIP();
   auto dev = VulkanAttachment::create(program_->attach_desc());

@@ -1,4 +1,4 @@
-// The seed-000 pool on VulkanTimestampSlots with real compute dispatches (lavapipe on CI),
+// The timestamp query pool on VulkanTimestampSlots with real compute dispatches (lavapipe on CI),
 // validation layer on.
 #include <algorithm>
 #include <chrono>

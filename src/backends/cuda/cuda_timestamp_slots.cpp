@@ -1,5 +1,5 @@
 // CUDA backend: CudaTimestampSlots (stamp kernels into mapped memory with
-// generation tags) and the seed-000 pool on them.
+// generation tags) and the timestamp query pool on them.
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cuda_internal.hpp"

@@ -51,8 +51,8 @@ struct VulkanAttachment::Impl {
   };
   mutable Estimator estimator;
 
-  // latlab never uses the program's queue from a thread of its own (issue
-  // 32: the program's vkQueueWaitIdle raced latlab's submit). A ClockSync's
+  // latlab never uses the program's queue from a thread of its own (the
+  // program's vkQueueWaitIdle would race latlab's submit). A ClockSync's
   // refresh thread asks for a bracketed sample and waits; the program's own
   // thread submits it in its next run_pending_calibration() (every
   // vulkan::Gpu::frame), under queue_lock; the refresh thread then
