@@ -5,7 +5,7 @@
 # Each built latlab_<c> library is exported as latlab::<c>; latlab::latlab
 # links them all. The timing library (core, profiler and one GPU API:
 # vulkan, opengl or cuda) links that API and threads, nothing else; the
-# benchmark engine (vulkan_rig, latency), the report and the CLI are
+# benchmark engine (vulkan_rig, engine), the report and the CLI are
 # components of their own, and the package's config finds only the
 # dependencies of the components asked for (latlabConfig.cmake.in).
 include(CMakePackageConfigHelpers)
@@ -21,9 +21,8 @@ set(LATLAB_COMPONENT_TABLE
   "opengl|core|OpenGL"
   "cuda|core|CUDAToolkit"
   "profiler|core|"
-  "latency|core,sim,vulkan,vulkan_rig,cuda,opengl|"
-  "engine|latency|fmt"
-  "report|engine,latency|nlohmann_json,fmt")
+  "engine|core,sim,vulkan,vulkan_rig,cuda,opengl|fmt"
+  "report|engine|nlohmann_json,fmt")
 
 set(LATLAB_COMPONENTS)
 set(LATLAB_COMPONENT_DEPS)  # "component:use1,use2:pkg1,pkg2" of each built component

@@ -130,7 +130,7 @@ if has cuda; then
 fi
 echo "check-install: ok after $((SECONDS - start)) s"
 
-# The libraries build without Vulkan (the CLI needs it): the latency engine,
+# The libraries build without Vulkan (the CLI needs it): the benchmark engine,
 # the profiler and the report must not reach a GPU API of their own.
 cmake -S . -B "$root/no-vulkan" -DLATLAB_VULKAN=OFF -DLATLAB_CUDA=OFF -DLATLAB_BUILD_TESTS=OFF \
   -DLATLAB_BUILD_BENCH=OFF -DLATLAB_WERROR=ON >/dev/null
