@@ -48,6 +48,7 @@
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/host_clock.hpp"
+#include "report/capture_overhead.hpp"
 #include "report/result_json.hpp"
 
 #ifndef LATLAB_CAPTURE_BUILD_LAYER_DIR
@@ -317,10 +318,9 @@ CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
   c.submits_without_work = s.submits_without_work;
   c.gpu_spans_missing = s.gpu_spans_missing;
   c.frames_with_missing_gpu = s.frames_with_missing_gpu;
-  const char* names[] = {"measured",        "no_work",  "cannot_time", "ring_full",
-                         "not_bracketable", "not_read", "failed"};
   for (size_t i = 0; i < std::size(s.no_span_counts); ++i)
-    c.submit_spans.emplace_back(names[i], s.no_span_counts[i]);
+    c.submit_spans.emplace_back(capture::to_string(static_cast<capture::NoSpan>(i)),
+                                s.no_span_counts[i]);
   const char* nc_names[] = {"measured", "unavailable", "dropped",   "failed",
                             "retired",  "late",        "not_tagged"};
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
@@ -330,6 +330,8 @@ CaptureResult capture_result(const CaptureOptions& o, const CaptureRun& run,
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(capture::SubmitFigure::layer_cpu)];
   c.layer_cpu_per_present =
       s.frame_figures[static_cast<size_t>(capture::FrameFigure::layer_present_cpu)];
+  c.overhead = capture::overhead_of(s, st.brackets());
+  c.bracketing = capture::bracketing_of(st.brackets());
   for (const auto& [name, why] : run.not_attached) c.unavailable.push_back({name, why, run.pid});
   for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
   if (c.frames == 0) c.unavailable.push_back({"frames", no_frames_reason(c), run.pid});
@@ -417,12 +419,24 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
   const auto& bp = s.frame_figures[static_cast<size_t>(capture::FrameFigure::between_presents)];
   char bp_p50[64] = "n/a";
   if (!bp.empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp.p50);
+  const std::string why_missing = capture::missing_span_reasons(s);
   std::fprintf(stderr,
-               "latlab capture: %zu frames, %llu submits, %llu GPU spans missing, %llu records "
-               "dropped; between presents p50 %s\n",
+               "latlab capture: %zu frames, %llu submits, %llu GPU spans missing%s%s%s, %llu "
+               "records dropped; between presents p50 %s\n",
                s.frames.size(), static_cast<unsigned long long>(s.submits),
                static_cast<unsigned long long>(s.gpu_spans_missing),
+               why_missing.empty() ? "" : " (", why_missing.c_str(), why_missing.empty() ? "" : ")",
                static_cast<unsigned long long>(run.stream.dropped()), bp_p50);
+  if (const auto ov = capture::overhead_of(s, run.stream.brackets()); ov.layer_cpu_per_frame_us) {
+    char driver[96] = "not estimated";
+    if (ov.driver_cpu_per_frame_us)
+      std::snprintf(driver, sizeof driver, "about %.1f us", *ov.driver_cpu_per_frame_us);
+    std::fprintf(stderr,
+                 "latlab capture: latlab's CPU in the program per frame: %.1f us its own (%.1f us "
+                 "in %u latlab threads), %s in the driver for its command buffers "
+                 "(bracketing probe)\n",
+                 *ov.layer_cpu_per_frame_us, *ov.threads_cpu_per_frame_us, ov.threads, driver);
+  }
   if (!run.watched.empty()) {
     std::fprintf(stderr, "latlab capture: X11 damage observer: %llu of %llu frames seen updated\n",
                  static_cast<unsigned long long>(sc.frames_matched),
