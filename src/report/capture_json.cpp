@@ -93,6 +93,8 @@ json capture_to_json(const RunResult& r) {
                    {"threads_cpu_per_frame_us", opt(ov.threads_cpu_per_frame_us)},
                    {"layer_cpu_per_frame_us", opt(ov.layer_cpu_per_frame_us)},
                    {"driver_cpu_per_frame_us", opt(ov.driver_cpu_per_frame_us)},
+                   {"layer_cpu_us", opt(ov.layer_cpu_us)},
+                   {"driver_cpu_us", opt(ov.driver_cpu_us)},
                    {"threads", ov.threads},
                    {"query_reads", ov.query_reads},
                    {"bracketed_submits", ov.bracketed_submits},

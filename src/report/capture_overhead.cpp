@@ -29,23 +29,26 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
   o.query_reads = s.query_reads;
   o.bracketed_submits = s.bracketed;
   o.leaves_out = kOverheadLeavesOut;
-  const auto frames = static_cast<double>(s.frames.size());
-  if (frames == 0 || !s.has_cost) return o;
+  if (!s.has_cost) return o;
   const double threads_us = static_cast<double>(s.latlab_threads_cpu_ns) / 1000.0;
-  o.threads_cpu_per_frame_us = threads_us / frames;
   // Every submission's and present's own time, the ones outside frames too.
   const double calls_us =
       total_us(s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)]) +
       total_us(s.frame_figures[static_cast<size_t>(FrameFigure::layer_present_cpu)]);
-  o.layer_cpu_per_frame_us = (calls_us + threads_us) / frames;
+  o.layer_cpu_us = calls_us + threads_us;
   std::vector<double> per_submit;
   for (const CaptureBracketing& b : bracketing_of(brackets))
     per_submit.push_back(b.cpu_per_submit_us);
   if (!per_submit.empty()) {
     std::sort(per_submit.begin(), per_submit.end());
     const double cost = std::max(0.0, per_submit[per_submit.size() / 2]);
-    o.driver_cpu_per_frame_us = cost * static_cast<double>(s.bracketed) / frames;
+    o.driver_cpu_us = cost * static_cast<double>(s.bracketed);
   }
+  const auto frames = static_cast<double>(s.frames.size());
+  if (frames == 0) return o;
+  o.threads_cpu_per_frame_us = threads_us / frames;
+  o.layer_cpu_per_frame_us = *o.layer_cpu_us / frames;
+  if (o.driver_cpu_us) o.driver_cpu_per_frame_us = *o.driver_cpu_us / frames;
   return o;
 }
 

@@ -71,16 +71,20 @@ TEST(CaptureCost, PerFrameFiguresAddTheCallsTheThreadsAndTheProbesEstimate) {
   EXPECT_DOUBLE_EQ(*o.threads_cpu_per_frame_us, 20.0);
   EXPECT_DOUBLE_EQ(*o.layer_cpu_per_frame_us, 20.0 + (8.0 + 4.0) / 10);
   EXPECT_DOUBLE_EQ(*o.driver_cpu_per_frame_us, 50.0 * 20 / 10);
+  EXPECT_DOUBLE_EQ(*o.layer_cpu_us, 200.0 + 8.0 + 4.0);
+  EXPECT_DOUBLE_EQ(*o.driver_cpu_us, 50.0 * 20);
   EXPECT_EQ(o.threads, 2u);
 }
 
-TEST(CaptureCost, NoFrameOrNoCostRecordGivesNoPerFrameFigure) {
+TEST(CaptureCost, NoFrameGivesTotalsOnlyAndNoCostRecordNothing) {
   CaptureSummary s;
   s.has_cost = true;
   EXPECT_FALSE(overhead_of(s, {}).layer_cpu_per_frame_us) << "no frame";
+  EXPECT_TRUE(overhead_of(s, {}).layer_cpu_us) << "the totals need no frame";
   s.frames.resize(3);
   s.has_cost = false;
   EXPECT_FALSE(overhead_of(s, {}).threads_cpu_per_frame_us) << "no CostRecord";
+  EXPECT_FALSE(overhead_of(s, {}).layer_cpu_us) << "no CostRecord";
 }
 
 TEST(CaptureCost, MissingSpansAreListedWithTheirReasons) {

@@ -591,6 +591,8 @@ RunResult capture(Gen& g) {
     c.overhead.layer_cpu_per_frame_us = us();
   }
   if (g.coin()) c.overhead.driver_cpu_per_frame_us = us();
+  if (g.coin()) c.overhead.layer_cpu_us = us();
+  if (g.coin()) c.overhead.driver_cpu_us = us();
   c.overhead.threads = static_cast<uint32_t>(g.below(5));
   c.overhead.query_reads = g.below(1000);
   c.overhead.bracketed_submits = g.below(2000);

@@ -89,6 +89,9 @@ struct CaptureOverhead {
   // bracketing probe's cost per submission (its median over the queues
   // probed) times the bracketed submissions, per frame.
   std::optional<double> driver_cpu_per_frame_us;
+  // The same over the whole capture (us), also for a program that never
+  // presents: latlab's own CPU (calls and threads), the driver's estimate.
+  std::optional<double> layer_cpu_us, driver_cpu_us;
   uint32_t threads = 0;            // latlab-* threads seen
   uint64_t query_reads = 0;        // query-result reads the sources made
   uint64_t bracketed_submits = 0;  // submissions that carried the layer's command buffers
