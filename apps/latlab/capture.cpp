@@ -428,13 +428,14 @@ int write_outputs(const CaptureOptions& o, CaptureRun& run) {
                why_missing.empty() ? "" : " (", why_missing.c_str(), why_missing.empty() ? "" : ")",
                static_cast<unsigned long long>(run.stream.dropped()), bp_p50);
   if (const auto ov = capture::overhead_of(s, run.stream.brackets()); ov.layer_cpu_per_frame_us) {
-    char driver[96] = "not estimated";
+    char driver[128] = "; no estimate of the driver's share (no bracketing probe)";
     if (ov.driver_cpu_per_frame_us)
-      std::snprintf(driver, sizeof driver, "about %.1f us", *ov.driver_cpu_per_frame_us);
+      std::snprintf(driver, sizeof driver,
+                    ", about %.1f us in the driver for its command buffers (bracketing probe)",
+                    *ov.driver_cpu_per_frame_us);
     std::fprintf(stderr,
                  "latlab capture: latlab's CPU in the program per frame: %.1f us its own (%.1f us "
-                 "in %u latlab threads), %s in the driver for its command buffers "
-                 "(bracketing probe)\n",
+                 "in %u latlab threads)%s\n",
                  *ov.layer_cpu_per_frame_us, *ov.threads_cpu_per_frame_us, ov.threads, driver);
   }
   if (!run.watched.empty()) {
