@@ -15,6 +15,7 @@ packages=(
   libxcb1-dev libxcb-shm0-dev xvfb x11-apps
   mesa-utils  # glxgears and es2gears_x11: real GL programs for `latlab capture` (tests/e2e/capture_gl_test.cpp)
   glmark2-x11 glmark2-es2-x11 mangohud  # programs that load GL themselves, another GL preload (tests/e2e/capture_programs_test.cpp)
+  gfxreconstruct  # a replay that submits without presenting (tests/e2e/capture_test.cpp), bench/dev/capture_overhead.sh
   libxcb-damage0-dev  # capture's X11 screen observer (optional: without it, unavailable with the reason)
   clang libclang-rt-14-dev  # make fuzz: clang 14 and its libFuzzer/sanitizer runtimes
 )

@@ -1,4 +1,5 @@
 #include "capture/capture_assembly.hpp"
+#include "capture/capture_overhead.hpp"
 
 #include <signal.h>
 
@@ -147,10 +148,8 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.submits_without_work = s.submits_without_work;
   c.gpu_spans_missing = s.gpu_spans_missing;
   c.frames_with_missing_gpu = s.frames_with_missing_gpu;
-  const char* names[] = {"measured",        "no_work",  "cannot_time", "ring_full",
-                         "not_bracketable", "not_read", "failed"};
   for (size_t i = 0; i < std::size(s.no_span_counts); ++i)
-    c.submit_spans.emplace_back(names[i], s.no_span_counts[i]);
+    c.submit_spans.emplace_back(to_string(static_cast<NoSpan>(i)), s.no_span_counts[i]);
   const char* nc_names[] = {"measured", "unavailable", "dropped",   "failed",
                             "retired",  "late",        "not_tagged"};
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
@@ -160,6 +159,8 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.per_swapchain = per_swapchain_of(s, st);
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)];
   c.layer_cpu_per_present = s.frame_figures[static_cast<size_t>(FrameFigure::layer_present_cpu)];
+  c.overhead = overhead_of(s, st.brackets());
+  c.bracketing = bracketing_of(st.brackets());
   for (const auto& [name, why] : f.not_attached) c.unavailable.push_back({name, why, f.pid});
   for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});
   if (c.frames == 0) c.unavailable.push_back({"frames", no_frames_reason(c), f.pid});

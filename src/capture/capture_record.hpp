@@ -42,6 +42,8 @@ enum class RecordType : uint16_t {
   frame = 4,        // one frame, present to present
   end = 5,          // the source ended cleanly (device destroyed, exit)
   window = 6,       // a swapchain / drawable presents to this window (screen observers)
+  cost = 7,         // what the source's process spends on latlab beyond its timed calls
+  bracket = 8,      // what the source's own bracketing adds to a span, measured on one queue
 };
 
 enum class SourceApi : uint32_t { vulkan = 1, opengl = 2 };
@@ -174,6 +176,43 @@ struct WindowRecord {
   char display[128] = {};  // the program's $DISPLAY ("" when unset)
 };
 static_assert(sizeof(WindowRecord) == 32 + 8 + 8 + 8 + 128);
+
+// Cumulative, sent about once a second and when the source ends; a newer
+// one replaces the older. The CPU of latlab's threads is the process's (every
+// thread named latlab-*), the same figure from each source of the process.
+struct CostRecord {
+  RecordHead head;
+  int64_t threads_cpu_ns = 0;  // CPU time of the process's latlab-* threads so far
+  uint64_t query_reads =
+      0;                   // the source's query-result reads so far (Vulkan: vkGetQueryPoolResults)
+  uint64_t bracketed = 0;  // submissions the source added its command buffers to
+  uint32_t threads = 0;    // latlab-* threads seen so far
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(CostRecord) == 32 + 8 * 3 + 4 * 2);
+
+// The bracketing probe, once per queue at device creation (docs/capture.md,
+// "What a span includes"): `rounds` submissions of the source's begin
+// command buffer, a stand-in for the program's work (a top-of-pipe and a
+// bottom-of-pipe timestamp, the program's own first and last marker) and
+// its end command buffer, each waited for, alternating with submissions of
+// the stand-in alone. before: begin -> the stand-in's first timestamp;
+// after: its last -> end. The process CPU time (CLOCK_PROCESS_CPUTIME_ID,
+// every thread: the driver's included) of a submission and its wait, with
+// and without the source's command buffers: their difference is what the
+// bracketing costs the driver per submission.
+struct BracketRecord {
+  RecordHead head;
+  uint32_t queue_family = 0;
+  uint32_t queue_index = 0;
+  uint32_t rounds = 0;  // of each kind
+  uint32_t reserved = 0;
+  int64_t before_p50_ns = kNoTime, before_min_ns = kNoTime, before_max_ns = kNoTime;
+  int64_t after_p50_ns = kNoTime, after_min_ns = kNoTime, after_max_ns = kNoTime;
+  int64_t cpu_plain_p50_ns = kNoTime;      // the stand-in alone
+  int64_t cpu_bracketed_p50_ns = kNoTime;  // with the source's command buffers
+};
+static_assert(sizeof(BracketRecord) == 32 + 16 + 8 * 8);
 
 // Largest record; a datagram longer than this is from a newer source and is
 // read up to what this reader knows.

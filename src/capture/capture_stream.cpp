@@ -147,6 +147,23 @@ bool CaptureStream::add(std::span<const std::byte> d) {
       }
       break;
     }
+    case RecordType::bracket: {
+      BracketRecord r;
+      if ((ok = read_record(d, r))) brackets_.push_back({head.pid, head.source, r});
+      break;
+    }
+    case RecordType::cost: {
+      CostRecord r;
+      if ((ok = read_record(d, r))) {
+        auto c = std::find_if(costs_.begin(), costs_.end(), [&](const CapturedCost& x) {
+          return x.pid == head.pid && x.source == head.source;
+        });
+        if (c == costs_.end())
+          c = costs_.insert(costs_.end(), CapturedCost{head.pid, head.source, CostRecord{}});
+        c->record = r;
+      }
+      break;
+    }
     case RecordType::end: {
       EndRecord r;
       if ((ok = read_record(d, r))) {
@@ -173,6 +190,26 @@ uint64_t CaptureStream::dropped() const {
     total += std::max(gaps, p.end_dropped);
   }
   return total;
+}
+
+const char* to_string(NoSpan why) {
+  switch (why) {
+    case NoSpan::none:
+      return "measured";
+    case NoSpan::no_work:
+      return "no_work";
+    case NoSpan::cannot_time:
+      return "cannot_time";
+    case NoSpan::ring_full:
+      return "ring_full";
+    case NoSpan::not_bracketable:
+      return "not_bracketable";
+    case NoSpan::not_read:
+      return "not_read";
+    case NoSpan::failed:
+      return "failed";
+  }
+  return "unknown";
 }
 
 CaptureSummary summarize_capture(const CaptureStream& stream) {
@@ -269,6 +306,30 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
   }
   for (size_t i = 0; i < kSubmitFigureCount; ++i)
     out.submit_figures[i] = summarize_in_place(sub[i], sub_missing[i]);
+  std::map<uint32_t, std::pair<int64_t, uint32_t>> threads_by_pid;  // cpu ns, threads
+  for (const CapturedCost& c : stream.costs()) {
+    out.has_cost = true;
+    out.query_reads += c.record.query_reads;
+    out.bracketed += c.record.bracketed;
+    auto& [cpu, n] = threads_by_pid[c.pid];
+    cpu = std::max(cpu, c.record.threads_cpu_ns);
+    n = std::max(n, c.record.threads);
+  }
+  for (const auto& [pid, t] : threads_by_pid) {
+    out.latlab_threads_cpu_ns += t.first;
+    out.latlab_threads += t.second;
+  }
+  return out;
+}
+
+std::string missing_span_reasons(const CaptureSummary& s) {
+  std::string out;
+  for (size_t i = 0; i < std::size(s.no_span_counts); ++i) {
+    const auto why = static_cast<NoSpan>(i);
+    if (why == NoSpan::none || why == NoSpan::no_work || s.no_span_counts[i] == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::string(to_string(why)) + " " +
+           std::to_string(s.no_span_counts[i]);
+  }
   return out;
 }
 

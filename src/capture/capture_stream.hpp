@@ -39,6 +39,20 @@ struct CapturedWindow {
   std::string display;
 };
 
+// The newest CostRecord of a source.
+struct CapturedCost {
+  uint32_t pid = 0;
+  uint64_t source = 0;
+  CostRecord record;
+};
+
+// A BracketRecord with its process.
+struct CapturedBracket {
+  uint32_t pid = 0;
+  uint64_t source = 0;
+  BracketRecord record;
+};
+
 struct CapturedUnavailable {
   uint32_t pid = 0;
   uint64_t source = 0;
@@ -58,6 +72,8 @@ class CaptureStream {
   const std::vector<SubmitRecord>& submits() const { return submits_; }
   const std::vector<FrameRecord>& frames() const { return frames_; }
   const std::vector<CapturedWindow>& windows() const { return windows_; }
+  const std::vector<CapturedCost>& costs() const { return costs_; }
+  const std::vector<CapturedBracket>& brackets() const { return brackets_; }
   uint64_t malformed() const { return malformed_; }
   uint64_t unknown() const { return unknown_; }
   // Records the sources could not send: gaps in each process's (and lane's) sequence
@@ -77,6 +93,8 @@ class CaptureStream {
   std::vector<SubmitRecord> submits_;
   std::vector<FrameRecord> frames_;
   std::vector<CapturedWindow> windows_;
+  std::vector<CapturedCost> costs_;
+  std::vector<CapturedBracket> brackets_;
   std::vector<PidSeq> seqs_;
   uint64_t malformed_ = 0;
   uint64_t unknown_ = 0;
@@ -140,9 +158,24 @@ struct CaptureSummary {
   uint64_t frames_with_missing_gpu = 0;
   uint64_t no_span_counts[7] = {};      // by NoSpan value
   uint64_t no_complete_counts[7] = {};  // frames by NoComplete value
+  // CostRecords: CPU ns of latlab's threads, per process the largest of its
+  // sources' figures (each is the whole process's), summed over processes;
+  // the sources' query reads and bracketed submissions, summed.
+  int64_t latlab_threads_cpu_ns = 0;
+  uint32_t latlab_threads = 0;
+  uint64_t query_reads = 0;
+  uint64_t bracketed = 0;
+  bool has_cost = false;  // some source sent a CostRecord
 };
+
+// The name of an outcome in the result's submit_spans ("measured" for none).
+const char* to_string(NoSpan why);
 
 // Builds the rows and distributions from everything in `stream`.
 CaptureSummary summarize_capture(const CaptureStream& stream);
+
+// "" when no span is missing, else each reason with its count:
+// "ring_full 140, not_read 2".
+std::string missing_span_reasons(const CaptureSummary& s);
 
 }  // namespace latlab::capture

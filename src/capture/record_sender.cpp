@@ -1,10 +1,14 @@
 #include "capture/record_sender.hpp"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace latlab::capture {
@@ -52,6 +56,45 @@ bool RecordSender::send_bytes(void* record, uint32_t size, RecordHead& head) {
       reader_gone_.store(true, std::memory_order_relaxed);
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return false;
+  }
+}
+
+void RecordSender::send_batch(std::byte* data, size_t stride, const uint32_t* sizes, size_t n) {
+  const auto pid = static_cast<uint32_t>(getpid());
+  constexpr size_t kMax = 64;
+  std::array<iovec, kMax> iov{};
+  std::array<mmsghdr, kMax> msgs{};
+  size_t done = 0;
+  while (done < n) {
+    const size_t m = std::min(kMax, n - done);
+    for (size_t i = 0; i < m; ++i) {
+      std::byte* rec = data + (done + i) * stride;
+      RecordHead head;
+      std::memcpy(&head, rec, sizeof(head));
+      head.pid = pid;
+      head.seq = seq_.fetch_add(1, std::memory_order_relaxed);
+      std::memcpy(rec, &head, sizeof(head));
+      iov[i] = {rec, sizes[done + i]};
+      msgs[i] = {};
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    size_t sent = 0;
+    while (sent < m && fd_ >= 0 && !reader_gone_.load(std::memory_order_relaxed)) {
+      const int k = ::sendmmsg(fd_, &msgs[sent], static_cast<unsigned>(m - sent),
+                               MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (k > 0) {
+        sent += static_cast<size_t>(k);
+        continue;
+      }
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EPIPE || errno == ECONNRESET || errno == EBADF || errno == ENOTSOCK))
+        reader_gone_.store(true, std::memory_order_relaxed);
+      break;  // full: the rest of this part is dropped
+    }
+    sent_.fetch_add(sent, std::memory_order_relaxed);
+    dropped_.fetch_add(m - sent, std::memory_order_relaxed);
+    done += m;
   }
 }
 

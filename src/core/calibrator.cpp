@@ -1,5 +1,7 @@
 #include "latlab/calibrator.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -112,6 +114,9 @@ Result<void> Calibrator::Impl::refresh(bool periodic) {
 }
 
 void Calibrator::Impl::run() {
+  // Named for `top -H` and for capture's cost of latlab's threads in a
+  // program (src/capture/thread_cpu.hpp).
+  pthread_setname_np(pthread_self(), "latlab-clock");
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC on Linux: the host clock
   const auto interval = std::chrono::nanoseconds(desc.refresh_interval_ns);
   auto next = Clock::now() + interval;

@@ -20,6 +20,31 @@ std::string fmt_fps(double v) {
   return b;
 }
 
+// " (reason count, ...)" of the submissions without a span; "" when none.
+std::string missing_span_reasons(const CaptureResult& c) {
+  std::string out;
+  for (const auto& [reason, count] : c.submit_spans) {
+    if (reason == "measured" || count == 0) continue;
+    out += (out.empty() ? " (" : ", ") + reason + ' ' + std::to_string(count);
+  }
+  return out.empty() ? out : out + ')';
+}
+
+// What capture cost the program per frame (docs/capture.md, "Cost").
+void print_cost(std::FILE* out, const CaptureOverhead& ov) {
+  if (!ov.layer_cpu_per_frame_us) return;
+  char driver[128] = "; no estimate of the driver's share (no bracketing probe)";
+  if (ov.driver_cpu_per_frame_us)
+    std::snprintf(driver, sizeof driver,
+                  ", about %.1f us in the driver for its command buffers (bracketing probe)",
+                  *ov.driver_cpu_per_frame_us);
+  std::fprintf(out,
+               "latlab capture: latlab's CPU in the program per frame: %.1f us its own (%.1f us "
+               "in %u latlab threads)%s\n",
+               *ov.layer_cpu_per_frame_us, ov.threads_cpu_per_frame_us.value_or(0.0), ov.threads,
+               driver);
+}
+
 std::string apis_of(const CaptureResult& c) {
   const auto gl = static_cast<size_t>(std::count_if(
       c.sources.begin(), c.sources.end(), [](const auto& s) { return s.api == "opengl"; }));
@@ -41,8 +66,10 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
   if (bp != nullptr && !bp->empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp->p50);
   std::fprintf(out,
                "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
-               " GPU spans missing, %" PRIu64 " records dropped; between presents p50 %s\n",
-               c.frames, c.submits, c.gpu_spans_missing, c.stop.records_dropped, bp_p50);
+               " GPU spans missing%s, %" PRIu64 " records dropped; between presents p50 %s\n",
+               c.frames, c.submits, c.gpu_spans_missing, missing_span_reasons(c).c_str(),
+               c.stop.records_dropped, bp_p50);
+  print_cost(out, c.overhead);
   const CaptureFps fps = c.fps();
   if (!fps.average) {
     std::fprintf(out, "latlab capture: FPS n/a (no two consecutive presents of one source)\n");

@@ -132,6 +132,31 @@ void read_capture(const Obj& doc, RunResult& r) {
     const Obj o = doc.obj("overhead");
     c.layer_cpu_per_submit = o.distribution("layer_cpu_per_submit");
     c.layer_cpu_per_present = o.distribution("layer_cpu_per_present");
+    CaptureOverhead& ov = c.overhead;
+    if (o.has("threads_cpu_per_frame_us"))
+      ov.threads_cpu_per_frame_us = o.number_or_null("threads_cpu_per_frame_us");
+    if (o.has("layer_cpu_per_frame_us"))
+      ov.layer_cpu_per_frame_us = o.number_or_null("layer_cpu_per_frame_us");
+    if (o.has("driver_cpu_per_frame_us"))
+      ov.driver_cpu_per_frame_us = o.number_or_null("driver_cpu_per_frame_us");
+    if (o.has("layer_cpu_us")) ov.layer_cpu_us = o.number_or_null("layer_cpu_us");
+    if (o.has("driver_cpu_us")) ov.driver_cpu_us = o.number_or_null("driver_cpu_us");
+    o.opt("threads", ov.threads);
+    o.opt("query_reads", ov.query_reads);
+    o.opt("bracketed_submits", ov.bracketed_submits);
+    o.opt("leaves_out", ov.leaves_out);
+  }
+  if (doc.has("bracketing")) {
+    const json& arr = doc.array("bracketing");
+    for (size_t i = 0; i < arr.size(); ++i) {
+      const Obj b(arr[i], fmt::format("{}[{}]", doc.key_path("bracketing"), i));
+      const Obj before = b.obj("before_us");
+      const Obj after = b.obj("after_us");
+      c.bracketing.push_back({b.i64("pid"), b.u32("queue_family"), b.u32("queue_index"),
+                              b.u32("rounds"), before.number("p50"), before.number("min"),
+                              before.number("max"), after.number("p50"), after.number("min"),
+                              after.number("max"), b.number("cpu_per_submit_us")});
+    }
   }
   c.unavailable = read_unavailable(doc);
   c.screen_observers = read_screens(doc);

@@ -42,6 +42,18 @@ TEST(ReportHtml, ACaptureShowsItsFiguresSourcesAndChart) {
   EXPECT_FALSE(has(page, "<h3>Percentiles"));  // no latency table for a capture
 }
 
+TEST(ReportHtml, ACaptureShowsWhatItCostAndTheSpansOffsets) {
+  RunResult c = testing::capture_result({.seed = 1});
+  c.capture->overhead.layer_cpu_per_frame_us = 41.25;
+  c.capture->overhead.threads = 2;
+  c.capture->bracketing.push_back({4001, 0, 0, 16, 7.5, 7.25, 20.75, 9.5, 9.25, 48.75, 53.5});
+  const std::string page = page_of(c);
+  EXPECT_TRUE(has(page, "latlab&#39;s CPU per frame, us (calls and threads)</th><td>41.2")) << page;
+  EXPECT_TRUE(has(page, "queue 0.0: before / after p50, us</th><td>7.5 / 9.5 (min 7.2 / 9.2"));
+  // No driver estimate in this result: n/a, never 0.
+  EXPECT_TRUE(has(page, "(estimate)</th><td><span class=\"na\""));
+}
+
 TEST(ReportHtml, ALatencyRunShowsPercentilesAndChartsFromItsPerFrameSeries) {
   RunResult r;
   r.latency.emplace();

@@ -588,6 +588,23 @@ RunResult capture(Gen& g) {
                                named(g, {"between_presents", "gpu_busy"})});
   c.layer_cpu_per_submit = c.submit_figures[1].second;
   c.layer_cpu_per_present = g.distribution();
+  auto us = [&g] { return static_cast<double>(g.below(100'000)) / 8.0; };
+  if (g.coin()) {
+    c.overhead.threads_cpu_per_frame_us = us();
+    c.overhead.layer_cpu_per_frame_us = us();
+  }
+  if (g.coin()) c.overhead.driver_cpu_per_frame_us = us();
+  if (g.coin()) c.overhead.layer_cpu_us = us();
+  if (g.coin()) c.overhead.driver_cpu_us = us();
+  c.overhead.threads = static_cast<uint32_t>(g.below(5));
+  c.overhead.query_reads = g.below(1000);
+  c.overhead.bracketed_submits = g.below(2000);
+  c.overhead.leaves_out = g.text("the driver ");
+  for (uint64_t i = g.below(3); i > 0; --i) {
+    c.bracketing.push_back({1000 + static_cast<int64_t>(g.below(100)),
+                            static_cast<uint32_t>(g.below(3)), static_cast<uint32_t>(g.below(2)),
+                            16, us(), us(), us(), us(), us(), us(), us() - 100.0});
+  }
   if (g.coin()) c.unavailable.push_back({"present_complete", g.text("no present_wait "), 1234});
   for (uint64_t i = g.below(2); i > 0; --i) {
     CaptureScreenObserver o;

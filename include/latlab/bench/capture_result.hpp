@@ -100,6 +100,43 @@ struct CaptureSwapchainFigures {
   bool operator==(const CaptureSwapchainFigures&) const = default;
 };
 
+// What capture cost the program beyond the distributions of the layer's own
+// calls (`overhead`, docs/capture.md "Cost"). Per-frame figures are means
+// over the capture, in microseconds; nullopt where a figure could not be
+// had (no frame, or no source sent its cost).
+struct CaptureOverhead {
+  // CPU time of latlab's threads in the program (every thread named
+  // latlab-*: collector, present waiters, clock refresh, GL sender).
+  std::optional<double> threads_cpu_per_frame_us;
+  // The sources' own time in the program's calls plus their threads.
+  std::optional<double> layer_cpu_per_frame_us;
+  // The driver's CPU for the layer's command buffers, estimated: the
+  // bracketing probe's cost per submission (its median over the queues
+  // probed) times the bracketed submissions, per frame.
+  std::optional<double> driver_cpu_per_frame_us;
+  // The same over the whole capture (us), also for a program that never
+  // presents: latlab's own CPU (calls and threads), the driver's estimate.
+  std::optional<double> layer_cpu_us, driver_cpu_us;
+  uint32_t threads = 0;            // latlab-* threads seen
+  uint64_t query_reads = 0;        // query-result reads the sources made
+  uint64_t bracketed_submits = 0;  // submissions that carried the layer's command buffers
+  std::string leaves_out;          // what layer_cpu_per_frame_us does not include
+  bool operator==(const CaptureOverhead&) const = default;
+};
+
+// The bracketing probe on one queue (`bracketing`, docs/capture.md "What a
+// span includes"): how far the layer's begin timestamp lies before the
+// program's first command and its end timestamp after the program's last,
+// and what its command buffers cost the driver per submission, in us.
+struct CaptureBracketing {
+  int64_t pid = 0;
+  uint32_t queue_family = 0, queue_index = 0, rounds = 0;
+  double before_p50_us = 0, before_min_us = 0, before_max_us = 0;
+  double after_p50_us = 0, after_min_us = 0, after_max_us = 0;
+  double cpu_per_submit_us = 0;  // process CPU with the layer's command buffers minus without
+  bool operator==(const CaptureBracketing&) const = default;
+};
+
 struct CaptureResult {
   std::string partial_reason;  // "" unless what was captured is partial
   CapturedProgram program;
@@ -113,6 +150,8 @@ struct CaptureResult {
   NamedDistributions submit_figures;  // per submission
   std::vector<CaptureSwapchainFigures> per_swapchain;
   Distribution layer_cpu_per_submit, layer_cpu_per_present;  // the layer's own cost
+  CaptureOverhead overhead;
+  std::vector<CaptureBracketing> bracketing;
   std::vector<CaptureUnavailable> unavailable;
   std::vector<CaptureScreenObserver> screen_observers;
   // The per-frame figure named `name`, or null.

@@ -39,6 +39,7 @@
 
 #include "capture/gl_interposer/gl_context_timing.hpp"
 #include "capture/record_sender.hpp"
+#include "capture/thread_cpu.hpp"
 #include "latlab/host_clock.hpp"
 
 #define LATLAB_GL_EXPORT extern "C" __attribute__((visibility("default")))
@@ -55,6 +56,8 @@ namespace {
 
 // How often the sender thread sends what was queued.
 constexpr auto kSendPeriod = std::chrono::milliseconds(2);
+// How often the sender reports the CPU of latlab's threads (CostRecord).
+constexpr int64_t kCostPeriodNs = 1'000'000'000;
 // Records queued at most; beyond, dropped and counted (a stalled sender).
 constexpr size_t kMaxQueued = 1 << 16;
 
@@ -215,13 +218,25 @@ class Outbox {
     // Named for `top -H` and profilers: the program's CPU that latlab takes.
     pthread_setname_np(pthread_self(), "latlab-glsend");
     std::vector<Item> batch;
+    LatlabThreadsCpu threads;
+    int64_t last_cost = 0;
     std::unique_lock lock(mu_);
     while (!stopping_) {
       wake_.wait_for(lock, kSendPeriod, [this] { return stopping_; });
       batch.swap(queued_);
+      const bool ending = stopping_;
       lock.unlock();
       send(batch);
       batch.clear();
+      // The CPU of latlab's threads in the process, once a second and at
+      // the end (source 0: the process's figure, not one context's).
+      if (ending || host_now_ns() - last_cost > kCostPeriodNs) {
+        CostRecord cost;
+        cost.threads_cpu_ns = threads.sample();
+        cost.threads = threads.threads();
+        RecordSender::process(kSeqLaneGlInterposer).send(cost, RecordType::cost, 0);
+        last_cost = host_now_ns();
+      }
       lock.lock();
     }
   }

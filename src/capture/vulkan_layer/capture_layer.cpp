@@ -55,6 +55,8 @@
 #include "capture/present_waiter.hpp"
 #include "capture/queue_table.hpp"
 #include "capture/record_sender.hpp"
+#include "capture/thread_cpu.hpp"
+#include "capture/vulkan_layer/bracket_probe.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
 #include "latlab/vulkan.hpp"
@@ -65,11 +67,21 @@ namespace latlab::capture {
 namespace {
 
 constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
-// Timestamp pairs per queue family: submissions in flight at once before a
-// submission goes unbracketed (NoSpan::ring_full).
-constexpr uint32_t kSlots = 64;
-// How often the collector looks for available timestamps.
-constexpr auto kCollectPeriod = std::chrono::milliseconds(2);
+// Timestamp slots come in chunks (a query pool and a command pool each); a
+// family starts with one and grows while the program has more submissions
+// in flight, up to kMaxChunks, past which a submission goes unbracketed
+// (NoSpan::ring_full).
+constexpr uint32_t kChunkSlots = 64;
+constexpr uint32_t kMaxChunks = 64;
+constexpr uint32_t kMaxSlots = kChunkSlots * kMaxChunks;
+// How often the collector reads the timestamps. Each read can cost the
+// program more than the layer's own CPU: lavapipe drains the queue inside
+// vkGetQueryPoolResults. One read per chunk per pass, at this period.
+constexpr auto kCollectPeriod = std::chrono::milliseconds(10);
+// Rounds of the bracketing probe per queue (each kind), at vkCreateDevice.
+constexpr uint32_t kProbeRounds = 16;
+// How often the collector sends a CostRecord (and once at the end).
+constexpr int64_t kCostPeriodNs = 1'000'000'000;
 // How long a frame's record waits for its present_complete before it is
 // sent without (NoComplete::late).
 constexpr int64_t kCompleteTimeoutNs = 1'000'000'000;
@@ -125,6 +137,10 @@ struct DeviceFns {
   PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
   PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
   PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
+  PFN_vkCreateFence CreateFence = nullptr;
+  PFN_vkDestroyFence DestroyFence = nullptr;
+  PFN_vkWaitForFences WaitForFences = nullptr;
+  PFN_vkResetFences ResetFences = nullptr;
   PFN_vkWaitForPresentKHR WaitForPresentKHR = nullptr;
   PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
 };
@@ -169,42 +185,77 @@ struct alignas(64) TimingSlot {
 };
 static_assert(sizeof(TimingSlot) == 64);
 
+// A chunk of slots: its queries (four per slot) and command buffers, in
+// pools of its own, so that a chunk is made without touching another.
+struct SlotChunk {
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  std::array<TimingSlot, kChunkSlots> slots{};
+};
+
 struct FamilyTiming {
   uint32_t family = 0;
   bool can_time = false;
-  VkQueryPool queries = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  std::mutex mu;  // guards slots' busy and uses, and next
-  std::array<TimingSlot, kSlots> slots{};
-  uint32_t next = 0;
+  std::mutex grow_mu;  // one grower at a time (grow_family)
+  std::mutex mu;       // guards slots' busy and uses, chunk_count and the free ring
+  // [0, chunk_count) are made; a slot id (chunk * kChunkSlots + index) is
+  // handed out under mu only after its chunk is.
+  std::array<std::unique_ptr<SlotChunk>, kMaxChunks> chunks;
+  uint32_t chunk_count = 0;
+  bool grow_failed = false;
+  // Free slot ids, oldest first: slots are reused in turn, so the ones in
+  // flight sit next to each other and the collector reads them in one call.
+  std::array<uint32_t, kMaxSlots> free_ring{};
+  uint32_t free_head = 0;
+  uint32_t free_count = 0;
+
+  SlotChunk& chunk_of(uint32_t id) { return *chunks[id / kChunkSlots]; }
+  TimingSlot& slot(uint32_t id) { return chunk_of(id).slots[id % kChunkSlots]; }
 
   // A free slot and the command buffers of its next use (slot UINT32_MAX
   // when every slot is in flight).
   SlotUse take() {
     SlotUse u;
     std::lock_guard lock(mu);
-    for (uint32_t i = 0; i < kSlots; ++i) {
-      const uint32_t s = (next + i) % kSlots;
-      TimingSlot& slot = slots[s];
-      if (!slot.busy) {
-        slot.busy = true;
-        next = (s + 1) % kSlots;
-        u.slot = s;
-        u.pair = static_cast<uint8_t>(slot.uses & 1);
-        const bool first = slot.uses == 0;
-        u.begin = first ? slot.begin_first : slot.begin[u.pair];
-        u.end = first ? slot.end_first : slot.end[u.pair];
-        return u;
-      }
-    }
+    if (free_count == 0) return u;
+    const uint32_t id = free_ring[free_head];
+    free_head = (free_head + 1) % kMaxSlots;
+    --free_count;
+    TimingSlot& s = slot(id);
+    s.busy = true;
+    u.slot = id;
+    u.pair = static_cast<uint8_t>(s.uses & 1);
+    const bool first = s.uses == 0;
+    u.begin = first ? s.begin_first : s.begin[u.pair];
+    u.end = first ? s.end_first : s.end[u.pair];
     return u;
   }
   // executed: the use's command buffers ran (its pair was read and the
   // other pair's reset seen); a failed submit's did not.
-  void give_back(uint32_t s, bool executed) {
+  void give_back(uint32_t id, bool executed) {
     std::lock_guard lock(mu);
-    if (executed) ++slots[s].uses;
-    slots[s].busy = false;
+    TimingSlot& s = slot(id);
+    if (executed) ++s.uses;
+    s.busy = false;
+    push_free(id);
+  }
+  // Publishes a chunk made by the caller (who holds grow_mu).
+  void add_chunk(std::unique_ptr<SlotChunk> c) {
+    std::lock_guard lock(mu);
+    const uint32_t k = chunk_count;
+    chunks[k] = std::move(c);
+    ++chunk_count;
+    for (uint32_t i = 0; i < kChunkSlots; ++i) push_free(k * kChunkSlots + i);
+  }
+  uint32_t free_slots() {
+    std::lock_guard lock(mu);
+    return free_count;
+  }
+
+ private:
+  void push_free(uint32_t id) {
+    free_ring[(free_head + free_count) % kMaxSlots] = id;
+    ++free_count;
   }
 };
 
@@ -273,6 +324,7 @@ struct DeviceData {
   std::vector<FrameEntry> new_frames;
   std::vector<Completion> new_completions;
   std::atomic<int64_t> acquire_wait_ns{0};
+  std::atomic<uint64_t> query_reads{0};  // the collector's vkGetQueryPoolResults calls
   std::condition_variable wake;
   bool stop = false;
   std::thread collector;
@@ -322,35 +374,66 @@ void send_unavailable(uint64_t source, std::string_view name, std::string_view r
   RecordSender::process().send(r, RecordType::unavailable, source);
 }
 
+bool grow_family(DeviceData& d, FamilyTiming& f, uint32_t want_free);
+
 // ---------------------------------------------------------------------------
 // Collector
 
-// Reads the pair use p wrote if both its timestamps are available, and
-// gives the slot back once the other pair's reset (in p's end command
-// buffer) has executed too: both its availability words are 0. Never waits.
+// The results of the queries of each slot in use, as read in one pass:
+// per slot, its four queries as (value, availability).
+struct SlotResults {
+  std::vector<uint8_t> seen;    // by slot id: a use was submitted (its queries were reset)
+  std::vector<uint64_t> words;  // by slot id, 8 words
+};
+
+// Reads the queries of `slots` (sorted, unique, all seen) of one family:
+// one vkGetQueryPoolResults per run of seen slots in a chunk, never a
+// query no command buffer has reset yet. Never waits (no WAIT flag; on
+// lavapipe the call drains the queue all the same, hence one per run).
+void read_slots(DeviceData& d, FamilyTiming& f, const std::vector<uint32_t>& slots,
+                SlotResults& r) {
+  size_t i = 0;
+  while (i < slots.size()) {
+    const uint32_t a = slots[i];
+    uint32_t b = a;
+    size_t j = i + 1;
+    for (; j < slots.size(); ++j) {
+      const uint32_t n = slots[j];
+      if (n / kChunkSlots != a / kChunkSlots) break;
+      bool gap_seen = true;
+      for (uint32_t g = b + 1; g < n && gap_seen; ++g) gap_seen = r.seen[g] != 0;
+      if (!gap_seen) break;
+      b = n;
+    }
+    uint64_t* out = &r.words[8 * size_t{a}];
+    const uint32_t count = 4 * (b - a + 1);
+    const VkResult res = d.fn.GetQueryPoolResults(
+        d.device, f.chunk_of(a).queries, first_query(a % kChunkSlots, kPairA), count,
+        count * 2 * sizeof(uint64_t), out, 2 * sizeof(uint64_t),
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    d.query_reads.fetch_add(1, std::memory_order_relaxed);
+    // Anything else (device lost): read as not available, the submit is
+    // retried and at the end sent as not read.
+    if (res != VK_SUCCESS && res != VK_NOT_READY) std::fill(out, out + 2 * size_t{count}, 0);
+    i = j;
+  }
+}
+
+// Resolves `p` from this pass's results if both timestamps of its pair are
+// available, and gives the slot back once the other pair's reset (in p's
+// end command buffer) has executed too: both its availability words are 0.
 // final: the device is going away, the slot is not used again: the other
 // pair is not checked.
-bool try_read(DeviceData& d, PendingSubmit& p, bool final) {
-  const uint32_t x = first_query(p.slot, p.pair);
-  uint64_t v[4] = {};
-  const VkResult r =
-      d.fn.GetQueryPoolResults(d.device, p.fam->queries, x, 2, sizeof(v), v, 2 * sizeof(uint64_t),
-                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+bool try_resolve(DeviceData& d, PendingSubmit& p, const SlotResults& r, bool final) {
+  const uint64_t* w = &r.words[8 * size_t{p.slot}];
+  const uint64_t* x = w + 4 * p.pair;
+  const uint64_t* y = w + 4 * (p.pair ^ 1U);
   // The pair was reset before this use (by the slot's previous use, or by
   // its first begin command buffer): availability set means this use wrote it.
-  if (r != VK_SUCCESS || v[1] == 0 || v[3] == 0) return false;
-  if (!final) {
-    // The reset of the other pair: VK_NOT_READY with both availability
-    // words 0 once it has executed (they are written whatever the result).
-    uint64_t y[4] = {0, 1, 0, 1};
-    const VkResult ry = d.fn.GetQueryPoolResults(
-        d.device, p.fam->queries, first_query(p.slot, static_cast<uint8_t>(p.pair ^ 1U)), 2,
-        sizeof(y), y, 2 * sizeof(uint64_t),
-        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    if ((ry != VK_SUCCESS && ry != VK_NOT_READY) || y[1] != 0 || y[3] != 0) return false;
-  }
-  auto b = d.mapper ? d.mapper(v[0]) : std::nullopt;
-  auto e = d.mapper ? d.mapper(v[2]) : std::nullopt;
+  if (x[1] == 0 || x[3] == 0) return false;
+  if (!final && (y[1] != 0 || y[3] != 0)) return false;
+  auto b = d.mapper ? d.mapper(x[0]) : std::nullopt;
+  auto e = d.mapper ? d.mapper(x[2]) : std::nullopt;
   if (b && e) {
     p.rec.gpu_begin = b->host_ns;
     p.rec.gpu_end = e->host_ns;
@@ -367,7 +450,45 @@ struct CollectorState {
   std::deque<FrameEntry> frames;
   std::map<uint64_t, std::vector<SubmitRecord>> done;  // by frame
   std::map<uint64_t, Completion> completions;          // by frame
+  std::map<FamilyTiming*, SlotResults> results;
+  std::map<FamilyTiming*, std::vector<uint32_t>> wanted;  // this pass
+  RecordBatch batch{RecordSender::process()};             // flushed at the end of each pass
+  uint64_t bracketed = 0;  // submissions sent that carried the layer's command buffers
+  LatlabThreadsCpu threads;
+  int64_t last_cost = 0;  // host ns the last CostRecord was sent
 };
+
+// What the program spends on latlab beyond the calls the layer times.
+void send_cost(DeviceData& d, CollectorState& c) {
+  CostRecord r;
+  r.threads_cpu_ns = c.threads.sample();
+  r.threads = c.threads.threads();
+  r.query_reads = d.query_reads.load(std::memory_order_relaxed);
+  r.bracketed = c.bracketed;
+  RecordSender::process().send(r, RecordType::cost, d.source);
+  c.last_cost = host_now_ns();
+}
+
+// Reads what the unresolved submissions wait on, one family at a time.
+void read_pending(DeviceData& d, CollectorState& c) {
+  for (auto& [f, w] : c.wanted) w.clear();
+  for (const PendingSubmit& p : c.pending) {
+    if (p.resolved || p.slot == UINT32_MAX) continue;
+    SlotResults& r = c.results[p.fam];
+    if (r.seen.empty()) {
+      r.seen.assign(kMaxSlots, 0);
+      r.words.assign(8 * size_t{kMaxSlots}, 0);
+    }
+    r.seen[p.slot] = 1;
+    c.wanted[p.fam].push_back(p.slot);
+  }
+  for (auto& [f, w] : c.wanted) {
+    if (w.empty()) continue;
+    std::sort(w.begin(), w.end());
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    read_slots(d, *f, w, c.results[f]);
+  }
+}
 
 // A frame's record is ready once its submissions are (the caller checks)
 // and its present_complete is known, or no longer awaited.
@@ -400,11 +521,12 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
     d.new_frames.clear();
     d.new_completions.clear();
   }
+  read_pending(d, c);
   for (auto& p : pending) {
     if (p.resolved) continue;
     if (p.slot == UINT32_MAX) {
       p.resolved = true;
-    } else if (try_read(d, p, final)) {
+    } else if (try_resolve(d, p, c.results[p.fam], final)) {
       p.resolved = true;
     } else if (final) {
       p.rec.no_span = NoSpan::not_read;
@@ -412,10 +534,10 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
       p.resolved = true;
     }
   }
-  auto& sender = RecordSender::process();
   while (!pending.empty() && pending.front().resolved) {
+    if (pending.front().slot != UINT32_MAX) ++c.bracketed;
     SubmitRecord rec = pending.front().rec;
-    sender.send(rec, RecordType::submit, d.source);
+    c.batch.add(rec, RecordType::submit, d.source);
     ++d.submits_sent;
     done[rec.frame].push_back(rec);
     pending.pop_front();
@@ -433,13 +555,14 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
     } else {
       fill_gpu_figures(f, {});
     }
-    sender.send(f, RecordType::frame, d.source);
+    c.batch.add(f, RecordType::frame, d.source);
     ++d.frames_sent;
   }
   // A completion for a frame already sent (late) has no use any more.
   const uint64_t oldest = frames.empty() ? UINT64_MAX : frames.front().rec.frame;
   while (!c.completions.empty() && c.completions.begin()->first < oldest)
     c.completions.erase(c.completions.begin());
+  c.batch.flush();
 }
 
 void collector_main(DeviceData* d) {
@@ -453,12 +576,29 @@ void collector_main(DeviceData* d) {
       if (d->stop) break;
     }
     collect_once(*d, c, false);
+    if (host_now_ns() - c.last_cost > kCostPeriodNs) send_cost(*d, c);
+    // Keep a quarter of a chunk free, so that the program's submit rarely
+    // waits for a chunk to be made.
+    for (auto& [f, ft] : d->families) {
+      if (ft->can_time && ft->free_slots() < kChunkSlots / 4) grow_family(*d, *ft, kChunkSlots / 4);
+    }
   }
-  // The program destroys its device only once its work is done: every pair
-  // is available now; what is not is sent as not read.
+  // The program destroys its device only once its work is done, but a
+  // driver may still be writing the last timestamps (llvmpipe's rasteriser
+  // threads finish after its queue): a few more passes, 2 ms apart, then
+  // what is still not available is sent as not read.
+  auto unresolved = [&c] {
+    return std::any_of(c.pending.begin(), c.pending.end(),
+                       [](const PendingSubmit& p) { return !p.resolved; });
+  };
   collect_once(*d, c, false);
+  for (int i = 0; i < 25 && unresolved(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    collect_once(*d, c, false);
+  }
   collect_once(*d, c, true);
   // Submissions after the last present belong to no frame: sent above.
+  send_cost(*d, c);
   EndRecord end;
   end.frames = d->frames_sent;
   end.submits = d->submits_sent;
@@ -599,6 +739,93 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
   return plan;
 }
 
+// A chunk of slots on `family`: its pools and recorded command buffers;
+// null when the driver refused one of them.
+std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
+  auto c = std::make_unique<SlotChunk>();
+  VkQueryPoolCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = 4 * kChunkSlots;
+  VkCommandPoolCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pi.queueFamilyIndex = family;
+  auto drop = [&] {
+    if (c->pool != VK_NULL_HANDLE) d.fn.DestroyCommandPool(d.device, c->pool, nullptr);
+    if (c->queries != VK_NULL_HANDLE) d.fn.DestroyQueryPool(d.device, c->queries, nullptr);
+    return nullptr;
+  };
+  if (d.fn.CreateQueryPool(d.device, &qi, nullptr, &c->queries) != VK_SUCCESS ||
+      d.fn.CreateCommandPool(d.device, &pi, nullptr, &c->pool) != VK_SUCCESS)
+    return drop();
+  // Per slot: begin_first, begin A, begin B, end_first, end A, end B.
+  constexpr uint32_t kPerSlot = 6;
+  std::vector<VkCommandBuffer> cbs(kPerSlot * kChunkSlots);
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = c->pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = kPerSlot * kChunkSlots;
+  if (d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) != VK_SUCCESS) return drop();
+  for (uint32_t i = 0; i < kPerSlot * kChunkSlots; ++i) {
+    // Our command buffers are dispatchable objects the loader has not seen.
+    if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cbs[i]);
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    if (d.fn.BeginCommandBuffer(cbs[i], &bi) != VK_SUCCESS) return drop();
+    const uint32_t slot = i / kPerSlot;
+    const uint32_t kind = i % kPerSlot;
+    const bool is_begin = kind < 3;
+    // first: pair A; then A, then B.
+    const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
+    const uint32_t x = first_query(slot, pair);
+    if (kind == 0) d.fn.CmdResetQueryPool(cbs[i], c->queries, first_query(slot, kPairA), 4);
+    d.fn.CmdWriteTimestamp(
+        cbs[i], is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+        c->queries, is_begin ? x : x + 1);
+    // end A / end B: reset the other pair, after this use's writes. The
+    // first use's end resets nothing: its begin reset both pairs.
+    if ((kind == 4 || kind == 5))
+      d.fn.CmdResetQueryPool(cbs[i], c->queries, first_query(slot, static_cast<uint8_t>(pair ^ 1U)),
+                             2);
+    if (d.fn.EndCommandBuffer(cbs[i]) != VK_SUCCESS) return drop();
+  }
+  for (uint32_t s = 0; s < kChunkSlots; ++s) {
+    const VkCommandBuffer* b = &cbs[kPerSlot * s];
+    TimingSlot& slot = c->slots[s];
+    slot.begin_first = b[0];
+    slot.begin[kPairA] = b[1];
+    slot.begin[kPairB] = b[2];
+    slot.end_first = b[3];
+    slot.end[kPairA] = b[4];
+    slot.end[kPairB] = b[5];
+  }
+  return c;
+}
+
+// Adds chunks to `f` until it has `want_free` free slots or kMaxChunks
+// chunks. false: no slot could be added (at the limit, or the driver refused).
+bool grow_family(DeviceData& d, FamilyTiming& f, uint32_t want_free) {
+  std::lock_guard grow(f.grow_mu);
+  bool added = false;
+  for (;;) {
+    {
+      std::lock_guard lock(f.mu);
+      if (f.free_count >= want_free) return true;
+      if (f.chunk_count == kMaxChunks || f.grow_failed) return added;
+    }
+    auto c = create_chunk(d, f.family);
+    if (!c) {
+      std::lock_guard lock(f.mu);
+      f.grow_failed = true;
+      return added;
+    }
+    f.add_chunk(std::move(c));
+    added = true;
+  }
+}
+
 void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
   auto ft = std::make_unique<FamilyTiming>();
   ft->family = family;
@@ -611,77 +838,20 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
     fail("timestampValidBits = 0 (cannot write timestamps)");
   } else if (!d.mapper) {
     fail("no calibration: " + (d.clock ? d.clock->reason() : std::string("none")));
+  } else if (!grow_family(d, *ft, 1)) {
+    fail("the layer could not create or record its query pool, command pool or command buffers");
   } else {
-    VkQueryPoolCreateInfo qi{};
-    qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 4 * kSlots;
-    VkCommandPoolCreateInfo pi{};
-    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pi.queueFamilyIndex = family;
-    if (d.fn.CreateQueryPool(d.device, &qi, nullptr, &ft->queries) != VK_SUCCESS ||
-        d.fn.CreateCommandPool(d.device, &pi, nullptr, &ft->pool) != VK_SUCCESS) {
-      fail("the layer could not create its query or command pool");
-    } else {
-      // Per slot: begin_first, begin A, begin B, end_first, end A, end B.
-      constexpr uint32_t kPerSlot = 6;
-      std::vector<VkCommandBuffer> cbs(kPerSlot * kSlots);
-      VkCommandBufferAllocateInfo ai{};
-      ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-      ai.commandPool = ft->pool;
-      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-      ai.commandBufferCount = kPerSlot * kSlots;
-      bool ok = d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) == VK_SUCCESS;
-      for (uint32_t i = 0; ok && i < kPerSlot * kSlots; ++i) {
-        // Our command buffers are dispatchable objects the loader has not seen.
-        if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cbs[i]);
-        VkCommandBufferBeginInfo bi{};
-        bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-        bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
-        ok = d.fn.BeginCommandBuffer(cbs[i], &bi) == VK_SUCCESS;
-        if (!ok) break;
-        const uint32_t slot = i / kPerSlot;
-        const uint32_t kind = i % kPerSlot;
-        const bool is_begin = kind < 3;
-        // first: pair A; then A, then B.
-        const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
-        const uint32_t x = first_query(slot, pair);
-        if (kind == 0) d.fn.CmdResetQueryPool(cbs[i], ft->queries, first_query(slot, kPairA), 4);
-        d.fn.CmdWriteTimestamp(
-            cbs[i],
-            is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-            ft->queries, is_begin ? x : x + 1);
-        // end A / end B: reset the other pair, after this use's writes. The
-        // first use's end resets nothing: its begin reset both pairs.
-        if (kind == 4 || kind == 5)
-          d.fn.CmdResetQueryPool(cbs[i], ft->queries,
-                                 first_query(slot, static_cast<uint8_t>(pair ^ 1U)), 2);
-        ok = d.fn.EndCommandBuffer(cbs[i]) == VK_SUCCESS;
-      }
-      if (ok) {
-        for (uint32_t s = 0; s < kSlots; ++s) {
-          const VkCommandBuffer* c = &cbs[kPerSlot * s];
-          TimingSlot& slot = ft->slots[s];
-          slot.begin_first = c[0];
-          slot.begin[kPairA] = c[1];
-          slot.begin[kPairB] = c[2];
-          slot.end_first = c[3];
-          slot.end[kPairA] = c[4];
-          slot.end[kPairB] = c[5];
-        }
-        ft->can_time = true;
-      } else {
-        fail("the layer could not record its timestamp command buffers");
-      }
-    }
+    ft->can_time = true;
   }
   d.families[family] = std::move(ft);
 }
 
 void destroy_timing(DeviceData& d) {
   for (auto& [f, ft] : d.families) {
-    if (ft->pool != VK_NULL_HANDLE) d.fn.DestroyCommandPool(d.device, ft->pool, nullptr);
-    if (ft->queries != VK_NULL_HANDLE) d.fn.DestroyQueryPool(d.device, ft->queries, nullptr);
+    for (uint32_t k = 0; k < ft->chunk_count; ++k) {
+      d.fn.DestroyCommandPool(d.device, ft->chunks[k]->pool, nullptr);
+      d.fn.DestroyQueryPool(d.device, ft->chunks[k]->queries, nullptr);
+    }
   }
   d.families.clear();
 }
@@ -791,6 +961,38 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
     send_unavailable(d.source, "device:" + m.name, m.reason);
 }
 
+// The bracketing probe (bracket_probe.hpp) on each queue the program
+// asked for whose family the layer times; the program has no queue yet.
+void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
+  const DeviceFns& f = d.fn;
+  const ProbeFns pf{f.GetDeviceQueue,     f.QueueSubmit,        f.CreateFence,
+                    f.DestroyFence,       f.WaitForFences,      f.ResetFences,
+                    f.CreateQueryPool,    f.DestroyQueryPool,   f.GetQueryPoolResults,
+                    f.CreateCommandPool,  f.DestroyCommandPool, f.AllocateCommandBuffers,
+                    f.BeginCommandBuffer, f.EndCommandBuffer,   f.CmdWriteTimestamp,
+                    f.CmdResetQueryPool,  d.set_loader_data};
+  const TicksToNs to_ns = [&d](uint64_t ticks) -> std::optional<int64_t> {
+    auto m = d.mapper(ticks);
+    return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
+  };
+  for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
+    const VkDeviceQueueCreateInfo& q = info.pQueueCreateInfos[i];
+    auto it = d.families.find(q.queueFamilyIndex);
+    if (it == d.families.end() || !it->second->can_time || q.flags != 0) continue;
+    for (uint32_t index = 0; index < q.queueCount; ++index) {
+      BracketRecord r;
+      if (auto why =
+              probe_bracketing(d.device, pf, q.queueFamilyIndex, index, kProbeRounds, to_ns, r)) {
+        send_unavailable(d.source, "bracketing",
+                         "queue family " + std::to_string(q.queueFamilyIndex) + " index " +
+                             std::to_string(index) + ": " + *why);
+      } else {
+        RecordSender::process().send(r, RecordType::bracket, d.source);
+      }
+    }
+  }
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
                                                   const VkDeviceCreateInfo* info,
                                                   const VkAllocationCallbacks* alloc,
@@ -897,6 +1099,10 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   LATLAB_LOAD(EndCommandBuffer);
   LATLAB_LOAD(CmdWriteTimestamp);
   LATLAB_LOAD(CmdResetQueryPool);
+  LATLAB_LOAD(CreateFence);
+  LATLAB_LOAD(DestroyFence);
+  LATLAB_LOAD(WaitForFences);
+  LATLAB_LOAD(ResetFences);
 #undef LATLAB_LOAD
   f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, *out, "vkQueueSubmit2KHR");
   if (present.method == PresentMethod::present_wait) {
@@ -936,6 +1142,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     if (fam < n && dp->families.count(fam) == 0)
       create_family(*dp, fam, props[fam].timestampValidBits);
   }
+  probe_queues(*dp, mine);
   if (present.method == PresentMethod::none)
     send_unavailable(dp->source, "present_complete", present.why_not);
   if (!present.note.empty()) send_unavailable(dp->source, "present_timing", present.note);
@@ -1119,6 +1326,9 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
     p.rec.no_span = NoSpan::cannot_time;
   } else {
     slot_use = fam->take();
+    // More in flight than ever before: a chunk more, made here (rarely:
+    // the collector grows the family ahead of need).
+    if (slot_use.slot == UINT32_MAX && grow_family(*d, *fam, 1)) slot_use = fam->take();
     if ((p.slot = slot_use.slot) == UINT32_MAX) p.rec.no_span = NoSpan::ring_full;
   }
   thread_local Bracketed scratch;

@@ -76,6 +76,28 @@ std::string swapchains_table(const CaptureResult& c) {
   return t + "</table>\n";
 }
 
+// What capture cost the program per frame, and what a span includes
+// (docs/capture.md, "Cost" and "What a span includes").
+std::string cost_table(const CaptureResult& c) {
+  const CaptureOverhead& o = c.overhead;
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "latlab's CPU per frame, us (calls and threads)", number(o.layer_cpu_per_frame_us, 1));
+  row(t, "of it in latlab's threads, us", number(o.threads_cpu_per_frame_us, 1));
+  row(t, "latlab threads", count(o.threads));
+  row(t, "driver CPU per frame for the layer's command buffers, us (estimate)",
+      number(o.driver_cpu_per_frame_us, 1));
+  row(t, "not included", text(o.leaves_out));
+  for (const CaptureBracketing& b : c.bracketing) {
+    row(t,
+        fmt::format("span offset, pid {} queue {}.{}: before / after p50, us", b.pid,
+                    b.queue_family, b.queue_index),
+        fmt::format("{:.1f} / {:.1f} (min {:.1f} / {:.1f}, max {:.1f} / {:.1f})", b.before_p50_us,
+                    b.after_p50_us, b.before_min_us, b.after_min_us, b.before_max_us,
+                    b.after_max_us));
+  }
+  return t + "</table>\n";
+}
+
 std::string sources_table(const CaptureResult& c) {
   if (c.sources.empty())
     return "<p class=\"warn\">No frame source reported: the program made no Vulkan device or GL "
@@ -147,7 +169,8 @@ std::string capture_section(const RunResult& r, const std::string& prefix, json&
   s += "<h3>Per submission</h3>\n" + figures_table("per submission", c.submit_figures);
   s += "<h3>The layer's own cost</h3>\n" +
        figures_table("layer CPU", {{"per submit", c.layer_cpu_per_submit},
-                                   {"per present", c.layer_cpu_per_present}});
+                                   {"per present", c.layer_cpu_per_present}}) +
+       cost_table(c);
   s += "<h3>Machine</h3>\n" + machine_table(r);
   return s;
 }

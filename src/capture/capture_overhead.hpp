@@ -1,0 +1,27 @@
+// What capture cost the program, from the record stream's summary: the
+// result's `overhead` beyond the distributions of the layer's calls, and the
+// bracketing probes (docs/capture.md, "Cost").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "capture/capture_stream.hpp"
+#include "latlab/bench/capture_result.hpp"
+
+namespace latlab::capture {
+
+// What the per-frame figures of CaptureOverhead leave out.
+inline constexpr const char* kOverheadLeavesOut =
+    "the driver's work for the layer's query reads (lavapipe drains the queue in each one) and "
+    "the GPU time of its command buffers (bracketing: before/after): driver_cpu_per_frame_us "
+    "is an estimate from the bracketing probe, not a measurement in the program; "
+    "bench/dev/capture_overhead.sh measures the program's whole slowdown";
+
+// `brackets`: the stream's probes (driver_cpu_per_frame_us comes from them).
+CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedBracket>& brackets);
+
+// The probes as the result holds them.
+std::vector<CaptureBracketing> bracketing_of(const std::vector<CapturedBracket>& brackets);
+
+}  // namespace latlab::capture
