@@ -17,6 +17,9 @@ std::string fixed(const char* format, double v) {
   return buf;
 }
 
+// The largest miss, in tolerances, the re-check corrects.
+constexpr double kMaxDriftTolerances = 3.0;
+
 }  // namespace
 
 WarmupCheck recheck_in_warmup(LatencyModeDesc& mode, std::span<const FrameRecord> warmup,
@@ -55,6 +58,16 @@ WarmupCheck recheck_in_warmup(LatencyModeDesc& mode, std::span<const FrameRecord
   if (std::fabs(miss) <= uncertainty) {
     w.outcome = seen + ": within the warm-up's own uncertainty (+/-" +
                 fixed("%.2f", uncertainty * 100.0) + "%), complexity kept";
+    return w;
+  }
+  // Drift between calibration and run is a few percent; a larger miss says
+  // the device's load changed under the warm-up (another process on a CPU
+  // device), and moving along the slope for it would leave the measured
+  // blocks far off target once it is gone.
+  if (std::fabs(miss) > kMaxDriftTolerances * target.tolerance) {
+    w.outcome = seen + ": more than " + fixed("%.0f", kMaxDriftTolerances) +
+                " times the tolerance, not drift (the device's load changed under the "
+                "warm-up), complexity kept";
     return w;
   }
   if (!(slope > 0.0) || !std::isfinite(slope)) {

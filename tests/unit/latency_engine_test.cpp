@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -654,7 +655,8 @@ LatencyRun run_rechecked(double target_offset_steps, double tolerance) {
 }
 
 TEST(LatencyEngine, WarmupRecheckMovesTheComplexityAlongTheSlope) {
-  const LatencyRun run = run_rechecked(5.0, 0.02);
+  // Five steps are 18 % of this target: within three tolerances of 8 %.
+  const LatencyRun run = run_rechecked(5.0, 0.08);
   ASSERT_EQ(run.modes.size(), 1u);
   const LatencyModeResult& m = run.modes[0];
   ASSERT_TRUE(m.gpu_target && m.gpu_target->warmup_check);
@@ -686,6 +688,25 @@ TEST(LatencyEngine, WarmupRecheckKeepsAComplexityWithinHalfTheTolerance) {
   EXPECT_EQ(w.complexity_after, 10u) << w.outcome;
   EXPECT_EQ(run.modes[0].workload.complexity, 10u);
   EXPECT_NE(w.outcome.find("within half the tolerance"), std::string::npos) << w.outcome;
+}
+
+TEST(LatencyEngine, WarmupRecheckLeavesAMissOfMoreThanThreeTolerancesAlone) {
+  // The same 5 steps off, with a tolerance so small that the miss is far
+  // beyond drift: another load on the device, not a complexity to move.
+  const LatencyRun base = run_rechecked(5.0, 0.02);
+  ASSERT_TRUE(base.modes.size() == 1 && base.modes[0].gpu_target &&
+              base.modes[0].gpu_target->warmup_check &&
+              base.modes[0].gpu_target->warmup_check->median_ms);
+  const double miss = std::fabs(*base.modes[0].gpu_target->warmup_check->median_ms -
+                                base.modes[0].gpu_target->target.target_ms) /
+                      base.modes[0].gpu_target->target.target_ms;
+  const LatencyRun run = run_rechecked(5.0, miss / 3.5);
+  ASSERT_EQ(run.modes.size(), 1u);
+  ASSERT_TRUE(run.modes[0].gpu_target && run.modes[0].gpu_target->warmup_check);
+  const WarmupCheck& w = *run.modes[0].gpu_target->warmup_check;
+  EXPECT_EQ(w.complexity_after, 10u) << w.outcome;
+  EXPECT_EQ(run.modes[0].workload.complexity, 10u);
+  EXPECT_NE(w.outcome.find("not drift"), std::string::npos) << w.outcome;
 }
 
 TEST(LatencyEngine, WarmupRecheckNeedsATargetAndAPositiveSlope) {
