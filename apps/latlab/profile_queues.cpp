@@ -10,7 +10,7 @@
 //   async compute  async.consume, async.simulate: copy the upload into its
 //                  buffer and run a compute pass on it (dedicated compute
 //                  family); waits for the upload through a semaphore
-//   graphics       the single-queue frame's zones (profile_rig.hpp) on the
+//   graphics       the single-queue frame's zones (latlab/core/profile_rig.hpp) on the
 //                  context's queue, overlapping the two above
 // A role whose family the device lacks runs on the context's queue (said in
 // the output). Families that can time but have no role (e.g. video) get a

@@ -39,7 +39,7 @@ bool profile_names_several_devices(const std::string& device);
 // failing device's exit code, the others still run.
 int profile_queues(const QueuesProfileRequest& request);
 
-// The single-queue frame's eight zones (profile_rig.hpp's header comment),
+// The single-queue frame's eight zones (latlab/core/profile_rig.hpp's tree),
 // recorded into `cmd`; the graphics command buffer of --queues all.
 void record_reference_frame(VulkanGpuProfiler& prof, VulkanComputeWorkload& compute,
                             VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c);

@@ -26,6 +26,44 @@
 #include "latlab/profiler_trace.hpp"
 #include "latlab/vulkan.hpp"
 
+namespace latlab::cli {
+
+// The zones of one reference frame (the tree in latlab/core/profile_rig.hpp)
+// on the graphics command buffer of --queues all.
+void record_reference_frame(VulkanGpuProfiler& prof, VulkanComputeWorkload& compute,
+                            VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c) {
+  const uint32_t c2 = std::min<uint32_t>(4096, 2 * c);
+  LATLAB_GPU_ZONE(prof, cmd, "frame");
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "simulate");
+    compute.record_pass(cmd, c, 0);
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "lighting");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.direct");
+      compute.record_pass(cmd, c2, 1);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "lighting.indirect");
+      compute.record_pass(cmd, c, 2);
+    }
+  }
+  {
+    LATLAB_GPU_ZONE(prof, cmd, "post");
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.bloom");
+      fragment.record_pass(cmd, c, 0);
+    }
+    {
+      LATLAB_GPU_ZONE(prof, cmd, "post.tonemap");
+      fragment.record_pass(cmd, c, 1);
+    }
+  }
+}
+
+}  // namespace latlab::cli
+
 namespace latlab::cli::queues {
 
 namespace {

@@ -125,9 +125,4 @@ bool close_trace_file(ChromeTraceWriter& trace, const std::string& partial_reaso
   return true;
 }
 
-std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run, uint64_t frames) {
-  if (interrupt == nullptr || !interrupt->load()) return "";
-  return fmt::format("interrupted after {} of {} frames", run, frames);
-}
-
 }  // namespace latlab

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/backend.hpp"
+#include "latlab/bench/profile_run.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_trace.hpp"
@@ -43,11 +45,19 @@ bool open_trace_file(const std::string& path, ChromeTraceWriter& trace);
 // partial with `partial_reason` when that is not empty; false, with the
 // reason on stderr, when it could not be written.
 bool close_trace_file(ChromeTraceWriter& trace, const std::string& partial_reason);
-// The partial reason of a run that `interrupt` stopped after `run` of
-// `frames` frames; "" when it was not stopped.
-std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run, uint64_t frames);
 // Prints the tree of the newest retained frame with zones (the very last
 // one closed is empty); nothing if none is retained.
 void print_newest_frame_tree(const GpuProfiler& prof, const std::string& queue_name);
+
+// `latlab profile` on one rig (profile_result_report.cpp): the JSON document
+// of `result` (run on `backend`, its rig opened with `rig`), on stdout.
+void print_profile_json(const ProfilePlan& plan, const ProfileRigDesc& rig, Backend backend,
+                        const ProfileResult& result);
+// The text output: host mapping, stat table, newest frame, counters, notes,
+// trace line, footer.
+void print_profile_text(const ProfilePlan& plan, const ProfileResult& result);
+// On stderr, after a run: why it stopped early, the zones without a time,
+// why the trace could not be written, the rig's own findings.
+void print_profile_findings(const ProfileResult& result);
 
 }  // namespace latlab

@@ -20,6 +20,7 @@
 
 #include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/core/profile_rig.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -219,5 +220,10 @@ class VulkanLatencyDevice final : public LatencyDevice {
 
 // The same device behind the backend-neutral interface.
 Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc);
+
+// `latlab profile`'s rig on this backend (latlab/core/profile_rig.hpp);
+// null, with `failure` set, when it cannot run the reference frame.
+std::unique_ptr<ProfileRig> open_vulkan_profile_rig(const ProfileRigDesc& desc,
+                                            ProfileFailure& failure);
 
 }  // namespace latlab
