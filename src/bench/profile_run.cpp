@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler.hpp"
 #include "latlab/profiler_queues.hpp"
+#include "profile_frame.hpp"
 
 namespace latlab {
 namespace {
@@ -40,39 +40,6 @@ std::unique_ptr<Calibrator> start_clock_model(const ProfileClock& clock, std::st
   return calibrator;
 }
 
-// The zones of one reference frame (the tree in latlab/core/profile_rig.hpp)
-// around the rig's passes.
-Result<void> record_frame(GpuProfiler& prof, ProfileRig& rig, GpuCommandStream s, uint32_t c) {
-  const uint32_t c2 = std::min<uint32_t>(kMaxComplexity, 2 * c);
-  LATLAB_GPU_ZONE(prof, s, "frame");
-  {
-    LATLAB_GPU_ZONE(prof, s, "simulate");
-    if (auto r = rig.record_pass(s, ProfilePass::simulate, c); !r) return r;
-  }
-  {
-    LATLAB_GPU_ZONE(prof, s, "lighting");
-    {
-      LATLAB_GPU_ZONE(prof, s, "lighting.direct");
-      if (auto r = rig.record_pass(s, ProfilePass::lighting_direct, c2); !r) return r;
-    }
-    {
-      LATLAB_GPU_ZONE(prof, s, "lighting.indirect");
-      if (auto r = rig.record_pass(s, ProfilePass::lighting_indirect, c); !r) return r;
-    }
-  }
-  if (!rig.has_post()) return {};
-  LATLAB_GPU_ZONE(prof, s, "post");
-  {
-    LATLAB_GPU_ZONE(prof, s, "post.bloom");
-    if (auto r = rig.record_pass(s, ProfilePass::bloom, c); !r) return r;
-  }
-  {
-    LATLAB_GPU_ZONE(prof, s, "post.tonemap");
-    if (auto r = rig.record_pass(s, ProfilePass::tonemap, c); !r) return r;
-  }
-  return {};
-}
-
 // Waits for `slot`, retires the frame the rig names, and puts the wait on
 // the trace (null: none).
 Result<void> wait_slot(ProfileRig& rig, GpuProfiler& prof, uint32_t slot,
@@ -92,9 +59,13 @@ Result<void> run_frame(ProfileRig& rig, GpuProfiler& prof, uint32_t slot, uint32
   const uint64_t id = prof.current_frame_id();
   auto stream = rig.begin(slot);
   if (!stream) return stream.error();
-  if (auto r = record_frame(prof, rig, stream.value(), complexity); !r) return r;
+  const GpuCommandStream s = stream.value();
+  auto r = profile_detail::record_reference_frame(
+      prof, s, complexity, rig.has_post(),
+      [&](ProfilePass pass, uint32_t c) { return rig.record_pass(s, pass, c); });
+  if (!r) return r;
   const int64_t s0 = host_now_ns();
-  if (auto s = rig.submit(slot, id); !s) return s;
+  if (auto sub = rig.submit(slot, id); !sub) return sub;
   if (trace == nullptr) return {};
   if (rig.launch_span()) {
     trace->add_span("CPU main", "launch", r0, host_now_ns());

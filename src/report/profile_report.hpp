@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "latlab/bench/backend.hpp"
+#include "latlab/bench/profile_queues_run.hpp"
 #include "latlab/bench/profile_run.hpp"
 #include "latlab/clock_model.hpp"
 #include "latlab/profiler.hpp"
@@ -59,5 +60,16 @@ void print_profile_text(const ProfilePlan& plan, const ProfileResult& result);
 // On stderr, after a run: why it stopped early, the zones without a time,
 // why the trace could not be written, the rig's own findings.
 void print_profile_findings(const ProfileResult& result);
+
+// `latlab profile --queues all` and device lists
+// (profile_queues_report.cpp): the queues a device used, its roles' notes and
+// the families left out; its tables, overlaps and footer; its findings on
+// stderr (zones without a time, validation messages); the JSON document of
+// every device (`several`: {"devices": [...]}), on stdout.
+void print_queues_used(const QueuesDeviceResult& device);
+void print_queues_device_text(const QueuesDeviceResult& device);
+void print_queues_device_findings(const QueuesDeviceResult& device);
+void print_profile_queues_json(const QueuesProfilePlan& plan, const ProfileRigDesc& rig,
+                               const QueuesProfileResult& result, bool several);
 
 }  // namespace latlab

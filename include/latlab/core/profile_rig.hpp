@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "latlab/calibrator.hpp"
@@ -57,8 +58,13 @@ enum class ProfileFailureKind {
   run_failed,          // a driver call failed
 };
 struct ProfileFailure {
+  ProfileFailure() = default;
+  ProfileFailure(std::string why, ProfileFailureKind what, std::string device_name = {})
+      : message(std::move(why)), kind(what), device(std::move(device_name)) {}
+
   std::string message;
   ProfileFailureKind kind = ProfileFailureKind::run_failed;
+  std::string device;  // the device's name once it was opened; "" before
 };
 
 // How the rig's device clock reaches the host clock: a sampler of

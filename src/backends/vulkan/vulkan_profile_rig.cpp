@@ -1,7 +1,6 @@
 // The profile rig on Vulkan (latlab/core/profile_rig.hpp): the reference
 // frame as compute and fragment passes in one command buffer per frame slot
 // (VulkanFrameRing), timed on the context's queue.
-#include <charconv>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,16 +9,13 @@
 #include "latlab/core/profile_rig.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/vulkan.hpp"
+#include "vulkan_profile_parts.hpp"
 
 namespace latlab {
 namespace {
 
-// A double as its shortest round-trip text ("1", "52.083333").
-std::string shortest(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
+using vulkan_profile::exceeds_limits;
+using vulkan_profile::shortest;
 
 // The context and the frame's objects. Members go in reverse: the ring (it
 // waits for its work), the workloads, then the context.
@@ -133,12 +129,6 @@ ProfileRigReport VulkanProfileRig::report() {
   return r;
 }
 
-bool exceeds_limits(const VulkanContext& ctx, const ProfileRigDesc& desc) {
-  const auto& limits = ctx.properties().limits;
-  return uint64_t{desc.width} * desc.height * 16 > limits.maxStorageBufferRange ||
-         desc.width > limits.maxFramebufferWidth || desc.height > limits.maxFramebufferHeight;
-}
-
 void describe(const VulkanContext& ctx, const ProfileRigDesc& desc) {
   if (!desc.on_line) return;
   const auto& caps = ctx.capabilities();
@@ -168,9 +158,7 @@ std::unique_ptr<ProfileRig> open_vulkan_profile_rig(const ProfileRigDesc& desc,
   }
   describe(*ctx.value(), desc);
   if (exceeds_limits(*ctx.value(), desc)) {
-    failure = {"--size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
-                   " exceeds " + ctx.value()->device_name() + "'s limits",
-               ProfileFailureKind::usage};
+    failure = vulkan_profile::size_failure(*ctx.value(), desc);
     return nullptr;
   }
   return std::make_unique<VulkanProfileRig>(std::move(ctx.value()), desc);
