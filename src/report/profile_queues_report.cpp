@@ -9,6 +9,7 @@
 
 #include "latlab/host_clock.hpp"
 #include "latlab/profiler_queues.hpp"
+#include "report/profile_json.hpp"
 #include "report/profile_report.hpp"
 
 namespace latlab {

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "report/profile_json.hpp"
+
 namespace latlab {
 
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {

@@ -1,12 +1,10 @@
-// What `latlab profile` prints, shared by its driver (apps/latlab/profile.cpp, over every
-// backend's rig) and `--queues all` (profile_queues.cpp): one JSON shape for
-// the zone table, the counters and the clock fit, and the newest frame's tree.
+// What `latlab profile` prints, from the typed results of run_profile and
+// run_profile_queues (latlab/bench/profile_run.hpp, profile_queues_run.hpp):
+// text, JSON (the shapes in profile_json.hpp) and findings on stderr.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,17 +17,6 @@
 
 namespace latlab {
 
-// The zone table: one object per zone name, in first-seen order.
-nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats);
-// frames_collected, zones_ok, zones_dropped, zones_invalid, zones_overlapped,
-// frames_without_queries.
-nlohmann::json profile_counters_json(const ProfilerCounters& counters);
-// pairs_used, drift_ppm, base_error_ns, estimated; null without a fit.
-nlohmann::json profile_clock_fit_json(const std::shared_ptr<const ClockFit>& fit);
-// `trace` of the JSON output: path, spans, gpu_zones_unmapped, spans_late,
-// written, partial.
-nlohmann::json profile_trace_json(const std::string& path, const ChromeTraceWriter& trace,
-                                  bool written, bool partial);
 // The text output's lines every backend prints: "  host mapping: ..." with the
 // fit (before the table), the counters line, and the trace line (when written).
 void print_host_mapping_line(const std::string& mapping,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "latlab/host_clock.hpp"
+#include "report/profile_json.hpp"
 #include "report/profile_report.hpp"
 
 namespace latlab {
