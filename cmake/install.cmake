@@ -21,7 +21,7 @@ set(LATLAB_COMPONENT_TABLE
   "opengl|core|OpenGL"
   "cuda|core|CUDAToolkit"
   "profiler|core|"
-  "engine|core,sim,vulkan,vulkan_rig,cuda,opengl|fmt"
+  "engine|core,sim,profiler,vulkan,vulkan_rig,cuda,opengl|fmt"
   "report|engine|nlohmann_json,fmt")
 
 set(LATLAB_COMPONENTS)

@@ -21,7 +21,8 @@ set(api_headers "vulkan|cuda|opengl|cupti")
 # headers and headers beside the file (no folder in the name):
 #   core      include/latlab/*.hpp (but the API and profiler headers), src/core/
 #   seam      include/latlab/core/: the rig seam (LatencyDevice, PresentPath,
-#             ReferencePath, PollTarget, MissingCapability), part of the core:
+#             ReferencePath, PollTarget, MissingCapability, and profile's
+#             ProfileRig and QueuesProfileRig), part of the core:
 #             every backend implements it, so it may include only the core
 #   gpu       a GPU or window system API's header (<vulkan/...>, <EGL/...>,
 #             <GL/...>, <cuda...>, <X11/...>, <xcb/...>): never in core or seam

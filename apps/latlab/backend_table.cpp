@@ -6,8 +6,29 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/vulkan_rig.hpp"
+#if LATLAB_HAVE_CUDA
+#include "latlab/bench/cuda_rig.hpp"
+#endif
+#if LATLAB_HAVE_OPENGL
+#include "latlab/bench/gl_rig.hpp"
+#endif
+
 namespace latlab::cli {
 namespace {
+
+// A backend this binary was built without (profile says so before opening).
+[[maybe_unused]] std::unique_ptr<ProfileRig> not_built(const ProfileRigDesc& /*desc*/,
+                                                       ProfileFailure& failure) {
+  failure = {"this backend is not built", ProfileFailureKind::missing_capability};
+  return nullptr;
+}
+#if !LATLAB_HAVE_CUDA
+constexpr OpenProfileRig open_cuda_profile_rig = not_built;
+#endif
+#if !LATLAB_HAVE_OPENGL
+constexpr OpenProfileRig open_gl_profile_rig = not_built;
+#endif
 
 constexpr const char* kCudaNoValidation =
     "--validation is a Vulkan option (the Khronos validation layer; on gl: KHR_debug); CUDA has "

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "latlab/bench/backend.hpp"
-#include "profile_rig.hpp"
+#include "latlab/core/profile_rig.hpp"
 
 namespace latlab::cli {
 
@@ -16,7 +16,7 @@ struct CliBackend {
   Backend id = Backend::sim;
   // `latlab profile`: opens the rig of the reference frame; null: profile
   // does not run on this backend.
-  std::unique_ptr<ProfileRig> (*open_profile_rig)(const ProfileRequest&, ProfileFailure&) = nullptr;
+  OpenProfileRig open_profile_rig = nullptr;
   const char* profile_zones_note = "";  // after "scoped GPU zones" in profile's first line
   // What --validation turns on ("on" / "on (KHR_debug)" in the settings
   // line); null: nothing, and `no_validation` says why.

@@ -6,11 +6,6 @@
 #include <cstdint>
 #include <string>
 
-#include "latlab/bench/vulkan_rig.hpp"
-#include "latlab/profiler.hpp"
-#include "latlab/profiler_vulkan.hpp"
-#include "latlab/vulkan.hpp"
-
 namespace latlab::cli {
 
 struct QueuesProfileRequest {
@@ -38,10 +33,5 @@ bool profile_names_several_devices(const std::string& device);
 // one trace with a GPU group per device, JSON {"devices": [...]}; the first
 // failing device's exit code, the others still run.
 int profile_queues(const QueuesProfileRequest& request);
-
-// The single-queue frame's eight zones (profile_rig.hpp's header comment),
-// recorded into `cmd`; the graphics command buffer of --queues all.
-void record_reference_frame(VulkanGpuProfiler& prof, VulkanComputeWorkload& compute,
-                            VulkanFragmentWorkload& fragment, VkCommandBuffer cmd, uint32_t c);
 
 }  // namespace latlab::cli

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "report/profile_json.hpp"
+
 namespace latlab {
 
 nlohmann::json profile_stats_json(const std::vector<ZoneStat>& stats) {
@@ -123,11 +125,6 @@ bool close_trace_file(ChromeTraceWriter& trace, const std::string& partial_reaso
     return false;
   }
   return true;
-}
-
-std::string profile_interrupted(const std::atomic<bool>* interrupt, uint64_t run, uint64_t frames) {
-  if (interrupt == nullptr || !interrupt->load()) return "";
-  return fmt::format("interrupted after {} of {} frames", run, frames);
 }
 
 }  // namespace latlab

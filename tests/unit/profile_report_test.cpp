@@ -1,5 +1,6 @@
 // `latlab profile`'s JSON parts (src/report/profile_report.cpp): a zone
 // with no timed frame has no statistics, and no fit is null, never zeros.
+#include "report/profile_json.hpp"
 #include "report/profile_report.hpp"
 
 #include <gtest/gtest.h>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "latlab/core/latency_device.hpp"
+#include "latlab/core/profile_rig.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/result.hpp"
 
@@ -159,5 +160,10 @@ struct GlobaltimerProbe {
 };
 // Runs on `device` (-1: current) and waits for the result (blocking).
 Result<GlobaltimerProbe> probe_globaltimer(int device = -1, uint32_t steps = 1000);
+
+// `latlab profile`'s rig on this backend (latlab/core/profile_rig.hpp);
+// null, with `failure` set, when it cannot run the reference frame.
+std::unique_ptr<ProfileRig> open_cuda_profile_rig(const ProfileRigDesc& desc,
+                                            ProfileFailure& failure);
 
 }  // namespace latlab

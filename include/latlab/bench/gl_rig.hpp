@@ -12,6 +12,7 @@
 
 #include "latlab/clock_model.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/core/profile_rig.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/result.hpp"
 
@@ -90,5 +91,10 @@ class GlLatencyDevice final : public LatencyDevice {
 
 Result<std::unique_ptr<LatencyDevice>> create_gl_latency_device(
     const GlLatencyDeviceDesc& desc = {});
+
+// `latlab profile`'s rig on this backend (latlab/core/profile_rig.hpp);
+// null, with `failure` set, when it cannot run the reference frame.
+std::unique_ptr<ProfileRig> open_gl_profile_rig(const ProfileRigDesc& desc,
+                                            ProfileFailure& failure);
 
 }  // namespace latlab

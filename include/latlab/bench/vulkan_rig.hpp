@@ -18,8 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "latlab/core/profile_queues_rig.hpp"
+#include "latlab/core/profile_rig.hpp"
+#include "latlab/result.hpp"
 #include "latlab/timestamp_query_pool.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -219,5 +221,16 @@ class VulkanLatencyDevice final : public LatencyDevice {
 
 // The same device behind the backend-neutral interface.
 Result<std::unique_ptr<LatencyDevice>> create_vulkan_latency_device(const VulkanContextDesc& desc);
+
+// `latlab profile`'s rig on this backend (latlab/core/profile_rig.hpp);
+// null, with `failure` set, when it cannot run the reference frame.
+std::unique_ptr<ProfileRig> open_vulkan_profile_rig(const ProfileRigDesc& desc,
+                                                    ProfileFailure& failure);
+
+// `latlab profile --queues all`'s rig on one device
+// (latlab/core/profile_queues_rig.hpp); null, with `failure` set, when it
+// cannot run.
+std::unique_ptr<QueuesProfileRig> open_vulkan_queues_rig(const ProfileRigDesc& desc,
+                                                         bool all_queues, ProfileFailure& failure);
 
 }  // namespace latlab

@@ -1,0 +1,36 @@
+// What `latlab profile`'s two Vulkan rigs share (vulkan_profile_rig.cpp,
+// vulkan_queues_rig.cpp). Private to src/backends/vulkan/.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+
+#include "latlab/core/profile_rig.hpp"
+#include "latlab/vulkan.hpp"
+
+namespace latlab::vulkan_profile {
+
+// A double as its shortest round-trip text ("1", "52.083333"), as the
+// device line has always printed the tick period.
+inline std::string shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// True when a pass of `desc`'s size does not fit the device's limits.
+inline bool exceeds_limits(const VulkanContext& ctx, const ProfileRigDesc& desc) {
+  const auto& limits = ctx.properties().limits;
+  return uint64_t{desc.width} * desc.height * 16 > limits.maxStorageBufferRange ||
+         desc.width > limits.maxFramebufferWidth || desc.height > limits.maxFramebufferHeight;
+}
+
+// The failure of a size that exceeds_limits refused.
+inline ProfileFailure size_failure(const VulkanContext& ctx, const ProfileRigDesc& desc) {
+  return {"--size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + " exceeds " +
+              ctx.device_name() + "'s limits",
+          ProfileFailureKind::usage, ctx.device_name()};
+}
+
+}  // namespace latlab::vulkan_profile
