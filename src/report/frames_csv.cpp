@@ -5,16 +5,15 @@
 
 #include "core/output_file.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "report/present_report.hpp"
 
 namespace latlab {
+namespace {
 
-Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
-  OutputFile f;
-  if (Result<void> r = f.open(path); !r) return r;
-
-  std::string buf;
-  buf.reserve(1 << 16);
+// The header line; `section_column` puts `device_section` first.
+std::string frames_csv_header(const LatencyRun& run, bool section_column) {
+  std::string buf = section_column ? "device_section," : "";
   auto out = std::back_inserter(buf);
   buf += "frame_id,block_kind,block_index";
   for (size_t m = 0; m < kMarkerCount; ++m) {
@@ -31,57 +30,95 @@ Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
   buf += ",bookkeeping_overlap_ns,mode";
   append_present_csv_header(buf, run);
   buf += '\n';
+  return buf;
+}
 
-  const TickFormat& ticks = run.device.ticks;
+// One row of frame `i` of block `b`, after `prefix` ("" or "N,").
+void append_frame_row(std::string& buf, const LatencyRun& run, const BlockResult& b, uint64_t i,
+                      const std::string& prefix) {
+  auto out = std::back_inserter(buf);
+  const uint64_t id = b.first_device_frame + i;
+  const FrameRecord& r = run.frames[b.first_frame + i];
+  fmt::format_to(out, "{}{},{},{}", prefix, id, to_string(b.kind), b.index);
+  for (size_t m = 0; m < kMarkerCount; ++m) {
+    const auto marker = static_cast<Marker>(m);
+    if (!r.has(marker)) {
+      buf += ',';
+    } else if (marker == Marker::gpu_begin) {
+      fmt::format_to(out, ",{}", r.gpu_begin_ticks);
+    } else if (marker == Marker::gpu_end) {
+      fmt::format_to(out, ",{}", r.gpu_end_ticks);
+    } else {
+      fmt::format_to(out, ",{}", r.host_ns(marker));
+    }
+  }
+  if (r.has(Marker::gpu_end_host)) {
+    fmt::format_to(out, ",{}", r.map_error_ns);
+  } else {
+    buf += ',';
+  }
+  fmt::format_to(out, ",{},{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
+                 to_string(r.poll_status), (r.flags & kFrameConsumerBehind) ? 1 : 0,
+                 (r.flags & kFrameDeviceError) ? 1 : 0);
+  for (size_t s = 0; s < kSeriesCount; ++s) {
+    if (const auto v = series_value_ns(r, static_cast<Series>(s), run.device.ticks)) {
+      fmt::format_to(out, ",{}", *v);
+    } else {
+      buf += ',';
+    }
+  }
+  // latlab's own work inside the frame's path: empty without spans.
+  if (const auto o = bookkeeping_overlap_ns(r, run.bookkeeping); o && !run.bookkeeping.empty()) {
+    fmt::format_to(out, ",{}", *o);
+  } else {
+    buf += ',';
+  }
+  buf += ',';
+  buf += b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");
+  append_present_csv_row(buf, run, b.first_frame + i);
+  buf += '\n';
+}
+
+// Every warm-up and measured frame of `run`, flushed to `f` in pieces.
+Result<void> write_rows(OutputFile& f, std::string& buf, const LatencyRun& run,
+                        const std::string& prefix) {
   for (const BlockResult& b : run.blocks) {
     if (b.kind != BlockKind::warmup && b.kind != BlockKind::measured) continue;
     for (uint64_t i = 0; i < b.frames_run; ++i) {
-      const uint64_t id = b.first_device_frame + i;
-      const FrameRecord& r = run.frames[b.first_frame + i];
-      fmt::format_to(out, "{},{},{}", id, to_string(b.kind), b.index);
-      for (size_t m = 0; m < kMarkerCount; ++m) {
-        const auto marker = static_cast<Marker>(m);
-        if (!r.has(marker)) {
-          buf += ',';
-        } else if (marker == Marker::gpu_begin) {
-          fmt::format_to(out, ",{}", r.gpu_begin_ticks);
-        } else if (marker == Marker::gpu_end) {
-          fmt::format_to(out, ",{}", r.gpu_end_ticks);
-        } else {
-          fmt::format_to(out, ",{}", r.host_ns(marker));
-        }
-      }
-      if (r.has(Marker::gpu_end_host)) {
-        fmt::format_to(out, ",{}", r.map_error_ns);
-      } else {
-        buf += ',';
-      }
-      fmt::format_to(out, ",{},{},{},{},{}", to_string(r.gpu_status), to_string(r.fence_status),
-                     to_string(r.poll_status), (r.flags & kFrameConsumerBehind) ? 1 : 0,
-                     (r.flags & kFrameDeviceError) ? 1 : 0);
-      for (size_t s = 0; s < kSeriesCount; ++s) {
-        if (const auto v = series_value_ns(r, static_cast<Series>(s), ticks)) {
-          fmt::format_to(out, ",{}", *v);
-        } else {
-          buf += ',';
-        }
-      }
-      // latlab's own work inside the frame's path: empty without spans.
-      if (const auto o = bookkeeping_overlap_ns(r, run.bookkeeping);
-          o && !run.bookkeeping.empty()) {
-        fmt::format_to(out, ",{}", *o);
-      } else {
-        buf += ',';
-      }
-      buf += ',';
-      buf += b.mode < run.modes.size() ? run.modes[b.mode].name : std::string("baseline");
-      append_present_csv_row(buf, run, b.first_frame + i);
-      buf += '\n';
+      append_frame_row(buf, run, b, i, prefix);
       if (buf.size() > (1 << 15)) {
         if (Result<void> w = f.write(buf); !w) return w;
         buf.clear();
       }
     }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> write_frames_csv(const std::string& path, const LatencyRun& run) {
+  OutputFile f;
+  if (Result<void> r = f.open(path); !r) return r;
+  std::string buf = frames_csv_header(run, false);
+  buf.reserve(1 << 16);
+  if (Result<void> w = write_rows(f, buf, run, ""); !w) return w;
+  if (Result<void> w = f.write(buf); !w) return w;
+  return f.commit();
+}
+
+Result<void> write_frames_csv(const std::string& path, const RunResult& result) {
+  const RunResult& top = result.top_level();
+  if (!top.latency) return make_error(path + ": the result has no latency frames");
+  if (result.sections.size() <= 1) return write_frames_csv(path, *top.latency);
+  OutputFile f;
+  if (Result<void> r = f.open(path); !r) return r;
+  std::string buf = frames_csv_header(*top.latency, true);
+  buf.reserve(1 << 16);
+  for (const DeviceSectionResult& s : result.sections) {
+    if (s.result.empty() || !s.result.front().latency) continue;
+    const std::string prefix = std::to_string(s.head.section) + ",";
+    if (Result<void> w = write_rows(f, buf, *s.result.front().latency, prefix); !w) return w;
   }
   if (Result<void> w = f.write(buf); !w) return w;
   return f.commit();

@@ -84,6 +84,14 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
 // scheduled frame; absent markers are empty cells), written atomically.
 Result<void> write_frames_csv(const std::string& path, const LatencyRun& run);
 
+struct RunResult;
+
+// The per-frame CSV of a latency result: one file for every device section.
+// With several sections each row starts with `device_section` (the section's
+// position); with one device (or one section) the file is the LatencyRun's,
+// byte for byte. Error when no section has a latency run.
+Result<void> write_frames_csv(const std::string& path, const RunResult& result);
+
 // The readable summary printed on stdout.
 std::string format_run_table(const LatencyRun& run);
 
