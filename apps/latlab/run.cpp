@@ -151,14 +151,14 @@ int run_command(RunCommand& c) {
   // --json, or an output on stdout, keeps stdout for that document.
   const bool stdout_taken = c.outputs.json || run_outputs_take_stdout(c.outputs);
   std::FILE* info = stdout_taken ? stderr : stdout;
-  if (is_device_list(c.plan.device)) {
-    InterruptScope interrupt;
-    return run_device_list(c, info, InterruptScope::flag());
-  }
   // Opened (its schema version checked) before anything runs; a new store
   // is created only when the run is appended.
   std::unique_ptr<store::ResultsStore> store;
   if (c.outputs.use_store && !(store = open_run_store(c.outputs.store))) return kExitUsage;
+  if (is_device_list(c.plan.device)) {
+    InterruptScope interrupt;
+    return run_device_list(c, info, InterruptScope::flag(), store.get());
+  }
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.

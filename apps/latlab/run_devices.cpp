@@ -1,6 +1,7 @@
 // latlab run --device all (or a list): opens every listed device, echoes the
 // sections, hands them to the engine (run_on_devices: interleaved blocks on
-// the same deadlines, one result section per device) and reports the result.
+// the same deadlines, one result section per device) and hands the result to
+// the reporters of a one-device run (report_run).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -14,7 +15,6 @@
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/latency_devices.hpp"
 #include "latlab/bench/run_engine.hpp"
-#include "report/result_json.hpp"
 #include "report/score_report.hpp"
 #include "run_parts.hpp"
 
@@ -25,9 +25,6 @@ namespace {
 std::string unsupported(const RunCommand& c) {
   if (c.present) return "--present";
   if (c.plan.want_perf) return "--mode performance/all (Performance)";
-  if (!c.outputs.frames_csv.empty()) return "--frames-csv";
-  if (!c.outputs.report.empty()) return "--report";
-  if (c.outputs.use_store) return "--store";
   return "";
 }
 
@@ -86,54 +83,10 @@ void set_identities(Backend backend, RunResult& r) {
   }
 }
 
-// The table of every section (stdout) and each section's validation
-// findings; returns the exit code so far.
-int print_result(const RunCommand& c, const RunResult& r) {
-  int rc = kExitOk;
-  for (const DeviceSectionResult& s : r.sections) {
-    if (s.status != "ok") rc = kExitRunFailed;
-    if (s.result.empty()) continue;
-    const std::optional<ValidationReport>& v = s.result.front().meta.validation;
-    if (!v || v->error_count == 0) continue;
-    std::fprintf(stderr,
-                 "latlab run: device section %u: the validation layer reported %llu errors\n",
-                 s.head.section, static_cast<unsigned long long>(v->error_count));
-    for (const std::string& m : v->messages) std::fprintf(stderr, "  %s\n", m.c_str());
-    rc = kExitRunFailed;
-  }
-  if (c.outputs.json) {
-    std::printf("%s\n", run_result_to_json(r).dump(2).c_str());
-    return rc;
-  }
-  for (const DeviceSectionResult& s : r.sections) {
-    std::printf("\n== device section %u: %s device %s: %s [%s]\n", s.head.section,
-                std::string(backend_name(c.plan.backend)).c_str(), s.head.selector.c_str(),
-                s.device_name.c_str(), s.status.c_str());
-    if (s.result.empty()) {
-      std::printf("  failed: %s\n", s.failure.c_str());
-      continue;
-    }
-    const RunResult& one = s.result.front();
-    std::fputs(format_run_table(*one.latency).c_str(), stdout);
-    if (one.loaded.asked && !one.loaded.runs)
-      std::printf("  Loaded unavailable: %s\n", one.loaded.unavailable.c_str());
-    std::fputs(format_score(score_for_display(one)).c_str(), stdout);
-  }
-  return rc;
-}
-
-void print_failures(const RunCommand& c, const RunResult& r) {
-  for (const DeviceSectionResult& s : r.sections) {
-    if (s.status == "ok") continue;
-    std::fprintf(stderr, "latlab run: device section %u (%s %s) %s: %s\n", s.head.section,
-                 std::string(backend_name(c.plan.backend)).c_str(), s.head.selector.c_str(),
-                 s.status == "failed" ? "failed" : "incomplete", s.failure.c_str());
-  }
-}
-
 }  // namespace
 
-int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt) {
+int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt,
+                    store::ResultsStore* store) {
   if (const std::string u = unsupported(c); !u.empty()) {
     std::fprintf(stderr, "latlab run: %s is not supported with several devices (--device %s)\n",
                  u.c_str(), c.plan.device.c_str());
@@ -173,12 +126,7 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
   }
   set_identities(c.plan.backend, out.result);
   attach_latency_scores(out.result);
-  int rc = print_result(c, out.result);
-  if (!c.outputs.out.empty() && !write_result_json(c.outputs.out, run_result_to_json(out.result),
-                                                   info, rc == kExitOk ? "" : " (incomplete)"))
-    rc = kExitWriteFailed;
-  print_failures(c, out.result);
-  return rc;
+  return report_run(c.outputs, out.result, info, store);
 }
 
 }  // namespace latlab::cli

@@ -35,14 +35,18 @@ Result<void> check_run_files(const RunOutputs& o);
 bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,
                        const char* suffix);
 
-// Every reporter of a one-device (or Performance-only) result: the table
-// or --json, --out, --frames-csv, --report, the store when not null, the
-// validation findings. Returns the exit code.
+// Every reporter of a result (one device, Performance-only, or several
+// devices' sections): the table (one per section) or --json, --out,
+// --frames-csv, --report, the store when not null, the validation findings
+// and what did not complete. Returns the exit code (1 when a section is not
+// ok).
 int report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
                store::ResultsStore* store);
 
 // `run --device all` or a device list (run_devices.cpp): every device in
-// interleaved blocks, one section per device. Returns the exit code.
-int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt);
+// interleaved blocks, one section per device, appended to `store` when not
+// null. Returns the exit code.
+int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt,
+                    store::ResultsStore* store);
 
 }  // namespace latlab::cli

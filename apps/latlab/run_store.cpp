@@ -18,7 +18,7 @@ bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::order
                std::FILE* info) {
   // The typed result itself, with its document as written (no text parsed).
   const std::string text = doc.dump(2) + "\n";
-  Result<int64_t> id = s.add(r, store::StoredText{text}, store::frame_series_of(*r.latency));
+  Result<int64_t> id = s.add(r, store::StoredText{text}, store::frame_series_of(*r.top_level().latency));
   if (!id) {
     std::fprintf(stderr, "latlab run: --store: %s\n", id.error().message.c_str());
     return false;

@@ -18,8 +18,10 @@ namespace latlab::cli {
 // prints why and returns nullptr.
 std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
 
-// Appends the result `r` (its JSON document `doc`, as written) with its
-// per-frame series; prints where. False (printed) when it could not be stored.
+// Appends the result `r` (its JSON document `doc`, as written) with the
+// per-frame series of its top-level device (which a several-device run's
+// row describes, as `store add` stores it); prints where. False (printed) when it could not be
+// stored.
 bool store_run(store::ResultsStore& s, const RunResult& r, const nlohmann::ordered_json& doc,
                std::FILE* info);
 

@@ -4,10 +4,14 @@
 // device) with the validation layer for the real path; tests that need two
 // devices of a backend skip with the reason.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_run_helpers.hpp"
 
@@ -137,8 +141,7 @@ TEST(RunSeveral, SimDevicesInterleaveWithOneSectionEach) {
 TEST(RunSeveral, TurnWarmupCanBeTurnedOff) {
   TempDir dir;
   const auto out = dir.path / "r.json";
-  const CliResult r =
-      run_cli(std::string(kShortRun) + " --turn-warmup-ms 0 --out " + out.string());
+  const CliResult r = run_cli(std::string(kShortRun) + " --turn-warmup-ms 0 --out " + out.string());
   ASSERT_EQ(r.rc, 0) << r.output;
   const auto j = nlohmann::json::parse(slurp(out));
   for (const auto& sec : j["devices_run"]["sections"]) {
@@ -171,7 +174,7 @@ TEST(RunSeveral, AFaultOnOneDeviceKeepsTheOthersResults) {
 }
 
 TEST(RunSeveral, UnsupportedOptionsAndBadListsAreBadInput) {
-  for (const char* extra : {" --mode all", " --frames-csv /tmp/x.csv", " --device 1,1"}) {
+  for (const char* extra : {" --mode all", " --device 1,1"}) {
     const CliResult r = run_cli(std::string(kShortRun) + extra + " --out ''");
     EXPECT_EQ(r.rc, 2) << extra << ": " << r.output;
   }
@@ -213,6 +216,139 @@ TEST(ClocksSeveral, VulkanCrossCheckOfTwoDevices) {
   }
   EXPECT_TRUE(j["cross_check"]["error"].is_null()) << j["cross_check"].dump();
   EXPECT_TRUE(j["cross_check"]["agree"].get<bool>()) << j["cross_check"]["verdict"];
+}
+
+// The lines of `text`.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::string first_cell(const std::string& line) { return line.substr(0, line.find(',')); }
+
+TEST(RunSeveral, FramesCsvHoldsEverySectionBehindADeviceSectionColumn) {
+  TempDir dir;
+  const auto csv = dir.path / "f.csv";
+  const auto one = dir.path / "one.csv";
+  const CliResult r = run_cli(std::string(kShortRun) + " --out '' --frames-csv " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("per-frame markers written to " + csv.string()), std::string::npos)
+      << r.output;
+  const CliResult single = run_cli(
+      "run --backend sim --frames 40 --blocks 2 --warmup 4 --interval-ms 1-2 --load-complexity 50 "
+      "--cpu-iterations 100 --out '' --frames-csv " +
+      one.string());
+  ASSERT_EQ(single.rc, 0) << single.output;
+  const std::vector<std::string> rows = lines_of(slurp(csv));
+  const std::vector<std::string> one_rows = lines_of(slurp(one));
+  ASSERT_FALSE(rows.empty());
+  ASSERT_FALSE(one_rows.empty());
+  // The one-device header behind the leading column; the one-device file has none.
+  EXPECT_EQ(rows[0], "device_section," + one_rows[0]);
+  EXPECT_EQ(one_rows[0].rfind("frame_id,", 0), 0u) << one_rows[0];
+  // Each section has as many rows as the one-device run (the same schedule),
+  // with 40 measured frames per mode; sections in order.
+  std::map<std::string, size_t> per_section, measured;
+  std::string last = "0";
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::string section = first_cell(rows[i]);
+    EXPECT_GE(section, last) << rows[i];
+    last = section;
+    ++per_section[section];
+    if (rows[i].find(",measured,") != std::string::npos) ++measured[section];
+  }
+  ASSERT_EQ(per_section.size(), 2u);
+  for (const char* s : {"0", "1"}) {
+    EXPECT_EQ(per_section[s], one_rows.size() - 1) << "section " << s;
+    EXPECT_EQ(measured[s], 80u) << "section " << s;
+  }
+}
+
+TEST(RunSeveral, ReportIsThePageLatlabReportMakesOfTheResult) {
+  TempDir dir;
+  const auto out = dir.path / "r.json";
+  const auto page = dir.path / "run.html";
+  const auto again = dir.path / "report.html";
+  const CliResult r =
+      run_cli(std::string(kShortRun) + " --out " + out.string() + " --report " + page.string());
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("the report shows the top-level device of the 2 sections (section 0)"),
+            std::string::npos)
+      << r.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(j["devices_run"]["sections"].size(), 2u);
+  // --report implies the per-frame series, in every section.
+  for (const auto& sec : j["devices_run"]["sections"])
+    EXPECT_TRUE(sec["result"].contains("per_frame")) << sec["section"];
+  const CliResult rep = run_cli("report " + out.string() + " -o " + again.string());
+  ASSERT_EQ(rep.rc, 0) << rep.output;
+  // The same page but for its title: the path given to --out, the file's
+  // name (the command line on both pages holds the path).
+  auto by_name = [&out](std::string html) {
+    for (size_t at; (at = html.find(out.string())) != std::string::npos;)
+      html.replace(at, out.string().size(), "r.json");
+    return html;
+  };
+  const std::string from_run = by_name(slurp(page));
+  const std::string from_report = by_name(slurp(again));
+  ASSERT_FALSE(from_run.empty());
+  EXPECT_TRUE(from_run == from_report) << "the pages differ";
+  EXPECT_NE(from_run.find("id=\"run0\""), std::string::npos);
+  const std::string top = j["devices_run"]["sections"][0]["result"]["device"]["name"];
+  EXPECT_NE(from_run.find(top), std::string::npos) << top;
+}
+
+// The rows of `sql` on the SQLite store `db`, each row's cells joined by '|'.
+std::vector<std::string> sql_rows(const std::string& db, const char* sql) {
+  sqlite3* h = nullptr;
+  std::vector<std::string> rows;
+  EXPECT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(h, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+    std::string row;
+    for (int c = 0; c < sqlite3_column_count(st); ++c) {
+      const unsigned char* v = sqlite3_column_text(st, c);
+      row += (c > 0 ? "|" : "") + std::string(v ? reinterpret_cast<const char*>(v) : "NULL");
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return rows;
+}
+
+TEST(RunSeveral, StoreKeepsTheRunAsStoreAddKeepsItsFile) {
+  TempDir dir;
+  const std::string db = (dir.path / "results.db").string();
+  const auto out = dir.path / "r.json";
+  CliResult r = run_cli(std::string(kShortRun) + " --out " + out.string() + " --store " + db);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("run stored as 1 in " + db), std::string::npos) << r.output;
+  r = run_cli("store add " + out.string() + " --store " + db);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  // One row per run, each the top-level device's, with the whole document.
+  const std::vector<std::string> runs =
+      sql_rows(db, "SELECT id, device_name, kind FROM runs ORDER BY id");
+  ASSERT_EQ(runs.size(), 2u);
+  const auto j = nlohmann::json::parse(slurp(out));
+  const std::string top = j["devices_run"]["sections"][0]["result"]["device"]["name"];
+  EXPECT_EQ(runs[0], "1|" + top + "|latency_run");
+  EXPECT_EQ(runs[1], "2|" + top + "|latency_run");
+  for (const std::string& doc : sql_rows(db, "SELECT result_json FROM runs ORDER BY id"))
+    EXPECT_EQ(nlohmann::json::parse(doc)["devices_run"]["sections"].size(), 2u);
+  // The same modes and score rows from the run and from its file.
+  const char* modes = "SELECT run_id, mode FROM run_modes ORDER BY run_id, mode";
+  EXPECT_EQ(sql_rows(db, modes),
+            (std::vector<std::string>{"1|baseline", "1|loaded", "2|baseline", "2|loaded"}));
+  EXPECT_EQ(sql_rows(db, "SELECT COUNT(*) FROM scores"), std::vector<std::string>{"2"});
+  // The run's per-frame rows are its top-level device's: 80 measured frames.
+  EXPECT_EQ(sql_rows(db,
+                     "SELECT COUNT(*) FROM frames WHERE run_id = 1 AND block_kind = "
+                     "'measured'"),
+            std::vector<std::string>{"80"});
 }
 
 }  // namespace

@@ -183,8 +183,8 @@ TEST(OutputsCli, ProfileChecksItsTraceBeforeOpeningADevice) {
 TEST(OutputsCli, ARefusedCommandCreatesNoStore) {
   TempDir dir;
   const fs::path db = dir.path / "x.db";
-  CliResult r =
-      run_cli(sim_run((dir.path / "a.json").string()) + " --device all --store " + db.string());
+  CliResult r = run_cli(sim_run((dir.path / "a.json").string()) +
+                        " --device all --mode all --store " + db.string());
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_FALSE(fs::exists(db)) << "a refused run created the store";
   r = run_cli("run --backend vulkan --device no-such-gpu --frames 5 --out " +
