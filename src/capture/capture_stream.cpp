@@ -212,9 +212,43 @@ const char* to_string(NoSpan why) {
   return "unknown";
 }
 
-CaptureSummary summarize_capture(const CaptureStream& stream) {
-  CaptureSummary out;
-  // Frames per source in frame order (the order the source sent them).
+namespace {
+
+// One frame's figures; `prev` is the source's frame before it (or null).
+CaptureFrameRow frame_row(const FrameRecord& f, const FrameRecord* prev, uint32_t pid) {
+  CaptureFrameRow row;
+  row.record = f;
+  row.pid = pid;
+  auto set = [&](FrameFigure x, std::optional<int64_t> v) {
+    row.figures[static_cast<size_t>(x)] = v;
+  };
+  const bool consecutive = prev != nullptr && prev->frame + 1 == f.frame;
+  set(FrameFigure::between_presents,
+      consecutive ? diff(f.present_start, prev->present_start) : std::nullopt);
+  set(FrameFigure::in_present_api, diff(f.present_end, f.present_start));
+  auto frame_cpu = diff(f.present_start, f.frame_start);
+  set(FrameFigure::cpu_busy, frame_cpu);
+  set(FrameFigure::acquire_wait, f.frame_start != kNoTime && f.acquire_wait_ns != kNoTime
+                                     ? std::optional<int64_t>(f.acquire_wait_ns)
+                                     : std::nullopt);
+  set(FrameFigure::gpu_latency, diff(f.gpu_begin, f.frame_start));
+  auto gpu_time = diff(f.gpu_end, f.gpu_begin);
+  set(FrameFigure::gpu_time, gpu_time);
+  set(FrameFigure::gpu_busy,
+      f.gpu_busy_ns != kNoTime ? std::optional<int64_t>(f.gpu_busy_ns) : std::nullopt);
+  set(FrameFigure::gpu_wait, gpu_time && f.gpu_busy_ns != kNoTime
+                                 ? std::optional<int64_t>(*gpu_time - f.gpu_busy_ns)
+                                 : std::nullopt);
+  set(FrameFigure::until_render_complete, diff(f.gpu_end, f.present_start));
+  set(FrameFigure::until_displayed, diff(f.present_complete, f.present_start));
+  set(FrameFigure::layer_present_cpu, f.source_present_ns);
+  set(FrameFigure::layer_submit_cpu, f.source_submit_ns);
+  return row;
+}
+
+// The frame rows, per source in frame order (the order the source sent
+// them), with the frame counts.
+void add_frame_rows(const CaptureStream& stream, CaptureSummary& out) {
   std::map<std::pair<uint32_t, uint64_t>, std::vector<const FrameRecord*>> by_source;
   for (const auto& f : stream.frames()) by_source[{f.head.pid, f.head.source}].push_back(&f);
   for (auto& [key, frames] : by_source) {
@@ -222,42 +256,18 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
               [](const FrameRecord* a, const FrameRecord* b) { return a->frame < b->frame; });
     const FrameRecord* prev = nullptr;
     for (const FrameRecord* f : frames) {
-      CaptureFrameRow row;
-      row.record = *f;
-      row.pid = key.first;
-      auto set = [&](FrameFigure x, std::optional<int64_t> v) {
-        row.figures[static_cast<size_t>(x)] = v;
-      };
-      const bool consecutive = prev != nullptr && prev->frame + 1 == f->frame;
-      set(FrameFigure::between_presents,
-          consecutive ? diff(f->present_start, prev->present_start) : std::nullopt);
-      set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
-      auto frame_cpu = diff(f->present_start, f->frame_start);
-      set(FrameFigure::cpu_busy, frame_cpu);
-      set(FrameFigure::acquire_wait, f->frame_start != kNoTime && f->acquire_wait_ns != kNoTime
-                                         ? std::optional<int64_t>(f->acquire_wait_ns)
-                                         : std::nullopt);
-      set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
-      auto gpu_time = diff(f->gpu_end, f->gpu_begin);
-      set(FrameFigure::gpu_time, gpu_time);
-      set(FrameFigure::gpu_busy,
-          f->gpu_busy_ns != kNoTime ? std::optional<int64_t>(f->gpu_busy_ns) : std::nullopt);
-      set(FrameFigure::gpu_wait, gpu_time && f->gpu_busy_ns != kNoTime
-                                     ? std::optional<int64_t>(*gpu_time - f->gpu_busy_ns)
-                                     : std::nullopt);
-      set(FrameFigure::until_render_complete, diff(f->gpu_end, f->present_start));
-      set(FrameFigure::until_displayed, diff(f->present_complete, f->present_start));
-      set(FrameFigure::layer_present_cpu, f->source_present_ns);
-      set(FrameFigure::layer_submit_cpu, f->source_submit_ns);
       if (f->gpu_spans_missing > 0) ++out.frames_with_missing_gpu;
       const auto nc = static_cast<size_t>(f->no_complete);
       if (nc < std::size(out.no_complete_counts)) ++out.no_complete_counts[nc];
-      out.frames.push_back(row);
+      out.frames.push_back(frame_row(*f, prev, key.first));
       prev = f;
     }
   }
-  summarize_figures(
-      out.frames, [](const CaptureFrameRow&) { return true; }, out.frame_figures);
+}
+
+// The frame figures of each swapchain, in the order the swapchains first
+// appear among the rows.
+void summarize_swapchains(CaptureSummary& out) {
   for (const auto& r : out.frames) {
     auto same = [&](const SwapchainSummary& w) {
       return w.pid == r.pid && w.source == r.record.head.source &&
@@ -278,6 +288,9 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
         },
         w.frame_figures);
   }
+}
+
+void summarize_submits(const CaptureStream& stream, CaptureSummary& out) {
   std::vector<double> sub[kSubmitFigureCount];
   uint64_t sub_missing[kSubmitFigureCount] = {};
   for (const auto& s : stream.submits()) {
@@ -306,6 +319,11 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
   }
   for (size_t i = 0; i < kSubmitFigureCount; ++i)
     out.submit_figures[i] = summarize_in_place(sub[i], sub_missing[i]);
+}
+
+// latlab's own cost: threads per process the largest of its sources'
+// figures (each is the whole process's), summed over processes.
+void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
   std::map<uint32_t, std::pair<int64_t, uint32_t>> threads_by_pid;  // cpu ns, threads
   for (const CapturedCost& c : stream.costs()) {
     out.has_cost = true;
@@ -319,6 +337,18 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
     out.latlab_threads_cpu_ns += t.first;
     out.latlab_threads += t.second;
   }
+}
+
+}  // namespace
+
+CaptureSummary summarize_capture(const CaptureStream& stream) {
+  CaptureSummary out;
+  add_frame_rows(stream, out);
+  summarize_figures(
+      out.frames, [](const CaptureFrameRow&) { return true; }, out.frame_figures);
+  summarize_swapchains(out);
+  summarize_submits(stream, out);
+  summarize_costs(stream, out);
   return out;
 }
 
