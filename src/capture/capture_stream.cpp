@@ -17,6 +17,22 @@ bool read_record(std::span<const std::byte> d, R& out) {
   return true;
 }
 
+// The head of a datagram; false when it is too short or not a record.
+bool read_head(std::span<const std::byte> d, RecordHead& head) {
+  if (d.size() < sizeof(head)) return false;
+  std::memcpy(&head, d.data(), sizeof(head));
+  return head.magic == kRecordMagic && head.size == d.size() && head.version != 0;
+}
+
+// Reads an R from `d` and hands it to `take`; false when `d` is too short.
+template <class R, class Take>
+bool read_into(std::span<const std::byte> d, Take take) {
+  R r;
+  if (!read_record(d, r)) return false;
+  take(r);
+  return true;
+}
+
 std::optional<int64_t> diff(int64_t a, int64_t b) {
   if (a == kNoTime || b == kNoTime) return std::nullopt;
   return a - b;
@@ -93,15 +109,59 @@ const char* to_string(SubmitFigure f) {
 
 bool CaptureStream::add(std::span<const std::byte> d) {
   RecordHead head;
-  if (d.size() < sizeof(head)) {
+  if (!read_head(d, head)) {
     ++malformed_;
     return false;
   }
-  std::memcpy(&head, d.data(), sizeof(head));
-  if (head.magic != kRecordMagic || head.size != d.size() || head.version == 0) {
-    ++malformed_;
-    return false;
+  PidSeq& seq = count_seq(head);
+  bool ok = true;
+  switch (head.type) {
+    case RecordType::hello:
+      ok = read_into<HelloRecord>(d, [&](const HelloRecord& r) {
+        sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
+                            std::string(text_of(r.clock_method)),
+                            std::string(text_of(r.source_name)),
+                            std::string(text_of(r.present_method)), false});
+      });
+      break;
+    case RecordType::unavailable:
+      ok = read_into<UnavailableRecord>(d, [&](const UnavailableRecord& r) {
+        unavailable_.push_back(
+            {head.pid, head.source, std::string(text_of(r.name)), std::string(text_of(r.reason))});
+      });
+      break;
+    case RecordType::submit:
+      ok = read_into<SubmitRecord>(d, [&](const SubmitRecord& r) { submits_.push_back(r); });
+      break;
+    case RecordType::frame:
+      ok = read_into<FrameRecord>(d, [&](const FrameRecord& r) { frames_.push_back(r); });
+      break;
+    case RecordType::window:
+      ok = read_into<WindowRecord>(d, [&](const WindowRecord& r) {
+        windows_.push_back({head.pid, head.source, r.swapchain, r.window, r.system,
+                            std::string(text_of(r.display))});
+      });
+      break;
+    case RecordType::bracket:
+      ok = read_into<BracketRecord>(d, [&](const BracketRecord& r) {
+        brackets_.push_back({head.pid, head.source, r});
+      });
+      break;
+    case RecordType::cost:
+      ok = read_into<CostRecord>(d, [&](const CostRecord& r) { set_cost(head, r); });
+      break;
+    case RecordType::end:
+      ok = read_into<EndRecord>(d, [&](const EndRecord& r) { end_source(head, r, seq); });
+      break;
+    default:
+      ++unknown_;
+      return true;
   }
+  if (!ok) ++malformed_;
+  return ok;
+}
+
+CaptureStream::PidSeq& CaptureStream::count_seq(const RecordHead& head) {
   const auto lane = static_cast<uint8_t>(head.seq >> kSeqLaneShift);
   const uint64_t number = head.seq & ((uint64_t{1} << kSeqLaneShift) - 1);
   auto seq = std::find_if(seqs_.begin(), seqs_.end(),
@@ -109,77 +169,23 @@ bool CaptureStream::add(std::span<const std::byte> d) {
   if (seq == seqs_.end()) seq = seqs_.insert(seqs_.end(), PidSeq{head.pid, lane, 0, 0, 0});
   ++seq->received;
   seq->max_seq = std::max(seq->max_seq, number);
-  bool ok = true;
-  switch (head.type) {
-    case RecordType::hello: {
-      HelloRecord r;
-      if ((ok = read_record(d, r))) {
-        sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
-                            std::string(text_of(r.clock_method)),
-                            std::string(text_of(r.source_name)),
-                            std::string(text_of(r.present_method)), false});
-      }
-      break;
-    }
-    case RecordType::unavailable: {
-      UnavailableRecord r;
-      if ((ok = read_record(d, r))) {
-        unavailable_.push_back(
-            {head.pid, head.source, std::string(text_of(r.name)), std::string(text_of(r.reason))});
-      }
-      break;
-    }
-    case RecordType::submit: {
-      SubmitRecord r;
-      if ((ok = read_record(d, r))) submits_.push_back(r);
-      break;
-    }
-    case RecordType::frame: {
-      FrameRecord r;
-      if ((ok = read_record(d, r))) frames_.push_back(r);
-      break;
-    }
-    case RecordType::window: {
-      WindowRecord r;
-      if ((ok = read_record(d, r))) {
-        windows_.push_back({head.pid, head.source, r.swapchain, r.window, r.system,
-                            std::string(text_of(r.display))});
-      }
-      break;
-    }
-    case RecordType::bracket: {
-      BracketRecord r;
-      if ((ok = read_record(d, r))) brackets_.push_back({head.pid, head.source, r});
-      break;
-    }
-    case RecordType::cost: {
-      CostRecord r;
-      if ((ok = read_record(d, r))) {
-        auto c = std::find_if(costs_.begin(), costs_.end(), [&](const CapturedCost& x) {
-          return x.pid == head.pid && x.source == head.source;
-        });
-        if (c == costs_.end())
-          c = costs_.insert(costs_.end(), CapturedCost{head.pid, head.source, CostRecord{}});
-        c->record = r;
-      }
-      break;
-    }
-    case RecordType::end: {
-      EndRecord r;
-      if ((ok = read_record(d, r))) {
-        seq->end_dropped = std::max(seq->end_dropped, r.dropped);
-        for (auto& s : sources_) {
-          if (s.pid == head.pid && s.source == head.source) s.ended = true;
-        }
-      }
-      break;
-    }
-    default:
-      ++unknown_;
-      return true;
+  return *seq;
+}
+
+void CaptureStream::set_cost(const RecordHead& head, const CostRecord& r) {
+  auto c = std::find_if(costs_.begin(), costs_.end(), [&](const CapturedCost& x) {
+    return x.pid == head.pid && x.source == head.source;
+  });
+  if (c == costs_.end())
+    c = costs_.insert(costs_.end(), CapturedCost{head.pid, head.source, CostRecord{}});
+  c->record = r;
+}
+
+void CaptureStream::end_source(const RecordHead& head, const EndRecord& r, PidSeq& seq) {
+  seq.end_dropped = std::max(seq.end_dropped, r.dropped);
+  for (auto& s : sources_) {
+    if (s.pid == head.pid && s.source == head.source) s.ended = true;
   }
-  if (!ok) ++malformed_;
-  return ok;
 }
 
 uint64_t CaptureStream::dropped() const {
