@@ -1152,6 +1152,32 @@ void activate_device(DeviceData& d, const InstanceData& inst, VkPhysicalDevice p
   d.collector = std::thread(collector_main, &d);
 }
 
+// Puts the present features the plan adds ahead of the program's chain.
+void chain_present_features(const PresentPlan& present, VkDeviceCreateInfo& info,
+                            VkPhysicalDevicePresentIdFeaturesKHR& id_features,
+                            VkPhysicalDevicePresentWaitFeaturesKHR& wait_features) {
+  if (present.chain_id) {
+    id_features.pNext = const_cast<void*>(info.pNext);
+    info.pNext = &id_features;
+  }
+  if (present.chain_wait) {
+    wait_features.pNext = const_cast<void*>(info.pNext);
+    info.pNext = &wait_features;
+  }
+}
+
+std::unique_ptr<DeviceData> make_device_data(VkDevice device, VkPhysicalDevice physical,
+                                             InstanceData* inst,
+                                             PFN_vkSetDeviceLoaderData set_loader_data) {
+  auto d = std::make_unique<DeviceData>();
+  d->device = device;
+  d->physical = physical;
+  d->instance = inst;
+  d->set_loader_data = set_loader_data;
+  d->source = reinterpret_cast<uint64_t>(device);
+  return d;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
                                                   const VkDeviceCreateInfo* info,
                                                   const VkAllocationCallbacks* alloc,
@@ -1177,14 +1203,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   if (active) {
     add_attach_wishes(*inst, physical, gipa, exts);
     present = plan_present(*inst, physical, *info, exts);
-    if (present.chain_id) {
-      id_features.pNext = const_cast<void*>(mine.pNext);
-      mine.pNext = &id_features;
-    }
-    if (present.chain_wait) {
-      wait_features.pNext = const_cast<void*>(mine.pNext);
-      mine.pNext = &wait_features;
-    }
+    chain_present_features(present, mine, id_features, wait_features);
     mine.enabledExtensionCount = static_cast<uint32_t>(exts.size());
     mine.ppEnabledExtensionNames = exts.data();
   }
@@ -1202,12 +1221,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     }
   }
   if (r != VK_SUCCESS) return r;
-  auto d = std::make_unique<DeviceData>();
-  d->device = *out;
-  d->physical = physical;
-  d->instance = inst;
-  d->set_loader_data = links.set_loader_data;
-  d->source = reinterpret_cast<uint64_t>(*out);
+  auto d = make_device_data(*out, physical, inst, links.set_loader_data);
   load_device_fns(d->fn, gdpa, *out);
   load_present_fns(d->fn, gdpa, *out, present);
   DeviceData* dp = d.get();
