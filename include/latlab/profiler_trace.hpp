@@ -76,6 +76,9 @@ class ChromeTrace {
   uint32_t track_index(std::string_view name, bool gpu);
   bool add_span_at(std::string_view track, std::string_view name, int64_t begin_ns, int64_t end_ns,
                    bool gpu, int64_t frame_id, const ZoneSite* site);
+  // Appends track `t`'s lanes, tids from `first_tid` on, to `out`, sorting
+  // its spans `idx`; returns the number of tids taken (at least one).
+  int append_track(std::string& out, uint32_t t, std::vector<uint32_t>& idx, int first_tid) const;
 
   std::vector<Track> tracks_;
   std::vector<std::string> gpu_groups_{"GPU"};  // process names; [0] the default

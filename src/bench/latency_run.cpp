@@ -407,6 +407,48 @@ bool prepare_consumer(Ctx& c, BlockOutcome& out) {
 
 using ProgressFn = std::function<void(uint64_t done)>;
 
+// run_frame_loop with scripted time: signal and consume on the caller's
+// thread, one frame at a time.
+template <class Signal, class Consume>
+void run_lockstep(Ctx& c, uint64_t n, Schedule& sched, BlockOutcome& out, Signal& signal,
+                  Consume& consume) {
+  if (!prepare_consumer(c, out)) return;
+  int64_t deadline = c.time.now_ns() + c.desc.block_lead_ns;
+  uint64_t i = 0;
+  for (; i < n && !c.stop_requested(); ++i) {
+    deadline += sched.next_interval_ns();
+    signal(i, deadline);
+    if (!consume(i, false)) {
+      ++i;
+      break;
+    }
+  }
+  out.frames_run = i;
+}
+
+// run_frame_loop's generator thread: signals each frame at its deadline
+// from `first_base` and publishes it on `channel`, which it closes at the end.
+template <class Signal>
+void generate_frames(Ctx& c, uint64_t n, Schedule& sched, int64_t first_base, bool measure_sleeper,
+                     SignalChannel& channel, BlockOutcome& out, Signal& signal) {
+  out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
+  const int64_t cpu0 = thread_cpu_time_ns();
+  const int64_t wall0 = host_now_ns();
+  int64_t deadline = first_base;
+  uint64_t i = 0;
+  for (; i < n && !c.stop_requested(); ++i) {
+    deadline += sched.next_interval_ns();
+    signal(i, deadline);
+    channel.publish(i + 1);
+  }
+  channel.close();
+  out.frames_run = i;
+  if (measure_sleeper) {
+    out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
+    out.sleeper_wall_ns = host_now_ns() - wall0;
+  }
+}
+
 // The frame loop both the latency path and the bare loop run: frame i's
 // deadline from the schedule, `signal(i, deadline)` on the generator thread
 // (it sleeps to the deadline), `consume(i, was_pending)` on the consumer
@@ -424,18 +466,7 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
   c.done.store(0, std::memory_order_relaxed);
 
   if (c.script != nullptr) {  // lockstep: one thread, scripted delays
-    if (!prepare_consumer(c, out)) return out;
-    int64_t deadline = c.time.now_ns() + c.desc.block_lead_ns;
-    uint64_t i = 0;
-    for (; i < n && !c.stop_requested(); ++i) {
-      deadline += sched.next_interval_ns();
-      signal(i, deadline);
-      if (!consume(i, false)) {
-        ++i;
-        break;
-      }
-    }
-    out.frames_run = i;
+    run_lockstep(c, n, sched, out, signal, consume);
     return out;
   }
 
@@ -472,24 +503,8 @@ BlockOutcome run_frame_loop(Ctx& c, uint64_t n, Schedule sched, bool measure_sle
     return out;  // no frame ran (the reason is in the run's error)
   }
   const int64_t first_base = c.time.now_ns() + c.desc.block_lead_ns;
-  std::thread generator([&] {
-    out.slack = set_thread_timer_slack(c.desc.timer_slack_ns);
-    const int64_t cpu0 = thread_cpu_time_ns();
-    const int64_t wall0 = host_now_ns();
-    int64_t deadline = first_base;
-    uint64_t i = 0;
-    for (; i < n && !c.stop_requested(); ++i) {
-      deadline += sched.next_interval_ns();
-      signal(i, deadline);
-      channel.publish(i + 1);
-    }
-    channel.close();
-    out.frames_run = i;
-    if (measure_sleeper) {
-      out.sleeper_cpu_ns = thread_cpu_time_ns() - cpu0;
-      out.sleeper_wall_ns = host_now_ns() - wall0;
-    }
-  });
+  std::thread generator(
+      [&] { generate_frames(c, n, sched, first_base, measure_sleeper, channel, out, signal); });
   if (progress) {
     waiter.wait([&] { progress(c.done.load(std::memory_order_relaxed)); });
   }

@@ -17,6 +17,22 @@ bool read_record(std::span<const std::byte> d, R& out) {
   return true;
 }
 
+// The head of a datagram; false when it is too short or not a record.
+bool read_head(std::span<const std::byte> d, RecordHead& head) {
+  if (d.size() < sizeof(head)) return false;
+  std::memcpy(&head, d.data(), sizeof(head));
+  return head.magic == kRecordMagic && head.size == d.size() && head.version != 0;
+}
+
+// Reads an R from `d` and hands it to `take`; false when `d` is too short.
+template <class R, class Take>
+bool read_into(std::span<const std::byte> d, Take take) {
+  R r;
+  if (!read_record(d, r)) return false;
+  take(r);
+  return true;
+}
+
 std::optional<int64_t> diff(int64_t a, int64_t b) {
   if (a == kNoTime || b == kNoTime) return std::nullopt;
   return a - b;
@@ -93,15 +109,59 @@ const char* to_string(SubmitFigure f) {
 
 bool CaptureStream::add(std::span<const std::byte> d) {
   RecordHead head;
-  if (d.size() < sizeof(head)) {
+  if (!read_head(d, head)) {
     ++malformed_;
     return false;
   }
-  std::memcpy(&head, d.data(), sizeof(head));
-  if (head.magic != kRecordMagic || head.size != d.size() || head.version == 0) {
-    ++malformed_;
-    return false;
+  PidSeq& seq = count_seq(head);
+  bool ok = true;
+  switch (head.type) {
+    case RecordType::hello:
+      ok = read_into<HelloRecord>(d, [&](const HelloRecord& r) {
+        sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
+                            std::string(text_of(r.clock_method)),
+                            std::string(text_of(r.source_name)),
+                            std::string(text_of(r.present_method)), false});
+      });
+      break;
+    case RecordType::unavailable:
+      ok = read_into<UnavailableRecord>(d, [&](const UnavailableRecord& r) {
+        unavailable_.push_back(
+            {head.pid, head.source, std::string(text_of(r.name)), std::string(text_of(r.reason))});
+      });
+      break;
+    case RecordType::submit:
+      ok = read_into<SubmitRecord>(d, [&](const SubmitRecord& r) { submits_.push_back(r); });
+      break;
+    case RecordType::frame:
+      ok = read_into<FrameRecord>(d, [&](const FrameRecord& r) { frames_.push_back(r); });
+      break;
+    case RecordType::window:
+      ok = read_into<WindowRecord>(d, [&](const WindowRecord& r) {
+        windows_.push_back({head.pid, head.source, r.swapchain, r.window, r.system,
+                            std::string(text_of(r.display))});
+      });
+      break;
+    case RecordType::bracket:
+      ok = read_into<BracketRecord>(d, [&](const BracketRecord& r) {
+        brackets_.push_back({head.pid, head.source, r});
+      });
+      break;
+    case RecordType::cost:
+      ok = read_into<CostRecord>(d, [&](const CostRecord& r) { set_cost(head, r); });
+      break;
+    case RecordType::end:
+      ok = read_into<EndRecord>(d, [&](const EndRecord& r) { end_source(head, r, seq); });
+      break;
+    default:
+      ++unknown_;
+      return true;
   }
+  if (!ok) ++malformed_;
+  return ok;
+}
+
+CaptureStream::PidSeq& CaptureStream::count_seq(const RecordHead& head) {
   const auto lane = static_cast<uint8_t>(head.seq >> kSeqLaneShift);
   const uint64_t number = head.seq & ((uint64_t{1} << kSeqLaneShift) - 1);
   auto seq = std::find_if(seqs_.begin(), seqs_.end(),
@@ -109,77 +169,23 @@ bool CaptureStream::add(std::span<const std::byte> d) {
   if (seq == seqs_.end()) seq = seqs_.insert(seqs_.end(), PidSeq{head.pid, lane, 0, 0, 0});
   ++seq->received;
   seq->max_seq = std::max(seq->max_seq, number);
-  bool ok = true;
-  switch (head.type) {
-    case RecordType::hello: {
-      HelloRecord r;
-      if ((ok = read_record(d, r))) {
-        sources_.push_back({head.pid, head.source, r.api, std::string(text_of(r.device_name)),
-                            std::string(text_of(r.clock_method)),
-                            std::string(text_of(r.source_name)),
-                            std::string(text_of(r.present_method)), false});
-      }
-      break;
-    }
-    case RecordType::unavailable: {
-      UnavailableRecord r;
-      if ((ok = read_record(d, r))) {
-        unavailable_.push_back(
-            {head.pid, head.source, std::string(text_of(r.name)), std::string(text_of(r.reason))});
-      }
-      break;
-    }
-    case RecordType::submit: {
-      SubmitRecord r;
-      if ((ok = read_record(d, r))) submits_.push_back(r);
-      break;
-    }
-    case RecordType::frame: {
-      FrameRecord r;
-      if ((ok = read_record(d, r))) frames_.push_back(r);
-      break;
-    }
-    case RecordType::window: {
-      WindowRecord r;
-      if ((ok = read_record(d, r))) {
-        windows_.push_back({head.pid, head.source, r.swapchain, r.window, r.system,
-                            std::string(text_of(r.display))});
-      }
-      break;
-    }
-    case RecordType::bracket: {
-      BracketRecord r;
-      if ((ok = read_record(d, r))) brackets_.push_back({head.pid, head.source, r});
-      break;
-    }
-    case RecordType::cost: {
-      CostRecord r;
-      if ((ok = read_record(d, r))) {
-        auto c = std::find_if(costs_.begin(), costs_.end(), [&](const CapturedCost& x) {
-          return x.pid == head.pid && x.source == head.source;
-        });
-        if (c == costs_.end())
-          c = costs_.insert(costs_.end(), CapturedCost{head.pid, head.source, CostRecord{}});
-        c->record = r;
-      }
-      break;
-    }
-    case RecordType::end: {
-      EndRecord r;
-      if ((ok = read_record(d, r))) {
-        seq->end_dropped = std::max(seq->end_dropped, r.dropped);
-        for (auto& s : sources_) {
-          if (s.pid == head.pid && s.source == head.source) s.ended = true;
-        }
-      }
-      break;
-    }
-    default:
-      ++unknown_;
-      return true;
+  return *seq;
+}
+
+void CaptureStream::set_cost(const RecordHead& head, const CostRecord& r) {
+  auto c = std::find_if(costs_.begin(), costs_.end(), [&](const CapturedCost& x) {
+    return x.pid == head.pid && x.source == head.source;
+  });
+  if (c == costs_.end())
+    c = costs_.insert(costs_.end(), CapturedCost{head.pid, head.source, CostRecord{}});
+  c->record = r;
+}
+
+void CaptureStream::end_source(const RecordHead& head, const EndRecord& r, PidSeq& seq) {
+  seq.end_dropped = std::max(seq.end_dropped, r.dropped);
+  for (auto& s : sources_) {
+    if (s.pid == head.pid && s.source == head.source) s.ended = true;
   }
-  if (!ok) ++malformed_;
-  return ok;
 }
 
 uint64_t CaptureStream::dropped() const {
@@ -212,9 +218,43 @@ const char* to_string(NoSpan why) {
   return "unknown";
 }
 
-CaptureSummary summarize_capture(const CaptureStream& stream) {
-  CaptureSummary out;
-  // Frames per source in frame order (the order the source sent them).
+namespace {
+
+// One frame's figures; `prev` is the source's frame before it (or null).
+CaptureFrameRow frame_row(const FrameRecord& f, const FrameRecord* prev, uint32_t pid) {
+  CaptureFrameRow row;
+  row.record = f;
+  row.pid = pid;
+  auto set = [&](FrameFigure x, std::optional<int64_t> v) {
+    row.figures[static_cast<size_t>(x)] = v;
+  };
+  const bool consecutive = prev != nullptr && prev->frame + 1 == f.frame;
+  set(FrameFigure::between_presents,
+      consecutive ? diff(f.present_start, prev->present_start) : std::nullopt);
+  set(FrameFigure::in_present_api, diff(f.present_end, f.present_start));
+  auto frame_cpu = diff(f.present_start, f.frame_start);
+  set(FrameFigure::cpu_busy, frame_cpu);
+  set(FrameFigure::acquire_wait, f.frame_start != kNoTime && f.acquire_wait_ns != kNoTime
+                                     ? std::optional<int64_t>(f.acquire_wait_ns)
+                                     : std::nullopt);
+  set(FrameFigure::gpu_latency, diff(f.gpu_begin, f.frame_start));
+  auto gpu_time = diff(f.gpu_end, f.gpu_begin);
+  set(FrameFigure::gpu_time, gpu_time);
+  set(FrameFigure::gpu_busy,
+      f.gpu_busy_ns != kNoTime ? std::optional<int64_t>(f.gpu_busy_ns) : std::nullopt);
+  set(FrameFigure::gpu_wait, gpu_time && f.gpu_busy_ns != kNoTime
+                                 ? std::optional<int64_t>(*gpu_time - f.gpu_busy_ns)
+                                 : std::nullopt);
+  set(FrameFigure::until_render_complete, diff(f.gpu_end, f.present_start));
+  set(FrameFigure::until_displayed, diff(f.present_complete, f.present_start));
+  set(FrameFigure::layer_present_cpu, f.source_present_ns);
+  set(FrameFigure::layer_submit_cpu, f.source_submit_ns);
+  return row;
+}
+
+// The frame rows, per source in frame order (the order the source sent
+// them), with the frame counts.
+void add_frame_rows(const CaptureStream& stream, CaptureSummary& out) {
   std::map<std::pair<uint32_t, uint64_t>, std::vector<const FrameRecord*>> by_source;
   for (const auto& f : stream.frames()) by_source[{f.head.pid, f.head.source}].push_back(&f);
   for (auto& [key, frames] : by_source) {
@@ -222,42 +262,18 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
               [](const FrameRecord* a, const FrameRecord* b) { return a->frame < b->frame; });
     const FrameRecord* prev = nullptr;
     for (const FrameRecord* f : frames) {
-      CaptureFrameRow row;
-      row.record = *f;
-      row.pid = key.first;
-      auto set = [&](FrameFigure x, std::optional<int64_t> v) {
-        row.figures[static_cast<size_t>(x)] = v;
-      };
-      const bool consecutive = prev != nullptr && prev->frame + 1 == f->frame;
-      set(FrameFigure::between_presents,
-          consecutive ? diff(f->present_start, prev->present_start) : std::nullopt);
-      set(FrameFigure::in_present_api, diff(f->present_end, f->present_start));
-      auto frame_cpu = diff(f->present_start, f->frame_start);
-      set(FrameFigure::cpu_busy, frame_cpu);
-      set(FrameFigure::acquire_wait, f->frame_start != kNoTime && f->acquire_wait_ns != kNoTime
-                                         ? std::optional<int64_t>(f->acquire_wait_ns)
-                                         : std::nullopt);
-      set(FrameFigure::gpu_latency, diff(f->gpu_begin, f->frame_start));
-      auto gpu_time = diff(f->gpu_end, f->gpu_begin);
-      set(FrameFigure::gpu_time, gpu_time);
-      set(FrameFigure::gpu_busy,
-          f->gpu_busy_ns != kNoTime ? std::optional<int64_t>(f->gpu_busy_ns) : std::nullopt);
-      set(FrameFigure::gpu_wait, gpu_time && f->gpu_busy_ns != kNoTime
-                                     ? std::optional<int64_t>(*gpu_time - f->gpu_busy_ns)
-                                     : std::nullopt);
-      set(FrameFigure::until_render_complete, diff(f->gpu_end, f->present_start));
-      set(FrameFigure::until_displayed, diff(f->present_complete, f->present_start));
-      set(FrameFigure::layer_present_cpu, f->source_present_ns);
-      set(FrameFigure::layer_submit_cpu, f->source_submit_ns);
       if (f->gpu_spans_missing > 0) ++out.frames_with_missing_gpu;
       const auto nc = static_cast<size_t>(f->no_complete);
       if (nc < std::size(out.no_complete_counts)) ++out.no_complete_counts[nc];
-      out.frames.push_back(row);
+      out.frames.push_back(frame_row(*f, prev, key.first));
       prev = f;
     }
   }
-  summarize_figures(
-      out.frames, [](const CaptureFrameRow&) { return true; }, out.frame_figures);
+}
+
+// The frame figures of each swapchain, in the order the swapchains first
+// appear among the rows.
+void summarize_swapchains(CaptureSummary& out) {
   for (const auto& r : out.frames) {
     auto same = [&](const SwapchainSummary& w) {
       return w.pid == r.pid && w.source == r.record.head.source &&
@@ -278,6 +294,9 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
         },
         w.frame_figures);
   }
+}
+
+void summarize_submits(const CaptureStream& stream, CaptureSummary& out) {
   std::vector<double> sub[kSubmitFigureCount];
   uint64_t sub_missing[kSubmitFigureCount] = {};
   for (const auto& s : stream.submits()) {
@@ -306,6 +325,11 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
   }
   for (size_t i = 0; i < kSubmitFigureCount; ++i)
     out.submit_figures[i] = summarize_in_place(sub[i], sub_missing[i]);
+}
+
+// latlab's own cost: threads per process the largest of its sources'
+// figures (each is the whole process's), summed over processes.
+void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
   std::map<uint32_t, std::pair<int64_t, uint32_t>> threads_by_pid;  // cpu ns, threads
   for (const CapturedCost& c : stream.costs()) {
     out.has_cost = true;
@@ -319,6 +343,18 @@ CaptureSummary summarize_capture(const CaptureStream& stream) {
     out.latlab_threads_cpu_ns += t.first;
     out.latlab_threads += t.second;
   }
+}
+
+}  // namespace
+
+CaptureSummary summarize_capture(const CaptureStream& stream) {
+  CaptureSummary out;
+  add_frame_rows(stream, out);
+  summarize_figures(
+      out.frames, [](const CaptureFrameRow&) { return true; }, out.frame_figures);
+  summarize_swapchains(out);
+  summarize_submits(stream, out);
+  summarize_costs(stream, out);
   return out;
 }
 

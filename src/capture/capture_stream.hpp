@@ -88,6 +88,11 @@ class CaptureStream {
     uint64_t max_seq = 0;
     uint64_t end_dropped = 0;
   };
+  // Counts the record on its sender's lane; the lane's entry.
+  PidSeq& count_seq(const RecordHead& head);
+  // Keeps `r` as the newest cost of its source.
+  void set_cost(const RecordHead& head, const CostRecord& r);
+  void end_source(const RecordHead& head, const EndRecord& r, PidSeq& seq);
   std::vector<CapturedSource> sources_;
   std::vector<CapturedUnavailable> unavailable_;
   std::vector<SubmitRecord> submits_;

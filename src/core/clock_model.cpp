@@ -110,6 +110,55 @@ uint64_t ClockModel::Impl::unwrap(const CalibrationPair& p) const {
   return candidate + static_cast<uint64_t>(d);
 }
 
+namespace {
+
+// z = a + d * x fitted with weights w; base and drift_err bound the offset
+// and drift errors from each pair's error e.
+struct LineFit {
+  double a, d, base, drift_err;
+};
+
+// Fits two or more pairs; leaves `out` as it is when the pairs have no
+// spread in time or the drift is beyond `max_drift`.
+void fit_line(const std::vector<double>& x, const std::vector<double>& z,
+              const std::vector<double>& e, const std::vector<double>& w, double max_drift,
+              LineFit& out) {
+  const size_t n = x.size();
+  double sw = 0, sx = 0, sz = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sw += w[i];
+    sx += w[i] * x[i];
+    sz += w[i] * z[i];
+  }
+  const double xbar = sx / sw, zbar = sz / sw;
+  double sxx = 0, sxz = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxx += w[i] * (x[i] - xbar) * (x[i] - xbar);
+    sxz += w[i] * (x[i] - xbar) * (z[i] - zbar);
+  }
+  if (sxx > 0) {
+    const double d_fit = sxz / sxx;
+    const double a_fit = zbar - d_fit * xbar;
+    // offset = sum c_i z_i, drift = sum g_i z_i.
+    double misfit = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double r = z[i] - (a_fit + d_fit * x[i]);
+      misfit = std::max(misfit, std::fabs(r) - e[i]);
+    }
+    double sum_c = 0, sum_g = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double g = w[i] * (x[i] - xbar) / sxx;
+      const double c = w[i] / sw - xbar * g;
+      sum_c += std::fabs(c) * (e[i] + misfit);
+      sum_g += std::fabs(g) * (e[i] + misfit);
+    }
+    if (std::isfinite(d_fit) && std::fabs(d_fit) <= max_drift && sum_g <= max_drift)
+      out = LineFit{a_fit, d_fit, sum_c, sum_g};
+  }
+}
+
+}  // namespace
+
 void ClockModel::Impl::refit() {
   const Entry& anchor = window.back();
   const size_t n = window.size();
@@ -134,45 +183,9 @@ void ClockModel::Impl::refit() {
     newest_host = std::max(newest_host, en.pair.host_ns);
   }
 
-  double a = 0.0, d = 0.0, base = e.back(), drift_err = desc.max_drift_ppm * 1e-6;
-  if (n >= 2) {
-    double sw = 0, sx = 0, sz = 0;
-    for (size_t i = 0; i < n; ++i) {
-      sw += w[i];
-      sx += w[i] * x[i];
-      sz += w[i] * z[i];
-    }
-    const double xbar = sx / sw, zbar = sz / sw;
-    double sxx = 0, sxz = 0;
-    for (size_t i = 0; i < n; ++i) {
-      sxx += w[i] * (x[i] - xbar) * (x[i] - xbar);
-      sxz += w[i] * (x[i] - xbar) * (z[i] - zbar);
-    }
-    if (sxx > 0) {
-      const double d_fit = sxz / sxx;
-      const double a_fit = zbar - d_fit * xbar;
-      // offset = sum c_i z_i, drift = sum g_i z_i.
-      double misfit = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double r = z[i] - (a_fit + d_fit * x[i]);
-        misfit = std::max(misfit, std::fabs(r) - e[i]);
-      }
-      double sum_c = 0, sum_g = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double g = w[i] * (x[i] - xbar) / sxx;
-        const double c = w[i] / sw - xbar * g;
-        sum_c += std::fabs(c) * (e[i] + misfit);
-        sum_g += std::fabs(g) * (e[i] + misfit);
-      }
-      const double max_drift = desc.max_drift_ppm * 1e-6;
-      if (std::isfinite(d_fit) && std::fabs(d_fit) <= max_drift && sum_g <= max_drift) {
-        a = a_fit;
-        d = d_fit;
-        base = sum_c;
-        drift_err = sum_g;
-      }
-    }
-  }
+  LineFit line{0.0, 0.0, e.back(), desc.max_drift_ppm * 1e-6};
+  if (n >= 2) fit_line(x, z, e, w, desc.max_drift_ppm * 1e-6, line);
+  const double a = line.a, d = line.d, base = line.base, drift_err = line.drift_err;
   // Not fitted (one pair, no spread in time, or a drift beyond belief): the
   // anchor pair alone, drift unknown within max_drift_ppm.
 

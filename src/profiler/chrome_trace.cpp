@@ -56,6 +56,56 @@ void ChromeTrace::add_frame(std::string_view queue_name, const ProfilerFrame& f)
       without_time_, unmapped_);
 }
 
+int ChromeTrace::append_track(std::string& out, uint32_t t, std::vector<uint32_t>& idx,
+                              int first_tid) const {
+  std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+    const Span& x = spans_[a];
+    const Span& y = spans_[b];
+    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
+    return x.end_ns > y.end_ns;
+  });
+  // Lanes: each a stack of open spans; a span goes to the first lane where
+  // it nests inside the innermost open span (or the lane is idle).
+  struct Lane {
+    std::vector<uint32_t> open;
+    std::string events;
+  };
+  std::vector<Lane> lanes;
+  const int pid = tracks_[t].gpu ? kGpuPid + static_cast<int>(tracks_[t].group) : kCpuPid;
+  auto emit = [&](std::string& ev, int tid, char ph, const Span& s) {
+    trace_events::append_span_event(ev, ph, pid, tid, tracks_[t].gpu, s.name, s.begin_ns, s.end_ns,
+                                    s.frame_id, s.site);
+  };
+  for (uint32_t i : idx) {
+    const Span& s = spans_[i];
+    size_t l = 0;
+    for (;; ++l) {
+      if (l == lanes.size()) lanes.emplace_back();
+      Lane& lane = lanes[l];
+      while (!lane.open.empty() && spans_[lane.open.back()].end_ns <= s.begin_ns) {
+        emit(lane.events, first_tid + static_cast<int>(l), 'E', spans_[lane.open.back()]);
+        lane.open.pop_back();
+      }
+      if (lane.open.empty() || spans_[lane.open.back()].end_ns >= s.end_ns) break;
+    }
+    emit(lanes[l].events, first_tid + static_cast<int>(l), 'B', s);
+    lanes[l].open.push_back(i);
+  }
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    Lane& lane = lanes[l];
+    while (!lane.open.empty()) {
+      emit(lane.events, first_tid + static_cast<int>(l), 'E', spans_[lane.open.back()]);
+      lane.open.pop_back();
+    }
+    const int tid = first_tid + static_cast<int>(l);
+    std::string lane_name = tracks_[t].name;
+    if (l > 0) lane_name += " #" + std::to_string(l + 1);
+    trace_events::append_lane_meta(out, pid, tid, lane_name, tid);
+    out += lane.events;
+  }
+  return static_cast<int>(std::max<size_t>(lanes.size(), 1));
+}
+
 std::string ChromeTrace::to_json() const {
   // Spans per track, sorted by (begin, longer first, insertion): a parent
   // precedes the children that start with it.
@@ -75,56 +125,8 @@ std::string ChromeTrace::to_json() const {
     trace_events::append_gpu_process_meta(out, g, gpu_groups_[g]);
 
   int next_tid = 1;
-  for (uint32_t t = 0; t < tracks_.size(); ++t) {
-    std::vector<uint32_t>& idx = by_track[t];
-    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-      const Span& x = spans_[a];
-      const Span& y = spans_[b];
-      if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
-      return x.end_ns > y.end_ns;
-    });
-    // Lanes: each a stack of open spans; a span goes to the first lane where
-    // it nests inside the innermost open span (or the lane is idle).
-    struct Lane {
-      std::vector<uint32_t> open;
-      std::string events;
-    };
-    std::vector<Lane> lanes;
-    const int pid = tracks_[t].gpu ? kGpuPid + static_cast<int>(tracks_[t].group) : kCpuPid;
-    auto emit = [&](std::string& ev, int tid, char ph, const Span& s) {
-      trace_events::append_span_event(ev, ph, pid, tid, tracks_[t].gpu, s.name, s.begin_ns,
-                                      s.end_ns, s.frame_id, s.site);
-    };
-    const int first_tid = next_tid;
-    for (uint32_t i : idx) {
-      const Span& s = spans_[i];
-      size_t l = 0;
-      for (;; ++l) {
-        if (l == lanes.size()) lanes.emplace_back();
-        Lane& lane = lanes[l];
-        while (!lane.open.empty() && spans_[lane.open.back()].end_ns <= s.begin_ns) {
-          emit(lane.events, first_tid + static_cast<int>(l), 'E', spans_[lane.open.back()]);
-          lane.open.pop_back();
-        }
-        if (lane.open.empty() || spans_[lane.open.back()].end_ns >= s.end_ns) break;
-      }
-      emit(lanes[l].events, first_tid + static_cast<int>(l), 'B', s);
-      lanes[l].open.push_back(i);
-    }
-    for (size_t l = 0; l < lanes.size(); ++l) {
-      Lane& lane = lanes[l];
-      while (!lane.open.empty()) {
-        emit(lane.events, first_tid + static_cast<int>(l), 'E', spans_[lane.open.back()]);
-        lane.open.pop_back();
-      }
-      const int tid = first_tid + static_cast<int>(l);
-      std::string lane_name = tracks_[t].name;
-      if (l > 0) lane_name += " #" + std::to_string(l + 1);
-      trace_events::append_lane_meta(out, pid, tid, lane_name, tid);
-      out += lane.events;
-    }
-    next_tid += static_cast<int>(std::max<size_t>(lanes.size(), 1));
-  }
+  for (uint32_t t = 0; t < tracks_.size(); ++t)
+    next_tid += append_track(out, t, by_track[t], next_tid);
   out += "\n]}\n";
   return out;
 }

@@ -167,6 +167,39 @@ std::optional<double> median_of(std::span<const double> v) {
   return percentile_sorted(s, 0.5);
 }
 
+namespace {
+
+// The sum of t^3 - t over runs of t equal values among a and b together;
+// `ties` is set when there is a run.
+double tie_sum(std::span<const double> a, std::span<const double> b, bool& ties) {
+  std::vector<double> all(a.begin(), a.end());
+  all.insert(all.end(), b.begin(), b.end());
+  std::sort(all.begin(), all.end());
+  double tie_term = 0;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    while (j < all.size() && all[j] == all[i]) ++j;
+    const double run = static_cast<double>(j - i);
+    if (run > 1) {
+      ties = true;
+      tie_term += run * run * run - run;
+    }
+    i = j;
+  }
+  return tie_term;
+}
+
+// Two-sided p-value of U from the normal approximation, tie-corrected, with
+// continuity correction; nm = n * m, total_n = n + m.
+double normal_p_value(double u, double nm, double total_n, double tie_term) {
+  const double var = nm / 12.0 * ((total_n + 1) - tie_term / (total_n * (total_n - 1)));
+  if (var <= 0) return 1;  // every value equal: no evidence of any change
+  const double z = std::max(0.0, std::abs(u - nm / 2) - 0.5) / std::sqrt(var);
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+}  // namespace
+
 ShiftTest shift_test(std::span<const double> a, std::span<const double> b, double alpha) {
   ShiftTest t;
   t.n_a = a.size();
@@ -190,20 +223,7 @@ ShiftTest shift_test(std::span<const double> a, std::span<const double> b, doubl
     }
   }
   // Ties within a side matter for the normal variance and rule out the exact test.
-  std::vector<double> all(a.begin(), a.end());
-  all.insert(all.end(), b.begin(), b.end());
-  std::sort(all.begin(), all.end());
-  double tie_term = 0;
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    while (j < all.size() && all[j] == all[i]) ++j;
-    const double run = static_cast<double>(j - i);
-    if (run > 1) {
-      ties = true;
-      tie_term += run * run * run - run;
-    }
-    i = j;
-  }
+  const double tie_term = tie_sum(a, b, ties);
   t.u = u;
   std::sort(diffs.begin(), diffs.end());
   t.shift = *percentile_sorted(diffs, 0.5);  // both sides have samples here
@@ -231,15 +251,7 @@ ShiftTest shift_test(std::span<const double> a, std::span<const double> b, doubl
     const double cc = std::floor(nm / 2 - normal_quantile_upper(alpha / 2) * sigma);
     c = cc > 0 ? static_cast<size_t>(cc) : 0;
   }
-  if (!t.exact) {
-    const double var = nm / 12.0 * ((total_n + 1) - tie_term / (total_n * (total_n - 1)));
-    if (var <= 0) {
-      t.p_value = 1;  // every value equal: no evidence of any change
-    } else {
-      const double z = std::max(0.0, std::abs(u - nm / 2) - 0.5) / std::sqrt(var);
-      t.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
-    }
-  }
+  if (!t.exact) t.p_value = normal_p_value(u, nm, total_n, tie_term);
   if (c >= 1 && c <= diffs.size() && diffs.size() + 1 - c >= c) {
     t.ci_low = diffs[c - 1];
     t.ci_high = diffs[diffs.size() - c];

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "latlab/clock_model.hpp"
 #include "latlab/core/latency_device.hpp"
@@ -40,6 +41,11 @@ class GlWorkload {
 
  private:
   explicit GlWorkload(GlContext& ctx) : ctx_(ctx) {}
+  // The form's program and buffers (compute) or targets (fragment); the
+  // context is current.
+  Result<void> create_compute(const std::string& head);
+  Result<void> create_fragment(const std::string& head);
+  Result<void> create_targets();  // the two RGBA32F textures and framebuffers
   GlContext& ctx_;
   uint32_t width_ = 0, height_ = 0;
   WorkloadForm form_ = WorkloadForm::compute;

@@ -14,20 +14,15 @@ bool load_one(Fn& fn, const char* name, const char* alt = nullptr) {
   return fn != nullptr;
 }
 
-}  // namespace
+// Keeps the first name whose entry point was missing.
+void note_missing(const char*& missing, bool ok, const char* name) {
+  if (!ok && missing == nullptr) missing = name;
+}
 
-Result<void> Api::load(bool gles, bool timing_only) {
+// The entry points every use needs; the first missing one, or null.
+const char* load_core(Api& api) {
   const char* missing = nullptr;
-  const char* missing_workload = nullptr;
-  auto need = [&missing](bool ok, const char* name) {
-    if (!ok && missing == nullptr) missing = name;
-  };
-  // The workloads' entry points: required of latlab's own contexts, optional
-  // on a program's (timing needs none of them).
-  auto need_workload = [&](bool ok, const char* name) {
-    if (!ok && missing_workload == nullptr) missing_workload = name;
-  };
-#define LATLAB_GL_LOAD(fn) need(load_one(fn, "gl" #fn), "gl" #fn)
+#define LATLAB_GL_LOAD(fn) note_missing(missing, load_one(api.fn, "gl" #fn), "gl" #fn)
   LATLAB_GL_LOAD(GetString);
   LATLAB_GL_LOAD(GetStringi);
   LATLAB_GL_LOAD(GetIntegerv);
@@ -43,7 +38,14 @@ Result<void> Api::load(bool gles, bool timing_only) {
   LATLAB_GL_LOAD(DeleteSync);
   LATLAB_GL_LOAD(Enable);
 #undef LATLAB_GL_LOAD
-#define LATLAB_GL_LOAD(fn) need_workload(load_one(fn, "gl" #fn), "gl" #fn)
+  return missing;
+}
+
+// The workloads' entry points: required of latlab's own contexts, optional
+// on a program's (timing needs none of them). The first missing one, or null.
+const char* load_workload(Api& api) {
+  const char* missing = nullptr;
+#define LATLAB_GL_LOAD(fn) note_missing(missing, load_one(api.fn, "gl" #fn), "gl" #fn)
   LATLAB_GL_LOAD(CreateShader);
   LATLAB_GL_LOAD(ShaderSource);
   LATLAB_GL_LOAD(CompileShader);
@@ -85,25 +87,48 @@ Result<void> Api::load(bool gles, bool timing_only) {
   LATLAB_GL_LOAD(Viewport);
   LATLAB_GL_LOAD(DrawArrays);
 #undef LATLAB_GL_LOAD
-  // Timer queries: core in desktop GL 3.3; EXT_disjoint_timer_query on GLES.
+  return missing;
+}
+
+// Timer queries: core in desktop GL 3.3; EXT_disjoint_timer_query on GLES.
+// The first missing one, or null.
+const char* load_timer_queries(Api& api, bool gles) {
+  const char* missing = nullptr;
+  auto need = [&missing](bool ok, const char* name) { note_missing(missing, ok, name); };
   if (gles) {
-    need(load_one(QueryCounter, "glQueryCounterEXT"), "glQueryCounterEXT");
-    need(load_one(BeginQuery, "glBeginQueryEXT", "glBeginQuery"), "glBeginQueryEXT");
-    need(load_one(EndQuery, "glEndQueryEXT", "glEndQuery"), "glEndQueryEXT");
-    need(load_one(GetQueryiv, "glGetQueryivEXT", "glGetQueryiv"), "glGetQueryivEXT");
-    need(load_one(GetQueryObjectui64v, "glGetQueryObjectui64vEXT"), "glGetQueryObjectui64vEXT");
+    need(load_one(api.QueryCounter, "glQueryCounterEXT"), "glQueryCounterEXT");
+    need(load_one(api.BeginQuery, "glBeginQueryEXT", "glBeginQuery"), "glBeginQueryEXT");
+    need(load_one(api.EndQuery, "glEndQueryEXT", "glEndQuery"), "glEndQueryEXT");
+    need(load_one(api.GetQueryiv, "glGetQueryivEXT", "glGetQueryiv"), "glGetQueryivEXT");
+    need(load_one(api.GetQueryObjectui64v, "glGetQueryObjectui64vEXT"), "glGetQueryObjectui64vEXT");
   } else {
-    need(load_one(QueryCounter, "glQueryCounter"), "glQueryCounter");
-    need(load_one(BeginQuery, "glBeginQuery"), "glBeginQuery");
-    need(load_one(EndQuery, "glEndQuery"), "glEndQuery");
-    need(load_one(GetQueryiv, "glGetQueryiv"), "glGetQueryiv");
-    need(load_one(GetQueryObjectui64v, "glGetQueryObjectui64v"), "glGetQueryObjectui64v");
+    need(load_one(api.QueryCounter, "glQueryCounter"), "glQueryCounter");
+    need(load_one(api.BeginQuery, "glBeginQuery"), "glBeginQuery");
+    need(load_one(api.EndQuery, "glEndQuery"), "glEndQuery");
+    need(load_one(api.GetQueryiv, "glGetQueryiv"), "glGetQueryiv");
+    need(load_one(api.GetQueryObjectui64v, "glGetQueryObjectui64v"), "glGetQueryObjectui64v");
   }
-  // Optional: compute (GL 4.3 / GLES 3.1) and KHR_debug.
-  load_one(DispatchCompute, "glDispatchCompute");
-  load_one(MemoryBarrier, "glMemoryBarrier");
-  load_one(DebugMessageCallback, "glDebugMessageCallback", gles ? "glDebugMessageCallbackKHR" : nullptr);
-  load_one(DebugMessageControl, "glDebugMessageControl", gles ? "glDebugMessageControlKHR" : nullptr);
+  return missing;
+}
+
+// Optional: compute (GL 4.3 / GLES 3.1) and KHR_debug.
+void load_optional(Api& api, bool gles) {
+  load_one(api.DispatchCompute, "glDispatchCompute");
+  load_one(api.MemoryBarrier, "glMemoryBarrier");
+  load_one(api.DebugMessageCallback, "glDebugMessageCallback",
+           gles ? "glDebugMessageCallbackKHR" : nullptr);
+  load_one(api.DebugMessageControl, "glDebugMessageControl",
+           gles ? "glDebugMessageControlKHR" : nullptr);
+}
+
+}  // namespace
+
+Result<void> Api::load(bool gles, bool timing_only) {
+  const char* missing = load_core(*this);
+  const char* missing_workload = load_workload(*this);
+  const char* missing_timer = load_timer_queries(*this, gles);
+  if (missing == nullptr) missing = missing_timer;
+  load_optional(*this, gles);
   if (missing == nullptr && missing_workload != nullptr && !timing_only) missing = missing_workload;
   if (missing != nullptr) return make_error(std::string("the GL driver has no ") + missing);
   workload_loaded = missing_workload == nullptr;

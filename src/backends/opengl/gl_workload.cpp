@@ -97,6 +97,87 @@ Result<GLuint> link(const gl::Api& api, const std::vector<GLuint>& shaders) {
 
 }  // namespace
 
+Result<void> GlWorkload::create_compute(const std::string& head) {
+  const gl::Api& api = ctx_.state().api;
+  if (!ctx_.report().compute_shaders) {
+    return make_error("'" + ctx_.report().renderer +
+                      "' has no compute shaders (GL 4.3 / GLES 3.1); use --form fragment");
+  }
+  const uint64_t bytes = uint64_t{width_} * height_ * 16;
+  GLint64 max_ssbo = 0;
+  api.GetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_ssbo);
+  if (max_ssbo > 0 && bytes > static_cast<uint64_t>(max_ssbo)) {
+    return make_error("GlWorkload: " + std::to_string(width_) + "x" + std::to_string(height_) +
+                      " needs a storage buffer of " + std::to_string(bytes) +
+                      " bytes; the limit is " + std::to_string(max_ssbo));
+  }
+  auto cs = compile(api, GL_COMPUTE_SHADER, head + kCompute);
+  if (!cs) return cs.error();
+  auto prog = link(api, {*cs});
+  if (!prog) return prog.error();
+  program_ = *prog;
+  api.GenBuffers(1, &buffer_);
+  api.BindBuffer(GL_SHADER_STORAGE_BUFFER, buffer_);
+  std::vector<float> init(static_cast<size_t>(width_) * height_ * 4, 0.5f);
+  api.BufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), init.data(),
+                 GL_DYNAMIC_COPY);
+  api.BindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+  loc_size_ = api.GetUniformLocation(program_, "size");
+  return {};
+}
+
+Result<void> GlWorkload::create_fragment(const std::string& head) {
+  const gl::Api& api = ctx_.state().api;
+  GLint max_side = 0;
+  api.GetIntegerv(GL_MAX_TEXTURE_SIZE, &max_side);
+  if (static_cast<GLint>(std::max(width_, height_)) > max_side) {
+    return make_error("GlWorkload: " + std::to_string(width_) + "x" + std::to_string(height_) +
+                      " exceeds GL_MAX_TEXTURE_SIZE " + std::to_string(max_side));
+  }
+  auto vs = compile(api, GL_VERTEX_SHADER, header(ctx_.gles()) + kVertex);
+  if (!vs) return vs.error();
+  auto fs = compile(api, GL_FRAGMENT_SHADER, head + kFragment);
+  if (!fs) {
+    api.DeleteShader(*vs);
+    return fs.error();
+  }
+  auto prog = link(api, {*vs, *fs});
+  if (!prog) return prog.error();
+  program_ = *prog;
+  api.GenVertexArrays(1, &vao_);
+  if (Result<void> t = create_targets(); !t) return t;
+  api.UseProgram(program_);
+  api.Uniform1i(api.GetUniformLocation(program_, "previous"), 0);
+  api.UseProgram(0);
+  return {};
+}
+
+Result<void> GlWorkload::create_targets() {
+  const gl::Api& api = ctx_.state().api;
+  api.GenTextures(2, textures_);
+  api.GenFramebuffers(2, fbos_);
+  for (int i = 0; i < 2; ++i) {
+    api.BindTexture(GL_TEXTURE_2D, textures_[i]);
+    api.TexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, static_cast<GLsizei>(width_),
+                     static_cast<GLsizei>(height_));
+    // RGBA32F is not filterable everywhere (GLES): sample with NEAREST.
+    api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    api.BindFramebuffer(GL_FRAMEBUFFER, fbos_[i]);
+    api.FramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, textures_[i], 0);
+    if (api.CheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+      api.BindFramebuffer(GL_FRAMEBUFFER, 0);
+      return make_error("GlWorkload: an RGBA32F framebuffer is not complete on '" +
+                        ctx_.report().renderer + "' (GLES needs EXT_color_buffer_float)");
+    }
+    api.ClearColor(0.5f, 0.5f, 0.5f, 0.5f);
+    api.Clear(GL_COLOR_BUFFER_BIT);
+  }
+  api.BindFramebuffer(GL_FRAMEBUFFER, 0);
+  api.BindTexture(GL_TEXTURE_2D, 0);
+  return {};
+}
+
 Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t width,
                                                        uint32_t height, WorkloadForm form) {
   if (width == 0 || height == 0) return make_error("GlWorkload: empty target");
@@ -110,75 +191,9 @@ Result<std::unique_ptr<GlWorkload>> GlWorkload::create(GlContext& ctx, uint32_t 
   w->height_ = height;
   w->form_ = form;
   const std::string head = header(ctx.gles()) + kBurn;
-  if (form == WorkloadForm::compute) {
-    if (!ctx.report().compute_shaders) {
-      return make_error("'" + ctx.report().renderer +
-                        "' has no compute shaders (GL 4.3 / GLES 3.1); use --form fragment");
-    }
-    const uint64_t bytes = uint64_t{width} * height * 16;
-    GLint64 max_ssbo = 0;
-    api.GetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_ssbo);
-    if (max_ssbo > 0 && bytes > static_cast<uint64_t>(max_ssbo)) {
-      return make_error("GlWorkload: " + std::to_string(width) + "x" + std::to_string(height) +
-                        " needs a storage buffer of " + std::to_string(bytes) +
-                        " bytes; the limit is " + std::to_string(max_ssbo));
-    }
-    auto cs = compile(api, GL_COMPUTE_SHADER, head + kCompute);
-    if (!cs) return cs.error();
-    auto prog = link(api, {*cs});
-    if (!prog) return prog.error();
-    w->program_ = *prog;
-    api.GenBuffers(1, &w->buffer_);
-    api.BindBuffer(GL_SHADER_STORAGE_BUFFER, w->buffer_);
-    std::vector<float> init(static_cast<size_t>(width) * height * 4, 0.5f);
-    api.BufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), init.data(),
-                   GL_DYNAMIC_COPY);
-    api.BindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
-    w->loc_size_ = api.GetUniformLocation(w->program_, "size");
-  } else {
-    GLint max_side = 0;
-    api.GetIntegerv(GL_MAX_TEXTURE_SIZE, &max_side);
-    if (static_cast<GLint>(std::max(width, height)) > max_side) {
-      return make_error("GlWorkload: " + std::to_string(width) + "x" + std::to_string(height) +
-                        " exceeds GL_MAX_TEXTURE_SIZE " + std::to_string(max_side));
-    }
-    auto vs = compile(api, GL_VERTEX_SHADER, header(ctx.gles()) + kVertex);
-    if (!vs) return vs.error();
-    auto fs = compile(api, GL_FRAGMENT_SHADER, head + kFragment);
-    if (!fs) {
-      api.DeleteShader(*vs);
-      return fs.error();
-    }
-    auto prog = link(api, {*vs, *fs});
-    if (!prog) return prog.error();
-    w->program_ = *prog;
-    api.GenVertexArrays(1, &w->vao_);
-    api.GenTextures(2, w->textures_);
-    api.GenFramebuffers(2, w->fbos_);
-    for (int i = 0; i < 2; ++i) {
-      api.BindTexture(GL_TEXTURE_2D, w->textures_[i]);
-      api.TexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, static_cast<GLsizei>(width),
-                       static_cast<GLsizei>(height));
-      // RGBA32F is not filterable everywhere (GLES): sample with NEAREST.
-      api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-      api.TexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-      api.BindFramebuffer(GL_FRAMEBUFFER, w->fbos_[i]);
-      api.FramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, w->textures_[i],
-                               0);
-      if (api.CheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
-        api.BindFramebuffer(GL_FRAMEBUFFER, 0);
-        return make_error("GlWorkload: an RGBA32F framebuffer is not complete on '" +
-                          ctx.report().renderer + "' (GLES needs EXT_color_buffer_float)");
-      }
-      api.ClearColor(0.5f, 0.5f, 0.5f, 0.5f);
-      api.Clear(GL_COLOR_BUFFER_BIT);
-    }
-    api.BindFramebuffer(GL_FRAMEBUFFER, 0);
-    api.BindTexture(GL_TEXTURE_2D, 0);
-    api.UseProgram(w->program_);
-    api.Uniform1i(api.GetUniformLocation(w->program_, "previous"), 0);
-    api.UseProgram(0);
-  }
+  Result<void> made =
+      form == WorkloadForm::compute ? w->create_compute(head) : w->create_fragment(head);
+  if (!made) return made.error();
   w->loc_complexity_ = api.GetUniformLocation(w->program_, "complexity");
   w->loc_pass_ = api.GetUniformLocation(w->program_, "pass_index");
   if (const std::string e = gl::drain_errors(api); !e.empty())

@@ -25,6 +25,14 @@ bool has_token(const char* list, const char* name) {
   return false;
 }
 
+// Loads `first`, else `second`, into `fn`; true when one was found.
+template <class Fn>
+bool load_fn(GlLoader load, Fn& fn, const char* first, const char* second = nullptr) {
+  fn = reinterpret_cast<Fn>(load(first));
+  if (fn == nullptr && second != nullptr) fn = reinterpret_cast<Fn>(load(second));
+  return fn != nullptr;
+}
+
 }  // namespace
 
 GlContextTiming::GlContextTiming(uint64_t source, const char* window_system, GlLoader load,
@@ -56,96 +64,83 @@ void GlContextTiming::calibrate(uint32_t brackets) {
   next_calibration_ns_ = host_now_ns() + CalibratorDesc{}.refresh_interval_ns;
 }
 
-void GlContextTiming::probe(GlLoader load) {
-  auto get = [load](auto& fn, const char* first, const char* second = nullptr) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(load(first));
-    if (fn == nullptr && second != nullptr)
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(load(second));
-    return fn != nullptr;
-  };
-  HelloRecord hello;
-  hello.api = SourceApi::opengl;
-  set_text(hello.source_name,
-           "latlab GL interposer " + std::string(kVersion) + " (" + window_system_ + ")");
-  std::string why;  // why GPU spans cannot be timed
-  const char* version = nullptr;
-  if (get(gl_.GetString, "glGetString") && get(gl_.GetIntegerv, "glGetIntegerv"))
-    version = reinterpret_cast<const char*>(gl_.GetString(GL_VERSION));
-  if (version == nullptr) {
-    why = "glGetString(GL_VERSION) gave nothing on the current context";
+bool GlContextTiming::GlExtensions::has(const char* name) const {
+  for (const auto& e : list) {
+    if (e == name) return true;
+  }
+  return has_token(string, name);
+}
+
+GlContextTiming::GlExtensions GlContextTiming::extensions(GlLoader load, int major) {
+  // glGetStringi from GL 3.0 / GLES 3.0 (glGetString(GL_EXTENSIONS) is an
+  // error in a core profile), the one string before.
+  GlExtensions exts;
+  if (major >= 3 && load_fn(load, gl_.GetStringi, "glGetStringi")) {
+    GLint n = 0;
+    gl_.GetIntegerv(GL_NUM_EXTENSIONS, &n);
+    for (GLint i = 0; i < n; ++i) {
+      if (const auto* e = reinterpret_cast<const char*>(gl_.GetStringi(GL_EXTENSIONS, i)))
+        exts.list.emplace_back(e);
+    }
   } else {
-    if (const auto* r = reinterpret_cast<const char*>(gl_.GetString(GL_RENDERER))) renderer_ = r;
-    int major = 0;
-    int minor = 0;
-    gles_ = std::strncmp(version, "OpenGL ES", 9) == 0;
-    std::sscanf(gles_ ? version + 9 : version, " %d.%d", &major, &minor);
-    // Extensions: glGetStringi from GL 3.0 / GLES 3.0 (glGetString(GL_EXTENSIONS)
-    // is an error in a core profile), the one string before.
-    std::vector<std::string> exts;
-    const char* ext_string = nullptr;
-    if (major >= 3 && get(gl_.GetStringi, "glGetStringi")) {
-      GLint n = 0;
-      gl_.GetIntegerv(GL_NUM_EXTENSIONS, &n);
-      for (GLint i = 0; i < n; ++i) {
-        if (const auto* e = reinterpret_cast<const char*>(gl_.GetStringi(GL_EXTENSIONS, i)))
-          exts.emplace_back(e);
-      }
-    } else {
-      ext_string = reinterpret_cast<const char*>(gl_.GetString(GL_EXTENSIONS));
-    }
-    auto has = [&](const char* name) {
-      for (const auto& e : exts) {
-        if (e == name) return true;
-      }
-      return has_token(ext_string, name);
-    };
-    const int v = major * 10 + minor;
-    const bool timer =
-        gles_ ? has("GL_EXT_disjoint_timer_query") : v >= 33 || has("GL_ARB_timer_query");
-    query_buffer_ = (!gles_ && (v >= 44 || has("GL_ARB_query_buffer_object"))) ||
-                    has("GL_AMD_query_buffer_object");
-    // GLES: the extension's EXT names first (core in GLES 3.0 for some).
-    const bool loaded =
-        gles_ ? get(gl_.GenQueries, "glGenQueriesEXT", "glGenQueries") &&
-                    get(gl_.QueryCounter, "glQueryCounterEXT") &&
-                    get(gl_.GetQueryiv, "glGetQueryivEXT", "glGetQueryiv") &&
-                    get(gl_.GetQueryObjectuiv, "glGetQueryObjectuivEXT", "glGetQueryObjectuiv") &&
-                    get(gl_.GetQueryObjectui64v, "glGetQueryObjectui64vEXT") &&
-                    get(gl_.GetInteger64v, "glGetInteger64vEXT", "glGetInteger64v")
-              : get(gl_.GenQueries, "glGenQueries") && get(gl_.QueryCounter, "glQueryCounter") &&
-                    get(gl_.GetQueryiv, "glGetQueryiv") &&
-                    get(gl_.GetQueryObjectuiv, "glGetQueryObjectuiv") &&
-                    get(gl_.GetQueryObjectui64v, "glGetQueryObjectui64v") &&
-                    get(gl_.GetInteger64v, "glGetInteger64v");
-    if (query_buffer_ && !get(gl_.BindBuffer, "glBindBuffer")) query_buffer_ = false;
-    if (!timer) {
-      why = std::string("no timer queries on '") + version + "' (needs GL 3.3, " +
-            "GL_ARB_timer_query or, on GLES, GL_EXT_disjoint_timer_query)";
-    } else if (!loaded) {
-      why = "the GL driver has timer queries but not all their entry points";
-    } else {
-      GLint bits = 0;
-      gl_.GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
-      if (bits <= 0) {
-        why =
-            "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 on '" + renderer_ + "' (no GPU timestamps)";
-      } else {
-        ticks_ = TickFormat{1, 1, static_cast<uint32_t>(bits > 64 ? 64 : bits)};
-        model_ = std::make_unique<ClockModel>(ticks_, CalibratorDesc{}.model);
-        calibrate(CalibratorDesc{}.samples_per_refresh);
-        if (fit_ == nullptr) why = "the clock model accepted no calibration pair";
-      }
-    }
+    exts.string = reinterpret_cast<const char*>(gl_.GetString(GL_EXTENSIONS));
   }
-  can_time_ = why.empty();
-  if (can_time_) {
-    queries_.assign(2 * kGlQueryPairs, 0);
-    gl_.GenQueries(static_cast<GLsizei>(queries_.size()), queries_.data());
-    for (uint32_t i = kGlQueryPairs; i-- > 0;) free_.push_back(i);
+  return exts;
+}
+
+bool GlContextTiming::load_query_fns(GlLoader load) {
+  auto get = [load](auto& fn, const char* first, const char* second = nullptr) {
+    return load_fn(load, fn, first, second);
+  };
+  // GLES: the extension's EXT names first (core in GLES 3.0 for some).
+  return gles_ ? get(gl_.GenQueries, "glGenQueriesEXT", "glGenQueries") &&
+                     get(gl_.QueryCounter, "glQueryCounterEXT") &&
+                     get(gl_.GetQueryiv, "glGetQueryivEXT", "glGetQueryiv") &&
+                     get(gl_.GetQueryObjectuiv, "glGetQueryObjectuivEXT", "glGetQueryObjectuiv") &&
+                     get(gl_.GetQueryObjectui64v, "glGetQueryObjectui64vEXT") &&
+                     get(gl_.GetInteger64v, "glGetInteger64vEXT", "glGetInteger64v")
+               : get(gl_.GenQueries, "glGenQueries") && get(gl_.QueryCounter, "glQueryCounter") &&
+                     get(gl_.GetQueryiv, "glGetQueryiv") &&
+                     get(gl_.GetQueryObjectuiv, "glGetQueryObjectuiv") &&
+                     get(gl_.GetQueryObjectui64v, "glGetQueryObjectui64v") &&
+                     get(gl_.GetInteger64v, "glGetInteger64v");
+}
+
+std::string GlContextTiming::start_clock() {
+  GLint bits = 0;
+  gl_.GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
+  if (bits <= 0)
+    return "GL_QUERY_COUNTER_BITS of GL_TIMESTAMP is 0 on '" + renderer_ + "' (no GPU timestamps)";
+  ticks_ = TickFormat{1, 1, static_cast<uint32_t>(bits > 64 ? 64 : bits)};
+  model_ = std::make_unique<ClockModel>(ticks_, CalibratorDesc{}.model);
+  calibrate(CalibratorDesc{}.samples_per_refresh);
+  if (fit_ == nullptr) return "the clock model accepted no calibration pair";
+  return {};
+}
+
+std::string GlContextTiming::probe_timing(GlLoader load, const char* version) {
+  if (const auto* r = reinterpret_cast<const char*>(gl_.GetString(GL_RENDERER))) renderer_ = r;
+  int major = 0;
+  int minor = 0;
+  gles_ = std::strncmp(version, "OpenGL ES", 9) == 0;
+  std::sscanf(gles_ ? version + 9 : version, " %d.%d", &major, &minor);
+  const GlExtensions exts = extensions(load, major);
+  const int v = major * 10 + minor;
+  const bool timer =
+      gles_ ? exts.has("GL_EXT_disjoint_timer_query") : v >= 33 || exts.has("GL_ARB_timer_query");
+  query_buffer_ = (!gles_ && (v >= 44 || exts.has("GL_ARB_query_buffer_object"))) ||
+                  exts.has("GL_AMD_query_buffer_object");
+  const bool loaded = load_query_fns(load);
+  if (query_buffer_ && !load_fn(load, gl_.BindBuffer, "glBindBuffer")) query_buffer_ = false;
+  if (!timer) {
+    return std::string("no timer queries on '") + version + "' (needs GL 3.3, " +
+           "GL_ARB_timer_query or, on GLES, GL_EXT_disjoint_timer_query)";
   }
-  set_text(hello.device_name, renderer_);
-  set_text(hello.clock_method, can_time_ ? kGlCalibrationDomain : "");
-  sink_(source_, hello);
+  if (!loaded) return "the GL driver has timer queries but not all their entry points";
+  return start_clock();
+}
+
+void GlContextTiming::send_limits(const std::string& why) {
   if (!can_time_) {
     unavailable("gpu_span", why + "; frames keep their CPU and present times");
   } else {
@@ -168,6 +163,33 @@ void GlContextTiming::probe(GlLoader load) {
                 "GLES: GL_GPU_DISJOINT_EXT is the program's to read (reading it clears it), so "
                 "timestamps spanning a disjoint event are not detected");
   }
+}
+
+void GlContextTiming::probe(GlLoader load) {
+  std::string why;  // why GPU spans cannot be timed
+  const char* version = nullptr;
+  if (load_fn(load, gl_.GetString, "glGetString") &&
+      load_fn(load, gl_.GetIntegerv, "glGetIntegerv"))
+    version = reinterpret_cast<const char*>(gl_.GetString(GL_VERSION));
+  if (version == nullptr) {
+    why = "glGetString(GL_VERSION) gave nothing on the current context";
+  } else {
+    why = probe_timing(load, version);
+  }
+  can_time_ = why.empty();
+  if (can_time_) {
+    queries_.assign(2 * kGlQueryPairs, 0);
+    gl_.GenQueries(static_cast<GLsizei>(queries_.size()), queries_.data());
+    for (uint32_t i = kGlQueryPairs; i-- > 0;) free_.push_back(i);
+  }
+  HelloRecord hello;
+  hello.api = SourceApi::opengl;
+  set_text(hello.source_name,
+           "latlab GL interposer " + std::string(kVersion) + " (" + window_system_ + ")");
+  set_text(hello.device_name, renderer_);
+  set_text(hello.clock_method, can_time_ ? kGlCalibrationDomain : "");
+  sink_(source_, hello);
+  send_limits(why);
 }
 
 void GlContextTiming::before_swap(int64_t /*enter*/) {

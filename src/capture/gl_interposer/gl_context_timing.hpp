@@ -97,7 +97,23 @@ class GlContextTiming {
     SubmitRecord submit;
     int pair = -1;  // query pair, -1: not timed (submit.no_span says why)
   };
+  // The context's extension list: GL 3.0+ one name each, else one string.
+  struct GlExtensions {
+    std::vector<std::string> list;
+    const char* string = nullptr;  // null when listed one by one
+    bool has(const char* name) const;
+  };
+  // Loads the GL entry points and the clock; sends Hello and the
+  // Unavailable records of what this context cannot time.
   void probe(GlLoader load);
+  // Why GPU spans cannot be timed on a context of `version`; empty if they can.
+  std::string probe_timing(GlLoader load, const char* version);
+  GlExtensions extensions(GlLoader load, int major);
+  // Loads the timer query entry points; false when one is missing.
+  bool load_query_fns(GlLoader load);
+  // Sets up ticks_, model_ and the first fit; why not, or empty.
+  std::string start_clock();
+  void send_limits(const std::string& why);
   void calibrate(uint32_t brackets);
   // Reads the front of `pending_` while available; sends each frame done.
   void collect();

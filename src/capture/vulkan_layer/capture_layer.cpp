@@ -629,12 +629,9 @@ struct PresentPlan {
   std::string note;         // something offered and left unused
 };
 
-// Prefers VK_GOOGLE_display_timing (the display's own time) and falls back
-// to VK_KHR_present_id + VK_KHR_present_wait (the host time the wait
-// returned); extensions it needs go on `exts`.
-PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
-                         const VkDeviceCreateInfo& info, std::vector<const char*>& exts) {
-  PresentPlan plan;
+// The extensions the device offers; empty when they cannot be listed.
+std::vector<VkExtensionProperties> offered_extensions(const InstanceData& inst,
+                                                      VkPhysicalDevice physical) {
   uint32_t n = 0;
   std::vector<VkExtensionProperties> props;
   if (inst.EnumerateDeviceExtensionProperties != nullptr &&
@@ -643,62 +640,43 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
     if (inst.EnumerateDeviceExtensionProperties(physical, nullptr, &n, props.data()) < 0) n = 0;
     props.resize(n);
   }
-  auto offered = [&](std::string_view e) {
-    return std::any_of(props.begin(), props.end(),
-                       [&](const VkExtensionProperties& p) { return e == p.extensionName; });
-  };
-  auto asked = [&](std::string_view e) {
-    return std::any_of(info.ppEnabledExtensionNames,
-                       info.ppEnabledExtensionNames + info.enabledExtensionCount,
-                       [&](const char* x) { return e == x; });
-  };
-  auto add = [&](const char* e) {
-    if (std::none_of(exts.begin(), exts.end(),
-                     [&](const char* x) { return std::strcmp(x, e) == 0; }))
-      exts.push_back(e);
-  };
-  if (!asked(VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
-    plan.why_not =
-        "the program did not enable VK_KHR_swapchain on this device: it presents nothing";
-    return plan;
+  return props;
+}
+
+bool is_offered(const std::vector<VkExtensionProperties>& props, std::string_view e) {
+  return std::any_of(props.begin(), props.end(),
+                     [&](const VkExtensionProperties& p) { return e == p.extensionName; });
+}
+
+bool is_asked(const VkDeviceCreateInfo& info, std::string_view e) {
+  return std::any_of(info.ppEnabledExtensionNames,
+                     info.ppEnabledExtensionNames + info.enabledExtensionCount,
+                     [&](const char* x) { return e == x; });
+}
+
+// Appends `e` to `exts` unless it is there already.
+void add_extension(std::vector<const char*>& exts, const char* e) {
+  if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return std::strcmp(x, e) == 0; }))
+    exts.push_back(e);
+}
+
+// The present extensions the driver lacks, comma-separated (names exactly
+// what is missing).
+std::string lacked_present_extensions(const std::vector<VkExtensionProperties>& props) {
+  std::string lacks;
+  for (const char* e : {VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME, VK_KHR_PRESENT_ID_EXTENSION_NAME,
+                        VK_KHR_PRESENT_WAIT_EXTENSION_NAME}) {
+    if (!is_offered(props, e)) lacks += (lacks.empty() ? "" : ", ") + std::string(e);
   }
-  if (offered("VK_EXT_present_timing")) {
-    plan.note =
-        "the device offers VK_EXT_present_timing; this layer, built with Vulkan headers 1.3." +
-        std::to_string(VK_HEADER_VERSION) + ", does not use it";
-  }
-  std::string google;
-  if (offered(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
-    if (!asked(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
-      add(VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME);
-      plan.method = PresentMethod::display_timing;
-      return plan;
-    }
-    // Each past timing is returned once, to whoever asks first.
-    google =
-        "; VK_GOOGLE_display_timing is the program's own (the layer leaves its past timings to it)";
-  }
-  const bool has_id = offered(VK_KHR_PRESENT_ID_EXTENSION_NAME);
-  const bool has_wait = offered(VK_KHR_PRESENT_WAIT_EXTENSION_NAME);
-  if (!has_id || !has_wait) {
-    // Name exactly what the driver lacks.
-    std::string lacks;
-    for (const char* e : {VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME, VK_KHR_PRESENT_ID_EXTENSION_NAME,
-                          VK_KHR_PRESENT_WAIT_EXTENSION_NAME}) {
-      if (!offered(e)) lacks += (lacks.empty() ? "" : ", ") + std::string(e);
-    }
-    plan.why_not = "the driver lacks " + lacks +
-                   " (present_complete needs VK_GOOGLE_display_timing, or VK_KHR_present_id with "
-                   "VK_KHR_present_wait)" +
-                   google;
-    return plan;
-  }
+  return lacks;
+}
+
+// Why the driver's presentId / presentWait features cannot be used; empty
+// when both are on.
+std::string present_wait_features_off(const InstanceData& inst, VkPhysicalDevice physical) {
   if (inst.GetPhysicalDeviceFeatures2 == nullptr) {
-    plan.why_not =
-        "vkGetPhysicalDeviceFeatures2 is missing (a Vulkan 1.0 instance): the present "
-        "id and wait features cannot be checked" +
-        google;
-    return plan;
+    return "vkGetPhysicalDeviceFeatures2 is missing (a Vulkan 1.0 instance): the present "
+           "id and wait features cannot be checked";
   }
   VkPhysicalDevicePresentWaitFeaturesKHR wait_f{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR, nullptr, VK_FALSE};
@@ -707,12 +685,22 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &id_f, {}};
   inst.GetPhysicalDeviceFeatures2(physical, &f2);
   if (!id_f.presentId || !wait_f.presentWait) {
-    plan.why_not = std::string(
-                       "the driver lists VK_KHR_present_id and VK_KHR_present_wait but "
-                       "reports the features presentId ") +
-                   (id_f.presentId ? "on" : "off") + ", presentWait " +
-                   (wait_f.presentWait ? "on" : "off") + google;
-    return plan;
+    return std::string(
+               "the driver lists VK_KHR_present_id and VK_KHR_present_wait but "
+               "reports the features presentId ") +
+           (id_f.presentId ? "on" : "off") + ", presentWait " + (wait_f.presentWait ? "on" : "off");
+  }
+  return {};
+}
+
+// Plans VK_KHR_present_id + VK_KHR_present_wait on a driver that offers
+// both; `google` ends every reason it gives.
+void plan_present_wait(const InstanceData& inst, VkPhysicalDevice physical,
+                       const VkDeviceCreateInfo& info, std::vector<const char*>& exts,
+                       const std::string& google, PresentPlan& plan) {
+  if (std::string off = present_wait_features_off(inst, physical); !off.empty()) {
+    plan.why_not = off + google;
+    return;
   }
   // The program's own feature structures are never rewritten: one that
   // turns a feature off leaves present_complete unavailable.
@@ -726,16 +714,55 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
         "the program chains its own present id / present wait feature structure with "
         "the feature off (the layer does not rewrite the program's structures)" +
         google;
-    return plan;
+    return;
   }
   plan.chain_id = app_id == nullptr;
   plan.chain_wait = app_wait == nullptr;
   // A program with the presentId feature on tags its presents itself: the
   // layer reads its ids and never mixes its own in.
   plan.layer_ids = app_id == nullptr;
-  add(VK_KHR_PRESENT_ID_EXTENSION_NAME);
-  add(VK_KHR_PRESENT_WAIT_EXTENSION_NAME);
+  add_extension(exts, VK_KHR_PRESENT_ID_EXTENSION_NAME);
+  add_extension(exts, VK_KHR_PRESENT_WAIT_EXTENSION_NAME);
   plan.method = PresentMethod::present_wait;
+}
+
+// Prefers VK_GOOGLE_display_timing (the display's own time) and falls back
+// to VK_KHR_present_id + VK_KHR_present_wait (the host time the wait
+// returned); extensions it needs go on `exts`.
+PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
+                         const VkDeviceCreateInfo& info, std::vector<const char*>& exts) {
+  PresentPlan plan;
+  const std::vector<VkExtensionProperties> props = offered_extensions(inst, physical);
+  if (!is_asked(info, VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
+    plan.why_not =
+        "the program did not enable VK_KHR_swapchain on this device: it presents nothing";
+    return plan;
+  }
+  if (is_offered(props, "VK_EXT_present_timing")) {
+    plan.note =
+        "the device offers VK_EXT_present_timing; this layer, built with Vulkan headers 1.3." +
+        std::to_string(VK_HEADER_VERSION) + ", does not use it";
+  }
+  std::string google;
+  if (is_offered(props, VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
+    if (!is_asked(info, VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME)) {
+      add_extension(exts, VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME);
+      plan.method = PresentMethod::display_timing;
+      return plan;
+    }
+    // Each past timing is returned once, to whoever asks first.
+    google =
+        "; VK_GOOGLE_display_timing is the program's own (the layer leaves its past timings to it)";
+  }
+  if (!is_offered(props, VK_KHR_PRESENT_ID_EXTENSION_NAME) ||
+      !is_offered(props, VK_KHR_PRESENT_WAIT_EXTENSION_NAME)) {
+    plan.why_not = "the driver lacks " + lacked_present_extensions(props) +
+                   " (present_complete needs VK_GOOGLE_display_timing, or VK_KHR_present_id with "
+                   "VK_KHR_present_wait)" +
+                   google;
+    return plan;
+  }
+  plan_present_wait(inst, physical, info, exts, google, plan);
   return plan;
 }
 
@@ -993,92 +1020,57 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
   }
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
-                                                  const VkDeviceCreateInfo* info,
-                                                  const VkAllocationCallbacks* alloc,
-                                                  VkDevice* out) {
-  auto* link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(info->pNext));
+// The loader's entries in a vkCreateDevice pNext chain: the first layer
+// link (null when absent) and the loader-data callback.
+struct DeviceChainLinks {
+  VkLayerDeviceCreateInfo* layer_link = nullptr;
   PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
-  VkLayerDeviceCreateInfo* chain_link = nullptr;
+};
+
+DeviceChainLinks find_device_chain_links(const VkDeviceCreateInfo* info) {
+  DeviceChainLinks links;
+  auto* link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(info->pNext));
   for (auto* s = link; s != nullptr;
        s = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(s->pNext))) {
     if (s->sType != VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO) continue;
-    if (s->function == VK_LAYER_LINK_INFO && chain_link == nullptr) chain_link = s;
-    if (s->function == VK_LOADER_DATA_CALLBACK) set_loader_data = s->u.pfnSetDeviceLoaderData;
+    if (s->function == VK_LAYER_LINK_INFO && links.layer_link == nullptr) links.layer_link = s;
+    if (s->function == VK_LOADER_DATA_CALLBACK) links.set_loader_data = s->u.pfnSetDeviceLoaderData;
   }
-  if (chain_link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
-  PFN_vkGetInstanceProcAddr gipa = chain_link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-  PFN_vkGetDeviceProcAddr gdpa = chain_link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-  chain_link->u.pLayerInfo = chain_link->u.pLayerInfo->pNext;
+  return links;
+}
+
+// The instance whose next vkGetInstanceProcAddr is `gipa`; else the last
+// one registered; null when there is none.
+InstanceData* instance_for(PFN_vkGetInstanceProcAddr gipa) {
   InstanceData* inst = nullptr;
-  {
-    std::shared_lock lock(g_mu);
-    for (auto& [k, v] : g_instances) {
-      if (v->next_gipa == gipa || inst == nullptr) inst = v.get();
+  std::shared_lock lock(g_mu);
+  for (auto& [k, v] : g_instances) {
+    if (v->next_gipa == gipa || inst == nullptr) inst = v.get();
+  }
+  return inst;
+}
+
+// Adds the extensions latlab's timing wishes for to `exts`.
+void add_attach_wishes(const InstanceData& inst, VkPhysicalDevice physical,
+                       PFN_vkGetInstanceProcAddr gipa, std::vector<const char*>& exts) {
+  VulkanAttachDesc wd;
+  wd.instance = inst.instance;
+  wd.physical_device = physical;
+  wd.api_version = inst.api_version;
+  wd.get_instance_proc_addr = gipa;
+  // Only calibrated timestamps: the layer resets its queries in its own
+  // command buffers, so the program's query reset features stay its own.
+  if (auto wishes = vulkan_attach_wishes(wd)) {
+    for (const char* e : wishes->extensions) {
+      if (std::string_view(e) == VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME) continue;
+      add_extension(exts, e);
     }
   }
-  const bool active = RecordSender::process().active() && inst != nullptr;
-  // What latlab would like enabled, added to the program's own request.
-  VkDeviceCreateInfo mine = *info;
-  std::vector<const char*> exts(info->ppEnabledExtensionNames,
-                                info->ppEnabledExtensionNames + info->enabledExtensionCount);
-  VkPhysicalDevicePresentIdFeaturesKHR id_features{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR, nullptr, VK_TRUE};
-  VkPhysicalDevicePresentWaitFeaturesKHR wait_features{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR, nullptr, VK_TRUE};
-  std::string not_enabled;
-  PresentPlan present;
-  if (active) {
-    VulkanAttachDesc wd;
-    wd.instance = inst->instance;
-    wd.physical_device = physical;
-    wd.api_version = inst->api_version;
-    wd.get_instance_proc_addr = gipa;
-    // Only calibrated timestamps: the layer resets its queries in its own
-    // command buffers, so the program's query reset features stay its own.
-    if (auto wishes = vulkan_attach_wishes(wd)) {
-      for (const char* e : wishes->extensions) {
-        if (std::string_view(e) == VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME) continue;
-        if (std::none_of(exts.begin(), exts.end(),
-                         [&](const char* x) { return std::strcmp(x, e) == 0; }))
-          exts.push_back(e);
-      }
-    }
-    present = plan_present(*inst, physical, *info, exts);
-    if (present.chain_id) {
-      id_features.pNext = const_cast<void*>(mine.pNext);
-      mine.pNext = &id_features;
-    }
-    if (present.chain_wait) {
-      wait_features.pNext = const_cast<void*>(mine.pNext);
-      mine.pNext = &wait_features;
-    }
-    mine.enabledExtensionCount = static_cast<uint32_t>(exts.size());
-    mine.ppEnabledExtensionNames = exts.data();
-  }
-  auto create = reinterpret_cast<PFN_vkCreateDevice>(
-      gipa(inst ? inst->instance : VK_NULL_HANDLE, "vkCreateDevice"));
-  VkResult r = create(physical, active ? &mine : info, alloc, out);
-  if (r != VK_SUCCESS && active) {
-    // The additions must never cost the program its device.
-    r = create(physical, info, alloc, out);
-    not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
-    mine = *info;
-    if (present.method != PresentMethod::none) {
-      present.method = PresentMethod::none;
-      present.why_not = "vkCreateDevice with the present extensions the layer added failed";
-    }
-  }
-  if (r != VK_SUCCESS) return r;
-  auto d = std::make_unique<DeviceData>();
-  d->device = *out;
-  d->physical = physical;
-  d->instance = inst;
-  d->set_loader_data = set_loader_data;
-  d->source = reinterpret_cast<uint64_t>(*out);
-  DeviceFns& f = d->fn;
+}
+
+void load_device_fns(DeviceFns& f, PFN_vkGetDeviceProcAddr gdpa, VkDevice device) {
   f.GetDeviceProcAddr = gdpa;
-#define LATLAB_LOAD(name) f.name = load<PFN_vk##name>(gdpa, *out, "vk" #name)
+#define LATLAB_LOAD(name) f.name = load<PFN_vk##name>(gdpa, device, "vk" #name)
   LATLAB_LOAD(DestroyDevice);
   LATLAB_LOAD(GetDeviceQueue);
   LATLAB_LOAD(GetDeviceQueue2);
@@ -1104,49 +1096,141 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   LATLAB_LOAD(WaitForFences);
   LATLAB_LOAD(ResetFences);
 #undef LATLAB_LOAD
-  f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, *out, "vkQueueSubmit2KHR");
+  f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, device, "vkQueueSubmit2KHR");
+}
+
+// Loads what the planned present method calls; a missing entry point
+// leaves present_complete unavailable.
+void load_present_fns(DeviceFns& f, PFN_vkGetDeviceProcAddr gdpa, VkDevice device,
+                      PresentPlan& present) {
   if (present.method == PresentMethod::present_wait) {
-    f.WaitForPresentKHR = load<PFN_vkWaitForPresentKHR>(gdpa, *out, "vkWaitForPresentKHR");
+    f.WaitForPresentKHR = load<PFN_vkWaitForPresentKHR>(gdpa, device, "vkWaitForPresentKHR");
     if (f.WaitForPresentKHR == nullptr) {
       present.method = PresentMethod::none;
       present.why_not = "the driver gave no vkWaitForPresentKHR";
     }
   } else if (present.method == PresentMethod::display_timing) {
     f.GetPastPresentationTimingGOOGLE = load<PFN_vkGetPastPresentationTimingGOOGLE>(
-        gdpa, *out, "vkGetPastPresentationTimingGOOGLE");
+        gdpa, device, "vkGetPastPresentationTimingGOOGLE");
     if (f.GetPastPresentationTimingGOOGLE == nullptr) {
       present.method = PresentMethod::none;
       present.why_not = "the driver gave no vkGetPastPresentationTimingGOOGLE";
     }
   }
+}
+
+// Timing for each queue family the device was created with.
+void create_families(DeviceData& d, const InstanceData& inst, VkPhysicalDevice physical,
+                     const VkDeviceCreateInfo& info) {
+  std::vector<VkQueueFamilyProperties> props;
+  uint32_t n = 0;
+  inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  props.resize(n);
+  inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, props.data());
+  for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
+    const uint32_t fam = info.pQueueCreateInfos[i].queueFamilyIndex;
+    if (fam < n && d.families.count(fam) == 0) create_family(d, fam, props[fam].timestampValidBits);
+  }
+}
+
+// Starts capture on a device the layer is active on, created with `info`.
+void activate_device(DeviceData& d, const InstanceData& inst, VkPhysicalDevice physical,
+                     const VkDeviceCreateInfo& info, const PresentPlan& present,
+                     const std::string& not_enabled) {
+  d.active = true;
+  d.present_method = present.method;
+  d.layer_present_ids = present.layer_ids;
+  VulkanAttachDesc enabled;
+  vulkan_attach_enabled(info, enabled);
+  start_capture(d, info, enabled.host_query_reset, enabled.calibrated_timestamps, present.method);
+  if (!not_enabled.empty()) send_unavailable(d.source, "layer_additions", not_enabled);
+  create_families(d, inst, physical, info);
+  probe_queues(d, info);
+  if (present.method == PresentMethod::none)
+    send_unavailable(d.source, "present_complete", present.why_not);
+  if (!present.note.empty()) send_unavailable(d.source, "present_timing", present.note);
+  d.collector = std::thread(collector_main, &d);
+}
+
+// Puts the present features the plan adds ahead of the program's chain.
+void chain_present_features(const PresentPlan& present, VkDeviceCreateInfo& info,
+                            VkPhysicalDevicePresentIdFeaturesKHR& id_features,
+                            VkPhysicalDevicePresentWaitFeaturesKHR& wait_features) {
+  if (present.chain_id) {
+    id_features.pNext = const_cast<void*>(info.pNext);
+    info.pNext = &id_features;
+  }
+  if (present.chain_wait) {
+    wait_features.pNext = const_cast<void*>(info.pNext);
+    info.pNext = &wait_features;
+  }
+}
+
+std::unique_ptr<DeviceData> make_device_data(VkDevice device, VkPhysicalDevice physical,
+                                             InstanceData* inst,
+                                             PFN_vkSetDeviceLoaderData set_loader_data) {
+  auto d = std::make_unique<DeviceData>();
+  d->device = device;
+  d->physical = physical;
+  d->instance = inst;
+  d->set_loader_data = set_loader_data;
+  d->source = reinterpret_cast<uint64_t>(device);
+  return d;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
+                                                  const VkDeviceCreateInfo* info,
+                                                  const VkAllocationCallbacks* alloc,
+                                                  VkDevice* out) {
+  const DeviceChainLinks links = find_device_chain_links(info);
+  VkLayerDeviceCreateInfo* chain_link = links.layer_link;
+  if (chain_link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr gipa = chain_link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  PFN_vkGetDeviceProcAddr gdpa = chain_link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+  chain_link->u.pLayerInfo = chain_link->u.pLayerInfo->pNext;
+  InstanceData* inst = instance_for(gipa);
+  const bool active = RecordSender::process().active() && inst != nullptr;
+  // What latlab would like enabled, added to the program's own request.
+  VkDeviceCreateInfo mine = *info;
+  std::vector<const char*> exts(info->ppEnabledExtensionNames,
+                                info->ppEnabledExtensionNames + info->enabledExtensionCount);
+  VkPhysicalDevicePresentIdFeaturesKHR id_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR, nullptr, VK_TRUE};
+  VkPhysicalDevicePresentWaitFeaturesKHR wait_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR, nullptr, VK_TRUE};
+  std::string not_enabled;
+  PresentPlan present;
+  if (active) {
+    add_attach_wishes(*inst, physical, gipa, exts);
+    present = plan_present(*inst, physical, *info, exts);
+    chain_present_features(present, mine, id_features, wait_features);
+    mine.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+    mine.ppEnabledExtensionNames = exts.data();
+  }
+  auto create = reinterpret_cast<PFN_vkCreateDevice>(
+      gipa(inst ? inst->instance : VK_NULL_HANDLE, "vkCreateDevice"));
+  VkResult r = create(physical, active ? &mine : info, alloc, out);
+  if (r != VK_SUCCESS && active) {
+    // The additions must never cost the program its device.
+    r = create(physical, info, alloc, out);
+    not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
+    mine = *info;
+    if (present.method != PresentMethod::none) {
+      present.method = PresentMethod::none;
+      present.why_not = "vkCreateDevice with the present extensions the layer added failed";
+    }
+  }
+  if (r != VK_SUCCESS) return r;
+  auto d = make_device_data(*out, physical, inst, links.set_loader_data);
+  load_device_fns(d->fn, gdpa, *out);
+  load_present_fns(d->fn, gdpa, *out, present);
   DeviceData* dp = d.get();
   {
     std::unique_lock lock(g_mu);
     g_devices[dispatch_key(*out)] = std::move(d);
   }
   if (!active) return VK_SUCCESS;
-  dp->active = true;
-  dp->present_method = present.method;
-  dp->layer_present_ids = present.layer_ids;
-  VulkanAttachDesc enabled;
-  vulkan_attach_enabled(mine, enabled);
-  start_capture(*dp, mine, enabled.host_query_reset, enabled.calibrated_timestamps, present.method);
-  if (!not_enabled.empty()) send_unavailable(dp->source, "layer_additions", not_enabled);
-  std::vector<VkQueueFamilyProperties> props;
-  uint32_t n = 0;
-  inst->GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
-  props.resize(n);
-  inst->GetPhysicalDeviceQueueFamilyProperties(physical, &n, props.data());
-  for (uint32_t i = 0; i < mine.queueCreateInfoCount; ++i) {
-    const uint32_t fam = mine.pQueueCreateInfos[i].queueFamilyIndex;
-    if (fam < n && dp->families.count(fam) == 0)
-      create_family(*dp, fam, props[fam].timestampValidBits);
-  }
-  probe_queues(*dp, mine);
-  if (present.method == PresentMethod::none)
-    send_unavailable(dp->source, "present_complete", present.why_not);
-  if (!present.note.empty()) send_unavailable(dp->source, "present_timing", present.note);
-  dp->collector = std::thread(collector_main, dp);
+  activate_device(*dp, *inst, physical, mine, present, not_enabled);
   return VK_SUCCESS;
 }
 
