@@ -984,8 +984,11 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
   set_text(hello.device_name, d.attachment->device_name());
   set_text(hello.clock_method, d.clock->available() ? d.clock->method() : std::string());
   RecordSender::process().send(hello, RecordType::hello, d.source);
-  for (const auto& m : d.attachment->capabilities().missing)
-    send_unavailable(d.source, "device:" + m.name, m.reason);
+  // Host query reset is the attach path's concern, not the layer's: the
+  // layer resets its queries on the queue (docs/capture.md).
+  for (const auto& m : d.attachment->capabilities().missing) {
+    if (m.name != "host_query_reset") send_unavailable(d.source, "device:" + m.name, m.reason);
+  }
 }
 
 // The bracketing probe (bracket_probe.hpp) on each queue the program
