@@ -13,6 +13,18 @@
 
 namespace latlab::profile_detail {
 
+// Closes a run's trace (partial when `out.partial` says why) and records
+// whether it is on disk; a trace the writer already closed counts as written.
+template <class Result>
+void close_trace(Result& out) {
+  if (!out.trace) return;
+  out.trace_written = true;
+  if (!out.trace->is_open()) return;
+  auto w = out.partial.empty() ? out.trace->close() : out.trace->close_partial(out.partial);
+  out.trace_written = w.ok();
+  if (!w) out.trace_error = w.error().message;
+}
+
 // `pass(ProfilePass, complexity)` records one pass and returns Result<void>;
 // `post` false: no fragment passes (no `post` zones).
 template <class Pass>

@@ -293,15 +293,6 @@ QueuesDeviceResult run_device(const QueuesProfilePlan& plan, ProfileRigDesc desc
   return out;
 }
 
-void close_trace(QueuesProfileResult& out) {
-  if (!out.trace) return;
-  out.trace_written = true;  // a trace the writer closed itself counts as written
-  if (!out.trace->is_open()) return;
-  auto w = out.partial.empty() ? out.trace->close() : out.trace->close_partial(out.partial);
-  out.trace_written = w.ok();
-  if (!w) out.trace_error = w.error().message;
-}
-
 }  // namespace
 
 QueuesProfileResult run_profile_queues(const QueuesProfilePlan& plan, const ProfileRigDesc& rig,
@@ -324,7 +315,7 @@ QueuesProfileResult run_profile_queues(const QueuesProfilePlan& plan, const Prof
     if (hooks.device_done) hooks.device_done(out.devices.back());
   }
   if (stopped()) out.partial = "interrupted";
-  close_trace(out);
+  profile_detail::close_trace(out);
   return out;
 }
 

@@ -141,15 +141,6 @@ bool open_trace(const ProfilePlan& plan, ProfileResult& out) {
   return true;
 }
 
-void close_trace(ProfileResult& out) {
-  if (!out.trace) return;
-  out.trace_written = true;  // a trace the writer closed itself counts as written
-  if (!out.trace->is_open()) return;
-  auto w = out.partial.empty() ? out.trace->close() : out.trace->close_partial(out.partial);
-  out.trace_written = w.ok();
-  if (!w) out.trace_error = w.error().message;
-}
-
 }  // namespace
 
 ProfileResult run_profile(const ProfilePlan& plan, ProfileRig& rig,
@@ -173,7 +164,7 @@ ProfileResult run_profile(const ProfilePlan& plan, ProfileRig& rig,
   if (calibrator) calibrator->stop();
   out.fit = calibrator ? calibrator->fit() : nullptr;
   out.zones_expected = out.frames_run * (rig.has_post() ? 8 : 5);
-  close_trace(out);
+  profile_detail::close_trace(out);
   out.rig = rig.report();
   return out;
 }

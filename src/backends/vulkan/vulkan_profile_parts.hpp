@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/bench/vulkan_rig.hpp"
 #include "latlab/core/profile_rig.hpp"
 #include "latlab/vulkan.hpp"
 
@@ -31,6 +32,29 @@ inline ProfileFailure size_failure(const VulkanContext& ctx, const ProfileRigDes
   return {"--size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + " exceeds " +
               ctx.device_name() + "'s limits",
           ProfileFailureKind::usage, ctx.device_name()};
+}
+
+// One pass of the reference frame: the compute workload's sets 0-2, the
+// fragment workload's 0-1 (profile_rig.hpp names them).
+inline void record_reference_pass(VulkanComputeWorkload& compute, VulkanFragmentWorkload& fragment,
+                                  VkCommandBuffer cmd, ProfilePass pass, uint32_t c) {
+  switch (pass) {
+    case ProfilePass::simulate:
+      compute.record_pass(cmd, c, 0);
+      break;
+    case ProfilePass::lighting_direct:
+      compute.record_pass(cmd, c, 1);
+      break;
+    case ProfilePass::lighting_indirect:
+      compute.record_pass(cmd, c, 2);
+      break;
+    case ProfilePass::bloom:
+      fragment.record_pass(cmd, c, 0);
+      break;
+    case ProfilePass::tonemap:
+      fragment.record_pass(cmd, c, 1);
+      break;
+  }
 }
 
 }  // namespace latlab::vulkan_profile

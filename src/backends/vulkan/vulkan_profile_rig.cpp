@@ -87,24 +87,8 @@ Result<void> VulkanProfileRig::build(uint32_t frames_in_flight) {
 }
 
 Result<void> VulkanProfileRig::record_pass(GpuCommandStream stream, ProfilePass pass, uint32_t c) {
-  auto* cmd = static_cast<VkCommandBuffer>(stream);
-  switch (pass) {
-    case ProfilePass::simulate:
-      compute_->record_pass(cmd, c, 0);
-      break;
-    case ProfilePass::lighting_direct:
-      compute_->record_pass(cmd, c, 1);
-      break;
-    case ProfilePass::lighting_indirect:
-      compute_->record_pass(cmd, c, 2);
-      break;
-    case ProfilePass::bloom:
-      fragment_->record_pass(cmd, c, 0);
-      break;
-    case ProfilePass::tonemap:
-      fragment_->record_pass(cmd, c, 1);
-      break;
-  }
+  vulkan_profile::record_reference_pass(*compute_, *fragment_, static_cast<VkCommandBuffer>(stream),
+                                        pass, c);
   return {};
 }
 
