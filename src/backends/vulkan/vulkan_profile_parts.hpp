@@ -34,6 +34,20 @@ inline ProfileFailure size_failure(const VulkanContext& ctx, const ProfileRigDes
           ProfileFailureKind::usage, ctx.device_name()};
 }
 
+// The report's device and validation findings (failed when the layer
+// reported errors), which both rigs start from.
+inline ProfileRigReport validated_report(const VulkanContext& ctx, bool validation) {
+  ProfileRigReport r;
+  r.device = ctx.device_name();
+  r.validation = validation;
+  r.validation_errors = {.present = true, .value = ctx.validation_error_count()};
+  if (validation && ctx.validation_error_count() > 0) {
+    r.failed = true;
+    r.errors = ctx.validation_messages();
+  }
+  return r;
+}
+
 // One pass of the reference frame: the compute workload's sets 0-2, the
 // fragment workload's 0-1 (profile_rig.hpp names them).
 inline void record_reference_pass(VulkanComputeWorkload& compute, VulkanFragmentWorkload& fragment,

@@ -93,14 +93,7 @@ Result<void> VulkanProfileRig::record_pass(GpuCommandStream stream, ProfilePass 
 }
 
 ProfileRigReport VulkanProfileRig::report() {
-  ProfileRigReport r;
-  r.device = ctx_->device_name();
-  r.validation = desc_.validation;
-  r.validation_errors = {.present = true, .value = ctx_->validation_error_count()};
-  if (desc_.validation && ctx_->validation_error_count() > 0) {
-    r.failed = true;
-    r.errors = ctx_->validation_messages();
-  }
+  ProfileRigReport r = vulkan_profile::validated_report(*ctx_, desc_.validation);
   if (ctx_->capabilities().query_reads_wait_idle) {
     r.notes.push_back(
         "note: this driver waits for the device to go idle inside vkGetQueryPoolResults; "

@@ -334,14 +334,7 @@ Result<void> VulkanQueuesRig::submit(size_t role, uint32_t slot) {
 }
 
 ProfileRigReport VulkanQueuesRig::report() {
-  ProfileRigReport r;
-  r.device = ctx_->device_name();
-  r.validation = desc_.validation;
-  r.validation_errors = {.present = true, .value = ctx_->validation_error_count()};
-  if (desc_.validation && ctx_->validation_error_count() > 0) {
-    r.failed = true;
-    r.errors = ctx_->validation_messages();
-  }
+  ProfileRigReport r = vulkan_profile::validated_report(*ctx_, desc_.validation);
   if (desc_.validation)
     r.footer.push_back("validation errors: " + std::to_string(ctx_->validation_error_count()));
   return r;
