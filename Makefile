@@ -32,6 +32,9 @@ run: build-cli
 test: build-dev
 	ctest --preset dev
 
+# The asan test preset sets intercept_tls_get_addr=0: GCC 12's runtime can take a
+# dlopened driver's (Mesa's) dynamic TLS block for a pre-2.25 glibc header and
+# LeakSanitizer's tracer then crashes at exit ("Tracer caught signal 11"), now and then.
 asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
