@@ -91,6 +91,23 @@ CaptureStop stop_of(const SessionFacts& f, const CaptureStream& st) {
   return c;
 }
 
+// How the source learnt present_complete: the methods its frames used, in
+// PresentMethod order, else the device's plan from its hello.
+std::string present_method_of(const CapturedSource& src, const CaptureStream& st) {
+  bool used[4] = {};
+  for (const FrameRecord& f : st.frames()) {
+    const auto m = static_cast<size_t>(f.complete_method);
+    if (f.head.pid == src.pid && f.head.source == src.source && m < std::size(used)) used[m] = true;
+  }
+  std::string out;
+  for (size_t m = 1; m < std::size(used); ++m) {
+    if (used[m])
+      out += (out.empty() ? "" : ", ") +
+             std::string(present_method_name(static_cast<PresentMethod>(m)));
+  }
+  return out.empty() ? src.present_method : out;
+}
+
 // Why a capture holds no frame: an empty result says so, never only "0".
 std::string no_frames_reason(const CaptureResult& c) {
   if (c.sources.empty()) {
@@ -142,7 +159,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.stop = stop_of(f, st);
   for (const auto& src : st.sources())
     c.sources.push_back({src.pid, api_name(src.api), src.device_name, src.clock_method,
-                         src.source_name, src.present_method, src.ended});
+                         src.source_name, present_method_of(src, st), src.ended});
   c.frames = s.frames.size();
   c.submits = s.submits;
   c.submits_without_work = s.submits_without_work;
@@ -150,10 +167,8 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.frames_with_missing_gpu = s.frames_with_missing_gpu;
   for (size_t i = 0; i < std::size(s.no_span_counts); ++i)
     c.submit_spans.emplace_back(to_string(static_cast<NoSpan>(i)), s.no_span_counts[i]);
-  const char* nc_names[] = {"measured", "unavailable", "dropped",   "failed",
-                            "retired",  "late",        "not_tagged"};
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
-    c.present_complete.emplace_back(nc_names[i], s.no_complete_counts[i]);
+    c.present_complete.emplace_back(to_string(static_cast<NoComplete>(i)), s.no_complete_counts[i]);
   c.figures = frame_figures_of(s);
   c.submit_figures = submit_figures_of(s);
   c.per_swapchain = per_swapchain_of(s, st);

@@ -77,8 +77,10 @@ struct HelloRecord {
   char device_name[256] = {};   // "llvmpipe (LLVM 15.0.6, 256 bits)"
   char clock_method[128] = {};  // how GPU times reach the host clock ("" when they cannot)
   char source_name[64] = {};    // "VK_LAYER_LATLAB_capture 0.1.0"
-  // How FrameRecord::present_complete is measured ("" when it is not;
-  // docs/capture.md): "VK_KHR_present_wait", "VK_GOOGLE_display_timing".
+  // How FrameRecord::present_complete is measured on the device's
+  // swapchains ("" when it is not; docs/capture.md): present_method_name().
+  // A frame on a Wayland surface uses wp_presentation instead
+  // (FrameRecord::complete_method).
   char present_method[64] = {};
 };
 static_assert(sizeof(HelloRecord) == 32 + 8 + 256 + 128 + 64 + 64);
@@ -127,7 +129,32 @@ enum class NoComplete : uint32_t {
   retired = 4,      // the swapchain was retired or destroyed before it was known
   late = 5,         // not known within a second of the present (or the source ended first)
   not_tagged = 6,   // the program gave this present no id of its own (present id 0)
+  discarded = 7,    // the compositor replaced the frame before showing it (wp_presentation)
 };
+inline constexpr size_t kNoCompleteCount = 8;
+
+// How a frame's present_complete is learnt (HelloRecord::present_method names
+// the device's plan; FrameRecord::complete_method what each frame used).
+enum class PresentMethod : uint32_t {
+  none = 0,
+  present_wait = 1,     // VK_KHR_present_wait: the host time the wait returned
+  display_timing = 2,   // VK_GOOGLE_display_timing: the driver's actualPresentTime
+  wp_presentation = 3,  // the Wayland compositor's presentation feedback
+};
+
+// "VK_KHR_present_wait", "VK_GOOGLE_display_timing", "wp_presentation", "".
+inline const char* present_method_name(PresentMethod m) {
+  return m == PresentMethod::present_wait      ? "VK_KHR_present_wait"
+         : m == PresentMethod::display_timing  ? "VK_GOOGLE_display_timing"
+         : m == PresentMethod::wp_presentation ? "wp_presentation"
+                                               : "";
+}
+
+// FrameRecord::display_flags: wp_presentation_feedback's kind bits.
+inline constexpr uint32_t kDisplayVsync = 0x1;         // shown at a vertical retrace
+inline constexpr uint32_t kDisplayHwClock = 0x2;       // the time is the display hardware's
+inline constexpr uint32_t kDisplayHwCompletion = 0x4;  // the hardware signalled completion
+inline constexpr uint32_t kDisplayZeroCopy = 0x8;      // the client's buffer was scanned out
 
 struct FrameRecord {
   RecordHead head;
@@ -140,8 +167,9 @@ struct FrameRecord {
   int64_t gpu_end = kNoTime;      // last GPU work of the frame ended
   int64_t gpu_busy_ns = kNoTime;  // union of the frame's GPU spans
   int64_t acquire_wait_ns = 0;    // time in the frame blocked acquiring an image (GL: kNoTime)
-  // The present was done: when vkWaitForPresentKHR returned, or the display
-  // timing's actual present time (HelloRecord::present_method says which).
+  // The present was done: when vkWaitForPresentKHR returned, the display
+  // timing's actual present time, or the time the compositor showed the
+  // frame (complete_method says which).
   int64_t present_complete = kNoTime;
   int64_t source_present_ns = 0;   // CPU time the source added to the present call
   int64_t source_submit_ns = 0;    // the same, summed over the frame's submits
@@ -151,8 +179,14 @@ struct FrameRecord {
   int32_t present_result = 0;      // VkResult of the present (GL: 0, EGL_FALSE: -1)
   NoComplete no_complete = NoComplete::unavailable;  // why present_complete is kNoTime
   uint32_t reserved = 0;
+  // Appended (revision 1.1): how present_complete was learnt for this frame
+  // and, with wp_presentation, what the compositor said of the display.
+  PresentMethod complete_method = PresentMethod::none;
+  uint32_t display_flags = 0;    // kDisplay* bits
+  int64_t refresh_ns = kNoTime;  // the output's refresh period (kNoTime: none given)
+  uint64_t display_seq = 0;      // the output's vblank counter at display (0: none)
 };
-static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 6);
+static_assert(sizeof(FrameRecord) == 32 + 8 * 12 + 4 * 6 + 8 * 3);
 
 struct EndRecord {
   RecordHead head;

@@ -218,6 +218,36 @@ const char* to_string(NoSpan why) {
   return "unknown";
 }
 
+const char* to_string(NoComplete why) {
+  switch (why) {
+    case NoComplete::none:
+      return "measured";
+    case NoComplete::unavailable:
+      return "unavailable";
+    case NoComplete::dropped:
+      return "dropped";
+    case NoComplete::failed:
+      return "failed";
+    case NoComplete::retired:
+      return "retired";
+    case NoComplete::late:
+      return "late";
+    case NoComplete::not_tagged:
+      return "not_tagged";
+    case NoComplete::discarded:
+      return "discarded";
+  }
+  return "unknown";
+}
+
+std::optional<bool> displayed(const FrameRecord& f) {
+  if (f.no_complete == NoComplete::discarded) return false;
+  const bool display_time = f.complete_method == PresentMethod::display_timing ||
+                            f.complete_method == PresentMethod::wp_presentation;
+  if (display_time && f.no_complete == NoComplete::none) return true;
+  return std::nullopt;
+}
+
 namespace {
 
 // One frame's figures; `prev` is the source's frame before it (or null).

@@ -162,7 +162,7 @@ struct CaptureSummary {
   uint64_t gpu_spans_missing = 0;  // submissions with work and no span (all, frames or not)
   uint64_t frames_with_missing_gpu = 0;
   uint64_t no_span_counts[7] = {};      // by NoSpan value
-  uint64_t no_complete_counts[7] = {};  // frames by NoComplete value
+  uint64_t no_complete_counts[kNoCompleteCount] = {};  // frames by NoComplete value
   // CostRecords: CPU ns of latlab's threads, per process the largest of its
   // sources' figures (each is the whole process's), summed over processes;
   // the sources' query reads and bracketed submissions, summed.
@@ -175,6 +175,14 @@ struct CaptureSummary {
 
 // The name of an outcome in the result's submit_spans ("measured" for none).
 const char* to_string(NoSpan why);
+// The name of an outcome in the result's present_complete ("measured" for none).
+const char* to_string(NoComplete why);
+
+// Whether the frame reached the display, where its source can tell: true
+// with a display time (VK_GOOGLE_display_timing, wp_presentation), false
+// when the compositor discarded it, nullopt otherwise (present wait's time
+// is not a display's: a replaced frame gets one too).
+std::optional<bool> displayed(const FrameRecord& f);
 
 // Builds the rows and distributions from everything in `stream`.
 CaptureSummary summarize_capture(const CaptureStream& stream);

@@ -13,6 +13,17 @@ using capture::kNoTime;
 
 std::string t(int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); }
 
+// How present_complete was learnt, whether the frame was displayed (1, 0:
+// discarded, empty: not known) and the compositor's display report.
+std::string display_cells(const capture::FrameRecord& f) {
+  const auto shown = capture::displayed(f);
+  const bool reported = f.complete_method == capture::PresentMethod::wp_presentation &&
+                        f.no_complete == capture::NoComplete::none;
+  return std::string(",") + capture::present_method_name(f.complete_method) + ',' +
+         (shown ? (*shown ? "1" : "0") : "") + ',' + t(f.refresh_ns) + ',' +
+         (reported ? std::to_string(f.display_seq) + ',' + std::to_string(f.display_flags) : ",");
+}
+
 }  // namespace
 
 std::string capture_result_text(const RunResult& result) {
@@ -29,7 +40,8 @@ std::string capture_frames_csv(const capture::CaptureRecords& records) {
   // figure's conditions), not raw columns.
   for (size_t i = 0; i < capture::kFrameFigureCount; ++i)
     out += std::string(",") + capture::to_string(static_cast<capture::FrameFigure>(i)) + "_ns";
-  out += ",no_complete,screen_updated_ns,screen_server_ms\n";
+  out += ",no_complete,screen_updated_ns,screen_server_ms";
+  out += ",complete_method,displayed,refresh_ns,display_seq,display_flags\n";
   for (size_t k = 0; k < s.frames.size(); ++k) {
     const auto& row = s.frames[k];
     const auto& f = row.record;
@@ -42,6 +54,7 @@ std::string capture_frames_csv(const capture::CaptureRecords& records) {
     const auto& seen = sc.per_frame[k];
     out += ',' + std::to_string(static_cast<uint32_t>(f.no_complete)) + ',' +
            (seen ? std::to_string(seen->host_ns) + ',' + std::to_string(seen->server_ms) : ",");
+    out += display_cells(f);
     out += '\n';
   }
   return out;

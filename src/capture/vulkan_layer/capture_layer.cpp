@@ -53,10 +53,12 @@
 #include "capture/capture_record.hpp"
 #include "capture/frame_assembly.hpp"
 #include "capture/present_waiter.hpp"
+#include "capture/presentation_feedback.hpp"
 #include "capture/queue_table.hpp"
 #include "capture/record_sender.hpp"
 #include "capture/thread_cpu.hpp"
 #include "capture/vulkan_layer/bracket_probe.hpp"
+#include "capture/wayland_surfaces.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
 #include "latlab/vulkan.hpp"
@@ -87,6 +89,9 @@ constexpr int64_t kCostPeriodNs = 1'000'000'000;
 constexpr int64_t kCompleteTimeoutNs = 1'000'000'000;
 // Display timing: presents per swapchain whose timing is still awaited.
 constexpr size_t kTimingPending = 64;
+// wp_presentation: how long vkDestroySwapchainKHR waits for the compositor's
+// word on the presents still outstanding (a few refresh periods).
+constexpr int64_t kFeedbackDrainNs = 100'000'000;
 
 template <class T>
 void* dispatch_key(T handle) {
@@ -110,6 +115,7 @@ struct InstanceData {
   // terminator answers from its dispatch table, whose top is this layer).
   PFN_vkVoidFunction CreateXcbSurfaceKHR = nullptr;
   PFN_vkVoidFunction CreateXlibSurfaceKHR = nullptr;
+  PFN_vkVoidFunction CreateWaylandSurfaceKHR = nullptr;
   PFN_vkDestroySurfaceKHR DestroySurfaceKHR = nullptr;
   uint32_t api_version = VK_API_VERSION_1_0;
 };
@@ -267,26 +273,22 @@ struct PendingSubmit {
   bool resolved = false;
 };
 
-// How present_complete is learnt on a device.
-enum class PresentMethod : uint8_t { none, present_wait, display_timing };
-
-const char* method_name(PresentMethod m) {
-  return m == PresentMethod::present_wait     ? "VK_KHR_present_wait"
-         : m == PresentMethod::display_timing ? "VK_GOOGLE_display_timing"
-                                              : "";
-}
-
-// A frame's present_complete, from a waiter or the display timing.
+// A frame's present_complete, from a waiter, the display timing or the
+// compositor (wp_presentation: with what it said of the display).
 struct Completion {
   uint64_t frame = 0;
   int64_t ns = kNoTime;
   NoComplete why = NoComplete::none;
+  int64_t refresh_ns = kNoTime;
+  uint64_t seq = 0;
+  uint32_t flags = 0;
 };
 
 // A frame as the present hook hands it to the collector.
 struct FrameEntry {
   FrameRecord rec;
-  bool awaiting = false;  // its present_complete is still to come
+  bool awaiting = false;     // its present_complete is still to come
+  uint64_t feedback_id = 0;  // wp_presentation: the request its outcome answers (0: none)
 };
 
 // Per swapchain. The program synchronises its presents to a swapchain with
@@ -299,6 +301,10 @@ struct SwapchainState {
   bool retired = false;  // a newer swapchain replaced it: no more waits
   std::unique_ptr<PresentWaiter> waiter;             // present_wait
   std::deque<std::pair<uint32_t, uint64_t>> timing;  // display timing: (presentID, frame)
+  // A Wayland surface's: the compositor's feedback (null: none, `no_feedback` says why).
+  wl::Proxy* wl_surface = nullptr;
+  std::shared_ptr<PresentationFeedback> feedback;
+  std::string no_feedback;
 };
 
 struct DeviceData {
@@ -323,6 +329,8 @@ struct DeviceData {
   std::vector<PendingSubmit> new_submits;
   std::vector<FrameEntry> new_frames;
   std::vector<Completion> new_completions;
+  std::vector<DisplayOutcome> new_outcomes;  // wp_presentation, by feedback id
+  std::atomic<uint64_t> next_feedback_id{1};
   std::atomic<int64_t> acquire_wait_ns{0};
   std::atomic<uint64_t> query_reads{0};  // the collector's vkGetQueryPoolResults calls
   std::condition_variable wake;
@@ -334,6 +342,8 @@ struct DeviceData {
   // present_complete (plan_present). layer_present_ids: the layer chains
   // its own VkPresentIdKHR (the program did not enable present ids).
   PresentMethod present_method = PresentMethod::none;
+  std::string no_present_method;  // why present_method is none
+  std::atomic<bool> no_complete_said{false};  // its Unavailable record was sent
   bool layer_present_ids = false;
   std::atomic<bool> timing_clock_warned{false};
   std::mutex swap_mu;
@@ -347,6 +357,13 @@ std::unordered_map<void*, std::unique_ptr<DeviceData>> g_devices;
 // swapchain on one is reported in a WindowRecord for the screen observer.
 std::mutex g_surface_mu;
 std::unordered_map<uint64_t, uint64_t> g_x11_windows;
+
+// Wayland surfaces the program made (VkSurfaceKHR -> wl_surface and its
+// display's feedback). Never destroyed: see WaylandSurfaces.
+WaylandSurfaces& wayland_surfaces() {
+  static auto* w = new WaylandSurfaces;
+  return *w;
+}
 
 InstanceData* instance_of(void* key) {
   std::shared_lock lock(g_mu);
@@ -450,6 +467,8 @@ struct CollectorState {
   std::deque<FrameEntry> frames;
   std::map<uint64_t, std::vector<SubmitRecord>> done;  // by frame
   std::map<uint64_t, Completion> completions;          // by frame
+  std::map<uint64_t, DisplayOutcome> outcomes;         // wp_presentation, by feedback id
+  uint64_t last_feedback_sent = 0;                     // the newest feedback id of a frame sent
   std::map<FamilyTiming*, SlotResults> results;
   std::map<FamilyTiming*, std::vector<uint32_t>> wanted;  // this pass
   RecordBatch batch{RecordSender::process()};             // flushed at the end of each pass
@@ -494,10 +513,22 @@ void read_pending(DeviceData& d, CollectorState& c) {
 // and its present_complete is known, or no longer awaited.
 bool fill_completion(FrameEntry& f, CollectorState& c, int64_t now, bool final) {
   if (!f.awaiting) return true;
+  if (f.feedback_id != 0) {
+    auto o = c.outcomes.find(f.feedback_id);
+    if (o != c.outcomes.end()) {
+      apply_outcome(o->second, f.rec);
+      c.outcomes.erase(o);
+      return true;
+    }
+  }
   auto it = c.completions.find(f.rec.frame);
   if (it != c.completions.end()) {
-    f.rec.present_complete = it->second.ns;
-    f.rec.no_complete = it->second.why;
+    const Completion& got = it->second;
+    f.rec.present_complete = got.ns;
+    f.rec.no_complete = got.why;
+    f.rec.refresh_ns = got.refresh_ns;
+    f.rec.display_seq = got.seq;
+    f.rec.display_flags = got.flags;
     c.completions.erase(it);
     return true;
   }
@@ -506,6 +537,13 @@ bool fill_completion(FrameEntry& f, CollectorState& c, int64_t now, bool final) 
     return true;
   }
   return false;
+}
+
+// An outcome whose frame was sent already (late, or its present failed) has
+// no use any more; feedback ids grow with the frames.
+void drop_stale_outcomes(CollectorState& c) {
+  while (!c.outcomes.empty() && c.outcomes.begin()->first <= c.last_feedback_sent)
+    c.outcomes.erase(c.outcomes.begin());
 }
 
 void collect_once(DeviceData& d, CollectorState& c, bool final) {
@@ -517,6 +555,8 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
     for (auto& s : d.new_submits) pending.push_back(s);
     for (auto& f : d.new_frames) frames.push_back(f);
     for (auto& x : d.new_completions) c.completions[x.frame] = x;
+    for (auto& x : d.new_outcomes) c.outcomes[x.frame] = x;
+    d.new_outcomes.clear();
     d.new_submits.clear();
     d.new_frames.clear();
     d.new_completions.clear();
@@ -547,6 +587,7 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
          (pending.empty() || pending.front().rec.frame > frames.front().rec.frame) &&
          fill_completion(frames.front(), c, now, final)) {
     FrameRecord f = frames.front().rec;
+    c.last_feedback_sent = std::max(c.last_feedback_sent, frames.front().feedback_id);
     frames.pop_front();
     auto it = done.find(f.frame);
     if (it != done.end()) {
@@ -562,6 +603,7 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
   const uint64_t oldest = frames.empty() ? UINT64_MAX : frames.front().rec.frame;
   while (!c.completions.empty() && c.completions.begin()->first < oldest)
     c.completions.erase(c.completions.begin());
+  drop_stale_outcomes(c);
   c.batch.flush();
 }
 
@@ -935,6 +977,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* 
                                                 : "vkGetPhysicalDeviceFeatures2KHR"));
   data->CreateXcbSurfaceKHR = gipa(*out, "vkCreateXcbSurfaceKHR");
   data->CreateXlibSurfaceKHR = gipa(*out, "vkCreateXlibSurfaceKHR");
+  data->CreateWaylandSurfaceKHR = gipa(*out, "vkCreateWaylandSurfaceKHR");
   data->DestroySurfaceKHR =
       reinterpret_cast<PFN_vkDestroySurfaceKHR>(gipa(*out, "vkDestroySurfaceKHR"));
   data->api_version = api;
@@ -971,7 +1014,7 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
   HelloRecord hello;
   hello.api = SourceApi::vulkan;
   set_text(hello.source_name, std::string(kLayerName) + " " + kVersion);
-  set_text(hello.present_method, method_name(present));
+  set_text(hello.present_method, present_method_name(present));
   auto att = VulkanAttachment::create(ad);
   if (!att) {
     RecordSender::process().send(hello, RecordType::hello, d.source);
@@ -1149,8 +1192,9 @@ void activate_device(DeviceData& d, const InstanceData& inst, VkPhysicalDevice p
   if (!not_enabled.empty()) send_unavailable(d.source, "layer_additions", not_enabled);
   create_families(d, inst, physical, info);
   probe_queues(d, info);
-  if (present.method == PresentMethod::none)
-    send_unavailable(d.source, "present_complete", present.why_not);
+  // present_complete's Unavailable record waits for a present without a way
+  // (a swapchain on a Wayland surface may have the compositor's).
+  d.no_present_method = present.why_not;
   if (!present.note.empty()) send_unavailable(d.source, "present_timing", present.note);
   d.collector = std::thread(collector_main, &d);
 }
@@ -1253,6 +1297,7 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
   for (auto& [sc, st] : left) {
     st->timing.clear();  // not read: the swapchain may be gone in the driver
     retire_swapchain(d, *st);
+    if (st->feedback) st->feedback->forget(d->source);
   }
   if (d->collector.joinable()) {
     {
@@ -1537,60 +1582,153 @@ void retire_swapchain(DeviceData* d, SwapchainState& st) {
   for (const auto& c : got) post_completion(d, c);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
-  const int64_t enter = host_now_ns();
-  DeviceData* d = device_of(dispatch_key(queue));
-  // present_complete: tag the first swapchain's present with an id the
-  // layer can wait for (or read the program's own id).
-  SwapchainState* st = nullptr;
-  uint64_t tag = 0;
-  const VkPresentInfoKHR* use = info;
+// Routes the compositor's outcomes to the devices whose presents asked
+// (each outcome's owner is a device's source).
+void post_outcomes(DeviceData* d, const std::vector<DisplayOutcome>& got) {
+  for (const DisplayOutcome& o : got) {
+    DeviceData* to = d;
+    if (o.owner != d->source) {
+      std::shared_lock lock(g_mu);
+      auto it = std::find_if(g_devices.begin(), g_devices.end(),
+                             [&](const auto& kv) { return kv.second->source == o.owner; });
+      to = it == g_devices.end() ? nullptr : it->second.get();
+    }
+    if (to == nullptr) continue;  // its device is gone
+    std::lock_guard lock(to->frame_mu);
+    to->new_outcomes.push_back(o);
+  }
+}
+
+// What the layer adds to one present for present_complete. Filled in place
+// (`use` may point at `tagged`).
+struct PresentTag {
+  const VkPresentInfoKHR* use = nullptr;  // what goes down
   VkPresentInfoKHR tagged{};
   VkPresentIdKHR ids{VK_STRUCTURE_TYPE_PRESENT_ID_KHR, nullptr, 0, nullptr};
   VkPresentTimesInfoGOOGLE times{VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, nullptr, 0, nullptr};
-  if (d->present_method != PresentMethod::none && info->swapchainCount > 0)
-    st = swapchain_of(d, info->pSwapchains[0]);
-  if (st != nullptr && !st->retired) {
-    const uint32_t n = info->swapchainCount;
-    if (d->present_method == PresentMethod::present_wait && !d->layer_present_ids) {
-      const auto* own = chain_find<VkPresentIdKHR>(info->pNext, VK_STRUCTURE_TYPE_PRESENT_ID_KHR);
-      if (own != nullptr && own->pPresentIds != nullptr && own->swapchainCount > 0)
-        tag = own->pPresentIds[0];
-    } else if (d->present_method == PresentMethod::present_wait) {
-      // thread_local only where used: in a dlopen'd library passing the
-      // declaration costs a TLS lookup even when nothing is done with it.
-      thread_local std::vector<uint64_t> id_list;
-      id_list.assign(n, 0);  // 0: no id for the other swapchains
-      tag = id_list[0] = st->next_id++;
-      ids = {VK_STRUCTURE_TYPE_PRESENT_ID_KHR, info->pNext, n, id_list.data()};
-      tagged = *info;
-      tagged.pNext = &ids;
-      use = &tagged;
-    } else {
-      // desiredPresentTime 0: "any time", as without the structure.
-      thread_local std::vector<VkPresentTimeGOOGLE> time_list;
-      time_list.assign(n, VkPresentTimeGOOGLE{0, 0});
-      if (static_cast<uint32_t>(st->next_id) == 0) ++st->next_id;  // 0 is not an id
-      tag = static_cast<uint32_t>(st->next_id++);
-      time_list[0].presentID = static_cast<uint32_t>(tag);
-      times = {VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, info->pNext, n, time_list.data()};
-      tagged = *info;
-      tagged.pNext = &times;
-      use = &tagged;
-    }
+  uint64_t tag = 0;          // the present id / presentID (0: none)
+  uint64_t feedback_id = 0;  // the wp_presentation request (0: none)
+};
+
+// Tags the first swapchain's present with an id the layer can wait for (or
+// reads the program's own id), or, on a Wayland surface, asks the
+// compositor for the feedback of the commit the present makes.
+void tag_present(DeviceData* d, SwapchainState* st, const VkPresentInfoKHR* info, PresentTag& t) {
+  t.use = info;
+  if (st == nullptr) return;
+  if (st->feedback) {
+    const uint64_t id = d->next_feedback_id.fetch_add(1, std::memory_order_relaxed);
+    if (st->feedback->request(st->wl_surface, d->source, id)) t.feedback_id = id;
+    return;
   }
+  if (st->retired || d->present_method == PresentMethod::none) return;
+  const uint32_t n = info->swapchainCount;
+  if (d->present_method == PresentMethod::present_wait && !d->layer_present_ids) {
+    const auto* own = chain_find<VkPresentIdKHR>(info->pNext, VK_STRUCTURE_TYPE_PRESENT_ID_KHR);
+    if (own != nullptr && own->pPresentIds != nullptr && own->swapchainCount > 0)
+      t.tag = own->pPresentIds[0];
+  } else if (d->present_method == PresentMethod::present_wait) {
+    // thread_local only where used: in a dlopen'd library passing the
+    // declaration costs a TLS lookup even when nothing is done with it.
+    thread_local std::vector<uint64_t> id_list;
+    id_list.assign(n, 0);  // 0: no id for the other swapchains
+    t.tag = id_list[0] = st->next_id++;
+    t.ids = {VK_STRUCTURE_TYPE_PRESENT_ID_KHR, info->pNext, n, id_list.data()};
+    t.tagged = *info;
+    t.tagged.pNext = &t.ids;
+    t.use = &t.tagged;
+  } else {
+    // desiredPresentTime 0: "any time", as without the structure.
+    thread_local std::vector<VkPresentTimeGOOGLE> time_list;
+    time_list.assign(n, VkPresentTimeGOOGLE{0, 0});
+    if (static_cast<uint32_t>(st->next_id) == 0) ++st->next_id;  // 0 is not an id
+    t.tag = static_cast<uint32_t>(st->next_id++);
+    time_list[0].presentID = static_cast<uint32_t>(t.tag);
+    t.times = {VK_STRUCTURE_TYPE_PRESENT_TIMES_INFO_GOOGLE, info->pNext, n, time_list.data()};
+    t.tagged = *info;
+    t.tagged.pNext = &t.times;
+    t.use = &t.tagged;
+  }
+}
+
+// Sends present_complete's Unavailable record, once per device, at its
+// first present that has no way to learn it.
+void say_no_complete(DeviceData* d, const SwapchainState* st) {
+  if (d->no_complete_said.exchange(true)) return;
+  std::string why = d->no_present_method;
+  if (st != nullptr && !st->no_feedback.empty())
+    why = "on Wayland: " + st->no_feedback + "; the device: " + why;
+  send_unavailable(d->source, "present_complete", why);
+}
+
+// How the frame's present_complete will come (e.awaiting), or why not.
+// Under frame_mu: a waiter's completion reaches the collector after its frame.
+void plan_completion(DeviceData* d, SwapchainState* st, const PresentTag& t, VkResult first,
+                     FrameEntry& e) {
+  FrameRecord& f = e.rec;
+  if (st != nullptr && st->feedback) {
+    f.complete_method = PresentMethod::wp_presentation;
+    // A failed present made no commit: its request answers a later one and is dropped.
+    f.no_complete = t.feedback_id == 0 ? NoComplete::dropped
+                    : first < 0        ? NoComplete::failed
+                                       : NoComplete::none;
+    e.awaiting = f.no_complete == NoComplete::none;
+    e.feedback_id = t.feedback_id;
+    return;
+  }
+  if (d->present_method == PresentMethod::none || st == nullptr) {
+    f.no_complete = NoComplete::unavailable;
+    return;
+  }
+  f.complete_method = d->present_method;
+  if (st->retired) {
+    f.no_complete = NoComplete::retired;
+  } else if (first < 0) {
+    f.no_complete = NoComplete::failed;  // nothing was queued for presentation
+  } else if (t.tag == 0) {
+    f.no_complete = NoComplete::not_tagged;
+  } else if (d->present_method == PresentMethod::present_wait) {
+    const auto pushed = st->waiter->push(t.tag, f.frame);
+    e.awaiting = pushed == PresentWaiter::Push::queued;
+    f.no_complete = pushed == PresentWaiter::Push::full ? NoComplete::dropped
+                    : e.awaiting                        ? NoComplete::none
+                                                        : NoComplete::retired;
+  } else {
+    if (st->timing.size() == kTimingPending) st->timing.pop_front();  // it goes late
+    st->timing.emplace_back(static_cast<uint32_t>(t.tag), f.frame);
+    e.awaiting = true;
+    f.no_complete = NoComplete::none;
+  }
+}
+
+// The outcomes of earlier presents: display timing's past timings, or
+// what the compositor has said so far.
+void gather_completions(DeviceData* d, SwapchainState* st, std::vector<Completion>& out) {
+  if (st == nullptr) return;
+  if (st->feedback) {
+    thread_local std::vector<DisplayOutcome> got;
+    got.clear();
+    st->feedback->poll(got);
+    if (!got.empty()) post_outcomes(d, got);
+  } else if (d->present_method == PresentMethod::display_timing) {
+    read_display_timing(d, *st, out);
+  }
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+  const int64_t enter = host_now_ns();
+  DeviceData* d = device_of(dispatch_key(queue));
+  SwapchainState* st =
+      d->active && info->swapchainCount > 0 ? swapchain_of(d, info->pSwapchains[0]) : nullptr;
+  PresentTag t;
+  tag_present(d, st, info, t);
   const int64_t call_start = host_now_ns();
-  const VkResult r = d->fn.QueuePresentKHR(queue, use);
+  const VkResult r = d->fn.QueuePresentKHR(queue, t.use);
   const int64_t returned = host_now_ns();
   if (!d->active) return r;
-  // Display timing's results for earlier presents.
-  std::vector<Completion>* timed = nullptr;
-  if (st != nullptr && d->present_method == PresentMethod::display_timing) {
-    thread_local std::vector<Completion> got;
-    got.clear();
-    read_display_timing(d, *st, got);
-    timed = &got;
-  }
+  thread_local std::vector<Completion> timed;
+  timed.clear();
+  gather_completions(d, st, timed);
   const VkResult first =
       info->pResults != nullptr && info->swapchainCount > 0 ? info->pResults[0] : r;
   FrameEntry e;
@@ -1605,34 +1743,14 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
     f.frame = d->frame_index++;
     f.frame_start = d->last_present_end;
     f.acquire_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
-    if (d->present_method == PresentMethod::none || st == nullptr) {
-      f.no_complete = NoComplete::unavailable;
-    } else if (st->retired) {
-      f.no_complete = NoComplete::retired;
-    } else if (first < 0) {
-      f.no_complete = NoComplete::failed;  // nothing was queued for presentation
-    } else if (tag == 0) {
-      f.no_complete = NoComplete::not_tagged;
-    } else if (d->present_method == PresentMethod::present_wait) {
-      // Queued under frame_mu: the frame reaches the collector before its completion.
-      const auto pushed = st->waiter->push(tag, f.frame);
-      e.awaiting = pushed == PresentWaiter::Push::queued;
-      f.no_complete = pushed == PresentWaiter::Push::full ? NoComplete::dropped
-                      : e.awaiting                        ? NoComplete::none
-                                                          : NoComplete::retired;
-    } else {
-      if (st->timing.size() == kTimingPending) st->timing.pop_front();  // it goes late
-      st->timing.emplace_back(static_cast<uint32_t>(tag), f.frame);
-      e.awaiting = true;
-      f.no_complete = NoComplete::none;
-    }
-    if (timed != nullptr)
-      d->new_completions.insert(d->new_completions.end(), timed->begin(), timed->end());
+    plan_completion(d, st, t, first, e);
+    d->new_completions.insert(d->new_completions.end(), timed.begin(), timed.end());
     const int64_t now = host_now_ns();
     f.source_present_ns = (call_start - enter) + (now - returned);
     d->new_frames.push_back(e);
     d->last_present_end = now;
   }
+  if (f.no_complete == NoComplete::unavailable) say_no_complete(d, st);
   return r;
 }
 
@@ -1671,7 +1789,12 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateSwapchainKHR(VkDevice device,
   if (r != VK_SUCCESS) return r;
   auto st = std::make_unique<SwapchainState>();
   st->swapchain = *out;
-  if (d->present_method == PresentMethod::present_wait) {
+  if (auto w = wayland_surfaces().find(reinterpret_cast<uint64_t>(info->surface))) {
+    st->wl_surface = w->surface;
+    st->feedback = w->feedback;
+    st->no_feedback = w->why;
+  }
+  if (d->present_method == PresentMethod::present_wait && !st->feedback) {
     const VkSwapchainKHR sc = *out;
     st->waiter = std::make_unique<PresentWaiter>(
         [d, sc](uint64_t id, uint64_t timeout_ns) {
@@ -1720,6 +1843,13 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroySwapchainKHR(VkDevice device, VkSwapchai
   }
   // The spec wants the swapchain to outlive every wait on it.
   if (st) retire_swapchain(d, *st);
+  // The compositor's word on the last presents, while the surface is sure
+  // to be alive.
+  if (st && st->feedback) {
+    std::vector<DisplayOutcome> got;
+    st->feedback->drain(d->source, kFeedbackDrainNs, got);
+    post_outcomes(d, got);
+  }
   d->fn.DestroySwapchainKHR(device, sc, alloc);
 }
 
@@ -1774,12 +1904,37 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateXlibSurfaceKHR(VkInstance instance,
   return create_x11_surface(instance, info, alloc, out, inst->CreateXlibSurfaceKHR);
 }
 
+// VkWaylandSurfaceCreateInfoKHR, declared here as the X11 ones are
+// (vulkan_wayland.h needs Wayland's headers).
+struct WaylandSurfaceInfo {
+  VkStructureType sType;
+  const void* pNext;
+  VkFlags flags;
+  void* display;  // wl_display*
+  void* surface;  // wl_surface*
+};
+
+// Remembers the surface's wl_surface and binds its display's
+// wp_presentation (round trips to the compositor, on the layer's queue).
+VKAPI_ATTR VkResult VKAPI_CALL layer_CreateWaylandSurfaceKHR(VkInstance instance,
+                                                             const WaylandSurfaceInfo* info,
+                                                             const VkAllocationCallbacks* alloc,
+                                                             VkSurfaceKHR* out) {
+  InstanceData* inst = instance_of(dispatch_key(instance));
+  auto next = reinterpret_cast<CreateSurfaceFn<WaylandSurfaceInfo>>(inst->CreateWaylandSurfaceKHR);
+  const VkResult r = next(instance, info, alloc, out);
+  if (r == VK_SUCCESS && RecordSender::process().active())
+    wayland_surfaces().add(reinterpret_cast<uint64_t>(*out), info->display, info->surface);
+  return r;
+}
+
 VKAPI_ATTR void VKAPI_CALL layer_DestroySurfaceKHR(VkInstance instance, VkSurfaceKHR surface,
                                                    const VkAllocationCallbacks* alloc) {
   {
     std::lock_guard lock(g_surface_mu);
     g_x11_windows.erase(reinterpret_cast<uint64_t>(surface));
   }
+  wayland_surfaces().remove(reinterpret_cast<uint64_t>(surface));
   InstanceData* inst = instance_of(dispatch_key(instance));
   if (inst->DestroySurfaceKHR != nullptr) inst->DestroySurfaceKHR(instance, surface, alloc);
 }
@@ -1834,6 +1989,8 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetInstanceProcAddr(VkInstance in
     return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateXcbSurfaceKHR);
   if (n == "vkCreateXlibSurfaceKHR" && inst->CreateXlibSurfaceKHR != nullptr)
     return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateXlibSurfaceKHR);
+  if (n == "vkCreateWaylandSurfaceKHR" && inst->CreateWaylandSurfaceKHR != nullptr)
+    return reinterpret_cast<PFN_vkVoidFunction>(&layer_CreateWaylandSurfaceKHR);
   if (n == "vkDestroySurfaceKHR" && inst->DestroySurfaceKHR != nullptr)
     return reinterpret_cast<PFN_vkVoidFunction>(&layer_DestroySurfaceKHR);
   if (PFN_vkVoidFunction f = device_intercept(n)) return f;

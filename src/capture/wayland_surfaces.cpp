@@ -1,0 +1,46 @@
+#include "capture/wayland_surfaces.hpp"
+
+namespace latlab::capture {
+
+void WaylandSurfaces::add(uint64_t key, void* display, void* surface) {
+  std::lock_guard lock(mu_);
+  if (surfaces_.count(key) != 0) remove_locked(key);
+  auto [it, made] = displays_.try_emplace(display);
+  Display& d = it->second;
+  if (made) {
+    const wl::Client* c = wl::client(d.why);
+    if (c != nullptr)
+      d.feedback = PresentationFeedback::create(*c, static_cast<wl::Display*>(display), d.why);
+  }
+  ++d.surfaces;
+  surfaces_[key] = {display, static_cast<wl::Proxy*>(surface)};
+}
+
+void WaylandSurfaces::remove(uint64_t key) {
+  std::lock_guard lock(mu_);
+  remove_locked(key);
+}
+
+void WaylandSurfaces::remove_locked(uint64_t key) {
+  auto it = surfaces_.find(key);
+  if (it == surfaces_.end()) return;
+  auto d = displays_.find(it->second.display);
+  surfaces_.erase(it);
+  if (d != displays_.end() && --d->second.surfaces == 0) displays_.erase(d);
+}
+
+std::optional<WaylandSurfaces::Surface> WaylandSurfaces::find(uint64_t key) const {
+  std::lock_guard lock(mu_);
+  auto it = surfaces_.find(key);
+  if (it == surfaces_.end()) return std::nullopt;
+  auto d = displays_.find(it->second.display);
+  Surface s;
+  s.surface = it->second.surface;
+  if (d != displays_.end()) {
+    s.feedback = d->second.feedback;
+    s.why = d->second.why;
+  }
+  return s;
+}
+
+}  // namespace latlab::capture

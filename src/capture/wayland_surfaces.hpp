@@ -1,0 +1,57 @@
+// The Wayland surfaces a frame source has seen the program make (a
+// VkSurfaceKHR from vkCreateWaylandSurfaceKHR, an EGLSurface on a
+// wl_egl_window), each with its wl_surface and the feedback machinery of its
+// wl_display (presentation_feedback.hpp), one per display, shared by its
+// surfaces and released with the last of them.
+//
+// Threads: every method from any thread. Ownership: the map holds each
+// display's PresentationFeedback; find() shares it, so a swapchain may keep
+// it past remove(). Nothing here is released at process exit (the program
+// may have disconnected its display by then).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "capture/presentation_feedback.hpp"
+
+namespace latlab::capture {
+
+class WaylandSurfaces {
+ public:
+  struct Surface {
+    wl::Proxy* surface = nullptr;                    // the program's wl_surface
+    std::shared_ptr<PresentationFeedback> feedback;  // null: unavailable, `why` says why
+    std::string why;
+  };
+
+  // Remembers `key` (the API's surface handle) as `surface` on `display`;
+  // binds the display's wp_presentation the first time (two round trips).
+  void add(uint64_t key, void* display, void* surface);
+  // Forgets `key`; the display's machinery goes with its last surface.
+  void remove(uint64_t key);
+  // The surface `key` names; nullopt when it is not a Wayland surface.
+  std::optional<Surface> find(uint64_t key) const;
+
+ private:
+  struct Display {
+    std::shared_ptr<PresentationFeedback> feedback;
+    std::string why;
+    uint32_t surfaces = 0;
+  };
+  struct Entry {
+    void* display = nullptr;
+    wl::Proxy* surface = nullptr;
+  };
+  void remove_locked(uint64_t key);
+
+  mutable std::mutex mu_;
+  std::map<void*, Display> displays_;
+  std::map<uint64_t, Entry> surfaces_;
+};
+
+}  // namespace latlab::capture
