@@ -152,9 +152,6 @@ void GlContextTiming::send_limits(const std::string& why) {
               "GL: one span per frame (a timestamp after the previous swap to one before this "
               "one); the GPU's idle gaps inside it are not seen, so gpu_busy and gpu_wait are "
               "not measured");
-  unavailable("present_complete",
-              "the GL interposer does not observe when a swap reached the screen "
-              "(GLX_OML_sync_control / EGL presentation timing are not used)");
   unavailable("acquire_wait",
               "GL has no image acquire: a wait for a free back buffer is inside the swap call "
               "(in_present_api) or the next frame's first GL call");
@@ -198,8 +195,39 @@ void GlContextTiming::before_swap(int64_t /*enter*/) {
   if (open_pair_ >= 0) gl_.QueryCounter(queries_[2 * open_pair_ + 1], GL_TIMESTAMP);
 }
 
+void GlContextTiming::say_no_complete(const DisplayAsk& ask) {
+  if (complete_said_) return;
+  complete_said_ = true;
+  unavailable("present_complete",
+              ask.no_way.empty()
+                  ? "the GL interposer learns when a swap was shown only on Wayland "
+                    "(wp_presentation); GLX_OML_sync_control and EGL presentation timing are "
+                    "not used"
+                  : "on Wayland: " + ask.no_way);
+}
+
+void GlContextTiming::display_outcome(const DisplayOutcome& o) {
+  if (!finished_) outcomes_[o.frame] = o;
+}
+
+bool GlContextTiming::take_outcome(Pending& p, int64_t now, bool final) {
+  auto it = outcomes_.find(p.frame.frame);
+  if (it != outcomes_.end()) {
+    apply_outcome(it->second, p.frame);
+    outcomes_.erase(it);
+  } else if (final) {
+    p.frame.no_complete = NoComplete::retired;
+  } else if (now - p.frame.present_end > kGlCompleteTimeoutNs) {
+    p.frame.no_complete = NoComplete::late;
+  } else {
+    return false;
+  }
+  p.awaiting = false;
+  return true;
+}
+
 void GlContextTiming::after_swap(int64_t enter, int64_t call_start, int64_t returned,
-                                 uint64_t drawable, int32_t result) {
+                                 uint64_t drawable, int32_t result, const DisplayAsk& ask) {
   collect();
   Pending p;
   p.frame.frame = frame_index_++;
@@ -209,6 +237,11 @@ void GlContextTiming::after_swap(int64_t enter, int64_t call_start, int64_t retu
   p.frame.present_end = returned;
   p.frame.acquire_wait_ns = kNoTime;
   p.frame.present_result = result;
+  p.frame.complete_method = ask.method;
+  // A failed swap made no commit: the feedback asked answers a later one.
+  p.frame.no_complete = ask.why == NoComplete::none && result != 0 ? NoComplete::failed : ask.why;
+  p.awaiting = p.frame.no_complete == NoComplete::none;
+  if (ask.why == NoComplete::unavailable) say_no_complete(ask);
   p.submit.frame = p.frame.frame;
   p.submit.cpu_start = open_cpu_start_;
   p.submit.cpu_end = enter;
@@ -265,10 +298,14 @@ void GlContextTiming::collect() {
       free_.push_back(static_cast<uint32_t>(p.pair));
       p.pair = -1;
     }
+    if (p.awaiting && !take_outcome(p, host_now_ns(), false)) break;
     emit(p);
     pending_.pop_front();
   }
   if (bound != 0) gl_.BindBuffer(GL_QUERY_BUFFER, static_cast<GLuint>(bound));
+  // Outcomes of frames sent already (late) have no use.
+  const uint64_t oldest = pending_.empty() ? frame_index_ : pending_.front().frame.frame;
+  while (!outcomes_.empty() && outcomes_.begin()->first < oldest) outcomes_.erase(outcomes_.begin());
 }
 
 void GlContextTiming::emit(Pending& p) {
@@ -290,8 +327,10 @@ void GlContextTiming::finish(bool current) {
       free_.push_back(static_cast<uint32_t>(p.pair));
       p.pair = -1;
     }
+    if (p.awaiting) take_outcome(p, host_now_ns(), true);
     emit(p);
   }
+  outcomes_.clear();
   pending_.clear();
   EndRecord end;
   end.frames = frames_sent_;

@@ -23,12 +23,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "capture/capture_record.hpp"
+#include "capture/presentation_feedback.hpp"
 #include "latlab/clock_model.hpp"
 
 namespace latlab::capture::glcap {
@@ -57,9 +59,20 @@ struct GlFns {
 // A GetProcAddress: the entry point named, or null.
 using GlLoader = void* (*)(const char* name);
 
+// How a swap's present_complete will be learnt: the interposer asked the
+// compositor for the frame's feedback (wp_presentation: its outcome comes
+// through display_outcome), or there is no way (and why).
+struct DisplayAsk {
+  PresentMethod method = PresentMethod::none;
+  NoComplete why = NoComplete::unavailable;  // none: the outcome is awaited
+  std::string no_way;  // method none on a Wayland surface: why ("" elsewhere)
+};
+
 // Frames in flight per context whose timestamps are not read yet, plus the
 // open one: a frame beyond that is not timed (NoSpan::ring_full).
 inline constexpr uint32_t kGlQueryPairs = 16;
+// How long a frame's record waits for the compositor's outcome.
+inline constexpr int64_t kGlCompleteTimeoutNs = 1'000'000'000;
 
 class GlContextTiming {
  public:
@@ -81,8 +94,15 @@ class GlContextTiming {
   // available (sending its submit and frame records), and begins the next
   // frame with a timestamp query. `drawable`: the swapped window/surface;
   // `result`: 0, or -1 when an EGL swap returned EGL_FALSE.
+  // `ask`: how its present_complete comes.
   void after_swap(int64_t enter, int64_t call_start, int64_t returned, uint64_t drawable,
-                  int32_t result);
+                  int32_t result, const DisplayAsk& ask);
+  // The compositor's outcome for one of this context's frames (any thread
+  // holding the interposer's lock of the context; the context need not be
+  // current). A frame's record waits for it, at most kGlCompleteTimeoutNs.
+  void display_outcome(const DisplayOutcome& o);
+  // The index the next swap's frame will have.
+  uint64_t next_frame() const { return frame_index_; }
   // The context goes away (destroyed, its display terminated, the process
   // exits). `current`: on this thread, so what is available is read first;
   // the rest is sent without GPU span (NoSpan::not_read). Then the end
@@ -95,7 +115,8 @@ class GlContextTiming {
   struct Pending {
     FrameRecord frame;
     SubmitRecord submit;
-    int pair = -1;  // query pair, -1: not timed (submit.no_span says why)
+    int pair = -1;          // query pair, -1: not timed (submit.no_span says why)
+    bool awaiting = false;  // its display outcome is still to come
   };
   // The context's extension list: GL 3.0+ one name each, else one string.
   struct GlExtensions {
@@ -118,6 +139,11 @@ class GlContextTiming {
   // Reads the front of `pending_` while available; sends each frame done.
   void collect();
   void emit(Pending& p);
+  // Fills an awaited frame's present_complete from its outcome; false while
+  // it is still to come (within kGlCompleteTimeoutNs, unless `final`).
+  bool take_outcome(Pending& p, int64_t now, bool final);
+  // present_complete's Unavailable record, once per context.
+  void say_no_complete(const DisplayAsk& ask);
   void unavailable(const char* name, const std::string& reason);
   uint64_t read_timestamp();
 
@@ -144,6 +170,8 @@ class GlContextTiming {
   uint64_t frames_sent_ = 0;
   uint64_t submits_sent_ = 0;
   bool finished_ = false;
+  std::map<uint64_t, DisplayOutcome> outcomes_;  // by frame, until the frame is sent
+  bool complete_said_ = false;
 };
 
 }  // namespace latlab::capture::glcap

@@ -38,6 +38,8 @@
 #include <vector>
 
 #include "capture/gl_interposer/gl_context_timing.hpp"
+#include "capture/gl_interposer/gl_wayland.hpp"
+#include "capture/gl_interposer/interposer_core.hpp"
 #include "capture/record_sender.hpp"
 #include "capture/thread_cpu.hpp"
 #include "latlab/host_clock.hpp"
@@ -56,6 +58,9 @@ namespace {
 
 // How often the sender thread sends what was queued.
 constexpr auto kSendPeriod = std::chrono::milliseconds(2);
+// How long a context's destruction waits for the compositor's word on its
+// last frames (a few refresh periods).
+constexpr int64_t kFeedbackDrainNs = 100'000'000;
 // How often the sender reports the CPU of latlab's threads (CostRecord).
 constexpr int64_t kCostPeriodNs = 1'000'000'000;
 // Records queued at most; beyond, dropped and counted (a stalled sender).
@@ -64,11 +69,15 @@ constexpr size_t kMaxQueued = 1 << 16;
 std::atomic<bool> g_forked_child{false};
 std::atomic<bool> g_exiting{false};
 
+}  // namespace
+
 bool enabled() {
   static const bool active = RecordSender::process(kSeqLaneGlInterposer).active();
   return active && !g_forked_child.load(std::memory_order_relaxed) &&
          !g_exiting.load(std::memory_order_relaxed);
 }
+
+namespace {
 
 using DlsymFn = void* (*)(void*, const char*);
 
@@ -116,13 +125,13 @@ void remember_seen(const char* name, void* real) {
   }
 }
 
-// The next definition of `name` after this library; where the GL library
-// was loaded privately (dlopen RTLD_LOCAL), that library's own.
+}  // namespace
+
 void* next_symbol(const char* name) {
   const DlsymFn real_dlsym = libc_dlsym();
   if (real_dlsym == nullptr) return nullptr;
   if (void* f = real_dlsym(RTLD_NEXT, name)) return f;
-  for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1"}) {
+  for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1", "libwayland-egl.so.1"}) {
     if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) {
       void* f = real_dlsym(h, name);
       dlclose(h);
@@ -135,10 +144,7 @@ void* next_symbol(const char* name) {
   return nullptr;
 }
 
-template <class F>
-F next(const char* name) {
-  return reinterpret_cast<F>(next_symbol(name));
-}
+namespace {
 
 using GlxGetProcAddress = GlxProc (*)(const GLubyte*);
 using GlxGetCurrentContext = GlxContext (*)();
@@ -277,6 +283,8 @@ struct Entry {
   std::mutex mu;
   std::unique_ptr<GlContextTiming> timing;  // made at the context's first swap
   void* display = nullptr;
+  // The presentation feedback its last swap on a Wayland surface asked.
+  std::shared_ptr<PresentationFeedback> feedback;
 };
 
 // (EGL?, context handle) -> its timing.
@@ -315,7 +323,27 @@ std::shared_ptr<Entry> entry_for(bool egl, void* context, void* display) {
   return e;
 }
 
-// Removes the context's entry and finishes it (`current`: on this thread).
+// Hands the compositor's outcomes to their contexts' timing (`self`, whose
+// context is `self_context`, directly: it may have left the registry).
+void deliver(const std::vector<DisplayOutcome>& got, Entry* self, void* self_context) {
+  for (const DisplayOutcome& o : got) {
+    std::shared_ptr<Entry> to;
+    Entry* e = self;
+    if (o.owner != reinterpret_cast<uint64_t>(self_context)) {
+      auto& reg = registry();
+      std::lock_guard lock(reg.mu);
+      auto it = reg.contexts.find({true, static_cast<uintptr_t>(o.owner)});
+      if (it == reg.contexts.end()) continue;  // its context is gone
+      to = it->second;
+      e = to.get();
+    }
+    std::lock_guard lock(e->mu);
+    if (e->timing) e->timing->display_outcome(o);
+  }
+}
+
+// Removes the context's entry and finishes it (`current`: on this thread),
+// after the compositor's word on its last frames (at most kFeedbackDrainNs).
 void forget(bool egl, void* context, bool current) {
   std::shared_ptr<Entry> e;
   {
@@ -326,8 +354,38 @@ void forget(bool egl, void* context, bool current) {
     e = it->second;
     reg.contexts.erase(it);
   }
+  std::shared_ptr<PresentationFeedback> feedback;
+  {
+    std::lock_guard lock(e->mu);
+    feedback = e->feedback;
+  }
+  if (feedback) {
+    std::vector<DisplayOutcome> got;
+    feedback->drain(reinterpret_cast<uint64_t>(context), kFeedbackDrainNs, got);
+    deliver(got, e.get(), context);
+  }
   std::lock_guard lock(e->mu);
   if (e->timing) e->timing->finish(current);
+}
+
+// How the swap of `context` on `drawable` learns its present_complete: on a
+// Wayland window surface, the compositor's feedback for the commit the swap
+// makes (asked here, before the swap). Under the entry's lock.
+DisplayAsk ask_display(Entry& e, bool egl, void* context, uint64_t drawable) {
+  DisplayAsk ask;
+  if (!egl) return ask;
+  const auto w = wayland_surface_of(reinterpret_cast<EGLSurface>(drawable));
+  if (!w) return ask;
+  if (!w->feedback) {
+    ask.no_way = w->why;
+    return ask;
+  }
+  ask.method = PresentMethod::wp_presentation;
+  e.feedback = w->feedback;
+  const bool asked = w->feedback->request(w->surface, reinterpret_cast<uint64_t>(context),
+                                          e.timing->next_frame());
+  ask.why = asked ? NoComplete::none : NoComplete::dropped;
+  return ask;
 }
 
 // Times one swap around `call` (the real swap; returns its result code).
@@ -335,15 +393,24 @@ template <class Call>
 int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, int64_t enter,
                    Call&& call) {
   std::shared_ptr<Entry> e = entry_for(egl, context, display);
+  DisplayAsk ask;
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
+    ask = ask_display(*e, egl, context, drawable);
   }
   const int64_t call_start = host_now_ns();
   const int32_t result = call();
   const int64_t returned = host_now_ns();
+  if (ask.method == PresentMethod::wp_presentation) {
+    // What the compositor said of earlier frames (of any context on the display).
+    thread_local std::vector<DisplayOutcome> got;
+    got.clear();
+    e->feedback->poll(got);
+    deliver(got, e.get(), context);
+  }
   std::lock_guard lock(e->mu);
-  e->timing->after_swap(enter, call_start, returned, drawable, result);
+  e->timing->after_swap(enter, call_start, returned, drawable, result, ask);
   return result;
 }
 
@@ -371,6 +438,8 @@ void finish_all() {
   for (auto& [key, e] : all) {
     std::lock_guard lock(e->mu);
     if (e->timing) e->timing->finish(false);
+    // Never released at exit: the program may have disconnected its display.
+    if (e->feedback) new std::shared_ptr<PresentationFeedback>(std::move(e->feedback));
   }
   outbox().stop();
 }
@@ -474,6 +543,7 @@ LATLAB_GL_EXPORT EGLBoolean eglTerminate(EGLDisplay dpy) {
       }
     }
     for (auto& [context, is_current] : gone) forget(true, context, is_current);
+    wayland_display_terminated(dpy);
   }
   return real != nullptr ? real(dpy) : EGL_FALSE;
 }
@@ -515,6 +585,10 @@ LATLAB_GL_EXPORT __eglMustCastToProperFunctionPointerType eglGetProcAddress(cons
   if (std::strcmp(name, "eglTerminate") == 0) return reinterpret_cast<Proc>(&eglTerminate);
   if (std::strcmp(name, "eglGetProcAddress") == 0)
     return reinterpret_cast<Proc>(&eglGetProcAddress);
+  if (next_fn != nullptr) {
+    if (void* own = wayland_wrapper(name, reinterpret_cast<void*>(next_fn)))
+      return reinterpret_cast<Proc>(own);
+  }
   // The damage variants exist only where the driver has them.
   if (next_fn != nullptr && std::strcmp(name, "eglSwapBuffersWithDamageKHR") == 0) {
     g_damage_khr.store(reinterpret_cast<EglSwapWithDamage>(next_fn));
@@ -575,7 +649,8 @@ void* own_function(const char* name, void* real) {
       {"eglTerminate", reinterpret_cast<Proc>(&eglTerminate)},
       {"eglGetProcAddress", reinterpret_cast<Proc>(&eglGetProcAddress)},
   };
-  if (name[0] != 'g' && name[0] != 'e') return nullptr;  // the common case, cheaply
+  if (name[0] != 'g' && name[0] != 'e' && name[0] != 'w') return nullptr;  // the common case, cheaply
+  if (void* own = wayland_wrapper(name, real)) return own;
   for (const auto& o : kOwn) {
     if (std::strcmp(o.name, name) == 0) {
       if (real == o.own) return nullptr;  // the program looked this library up

@@ -1,0 +1,223 @@
+#include "capture/gl_interposer/gl_wayland.hpp"
+
+#include <EGL/eglext.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "capture/gl_interposer/interposer_core.hpp"
+
+#define LATLAB_GL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace latlab::capture::glcap {
+namespace {
+
+struct State {
+  std::mutex mu;
+  std::map<EGLDisplay, void*> displays;       // -> its wl_display
+  std::map<void*, void*> windows;             // wl_egl_window -> its wl_surface
+  std::map<EGLSurface, EGLDisplay> surfaces;  // Wayland window surfaces -> their display
+  WaylandSurfaces wayland;                    // keyed by EGLSurface
+};
+
+// Never destroyed: the program may still call EGL while the process exits.
+State& state() {
+  static auto* s = new State;
+  return *s;
+}
+
+uint64_t key(EGLSurface s) { return reinterpret_cast<uint64_t>(s); }
+
+// Whether `native` is a wl_display: its first word is libwayland's
+// wl_display_interface (as Mesa tells a native display's platform), asked
+// only where the program has libwayland-client loaded.
+bool is_wl_display(void* native) {
+  if (native == nullptr) return false;
+  std::string why;
+  const wl::Client* c = wl::client(why);
+  return c != nullptr && *static_cast<const void* const*>(native) == c->display_interface;
+}
+
+void note_display(EGLDisplay dpy, void* wl_display) {
+  if (dpy == EGL_NO_DISPLAY) return;
+  std::lock_guard lock(state().mu);
+  state().displays[dpy] = wl_display;
+}
+
+// A window surface made on `window`: kept when both are Wayland's.
+void note_surface(EGLDisplay dpy, EGLSurface surface, void* window) {
+  if (surface == EGL_NO_SURFACE || !enabled()) return;
+  State& s = state();
+  void* wl_display = nullptr;
+  void* wl_surface = nullptr;
+  {
+    std::lock_guard lock(s.mu);
+    auto d = s.displays.find(dpy);
+    auto w = s.windows.find(window);
+    if (d == s.displays.end() || w == s.windows.end()) return;
+    wl_display = d->second;
+    wl_surface = w->second;
+    s.surfaces[surface] = dpy;
+  }
+  // Binds the display's wp_presentation the first time: outside the lock.
+  s.wayland.add(key(surface), wl_display, wl_surface);
+}
+
+void forget_surface(EGLSurface surface) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mu);
+    if (s.surfaces.erase(surface) == 0) return;
+  }
+  s.wayland.remove(key(surface));
+}
+
+using GetPlatformDisplayExt = EGLDisplay (*)(EGLenum, void*, const EGLint*);
+using CreatePlatformSurfaceExt = EGLSurface (*)(EGLDisplay, EGLConfig, void*, const EGLint*);
+std::atomic<GetPlatformDisplayExt> g_get_platform_display_ext{nullptr};
+std::atomic<CreatePlatformSurfaceExt> g_create_platform_surface_ext{nullptr};
+
+EGLDisplay get_platform_display_ext(EGLenum platform, void* native, const EGLint* attribs) {
+  const auto real = g_get_platform_display_ext.load();
+  if (real == nullptr) return EGL_NO_DISPLAY;
+  const EGLDisplay dpy = real(platform, native, attribs);
+  if (enabled() && platform == EGL_PLATFORM_WAYLAND_EXT && native != nullptr)
+    note_display(dpy, native);
+  return dpy;
+}
+
+EGLSurface create_platform_surface_ext(EGLDisplay dpy, EGLConfig config, void* window,
+                                       const EGLint* attribs) {
+  const auto real = g_create_platform_surface_ext.load();
+  if (real == nullptr) return EGL_NO_SURFACE;
+  const EGLSurface s = real(dpy, config, window, attribs);
+  note_surface(dpy, s, window);
+  return s;
+}
+
+}  // namespace
+
+std::optional<WaylandSurfaces::Surface> wayland_surface_of(EGLSurface surface) {
+  return state().wayland.find(key(surface));
+}
+
+void wayland_display_terminated(EGLDisplay dpy) {
+  State& s = state();
+  std::vector<EGLSurface> gone;
+  {
+    std::lock_guard lock(s.mu);
+    for (const auto& [surface, d] : s.surfaces) {
+      if (d == dpy) gone.push_back(surface);
+    }
+    s.displays.erase(dpy);
+  }
+  for (EGLSurface surface : gone) forget_surface(surface);
+}
+
+}  // namespace latlab::capture::glcap
+
+using namespace latlab::capture::glcap;  // NOLINT: the exported C functions below
+
+LATLAB_GL_EXPORT EGLDisplay eglGetDisplay(EGLNativeDisplayType native) {
+  static const auto real = next<EGLDisplay (*)(EGLNativeDisplayType)>("eglGetDisplay");
+  if (real == nullptr) return EGL_NO_DISPLAY;
+  const EGLDisplay dpy = real(native);
+  if (enabled() && is_wl_display(native)) note_display(dpy, native);
+  return dpy;
+}
+
+LATLAB_GL_EXPORT EGLDisplay eglGetPlatformDisplay(EGLenum platform, void* native,
+                                                  const EGLAttrib* attribs) {
+  static const auto real =
+      next<EGLDisplay (*)(EGLenum, void*, const EGLAttrib*)>("eglGetPlatformDisplay");
+  if (real == nullptr) return EGL_NO_DISPLAY;
+  const EGLDisplay dpy = real(platform, native, attribs);
+  if (enabled() && platform == EGL_PLATFORM_WAYLAND_KHR && native != nullptr)
+    note_display(dpy, native);
+  return dpy;
+}
+
+LATLAB_GL_EXPORT void* wl_egl_window_create(void* surface, int width, int height) {
+  static const auto real = next<void* (*)(void*, int, int)>("wl_egl_window_create");
+  if (real == nullptr) return nullptr;
+  void* window = real(surface, width, height);
+  if (window != nullptr && enabled()) {
+    std::lock_guard lock(state().mu);
+    state().windows[window] = surface;
+  }
+  return window;
+}
+
+LATLAB_GL_EXPORT void wl_egl_window_destroy(void* window) {
+  static const auto real = next<void (*)(void*)>("wl_egl_window_destroy");
+  {
+    std::lock_guard lock(state().mu);
+    state().windows.erase(window);
+  }
+  if (real != nullptr) real(window);
+}
+
+LATLAB_GL_EXPORT EGLSurface eglCreateWindowSurface(EGLDisplay dpy, EGLConfig config,
+                                                   EGLNativeWindowType window,
+                                                   const EGLint* attribs) {
+  static const auto real =
+      next<EGLSurface (*)(EGLDisplay, EGLConfig, EGLNativeWindowType, const EGLint*)>(
+          "eglCreateWindowSurface");
+  if (real == nullptr) return EGL_NO_SURFACE;
+  const EGLSurface s = real(dpy, config, window, attribs);
+  note_surface(dpy, s, reinterpret_cast<void*>(window));
+  return s;
+}
+
+LATLAB_GL_EXPORT EGLSurface eglCreatePlatformWindowSurface(EGLDisplay dpy, EGLConfig config,
+                                                           void* window,
+                                                           const EGLAttrib* attribs) {
+  static const auto real =
+      next<EGLSurface (*)(EGLDisplay, EGLConfig, void*, const EGLAttrib*)>(
+          "eglCreatePlatformWindowSurface");
+  if (real == nullptr) return EGL_NO_SURFACE;
+  const EGLSurface s = real(dpy, config, window, attribs);
+  note_surface(dpy, s, window);
+  return s;
+}
+
+LATLAB_GL_EXPORT EGLBoolean eglDestroySurface(EGLDisplay dpy, EGLSurface surface) {
+  static const auto real = next<EGLBoolean (*)(EGLDisplay, EGLSurface)>("eglDestroySurface");
+  forget_surface(surface);
+  return real != nullptr ? real(dpy, surface) : EGL_FALSE;
+}
+
+namespace latlab::capture::glcap {
+
+void* wayland_wrapper(const char* name, void* real) {
+  struct Own {
+    const char* name;
+    void* own;
+  };
+  static const Own kOwn[] = {
+      {"eglGetDisplay", reinterpret_cast<void*>(&eglGetDisplay)},
+      {"eglGetPlatformDisplay", reinterpret_cast<void*>(&eglGetPlatformDisplay)},
+      {"wl_egl_window_create", reinterpret_cast<void*>(&wl_egl_window_create)},
+      {"wl_egl_window_destroy", reinterpret_cast<void*>(&wl_egl_window_destroy)},
+      {"eglCreateWindowSurface", reinterpret_cast<void*>(&eglCreateWindowSurface)},
+      {"eglCreatePlatformWindowSurface", reinterpret_cast<void*>(&eglCreatePlatformWindowSurface)},
+      {"eglDestroySurface", reinterpret_cast<void*>(&eglDestroySurface)},
+  };
+  for (const auto& o : kOwn) {
+    if (std::strcmp(o.name, name) == 0) return real == o.own ? nullptr : o.own;
+  }
+  if (std::strcmp(name, "eglGetPlatformDisplayEXT") == 0) {
+    g_get_platform_display_ext.store(reinterpret_cast<GetPlatformDisplayExt>(real));
+    return reinterpret_cast<void*>(&get_platform_display_ext);
+  }
+  if (std::strcmp(name, "eglCreatePlatformWindowSurfaceEXT") == 0) {
+    g_create_platform_surface_ext.store(reinterpret_cast<CreatePlatformSurfaceExt>(real));
+    return reinterpret_cast<void*>(&create_platform_surface_ext);
+  }
+  return nullptr;
+}
+
+}  // namespace latlab::capture::glcap
