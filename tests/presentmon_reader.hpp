@@ -43,6 +43,7 @@ inline const std::map<std::string, PmUnit>& presentmon_columns() {
       {"MsBetweenDisplayChange", PmUnit::ms},
       {"DisplayLatency", PmUnit::ms},
       {"DisplayedTime", PmUnit::ms},
+      {"Dropped", PmUnit::integer},  // 1.x: 1 when the frame was not displayed
   };
   return columns;
 }

@@ -43,7 +43,8 @@ constexpr const char* kColumns[] = {"Application",
                                     "MsUntilDisplayed",
                                     "MsBetweenDisplayChange",
                                     "DisplayLatency",
-                                    "DisplayedTime"};
+                                    "DisplayedTime",
+                                    "Dropped"};
 
 std::string ms(std::optional<int64_t> ns) {
   if (!ns) return kNa;
@@ -88,12 +89,28 @@ std::string runtime_of(const capture::CapturedSource* s) {
   return s->api == capture::SourceApi::vulkan ? "Vulkan" : "OpenGL";
 }
 
-// Whether present_complete is when the frame was displayed (the driver's
-// actual present time), so that the time between two is how long one was
-// on screen. With present wait it is when the wait returned, and a frame
-// replaced in the queue has one too.
-bool displays(const capture::CapturedSource* s) {
-  return s != nullptr && s->present_method == "VK_GOOGLE_display_timing";
+// The display time of the source's nearest frame before (step -1) or after
+// (+1) frame `i` that was displayed, passing over the frames discarded in
+// between; null where one in between is not known to be either (present
+// wait's times are not display times: capture::displayed).
+const capture::CaptureFrameRow* displayed_neighbour(const std::vector<capture::CaptureFrameRow>& f,
+                                                    size_t i, int step) {
+  for (size_t k = i; step < 0 ? k > 0 : k + 1 < f.size();) {
+    const size_t j = step < 0 ? k - 1 : k + 1;
+    if (!follows(step < 0 ? f[j] : f[k], step < 0 ? f[k] : f[j])) return nullptr;
+    const auto shown = capture::displayed(f[j].record);
+    if (!shown) return nullptr;
+    if (*shown) return &f[j];
+    k = j;
+  }
+  return nullptr;
+}
+
+// PresentMon 1.x's Dropped: 1 for a frame the compositor discarded, 0 for
+// one displayed, NA where the source cannot tell.
+std::string dropped(const capture::FrameRecord& f) {
+  const auto shown = capture::displayed(f);
+  return shown ? (*shown ? "0" : "1") : kNa;
 }
 
 // Frame `i`'s cells, one per kColumns entry and in its order; `epoch` is
@@ -103,16 +120,13 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
   const auto& r = frames[i];
   const auto& f = r.record;
   auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
-  const capture::CaptureFrameRow* prev =
-      i > 0 && follows(frames[i - 1], r) ? &frames[i - 1] : nullptr;
-  const capture::CaptureFrameRow* next =
-      i + 1 < frames.size() && follows(r, frames[i + 1]) ? &frames[i + 1] : nullptr;
+  // Display intervals (MsBetweenDisplayChange, DisplayedTime) only between
+  // display times.
+  const bool on_screen = capture::displayed(f).value_or(false);
+  const capture::CaptureFrameRow* prev = on_screen ? displayed_neighbour(frames, i, -1) : nullptr;
+  const capture::CaptureFrameRow* next = on_screen ? displayed_neighbour(frames, i, +1) : nullptr;
   const int64_t shown = displayed_at(r);
   const capture::CapturedSource* src = source_of(rec, r);
-  if (!displays(src)) {
-    prev = nullptr;  // no display intervals (MsBetweenDisplayChange, DisplayedTime)
-    next = nullptr;
-  }
   char swapchain[24];
   std::snprintf(swapchain, sizeof swapchain, "0x%016" PRIX64, f.swapchain);
   return {
@@ -140,6 +154,7 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       ms(prev != nullptr ? diff(shown, displayed_at(*prev)) : std::nullopt),
       ms(diff(shown, f.frame_start)),
       ms(next != nullptr ? diff(displayed_at(*next), shown) : std::nullopt),
+      dropped(f),
   };
 }
 

@@ -43,8 +43,8 @@ void hello(capture::CaptureRecords& rec, uint32_t pid, uint64_t source, const ch
 
 // Frame i of a source presenting every 10 ms from t0 = 1 s, its present
 // taking 1 ms, its GPU work 2-5 ms after its start, displayed 8 ms after
-// the present (when `displayed`).
-FrameRecord frame(uint64_t i, bool displayed) {
+// the present (when `displayed`), present_complete learnt by `method`.
+FrameRecord frame(uint64_t i, bool displayed, capture::PresentMethod method) {
   const int64_t t0 = 1'000'000'000;
   FrameRecord f;
   f.frame = i;
@@ -55,6 +55,7 @@ FrameRecord frame(uint64_t i, bool displayed) {
   f.gpu_begin = i == 0 ? kNoTime : f.frame_start + 2'000'000;
   f.gpu_end = i == 0 ? kNoTime : f.frame_start + 5'000'000;
   f.gpu_busy_ns = i == 0 ? kNoTime : 2'500'000;
+  f.complete_method = method;
   if (displayed) {
     f.present_complete = f.present_start + 8'000'000;
     f.no_complete = capture::NoComplete::none;
@@ -62,18 +63,27 @@ FrameRecord frame(uint64_t i, bool displayed) {
   return f;
 }
 
-capture::CaptureRecords capture_of(const char* method) {
+// Four frames of one source; frame 2 has no present_complete (`frame2`
+// says why).
+capture::CaptureRecords capture_of(capture::PresentMethod method,
+                                   capture::NoComplete frame2 = capture::NoComplete::unavailable) {
   capture::CaptureRecords rec;
   rec.program_name = "cube";
-  hello(rec, 42, 1, method);
-  for (uint64_t i = 0; i < 4; ++i) add(rec, frame(i, i != 2), RecordType::frame, 42, 1);
+  hello(rec, 42, 1, capture::present_method_name(method));
+  for (uint64_t i = 0; i < 4; ++i) {
+    FrameRecord f = frame(i, i != 2, method);
+    if (i == 2) f.no_complete = frame2;
+    add(rec, f, RecordType::frame, 42, 1);
+  }
   rec.summary = capture::summarize_capture(rec.stream);
   return rec;
 }
 
+using capture::PresentMethod;
+
 TEST(CapturePresentmonCsv, ReadsBackWithPresentMonsColumnsAndUnits) {
   const test::PmLog log =
-      test::read_presentmon_csv(capture_presentmon_csv(capture_of("VK_KHR_present_wait")));
+      test::read_presentmon_csv(capture_presentmon_csv(capture_of(PresentMethod::present_wait)));
   EXPECT_TRUE(log.errors.empty()) << log.errors.front();
   for (const char* required :
        {"Application", "ProcessID", "SwapChainAddress", "PresentRuntime", "TimeInSeconds",
@@ -95,7 +105,7 @@ TEST(CapturePresentmonCsv, ReadsBackWithPresentMonsColumnsAndUnits) {
 
 TEST(CapturePresentmonCsv, TimesAreMillisecondsAndMissingValuesAreNa) {
   const test::PmLog log =
-      test::read_presentmon_csv(capture_presentmon_csv(capture_of("VK_KHR_present_wait")));
+      test::read_presentmon_csv(capture_presentmon_csv(capture_of(PresentMethod::present_wait)));
   ASSERT_EQ(log.rows.size(), 4u);
   // The first frame has no previous present, no frame start, no GPU span.
   for (const char* na : {"MsBetweenPresents", "MsCPUBusy", "MsGPULatency", "MsGPUTime", "MsGPUBusy",
@@ -122,12 +132,31 @@ TEST(CapturePresentmonCsv, TimesAreMillisecondsAndMissingValuesAreNa) {
 
 TEST(CapturePresentmonCsv, DisplayTimingGivesTheTimesBetweenDisplays) {
   const test::PmLog log =
-      test::read_presentmon_csv(capture_presentmon_csv(capture_of("VK_GOOGLE_display_timing")));
+      test::read_presentmon_csv(capture_presentmon_csv(capture_of(PresentMethod::display_timing)));
   ASSERT_EQ(log.rows.size(), 4u);
   EXPECT_DOUBLE_EQ(*log.number(0, "DisplayedTime"), 10.0);
   EXPECT_DOUBLE_EQ(*log.number(1, "MsBetweenDisplayChange"), 10.0);
   EXPECT_FALSE(log.number(1, "DisplayedTime").has_value()) << "frame 2 has no display time";
   EXPECT_FALSE(log.number(0, "MsBetweenDisplayChange").has_value());
+}
+
+TEST(CapturePresentmonCsv, ACompositorsDiscardedFrameIsDroppedAndPassedOver) {
+  const test::PmLog log = test::read_presentmon_csv(capture_presentmon_csv(
+      capture_of(PresentMethod::wp_presentation, capture::NoComplete::discarded)));
+  ASSERT_EQ(log.rows.size(), 4u);
+  EXPECT_EQ(log.rows[2].at("Dropped"), "1");
+  for (size_t shown : {0u, 1u, 3u}) EXPECT_EQ(log.rows[shown].at("Dropped"), "0") << shown;
+  EXPECT_FALSE(log.number(2, "MsUntilDisplayed").has_value());
+  EXPECT_FALSE(log.number(2, "DisplayedTime").has_value());
+  // Frame 1 stayed on screen until frame 3 replaced it.
+  EXPECT_DOUBLE_EQ(*log.number(1, "DisplayedTime"), 20.0);
+  EXPECT_DOUBLE_EQ(*log.number(3, "MsBetweenDisplayChange"), 20.0);
+}
+
+TEST(CapturePresentmonCsv, PresentWaitCannotTellDroppedFrames) {
+  const test::PmLog log =
+      test::read_presentmon_csv(capture_presentmon_csv(capture_of(PresentMethod::present_wait)));
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(log.rows[i].at("Dropped"), "NA") << i;
 }
 
 }  // namespace
