@@ -18,36 +18,13 @@
 
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
+#include "csv_rows.hpp"
 #include "xvfb_server.hpp"
 
 namespace latlab::e2e {
 namespace {
 
 using json = nlohmann::json;
-
-// The per-frame CSV as rows of named cells.
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  std::vector<std::string> names;
-  std::vector<std::map<std::string, std::string>> rows;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::stringstream ss(l);
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (!l.empty() && l.back() == ',') cells.emplace_back();
-    return cells;
-  };
-  if (std::getline(in, line)) names = split(line);
-  while (std::getline(in, line)) {
-    const auto cells = split(line);
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < names.size() && i < cells.size(); ++i) row[names[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 TEST(CaptureScreen, VkcubeWindowIsSeenUpdatedAfterEachPresent) {
   if (const std::string why = vkcube_skip_reason(); !why.empty()) GTEST_SKIP() << why;
