@@ -108,6 +108,28 @@ std::string present_method_of(const CapturedSource& src, const CaptureStream& st
   return out.empty() ? src.present_method : out;
 }
 
+CaptureDisplay display_of(const CaptureSummary& s) {
+  CaptureDisplay d;
+  std::vector<double> refresh;
+  for (const CaptureFrameRow& r : s.frames) {
+    const FrameRecord& f = r.record;
+    const auto shown = displayed(f);
+    if (!shown) continue;
+    if (!*shown) {
+      ++d.discarded;
+      continue;
+    }
+    ++d.shown;
+    if (f.refresh_ns != kNoTime) refresh.push_back(static_cast<double>(f.refresh_ns) / 1000.0);
+    d.vsync += (f.display_flags & kDisplayVsync) != 0 ? 1 : 0;
+    d.hw_clock += (f.display_flags & kDisplayHwClock) != 0 ? 1 : 0;
+    d.hw_completion += (f.display_flags & kDisplayHwCompletion) != 0 ? 1 : 0;
+    d.zero_copy += (f.display_flags & kDisplayZeroCopy) != 0 ? 1 : 0;
+  }
+  if (!refresh.empty()) d.refresh_us = summarize_in_place(refresh, 0).p50;
+  return d;
+}
+
 // Why a capture holds no frame: an empty result says so, never only "0".
 std::string no_frames_reason(const CaptureResult& c) {
   if (c.sources.empty()) {
@@ -169,6 +191,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
     c.submit_spans.emplace_back(to_string(static_cast<NoSpan>(i)), s.no_span_counts[i]);
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
     c.present_complete.emplace_back(to_string(static_cast<NoComplete>(i)), s.no_complete_counts[i]);
+  c.display = display_of(s);
   c.figures = frame_figures_of(s);
   c.submit_figures = submit_figures_of(s);
   c.per_swapchain = per_swapchain_of(s, st);

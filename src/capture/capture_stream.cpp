@@ -81,6 +81,8 @@ const char* to_string(FrameFigure f) {
       return "until_render_complete";
     case FrameFigure::until_displayed:
       return "until_displayed";
+    case FrameFigure::between_displays:
+      return "between_displays";
     case FrameFigure::layer_present_cpu:
       return "layer_present_cpu";
     case FrameFigure::layer_submit_cpu:
@@ -250,8 +252,11 @@ std::optional<bool> displayed(const FrameRecord& f) {
 
 namespace {
 
-// One frame's figures; `prev` is the source's frame before it (or null).
-CaptureFrameRow frame_row(const FrameRecord& f, const FrameRecord* prev, uint32_t pid) {
+// One frame's figures; `prev` is the source's frame before it (or null),
+// `last_shown` the display time of its last frame displayed before
+// (kNoTime: none, or one in between not known to be displayed or not).
+CaptureFrameRow frame_row(const FrameRecord& f, const FrameRecord* prev, int64_t last_shown,
+                          uint32_t pid) {
   CaptureFrameRow row;
   row.record = f;
   row.pid = pid;
@@ -277,6 +282,8 @@ CaptureFrameRow frame_row(const FrameRecord& f, const FrameRecord* prev, uint32_
                                  : std::nullopt);
   set(FrameFigure::until_render_complete, diff(f.gpu_end, f.present_start));
   set(FrameFigure::until_displayed, diff(f.present_complete, f.present_start));
+  set(FrameFigure::between_displays,
+      displayed(f).value_or(false) ? diff(f.present_complete, last_shown) : std::nullopt);
   set(FrameFigure::layer_present_cpu, f.source_present_ns);
   set(FrameFigure::layer_submit_cpu, f.source_submit_ns);
   return row;
@@ -291,11 +298,16 @@ void add_frame_rows(const CaptureStream& stream, CaptureSummary& out) {
     std::sort(frames.begin(), frames.end(),
               [](const FrameRecord* a, const FrameRecord* b) { return a->frame < b->frame; });
     const FrameRecord* prev = nullptr;
+    int64_t last_shown = kNoTime;
     for (const FrameRecord* f : frames) {
       if (f->gpu_spans_missing > 0) ++out.frames_with_missing_gpu;
       const auto nc = static_cast<size_t>(f->no_complete);
       if (nc < std::size(out.no_complete_counts)) ++out.no_complete_counts[nc];
-      out.frames.push_back(frame_row(*f, prev, key.first));
+      if (prev == nullptr || prev->frame + 1 != f->frame) last_shown = kNoTime;
+      out.frames.push_back(frame_row(*f, prev, last_shown, key.first));
+      const auto shown = displayed(*f);
+      if (!shown) last_shown = kNoTime;
+      if (shown.value_or(false)) last_shown = f->present_complete;
       prev = f;
     }
   }

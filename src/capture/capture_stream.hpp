@@ -118,6 +118,10 @@ enum class FrameFigure : uint8_t {
   gpu_wait,               // MsGPUWait: gpu_time - gpu_busy
   until_render_complete,  // MsUntilRenderComplete: gpu_end - present_start
   until_displayed,        // MsUntilDisplayed: present_complete - present_start
+  // MsBetweenDisplayChange: present_complete - that of the source's last
+  // frame displayed before (display times only: displayed(); discarded
+  // frames in between are passed over)
+  between_displays,
   layer_present_cpu,      // the source's own CPU time in the present call
   layer_submit_cpu,       // the source's own CPU time in the frame's submits (sum)
   count_,

@@ -107,6 +107,15 @@ json capture_to_json(const RunResult& r) {
   j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
   j["submit_spans"] = counts_to_json(c.submit_spans);
   j["present_complete"] = counts_to_json(c.present_complete);
+  const CaptureDisplay& d = c.display;
+  j["display"] = {{"shown", d.shown},
+                  {"discarded", d.discarded},
+                  {"refresh_us", opt(d.refresh_us)},
+                  {"flags",
+                   {{"vsync", d.vsync},
+                    {"hw_clock", d.hw_clock},
+                    {"hw_completion", d.hw_completion},
+                    {"zero_copy", d.zero_copy}}}};
   j["fps"] = fps_to_json(c.fps());
   j["figures"] = named_to_json(c.figures);
   j["submit_figures"] = named_to_json(c.submit_figures);

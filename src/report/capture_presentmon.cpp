@@ -89,19 +89,15 @@ std::string runtime_of(const capture::CapturedSource* s) {
   return s->api == capture::SourceApi::vulkan ? "Vulkan" : "OpenGL";
 }
 
-// The display time of the source's nearest frame before (step -1) or after
-// (+1) frame `i` that was displayed, passing over the frames discarded in
-// between; null where one in between is not known to be either (present
-// wait's times are not display times: capture::displayed).
-const capture::CaptureFrameRow* displayed_neighbour(const std::vector<capture::CaptureFrameRow>& f,
-                                                    size_t i, int step) {
-  for (size_t k = i; step < 0 ? k > 0 : k + 1 < f.size();) {
-    const size_t j = step < 0 ? k - 1 : k + 1;
-    if (!follows(step < 0 ? f[j] : f[k], step < 0 ? f[k] : f[j])) return nullptr;
-    const auto shown = capture::displayed(f[j].record);
+// The source's next frame displayed after frame `i`, passing over the
+// frames discarded in between; null where one is not known to be either
+// (present wait's times are not display times: capture::displayed).
+const capture::CaptureFrameRow* next_displayed(const std::vector<capture::CaptureFrameRow>& f,
+                                               size_t i) {
+  for (size_t k = i; k + 1 < f.size() && follows(f[k], f[k + 1]); ++k) {
+    const auto shown = capture::displayed(f[k + 1].record);
     if (!shown) return nullptr;
-    if (*shown) return &f[j];
-    k = j;
+    if (*shown) return &f[k + 1];
   }
   return nullptr;
 }
@@ -120,11 +116,9 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
   const auto& r = frames[i];
   const auto& f = r.record;
   auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
-  // Display intervals (MsBetweenDisplayChange, DisplayedTime) only between
-  // display times.
+  // DisplayedTime: until the next display time (between display times only).
   const bool on_screen = capture::displayed(f).value_or(false);
-  const capture::CaptureFrameRow* prev = on_screen ? displayed_neighbour(frames, i, -1) : nullptr;
-  const capture::CaptureFrameRow* next = on_screen ? displayed_neighbour(frames, i, +1) : nullptr;
+  const capture::CaptureFrameRow* next = on_screen ? next_displayed(frames, i) : nullptr;
   const int64_t shown = displayed_at(r);
   const capture::CapturedSource* src = source_of(rec, r);
   char swapchain[24];
@@ -151,9 +145,10 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       ms(fig(FrameFigure::until_render_complete)),
       ms(fig(FrameFigure::until_render_complete)),
       ms(diff(shown, f.present_start)),
-      ms(prev != nullptr ? diff(shown, displayed_at(*prev)) : std::nullopt),
+      ms(fig(FrameFigure::between_displays)),
       ms(diff(shown, f.frame_start)),
-      ms(next != nullptr ? diff(displayed_at(*next), shown) : std::nullopt),
+      ms(next != nullptr ? next->figures[static_cast<size_t>(FrameFigure::between_displays)]
+                         : std::nullopt),
       dropped(f),
   };
 }

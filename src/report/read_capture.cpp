@@ -125,6 +125,17 @@ void read_capture(const Obj& doc, RunResult& r) {
   doc.opt("frames_with_missing_gpu", c.frames_with_missing_gpu);
   if (doc.has("submit_spans")) c.submit_spans = read_counts(doc.obj("submit_spans"));
   if (doc.has("present_complete")) c.present_complete = read_counts(doc.obj("present_complete"));
+  if (doc.has("display")) {
+    const Obj d = doc.obj("display");
+    c.display.shown = d.u64("shown");
+    c.display.discarded = d.u64("discarded");
+    if (d.has("refresh_us")) c.display.refresh_us = d.number_or_null("refresh_us");
+    const Obj f = d.obj("flags");
+    c.display.vsync = f.u64("vsync");
+    c.display.hw_clock = f.u64("hw_clock");
+    c.display.hw_completion = f.u64("hw_completion");
+    c.display.zero_copy = f.u64("zero_copy");
+  }
   c.figures = read_named(doc.obj("figures"));
   c.submit_figures = read_named(doc.obj("submit_figures"));
   c.per_swapchain = read_per_swapchain(doc);

@@ -581,6 +581,9 @@ RunResult capture(Gen& g) {
   c.gpu_spans_missing = g.below(4);
   c.submit_spans = {{"measured", g.below(100)}, {"no_work", g.below(3)}, {"failed", 0}};
   c.present_complete = {{"measured", g.below(100)}, {"unavailable", g.below(100)}};
+  c.display = {g.below(100), g.below(100), std::nullopt, g.below(9), g.below(9), g.below(9),
+               g.below(9)};
+  if (g.coin()) c.display.refresh_us = 16666.666;
   c.figures = named(g, {"between_presents", "in_present_api", "cpu_busy", "gpu_busy"});
   c.submit_figures = named(g, {"gpu_span", "layer_cpu"});
   for (uint64_t i = g.below(3); i > 0; --i)

@@ -100,6 +100,20 @@ struct CaptureSwapchainFigures {
   bool operator==(const CaptureSwapchainFigures&) const = default;
 };
 
+// What the display path said of the frames (`display`, docs/capture.md
+// "Present completion"): those known shown or discarded, and with
+// wp_presentation the compositor's report of how it showed them.
+struct CaptureDisplay {
+  uint64_t shown = 0;      // frames with a display time (display timing, wp_presentation)
+  uint64_t discarded = 0;  // frames the compositor replaced before showing them
+  std::optional<double> refresh_us;  // median refresh period reported with the shown frames
+  // Shown frames whose time the compositor flagged: at a vertical retrace,
+  // from the display hardware's clock, completion signalled by the hardware,
+  // the program's buffer scanned out without a copy.
+  uint64_t vsync = 0, hw_clock = 0, hw_completion = 0, zero_copy = 0;
+  bool operator==(const CaptureDisplay&) const = default;
+};
+
 // What capture cost the program beyond the distributions of the layer's own
 // calls (`overhead`, docs/capture.md "Cost"). Per-frame figures are means
 // over the capture, in microseconds; nullopt where a figure could not be
@@ -146,6 +160,7 @@ struct CaptureResult {
   uint64_t gpu_spans_missing = 0, frames_with_missing_gpu = 0;
   std::vector<std::pair<std::string, uint64_t>> submit_spans;      // submissions by span outcome
   std::vector<std::pair<std::string, uint64_t>> present_complete;  // frames by completion outcome
+  CaptureDisplay display;
   NamedDistributions figures;         // per frame, PresentMon's columns (docs/capture.md)
   NamedDistributions submit_figures;  // per submission
   std::vector<CaptureSwapchainFigures> per_swapchain;

@@ -160,6 +160,7 @@ std::string capture_section(const RunResult& r, const std::string& prefix, json&
   const CaptureResult& c = *r.capture;
   std::string s = "<h3>Unavailable and missing</h3>\n" + unavailable_items(r);
   s += "<h3>FPS</h3>\n" + fps_table(c);
+  s += capture_time_path(c, prefix);
   s += "<h3>Program and recording</h3>\n" + run_table(r);
   s += "<h3>Frame sources</h3>\n" + sources_table(c);
   s += "<h3>Per frame (present to present; PresentMon's columns, docs/capture.md)</h3>\n" +

@@ -70,5 +70,9 @@ std::string where_the_time_goes(const LatencyRun& run, const std::string& prefix
 // A capture result's section: what it ran and how, its sources, counts,
 // figures and their chart (into `charts`).
 std::string capture_section(const RunResult& r, const std::string& prefix, json& charts);
+// A capture's "where the time goes": the frame's path in per-frame figures
+// (table "<prefix>capture-path", a row per figure, `data-figure` its name)
+// and what the display path said of the frames.
+std::string capture_time_path(const CaptureResult& c, const std::string& prefix);
 
 }  // namespace latlab::html
