@@ -6,15 +6,11 @@
 #include "latlab/host_clock.hpp"
 
 namespace latlab::capture {
-namespace {
-
-int64_t read_ns(clockid_t id) {
+int64_t clock_now_ns(uint32_t clock_id) {
   timespec ts{};
-  clock_gettime(id, &ts);
+  clock_gettime(static_cast<clockid_t>(clock_id), &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
-
-}  // namespace
 
 std::string clock_id_name(uint32_t clock_id) {
   switch (static_cast<clockid_t>(clock_id)) {
@@ -45,13 +41,12 @@ std::string presentation_clock_refusal(uint32_t clock_id) {
 }
 
 int64_t host_offset_ns(uint32_t clock_id) {
-  const auto id = static_cast<clockid_t>(clock_id);
-  if (id == CLOCK_MONOTONIC) return 0;
+  if (static_cast<clockid_t>(clock_id) == CLOCK_MONOTONIC) return 0;
   int64_t best_width = std::numeric_limits<int64_t>::max();
   int64_t offset = 0;
   for (int i = 0; i < 3; ++i) {
     const int64_t before = host_now_ns();
-    const int64_t other = read_ns(id);
+    const int64_t other = clock_now_ns(clock_id);
     const int64_t after = host_now_ns();
     if (after - before < best_width) {
       best_width = after - before;

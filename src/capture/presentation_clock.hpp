@@ -26,6 +26,9 @@ std::string clock_id_name(uint32_t clock_id);
 // host clock.
 int64_t presentation_to_host_ns(uint32_t clock_id, int64_t t_ns);
 
+// Now on `clock_id`, ns.
+int64_t clock_now_ns(uint32_t clock_id);
+
 // The offset host − `clock_id` now, ns: the tightest of three host-clock
 // read pairs around a read of `clock_id`; 0 for CLOCK_MONOTONIC.
 int64_t host_offset_ns(uint32_t clock_id);

@@ -11,12 +11,6 @@
 namespace latlab::capture {
 namespace {
 
-int64_t now_on(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 TEST(PresentationClock, MonotonicIsTakenAsIs) {
   EXPECT_EQ(presentation_clock_refusal(CLOCK_MONOTONIC), "");
   EXPECT_EQ(presentation_to_host_ns(CLOCK_MONOTONIC, 123'456'789), 123'456'789);
@@ -26,7 +20,8 @@ TEST(PresentationClock, RawAndBoottimeLandOnTheHostClock) {
   for (const clockid_t id : {CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME}) {
     EXPECT_EQ(presentation_clock_refusal(static_cast<uint32_t>(id)), "") << clock_id_name(id);
     const int64_t before = host_now_ns();
-    const int64_t mapped = presentation_to_host_ns(static_cast<uint32_t>(id), now_on(id));
+    const auto clock = static_cast<uint32_t>(id);
+    const int64_t mapped = presentation_to_host_ns(clock, clock_now_ns(clock));
     const int64_t after = host_now_ns();
     // The read on `id` lies between the two host reads; the offset's own
     // bracket adds at most a few microseconds (a preempted read, 1 ms).
