@@ -1,13 +1,31 @@
 #include "capture/wayland_surfaces.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace latlab::capture {
+namespace {
+
+// LATLAB_CAPTURE_WAYLAND_FEEDBACK=0 turns the feedback off (a program that
+// misbehaves with it, or the cost measured without it).
+bool feedback_wanted() {
+  static const bool wanted = [] {
+    const char* v = std::getenv(kWaylandFeedbackEnv);
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return wanted;
+}
+
+}  // namespace
 
 void WaylandSurfaces::add(uint64_t key, void* display, void* surface) {
   std::lock_guard lock(mu_);
   if (surfaces_.count(key) != 0) remove_locked(key);
   auto [it, made] = displays_.try_emplace(display);
   Display& d = it->second;
-  if (made) {
+  if (made && !feedback_wanted()) {
+    d.why = std::string("turned off by ") + kWaylandFeedbackEnv + "=0";
+  } else if (made) {
     const wl::Client* c = wl::client(d.why);
     if (c != nullptr)
       d.feedback = PresentationFeedback::create(*c, static_cast<wl::Display*>(display), d.why);

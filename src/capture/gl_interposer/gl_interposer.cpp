@@ -394,19 +394,21 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
                    Call&& call) {
   std::shared_ptr<Entry> e = entry_for(egl, context, display);
   DisplayAsk ask;
+  std::shared_ptr<PresentationFeedback> feedback;
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
     ask = ask_display(*e, egl, context, drawable);
+    if (ask.method == PresentMethod::wp_presentation) feedback = e->feedback;
   }
   const int64_t call_start = host_now_ns();
   const int32_t result = call();
   const int64_t returned = host_now_ns();
-  if (ask.method == PresentMethod::wp_presentation) {
+  if (feedback) {
     // What the compositor said of earlier frames (of any context on the display).
     thread_local std::vector<DisplayOutcome> got;
     got.clear();
-    e->feedback->poll(got);
+    feedback->poll(got);
     deliver(got, e.get(), context);
   }
   std::lock_guard lock(e->mu);
