@@ -3,9 +3,10 @@
 // host_clock.hpp). CLOCK_MONOTONIC itself is taken as is. CLOCK_MONOTONIC_RAW
 // (weston's choice) and CLOCK_BOOTTIME run beside it without steps, so a
 // time on them is moved by their offset to the host clock, read when the
-// time is converted: the events carrying them are at most a few frames old,
-// and the two clocks drift apart by at most the kernel's frequency
-// correction (500 ppm), 5 us per 10 ms of age. Clocks that step
+// time is converted: the two clocks drift apart by the kernel's frequency
+// correction (NTP's; at most 500 ppm), so the error is that times the
+// event's age when converted (frames old, at most ~0.2 s: 0 on a machine
+// whose clock is not slewed, 100 us at the kernel's limit). Clocks that step
 // (CLOCK_REALTIME, CLOCK_TAI) or that the kernel does not know are refused.
 //
 // Threads: all functions from any thread.

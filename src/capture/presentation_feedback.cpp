@@ -106,7 +106,7 @@ bool PresentationFeedback::request(wl::Proxy* surface, uint64_t owner, uint64_t 
                                                nullptr);
   if (fb == nullptr) return false;
   c_.proxy_add_listener(fb, feedback_listener, this);
-  outstanding_.push_back({fb, owner, frame});
+  outstanding_.push_back({fb, owner, frame, host_now_ns()});
   return true;
 }
 
@@ -127,7 +127,9 @@ bool PresentationFeedback::pump(int timeout_ms) {
 void PresentationFeedback::poll(std::vector<DisplayOutcome>& out) {
   std::lock_guard lock(mu_);
   if (outstanding_.empty()) return;
-  pump(0);
+  c_.display_dispatch_queue_pending(display_, queue_);
+  if (!outstanding_.empty() && host_now_ns() - outstanding_.front().asked_ns > kReadAfterNs)
+    pump(0);
   out.insert(out.end(), arrived_.begin(), arrived_.end());
   arrived_.clear();
 }

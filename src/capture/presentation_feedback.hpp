@@ -62,8 +62,11 @@ class PresentationFeedback {
   // Asks for the outcome of `surface`'s next commit, reported as (owner,
   // frame). Never blocks. false: not asked (kMaxOutstanding are awaited).
   bool request(wl::Proxy* surface, uint64_t owner, uint64_t frame);
-  // Appends the outcomes that have arrived: dispatches latlab's queue and
-  // reads the socket if it holds data now. Never waits for the compositor.
+  // Appends the outcomes that have arrived: dispatches what others (the
+  // driver, the program) already read for latlab's queue, and reads the
+  // socket itself (if it holds data now) only when a request has waited
+  // longer than kReadAfterNs: most presents make no system call. Never
+  // waits for the compositor.
   void poll(std::vector<DisplayOutcome>& out);
   // Waits up to `timeout_ns` for the outcomes `owner` still awaits, then
   // gives up on the rest (NoComplete::retired). Appends every outcome seen.
@@ -74,12 +77,14 @@ class PresentationFeedback {
   uint32_t clock_id() const { return clock_id_; }
 
   static constexpr size_t kMaxOutstanding = 64;
+  static constexpr int64_t kReadAfterNs = 100'000'000;
 
  private:
   struct Outstanding {
     wl::Proxy* proxy = nullptr;
     uint64_t owner = 0;
     uint64_t frame = 0;
+    int64_t asked_ns = 0;  // host clock
   };
   PresentationFeedback(const wl::Client& c, wl::Display* display);
   // Binds wp_presentation and waits for its clock_id; why not, or "".
