@@ -273,15 +273,12 @@ struct PendingSubmit {
   bool resolved = false;
 };
 
-// A frame's present_complete, from a waiter, the display timing or the
-// compositor (wp_presentation: with what it said of the display).
+// A frame's present_complete, from a waiter or the display timing (the
+// compositor's come as DisplayOutcome).
 struct Completion {
   uint64_t frame = 0;
   int64_t ns = kNoTime;
   NoComplete why = NoComplete::none;
-  int64_t refresh_ns = kNoTime;
-  uint64_t seq = 0;
-  uint32_t flags = 0;
 };
 
 // A frame as the present hook hands it to the collector.
@@ -523,12 +520,8 @@ bool fill_completion(FrameEntry& f, CollectorState& c, int64_t now, bool final) 
   }
   auto it = c.completions.find(f.rec.frame);
   if (it != c.completions.end()) {
-    const Completion& got = it->second;
-    f.rec.present_complete = got.ns;
-    f.rec.no_complete = got.why;
-    f.rec.refresh_ns = got.refresh_ns;
-    f.rec.display_seq = got.seq;
-    f.rec.display_flags = got.flags;
+    f.rec.present_complete = it->second.ns;
+    f.rec.no_complete = it->second.why;
     c.completions.erase(it);
     return true;
   }
