@@ -15,9 +15,11 @@
 // program's own reads and the driver's do (libwayland's
 // prepare_read/read_events protocol, which lets several threads read).
 //
-// Every call uses the program's wl_display, so each must come from inside a
-// call of the program's that requires the display to be connected (a
-// present, a swapchain or surface call). Threads: every method from any
+// Every call uses the program's wl_display, so each must come while the
+// display is sure to be connected: inside a call of the program's that
+// requires it (a present, a swapchain or surface call), or from a thread
+// that stops before such objects go (the layer's collector polls only
+// while a swapchain on the display exists). Threads: every method from any
 // thread (one lock per display).
 #pragma once
 

@@ -21,6 +21,9 @@
 // vkWaitForPresentKHR in present order and takes the host time it returned;
 // with display timing, the present hook reads vkGetPastPresentationTimingGOOGLE
 // (the program's thread holds the swapchain then, as that call requires).
+// On a Wayland surface (vkCreateWaylandSurfaceKHR), the compositor's
+// wp_presentation feedback instead: requested in the present hook, before
+// the WSI's commit, dispatched by the collector (poll_feedback).
 // The collector holds a frame's record until its present_complete is known
 // (at most kCompleteTimeoutNs).
 //
@@ -600,16 +603,37 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
   c.batch.flush();
 }
 
+void post_outcomes(DeviceData* d, const std::vector<DisplayOutcome>& got);
+
+// What the compositor said of the presents to the device's swapchains on
+// Wayland surfaces: dispatched here, on the collector, not in the program's
+// present (a dispatch costs microseconds per event). Under swap_mu: a
+// feedback is polled only while a swapchain on its display exists
+// (vkDestroySwapchainKHR takes the swapchain out under it first), so the
+// program's display is connected.
+void poll_feedback(DeviceData& d, std::vector<DisplayOutcome>& got) {
+  got.clear();
+  {
+    std::lock_guard lock(d.swap_mu);
+    for (const auto& [sc, st] : d.swapchains) {
+      if (st->feedback) st->feedback->poll(got);
+    }
+  }
+  if (!got.empty()) post_outcomes(&d, got);
+}
+
 void collector_main(DeviceData* d) {
   // Named for `top -H` and profilers: the program's CPU that latlab takes.
   pthread_setname_np(pthread_self(), "latlab-collect");
   CollectorState c;
+  std::vector<DisplayOutcome> outcomes;
   for (;;) {
     {
       std::unique_lock lock(d->frame_mu);
       d->wake.wait_for(lock, kCollectPeriod, [d] { return d->stop; });
       if (d->stop) break;
     }
+    poll_feedback(*d, outcomes);
     collect_once(*d, c, false);
     if (host_now_ns() - c.last_cost > kCostPeriodNs) send_cost(*d, c);
     // Keep a quarter of a chunk free, so that the program's submit rarely
@@ -1694,19 +1718,6 @@ void plan_completion(DeviceData* d, SwapchainState* st, const PresentTag& t, VkR
   }
 }
 
-// The outcomes of earlier presents: display timing's past timings, or
-// what the compositor has said so far.
-void gather_completions(DeviceData* d, SwapchainState* st, std::vector<Completion>& out) {
-  if (st == nullptr) return;
-  if (st->feedback) {
-    thread_local std::vector<DisplayOutcome> got;
-    got.clear();
-    st->feedback->poll(got);
-    if (!got.empty()) post_outcomes(d, got);
-  } else if (d->present_method == PresentMethod::display_timing) {
-    read_display_timing(d, *st, out);
-  }
-}
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
   const int64_t enter = host_now_ns();
@@ -1719,9 +1730,12 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
   const VkResult r = d->fn.QueuePresentKHR(queue, t.use);
   const int64_t returned = host_now_ns();
   if (!d->active) return r;
+  // Display timing's results for earlier presents (the compositor's are
+  // dispatched by the collector: poll_feedback).
   thread_local std::vector<Completion> timed;
   timed.clear();
-  gather_completions(d, st, timed);
+  if (st != nullptr && !st->feedback && d->present_method == PresentMethod::display_timing)
+    read_display_timing(d, *st, timed);
   const VkResult first =
       info->pResults != nullptr && info->swapchainCount > 0 ? info->pResults[0] : r;
   FrameEntry e;
