@@ -6,8 +6,10 @@
 # without first; no warm-up run. Programs: vkcube-wayland --c FRAMES on
 # lavapipe (the Vulkan layer) and es2gears_wayland for FRAMES frames on
 # llvmpipe (the GL interposer). Per capture: the source's own CPU time in
-# the present (overhead.layer_cpu_per_present, p50 and p90, us) and the
-# frames with a display time. Then per program the medians over the pairs.
+# the present (overhead.layer_cpu_per_present, p50 and p90, us), the CPU of
+# latlab's threads per frame (overhead.threads_cpu_per_frame_us: the Vulkan
+# layer's collector dispatches the feedback) and the frames with a display
+# time. Then per program the medians over the pairs.
 # The load average before and after, and the busiest other processes, say
 # what else ran.
 #   bash bench/dev/capture_wayland_cost.sh [LATLAB_BINARY]
@@ -58,16 +60,19 @@ for line in open(f"{out}/runs.txt"):
     except (OSError, ValueError):
         print(f"{kind} {prog} {n}: no result ({path})"); continue
     d = j["overhead"]["layer_cpu_per_present"]
-    rows.setdefault((prog, kind), []).append((d["p50"], d["p90"], j["display"]["shown"], j["frames"]))
+    threads = j["overhead"]["threads_cpu_per_frame_us"] or 0.0
+    rows.setdefault((prog, kind), []).append((d["p50"], d["p90"], threads))
     print(f"{prog} {kind:7} pair {n}: layer CPU per present p50 {d['p50']:.2f} us, "
-          f"p90 {d['p90']:.2f} us; {j['display']['shown']} of {j['frames']} frames shown")
+          f"p90 {d['p90']:.2f} us; threads {threads:.1f} us per frame; "
+          f"{j['display']['shown']} of {j['frames']} frames shown")
 for prog in ("vk", "gl"):
     for kind in ("with", "without"):
         r = rows.get((prog, kind), [])
         if r:
             print(f"{prog} {kind:7}: median over {len(r)} captures of the p50 "
                   f"{statistics.median(x[0] for x in r):.2f} us, of the p90 "
-                  f"{statistics.median(x[1] for x in r):.2f} us")
+                  f"{statistics.median(x[1] for x in r):.2f} us; threads per frame "
+                  f"{statistics.median(x[2] for x in r):.1f} us")
 print("load average (1, 5, 15 min) before:", open(f"{out}/load_before.txt").read().strip(),
       "after:", open(f"{out}/load_after.txt").read().strip())
 PY

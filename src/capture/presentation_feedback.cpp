@@ -84,7 +84,7 @@ std::string PresentationFeedback::bind() {
 }
 
 PresentationFeedback::~PresentationFeedback() {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(list_mu_);
   for (const Outstanding& o : outstanding_) c_.proxy_destroy(o.proxy);
   outstanding_.clear();
   if (presentation_ != nullptr) {
@@ -97,7 +97,9 @@ PresentationFeedback::~PresentationFeedback() {
 bool PresentationFeedback::request(wl::Proxy* surface, uint64_t owner, uint64_t frame) {
   static Fn feedback_listener[] = {any_fn(&on_sync_output), any_fn(&on_presented),
                                    any_fn(&on_discarded)};
-  std::lock_guard lock(mu_);
+  // Held across the request: a handler on another thread finds the entry
+  // once the proxy exists.
+  std::lock_guard lock(list_mu_);
   if (presentation_ == nullptr || outstanding_.size() >= kMaxOutstanding) return false;
   // wp_presentation.feedback(surface, new id): the new object is on
   // latlab's queue, as the presentation object it is made from.
@@ -124,20 +126,33 @@ bool PresentationFeedback::pump(int timeout_ms) {
   return c_.display_dispatch_queue_pending(display_, queue_) >= 0;
 }
 
-void PresentationFeedback::poll(std::vector<DisplayOutcome>& out) {
-  std::lock_guard lock(mu_);
-  if (outstanding_.empty()) return;
-  c_.display_dispatch_queue_pending(display_, queue_);
-  if (!outstanding_.empty() && host_now_ns() - outstanding_.front().asked_ns > kReadAfterNs)
-    pump(0);
+// The age of the oldest request still awaited, ns (-1: none).
+int64_t PresentationFeedback::oldest_age() {
+  std::lock_guard lock(list_mu_);
+  return outstanding_.empty() ? -1 : host_now_ns() - outstanding_.front().asked_ns;
+}
+
+void PresentationFeedback::take_arrived(std::vector<DisplayOutcome>& out) {
+  std::lock_guard lock(list_mu_);
   out.insert(out.end(), arrived_.begin(), arrived_.end());
   arrived_.clear();
 }
 
+void PresentationFeedback::poll(std::vector<DisplayOutcome>& out) {
+  // The list lock is not held while libwayland dispatches: a present's
+  // request waits only for a handler's few lines, never for a dispatch.
+  std::lock_guard lock(read_mu_);
+  if (oldest_age() < 0) return;
+  c_.display_dispatch_queue_pending(display_, queue_);
+  if (oldest_age() > kReadAfterNs) pump(0);
+  take_arrived(out);
+}
+
 void PresentationFeedback::drain(uint64_t owner, int64_t timeout_ns,
                                  std::vector<DisplayOutcome>& out) {
-  std::lock_guard lock(mu_);
+  std::lock_guard read(read_mu_);
   auto awaited = [&] {
+    std::lock_guard lock(list_mu_);
     return std::any_of(outstanding_.begin(), outstanding_.end(),
                        [&](const Outstanding& o) { return o.owner == owner; });
   };
@@ -146,6 +161,7 @@ void PresentationFeedback::drain(uint64_t owner, int64_t timeout_ns,
     c_.display_flush(display_);
     if (!pump(static_cast<int>((deadline - now + 999'999) / 1'000'000))) break;
   }
+  std::lock_guard lock(list_mu_);
   for (auto it = outstanding_.begin(); it != outstanding_.end();) {
     if (it->owner != owner) {
       ++it;
@@ -160,7 +176,7 @@ void PresentationFeedback::drain(uint64_t owner, int64_t timeout_ns,
 }
 
 void PresentationFeedback::forget(uint64_t owner) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(list_mu_);
   for (auto it = outstanding_.begin(); it != outstanding_.end();) {
     if (it->owner == owner) {
       c_.proxy_destroy(it->proxy);
@@ -173,14 +189,17 @@ void PresentationFeedback::forget(uint64_t owner) {
 }
 
 void PresentationFeedback::finish(wl::Proxy* proxy, DisplayOutcome o) {
+  std::lock_guard lock(list_mu_);
   auto it = std::find_if(outstanding_.begin(), outstanding_.end(),
                          [&](const Outstanding& x) { return x.proxy == proxy; });
-  // presented and discarded are destructor events: the proxy goes either way.
-  c_.proxy_destroy(proxy);
+  // Not listed: drain or forget destroyed it while this event was on its
+  // way (libwayland keeps the proxy's memory until the handler returns).
   if (it == outstanding_.end()) return;
   o.owner = it->owner;
   o.frame = it->frame;
   outstanding_.erase(it);
+  // presented and discarded are destructor events: the proxy goes with them.
+  c_.proxy_destroy(proxy);
   arrived_.push_back(o);
 }
 

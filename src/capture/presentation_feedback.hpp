@@ -95,8 +95,10 @@ class PresentationFeedback {
   // dispatch of latlab's queue. false: the display has failed.
   bool pump(int timeout_ms);
   // The outstanding entry of `proxy`: its outcome is `o` (owner and frame
-  // filled in here); the proxy is destroyed.
+  // filled in here); the proxy is destroyed. Nothing when it is not listed.
   void finish(wl::Proxy* proxy, DisplayOutcome o);
+  int64_t oldest_age();
+  void take_arrived(std::vector<DisplayOutcome>& out);
 
   static void on_global(void* self, wl::Proxy*, uint32_t name, const char* iface, uint32_t v);
   static void on_global_remove(void*, wl::Proxy*, uint32_t) {}
@@ -109,7 +111,11 @@ class PresentationFeedback {
 
   const wl::Client& c_;
   wl::Display* display_;
-  std::mutex mu_;
+  // read_mu_: one of latlab's threads dispatches or reads at a time.
+  // list_mu_ (taken inside read_mu_, never across a dispatch): the lists.
+  // Each is taken before libwayland's own lock, never after it.
+  std::mutex read_mu_;
+  std::mutex list_mu_;
   wl::EventQueue* queue_ = nullptr;
   wl::Proxy* presentation_ = nullptr;
   uint32_t global_name_ = 0;  // wp_presentation's registry name (0: not offered)
