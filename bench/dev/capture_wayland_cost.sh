@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the Wayland presentation feedback costs a present (issue 36): on a
+# What the Wayland presentation feedback costs a present: on a
 # headless weston this script starts, PAIRS alternating pairs of captures
 # with the feedback (the default) and without it
 # (LATLAB_CAPTURE_WAYLAND_FEEDBACK=0), odd pairs with first, even pairs
