@@ -93,6 +93,16 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
                    f.low_1_percent ? fmt_fps(*f.low_1_percent).c_str() : "n/a");
     }
   }
+  const CaptureDisplay& d = c.display;
+  if (d.shown + d.discarded > 0) {
+    const Distribution* shown = c.figure("until_displayed");
+    std::fprintf(out,
+                 "latlab capture: display: %" PRIu64 " frames shown, %" PRIu64
+                 " discarded; present to shown p50 %s us; refresh %s us\n",
+                 d.shown, d.discarded,
+                 shown != nullptr && !shown->empty() ? fmt_fps(shown->p50).c_str() : "n/a",
+                 d.refresh_us ? fmt_fps(*d.refresh_us).c_str() : "n/a");
+  }
   for (const CaptureScreenObserver& o : c.screen_observers) {
     if (o.windows.empty()) continue;
     std::fprintf(out,

@@ -227,6 +227,10 @@ TEST_F(CaptureWayland, VkcubeMailboxCountsReplacedFramesAsDroppedNotDisplayed) {
     }
   }
   EXPECT_EQ(dropped, j["present_complete"]["discarded"].get<int>());
+  EXPECT_NE(output_.find("latlab capture: display: " + j["display"]["shown"].dump() +
+                         " frames shown, " + j["display"]["discarded"].dump() + " discarded"),
+            std::string::npos)
+      << output_;
 }
 
 TEST_F(CaptureWayland, VkcubeUnderTheValidationLayerHasNoError) {
