@@ -84,7 +84,7 @@ std::vector<std::pair<std::string, uint64_t>> read_counts(const Obj& o) {
   return out;
 }
 
-// Results before the screen observer (main before issue 26's second half)
+// Results written before captures had a screen observer
 // have none: the vector stays empty.
 std::vector<CaptureScreenObserver> read_screens(const Obj& doc) {
   std::vector<CaptureScreenObserver> out;
