@@ -60,22 +60,20 @@ ClockStudyDesc study_desc(const ClocksOptions& o) {
   return desc;
 }
 
-int run_clocks(const ClocksOptions& o, bool sim_direct) {
-  if (!sim_direct && is_device_list(o.device)) {
-    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
-    return run_clocks_devices(m, study_desc(o), settings_of(o, false));
-  }
+// The clock of one device, or null after saying why it cannot be studied
+// (`rc`: the exit code).
+std::unique_ptr<LatencyDevice> open_device(const ClocksOptions& o, bool sim_direct, int& rc) {
   std::unique_ptr<LatencyDevice> device;
   if (sim_direct) {
     device = open_sim_clock_device(o.sim_drift_ppm);
-  } else {
-    auto opened = open_clock_device(DeviceSelector{.backend = o.backend, .device = o.device});
-    if (!opened) {
-      std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n",
-                   std::string(backend_name(o.backend)).c_str(), opened.error().message.c_str());
-      return device_open_exit_code(o.device);
-    }
+  } else if (auto opened =
+                 open_clock_device(DeviceSelector{.backend = o.backend, .device = o.device})) {
     device = std::move(opened.value());
+  } else {
+    std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n",
+                 std::string(backend_name(o.backend)).c_str(), opened.error().message.c_str());
+    rc = device_open_exit_code(o.device);
+    return nullptr;
   }
   const DeviceInfo& info = device->info();
   if (info.calibration_domain.empty()) {
@@ -85,19 +83,15 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     }
     std::fprintf(stderr, "latlab clocks: %s: no clock calibration: %s\n", info.name.c_str(),
                  why.c_str());
-    return kExitMissingCapability;
+    rc = kExitMissingCapability;
+    return nullptr;
   }
+  return device;
+}
 
-  if (!o.json) {
-    fmt::print(
-        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
-        "pairs, "
-        "window {}\n",
-        sim_direct ? "sim (direct)" : std::string(backend_name(o.backend)), o.device, o.seconds,
-        o.interval_ms, o.samples, o.fresh, o.window);
-    std::fflush(stdout);
-  }
-
+// The study of one device, with its progress on a terminal's stderr.
+Result<ClockStudyResult> study(const ClocksOptions& o, LatencyDevice& device) {
+  const DeviceInfo& info = device.info();
   ClockStudyDesc desc = study_desc(o);
   desc.host_domain = info.calibration_domain;
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -108,10 +102,30 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
       std::fflush(stderr);
     };
   }
-  LatencyDevice* dev = device.get();
   Result<ClockStudyResult> r =
-      run_clock_study([dev] { return dev->sample_calibration(); }, info.ticks, desc);
+      run_clock_study([&device] { return device.sample_calibration(); }, info.ticks, desc);
   if (tty) std::fprintf(stderr, "\r\033[K");
+  return r;
+}
+
+int run_clocks(const ClocksOptions& o, bool sim_direct) {
+  if (!sim_direct && is_device_list(o.device)) {
+    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
+    return run_clocks_devices(m, study_desc(o), settings_of(o, false));
+  }
+  int rc = kExitOk;
+  const std::unique_ptr<LatencyDevice> device = open_device(o, sim_direct, rc);
+  if (!device) return rc;
+  const DeviceInfo& info = device->info();
+  if (!o.json) {
+    fmt::print(
+        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
+        "pairs, window {}\n",
+        sim_direct ? "sim (direct)" : std::string(backend_name(o.backend)), o.device, o.seconds,
+        o.interval_ms, o.samples, o.fresh, o.window);
+    std::fflush(stdout);
+  }
+  const Result<ClockStudyResult> r = study(o, *device);
   if (!r) {
     std::fprintf(stderr, "latlab clocks: %s: %s\n", info.name.c_str(), r.error().message.c_str());
     return kExitRunFailed;
