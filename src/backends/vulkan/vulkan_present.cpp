@@ -166,6 +166,9 @@ class VulkanPresentPath final : public PresentPath {
   // The host-visible buffer the frame pattern is copied from, mapped.
   Result<void> make_pattern_buffer();
   void record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id);
+  // The frame's result below the pattern, as far as the image holds it.
+  void copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result, uint32_t work_w,
+                   uint32_t work_h);
 
   VulkanLatencyDevice& dev_;
   const VulkanContext& ctx_;
@@ -461,6 +464,19 @@ Result<void> VulkanPresentPath::init() {
   return {};
 }
 
+void VulkanPresentPath::copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result,
+                                    uint32_t work_w, uint32_t work_h) {
+  if (result == VK_NULL_HANDLE || extent_.height <= frame_pattern::kHeight) return;
+  // The result's bytes as 4-byte texels: 4 per vec4 element.
+  VkBufferImageCopy r{};
+  r.bufferRowLength = 4 * work_w;
+  r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
+  r.imageExtent = {std::min(extent_.width, 4 * work_w),
+                   std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
+  vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &r);
+}
+
 void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id) {
   if (hold_event_) {
     vkCmdWaitEvents(cmd, 1, hold_event_.ptr(), VK_PIPELINE_STAGE_HOST_BIT,
@@ -498,18 +514,7 @@ void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_
   cleared.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                        &cleared, 0, nullptr, 0, nullptr);
-  std::vector<VkBufferImageCopy> regions;
-  if (result != VK_NULL_HANDLE && extent_.height > frame_pattern::kHeight) {
-    // The result's bytes as 4-byte texels: 4 per vec4 element.
-    VkBufferImageCopy r{};
-    r.bufferRowLength = 4 * work_w;
-    r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
-    r.imageExtent = {std::min(extent_.width, 4 * work_w),
-                     std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
-    vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
-                           &r);
-  }
+  copy_result(cmd, image, result, work_w, work_h);
   VkBufferImageCopy p{};
   p.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   p.imageExtent = {frame_pattern::kWidth, frame_pattern::kHeight, 1};
