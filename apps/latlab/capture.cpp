@@ -21,7 +21,8 @@
 // Exit code: the program's (128 + signal when a signal ended it, e.g. 130
 // after Ctrl-C, 137 after a second; 127 when it could not be started); 2 bad
 // usage, 3 the layer is not found; 4 the result could not be written (when
-// the program itself exited 0).
+// the program itself exited 0), or a CSV file could not be opened (before
+// the program starts: the CSVs are written as the capture runs).
 #include <cstdio>
 #include <memory>
 #include <span>
