@@ -1,10 +1,11 @@
 #include "capture/capture_assembly.hpp"
-#include "capture/capture_overhead.hpp"
 
 #include <signal.h>
 
 #include <algorithm>
 #include <iterator>
+
+#include "capture/capture_overhead.hpp"
 
 namespace latlab::capture {
 namespace {
@@ -143,7 +144,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   for (const auto& src : st.sources())
     c.sources.push_back({src.pid, api_name(src.api), src.device_name, src.clock_method,
                          src.source_name, src.present_method, src.ended});
-  c.frames = s.frames.size();
+  c.frames = s.frame_count;
   c.submits = s.submits;
   c.submits_without_work = s.submits_without_work;
   c.gpu_spans_missing = s.gpu_spans_missing;
@@ -155,6 +156,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
     c.present_complete.emplace_back(nc_names[i], s.no_complete_counts[i]);
   c.figures = frame_figures_of(s);
+  c.frame_times = s.frame_times;
   c.submit_figures = submit_figures_of(s);
   c.per_swapchain = per_swapchain_of(s, st);
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)];

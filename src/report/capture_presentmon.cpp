@@ -2,13 +2,14 @@
 // frame in present order, PresentMon 2.x's column names, times in ms
 // (TimeInSeconds and CPUStartTime in s from the capture's first present),
 // "NA" where latlab has no value. docs/capture.md maps every column.
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "capture/capture_pipeline.hpp"
+#include "report/capture_csv_writers.hpp"
 #include "report/capture_report.hpp"
 
 namespace latlab {
@@ -59,11 +60,6 @@ std::string seconds(std::optional<int64_t> ns) {
   return b;
 }
 
-std::optional<int64_t> diff(int64_t a, int64_t b) {
-  if (a == kNoTime || b == kNoTime) return std::nullopt;
-  return a - b;
-}
-
 // A frame's present_complete, when it was measured.
 int64_t displayed_at(const capture::CaptureFrameRow& r) {
   return r.record.no_complete == capture::NoComplete::none ? r.record.present_complete : kNoTime;
@@ -96,17 +92,17 @@ bool displays(const capture::CapturedSource* s) {
   return s != nullptr && s->present_method == "VK_GOOGLE_display_timing";
 }
 
-// Frame `i`'s cells, one per kColumns entry and in its order; `epoch` is
+// A frame's cells, one per kColumns entry and in its order; `epoch` is
 // time 0.
-std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i, int64_t epoch) {
-  const auto& frames = rec.summary.frames;
-  const auto& r = frames[i];
+std::vector<std::string> row_cells(const capture::CaptureRecords& rec,
+                                   const capture::FrameRowView& v, int64_t epoch) {
+  const auto& r = v.row;
   const auto& f = r.record;
   auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
   const capture::CaptureFrameRow* prev =
-      i > 0 && follows(frames[i - 1], r) ? &frames[i - 1] : nullptr;
+      v.prev != nullptr && follows(*v.prev, r) ? v.prev : nullptr;
   const capture::CaptureFrameRow* next =
-      i + 1 < frames.size() && follows(r, frames[i + 1]) ? &frames[i + 1] : nullptr;
+      v.next != nullptr && follows(r, *v.next) ? v.next : nullptr;
   const int64_t shown = displayed_at(r);
   const capture::CapturedSource* src = source_of(rec, r);
   if (!displays(src)) {
@@ -124,8 +120,8 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       kNa,  // PresentFlags
       kNa,  // AllowsTearing: follows from the present mode, not recorded
       kNa,  // PresentMode
-      seconds(diff(f.frame_start, epoch)),
-      seconds(diff(f.present_start, epoch)),
+      seconds(capture::time_diff(f.frame_start, epoch)),
+      seconds(capture::time_diff(f.present_start, epoch)),
       ms(fig(FrameFigure::between_presents)),
       ms(fig(FrameFigure::in_present_api)),
       ms(fig(FrameFigure::cpu_busy)),
@@ -136,10 +132,10 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       ms(fig(FrameFigure::gpu_wait)),
       ms(fig(FrameFigure::until_render_complete)),
       ms(fig(FrameFigure::until_render_complete)),
-      ms(diff(shown, f.present_start)),
-      ms(prev != nullptr ? diff(shown, displayed_at(*prev)) : std::nullopt),
-      ms(diff(shown, f.frame_start)),
-      ms(next != nullptr ? diff(displayed_at(*next), shown) : std::nullopt),
+      ms(capture::time_diff(shown, f.present_start)),
+      ms(prev != nullptr ? capture::time_diff(shown, displayed_at(*prev)) : std::nullopt),
+      ms(capture::time_diff(shown, f.frame_start)),
+      ms(next != nullptr ? capture::time_diff(displayed_at(*next), shown) : std::nullopt),
   };
 }
 
@@ -159,25 +155,27 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return line;
 }
 
-}  // namespace
-
-std::string capture_presentmon_csv(const capture::CaptureRecords& rec) {
-  const auto& frames = rec.summary.frames;
+std::string presentmon_header() {
   std::string out;
   for (const char* c : kColumns) out += std::string(out.empty() ? "" : ",") + c;
-  out += '\n';
-  int64_t epoch = kNoTime;  // the capture's first present
-  for (const auto& r : frames) {
-    if (epoch == kNoTime || r.record.present_start < epoch) epoch = r.record.present_start;
-  }
-  // Present order across sources and processes, as PresentMon lists them.
-  std::vector<size_t> order(frames.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return frames[a].record.present_start < frames[b].record.present_start;
-  });
-  for (const size_t i : order) out += csv_line(row_cells(rec, i, epoch)) + '\n';
-  return out;
+  return out + '\n';
+}
+
+}  // namespace
+
+PresentmonCsvWriter::PresentmonCsvWriter() : CaptureCsvWriter(presentmon_header()) {}
+
+// Rows come in present order: the first is the capture's first present.
+void PresentmonCsvWriter::frame(const capture::FrameRowView& v,
+                                const capture::CaptureRecords& context) {
+  if (epoch_ == kNoTime) epoch_ = v.row.record.present_start;
+  write(csv_line(row_cells(context, v, epoch_)) + '\n');
+}
+
+std::string capture_presentmon_csv(const capture::CaptureRecords& records) {
+  PresentmonCsvWriter w;
+  capture::replay_rows(records, w);
+  return w.text();
 }
 
 }  // namespace latlab
