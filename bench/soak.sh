@@ -28,14 +28,7 @@ esac
 mkdir -p "$(dirname "$out")"
 "$bin" "${args[@]}" --out "$result" >/dev/null 2>&1 &
 pid=$!
-printf 't_s\trss_kb\tfds\tthreads\n' >"$out"
-start=$SECONDS
-while kill -0 "$pid" 2>/dev/null; do
-  rss=$(awk '/^VmRSS:/ {print $2}' /proc/$pid/status 2>/dev/null || true)
-  thr=$(awk '/^Threads:/ {print $2}' /proc/$pid/status 2>/dev/null || true)
-  fds=$(ls /proc/$pid/fd 2>/dev/null | wc -l || true)
-  [[ -n $rss && -n $thr ]] && printf '%d\t%s\t%s\t%s\n' $((SECONDS - start)) "$rss" "$fds" "$thr" >>"$out"
-  sleep "$sample_s"
-done
+source bench/proc_samples.sh
+sample_process "$pid" "$out" "$sample_s"
 wait "$pid" && rc=0 || rc=$?
 awk -v rc="$rc" -v backend="$backend" -f bench/soak_check.awk "$out"

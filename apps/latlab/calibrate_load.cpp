@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend_table.hpp"
@@ -14,8 +13,7 @@
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/load_calibration.hpp"
-#include "report/json_parts.hpp"
-#include "report/result_json.hpp"
+#include "report/calibrate_load_report.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -41,40 +39,6 @@ constexpr const char* kFooter =
     "tolerance before --max-evaluations or the time budget ran out, or a device error; 2 bad "
     "usage\n"
     "(also a --device that matches nothing); 3 no device, or it cannot time GPU work.";
-
-std::string step_line(const LoadCalibrationStep& s) {
-  return fmt::format(
-      "  #{:<2} {:6} complexity {:>4}  median {:>9.4f} ms ({:+7.2f}%)  spread {}  {}/{} frames{}  "
-      "{}",
-      s.index, to_string(s.kind), s.complexity, s.median_ms, s.error_fraction * 100.0,
-      s.spread_fraction ? fmt::format("{:5.2f}%", *s.spread_fraction * 100.0) : "    -",
-      s.frames_used, s.frames_used + s.frames_missing,
-      s.frames_missing ? fmt::format(" ({} missing)", s.frames_missing) : std::string(), s.why);
-}
-
-// The report as the run's result stores it (latency_report.hpp), plus what
-// this command alone knows: its settings and the device.
-nlohmann::ordered_json report_json(const LoadCalibrationReport& r, const LoadCalibrationDesc& d,
-                                   const DeviceInfo& info) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = "latlab.calibrate_load/1";
-  doc["device"] = device_identity_to_json(info);
-  doc["settings"] = {{"target_ms", d.target_ms},
-                     {"tolerance", d.tolerance},
-                     {"width", d.width},
-                     {"height", d.height},
-                     {"passes", d.passes},
-                     {"form", form_name(d.form)},
-                     {"min_complexity", d.min_complexity},
-                     {"max_complexity", d.max_complexity},
-                     {"discard_frames", d.discard_frames},
-                     {"frames_per_eval", d.frames_per_eval},
-                     {"repeats", d.repeats},
-                     {"verify_frames", d.verify_frames},
-                     {"max_evaluations", d.max_evaluations}};
-  doc.update(load_calibration_to_json(r));
-  return doc;
-}
 
 // The calibration settings from the options; false (after a usage message)
 // when --size is not WxH.
@@ -107,50 +71,6 @@ bool cannot_time(const DeviceInfo& info) {
   return true;
 }
 
-void print_settings(std::FILE* text, const DeviceInfo& info, const LoadCalibrationDesc& desc,
-                    const std::string& form) {
-  std::fprintf(
-      text, "%s",
-      fmt::format(
-          "calibrate-load: device '{}' ({}), target {} ms +/- {}%, {}x{}, {} {} passes, complexity "
-          "{}..{}, {} x {} frames per search step, {} to verify, at most {} evaluations ({} "
-          "frames)\n",
-          info.name, info.backend, desc.target_ms, desc.tolerance * 100.0, desc.width, desc.height,
-          desc.passes, form, desc.min_complexity, desc.max_complexity, desc.repeats,
-          desc.frames_per_eval, desc.verify_frames, desc.max_evaluations,
-          load_calibration_max_frames(desc))
-          .c_str());
-}
-
-// The result as text on stdout: median, spread of the verification, outcome.
-void print_result(const LoadCalibrationReport& r, const LoadCalibrationDesc& desc) {
-  const Distribution& g = r.gpu_ms;
-  std::printf("%s",
-              fmt::format("result: complexity {} -> median {:.4f} ms ({:+.2f}% from {} ms){}\n",
-                          r.complexity, r.median_ms, r.error_fraction * 100.0, desc.target_ms,
-                          r.verified ? "" : " (NOT verified)")
-                  .c_str());
-  if (r.verified) {
-    std::printf("%s",
-                fmt::format("  over {} frames ({} missing): p5 {:.4f}  p95 {:.4f}  min {:.4f}  max "
-                            "{:.4f}  stddev {} ms\n",
-                            g.count, g.missing, r.p5_ms, g.p95, g.min, g.max,
-                            g.stddev ? fmt::format("{:.4f}", *g.stddev) : std::string("-"))
-                    .c_str());
-  }
-  std::printf("%s", fmt::format("  {}; {} evaluations, {} frames ({} missing), {:.1f} ms wall\n",
-                                r.outcome, r.evaluations, r.frames_submitted, r.frames_missing,
-                                static_cast<double>(r.wall_ns) / 1e6)
-                        .c_str());
-  std::printf("%s",
-              fmt::format("  timing noise: {} (median spread of the repeated measurements per "
-                          "step; tolerance {:.3g}%)\n",
-                          r.noise_fraction ? fmt::format("{:.2f}%", *r.noise_fraction * 100.0)
-                                           : std::string("not measured"),
-                          desc.tolerance * 100.0)
-                  .c_str());
-}
-
 // Runs the calibration of `desc` (desc_of(o) checked it).
 int run(const Options& o, LoadCalibrationDesc desc) {
   DeviceSelector sel;
@@ -169,9 +89,9 @@ int run(const Options& o, LoadCalibrationDesc desc) {
 
   // With --json, stdout carries only the JSON document; progress goes to stderr.
   std::FILE* text = o.json ? stderr : stdout;
-  print_settings(text, info, desc, o.form);
+  std::fputs(calibrate_load_settings_text(info, desc, o.form).c_str(), text);
   desc.on_step = [text](const LoadCalibrationStep& s) {
-    std::fprintf(text, "%s\n", step_line(s).c_str());
+    std::fprintf(text, "%s\n", calibrate_load_step_line(s).c_str());
     std::fflush(text);
   };
 
@@ -184,9 +104,9 @@ int run(const Options& o, LoadCalibrationDesc desc) {
     return kExitRunFailed;
   }
   if (o.json) {
-    std::printf("%s\n", report_json(*r, desc, info).dump(2).c_str());
+    std::printf("%s\n", calibrate_load_json(*r, desc, info).c_str());
   } else {
-    print_result(*r, desc);
+    std::fputs(calibrate_load_result_text(*r, desc).c_str(), stdout);
   }
   if (!r->within_tolerance) {
     std::fprintf(stderr,

@@ -21,7 +21,8 @@
 // Exit code: the program's (128 + signal when a signal ended it, e.g. 130
 // after Ctrl-C, 137 after a second; 127 when it could not be started); 2 bad
 // usage, 3 the layer is not found; 4 the result could not be written (when
-// the program itself exited 0).
+// the program itself exited 0), or a CSV file could not be opened (before
+// the program starts: the CSVs are written as the capture runs).
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -36,6 +37,7 @@
 #include "latlab/bench/capture_session.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
+#include "report/capture_csv_writers.hpp"
 #include "report/capture_report.hpp"
 #include "report/html/report_html.hpp"
 
@@ -52,20 +54,58 @@ struct CaptureOptions {
   std::string command_line;
 };
 
+// The CSV files asked for: each a row sink of the session, written as the
+// capture runs and renamed into place when it is reported.
+struct CaptureCsvFiles {
+  struct File {
+    const char* option;
+    std::string path;
+    std::unique_ptr<CaptureCsvWriter> writer;
+  };
+  std::vector<File> files;
+
+  // Opens every file; false (and why on stderr) when one cannot be.
+  bool open(const CaptureOptions& o) {
+    add("--frames-csv", o.frames_csv, std::make_unique<FramesCsvWriter>());
+    add("--submits-csv", o.submits_csv, std::make_unique<SubmitsCsvWriter>());
+    add("--presentmon-csv", o.presentmon_csv, std::make_unique<PresentmonCsvWriter>());
+    for (File& f : files) {
+      if (auto r = f.writer->open(f.path); !r) {
+        std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", f.option,
+                     r.error().message.c_str());
+        return false;
+      }
+    }
+    return true;
+  }
+  std::vector<capture::CaptureRowSink*> sinks() const {
+    std::vector<capture::CaptureRowSink*> out;
+    for (const File& f : files) out.push_back(f.writer.get());
+    return out;
+  }
+
+ private:
+  void add(const char* option, const std::string& path, std::unique_ptr<CaptureCsvWriter> w) {
+    if (!path.empty()) files.push_back({option, path, std::move(w)});
+  }
+};
+
 // The reporters: every file asked for, then the console summary on stderr.
 // Returns kExitOk, or kExitWriteFailed when a file could not be written.
-int report_capture(const CaptureOptions& o, const CaptureOutcome& out) {
+int report_capture(const CaptureOptions& o, CaptureCsvFiles& csv, const CaptureOutcome& out) {
   int status = kExitOk;
   std::string written;  // the files written, for the console
-  auto write = [&](const char* option, const std::string& path, auto text) {
-    if (path.empty()) return;
-    if (auto r = write_output_file(path, text()); !r) {
+  auto done = [&](const char* option, const std::string& path, const Result<void>& r) {
+    if (!r) {
       std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", option,
                    r.error().message.c_str());
       status = kExitWriteFailed;
       return;
     }
     written += (written.empty() ? "" : ", ") + (path == "-" ? std::string("stdout") : path);
+  };
+  auto write = [&](const char* option, const std::string& path, auto text) {
+    if (!path.empty()) done(option, path, write_output_file(path, text()));
   };
   RunResult r;
   r.meta.command_line = o.command_line;
@@ -77,9 +117,8 @@ int report_capture(const CaptureOptions& o, const CaptureOutcome& out) {
     const ReportInput in{o.out.empty() ? std::string("latlab capture") : o.out, &r};
     return render_html_report(std::span(&in, 1));
   });
-  write("--frames-csv", o.frames_csv, [&] { return capture_frames_csv(*out.records); });
-  write("--submits-csv", o.submits_csv, [&] { return capture_submits_csv(*out.records); });
-  write("--presentmon-csv", o.presentmon_csv, [&] { return capture_presentmon_csv(*out.records); });
+  // Every row went to the CSV writers before the report.
+  for (CaptureCsvFiles::File& f : csv.files) done(f.option, f.path, f.writer->commit());
   print_capture_summary(stderr, out);
   if (!written.empty()) std::fprintf(stderr, "latlab capture: wrote %s\n", written.c_str());
   if (o.out.empty()) std::fprintf(stderr, "latlab capture: no --out: the result was not saved\n");
@@ -89,11 +128,14 @@ int report_capture(const CaptureOptions& o, const CaptureOutcome& out) {
 }
 
 int capture_main(const CaptureOptions& o) {
+  CaptureCsvFiles csv;
+  if (!csv.open(o)) return kExitWriteFailed;
   CaptureHooks hooks;
   hooks.info = [](const std::string& line) {
     std::fprintf(stderr, "latlab capture: %s\n", line.c_str());
   };
-  hooks.report = [&o](const CaptureOutcome& out) { return report_capture(o, out); };
+  hooks.row_sinks = csv.sinks();
+  hooks.report = [&o, &csv](const CaptureOutcome& out) { return report_capture(o, csv, out); };
   const CaptureEnd end = run_capture(o.plan, hooks);
   switch (end.start) {
     case CaptureStart::nothing_to_attach:

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend_table.hpp"
@@ -17,8 +16,7 @@
 #include "latlab/bench/clock_study.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/sim.hpp"
-#include "report/json_parts.hpp"
-#include "report/result_json.hpp"
+#include "report/clocks_report.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -37,85 +35,18 @@ struct ClocksOptions {
   uint32_t cross_trials = 200;
 };
 
-std::string dist_line(const Distribution& d) {
-  if (d.empty()) return fmt::format("no samples ({} missing)", d.missing);
-  return fmt::format("p50 {:.3f}  p99 {:.3f}  min {:.3f}  max {:.3f}  mean {:.3f}  (n={}{})", d.p50,
-                     d.p99, d.min, d.max, d.mean, d.count,
-                     d.missing ? fmt::format(", {} missing", d.missing) : "");
-}
-
-void print_human(const DeviceInfo& info, const ClockStudyResult& r) {
-  fmt::print("device: {} [{}, {}], tick {:.6g} ns, {} valid bits{}\n", info.name, info.backend,
-             info.driver, r.ticks.period_ns(), r.ticks.valid_bits,
-             info.calibration_estimated ? ", estimated pairs" : "");
-  fmt::print("host domain: {}\n", r.host_domain);
-  fmt::print(
-      "sampled {:.1f} s: {} refreshes, {} failed, {} pairs rejected, {} source calls ({} errors)\n",
-      r.sampled_seconds, r.refreshes, r.failed_refreshes, r.rejected_pairs, r.source_calls,
-      r.source_errors);
-  fmt::print("deviation (us):   {}\n", dist_line(r.deviation_us));
-  fmt::print("fitted drift:     {:+.4f} ppm (bound +-{:.4f} ppm), {} pairs in the fit\n",
-             r.drift_ppm, r.drift_uncertainty_ppm, r.pairs_used);
-  fmt::print("residuals (us):   {}\n", dist_line(r.residual_us));
-  fmt::print("error bound now:  {:.3f} us\n", static_cast<double>(r.bound_now_ns) / 1e3);
-  fmt::print("at the end, {} fresh pairs not in the fit (mapped host - pair host, us):\n",
-             r.fresh_count);
-  const Distribution& m = r.model_error_us;
-  const Distribution& s = r.single_pair_error_us;
-  fmt::print("  {:<8} {:>22} {:>22}\n", "", "drift-corrected model", "single start-up pair");
-  // An empty distribution has no statistics: "-", never 0.
-  auto cell = [](const Distribution& d, double v) {
-    return d.empty() ? std::string("-") : fmt::format("{:.3f}", v);
-  };
-  fmt::print("  {:<8} {:>22} {:>22}\n", "mean", cell(m, m.mean), cell(s, s.mean));
-  fmt::print("  {:<8} {:>22} {:>22}\n", "p50", cell(m, m.p50), cell(s, s.p50));
-  fmt::print("  {:<8} {:>22} {:>22}\n", "min", cell(m, m.min), cell(s, s.min));
-  fmt::print("  {:<8} {:>22} {:>22}\n", "max", cell(m, m.max), cell(s, s.max));
-  fmt::print("  within the model's bound: {}/{} ({:.1f}%)\n", r.fresh_within_bound, r.fresh_count,
-             100.0 * r.fresh_within_bound_fraction());
-}
-
-nlohmann::ordered_json result_json(const ClocksOptions& o, bool sim_direct, const DeviceInfo& info,
-                                   const ClockStudyResult& r) {
-  nlohmann::ordered_json settings = {
-      {"backend", std::string(backend_name(sim_direct ? Backend::sim : o.backend))},
-      {"device", o.device},
-      {"seconds", o.seconds},
-      {"interval_ms", o.interval_ms},
-      {"samples_per_refresh", o.samples},
-      {"fresh_pairs", o.fresh},
-      {"window", o.window}};
-  if (sim_direct) settings["sim_drift_ppm"] = o.sim_drift_ppm;
-  nlohmann::ordered_json device = device_identity_to_json(info);
-  device["tick_period_ns"] = r.ticks.period_ns();
-  device["tick_period_num"] = r.ticks.period_num;
-  device["tick_period_den"] = r.ticks.period_den;
-  device["valid_bits"] = r.ticks.valid_bits;
-  device["calibration_estimated"] = info.calibration_estimated;
-  return {
-      {"command", "clocks"},
-      {"settings", settings},
-      {"device", device},
-      {"host_domain", r.host_domain},
-      {"sampled_seconds", r.sampled_seconds},
-      {"refreshes", r.refreshes},
-      {"failed_refreshes", r.failed_refreshes},
-      {"rejected_pairs", r.rejected_pairs},
-      {"source_calls", r.source_calls},
-      {"source_errors", r.source_errors},
-      {"deviation_us", distribution_to_json(r.deviation_us)},
-      {"drift_ppm", r.drift_ppm},
-      {"drift_uncertainty_ppm", r.drift_uncertainty_ppm},
-      {"pairs_used", r.pairs_used},
-      {"residual_us", distribution_to_json(r.residual_us)},
-      {"bound_now_ns", r.bound_now_ns},
-      {"fresh",
-       {{"count", r.fresh_count},
-        {"within_bound", r.fresh_within_bound},
-        {"within_bound_fraction", r.fresh_within_bound_fraction()},
-        {"model_error_us", distribution_to_json(r.model_error_us)},
-        {"single_pair_error_us", distribution_to_json(r.single_pair_error_us)}}},
-  };
+// What the document names under "settings".
+ClocksSettings settings_of(const ClocksOptions& o, bool sim_direct) {
+  ClocksSettings s{std::string(backend_name(sim_direct ? Backend::sim : o.backend)),
+                   o.device,
+                   o.seconds,
+                   o.interval_ms,
+                   o.samples,
+                   o.fresh,
+                   o.window,
+                   std::nullopt};
+  if (sim_direct) s.sim_drift_ppm = o.sim_drift_ppm;
+  return s;
 }
 
 // The study's settings from the options (the host domain is the device's).
@@ -129,29 +60,20 @@ ClockStudyDesc study_desc(const ClocksOptions& o) {
   return desc;
 }
 
-int run_clocks(const ClocksOptions& o, bool sim_direct) {
-  if (!sim_direct && is_device_list(o.device)) {
-    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
-    return run_clocks_devices(
-        m, study_desc(o),
-        [&o](const DeviceInfo& info, const ClockStudyResult& r) {
-          return result_json(o, false, info, r);
-        },
-        print_human);
-  }
+// The clock of one device, or null after saying why it cannot be studied
+// (`rc`: the exit code).
+std::unique_ptr<LatencyDevice> open_device(const ClocksOptions& o, bool sim_direct, int& rc) {
   std::unique_ptr<LatencyDevice> device;
   if (sim_direct) {
     device = open_sim_clock_device(o.sim_drift_ppm);
-  } else {
-    // The sim backend's clock device is the one with a drifting clock.
-    const std::string selected = o.backend == Backend::sim && o.device.empty() ? "clock" : o.device;
-    auto opened = open_latency_device(DeviceSelector{.backend = o.backend, .device = selected});
-    if (!opened) {
-      std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n",
-                   std::string(backend_name(o.backend)).c_str(), opened.error().message.c_str());
-      return device_open_exit_code(o.device);
-    }
+  } else if (auto opened =
+                 open_clock_device(DeviceSelector{.backend = o.backend, .device = o.device})) {
     device = std::move(opened.value());
+  } else {
+    std::fprintf(stderr, "latlab clocks: cannot open a %s device: %s\n",
+                 std::string(backend_name(o.backend)).c_str(), opened.error().message.c_str());
+    rc = device_open_exit_code(o.device);
+    return nullptr;
   }
   const DeviceInfo& info = device->info();
   if (info.calibration_domain.empty()) {
@@ -161,19 +83,15 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     }
     std::fprintf(stderr, "latlab clocks: %s: no clock calibration: %s\n", info.name.c_str(),
                  why.c_str());
-    return kExitMissingCapability;
+    rc = kExitMissingCapability;
+    return nullptr;
   }
+  return device;
+}
 
-  if (!o.json) {
-    fmt::print(
-        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
-        "pairs, "
-        "window {}\n",
-        sim_direct ? "sim (direct)" : std::string(backend_name(o.backend)), o.device, o.seconds,
-        o.interval_ms, o.samples, o.fresh, o.window);
-    std::fflush(stdout);
-  }
-
+// The study of one device, with its progress on a terminal's stderr.
+Result<ClockStudyResult> study(const ClocksOptions& o, LatencyDevice& device) {
+  const DeviceInfo& info = device.info();
   ClockStudyDesc desc = study_desc(o);
   desc.host_domain = info.calibration_domain;
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -184,18 +102,38 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
       std::fflush(stderr);
     };
   }
-  LatencyDevice* dev = device.get();
   Result<ClockStudyResult> r =
-      run_clock_study([dev] { return dev->sample_calibration(); }, info.ticks, desc);
+      run_clock_study([&device] { return device.sample_calibration(); }, info.ticks, desc);
   if (tty) std::fprintf(stderr, "\r\033[K");
+  return r;
+}
+
+int run_clocks(const ClocksOptions& o, bool sim_direct) {
+  if (!sim_direct && is_device_list(o.device)) {
+    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
+    return run_clocks_devices(m, study_desc(o), settings_of(o, false));
+  }
+  int rc = kExitOk;
+  const std::unique_ptr<LatencyDevice> device = open_device(o, sim_direct, rc);
+  if (!device) return rc;
+  const DeviceInfo& info = device->info();
+  if (!o.json) {
+    fmt::print(
+        "latlab clocks: backend {}, device \"{}\", {} s, refresh every {} ms, best of {}, {} fresh "
+        "pairs, window {}\n",
+        sim_direct ? "sim (direct)" : std::string(backend_name(o.backend)), o.device, o.seconds,
+        o.interval_ms, o.samples, o.fresh, o.window);
+    std::fflush(stdout);
+  }
+  const Result<ClockStudyResult> r = study(o, *device);
   if (!r) {
     std::fprintf(stderr, "latlab clocks: %s: %s\n", info.name.c_str(), r.error().message.c_str());
     return kExitRunFailed;
   }
   if (o.json) {
-    fmt::print("{}\n", result_json(o, sim_direct, info, *r).dump(2));
+    fmt::print("{}\n", clock_study_json(settings_of(o, sim_direct), info, *r));
   } else {
-    print_human(info, *r);
+    fmt::print("{}", clock_study_text(info, *r));
   }
   return kExitOk;
 }

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "command.hpp"
+#include "bench/device_listing.hpp"
 #include "device_list.hpp"
 #include "latlab/bench/clock_studies.hpp"
 #include "latlab/bench/device_factory.hpp"
-#include "report/result_json.hpp"
 
 namespace latlab::cli {
 
@@ -22,28 +22,6 @@ struct Studied {
   std::string failure;  // why there is no study
   std::optional<ClockStudyResult> study;
 };
-
-nlohmann::ordered_json cross_check_json(const Result<ClockCrossCheckResult>& r,
-                                        const std::vector<Studied>& devs) {
-  nlohmann::ordered_json j = {{"device_a", devs[0].listed.selector},
-                              {"device_b", devs[1].listed.selector}};
-  if (!r) {
-    j["error"] = r.error().message;
-    return j;
-  }
-  j["error"] = nullptr;
-  j["trials"] = r->trials;
-  j["trials_mapped"] = r->trials_mapped;
-  j["start_skew_us"] = distribution_to_json(r->start_skew_us);
-  j["submit_skew_us"] = distribution_to_json(r->submit_skew_us);
-  j["launch_a_us"] = distribution_to_json(r->launch_a_us);
-  j["launch_b_us"] = distribution_to_json(r->launch_b_us);
-  j["bound_a_ns"] = r->bound_a_ns;
-  j["bound_b_ns"] = r->bound_b_ns;
-  j["agree"] = r->agree;
-  j["verdict"] = r->verdict;
-  return j;
-}
 
 // The cross-check of the first two devices, or why it was skipped.
 struct CrossCheck {
@@ -70,10 +48,8 @@ std::vector<Studied> open_devices(const ClocksDevicesOptions& o,
   std::vector<Studied> devs;
   for (const ListedDevice& d : listed) {
     Studied s{d, nullptr, "", std::nullopt};
-    if (o.backend == Backend::sim) {
-      s.device = open_sim_list_device(std::stoul(s.listed.selector), false);
-    } else if (auto opened = open_latency_device(
-                   DeviceSelector{.backend = o.backend, .device = s.listed.selector})) {
+    if (auto opened = open_listed_device(
+            DeviceSelector{.backend = o.backend, .device = s.listed.selector}, false)) {
       s.device = std::move(opened.value());
     } else {
       s.failure = "cannot open: " + opened.error().message;
@@ -81,32 +57,6 @@ std::vector<Studied> open_devices(const ClocksDevicesOptions& o,
     devs.push_back(std::move(s));
   }
   return devs;
-}
-
-void print_console(const ClocksDevicesOptions& o, const std::vector<Studied>& devs,
-                   const std::vector<PhysicalIdentity>& ids, const CrossCheck& cc,
-                   const ClocksPrintFn& print) {
-  for (size_t i = 0; i < devs.size(); ++i) {
-    const Studied& s = devs[i];
-    const PhysicalIdentity* id = find_identity(ids, o.backend, std::stoi(s.listed.selector));
-    fmt::print("\n== device section {}: {} {} ({}){}\n", i, backend_name(o.backend),
-               s.listed.selector, s.listed.name,
-               id != nullptr ? fmt::format(", physical device #{}", id->group) : "");
-    if (s.study) {
-      print(s.device->info(), *s.study);
-    } else {
-      fmt::print("failed: {}\n", s.failure);
-    }
-  }
-  if (!o.cross_check) return;
-  if (!cc.result) {
-    fmt::print("\ncross-check skipped: {}\n", cc.skipped);
-  } else if (!*cc.result) {
-    fmt::print("\ncross-check failed: {}\n", cc.result->error().message);
-  } else {
-    fmt::print("\ncross-check of devices {} and {}: {}\n", devs[0].listed.selector,
-               devs[1].listed.selector, (*cc.result)->verdict);
-  }
 }
 
 void print_failures(const ClocksDevicesOptions& o, const std::vector<Studied>& devs) {
@@ -121,7 +71,7 @@ void print_failures(const ClocksDevicesOptions& o, const std::vector<Studied>& d
 }  // namespace
 
 int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
-                       const ClocksDocFn& doc, const ClocksPrintFn& print) {
+                       const ClocksSettings& settings) {
   std::vector<ListedDevice> listed;
   if (const int rc = resolve_device_list("clocks", o.backend, o.device, listed); rc != kExitOk)
     return rc;
@@ -140,39 +90,33 @@ int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc
   }
   const CrossCheck cc = cross_check(o, devs);
 
-  const std::vector<PhysicalIdentity> ids =
-      o.backend == Backend::sim ? std::vector<PhysicalIdentity>{} : list_physical_devices();
-  nlohmann::ordered_json sections = nlohmann::ordered_json::array();
-  nlohmann::ordered_json top;
-  size_t failed = 0;
+  const std::vector<PhysicalIdentity> ids = list_physical_devices(o.backend);
+  std::vector<ClocksDeviceSection> sections;
+  bool failed = false;
   for (size_t i = 0; i < devs.size(); ++i) {
     const Studied& s = devs[i];
-    nlohmann::ordered_json result;
-    if (s.study) result = doc(s.device->info(), *s.study);
-    if (top.is_null() && s.study) top = result;
-    if (!s.study) ++failed;
-    sections.push_back(device_section_json(i, o.backend, s.listed, ids, s.study ? "ok" : "failed",
-                                           s.failure, std::move(result)));
+    failed = failed || !s.study;
+    sections.push_back({device_section_head(i, o.backend, s.listed, ids),
+                        s.device ? &s.device->info() : nullptr, s.study ? &*s.study : nullptr,
+                        s.failure});
   }
-  if (top.is_null()) {
+  const ClocksCrossCheck cross{cc.result ? &*cc.result : nullptr, cc.skipped};
+  const ClocksCrossCheck* asked = o.cross_check ? &cross : nullptr;
+  const std::optional<std::string> doc = clocks_devices_json(settings, sections, asked);
+  if (!doc) {
     print_failures(o, devs);
     return kExitMissingCapability;
   }
-  top["per_device"] = std::move(sections);
-  if (o.cross_check) {
-    top["cross_check"] = cc.result ? cross_check_json(*cc.result, devs)
-                                   : nlohmann::ordered_json{{"skipped", cc.skipped}};
-  }
   if (o.json) {
-    fmt::print("{}\n", top.dump(2));
+    fmt::print("{}\n", *doc);
   } else {
-    print_console(o, devs, ids, cc, print);
+    fmt::print("{}", clocks_devices_text(sections, asked));
   }
   print_failures(o, devs);
   const bool cc_failed = cc.result && !*cc.result;
   if (cc_failed)
     std::fprintf(stderr, "latlab clocks: cross-check: %s\n", cc.result->error().message.c_str());
-  return failed > 0 || cc_failed ? kExitRunFailed : kExitOk;
+  return failed || cc_failed ? kExitRunFailed : kExitOk;
 }
 
 }  // namespace latlab::cli

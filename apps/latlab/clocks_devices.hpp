@@ -4,14 +4,13 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "latlab/bench/backend.hpp"
 #include "latlab/bench/clock_study.hpp"
 #include "latlab/core/latency_device.hpp"
+#include "report/clocks_report.hpp"
 
 namespace latlab::cli {
 
@@ -23,15 +22,10 @@ struct ClocksDevicesOptions {
   uint32_t cross_trials = 200;
 };
 
-// One device's document / text as `latlab clocks` gives them for one device.
-using ClocksDocFn =
-    std::function<nlohmann::ordered_json(const DeviceInfo&, const ClockStudyResult&)>;
-using ClocksPrintFn = std::function<void(const DeviceInfo&, const ClockStudyResult&)>;
-
 // Runs the studies and prints the result; returns the exit code: 0 when every
 // device was studied, 1 when one failed (its section says why), 2 for a bad
 // list, 3 when no device could be opened.
 int run_clocks_devices(const ClocksDevicesOptions& o, const ClockStudyDesc& desc,
-                       const ClocksDocFn& doc, const ClocksPrintFn& print);
+                       const ClocksSettings& settings);
 
 }  // namespace latlab::cli

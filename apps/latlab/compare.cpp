@@ -10,8 +10,6 @@
 // regression at least PCT.
 #include <fmt/format.h>
 
-#include <cmath>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +19,8 @@
 #include "file_plan.hpp"
 #include "page_files.hpp"
 #include "report/html/compare_html.hpp"
-#include "report/result_reader.hpp"
 #include "report/run_comparison.hpp"
-#include "report/store/results_store.hpp"
+#include "report/store/run_sources.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -44,117 +41,9 @@ struct CompareCliOptions {
   std::string report;
 };
 
-// Largest id range one argument may name (a typo such as 1-99999 is refused,
-// not loaded).
-constexpr int64_t kMaxRange = 1000;
-
-bool all_digits(const std::string& s) {
-  return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// One argument: an existing file, a run id, or a range of ids "N-M" (both
-// ends included).
-struct SideItem {
-  std::string file;              // set: a result file
-  int64_t first = 0, last = -1;  // else ids first..last of the store
-};
-
-Result<SideItem> parse_item(const std::string& arg) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(arg, ec)) return SideItem{arg};
-  if (all_digits(arg)) return SideItem{"", std::stoll(arg), std::stoll(arg)};
-  const size_t dash = arg.find('-');
-  if (dash != std::string::npos && all_digits(arg.substr(0, dash)) &&
-      all_digits(arg.substr(dash + 1))) {
-    const int64_t first = std::stoll(arg.substr(0, dash)), last = std::stoll(arg.substr(dash + 1));
-    if (last < first) return make_error(fmt::format("'{}': the range ends before it starts", arg));
-    if (last - first >= kMaxRange)
-      return make_error(fmt::format("'{}': a range names at most {} runs", arg, kMaxRange));
-    return SideItem{"", first, last};
-  }
-  return make_error(fmt::format(
-      "'{}' is neither a result file, a run id nor a range of run ids (12-14) of the store", arg));
-}
-
-size_t item_runs(const SideItem& i) {
-  return i.file.empty() ? static_cast<size_t>(i.last - i.first + 1) : 1;
-}
-
-// A several-device run (`devices_run`): the section --section names, or the
-// top-level device with a note saying so.
-Result<RunResult> pick_section(Result<RunResult> r, const std::string& name, int section) {
-  if (!r) return r;
-  if (section >= 0) {
-    Result<RunResult> picked = select_device_section(r.value(), static_cast<uint32_t>(section));
-    if (!picked)
-      return make_error(fmt::format("--section {}: {}", section, picked.error().message));
-    return picked;
-  }
-  if (r->sections.size() > 1) {
-    const RunResult& top = r->top_level();
-    std::fprintf(stderr,
-                 "latlab compare: %s holds %zu device sections; comparing its top-level device "
-                 "(section %u: %s); choose another with --section N\n",
-                 name.c_str(), r->sections.size(), r->top_section.value_or(0),
-                 top.device.name.c_str());
-  }
-  return r;
-}
-
-// A result file's typed result (compare needs no per-frame series).
-Result<RunResult> read_run(const std::string& path) {
-  Result<ResultDocument> doc = read_result_file(path, ReadOptions{.per_frame = false});
-  if (!doc) return doc.error();
-  return std::move(doc->result);
-}
-
-// The runs of one side, read; the store opened once, on first need.
-struct LoadedSide {
-  std::vector<RunResult> runs;
-  std::vector<std::string> names;
-};
-
-Result<LoadedSide> load_side(const std::vector<SideItem>& items, const CompareCliOptions& o,
-                             std::unique_ptr<store::ResultsStore>& s) {
-  LoadedSide out;
-  for (const SideItem& item : items) {
-    if (!item.file.empty()) {
-      Result<RunResult> r = pick_section(read_run(item.file), item.file, o.section);
-      if (!r) return r.error();
-      out.runs.push_back(std::move(r.value()));
-      out.names.push_back(item.file);
-      continue;
-    }
-    if (!s) {
-      Result<std::unique_ptr<store::ResultsStore>> opened =
-          store::ResultsStore::open(o.store, store::ResultsStore::Access::read);
-      if (!opened) return opened.error();
-      s = std::move(opened.value());
-    }
-    for (int64_t id = item.first; id <= item.last; ++id) {
-      const std::string name = fmt::format("run {}", id);
-      Result<RunResult> r = pick_section(s->load(id), name, o.section);
-      if (!r) return r.error();
-      out.runs.push_back(std::move(r.value()));
-      out.names.push_back(name);
-    }
-  }
-  return out;
-}
-
-Result<std::vector<SideItem>> parse_side(const std::vector<std::string>& args) {
-  std::vector<SideItem> out;
-  for (const std::string& arg : args) {
-    Result<SideItem> item = parse_item(arg);
-    if (!item) return item.error();
-    out.push_back(std::move(item.value()));
-  }
-  return out;
-}
-
 // The sides, parsed: what compare() loads.
 struct ComparePlan {
-  std::vector<SideItem> a, b;
+  std::vector<RunSource> a, b;
 };
 
 // The arguments into the plan, reading nothing: bad usage (kExitUsage, after
@@ -171,16 +60,16 @@ int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
     b_args = {a_args[1]};
     a_args.resize(1);
   }
-  Result<std::vector<SideItem>> a_items = parse_side(a_args);
-  Result<std::vector<SideItem>> b_items = a_items ? parse_side(b_args) : a_items;
+  Result<std::vector<RunSource>> a_items = parse_run_sources(a_args);
+  Result<std::vector<RunSource>> b_items = a_items ? parse_run_sources(b_args) : a_items;
   if (!a_items || !b_items) {
     std::fprintf(stderr, "latlab compare: %s\n",
                  (!a_items ? a_items : b_items).error().message.c_str());
     return kExitUsage;
   }
   size_t na = 0, nb = 0;
-  for (const SideItem& i : a_items.value()) na += item_runs(i);
-  for (const SideItem& i : b_items.value()) nb += item_runs(i);
+  for (const RunSource& i : a_items.value()) na += i.runs();
+  for (const RunSource& i : b_items.value()) nb += i.runs();
   const bool blocks_unit = na < kMinRunsPerSide || nb < kMinRunsPerSide;
   if (o.fail_on_regression >= 0 && blocks_unit && !o.min_effect_pct_given) {
     std::fprintf(stderr,
@@ -196,8 +85,8 @@ int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
   plan.a = std::move(a_items.value());
   plan.b = std::move(b_items.value());
   PageFiles files{o.report, o.json, {}, std::nullopt};
-  for (const std::vector<SideItem>* side : {&plan.a, &plan.b}) {
-    for (const SideItem& i : *side) {
+  for (const std::vector<RunSource>* side : {&plan.a, &plan.b}) {
+    for (const RunSource& i : *side) {
       if (i.file.empty())
         files.store = o.store;
       else
@@ -212,12 +101,15 @@ int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
 
 int compare(const CompareCliOptions& o, const ComparePlan& plan) {
   std::unique_ptr<store::ResultsStore> s;
-  Result<LoadedSide> a = load_side(plan.a, o, s);
+  const RunLoading how{o.store, o.section, [](const std::string& note) {
+                         std::fprintf(stderr, "latlab compare: %s\n", note.c_str());
+                       }};
+  Result<LoadedRuns> a = load_runs(plan.a, how, s);
   if (!a) {
     std::fprintf(stderr, "latlab compare: A: %s\n", a.error().message.c_str());
     return kExitUsage;
   }
-  Result<LoadedSide> b = load_side(plan.b, o, s);
+  Result<LoadedRuns> b = load_runs(plan.b, how, s);
   if (!b) {
     std::fprintf(stderr, "latlab compare: B: %s\n", b.error().message.c_str());
     return kExitUsage;
@@ -228,7 +120,7 @@ int compare(const CompareCliOptions& o, const ComparePlan& plan) {
   co.min_effect_us = o.min_effect_us;
   co.allow_different_settings = o.allow_different_settings;
   if (o.fail_on_regression >= 0) co.fail_on_regression_pct = o.fail_on_regression;
-  auto side = [](const LoadedSide& l) {
+  auto side = [](const LoadedRuns& l) {
     CompareSide cs;
     for (const RunResult& r : l.runs) cs.runs.push_back(&r);
     cs.names = l.names;

@@ -8,7 +8,6 @@
 
 #include "command.hpp"
 #include "latlab/vulkan.hpp"
-#include "report/json_parts.hpp"
 #if LATLAB_HAVE_CUDA
 #include "latlab/cuda.hpp"
 #endif
@@ -150,37 +149,8 @@ int resolve_device_list(const char* command, Backend backend, const std::string&
   return kExitOk;
 }
 
-std::vector<PhysicalIdentity> list_physical_devices() {
-  std::vector<PhysicalIdentity> ids;
-  if (auto vk = enumerate_vulkan_devices()) {
-    for (const VulkanDeviceReport& d : *vk) {
-      ids.push_back({std::string(backend_name(Backend::vulkan)), static_cast<int>(d.index), d.name,
-                     d.device_uuid, normalize_pci_bus_id(d.pci_bus_id)});
-    }
-  }
-#if LATLAB_HAVE_CUDA
-  if (auto cuda = enumerate_cuda_devices()) {
-    for (const CudaDeviceReport& d : *cuda)
-      ids.push_back({std::string(backend_name(Backend::cuda)), d.index, d.name, d.uuid,
-                     normalize_pci_bus_id(d.pci_bus_id)});
-  }
-#endif
-#if LATLAB_HAVE_OPENGL
-  if (auto gl = enumerate_gl_devices()) {
-    for (const GlDeviceReport& d : *gl)
-      ids.push_back({std::string(backend_name(Backend::gl)), d.index, d.renderer, d.device_uuid,
-                     pci_bus_id_of_drm_node(d.drm_node)});
-  }
-#endif
-  assign_physical_groups(ids);
-  return ids;
-}
-
-nlohmann::ordered_json device_section_json(size_t section, Backend backend,
-                                           const ListedDevice& device,
-                                           const std::vector<PhysicalIdentity>& ids,
-                                           const std::string& status, const std::string& failure,
-                                           nlohmann::ordered_json result) {
+DeviceSectionHead device_section_head(size_t section, Backend backend, const ListedDevice& device,
+                                      const std::vector<PhysicalIdentity>& ids) {
   DeviceSectionHead head{static_cast<uint32_t>(section),
                          std::string(backend_name(backend)),
                          device.selector,
@@ -193,7 +163,7 @@ nlohmann::ordered_json device_section_json(size_t section, Backend backend,
     head.uuid = id->uuid;
     head.pci_bus_id = id->pci_bus_id;
   }
-  return device_section_to_json(head, status, failure, std::move(result));
+  return head;
 }
 
 }  // namespace latlab::cli

@@ -3,11 +3,11 @@
 // substring).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "bench/physical_devices.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {
@@ -40,18 +40,9 @@ Result<std::vector<ListedDevice>> expand_device_list(Backend backend,
 int resolve_device_list(const char* command, Backend backend, const std::string& text,
                         std::vector<ListedDevice>& out);
 
-// Every device of every backend this build has, grouped. Enumerates the
-// APIs (creates no device of Vulkan or CUDA; GL probes with a context).
-std::vector<PhysicalIdentity> list_physical_devices();
-
-// One device's section of a several-device result (`per_device` of `clocks`
-// and `devices_run.sections` of `run`): which device, its physical identity
-// (null when unknown), whether it ran ("ok", "partial" or "failed") with the
-// reason, and its own result (null when it has none).
-nlohmann::ordered_json device_section_json(size_t section, Backend backend,
-                                           const ListedDevice& device,
-                                           const std::vector<PhysicalIdentity>& ids,
-                                           const std::string& status, const std::string& failure,
-                                           nlohmann::ordered_json result);
+// The head of one device's section of a several-device result (`per_device`
+// of `clocks`): which device, and its physical identity where known.
+DeviceSectionHead device_section_head(size_t section, Backend backend, const ListedDevice& device,
+                                      const std::vector<PhysicalIdentity>& ids);
 
 }  // namespace latlab::cli

@@ -6,16 +6,14 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "file_plan.hpp"
 #include "history_page.hpp"
-#include "history_score.hpp"
 #include "page_files.hpp"
-#include "report/store/results_store.hpp"
+#include "report/store/history_report.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -26,52 +24,6 @@ struct HistoryOptions {
   bool json = false;
   std::string report;  // --report: the history page ("" = none)
 };
-
-std::string us(std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "-"; }
-
-nlohmann::ordered_json opt(std::optional<double> v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-void print_json(const std::vector<store::StoredRunSummary>& runs, const std::string& name) {
-  using json = nlohmann::ordered_json;
-  json arr = json::array();
-  for (const auto& r : runs) {
-    json modes = json::object();
-    for (const auto& m : r.modes) {
-      if (m.mode == "capture") {
-        modes[m.mode] = {{"frames", m.frames},
-                         {"between_presents_p50_us", opt(m.between_presents_p50)},
-                         {"between_presents_p99_us", opt(m.between_presents_p99)},
-                         {"gpu_busy_p50_us", opt(m.gpu_busy_p50)},
-                         {"gpu_busy_p99_us", opt(m.gpu_busy_p99)}};
-        continue;
-      }
-      modes[m.mode] = {{"frames", m.frames},
-                       {"core_latency_p50_us", opt(m.core_p50)},
-                       {"core_latency_p99_us", opt(m.core_p99)},
-                       {"core_latency_missing", m.core_missing},
-                       {"fence_latency_p50_us", opt(m.fence_p50)},
-                       {"fence_latency_p99_us", opt(m.fence_p99)}};
-    }
-    arr.push_back({{"id", r.id},
-                   {"stored_utc", r.stored_utc},
-                   {"created_utc", r.created_utc},
-                   {"hostname", r.hostname},
-                   {"backend", r.backend},
-                   {"device", r.device},
-                   {"driver", r.driver},
-                   {"fingerprint", r.fingerprint},
-                   {"tool_version", r.tool_version},
-                   {"mode", r.settings_mode},
-                   {"partial", r.partial},
-                   {"frame_rows", r.frame_rows ? json(*r.frame_rows) : json(nullptr)},
-                   {"modes", modes},
-                   {"score", history_score_json(r)}});
-  }
-  json doc = {{"store", name}, {"runs", arr}};
-  std::printf("%s\n", doc.dump(2).c_str());
-}
 
 int history(const HistoryOptions& o) {
   Result<std::unique_ptr<store::ResultsStore>> s =
@@ -91,48 +43,12 @@ int history(const HistoryOptions& o) {
       return rc;
     if (names_stdout(o.report)) return kExitOk;  // --report -: the page is the output
   }
+  const std::string& name = s.value()->name();
   if (o.json) {
-    print_json(runs.value(), s.value()->name());
-    return kExitOk;
+    std::printf("%s\n", history_json(runs.value(), name).c_str());
+  } else {
+    std::fputs(history_text(runs.value(), name).c_str(), stdout);
   }
-  fmt::print("{} ({} newest runs shown, newest first)\n", s.value()->name(), runs->size());
-  fmt::print("{:>5}  {:<20}  {:<12} {:<28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}  {}\n",
-             "id", "created (UTC)", "host", "device", "mode", "of run", "frames", "core p50",
-             "core p99", "fence p50", "fence p99", "score [95% interval]");
-  for (const auto& r : runs.value()) {
-    if (r.modes.empty()) {
-      fmt::print("{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9}  (no latency mode)\n", r.id,
-                 r.created_utc, r.hostname, r.device, "-", r.settings_mode);
-    }
-    for (const auto& m : r.modes) {
-      if (m.mode == "capture") {
-        fmt::print(
-            "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6}  between presents p50 {} "
-            "p99 {}, GPU busy p50 {} p99 {}{}\n",
-            r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
-            us(m.between_presents_p50), us(m.between_presents_p99), us(m.gpu_busy_p50),
-            us(m.gpu_busy_p99), r.partial ? "  partial" : "");
-        continue;
-      }
-      // The score once per run, on its first row; its components are the
-      // core p50 and p99 of the rows beside it.
-      const std::string score = &m == &r.modes.front() ? history_score_cell(r.score) : "";
-      std::string line = fmt::format(
-          "{:>5}  {:<20}  {:<12.12} {:<28.28} {:<8} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10}  "
-          "{:<22}{}",
-          r.id, r.created_utc, r.hostname, r.device, m.mode, r.settings_mode, m.frames,
-          us(m.core_p50), us(m.core_p99), us(m.fence_p50), us(m.fence_p99), score,
-          r.partial ? "  partial" : "");
-      line.erase(line.find_last_not_of(' ') + 1);
-      fmt::print("{}\n", line);
-    }
-  }
-  fmt::print(
-      "latency in us; '-' = no measured value. score: the latency score (docs/score.md; its "
-      "formula in --json) from the core p50 and p99 of baseline and loaded beside it, with its "
-      "95% interval over the run's blocks.\n");
-  print_score_reasons(runs.value());
-  fmt::print("`latlab compare ID ID` compares two runs.\n");
   return kExitOk;
 }
 

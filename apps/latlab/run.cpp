@@ -46,37 +46,12 @@
 namespace latlab::cli {
 namespace {
 
-// The device of the run and the clock it lives on.
-struct RunDevice {
-  std::shared_ptr<HostTime> time;
-  std::unique_ptr<LatencyDevice> device;
-};
-
-// `run`'s sim device lives on the run's own (real or scaled) clock
-// (open_sim_run_device).
-int open_sim_device(const RunCommand& c, RunDevice& out) {
-  if (c.time_scale != 1) {
-    out.time = std::make_shared<ScaledHostTime>(c.time_scale);
-  } else {
-    out.time = std::make_shared<RealHostTime>();
-  }
-  auto opened = open_sim_run_device(c.plan.device, out.time);
-  if (!opened) {
-    std::fprintf(stderr, "latlab run: %s\n", opened.error().message.c_str());
-    return kExitUsage;
-  }
-  out.device = std::move(opened.value());
-  return kExitOk;
-}
-
 // Opens the plan's backend/device into `out`; on failure prints why and
 // returns the exit code.
-int open_run_device(const RunCommand& c, RunDevice& out) {
+int open_device(const RunCommand& c, RunDevice& out) {
   const RunPlan& p = c.plan;
-  if (p.backend == Backend::sim) return open_sim_device(c, out);
-  out.time = std::make_shared<RealHostTime>();
-  Result<std::unique_ptr<LatencyDevice>> opened =
-      open_latency_device(DeviceSelector{p.backend, p.device, p.validation, c.present});
+  Result<RunDevice> opened =
+      open_run_device(DeviceSelector{p.backend, p.device, p.validation, c.present}, c.time_scale);
   if (!opened) {
     const std::string backend(backend_name(p.backend));
     if (!p.device.empty()) {
@@ -88,7 +63,7 @@ int open_run_device(const RunCommand& c, RunDevice& out) {
     }
     return device_open_exit_code(p.device);
   }
-  out.device = std::move(opened.value());
+  out = std::move(opened.value());
   return kExitOk;
 }
 
@@ -163,7 +138,7 @@ int run_command(RunCommand& c) {
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
   PresentSetup present = probe_run_present(c);
-  if (const int rc = open_run_device(c, rd); rc != kExitOk) return rc;
+  if (const int rc = open_device(c, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
   std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, c.plan.calibrator);
 

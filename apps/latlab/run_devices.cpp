@@ -11,6 +11,7 @@
 
 #include "clocks_devices.hpp"
 #include "command.hpp"
+#include "bench/device_listing.hpp"
 #include "device_list.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/latency_devices.hpp"
@@ -38,15 +39,12 @@ std::vector<RunLane> open_lanes(const RunCommand& c, const std::vector<ListedDev
     l.head.selector = d.selector;
     l.head.name = d.name;
     const size_t index = std::stoul(d.selector);
-    if (c.plan.backend == Backend::sim) {
-      // Fails from frame id warm-up + 20: its 20th measured frame (in block 0)
-      // when no turn warm-up takes ids before it.
-      const uint64_t fail_from = c.sim_fail_device == static_cast<int>(index)
-                                     ? uint64_t{c.plan.desc.warmup_frames} + 20
-                                     : 0;
-      l.device = open_sim_list_device(index, true, fail_from);
-    } else if (auto opened = open_latency_device(
-                   DeviceSelector{c.plan.backend, d.selector, c.plan.validation, false})) {
+    // A sim device told to fail fails from frame id warm-up + 20: its 20th
+    // measured frame (in block 0) when no turn warm-up takes ids before it.
+    const uint64_t fail_from =
+        c.sim_fail_device == static_cast<int>(index) ? uint64_t{c.plan.desc.warmup_frames} + 20 : 0;
+    if (auto opened = open_listed_device(
+            DeviceSelector{c.plan.backend, d.selector, c.plan.validation, false}, true, fail_from)) {
       l.device = std::move(opened.value());
     } else {
       l.failure = "cannot open: " + opened.error().message;
@@ -72,8 +70,7 @@ void print_sections(const RunCommand& c, const std::vector<RunLane>& lanes,
 
 // Each section's physical identity (none for the sim backend).
 void set_identities(Backend backend, RunResult& r) {
-  if (backend == Backend::sim) return;
-  const std::vector<PhysicalIdentity> ids = list_physical_devices();
+  const std::vector<PhysicalIdentity> ids = list_physical_devices(backend);
   for (DeviceSectionResult& s : r.sections) {
     const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(s.head.selector));
     if (id == nullptr) continue;

@@ -108,6 +108,29 @@ void copy_settings(const RunOptions& o, RunCommand& c) {
   c.command_line = o.command_line;
 }
 
+// The outputs that need latency frames (the store, the per-frame outputs)
+// against a plan without a latency mode; the store's location.
+Result<void> check_latency_outputs(const RunOptions& o, const RunPlan& p) {
+  if (o.use_store && !p.want_latency()) {
+    return make_error("--store keeps latency runs; --mode performance has none to store");
+  }
+  if (o.use_store) {
+    if (Result<void> s = check_store_location(o.store); !s) return s.error();
+  }
+  if (p.want_latency()) return {};
+  // Performance mode's frames have no markers; their GPU times are
+  // summarised in modes.performance.
+  const char* flag = !o.frames_csv.empty() ? "--frames-csv"
+                     : !o.report.empty()   ? "--report"
+                     : o.per_frame         ? "--per-frame"
+                                           : nullptr;
+  if (flag == nullptr) return {};
+  return make_error(fmt::format(
+      "{} is about latency frames; --mode performance has none (its GPU times per frame are "
+      "summarised in the result's modes.performance): use --mode all, or leave {} out",
+      flag, flag));
+}
+
 }  // namespace
 
 Result<RunCommand> plan_run(const RunOptions& o) {
@@ -139,26 +162,7 @@ Result<RunCommand> plan_run(const RunOptions& o) {
   if (o.time_scale != 1 && !cli_backend(o.backend).time_scale) {
     return make_error("--time-scale only works with --backend sim (a GPU runs on real time)");
   }
-  if (o.use_store && !p.want_latency()) {
-    return make_error("--store keeps latency runs; --mode performance has none to store");
-  }
-  if (o.use_store) {
-    if (Result<void> s = check_store_location(o.store); !s) return s.error();
-  }
-  if (!p.want_latency()) {
-    // Performance mode's frames have no markers; their GPU times are
-    // summarised in modes.performance.
-    const char* flag = !o.frames_csv.empty() ? "--frames-csv"
-                       : !o.report.empty()   ? "--report"
-                       : o.per_frame         ? "--per-frame"
-                                             : nullptr;
-    if (flag != nullptr) {
-      return make_error(fmt::format(
-          "{} is about latency frames; --mode performance has none (its GPU times per frame are "
-          "summarised in the result's modes.performance): use --mode all, or leave {} out",
-          flag, flag));
-    }
-  }
+  if (Result<void> outputs = check_latency_outputs(o, p); !outputs) return outputs.error();
   if (o.load_complexity > 0 && !p.want_loaded) {
     return make_error(fmt::format(
         "--load-complexity sets the load of the Loaded mode; --mode {} has no Loaded mode (use "
@@ -172,22 +176,11 @@ Result<RunCommand> plan_run(const RunOptions& o) {
   return c;
 }
 
-void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device) {
-  const RunPlan& plan = c.plan;
+namespace {
+
+// The workload of each mode the plan runs.
+void print_workloads(std::FILE* info, const RunPlan& plan, const std::string& form) {
   const LatencyRunDesc& desc = plan.desc;
-  const std::string& form = c.form;
-  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", plan.mode,
-             device.backend, device.name, device.driver);
-  if (plan.want_latency()) {
-    fmt::print(
-        info,
-        "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
-        "warm-up frames{}\n",
-        desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
-        static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
-        desc.warmup_frames,
-        plan.want_baseline && plan.want_loaded ? " per mode, modes in interleaved blocks" : "");
-  }
   if (plan.want_baseline) {
     fmt::print(info, "  baseline workload: passes {}  complexity {}  size {}x{}  form {}\n",
                desc.workload.passes, desc.workload.complexity, desc.workload.width,
@@ -210,10 +203,11 @@ void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& 
                plan.perf_frames, plan.perf_work.complexity, plan.perf_work.width,
                plan.perf_work.height, form);
   }
-  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
-             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
-             plan.validation && plan.backend == Backend::vulkan ? ", Vulkan validation on" : "",
-             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+}
+
+// The poll observer, the turn warm-up and the clock model's refresh.
+void print_observers(std::FILE* info, const RunCommand& c) {
+  const LatencyRunDesc& desc = c.plan.desc;
   if (desc.poll_completion) {
     fmt::print(
         info,
@@ -232,6 +226,31 @@ void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& 
                c.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", c.clock_refresh_ms)
                                       : std::string("none (the start-up calibration only)"));
   }
+}
+
+}  // namespace
+
+void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device) {
+  const RunPlan& plan = c.plan;
+  const LatencyRunDesc& desc = plan.desc;
+  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", plan.mode,
+             device.backend, device.name, device.driver);
+  if (plan.want_latency()) {
+    fmt::print(
+        info,
+        "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
+        "warm-up frames{}\n",
+        desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
+        static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
+        desc.warmup_frames,
+        plan.want_baseline && plan.want_loaded ? " per mode, modes in interleaved blocks" : "");
+  }
+  print_workloads(info, plan, c.form);
+  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
+             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
+             plan.validation && plan.backend == Backend::vulkan ? ", Vulkan validation on" : "",
+             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
+  print_observers(info, c);
   if (c.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", c.time_scale);
   fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
              c.outputs.out.empty() ? "(none)" : c.outputs.out,

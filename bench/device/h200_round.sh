@@ -16,6 +16,10 @@
 # cupti (bench/device/cupti.sh: CUDA, CUPTI and Vulkan tests, cuda_timing,
 # the 2-minute %globaltimer probe; about 12 minutes at most).
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
+# loaded_runs (bench/dev/loaded_runs.sh: Loaded run after run, LOADED_RUNS), capture
+# (bench/device/capture.sh and capture_gl.sh: the layer and the GL interposer),
+# attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
+# E2E_FILTER narrows the e2e step to a gtest filter.
 # gpus (bench/device/gpus.sh: several GPUs: devices' physical ids, clocks and
 # run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
@@ -53,7 +57,7 @@ if has e2e; then
   log "e2e tests"
   T ${E2E_TEST_S:-400} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
     LATLAB_CAPTURE_GL_DIR=$B/capture_layer LATLAB_GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
-    "$B/latlab_e2e_tests" > e2e_tests.txt 2>&1; echo "rc=$?" >> e2e_tests.txt
+    "$B/latlab_e2e_tests" --gtest_filter="${E2E_FILTER:-*}" > e2e_tests.txt 2>&1; echo "rc=$?" >> e2e_tests.txt
 fi
 if has cuda; then
   log "cuda tests"
@@ -119,6 +123,24 @@ if has clocks; then
       > clocks-$b.json 2> clocks-$b.log &
   done
   wait
+fi
+if has loaded_runs; then
+  log "Loaded run after run (bench/dev/loaded_runs.sh, RUNS=${LOADED_RUNS:-10})"
+  (cd "$here" && T ${LOADED_RUNS_S:-240} env OUT=$R/loaded_runs RUNS=${LOADED_RUNS:-10} bash bench/dev/loaded_runs.sh "$B/latlab") \
+    > loaded_runs_sh.txt 2>&1; echo "rc=$?" >> loaded_runs_sh.txt
+fi
+if has capture; then
+  log "capture: the layer's cost and its GPU spans against latlab's markers (bench/device/capture.sh)"
+  (cd "$here" && T ${CAPTURE_S:-150} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer OUT=$R/capture \
+    bash bench/device/capture.sh ${CAPTURE_FRAMES:-2000}) > capture_sh.txt 2>&1; echo "rc=$?" >> capture_sh.txt
+  log "capture: the GL interposer on NVIDIA's EGL (bench/device/capture_gl.sh)"
+  (cd "$here" && T ${CAPTURE_GL_S:-120} env LATLAB_BINARY=$B/latlab GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
+    LATLAB_CAPTURE_GL_DIR=$B/capture_layer OUT=$R/capture_gl bash bench/device/capture_gl.sh) > capture_gl_sh.txt 2>&1
+  echo "rc=$?" >> capture_gl_sh.txt
+fi
+if has attach; then
+  log "attach: zone cost on the attach path, attach tests, examples (bench/device/attach.sh)"
+  (cd "$here" && T ${ATTACH_S:-400} env OUT=$R/attach bash bench/device/attach.sh) > attach_sh.txt 2>&1; echo "rc=$?" >> attach_sh.txt
 fi
 if has queues; then
   log "several queues (bench/device/queues.sh)"

@@ -104,7 +104,9 @@ struct CudaDeviceReport {
 Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices();
 
 // "13.0" for 13000 (CUDA's encoding 1000*major + 10*minor).
-std::string format_cuda_version(int version);
+inline std::string format_cuda_version(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
 
 // The ordinal of the device `selector` names: "" -> 0, all digits -> that
 // ordinal, else the first device whose name contains it (case-insensitive).

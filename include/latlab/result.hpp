@@ -50,13 +50,14 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
 
   const Error& error() const {
-    if (ok()) throw BadResultAccess("Result::error() of a result that holds a value");
-    return *std::get_if<1>(&v_);
+    const Error* e = std::get_if<1>(&v_);
+    if (e == nullptr) throw BadResultAccess("Result::error() of a result that holds a value");
+    return *e;
   }
 
  private:
   void check_value() const {
-    if (!ok()) throw BadResultAccess(std::get_if<1>(&v_)->message);
+    if (const Error* e = std::get_if<1>(&v_)) throw BadResultAccess(e->message);
   }
   std::variant<T, Error> v_;
 };

@@ -1,6 +1,8 @@
-// Exact distributions over samples: count, missing, mean, stddev, min,
+// Distributions over samples: count, missing, mean, stddev, min,
 // percentiles, max. Percentiles interpolate linearly between the closest
-// ranks (numpy's default, "type 7"), computed over every sample, no sketch.
+// ranks (numpy's default, "type 7"), computed over every sample, no sketch,
+// except where a Distribution says otherwise (percentile_resolution: a
+// capture's figures past their exact limit, src/core/streaming_distribution.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,10 @@ struct Distribution {
   // Sample standard deviation; nullopt with fewer than two samples (one
   // sample has none: never written as 0).
   std::optional<double> stddev;
+  // nullopt: the percentiles are exact. Else they come from a histogram and
+  // each lies within this fraction of its exact value (count, missing,
+  // mean, stddev, min and max stay exact).
+  std::optional<double> percentile_resolution;
   bool empty() const { return count == 0; }
   bool operator==(const Distribution&) const = default;
 };

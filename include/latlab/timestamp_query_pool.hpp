@@ -217,6 +217,8 @@ class TimestampQueryPool {
   void store_result(const std::string& uid, const TimestampResult& r);
   void free_pair(uint32_t pair_index);
   std::optional<uint32_t> find_free_pair();
+  // A free pair, after reading what the device wrote when none was free.
+  std::optional<uint32_t> find_or_sweep_free_pair();
   FrameResults& frame_slot(uint64_t frame_id);
   void update_last_value();
 

@@ -130,4 +130,38 @@ Result<std::unique_ptr<LatencyDevice>> open_latency_device(const DeviceSelector&
   return not_built(selector.backend);
 }
 
+Result<RunDevice> open_run_device(const DeviceSelector& selector, int64_t time_scale) {
+  RunDevice out;
+  if (selector.backend != Backend::sim) {
+    out.time = std::make_shared<RealHostTime>();
+    Result<std::unique_ptr<LatencyDevice>> opened = open_latency_device(selector);
+    if (!opened) return opened.error();
+    out.device = std::move(opened.value());
+    return out;
+  }
+  if (time_scale != 1) {
+    out.time = std::make_shared<ScaledHostTime>(time_scale);
+  } else {
+    out.time = std::make_shared<RealHostTime>();
+  }
+  Result<std::unique_ptr<LatencyDevice>> opened = open_sim_run_device(selector.device, out.time);
+  if (!opened) return opened.error();
+  out.device = std::move(opened.value());
+  return out;
+}
+
+Result<std::unique_ptr<LatencyDevice>> open_clock_device(const DeviceSelector& selector) {
+  if (selector.backend != Backend::sim || !selector.device.empty())
+    return open_latency_device(selector);
+  DeviceSelector clock = selector;
+  clock.device = "clock";
+  return open_latency_device(clock);
+}
+
+Result<std::unique_ptr<LatencyDevice>> open_listed_device(const DeviceSelector& selector,
+                                                          bool latency, uint64_t sim_fail_from) {
+  if (selector.backend != Backend::sim) return open_latency_device(selector);
+  return open_sim_list_device(std::stoul(selector.device), latency, sim_fail_from);
+}
+
 }  // namespace latlab

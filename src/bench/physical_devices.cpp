@@ -1,5 +1,5 @@
 // Physical identity of the APIs' devices (physical_devices.hpp). No GPU API
-// here: list_physical_devices (apps/latlab/device_list.cpp) asks the backends.
+// here: list_physical_devices (device_listing.hpp) asks the backends.
 #include "bench/physical_devices.hpp"
 
 #include <sys/stat.h>

@@ -37,7 +37,7 @@ std::string pci_bus_id_of_drm_node(const std::string& node);
 void assign_physical_groups(std::vector<PhysicalIdentity>& ids);
 
 // Every device of every backend this build has, grouped: list_physical_devices()
-// in device_list.hpp.
+// in device_listing.hpp.
 
 // The entry of `backend` device `index` in `ids`, or null.
 const PhysicalIdentity* find_identity(const std::vector<PhysicalIdentity>& ids, Backend backend,

@@ -1,10 +1,11 @@
 #include "capture/capture_assembly.hpp"
-#include "capture/capture_overhead.hpp"
 
 #include <signal.h>
 
 #include <algorithm>
 #include <iterator>
+
+#include "capture/capture_overhead.hpp"
 
 namespace latlab::capture {
 namespace {
@@ -93,41 +94,15 @@ CaptureStop stop_of(const SessionFacts& f, const CaptureStream& st) {
 
 // How the source learnt present_complete: the methods its frames used, in
 // PresentMethod order, else the device's plan from its hello.
-std::string present_method_of(const CapturedSource& src, const CaptureStream& st) {
-  bool used[4] = {};
-  for (const FrameRecord& f : st.frames()) {
-    const auto m = static_cast<size_t>(f.complete_method);
-    if (f.head.pid == src.pid && f.head.source == src.source && m < std::size(used)) used[m] = true;
-  }
+std::string present_method_of(const CapturedSource& src, const CaptureSummary& s) {
+  const auto it = std::find_if(s.present_methods.begin(), s.present_methods.end(),
+                               [&](const auto& m) { return m.pid == src.pid && m.source == src.source; });
   std::string out;
-  for (size_t m = 1; m < std::size(used); ++m) {
-    if (used[m])
-      out += (out.empty() ? "" : ", ") +
-             std::string(present_method_name(static_cast<PresentMethod>(m)));
+  for (uint32_t m = 1; it != s.present_methods.end() && m < 32; ++m) {
+    const char* name = present_method_name(static_cast<PresentMethod>(m));
+    if ((it->methods & (1U << m)) != 0 && *name != '\0') out += (out.empty() ? "" : ", ") + std::string(name);
   }
   return out.empty() ? src.present_method : out;
-}
-
-CaptureDisplay display_of(const CaptureSummary& s) {
-  CaptureDisplay d;
-  std::vector<double> refresh;
-  for (const CaptureFrameRow& r : s.frames) {
-    const FrameRecord& f = r.record;
-    const auto shown = displayed(f);
-    if (!shown) continue;
-    if (!*shown) {
-      ++d.discarded;
-      continue;
-    }
-    ++d.shown;
-    if (f.refresh_ns != kNoTime) refresh.push_back(static_cast<double>(f.refresh_ns) / 1000.0);
-    d.vsync += (f.display_flags & kDisplayVsync) != 0 ? 1 : 0;
-    d.hw_clock += (f.display_flags & kDisplayHwClock) != 0 ? 1 : 0;
-    d.hw_completion += (f.display_flags & kDisplayHwCompletion) != 0 ? 1 : 0;
-    d.zero_copy += (f.display_flags & kDisplayZeroCopy) != 0 ? 1 : 0;
-  }
-  if (!refresh.empty()) d.refresh_us = summarize_in_place(refresh, 0).p50;
-  return d;
 }
 
 // Why a capture holds no frame: an empty result says so, never only "0".
@@ -181,8 +156,8 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.stop = stop_of(f, st);
   for (const auto& src : st.sources())
     c.sources.push_back({src.pid, api_name(src.api), src.device_name, src.clock_method,
-                         src.source_name, present_method_of(src, st), src.ended});
-  c.frames = s.frames.size();
+                         src.source_name, present_method_of(src, s), src.ended});
+  c.frames = s.frame_count;
   c.submits = s.submits;
   c.submits_without_work = s.submits_without_work;
   c.gpu_spans_missing = s.gpu_spans_missing;
@@ -191,8 +166,9 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
     c.submit_spans.emplace_back(to_string(static_cast<NoSpan>(i)), s.no_span_counts[i]);
   for (size_t i = 0; i < std::size(s.no_complete_counts); ++i)
     c.present_complete.emplace_back(to_string(static_cast<NoComplete>(i)), s.no_complete_counts[i]);
-  c.display = display_of(s);
+  c.display = s.display;
   c.figures = frame_figures_of(s);
+  c.frame_times = s.frame_times;
   c.submit_figures = submit_figures_of(s);
   c.per_swapchain = per_swapchain_of(s, st);
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)];

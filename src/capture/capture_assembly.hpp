@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capture/capture_stream.hpp"
+#include "capture/capture_summary.hpp"
 #include "capture/screen_observer.hpp"
 #include "latlab/bench/capture_result.hpp"
 #include "latlab/bench/capture_session.hpp"

@@ -44,7 +44,7 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
     const double cost = std::max(0.0, per_submit[per_submit.size() / 2]);
     o.driver_cpu_us = cost * static_cast<double>(s.bracketed);
   }
-  const auto frames = static_cast<double>(s.frames.size());
+  const auto frames = static_cast<double>(s.frame_count);
   if (frames == 0) return o;
   o.threads_cpu_per_frame_us = threads_us / frames;
   o.layer_cpu_per_frame_us = *o.layer_cpu_us / frames;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/capture_stream.hpp"
+#include "capture/capture_summary.hpp"
 #include "latlab/bench/capture_result.hpp"
 
 namespace latlab::capture {

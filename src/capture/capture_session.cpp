@@ -19,6 +19,7 @@
 
 #include "capture/capture_assembly.hpp"
 #include "capture/capture_attach.hpp"
+#include "capture/capture_pipeline.hpp"
 #include "capture/capture_records.hpp"
 #include "capture/x11_damage_observer.hpp"
 #include "latlab/host_clock.hpp"
@@ -114,6 +115,7 @@ class Session {
   }
   bool drain(int fd);
   void on_record();
+  void advance();
   void watch_new_windows();
   void on_interrupt();
   void report();
@@ -126,6 +128,7 @@ class Session {
   capture::SessionFacts facts_;
   std::shared_ptr<capture::CaptureRecords> records_ = std::make_shared<capture::CaptureRecords>();
   capture::CaptureStream& stream_ = records_->stream;
+  capture::CapturePipeline pipeline_{*records_, hooks_.row_sinks};
   uint64_t frames_seen_ = 0;
   size_t sources_seen_ = 0;
   size_t windows_seen_ = 0;
@@ -141,8 +144,11 @@ class Session {
 
 // Receives every datagram waiting on `fd`; false once the socket is closed.
 bool Session::drain(int fd) {
+  // The stream holds records until advance() takes them: a flood of them
+  // goes to the pipeline every kAdvanceEvery records.
+  constexpr uint64_t kAdvanceEvery = 1024;
   alignas(8) std::byte buf[capture::kMaxRecordSize * 2];
-  for (;;) {
+  for (uint64_t received = 1;; ++received) {
     const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
     if (n == 0) return false;
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
@@ -150,7 +156,15 @@ bool Session::drain(int fd) {
     const size_t len = std::min(static_cast<size_t>(n), sizeof(buf));
     stream_.add(std::span<const std::byte>(buf, len));
     on_record();
+    if (received % kAdvanceEvery == 0 && !reported_) advance();
   }
+}
+
+// Hands what came to the pipeline and releases the rows that are final.
+void Session::advance() {
+  pipeline_.take(stream_);
+  if (screen_) pipeline_.add_screen_events(screen_->take_events());
+  pipeline_.release(host_now_ns());
 }
 
 void Session::on_record() {
@@ -162,8 +176,8 @@ void Session::on_record() {
     }
   }
   if (stream_.windows().size() > windows_seen_) watch_new_windows();
-  if (stream_.frames().size() > frames_seen_) {
-    frames_seen_ = stream_.frames().size();
+  if (stream_.frames_received() > frames_seen_) {
+    frames_seen_ = stream_.frames_received();
     if (first_frame_ns_ == kNoTime) first_frame_ns_ = host_now_ns();
     if (plan_.frames > 0 && frames_seen_ >= plan_.frames) {
       facts_.recording = false;
@@ -193,6 +207,7 @@ void Session::watch_new_windows() {
     if (!w.display.empty() && w.display != screen_->display()) continue;  // one display
     if (auto since = screen_->watch(w.window)) {
       facts_.watched.push_back({w.window, *since});
+      pipeline_.watch(facts_.watched.back());
     } else if (facts_.watched.empty()) {
       facts_.screen_why = since.error().message;
     }
@@ -231,16 +246,16 @@ void Session::on_interrupt() {
   say("interrupted again: the program (pid " + std::to_string(pid) + ") was killed");
 }
 
-// Summarises what came, assembles the result and hands it to the reporters.
+// Releases every row, assembles the result and hands it to the reporters.
 void Session::report() {
   reported_ = true;
-  records_->summary = capture::summarize_capture(stream_);
   // The updates of the last presents reach the server a frame or so later.
   if (screen_) screen_->stop(100'000'000);
-  const std::vector<capture::ScreenEvent> events =
-      screen_ ? screen_->events() : std::vector<capture::ScreenEvent>{};
-  records_->screen =
-      capture::summarize_screen(records_->summary, stream_.windows(), facts_.watched, events);
+  pipeline_.take(stream_);
+  if (screen_) pipeline_.add_screen_events(screen_->take_events());
+  pipeline_.finish(stream_, records_->summary, records_->screen);
+  records_->peak_rows_held = pipeline_.peak_rows_held();
+  records_->peak_events_held = pipeline_.peak_events_held();
   CaptureOutcome out;
   out.capture = capture::assemble_capture(facts_, stream_, records_->summary, records_->screen);
   out.records = records_;
@@ -272,6 +287,7 @@ void Session::poll_until_exit(int fd) {
     if (socket_open) poll(&p, 1, 50);
     if (socket_open) socket_open = drain(fd);
     if (!socket_open) usleep(20'000);
+    if (!reported_) advance();
     if (const int n = g_signals.load(); n != signals_seen) {
       signals_seen = n;
       on_interrupt();

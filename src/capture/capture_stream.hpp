@@ -1,9 +1,10 @@
-// The receiving side of the capture record stream (capture_record.hpp) and
-// the typed result of `latlab capture` built from it: per-frame rows and
-// their distributions, as PresentMon would name them (docs/capture.md).
-// No JSON here: the CLI's reporters write it.
+// The receiving side of the capture record stream (capture_record.hpp):
+// what each source said of itself (hello, unavailable, windows, cost,
+// bracketing, end), kept for the result, and its submissions and frames,
+// held only until the reader takes them (capture_pipeline.hpp streams them
+// to the writers and the distributions).
 //
-// Threads: not thread-safe; one reader thread adds, then summarise.
+// Threads: not thread-safe; one reader thread adds and takes.
 #pragma once
 
 #include <cstddef>
@@ -11,10 +12,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capture/capture_record.hpp"
-#include "latlab/stats.hpp"
 
 namespace latlab::capture {
 
@@ -60,7 +61,8 @@ struct CapturedUnavailable {
   std::string reason;
 };
 
-// Every record received, in arrival order per kind.
+// The records received, in arrival order per kind; submissions and frames
+// until taken.
 class CaptureStream {
  public:
   // One datagram. false: malformed (bad magic, a size that does not match),
@@ -69,8 +71,14 @@ class CaptureStream {
 
   const std::vector<CapturedSource>& sources() const { return sources_; }
   const std::vector<CapturedUnavailable>& unavailable() const { return unavailable_; }
+  // Received and not taken yet.
   const std::vector<SubmitRecord>& submits() const { return submits_; }
   const std::vector<FrameRecord>& frames() const { return frames_; }
+  // Hands over what submits() and frames() hold, leaving them empty.
+  std::vector<SubmitRecord> take_submits() { return std::exchange(submits_, {}); }
+  std::vector<FrameRecord> take_frames() { return std::exchange(frames_, {}); }
+  // Every frame record received, taken or not.
+  uint64_t frames_received() const { return frames_received_; }
   const std::vector<CapturedWindow>& windows() const { return windows_; }
   const std::vector<CapturedCost>& costs() const { return costs_; }
   const std::vector<CapturedBracket>& brackets() const { return brackets_; }
@@ -103,96 +111,10 @@ class CaptureStream {
   std::vector<PidSeq> seqs_;
   uint64_t malformed_ = 0;
   uint64_t unknown_ = 0;
-};
-
-// The per-frame figures of the result (ns; nullopt = not measured). Named
-// after PresentMon's columns (docs/capture.md says where they differ).
-enum class FrameFigure : uint8_t {
-  between_presents,       // MsBetweenPresents: present_start - previous present_start
-  in_present_api,         // MsInPresentAPI: present_end - present_start
-  cpu_busy,               // MsCPUBusy: present_start - frame_start
-  acquire_wait,           // (no column) time of cpu_busy blocked in acquiring an image
-  gpu_latency,            // MsGPULatency: gpu_begin - frame_start
-  gpu_time,               // MsGPUTime: gpu_end - gpu_begin
-  gpu_busy,               // MsGPUBusy: union of the frame's GPU spans
-  gpu_wait,               // MsGPUWait: gpu_time - gpu_busy
-  until_render_complete,  // MsUntilRenderComplete: gpu_end - present_start
-  until_displayed,        // MsUntilDisplayed: present_complete - present_start
-  // MsBetweenDisplayChange: present_complete - that of the source's last
-  // frame displayed before (display times only: displayed(); discarded
-  // frames in between are passed over)
-  between_displays,
-  layer_present_cpu,      // the source's own CPU time in the present call
-  layer_submit_cpu,       // the source's own CPU time in the frame's submits (sum)
-  count_,
-};
-inline constexpr size_t kFrameFigureCount = static_cast<size_t>(FrameFigure::count_);
-const char* to_string(FrameFigure f);
-
-// Per submission (all submissions, frames or not).
-enum class SubmitFigure : uint8_t {
-  gpu_span,       // gpu_end - gpu_begin of the submission
-  submit_to_gpu,  // gpu_begin - cpu_start
-  in_submit_api,  // cpu_end - cpu_start (the layer's cost included)
-  layer_cpu,      // the source's own CPU time in the call
-  count_,
-};
-inline constexpr size_t kSubmitFigureCount = static_cast<size_t>(SubmitFigure::count_);
-const char* to_string(SubmitFigure f);
-
-struct CaptureFrameRow {
-  FrameRecord record;
-  uint32_t pid = 0;
-  std::optional<int64_t> figures[kFrameFigureCount];
-};
-
-// The frame figures of one swapchain of one source (a VkDevice's swapchain,
-// a GL context's drawable), beside the process-wide ones.
-struct SwapchainSummary {
-  uint32_t pid = 0;
-  uint64_t source = 0;
-  uint64_t swapchain = 0;
-  uint64_t frames = 0;
-  Distribution frame_figures[kFrameFigureCount];  // us
-};
-
-struct CaptureSummary {
-  std::vector<CaptureFrameRow> frames;              // in present order per source, then by source
-  std::vector<SwapchainSummary> per_swapchain;      // in order of first frame in `frames`
-  Distribution frame_figures[kFrameFigureCount];    // us
-  Distribution submit_figures[kSubmitFigureCount];  // us
-  uint64_t submits = 0;
-  uint64_t submits_without_work = 0;
-  uint64_t gpu_spans_missing = 0;  // submissions with work and no span (all, frames or not)
-  uint64_t frames_with_missing_gpu = 0;
-  uint64_t no_span_counts[7] = {};      // by NoSpan value
-  uint64_t no_complete_counts[kNoCompleteCount] = {};  // frames by NoComplete value
-  // CostRecords: CPU ns of latlab's threads, per process the largest of its
-  // sources' figures (each is the whole process's), summed over processes;
-  // the sources' query reads and bracketed submissions, summed.
-  int64_t latlab_threads_cpu_ns = 0;
-  uint32_t latlab_threads = 0;
-  uint64_t query_reads = 0;
-  uint64_t bracketed = 0;
-  bool has_cost = false;  // some source sent a CostRecord
+  uint64_t frames_received_ = 0;
 };
 
 // The name of an outcome in the result's submit_spans ("measured" for none).
 const char* to_string(NoSpan why);
-// The name of an outcome in the result's present_complete ("measured" for none).
-const char* to_string(NoComplete why);
-
-// Whether the frame reached the display, where its source can tell: true
-// with a display time (VK_GOOGLE_display_timing, wp_presentation), false
-// when the compositor discarded it, nullopt otherwise (present wait's time
-// is not a display's: a replaced frame gets one too).
-std::optional<bool> displayed(const FrameRecord& f);
-
-// Builds the rows and distributions from everything in `stream`.
-CaptureSummary summarize_capture(const CaptureStream& stream);
-
-// "" when no span is missing, else each reason with its count:
-// "ring_full 140, not_read 2".
-std::string missing_span_reasons(const CaptureSummary& s);
 
 }  // namespace latlab::capture

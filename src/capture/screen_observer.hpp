@@ -3,9 +3,10 @@
 // "The screen observer"). Kept apart from the frame sources' figures: an
 // observer sees the window system, not the GPU or the present call.
 //
-// This header is API-neutral (no X11 types): the events an observer saw and
-// how they are matched to the program's presents. The X11 observer that
-// produces them is x11_damage_observer.hpp.
+// This header is API-neutral (no X11 types): how the events an observer saw
+// are paired with the program's presents, as both come (ScreenMatcher) or
+// all at once (match_screen_updates, summarize_screen). The X11 observer
+// that produces the events is x11_damage_observer.hpp.
 #pragma once
 
 #include <cstdint>
@@ -13,18 +14,14 @@
 #include <span>
 #include <vector>
 
-#include "capture/capture_record.hpp"
+#include "capture/capture_figures.hpp"
 #include "capture/capture_stream.hpp"
+#include "capture/capture_summary.hpp"
+#include "capture/screen_pairing.hpp"
+#include "core/streaming_distribution.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab::capture {
-
-// One change of a window's contents as the observer received it.
-struct ScreenEvent {
-  int64_t host_ns = 0;     // latlab's thread read the event (CLOCK_MONOTONIC)
-  uint32_t server_ms = 0;  // the X server's timestamp of the event (ms, 32 bits)
-  uint64_t window = 0;
-};
 
 // A frame of one window, in present order.
 struct PresentSpan {
@@ -50,9 +47,10 @@ struct WatchedWindow {
   int64_t since = 0;
 };
 
-// The observer's part of the result: per frame of the capture (aligned with
-// CaptureSummary::frames) the event matched to it, and the figures.
+// The observer's part of the result.
 struct ScreenSummary {
+  // summarize_screen only: per frame of the summary (aligned with
+  // CaptureSummary::frames) the event paired with it.
   std::vector<std::optional<ScreenEvent>> per_frame;
   Distribution until_screen_updated;  // us: screen_updated - present_start
   uint64_t frames_watched = 0;        // frames of a watched window presented after `since`
@@ -61,9 +59,61 @@ struct ScreenSummary {
   uint64_t events_unmatched = 0;      // events no frame took
 };
 
-// Groups `summary`'s frames by window (through the WindowRecords' swapchains)
-// and matches each watched window's events to its frames
-// (match_screen_updates).
+// Pairs frames' rows with the events of the windows they show on as both
+// come, window by window with match_screen_updates's rule. A row waits
+// (screen_watched set, screen not yet) until an event is paired with it or
+// the caller gives up on it (forget). Rows are the caller's and must stay
+// where they are while they wait.
+class ScreenMatcher {
+ public:
+  // Held events older than this behind the newest time given to
+  // drop_old_events() are dropped (no frame presented before can still be
+  // waiting: the caller releases rows sooner, capture_pipeline.hpp).
+  static constexpr int64_t kEventKeepNs = 10'000'000'000;
+  // At most this many events held per window (the oldest go first).
+  static constexpr size_t kMaxEventsHeld = 65536;
+
+  void watch(const WatchedWindow& w);
+  // Marks `row` watched when its swapchain shows on a watched window and it
+  // was presented after watching began (`windows`: the stream's); then it
+  // waits for its event.
+  void add_frame(CaptureFrameRow& row, std::span<const CapturedWindow> windows);
+  // An event of a window; counted when the window is watched.
+  void add_event(const ScreenEvent& e);
+  // Pairs what can be paired: sets the waiting rows' `screen`.
+  void pair();
+  // `row` waits no longer (released without an event).
+  void forget(CaptureFrameRow& row);
+  void drop_old_events(int64_t now);
+  uint64_t events() const { return events_; }
+  size_t events_held() const;
+
+ private:
+  struct Window {
+    WatchedWindow watched;
+    ScreenPairing<CaptureFrameRow*> pairing;
+  };
+  Window* find(uint64_t window);
+  std::vector<Window> windows_;
+  uint64_t events_ = 0;
+};
+
+// The figures of the rows as they are released: until_screen_updated,
+// frames watched and matched.
+class ScreenTally {
+ public:
+  void add(const CaptureFrameRow& row);
+  ScreenSummary summary(uint64_t events) const;
+
+ private:
+  StreamingDistribution until_updated_;
+  uint64_t watched_ = 0;
+  uint64_t matched_ = 0;
+};
+
+// Groups `summary`'s frames by window (through the WindowRecords'
+// swapchains) and pairs each watched window's events with its frames, all
+// at once (ScreenMatcher on every frame in present order).
 ScreenSummary summarize_screen(const CaptureSummary& summary,
                                std::span<const CapturedWindow> windows,
                                std::span<const WatchedWindow> watched,

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <utility>
 
 #include "latlab/host_clock.hpp"
 
@@ -141,9 +142,9 @@ X11DamageObserver::~X11DamageObserver() = default;
 
 #endif
 
-std::vector<ScreenEvent> X11DamageObserver::events() const {
+std::vector<ScreenEvent> X11DamageObserver::take_events() {
   std::lock_guard lock(mu_);
-  return events_;
+  return std::exchange(events_, {});
 }
 
 }  // namespace latlab::capture

@@ -14,7 +14,7 @@
 // Built without libxcb-damage (Debian libxcb-damage0-dev), create() says
 // so and nothing else changes.
 //
-// Threads: create, watch and stop from one thread; events() from any.
+// Threads: create, watch and stop from one thread; take_events() from any.
 // Ownership: the observer owns its connection and its reading thread.
 #pragma once
 
@@ -47,8 +47,9 @@ class X11DamageObserver {
   // Reads for `grace_ns` more (updates of the last presents), then stops
   // the thread. Later calls do nothing.
   void stop(int64_t grace_ns);
-  // Every event so far, in arrival order.
-  std::vector<ScreenEvent> events() const;
+  // The events since the last call, in arrival order (the caller keeps
+  // what it needs: the observer holds only what came since).
+  std::vector<ScreenEvent> take_events();
   const std::string& display() const { return display_; }
 
  private:

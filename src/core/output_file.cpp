@@ -196,6 +196,37 @@ void copy_owner_and_mode(int fd, const struct stat& old) {
   (void)fchmod(fd, old.st_mode & 07777);
 }
 
+// `t` resolved to an existing file `st`: writable as what it is, or why not.
+Result<OutputTarget> check_existing(OutputTarget& t, const std::string& path,
+                                    const struct stat& st) {
+  const std::string& p = t.resolved;
+  const std::string via = p == path ? "" : " (via '" + p + "')";
+  if (S_ISDIR(st.st_mode))
+    return make_error("'" + path + "'" + via + " is a directory, not a file");
+  if (S_ISREG(st.st_mode)) {
+    const std::string dir = dir_of(p);
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return make_error("cannot write '" + path + "'" + via + ": directory '" + dir +
+                        "' is not writable (the file is replaced through a temporary file there)");
+    }
+    return t;
+  }
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+    t.kind = OutputTarget::Kind::stream;
+    t.char_device = S_ISCHR(st.st_mode);
+    if (access(p.c_str(), W_OK) != 0) {
+      return make_error("cannot write '" + path + "'" + via + ": " + errno_text(errno));
+    }
+    return t;
+  }
+  const char* what = S_ISBLK(st.st_mode)    ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a file";
+  return make_error("'" + path + "'" + via + " is " + what +
+                    ": latlab writes regular files, FIFOs, character devices and '-' (standard "
+                    "output) only");
+}
+
 }  // namespace
 
 Result<OutputTarget> check_output_path(const std::string& path) {
@@ -232,31 +263,7 @@ Result<OutputTarget> check_output_path(const std::string& path) {
   t.resolved = p;
   t.exists = true;
   t.identity = dev_ino(st);
-  const std::string via = p == path ? "" : " (via '" + p + "')";
-  if (S_ISDIR(st.st_mode))
-    return make_error("'" + path + "'" + via + " is a directory, not a file");
-  if (S_ISREG(st.st_mode)) {
-    const std::string dir = dir_of(p);
-    if (access(dir.c_str(), W_OK | X_OK) != 0) {
-      return make_error("cannot write '" + path + "'" + via + ": directory '" + dir +
-                        "' is not writable (the file is replaced through a temporary file there)");
-    }
-    return t;
-  }
-  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
-    t.kind = OutputTarget::Kind::stream;
-    t.char_device = S_ISCHR(st.st_mode);
-    if (access(p.c_str(), W_OK) != 0) {
-      return make_error("cannot write '" + path + "'" + via + ": " + errno_text(errno));
-    }
-    return t;
-  }
-  const char* what = S_ISBLK(st.st_mode)    ? "a block device"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                                            : "not a file";
-  return make_error("'" + path + "'" + via + " is " + what +
-                    ": latlab writes regular files, FIFOs, character devices and '-' (standard "
-                    "output) only");
+  return check_existing(t, path, st);
 }
 
 std::string file_identity(const std::string& path) {

@@ -73,6 +73,19 @@ std::optional<uint32_t> TimestampQueryPool::find_free_pair() {
   return std::nullopt;
 }
 
+std::optional<uint32_t> TimestampQueryPool::find_or_sweep_free_pair() {
+  if (auto idx = find_free_pair()) return idx;
+  // Full: read what the device has written so those pairs free up. Pairs
+  // whose result is still unread stay held: no written result is lost.
+  std::vector<std::string> held_uids;
+  held_uids.reserve(held_.size());
+  for (const auto& [u, _] : held_) held_uids.push_back(u);
+  ResolveTicket::State sweep;
+  sweep.uids = std::move(held_uids);
+  poll(sweep);
+  return find_free_pair();
+}
+
 std::optional<uint32_t> TimestampQueryPool::allocate_queries_for_context(std::string_view uid,
                                                                          uint64_t frame_id) {
   if (disposed_ || !track_timestamp_) return std::nullopt;
@@ -96,18 +109,7 @@ std::optional<uint32_t> TimestampQueryPool::allocate_queries_for_context(std::st
   }
   if (const auto it = held_.find(key); it != held_.end()) return it->second * 2;
 
-  auto idx = find_free_pair();
-  if (!idx) {
-    // Full: read what the device has written so those pairs free up. Pairs
-    // whose result is still unread stay held: no written result is lost.
-    std::vector<std::string> held_uids;
-    held_uids.reserve(held_.size());
-    for (const auto& [u, _] : held_) held_uids.push_back(u);
-    ResolveTicket::State sweep;
-    sweep.uids = std::move(held_uids);
-    poll(sweep);
-    idx = find_free_pair();
-  }
+  const std::optional<uint32_t> idx = find_or_sweep_free_pair();
   if (!idx) {
     ++overflows_;
     TimestampResult r;

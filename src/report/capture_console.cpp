@@ -63,7 +63,9 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
   const CaptureResult& c = outcome.capture;
   const Distribution* bp = c.figure("between_presents");
   char bp_p50[64] = "n/a";
-  if (bp != nullptr && !bp->empty()) std::snprintf(bp_p50, sizeof bp_p50, "%.1f us", bp->p50);
+  if (bp != nullptr && !bp->empty())
+    std::snprintf(bp_p50, sizeof bp_p50, "%.1f us%s", bp->p50,
+                  bp->percentile_resolution ? " (from a histogram: approximate)" : "");
   std::fprintf(out,
                "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
                " GPU spans missing%s, %" PRIu64 " records dropped; between presents p50 %s\n",

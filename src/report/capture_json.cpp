@@ -52,6 +52,25 @@ json fps_to_json(const CaptureFps& fps) {
           {"low_0_1_percent", opt(fps.low_0_1_percent)}};
 }
 
+// Columns of equal length, one entry per bucket (capture_result.hpp).
+json frame_times_to_json(const CaptureFrameTimes& t) {
+  json cols[5] = {json::array(), json::array(), json::array(), json::array(), json::array()};
+  for (const CaptureFrameTimeBucket& b : t.buckets) {
+    cols[0].push_back(b.t_s);
+    cols[1].push_back(b.frames);
+    cols[2].push_back(b.min_us);
+    cols[3].push_back(b.mean_us);
+    cols[4].push_back(b.max_us);
+  }
+  return {{"frame_time", "between_presents"},
+          {"frames_per_bucket", t.frames_per_bucket},
+          {"t_s", cols[0]},
+          {"frames", cols[1]},
+          {"min_us", cols[2]},
+          {"mean_us", cols[3]},
+          {"max_us", cols[4]}};
+}
+
 json per_swapchain_to_json(const std::vector<CaptureSwapchainFigures>& all) {
   json out = json::array();
   for (const CaptureSwapchainFigures& w : all) {
@@ -117,6 +136,7 @@ json capture_to_json(const RunResult& r) {
                     {"hw_completion", d.hw_completion},
                     {"zero_copy", d.zero_copy}}}};
   j["fps"] = fps_to_json(c.fps());
+  j["frame_times"] = frame_times_to_json(c.frame_times);
   j["figures"] = named_to_json(c.figures);
   j["submit_figures"] = named_to_json(c.submit_figures);
   j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);

@@ -2,13 +2,14 @@
 // frame in present order, PresentMon 2.x's column names, times in ms
 // (TimeInSeconds and CPUStartTime in s from the capture's first present),
 // "NA" where latlab has no value. docs/capture.md maps every column.
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "capture/capture_pipeline.hpp"
+#include "report/capture_csv_writers.hpp"
 #include "report/capture_report.hpp"
 
 namespace latlab {
@@ -60,20 +61,9 @@ std::string seconds(std::optional<int64_t> ns) {
   return b;
 }
 
-std::optional<int64_t> diff(int64_t a, int64_t b) {
-  if (a == kNoTime || b == kNoTime) return std::nullopt;
-  return a - b;
-}
-
 // A frame's present_complete, when it was measured.
 int64_t displayed_at(const capture::CaptureFrameRow& r) {
   return r.record.no_complete == capture::NoComplete::none ? r.record.present_complete : kNoTime;
-}
-
-// The same source's frame just before (frames are numbered per source).
-bool follows(const capture::CaptureFrameRow& prev, const capture::CaptureFrameRow& r) {
-  return prev.pid == r.pid && prev.record.head.source == r.record.head.source &&
-         prev.record.frame + 1 == r.record.frame;
 }
 
 const capture::CapturedSource* source_of(const capture::CaptureRecords& rec,
@@ -89,19 +79,6 @@ std::string runtime_of(const capture::CapturedSource* s) {
   return s->api == capture::SourceApi::vulkan ? "Vulkan" : "OpenGL";
 }
 
-// The source's next frame displayed after frame `i`, passing over the
-// frames discarded in between; null where one is not known to be either
-// (present wait's times are not display times: capture::displayed).
-const capture::CaptureFrameRow* next_displayed(const std::vector<capture::CaptureFrameRow>& f,
-                                               size_t i) {
-  for (size_t k = i; k + 1 < f.size() && follows(f[k], f[k + 1]); ++k) {
-    const auto shown = capture::displayed(f[k + 1].record);
-    if (!shown) return nullptr;
-    if (*shown) return &f[k + 1];
-  }
-  return nullptr;
-}
-
 // PresentMon 1.x's Dropped: 1 for a frame the compositor discarded, 0 for
 // one displayed, NA where the source cannot tell.
 std::string dropped(const capture::FrameRecord& f) {
@@ -109,16 +86,16 @@ std::string dropped(const capture::FrameRecord& f) {
   return shown ? (*shown ? "0" : "1") : kNa;
 }
 
-// Frame `i`'s cells, one per kColumns entry and in its order; `epoch` is
+// A frame's cells, one per kColumns entry and in its order; `epoch` is
 // time 0.
-std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i, int64_t epoch) {
-  const auto& frames = rec.summary.frames;
-  const auto& r = frames[i];
+std::vector<std::string> row_cells(const capture::CaptureRecords& rec,
+                                   const capture::FrameRowView& v, int64_t epoch) {
+  const auto& r = v.row;
   const auto& f = r.record;
   auto fig = [&](FrameFigure x) { return r.figures[static_cast<size_t>(x)]; };
   // DisplayedTime: until the next display time (between display times only).
   const bool on_screen = capture::displayed(f).value_or(false);
-  const capture::CaptureFrameRow* next = on_screen ? next_displayed(frames, i) : nullptr;
+  const capture::CaptureFrameRow* next = on_screen ? v.next_shown : nullptr;
   const int64_t shown = displayed_at(r);
   const capture::CapturedSource* src = source_of(rec, r);
   char swapchain[24];
@@ -132,8 +109,8 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       kNa,  // PresentFlags
       kNa,  // AllowsTearing: follows from the present mode, not recorded
       kNa,  // PresentMode
-      seconds(diff(f.frame_start, epoch)),
-      seconds(diff(f.present_start, epoch)),
+      seconds(capture::time_diff(f.frame_start, epoch)),
+      seconds(capture::time_diff(f.present_start, epoch)),
       ms(fig(FrameFigure::between_presents)),
       ms(fig(FrameFigure::in_present_api)),
       ms(fig(FrameFigure::cpu_busy)),
@@ -144,9 +121,9 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec, size_t i,
       ms(fig(FrameFigure::gpu_wait)),
       ms(fig(FrameFigure::until_render_complete)),
       ms(fig(FrameFigure::until_render_complete)),
-      ms(diff(shown, f.present_start)),
+      ms(capture::time_diff(shown, f.present_start)),
       ms(fig(FrameFigure::between_displays)),
-      ms(diff(shown, f.frame_start)),
+      ms(capture::time_diff(shown, f.frame_start)),
       ms(next != nullptr ? next->figures[static_cast<size_t>(FrameFigure::between_displays)]
                          : std::nullopt),
       dropped(f),
@@ -169,25 +146,27 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return line;
 }
 
-}  // namespace
-
-std::string capture_presentmon_csv(const capture::CaptureRecords& rec) {
-  const auto& frames = rec.summary.frames;
+std::string presentmon_header() {
   std::string out;
   for (const char* c : kColumns) out += std::string(out.empty() ? "" : ",") + c;
-  out += '\n';
-  int64_t epoch = kNoTime;  // the capture's first present
-  for (const auto& r : frames) {
-    if (epoch == kNoTime || r.record.present_start < epoch) epoch = r.record.present_start;
-  }
-  // Present order across sources and processes, as PresentMon lists them.
-  std::vector<size_t> order(frames.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return frames[a].record.present_start < frames[b].record.present_start;
-  });
-  for (const size_t i : order) out += csv_line(row_cells(rec, i, epoch)) + '\n';
-  return out;
+  return out + '\n';
+}
+
+}  // namespace
+
+PresentmonCsvWriter::PresentmonCsvWriter() : CaptureCsvWriter(presentmon_header()) {}
+
+// Rows come in present order: the first is the capture's first present.
+void PresentmonCsvWriter::frame(const capture::FrameRowView& v,
+                                const capture::CaptureRecords& context) {
+  if (epoch_ == kNoTime) epoch_ = v.row.record.present_start;
+  write(csv_line(row_cells(context, v, epoch_)) + '\n');
+}
+
+std::string capture_presentmon_csv(const capture::CaptureRecords& records) {
+  PresentmonCsvWriter w;
+  capture::replay_rows(records, w);
+  return w.text();
 }
 
 }  // namespace latlab

@@ -1,6 +1,8 @@
 // The reporters of a capture (docs/capture.md): the per-frame and
-// per-submission CSVs, the PresentMon-compatible CSV and the console
-// summary. The JSON's shape is result_json.hpp's.
+// per-submission CSVs of a capture held whole (a session streams them
+// through the writers of capture_csv_writers.hpp instead), the
+// PresentMon-compatible CSV and the console summary. The JSON's shape is
+// result_json.hpp's.
 #pragma once
 
 #include <cstdio>
@@ -16,8 +18,9 @@ namespace latlab {
 // newline.
 std::string capture_result_text(const RunResult& result);
 
-// --frames-csv: one row per frame, times in ns on CLOCK_MONOTONIC, an empty
-// cell where a value was not measured.
+// --frames-csv of `records.summary.frames` (summarize_capture's rows): one
+// row per frame, times in ns on CLOCK_MONOTONIC, an empty cell where a
+// value was not measured.
 std::string capture_frames_csv(const capture::CaptureRecords& records);
 
 // --submits-csv: one row per submission.

@@ -189,6 +189,12 @@ Distribution distribution_value(const json& j, const std::string& path) {
   }
   d.stddev = statistic(o, d.count, "stddev");
   if (d.stddev && *d.stddev < 0) fail(o.key_path("stddev"), "negative");
+  // Absent: exact percentiles (every result written before histograms).
+  if (o.has("percentile_resolution")) {
+    d.percentile_resolution = o.number("percentile_resolution");
+    if (!(*d.percentile_resolution > 0 && *d.percentile_resolution < 1))
+      fail(o.key_path("percentile_resolution"), "must lie between 0 and 1");
+  }
   return d;
 }
 

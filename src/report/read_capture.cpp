@@ -67,6 +67,28 @@ std::vector<CaptureSwapchainFigures> read_per_swapchain(const Obj& doc) {
   return out;
 }
 
+// Absent from captures written before the series existed (read as none).
+CaptureFrameTimes read_frame_times(const Obj& doc) {
+  CaptureFrameTimes out;
+  if (!doc.has("frame_times")) return out;
+  const Obj t = doc.obj("frame_times");
+  out.frames_per_bucket = t.u64("frames_per_bucket");
+  const json& ts = t.array("t_s");
+  const json* cols[] = {&t.array("frames"), &t.array("min_us"), &t.array("mean_us"),
+                        &t.array("max_us")};
+  for (const json* c : cols) {
+    if (c->size() != ts.size()) fail(t.key_path("t_s"), "the columns differ in length");
+  }
+  for (size_t i = 0; i < ts.size(); ++i) {
+    auto at = [&](const char* key) { return fmt::format("{}[{}]", t.key_path(key), i); };
+    out.buckets.push_back({number_value(ts[i], at("t_s")), u64_value((*cols[0])[i], at("frames")),
+                           number_value((*cols[1])[i], at("min_us")),
+                           number_value((*cols[2])[i], at("mean_us")),
+                           number_value((*cols[3])[i], at("max_us"))});
+  }
+  return out;
+}
+
 std::vector<CaptureUnavailable> read_unavailable(const Obj& doc) {
   std::vector<CaptureUnavailable> out;
   const json& a = doc.array("unavailable");
@@ -84,7 +106,7 @@ std::vector<std::pair<std::string, uint64_t>> read_counts(const Obj& o) {
   return out;
 }
 
-// Results before the screen observer (main before issue 26's second half)
+// Results written before captures had a screen observer
 // have none: the vector stays empty.
 std::vector<CaptureScreenObserver> read_screens(const Obj& doc) {
   std::vector<CaptureScreenObserver> out;
@@ -137,6 +159,7 @@ void read_capture(const Obj& doc, RunResult& r) {
     c.display.zero_copy = f.u64("zero_copy");
   }
   c.figures = read_named(doc.obj("figures"));
+  c.frame_times = read_frame_times(doc);
   c.submit_figures = read_named(doc.obj("submit_figures"));
   c.per_swapchain = read_per_swapchain(doc);
   if (doc.has("overhead")) {

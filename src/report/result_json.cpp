@@ -29,6 +29,9 @@ json distribution_to_json(const Distribution& d) {
   stat("p99", d.p99);
   stat("p99_9", d.p999);
   stat("max", d.max);
+  // Only where the percentiles came from a histogram: exact ones keep the
+  // shape every result had.
+  if (d.percentile_resolution) j["percentile_resolution"] = *d.percentile_resolution;
   return j;
 }
 

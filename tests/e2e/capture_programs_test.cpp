@@ -1,4 +1,4 @@
-// `latlab capture` on programs as users run them (issue 31): GL programs
+// `latlab capture` on programs as users run them: GL programs
 // that load GL themselves (glmark2, glmark2-es2: dlopen + dlsym), another
 // interposer preloaded before or after latlab's (MangoHud), Ctrl-C to latlab
 // alone, the names of the threads latlab adds to the program, and the

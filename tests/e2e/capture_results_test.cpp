@@ -1,5 +1,5 @@
 // Capture results (kind "capture") through the commands that read results
-// (issue 26: report, store add, history, compare work on them unchanged):
+// (report, store add, history and compare work on them unchanged):
 // vkcube captured under Xvfb on lavapipe, then each command on its result
 // file. Skipped, with the reason, where vkcube, lavapipe or Xvfb is absent
 // (the same conditions as capture_test.cpp's).

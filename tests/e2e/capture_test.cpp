@@ -195,7 +195,7 @@ TEST_F(CaptureVkcube, AnOrphanedProgramIsFollowed) {
   EXPECT_NE(r.output.find("recording goes on"), std::string::npos) << r.output;
 }
 
-// The result's cost (issue 31): latlab's own CPU per frame, its threads in
+// The result's cost: latlab's own CPU per frame, its threads in
 // it (the collector at least), and the bracketing probe on vkcube's queue:
 // the layer's timestamps lie before and after the stand-in's, and the
 // figures are ordered.

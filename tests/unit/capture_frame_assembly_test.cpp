@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture/capture_stream.hpp"
+#include "capture/capture_summary.hpp"
 #include "capture/frame_assembly.hpp"
 
 namespace latlab::capture {

@@ -54,7 +54,7 @@ TEST(LatlabThreadsCpu, CountsThreadsNamedLatlabOnlyAndKeepsThemAfterExit) {
 
 TEST(CaptureCost, PerFrameFiguresAddTheCallsTheThreadsAndTheProbesEstimate) {
   CaptureSummary s;
-  s.frames.resize(10);
+  s.frame_count = 10;
   s.has_cost = true;
   s.latlab_threads_cpu_ns = 200'000;  // 20 us a frame
   s.latlab_threads = 2;
@@ -81,7 +81,7 @@ TEST(CaptureCost, NoFrameGivesTotalsOnlyAndNoCostRecordNothing) {
   s.has_cost = true;
   EXPECT_FALSE(overhead_of(s, {}).layer_cpu_per_frame_us) << "no frame";
   EXPECT_TRUE(overhead_of(s, {}).layer_cpu_us) << "the totals need no frame";
-  s.frames.resize(3);
+  s.frame_count = 3;
   s.has_cost = false;
   EXPECT_FALSE(overhead_of(s, {}).threads_cpu_per_frame_us) << "no CostRecord";
   EXPECT_FALSE(overhead_of(s, {}).layer_cpu_us) << "no CostRecord";

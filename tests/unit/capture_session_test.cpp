@@ -9,13 +9,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
-#include "capture/capture_records.hpp"
 #include "capture/record_sender.hpp"
 #include "latlab/host_clock.hpp"
-#include "temp_dir.hpp"
+#include "unit/capture_session_fixture.hpp"
 
 namespace latlab {
 namespace {
@@ -52,44 +50,8 @@ void send_frames(int frames, bool end = true, uint64_t source = 1, uint64_t swap
   }
 }
 
-// A session with a fake program; what the reporters got, and the end.
-struct SessionRun {
-  int reports = 0;
-  CaptureOutcome outcome;
-  CaptureEnd end;
-};
-
-class CaptureSession : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // The session attaches only what it finds: a manifest (never loaded
-    // here) lets it start.
-    std::ofstream(dir_.path / "VkLayer_latlab_capture.json") << "{}";
-    setenv("LATLAB_CAPTURE_LAYER_DIR", dir_.path.c_str(), 1);
-  }
-  void TearDown() override { unsetenv("LATLAB_CAPTURE_LAYER_DIR"); }
-
-  static SessionRun run(const CapturePlan& plan, std::function<int()> child) {
-    SessionRun r;
-    CaptureHooks hooks;
-    hooks.child_main = std::move(child);
-    hooks.report = [&r](const CaptureOutcome& o) {
-      ++r.reports;
-      r.outcome = o;
-      return 0;
-    };
-    r.end = run_capture(plan, hooks);
-    return r;
-  }
-
-  static CapturePlan plan() {
-    CapturePlan p;
-    p.program = {"fake-program"};
-    return p;
-  }
-
-  test::TempDir dir_{"latlab-session"};
-};
+using test::CaptureSession;
+using test::SessionRun;
 
 TEST_F(CaptureSession, TheFakeProgramsFramesAndExitCodeAreTheResult) {
   const SessionRun r = run(plan(), [] {
@@ -115,7 +77,7 @@ TEST_F(CaptureSession, TheFakeProgramsFramesAndExitCodeAreTheResult) {
   EXPECT_DOUBLE_EQ(fps.average.value_or(0), 100.0) << "10 ms apart";
   EXPECT_DOUBLE_EQ(fps.low_1_percent.value_or(0), 100.0);
   ASSERT_NE(r.outcome.records, nullptr);
-  EXPECT_EQ(r.outcome.records->summary.frames.size(), 10u);
+  EXPECT_EQ(r.rows.frames, 10u) << "every row went to the row sink";
 }
 
 // Two sources: each swapchain's figures apart, the process-wide ones pooled.

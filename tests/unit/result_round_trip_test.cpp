@@ -592,6 +592,11 @@ RunResult capture(Gen& g) {
   c.layer_cpu_per_submit = c.submit_figures[1].second;
   c.layer_cpu_per_present = g.distribution();
   auto us = [&g] { return static_cast<double>(g.below(100'000)) / 8.0; };
+  // A long capture's: percentiles from a histogram, the frame times decimated.
+  if (g.coin()) c.figures[0].second.percentile_resolution = 1.0 / 2048;
+  c.frame_times.frames_per_bucket = 1 + g.below(4);
+  for (uint64_t i = g.below(4); i > 0; --i)
+    c.frame_times.buckets.push_back({us() / 1e3, 1 + g.below(8), us(), us(), us()});
   if (g.coin()) {
     c.overhead.threads_cpu_per_frame_us = us();
     c.overhead.layer_cpu_per_frame_us = us();

@@ -5,6 +5,7 @@
 // them (counted missing), never 0.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -151,6 +152,25 @@ struct CaptureBracketing {
   bool operator==(const CaptureBracketing&) const = default;
 };
 
+// The frame time (between_presents) over the capture, for a plot, in
+// bounded memory: the frame times in present order (every source's) in
+// buckets of `frames_per_bucket` consecutive ones (the last bucket may hold
+// fewer); never more than kMaxBuckets buckets: when full, neighbours merge
+// and the buckets hold twice as many. With at most kMaxBuckets frame times
+// each bucket is one frame.
+struct CaptureFrameTimeBucket {
+  double t_s = 0;  // its first frame's present_start - the capture's first present
+  uint64_t frames = 0;
+  double min_us = 0, mean_us = 0, max_us = 0;
+  bool operator==(const CaptureFrameTimeBucket&) const = default;
+};
+struct CaptureFrameTimes {
+  static constexpr size_t kMaxBuckets = 512;
+  uint64_t frames_per_bucket = 1;
+  std::vector<CaptureFrameTimeBucket> buckets;  // empty: no frame time (or an older result)
+  bool operator==(const CaptureFrameTimes&) const = default;
+};
+
 struct CaptureResult {
   std::string partial_reason;  // "" unless what was captured is partial
   CapturedProgram program;
@@ -162,6 +182,7 @@ struct CaptureResult {
   std::vector<std::pair<std::string, uint64_t>> present_complete;  // frames by completion outcome
   CaptureDisplay display;
   NamedDistributions figures;         // per frame, PresentMon's columns (docs/capture.md)
+  CaptureFrameTimes frame_times;      // between_presents over time, decimated
   NamedDistributions submit_figures;  // per submission
   std::vector<CaptureSwapchainFigures> per_swapchain;
   Distribution layer_cpu_per_submit, layer_cpu_per_present;  // the layer's own cost

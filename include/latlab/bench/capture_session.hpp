@@ -3,9 +3,12 @@
 // stop rules and assembles the typed capture result (docs/capture.md).
 //
 // The session owns the child, its environment, the record socket and the
-// poll loop; the caller owns the outputs: it gets the result through
-// CaptureHooks::report once the recording stopped (the program may still be
-// running then) and the program's end from run_capture().
+// poll loop; the caller owns the outputs: its row sinks get each frame's and
+// submission's row as the capture runs (a frame's once final: the session
+// keeps no row longer than that, so memory stays bounded over hours), and
+// it gets the result through CaptureHooks::report once the recording
+// stopped (the program may still be running then) and the program's end
+// from run_capture().
 //
 // Interrupts: while run_capture() runs, SIGINT and SIGTERM to this process
 // stop the recording and are passed on to the program (unless the terminal
@@ -30,8 +33,9 @@
 namespace latlab {
 
 namespace capture {
-struct CaptureRecords;  // every record received, per frame (src/capture)
-}
+struct CaptureRecords;  // the sources' records and the figures (src/capture)
+class CaptureRowSink;   // a writer of per-frame and per-submission rows (src/capture)
+}  // namespace capture
 
 struct CapturePlan {
   // The program and its arguments (argv[0] is looked up in $PATH). Required.
@@ -51,15 +55,20 @@ struct CapturePlan {
 // What the session hands to the reporters once the recording stopped.
 struct CaptureOutcome {
   CaptureResult capture;
-  // Every frame and submission, for the per-frame writers; never null.
+  // The sources' records and the figures (no rows: those went to the row
+  // sinks); never null.
   std::shared_ptr<const capture::CaptureRecords> records;
 };
 
 struct CaptureHooks {
   // latlab's messages to the user (one line each, no newline); may be empty.
   std::function<void(const std::string&)> info;
-  // Called once, when the recording stopped; returns 0, or a non-zero
-  // status when an output could not be written (CaptureEnd::report_status).
+  // The writers of rows (not owned; alive until run_capture() returns):
+  // each gets every row before `report` is called (capture_row_sink.hpp).
+  std::vector<capture::CaptureRowSink*> row_sinks;
+  // Called once, when the recording stopped and every row went to the row
+  // sinks; returns 0, or a non-zero status when an output could not be
+  // written (CaptureEnd::report_status).
   std::function<int(const CaptureOutcome&)> report;
   // Tests: run this in the forked child, with the child's environment set,
   // instead of executing the program; its return value is the exit status.

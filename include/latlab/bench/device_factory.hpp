@@ -44,4 +44,25 @@ std::unique_ptr<LatencyDevice> open_sim_list_device(size_t index, bool latency,
 // A clock-only sim device drifting `drift_ppm`, 1 s ahead of the host clock.
 std::unique_ptr<LatencyDevice> open_sim_clock_device(double drift_ppm);
 
+// The device of `latlab run` and the clock it lives on.
+struct RunDevice {
+  std::shared_ptr<HostTime> time;
+  std::unique_ptr<LatencyDevice> device;
+};
+// The sim backend's device runs on the run's own clock, real or scaled by
+// `time_scale` (tests: a long schedule in a short wall time); the others on
+// the host clock.
+Result<RunDevice> open_run_device(const DeviceSelector& selector, int64_t time_scale = 1);
+
+// `latlab clocks`' device: with no --device, the sim backend's drifting
+// clock device ("clock").
+Result<std::unique_ptr<LatencyDevice>> open_clock_device(const DeviceSelector& selector);
+
+// One device of a several-device list (--device all or "0,1"), by the index
+// in selector.device: the sim backend's are open_sim_list_device(index,
+// latency, sim_fail_from).
+Result<std::unique_ptr<LatencyDevice>> open_listed_device(const DeviceSelector& selector,
+                                                          bool latency,
+                                                          uint64_t sim_fail_from = 0);
+
 }  // namespace latlab

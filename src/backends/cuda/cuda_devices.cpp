@@ -53,10 +53,6 @@ Result<int> select_device_index(const std::string& selector,
 
 }  // namespace cuda_detail
 
-std::string format_cuda_version(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
-}
-
 Result<std::vector<CudaDeviceReport>> enumerate_cuda_devices() {
   auto count = cd::device_count();
   if (!count) return count.error();

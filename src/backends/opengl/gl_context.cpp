@@ -338,6 +338,29 @@ EGLContext create_calibration_context(EGLDisplay display, bool gles, EGLSurface&
   return c;
 }
 
+// The candidates in the order they are tried: hardware before software.
+std::vector<const Candidate*> hardware_first(const std::vector<Candidate>& cands) {
+  std::vector<const Candidate*> order;
+  for (const auto& c : cands) {
+    if (!c.software) order.push_back(&c);
+  }
+  for (const auto& c : cands) {
+    if (c.software) order.push_back(&c);
+  }
+  return order;
+}
+
+// No candidate gave a context with the timer wished: what was asked and what
+// each device said (`tried`).
+Error no_context_error(GlTimer wish, const std::string& device, const std::string& tried) {
+  return Error{std::string("no OpenGL context with GPU timer queries") +
+               (wish == GlTimer::timestamp ? " and GL_TIMESTAMP" : "") +
+               (device.empty() ? std::string() : " on a device matching '" + device + "'") +
+               " (needs desktop GL 4.3 core with timer queries, or GLES 3.1 with "
+               "GL_EXT_disjoint_timer_query); EGL devices:" +
+               (tried.empty() ? std::string(" none") : tried)};
+}
+
 }  // namespace
 
 Result<std::vector<GlDeviceReport>> enumerate_gl_devices(GlApiKind api) {
@@ -379,15 +402,8 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
   if (!wish) return wish.error();
   auto cands = candidate_displays();
   if (!cands) return cands.error();
-  // Selection: an index, a name substring, or the first with timestamps
-  // (hardware before software).
-  std::vector<const Candidate*> order;
-  for (const auto& c : *cands) {
-    if (!c.software) order.push_back(&c);
-  }
-  for (const auto& c : *cands) {
-    if (c.software) order.push_back(&c);
-  }
+  // Selection: an index, a name substring, or the first with timestamps.
+  const std::vector<const Candidate*> order = hardware_first(*cands);
   const bool by_index = !desc.device.empty() && std::all_of(desc.device.begin(), desc.device.end(), ::isdigit);
   std::string tried;
   std::unique_ptr<GlContext> ctx(new GlContext());
@@ -419,14 +435,7 @@ Result<std::unique_ptr<GlContext>> GlContext::create(const GlContextDesc& desc) 
     ctx->report_ = std::move(r);
     break;
   }
-  if (ctx->state_->context == EGL_NO_CONTEXT) {
-    return make_error(std::string("no OpenGL context with GPU timer queries") +
-                      (*wish == GlTimer::timestamp ? " and GL_TIMESTAMP" : "") +
-                      (desc.device.empty() ? std::string() : " on a device matching '" + desc.device + "'") +
-                      " (needs desktop GL 4.3 core with timer queries, or GLES 3.1 with "
-                      "GL_EXT_disjoint_timer_query); EGL devices:" +
-                      (tried.empty() ? std::string(" none") : tried));
-  }
+  if (ctx->state_->context == EGL_NO_CONTEXT) return no_context_error(*wish, desc.device, tried);
   State& s = *ctx->state_;
   if (desc.debug && ctx->report_.khr_debug) {
     s.api.Enable(GL_DEBUG_OUTPUT);

@@ -25,6 +25,13 @@ inline uint32_t pixel(uint64_t id, uint32_t x, uint32_t y) {
   return on != 0 ? kWhite : kBlack;
 }
 
+// Writes the whole pattern for `id` into kWidth x kHeight 4-byte pixels, row by row.
+inline void write(uint32_t* pixels, uint64_t id) {
+  for (uint32_t y = 0; y < kHeight; ++y) {
+    for (uint32_t x = 0; x < kWidth; ++x) pixels[y * kWidth + x] = pixel(id, x, y);
+  }
+}
+
 // Decodes the pattern from 4-byte pixels; `at(x, y)` returns the pixel.
 // Samples each cell's centre; a channel above 127 is "on" (every channel of
 // white is 255, of black 0, whatever the byte order). nullopt when the two

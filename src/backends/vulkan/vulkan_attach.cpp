@@ -28,20 +28,11 @@ std::string family_text(const VulkanDeviceReport& r, uint32_t family) {
          ")";
 }
 
-// What the device as the program made it lets latlab do; every missing
-// piece with its reason. The order of `missing`: the family's timestamps,
-// calibration, calibrated timestamps, host query reset, then the device's own.
-VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDesc& desc,
-                                   const vk::DeviceFns& fns, bool has_queue) {
+// How GPU times reach the host clock (driver pairs, a bracketed estimate),
+// or why they cannot.
+void choose_calibration(const vk::Probe& probe, const VulkanAttachDesc& desc, bool has_queue,
+                        VulkanCapabilities& caps) {
   const VulkanDeviceReport& r = probe.report;
-  const uint32_t valid_bits = r.queue_families[desc.queue_family].timestamp_valid_bits;
-  VulkanCapabilities caps;
-  caps.timestamps = valid_bits > 0 && r.timestamp_period_ns > 0.0;
-  caps.timestamp_valid_bits = valid_bits;
-  caps.host_query_reset = fns.ResetQueryPool != nullptr;
-  caps.calibrated_timestamps = fns.GetCalibratedTimestamps != nullptr;
-  caps.query_reads_wait_idle = r.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
-  caps.time_domains = r.time_domains;
   const bool driver_pairs =
       caps.calibrated_timestamps && probe.has_device_domain && probe.has_monotonic_domain;
   if (!caps.timestamps) {
@@ -68,6 +59,12 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
     }
     caps.missing.push_back({"calibration", std::move(why)});
   }
+}
+
+// What the program asked for and did not get, or what the device offers and
+// the program did not enable, with what latlab does instead.
+void note_extensions_not_enabled(const vk::Probe& probe, const VulkanAttachDesc& desc,
+                                 bool has_queue, VulkanCapabilities& caps) {
   if (desc.calibrated_timestamps && !caps.calibrated_timestamps) {
     caps.missing.push_back(
         {"calibrated_timestamps",
@@ -93,6 +90,24 @@ VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDes
                                  ": queries are reset in the program's command buffers "
                                  "(VulkanTimestampSlots::record_pending_resets)"});
   }
+}
+
+// What the device as the program made it lets latlab do; every missing
+// piece with its reason. The order of `missing`: the family's timestamps,
+// calibration, calibrated timestamps, host query reset, then the device's own.
+VulkanCapabilities capabilities_of(const vk::Probe& probe, const VulkanAttachDesc& desc,
+                                   const vk::DeviceFns& fns, bool has_queue) {
+  const VulkanDeviceReport& r = probe.report;
+  const uint32_t valid_bits = r.queue_families[desc.queue_family].timestamp_valid_bits;
+  VulkanCapabilities caps;
+  caps.timestamps = valid_bits > 0 && r.timestamp_period_ns > 0.0;
+  caps.timestamp_valid_bits = valid_bits;
+  caps.host_query_reset = fns.ResetQueryPool != nullptr;
+  caps.calibrated_timestamps = fns.GetCalibratedTimestamps != nullptr;
+  caps.query_reads_wait_idle = r.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
+  caps.time_domains = r.time_domains;
+  choose_calibration(probe, desc, has_queue, caps);
+  note_extensions_not_enabled(probe, desc, has_queue, caps);
   for (const auto& m : r.missing) {
     // The device-wide "timestamps" entry is about any family: restated for
     // the chosen one above. Host query reset the device lacks is listed by

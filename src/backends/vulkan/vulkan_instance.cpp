@@ -106,6 +106,31 @@ Result<UniqueMessenger> create_messenger(VkInstance instance,
 // ---------------------------------------------------------------------------
 // Instance
 
+namespace {
+
+bool validation_layer_installed() {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> props(n);
+  vkEnumerateInstanceLayerProperties(&n, props.data());
+  return std::any_of(props.begin(), props.end(), [](const VkLayerProperties& l) {
+    return std::strcmp(l.layerName, kValidationLayer) == 0;
+  });
+}
+
+// Whether the loader offers the instance extension `name`.
+bool instance_offers(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> props(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, props.data());
+  return std::any_of(props.begin(), props.end(), [&](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, name) == 0;
+  });
+}
+
+}  // namespace
+
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
                                      const VkDebugUtilsMessengerCreateInfoEXT* messenger,
                                      bool surfaces) {
@@ -123,14 +148,7 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
   if (validation) {
-    uint32_t n = 0;
-    vkEnumerateInstanceLayerProperties(&n, nullptr);
-    std::vector<VkLayerProperties> props(n);
-    vkEnumerateInstanceLayerProperties(&n, props.data());
-    const bool found = std::any_of(props.begin(), props.end(), [](const VkLayerProperties& l) {
-      return std::strcmp(l.layerName, kValidationLayer) == 0;
-    });
-    if (!found) {
+    if (!validation_layer_installed()) {
       return make_error(std::string(kValidationLayer) +
                         " is not installed (Debian/Ubuntu: apt install vulkan-validationlayers); "
                         "run without validation or install it");
@@ -138,18 +156,9 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
-
   if (surfaces) {
-    uint32_t n = 0;
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> props(n);
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, props.data());
-    auto offered = [&](const char* name) {
-      return std::any_of(props.begin(), props.end(), [&](const VkExtensionProperties& e) {
-        return std::strcmp(e.extensionName, name) == 0;
-      });
-    };
-    out.xcb_surface = offered(VK_KHR_SURFACE_EXTENSION_NAME) && offered("VK_KHR_xcb_surface");
+    out.xcb_surface = instance_offers(VK_KHR_SURFACE_EXTENSION_NAME) &&
+                      instance_offers("VK_KHR_xcb_surface");
     if (out.xcb_surface) {
       extensions.push_back(VK_KHR_SURFACE_EXTENSION_NAME);
       extensions.push_back("VK_KHR_xcb_surface");

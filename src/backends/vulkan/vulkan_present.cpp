@@ -163,7 +163,12 @@ class VulkanPresentPath final : public PresentPath {
   Result<void> make_surface();
   Result<void> make_swapchain();
   Result<void> make_frame_objects();
+  // The host-visible buffer the frame pattern is copied from, mapped.
+  Result<void> make_pattern_buffer();
   void record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id);
+  // The frame's result below the pattern, as far as the image holds it.
+  void copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result, uint32_t work_w,
+                   uint32_t work_h);
 
   VulkanLatencyDevice& dev_;
   const VulkanContext& ctx_;
@@ -338,6 +343,37 @@ Result<void> VulkanPresentPath::make_swapchain() {
   return {};
 }
 
+Result<void> VulkanPresentPath::make_pattern_buffer() {
+  VkDevice d = ctx_.device();
+  VkBufferCreateInfo bci{};
+  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bci.size = VkDeviceSize{frame_pattern::kWidth} * frame_pattern::kHeight * 4;
+  bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  auto pattern = vk::make(vkCreateBuffer, d, bci, vkDestroyBuffer, "vkCreateBuffer");
+  if (!pattern) return pattern.error();
+  pattern_ = std::move(*pattern);
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(d, pattern_.get(), &req);
+  auto type = ctx_.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  if (!type) return type.error();
+  VkMemoryAllocateInfo mai{};
+  mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = *type;
+  auto memory = vk::make(vkAllocateMemory, d, mai, vkFreeMemory, "vkAllocateMemory");
+  if (!memory) return memory.error();
+  pattern_memory_ = std::move(*memory);
+  vkBindBufferMemory(d, pattern_.get(), pattern_memory_.get(), 0);
+  void* mapped = nullptr;
+  if (const VkResult r = vkMapMemory(d, pattern_memory_.get(), 0, VK_WHOLE_SIZE, 0, &mapped);
+      r != VK_SUCCESS)
+    return vk::error("vkMapMemory", r);
+  pattern_pixels_ = static_cast<uint32_t*>(mapped);
+  return {};
+}
+
 Result<void> VulkanPresentPath::make_frame_objects() {
   VkDevice d = ctx_.device();
   VkSemaphoreCreateInfo sem{};
@@ -371,32 +407,7 @@ Result<void> VulkanPresentPath::make_frame_objects() {
   if (!fence) return fence.error();
   fence_ = std::move(*fence);
 
-  VkBufferCreateInfo bci{};
-  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bci.size = VkDeviceSize{frame_pattern::kWidth} * frame_pattern::kHeight * 4;
-  bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  auto pattern = vk::make(vkCreateBuffer, d, bci, vkDestroyBuffer, "vkCreateBuffer");
-  if (!pattern) return pattern.error();
-  pattern_ = std::move(*pattern);
-  VkMemoryRequirements req{};
-  vkGetBufferMemoryRequirements(d, pattern_.get(), &req);
-  auto type = ctx_.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  if (!type) return type.error();
-  VkMemoryAllocateInfo mai{};
-  mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = *type;
-  auto memory = vk::make(vkAllocateMemory, d, mai, vkFreeMemory, "vkAllocateMemory");
-  if (!memory) return memory.error();
-  pattern_memory_ = std::move(*memory);
-  vkBindBufferMemory(d, pattern_.get(), pattern_memory_.get(), 0);
-  void* mapped = nullptr;
-  if (const VkResult r = vkMapMemory(d, pattern_memory_.get(), 0, VK_WHOLE_SIZE, 0, &mapped);
-      r != VK_SUCCESS)
-    return vk::error("vkMapMemory", r);
-  pattern_pixels_ = static_cast<uint32_t*>(mapped);
+  if (auto made = make_pattern_buffer(); !made) return made;
 
   if (desc_.hold_ns > 0) {
     VkEventCreateInfo eci{};
@@ -453,6 +464,19 @@ Result<void> VulkanPresentPath::init() {
   return {};
 }
 
+void VulkanPresentPath::copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result,
+                                    uint32_t work_w, uint32_t work_h) {
+  if (result == VK_NULL_HANDLE || extent_.height <= frame_pattern::kHeight) return;
+  // The result's bytes as 4-byte texels: 4 per vec4 element.
+  VkBufferImageCopy r{};
+  r.bufferRowLength = 4 * work_w;
+  r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
+  r.imageExtent = {std::min(extent_.width, 4 * work_w),
+                   std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
+  vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &r);
+}
+
 void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id) {
   if (hold_event_) {
     vkCmdWaitEvents(cmd, 1, hold_event_.ptr(), VK_PIPELINE_STAGE_HOST_BIT,
@@ -490,18 +514,7 @@ void VulkanPresentPath::record_copy(VkCommandBuffer cmd, uint32_t image, uint64_
   cleared.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                        &cleared, 0, nullptr, 0, nullptr);
-  std::vector<VkBufferImageCopy> regions;
-  if (result != VK_NULL_HANDLE && extent_.height > frame_pattern::kHeight) {
-    // The result's bytes as 4-byte texels: 4 per vec4 element.
-    VkBufferImageCopy r{};
-    r.bufferRowLength = 4 * work_w;
-    r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    r.imageOffset = {0, static_cast<int32_t>(frame_pattern::kHeight), 0};
-    r.imageExtent = {std::min(extent_.width, 4 * work_w),
-                     std::min(extent_.height - frame_pattern::kHeight, work_h), 1};
-    vkCmdCopyBufferToImage(cmd, result, images_[image], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
-                           &r);
-  }
+  copy_result(cmd, image, result, work_w, work_h);
   VkBufferImageCopy p{};
   p.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   p.imageExtent = {frame_pattern::kWidth, frame_pattern::kHeight, 1};
@@ -533,10 +546,7 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
   vkResetFences(d, 1, fence_.ptr());
   if (hold_event_) vkResetEvent(d, hold_event_.get());
   if (observer_) observer_->note_presented(frame_id);
-  for (uint32_t y = 0; y < frame_pattern::kHeight; ++y) {
-    for (uint32_t x = 0; x < frame_pattern::kWidth; ++x)
-      pattern_pixels_[y * frame_pattern::kWidth + x] = frame_pattern::pixel(frame_id, x, y);
-  }
+  frame_pattern::write(pattern_pixels_, frame_id);
 
   vkResetCommandBuffer(cmd_, 0);
   VkCommandBufferBeginInfo bi{};

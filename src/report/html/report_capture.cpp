@@ -1,8 +1,11 @@
 // The HTML report of a capture (kind "capture", docs/capture.md): the
 // FPS and its lows, the program and how the recording stopped, the frame sources, the counts, the
-// per-frame and per-submission figures as distributions, and a chart of the
-// per-frame figures at their percentiles.
+// per-frame and per-submission figures as distributions, a chart of the
+// per-frame figures at their percentiles and one of the frame time over the
+// capture.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "latlab/host_clock.hpp"
 #include "report/html/report_charts.hpp"
@@ -114,6 +117,24 @@ std::string sources_table(const CaptureResult& c) {
   return t + "</table>\n";
 }
 
+// Which figures' percentiles came from a histogram (a long capture), and
+// how close they are; "" when every one is exact.
+std::string approximate_note(const NamedDistributions& figures) {
+  std::string names;
+  double resolution = 0;
+  for (const auto& [name, d] : figures) {
+    if (!d.percentile_resolution) continue;
+    names += (names.empty() ? "" : ", ") + name;
+    resolution = std::max(resolution, *d.percentile_resolution);
+  }
+  if (names.empty()) return "";
+  return fmt::format(
+      "<p class=\"na\">Approximate percentiles ({}): from a histogram, each within {:.3g} % of "
+      "its exact value (more samples than are kept exactly); count, mean, min and max are "
+      "exact.</p>\n",
+      escape(names), resolution * 100);
+}
+
 std::string figures_table(const char* title, const NamedDistributions& figures) {
   std::string t = fmt::format(
       "<table class=\"pct\"><tr><th>{}, us</th><th>count</th><th>missing</th><th>p50</th>"
@@ -126,7 +147,7 @@ std::string figures_table(const char* title, const NamedDistributions& figures) 
       t += "<td>" + (d.empty() ? na() : number(v)) + "</td>";
     t += "</tr>\n";
   }
-  return t + "</table>\n";
+  return t + "</table>\n" + approximate_note(figures);
 }
 
 std::string unavailable_items(const RunResult& r) {
@@ -174,28 +195,6 @@ std::string capture_section(const RunResult& r, const std::string& prefix, json&
        cost_table(c);
   s += "<h3>Machine</h3>\n" + machine_table(r);
   return s;
-}
-
-std::string capture_charts(const CaptureResult& c, const std::string& prefix, json& charts) {
-  static const double kLevels[] = {50, 90, 95, 99, 99.9, 100};
-  json pc = chart(prefix + "capture-pct", "line", "per-frame figures at their percentiles",
-                  "percentile", "us");
-  pc["x"] = kLevels;
-  std::vector<std::vector<double>> values;
-  for (const auto& [name, d] : c.figures) {
-    if (d.empty()) continue;
-    values.push_back({d.p50, d.p90, d.p95, d.p99, d.p999, d.max});
-    pc["series"].push_back({{"label", name}, {"values", values.back()}});
-  }
-  value_axes(pc, values, linear_axis(50, 100, 5));
-  if (pc["series"].empty())
-    return "<p class=\"na\">No frame has a measured figure: no chart.</p>\n";
-  const std::string out =
-      chart_div(pc,
-                "Each line joins a figure's p50, p90, p95, p99, p99.9 and max from the table above "
-                "(the capture result keeps distributions, not each frame's value).");
-  charts.push_back(std::move(pc));
-  return out;
 }
 
 }  // namespace latlab::html
