@@ -5,7 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 
 #include "latlab/bench/latency_report.hpp"
@@ -15,9 +15,8 @@
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/core/latency_device.hpp"
-#include "report/result_json.hpp"
+#include "report/store/results_store.hpp"
 #include "run_options.hpp"
-#include "run_store.hpp"
 
 namespace latlab::cli {
 
@@ -30,10 +29,10 @@ bool run_outputs_take_stdout(const RunOutputs& o);
 // writable and no two are the same file.
 Result<void> check_run_files(const RunOutputs& o);
 
-// Writes `doc` to `path` atomically and says so on `info` (with `suffix`);
-// on failure prints why on stderr and returns false.
-bool write_result_json(const std::string& path, const nlohmann::ordered_json& doc, std::FILE* info,
-                       const char* suffix);
+// Opens the store `location` ("" = the default) for appending (its schema
+// version checked) before the run starts; on failure prints why and returns
+// nullptr.
+std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
 
 // Every reporter of a result (one device, Performance-only, or several
 // devices' sections): the table (one per section) or --json, --out,
