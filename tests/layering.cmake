@@ -45,6 +45,10 @@ set(may_include_bench "core|seam|gpu|backends|rigs|profiler|bench")
 set(may_include_capture "core|seam|gpu|backends|rigs|profiler|bench|capture")
 set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|engine")
 set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|engine|capture|report")
+# The command line (apps/): options, a plan, one library call, reporters.
+# No GPU or window system header, no JSON library, no sockets or processes
+# of its own (those are the capture session's): "apps" below.
+set(may_include_apps "core|seam|rigs|profiler|bench|engine|report")
 
 # The layer of a latlab header "latlab/<path>".
 function(public_layer path out)
@@ -86,6 +90,8 @@ function(include_layer line out)
     if(inc MATCHES "^(vulkan|vk_video|EGL|GL|GLES[0-9]*|KHR|X11|xcb)/" OR
        inc MATCHES "^(cuda|cupti|nvml|nvrtc)[A-Za-z_0-9]*\\.h$")
       set(layer gpu)
+    elseif(inc MATCHES "^(nlohmann/|sys/socket\\.h|sys/wait\\.h|spawn\\.h)")
+      set(layer engine_only)  # the JSON library, sockets, child processes
     else()
       set(layer free)
     endif()
@@ -110,6 +116,10 @@ foreach(dir_layer core:core backends:backends profiler:profiler bench:engine cap
     list(APPEND files "${path}|${layer}")
   endforeach()
 endforeach()
+file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/apps/*.cpp" "${SOURCE_DIR}/apps/*.hpp")
+foreach(path IN LISTS sources)
+  list(APPEND files "${path}|apps")
+endforeach()
 
 set(found "")
 set(checked 0)
@@ -125,7 +135,7 @@ foreach(entry IN LISTS files)
   file(STRINGS "${SOURCE_DIR}/${path}" lines REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS lines)
     include_layer("${line}" reached)
-    if(reached STREQUAL "free")
+    if(reached STREQUAL "free" OR (reached STREQUAL "engine_only" AND NOT layer STREQUAL "apps"))
       continue()
     endif()
     if(reached STREQUAL "unknown")

@@ -6,14 +6,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "bench/device_listing.hpp"
 #include "command.hpp"
-#include "latlab/vulkan.hpp"
-#if LATLAB_HAVE_CUDA
-#include "latlab/cuda.hpp"
-#endif
-#if LATLAB_HAVE_OPENGL
-#include "latlab/opengl.hpp"
-#endif
 
 namespace latlab::cli {
 
@@ -46,41 +40,6 @@ Result<std::vector<std::string>> parse_device_list(const std::string& text) {
 
 namespace {
 
-// The names of the backend's devices by index, or why they cannot be listed.
-Result<std::vector<std::string>> backend_device_names(Backend backend) {
-  if (!backend_info(backend).built) return make_error(std::string(backend_info(backend).not_built));
-  std::vector<std::string> names;
-  switch (backend) {
-    case Backend::vulkan: {
-      auto devices = enumerate_vulkan_devices();
-      if (!devices) return devices.error();
-      for (const auto& d : *devices) names.push_back(d.name);
-      break;
-    }
-    case Backend::cuda: {
-#if LATLAB_HAVE_CUDA
-      auto devices = enumerate_cuda_devices();
-      if (!devices) return devices.error();
-      for (const auto& d : *devices) names.push_back(d.name);
-#endif
-      break;
-    }
-    case Backend::gl: {
-#if LATLAB_HAVE_OPENGL
-      auto devices = enumerate_gl_devices();
-      if (!devices) return devices.error();
-      for (const auto& d : *devices)
-        names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
-#endif
-      break;
-    }
-    case Backend::sim:
-      names = {"latlab simulated device 0", "latlab simulated device 1"};
-      break;
-  }
-  return names;
-}
-
 bool is_index(const std::string& s, size_t& out) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc{} && p == s.data() + s.size();
@@ -93,7 +52,7 @@ Result<std::vector<ListedDevice>> expand_device_list(Backend backend_id,
                                                      bool& no_device) {
   no_device = false;
   const std::string backend(backend_name(backend_id));
-  Result<std::vector<std::string>> names = backend_device_names(backend_id);
+  Result<std::vector<std::string>> names = device_names(backend_id);
   if (!names || names->empty()) {
     no_device = true;
     return make_error("no " + backend + " device" +

@@ -14,7 +14,7 @@
 #include "interrupt_scope.hpp"
 #include "latlab/bench/profile_queues_run.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
-#include "latlab/vulkan.hpp"
+#include "bench/device_listing.hpp"
 #include "report/profile_report.hpp"
 
 namespace latlab::cli {
@@ -54,14 +54,13 @@ Result<std::vector<std::string>> device_selectors(const std::string& device, boo
 // With several devices, a track group per device: "GPU [index] name"; its
 // queues' tracks and tables named "[index] vulkan queue family N (...)".
 std::vector<QueuesDevice> queues_devices(const std::vector<std::string>& selectors, bool several,
-                                         const std::vector<VulkanDeviceReport>& reports) {
+                                         const std::vector<std::string>& names) {
   std::vector<QueuesDevice> out;
   for (const std::string& sel : selectors) {
-    std::string label = sel;
-    for (const auto& d : reports) {
-      if (std::to_string(d.index) == sel) label = sel + "] " + d.name;
+    std::string label = sel + "]";
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (std::to_string(i) == sel) label = sel + "] " + names[i];
     }
-    if (label == sel) label += "]";
     out.push_back({.selector = sel,
                    .trace_group = several ? "[" + label : "",
                    .track_prefix = several ? "[" + sel + "] " : ""});
@@ -112,8 +111,8 @@ bool profile_names_several_devices(const std::string& device) { return is_device
 
 int profile_queues(const QueuesProfileRequest& req) {
   if (!req.json) print_settings(req);
-  auto reports = enumerate_vulkan_devices();
-  if (reports && reports->empty()) {
+  auto names = device_names(Backend::vulkan);
+  if (names && names->empty()) {
     return fail(
         "no Vulkan device found; install Mesa's lavapipe (apt install mesa-vulkan-drivers) for a "
         "software device",
@@ -136,7 +135,7 @@ int profile_queues(const QueuesProfileRequest& req) {
   int code = kExitOk;
   const QueuesProfileResult r = run_profile_queues(
       plan, rig,
-      queues_devices(*selectors, several, reports ? *reports : std::vector<VulkanDeviceReport>{}),
+      queues_devices(*selectors, several, names ? *names : std::vector<std::string>{}),
       open_vulkan_queues_rig, hooks_for(req, several, code));
   if (!r.trace_not_opened.empty()) return fail(r.trace_not_opened, kExitWriteFailed);
   if (!r.partial.empty()) {

@@ -75,4 +75,38 @@ std::vector<PhysicalIdentity> list_physical_devices(Backend backend) {
   return list_devices().physical;
 }
 
+Result<std::vector<std::string>> device_names(Backend backend) {
+  if (!backend_info(backend).built) return make_error(std::string(backend_info(backend).not_built));
+  std::vector<std::string> names;
+  switch (backend) {
+    case Backend::vulkan: {
+      auto devices = enumerate_vulkan_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices) names.push_back(d.name);
+      break;
+    }
+    case Backend::cuda: {
+#if LATLAB_HAVE_CUDA
+      auto devices = enumerate_cuda_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices) names.push_back(d.name);
+#endif
+      break;
+    }
+    case Backend::gl: {
+#if LATLAB_HAVE_OPENGL
+      auto devices = enumerate_gl_devices();
+      if (!devices) return devices.error();
+      for (const auto& d : *devices)
+        names.push_back(d.renderer.empty() ? d.egl_vendor : d.renderer);
+#endif
+      break;
+    }
+    case Backend::sim:
+      names = {"latlab simulated device 0", "latlab simulated device 1"};
+      break;
+  }
+  return names;
+}
+
 }  // namespace latlab

@@ -34,4 +34,8 @@ DeviceListing list_devices();
 // sim backend (its devices are no physical GPU, and nothing is enumerated).
 std::vector<PhysicalIdentity> list_physical_devices(Backend backend);
 
+// The names of `backend`'s devices, by index (`--device N`), or why they
+// cannot be listed (the backend is not built, the API fails).
+Result<std::vector<std::string>> device_names(Backend backend);
+
 }  // namespace latlab
