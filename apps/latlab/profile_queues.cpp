@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_listing.hpp"
 #include "command.hpp"
 #include "device_list.hpp"
 #include "interrupt_scope.hpp"
 #include "latlab/bench/profile_queues_run.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
-#include "bench/device_listing.hpp"
 #include "report/profile_report.hpp"
 
 namespace latlab::cli {
@@ -134,8 +134,7 @@ int profile_queues(const QueuesProfileRequest& req) {
   rig.validation = req.validation;
   int code = kExitOk;
   const QueuesProfileResult r = run_profile_queues(
-      plan, rig,
-      queues_devices(*selectors, several, names ? *names : std::vector<std::string>{}),
+      plan, rig, queues_devices(*selectors, several, names ? *names : std::vector<std::string>{}),
       open_vulkan_queues_rig, hooks_for(req, several, code));
   if (!r.trace_not_opened.empty()) return fail(r.trace_not_opened, kExitWriteFailed);
   if (!r.partial.empty()) {

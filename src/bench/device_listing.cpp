@@ -64,7 +64,8 @@ DeviceListing list_devices() {
   }
   for (const GlDeviceReport& d : out.gl) {
     out.physical.push_back({std::string(backend_name(Backend::gl)), d.index, d.renderer,
-                            d.device_uuid, normalize_pci_bus_id(pci_bus_id_of_drm_node(d.drm_node))});
+                            d.device_uuid,
+                            normalize_pci_bus_id(pci_bus_id_of_drm_node(d.drm_node))});
   }
   assign_physical_groups(out.physical);
   return out;

@@ -95,12 +95,14 @@ CaptureStop stop_of(const SessionFacts& f, const CaptureStream& st) {
 // How the source learnt present_complete: the methods its frames used, in
 // PresentMethod order, else the device's plan from its hello.
 std::string present_method_of(const CapturedSource& src, const CaptureSummary& s) {
-  const auto it = std::find_if(s.present_methods.begin(), s.present_methods.end(),
-                               [&](const auto& m) { return m.pid == src.pid && m.source == src.source; });
+  const auto it =
+      std::find_if(s.present_methods.begin(), s.present_methods.end(),
+                   [&](const auto& m) { return m.pid == src.pid && m.source == src.source; });
   std::string out;
   for (uint32_t m = 1; it != s.present_methods.end() && m < 32; ++m) {
     const char* name = present_method_name(static_cast<PresentMethod>(m));
-    if ((it->methods & (1U << m)) != 0 && *name != '\0') out += (out.empty() ? "" : ", ") + std::string(name);
+    if ((it->methods & (1U << m)) != 0 && *name != '\0')
+      out += (out.empty() ? "" : ", ") + std::string(name);
   }
   return out.empty() ? src.present_method : out;
 }

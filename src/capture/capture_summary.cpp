@@ -38,9 +38,9 @@ CaptureSummarizer::Swapchain& CaptureSummarizer::swapchain_of(const CaptureFrame
 // flags and refresh) or discarded, and how its present_complete was learnt.
 void CaptureSummarizer::add_display(const FrameRecord& f) {
   CaptureSummary& c = counts_;
-  const auto it = std::find_if(
-      c.present_methods.begin(), c.present_methods.end(),
-      [&](const auto& m) { return m.pid == f.head.pid && m.source == f.head.source; });
+  const auto it =
+      std::find_if(c.present_methods.begin(), c.present_methods.end(),
+                   [&](const auto& m) { return m.pid == f.head.pid && m.source == f.head.source; });
   auto& methods = it != c.present_methods.end()
                       ? *it
                       : c.present_methods.emplace_back(

@@ -77,10 +77,9 @@ void FrameRowQueue::release_rows(int64_t now, bool all, const Release& fn) {
         all || rows_ > limits_.max_rows || now - row.record.present_start >= limits_.lag_ns;
     if (!forced && !settled(*head, row)) return;
     const CaptureFrameRow* shown = next_shown_of(head->rows).row;
-    const FrameRowView view{row, head->prev ? &*head->prev : nullptr,
-                            head->rows.size() > 1 ? &head->rows[1] : nullptr,
-                            shown != nullptr && displayed(shown->record).value_or(false) ? shown
-                                                                                         : nullptr};
+    const FrameRowView view{
+        row, head->prev ? &*head->prev : nullptr, head->rows.size() > 1 ? &head->rows[1] : nullptr,
+        shown != nullptr && displayed(shown->record).value_or(false) ? shown : nullptr};
     fn(row, view);
     head->prev = std::move(row);
     head->rows.pop_front();

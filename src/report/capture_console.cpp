@@ -57,21 +57,8 @@ std::string apis_of(const CaptureResult& c) {
   return apis;
 }
 
-}  // namespace
-
-void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
-  const CaptureResult& c = outcome.capture;
-  const Distribution* bp = c.figure("between_presents");
-  char bp_p50[64] = "n/a";
-  if (bp != nullptr && !bp->empty())
-    std::snprintf(bp_p50, sizeof bp_p50, "%.1f us%s", bp->p50,
-                  bp->percentile_resolution ? " (from a histogram: approximate)" : "");
-  std::fprintf(out,
-               "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
-               " GPU spans missing%s, %" PRIu64 " records dropped; between presents p50 %s\n",
-               c.frames, c.submits, c.gpu_spans_missing, missing_span_reasons(c).c_str(),
-               c.stop.records_dropped, bp_p50);
-  print_cost(out, c.overhead);
+// The frame rate and its lows; several swapchains: each apart as well.
+void print_fps(std::FILE* out, const CaptureResult& c) {
   const CaptureFps fps = c.fps();
   if (!fps.average) {
     std::fprintf(out, "latlab capture: FPS n/a (no two consecutive presents of one source)\n");
@@ -82,7 +69,7 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
         num(fps.average).c_str(), num(fps.low_1_percent).c_str(), num(fps.low_0_1_percent).c_str(),
         fps.frame_times);
   }
-  // Several swapchains (processes, devices, windows): each apart as well.
+  // Several swapchains (processes, devices, windows).
   if (c.per_swapchain.size() > 1) {
     for (const CaptureSwapchainFigures& w : c.per_swapchain) {
       const CaptureFps f = w.fps();
@@ -95,6 +82,10 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
                    f.low_1_percent ? fmt_fps(*f.low_1_percent).c_str() : "n/a");
     }
   }
+}
+
+// What the display path and the screen observers saw of the frames.
+void print_display(std::FILE* out, const CaptureResult& c) {
   const CaptureDisplay& d = c.display;
   if (d.shown + d.discarded > 0) {
     const Distribution* shown = c.figure("until_displayed");
@@ -112,6 +103,25 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
                  " frames seen updated\n",
                  o.frames_matched, o.frames_watched);
   }
+}
+
+}  // namespace
+
+void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
+  const CaptureResult& c = outcome.capture;
+  const Distribution* bp = c.figure("between_presents");
+  char bp_p50[64] = "n/a";
+  if (bp != nullptr && !bp->empty())
+    std::snprintf(bp_p50, sizeof bp_p50, "%.1f us%s", bp->p50,
+                  bp->percentile_resolution ? " (from a histogram: approximate)" : "");
+  std::fprintf(out,
+               "latlab capture: %" PRIu64 " frames, %" PRIu64 " submits, %" PRIu64
+               " GPU spans missing%s, %" PRIu64 " records dropped; between presents p50 %s\n",
+               c.frames, c.submits, c.gpu_spans_missing, missing_span_reasons(c).c_str(),
+               c.stop.records_dropped, bp_p50);
+  print_cost(out, c.overhead);
+  print_fps(out, c);
+  print_display(out, c);
   if (c.sources.empty()) {
     std::fprintf(out,
                  "latlab capture: no source reported: %s; %s (docs/capture.md says which "

@@ -98,6 +98,39 @@ json screen_to_json(const CaptureScreenObserver& o) {
           {"figures", named_to_json(o.figures)}};
 }
 
+// What capture cost the program (docs/capture.md "Cost").
+json overhead_to_json(const CaptureResult& c) {
+  const CaptureOverhead& ov = c.overhead;
+  return {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},
+          {"layer_cpu_per_present", distribution_to_json(c.layer_cpu_per_present)},
+          {"threads_cpu_per_frame_us", opt(ov.threads_cpu_per_frame_us)},
+          {"layer_cpu_per_frame_us", opt(ov.layer_cpu_per_frame_us)},
+          {"driver_cpu_per_frame_us", opt(ov.driver_cpu_per_frame_us)},
+          {"layer_cpu_us", opt(ov.layer_cpu_us)},
+          {"driver_cpu_us", opt(ov.driver_cpu_us)},
+          {"threads", ov.threads},
+          {"query_reads", ov.query_reads},
+          {"bracketed_submits", ov.bracketed_submits},
+          {"leaves_out", ov.leaves_out}};
+}
+
+// The bracketing probe per queue: what the layer's command buffers cost a submission.
+json bracketing_to_json(const std::vector<CaptureBracketing>& bracketing) {
+  json br = json::array();
+  for (const CaptureBracketing& b : bracketing) {
+    br.push_back(
+        {{"pid", b.pid},
+         {"queue_family", b.queue_family},
+         {"queue_index", b.queue_index},
+         {"rounds", b.rounds},
+         {"before_us",
+          {{"p50", b.before_p50_us}, {"min", b.before_min_us}, {"max", b.before_max_us}}},
+         {"after_us", {{"p50", b.after_p50_us}, {"min", b.after_min_us}, {"max", b.after_max_us}}},
+         {"cpu_per_submit_us", b.cpu_per_submit_us}});
+  }
+  return br;
+}
+
 }  // namespace
 
 json capture_to_json(const RunResult& r) {
@@ -140,31 +173,8 @@ json capture_to_json(const RunResult& r) {
   j["figures"] = named_to_json(c.figures);
   j["submit_figures"] = named_to_json(c.submit_figures);
   j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);
-  const CaptureOverhead& ov = c.overhead;
-  j["overhead"] = {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},
-                   {"layer_cpu_per_present", distribution_to_json(c.layer_cpu_per_present)},
-                   {"threads_cpu_per_frame_us", opt(ov.threads_cpu_per_frame_us)},
-                   {"layer_cpu_per_frame_us", opt(ov.layer_cpu_per_frame_us)},
-                   {"driver_cpu_per_frame_us", opt(ov.driver_cpu_per_frame_us)},
-                   {"layer_cpu_us", opt(ov.layer_cpu_us)},
-                   {"driver_cpu_us", opt(ov.driver_cpu_us)},
-                   {"threads", ov.threads},
-                   {"query_reads", ov.query_reads},
-                   {"bracketed_submits", ov.bracketed_submits},
-                   {"leaves_out", ov.leaves_out}};
-  json br = json::array();
-  for (const CaptureBracketing& b : c.bracketing) {
-    br.push_back(
-        {{"pid", b.pid},
-         {"queue_family", b.queue_family},
-         {"queue_index", b.queue_index},
-         {"rounds", b.rounds},
-         {"before_us",
-          {{"p50", b.before_p50_us}, {"min", b.before_min_us}, {"max", b.before_max_us}}},
-         {"after_us", {{"p50", b.after_p50_us}, {"min", b.after_min_us}, {"max", b.after_max_us}}},
-         {"cpu_per_submit_us", b.cpu_per_submit_us}});
-  }
-  j["bracketing"] = br;
+  j["overhead"] = overhead_to_json(c);
+  j["bracketing"] = bracketing_to_json(c.bracketing);
   json un = json::array();
   for (const CaptureUnavailable& u : c.unavailable)
     un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
