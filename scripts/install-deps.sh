@@ -17,6 +17,7 @@ packages=(
   glmark2-x11 glmark2-es2-x11 mangohud  # programs that load GL themselves, another GL preload (tests/e2e/capture_programs_test.cpp)
   gfxreconstruct  # a replay that submits without presenting (tests/e2e/capture_test.cpp), bench/dev/capture_overhead.sh
   libxcb-damage0-dev  # capture's X11 screen observer (optional: without it, unavailable with the reason)
+  libwayland-dev wayland-protocols  # run --present's Wayland window and wp_presentation observer (optional: X11 only without)
   weston  # a headless Wayland compositor for capture's wp_presentation tests (tests/e2e/capture_wayland_test.cpp); vkcube-wayland and es2gears_wayland come with vulkan-tools and mesa-utils
   clang libclang-rt-14-dev  # make fuzz: clang 14 and its libFuzzer/sanitizer runtimes
 )

@@ -10,9 +10,10 @@
 namespace latlab::cli {
 void add_present_options(CLI::App* sub, RunOptions* opts) {
   sub->add_flag("--present", opts->present,
-                "Vulkan: show every latency frame in an X11 window (lowest-latency present "
-                "mode) and time present and screen (X server framebuffer observer); without a "
-                "display, present is listed unavailable and the run goes on");
+                "Vulkan: show every latency frame in a window (lowest-latency present mode) and "
+                "time present and screen: on $WAYLAND_DISPLAY when set, the compositor's "
+                "wp_presentation times; else on X11 ($DISPLAY), the X server framebuffer "
+                "observer. Without a display, present is listed unavailable and the run goes on");
   sub->add_option("--present-poll-us", opts->present_poll_us,
                   "With --present: the framebuffer observer's polling period (us)")
       ->check(real_in(50.0, 100'000.0))

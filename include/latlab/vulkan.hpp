@@ -99,8 +99,9 @@ struct VulkanContextDesc {
   // path). Default true.
   bool calibrated_timestamps = true;
   // Enable what a present path needs where offered: VK_KHR_surface and
-  // VK_KHR_xcb_surface on the instance, VK_KHR_swapchain on the device
-  // (VulkanContext::xcb_surface_enabled, swapchain_enabled). Default off.
+  // VK_KHR_xcb_surface and VK_KHR_wayland_surface on the instance,
+  // VK_KHR_swapchain on the device (VulkanContext::xcb_surface_enabled,
+  // wayland_surface_enabled, swapchain_enabled). Default off.
   bool present = false;
   // Also open one queue of every other queue family that can write
   // timestamps (timestampValidBits > 0), for work spread over queues
@@ -418,9 +419,10 @@ class VulkanContext {
   // A memory type index among `type_bits` with all of `want` (error if none).
   Result<uint32_t> find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
 
-  // VulkanContextDesc::present: the instance has VK_KHR_xcb_surface, the
-  // device VK_KHR_swapchain.
+  // VulkanContextDesc::present: the instance has VK_KHR_xcb_surface or
+  // VK_KHR_wayland_surface, the device VK_KHR_swapchain.
   bool xcb_surface_enabled() const { return xcb_surface_; }
+  bool wayland_surface_enabled() const { return wayland_surface_; }
   bool swapchain_enabled() const { return swapchain_; }
 
   // Host query reset entry point (core 1.2 or EXT); null when unavailable.
@@ -454,6 +456,7 @@ class VulkanContext {
   uint32_t api_version_ = 0;
   uint32_t instance_api_ = 0;  // the version the instance was created at
   bool xcb_surface_ = false;
+  bool wayland_surface_ = false;
   bool swapchain_ = false;
   bool host_reset_ = false;      // enabled at vkCreateDevice
   bool calibrated_ext_ = false;  // calibrated timestamps offered (enabled by the wishes)

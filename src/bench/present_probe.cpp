@@ -66,9 +66,11 @@ void say(int fd, const std::string& line) {
 
 Result<void> probe_present_in_child(const DeviceSelector& selector, const PresentDesc& desc,
                                     int64_t timeout_ns) {
-  const char* env = std::getenv("DISPLAY");
-  if (desc.display.empty() && (env == nullptr || *env == '\0'))
-    return make_error("no X display: DISPLAY is not set");
+  const char* x = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if (desc.display.empty() && (x == nullptr || *x == '\0') &&
+      (wayland == nullptr || *wayland == '\0'))
+    return make_error("no display: DISPLAY is not set (nor WAYLAND_DISPLAY)");
   int fds[2];
   if (pipe(fds) != 0) return make_error(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t pid = fork();

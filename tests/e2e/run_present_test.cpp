@@ -39,20 +39,22 @@ PresentRun run_present(const std::string& display, const std::string& extra, Tem
   PresentRun p;
   const auto out = dir.path / (name + ".json");
   p.cli = run_cli(std::string(kBaseArgs) + extra + " --out " + out.string(),
-                  CliOptions{"DISPLAY=" + display});
+                  CliOptions{"env -u WAYLAND_DISPLAY DISPLAY=" + display});
   if (std::filesystem::exists(out)) p.doc = nlohmann::json::parse(slurp(out));
   return p;
 }
 
-const nlohmann::json& present_of(const nlohmann::json& j) { return j["modes"]["baseline"]["present"]; }
+const nlohmann::json& present_of(const nlohmann::json& j) {
+  return j["modes"]["baseline"]["present"];
+}
 
 TEST(RunPresentCli, PresentStagesAndFramebufferObserverHaveSamples) {
   XvfbServer x;
   if (!x.ok()) GTEST_SKIP() << x.why_not();
   TempDir dir;
   const auto csv = dir.path / "f.csv";
-  PresentRun p = run_present(x.display(), "--validation --frames 200 --frames-csv " + csv.string(),
-                             dir, "r");
+  PresentRun p =
+      run_present(x.display(), "--validation --frames 200 --frames-csv " + csv.string(), dir, "r");
   if (vulkan_unavailable(p.cli)) GTEST_SKIP() << "no Vulkan backend: " << p.cli.output;
   ASSERT_EQ(p.cli.rc, 0) << p.cli.output;
   const nlohmann::json& j = p.doc;
@@ -99,10 +101,9 @@ struct Xwd {
   std::vector<uint8_t> pixels;
   uint32_t pixel(uint32_t x, uint32_t y) const {
     const uint8_t* p = pixels.data() + size_t{y} * bytes_per_line + size_t{x} * 4;
-    return byte_order == 0 ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
-                                 uint32_t{p[3]} << 24
-                           : uint32_t{p[3]} | uint32_t{p[2]} << 8 | uint32_t{p[1]} << 16 |
-                                 uint32_t{p[0]} << 24;
+    return byte_order == 0
+               ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24
+               : uint32_t{p[3]} | uint32_t{p[2]} << 8 | uint32_t{p[1]} << 16 | uint32_t{p[0]} << 24;
   }
 };
 
@@ -136,10 +137,10 @@ TEST(RunPresentCli, XwdGrabOfTheScreenHoldsTheFramePattern) {
   const auto grab = dir.path / "screen.xwd";
   const auto out = dir.path / "r.json";
   // The grab is taken while the run presents (about 3 s of frames).
-  const std::string cmd = "DISPLAY=" + x.display() + " " + latlab_binary() + " " + kBaseArgs +
-                          "--frames 300 --out " + out.string() + " >/dev/null 2>&1 & pid=$!; " +
-                          "sleep 2.5; xwd -root -silent -display " + x.display() + " -out " +
-                          grab.string() + "; wait $pid";
+  const std::string cmd = "env -u WAYLAND_DISPLAY DISPLAY=" + x.display() + " " + latlab_binary() +
+                          " " + kBaseArgs + "--frames 300 --out " + out.string() +
+                          " >/dev/null 2>&1 & pid=$!; " + "sleep 2.5; xwd -root -silent -display " +
+                          x.display() + " -out " + grab.string() + "; wait $pid";
   std::string output;
   const int rc = run_shell("sh -c '" + cmd + "'", output);
   ASSERT_EQ(rc, 0) << output;
@@ -186,7 +187,7 @@ TEST(RunPresentCli, WithoutADisplayPresentIsUnavailableAndTheRunGoesOn) {
   TempDir dir;
   const auto out = dir.path / "r.json";
   const CliResult r = run_cli(std::string(kBaseArgs) + "--frames 20 --out " + out.string(),
-                              CliOptions{"env -u DISPLAY"});
+                              CliOptions{"env -u DISPLAY -u WAYLAND_DISPLAY"});
   if (vulkan_unavailable(r)) GTEST_SKIP() << "no Vulkan backend: " << r.output;
   ASSERT_EQ(r.rc, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(slurp(out));

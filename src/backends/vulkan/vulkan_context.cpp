@@ -298,6 +298,7 @@ Result<void> VulkanContext::open_instance(const VulkanContextDesc& desc) {
   owned_->instance = std::move(inst->instance);
   instance_api_ = inst->api;
   xcb_surface_ = inst->xcb_surface;
+  wayland_surface_ = inst->wayland_surface;
   if (desc.validation) {
     auto messenger = vk::create_messenger(instance(), messenger_ci);
     if (!messenger) return messenger.error();

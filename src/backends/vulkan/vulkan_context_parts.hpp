@@ -71,15 +71,17 @@ inline bool at_least(uint32_t version, uint32_t major, uint32_t minor) {
 // Instance (vulkan_instance.cpp)
 
 struct InstanceChoice {
-  UniqueInstance instance;   // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
-  uint32_t api = 0;          // the API version the instance was created at
-  bool xcb_surface = false;  // VK_KHR_surface + VK_KHR_xcb_surface enabled
+  UniqueInstance instance;       // empty: no driver (VK_ERROR_INCOMPATIBLE_DRIVER)
+  uint32_t api = 0;              // the API version the instance was created at
+  bool xcb_surface = false;      // VK_KHR_surface + VK_KHR_xcb_surface enabled
+  bool wayland_surface = false;  // VK_KHR_surface + VK_KHR_wayland_surface enabled
 };
 
 // An instance at min(loader, max_api), at least 1.1; with `validation` the
 // Khronos layer, VK_EXT_debug_utils and `messenger` chained. No driver comes
 // back as an empty instance, other failures as errors.
-// With `surfaces`, VK_KHR_surface and VK_KHR_xcb_surface where both are offered.
+// With `surfaces`, VK_KHR_surface with VK_KHR_xcb_surface and
+// VK_KHR_wayland_surface, each where offered.
 Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
                                      const VkDebugUtilsMessengerCreateInfoEXT* messenger,
                                      bool surfaces = false);

@@ -157,12 +157,13 @@ Result<InstanceChoice> make_instance(uint32_t max_api, bool validation,
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
   if (surfaces) {
-    out.xcb_surface = instance_offers(VK_KHR_SURFACE_EXTENSION_NAME) &&
-                      instance_offers("VK_KHR_xcb_surface");
-    if (out.xcb_surface) {
-      extensions.push_back(VK_KHR_SURFACE_EXTENSION_NAME);
-      extensions.push_back("VK_KHR_xcb_surface");
-    }
+    out.xcb_surface =
+        instance_offers(VK_KHR_SURFACE_EXTENSION_NAME) && instance_offers("VK_KHR_xcb_surface");
+    out.wayland_surface =
+        instance_offers(VK_KHR_SURFACE_EXTENSION_NAME) && instance_offers("VK_KHR_wayland_surface");
+    if (out.xcb_surface || out.wayland_surface) extensions.push_back(VK_KHR_SURFACE_EXTENSION_NAME);
+    if (out.xcb_surface) extensions.push_back("VK_KHR_xcb_surface");
+    if (out.wayland_surface) extensions.push_back("VK_KHR_wayland_surface");
   }
 
   VkApplicationInfo app{};

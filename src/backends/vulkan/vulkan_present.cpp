@@ -24,6 +24,11 @@
 // After xcb.h: the xcb surface types need it.
 #include <vulkan/vulkan_xcb.h>
 #endif
+#if LATLAB_HAVE_WAYLAND
+#include <vulkan/vulkan_wayland.h>
+
+#include "backends/vulkan/wayland_window.hpp"
+#endif
 
 namespace latlab {
 namespace {
@@ -149,18 +154,19 @@ class VulkanPresentPath final : public PresentPath {
   Result<void> init();
   PresentInfo info() const override { return info_; }
   Result<PresentTimes> present(uint64_t frame_id) override;
-  void start_observers() override {
-    if (observer_) observer_->start();
-  }
+  void start_observers() override;
   void stop_observers() override;
-  std::optional<int64_t> screen_ns(size_t observer, uint64_t frame_id) const override {
-    if (observer != 0 || !observer_) return std::nullopt;
-    return observer_->first_seen(frame_id);
-  }
+  std::optional<int64_t> screen_ns(size_t observer, uint64_t frame_id) const override;
 
  private:
   Result<void> connect_window();
+  // On $WAYLAND_DISPLAY when it is set and no X display was named.
+  bool on_wayland() const;
+  Result<void> connect_wayland();
   Result<void> make_surface();
+  Result<void> make_wayland_surface();
+  Result<void> make_xcb_surface();
+  void add_observers();
   Result<void> make_swapchain();
   Result<void> make_frame_objects();
   // The host-visible buffer the frame pattern is copied from, mapped.
@@ -180,6 +186,9 @@ class VulkanPresentPath final : public PresentPath {
   // observer, the holder thread before its event, the frame objects, the
   // swapchain before its surface, the surface before the X window.
   XcbWindow x_;
+#if LATLAB_HAVE_WAYLAND
+  std::unique_ptr<WaylandWindow> wl_;  // the window and its wp_presentation observer
+#endif
   vk::UniqueSurface surface_;
   vk::UniqueSwapchain swapchain_;
   VkExtent2D extent_{};
@@ -199,7 +208,33 @@ class VulkanPresentPath final : public PresentPath {
   PFN_vkAcquireNextImageKHR acquire_ = nullptr;
 };
 
+bool VulkanPresentPath::on_wayland() const {
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  return desc_.display.empty() && wayland != nullptr && *wayland != '\0';
+}
+
+Result<void> VulkanPresentPath::connect_wayland() {
+#if LATLAB_HAVE_WAYLAND
+  if (!ctx_.wayland_surface_enabled()) {
+    return make_error(
+        "WAYLAND_DISPLAY is set but the Vulkan instance offers no VK_KHR_wayland_surface (or the "
+        "context was made without VulkanContextDesc::present)");
+  }
+  if (!ctx_.swapchain_enabled()) return make_error("the device offers no VK_KHR_swapchain");
+  auto w = WaylandWindow::open("", desc_.width, desc_.height);
+  if (!w) return w.error();
+  wl_ = std::move(w.value());
+  display_ = wl_->name();
+  return {};
+#else
+  return make_error(
+      "WAYLAND_DISPLAY is set but latlab was built without Wayland (libwayland-dev, "
+      "wayland-protocols): unset it to present on $DISPLAY");
+#endif
+}
+
 Result<void> VulkanPresentPath::connect_window() {
+  if (on_wayland()) return connect_wayland();
   const char* env = std::getenv("DISPLAY");
   display_ = !desc_.display.empty() ? desc_.display : (env != nullptr ? env : "");
   if (display_.empty()) return make_error("no X display: DISPLAY is not set");
@@ -254,7 +289,45 @@ Result<void> VulkanPresentPath::connect_window() {
   return {};
 }
 
+Result<void> VulkanPresentPath::make_wayland_surface() {
+#if LATLAB_HAVE_WAYLAND
+  auto create = reinterpret_cast<PFN_vkCreateWaylandSurfaceKHR>(
+      vkGetInstanceProcAddr(ctx_.instance(), "vkCreateWaylandSurfaceKHR"));
+  if (create == nullptr) return make_error("vkCreateWaylandSurfaceKHR is not available");
+  VkWaylandSurfaceCreateInfoKHR sci{};
+  sci.sType = VK_STRUCTURE_TYPE_WAYLAND_SURFACE_CREATE_INFO_KHR;
+  sci.display = wl_->display();
+  sci.surface = wl_->surface();
+  auto surface =
+      vk::make(create, ctx_.instance(), sci, vkDestroySurfaceKHR, "vkCreateWaylandSurfaceKHR");
+  if (!surface) return surface.error();
+  surface_ = std::move(*surface);
+  return {};
+#else
+  return make_error("latlab was built without Wayland");
+#endif
+}
+
 Result<void> VulkanPresentPath::make_surface() {
+  if (on_wayland()) {
+    if (auto r = make_wayland_surface(); !r) return r;
+  } else if (auto r = make_xcb_surface(); !r) {
+    return r;
+  }
+  VkBool32 supported = VK_FALSE;
+  if (const VkResult r = vkGetPhysicalDeviceSurfaceSupportKHR(
+          ctx_.physical_device(), ctx_.queue_family(), surface_.get(), &supported);
+      r != VK_SUCCESS) {
+    return vk::error("vkGetPhysicalDeviceSurfaceSupportKHR", r);
+  }
+  if (supported != VK_TRUE) {
+    return make_error("queue family " + std::to_string(ctx_.queue_family()) +
+                      " cannot present to this surface");
+  }
+  return {};
+}
+
+Result<void> VulkanPresentPath::make_xcb_surface() {
   auto create = reinterpret_cast<PFN_vkCreateXcbSurfaceKHR>(
       vkGetInstanceProcAddr(ctx_.instance(), "vkCreateXcbSurfaceKHR"));
   if (create == nullptr) return make_error("vkCreateXcbSurfaceKHR is not available");
@@ -266,16 +339,6 @@ Result<void> VulkanPresentPath::make_surface() {
       vk::make(create, ctx_.instance(), sci, vkDestroySurfaceKHR, "vkCreateXcbSurfaceKHR");
   if (!surface) return surface.error();
   surface_ = std::move(*surface);
-  VkBool32 supported = VK_FALSE;
-  if (const VkResult r = vkGetPhysicalDeviceSurfaceSupportKHR(
-          ctx_.physical_device(), ctx_.queue_family(), surface_.get(), &supported);
-      r != VK_SUCCESS) {
-    return vk::error("vkGetPhysicalDeviceSurfaceSupportKHR", r);
-  }
-  if (supported != VK_TRUE) {
-    return make_error("queue family " + std::to_string(ctx_.queue_family()) +
-                      " cannot present to this X11 surface");
-  }
   return {};
 }
 
@@ -443,25 +506,59 @@ Result<void> VulkanPresentPath::init() {
   if (auto r = make_surface(); !r) return r;
   if (auto r = make_swapchain(); !r) return r;
   if (auto r = make_frame_objects(); !r) return r;
-  info_.surface = "VK_KHR_xcb_surface, window " + std::to_string(extent_.width) + "x" +
-                  std::to_string(extent_.height) + " at 0,0 on X display " + display_;
+  info_.surface = on_wayland()
+                      ? "VK_KHR_wayland_surface, xdg_toplevel " + std::to_string(extent_.width) +
+                            "x" + std::to_string(extent_.height) + " on Wayland display " + display_
+                      : "VK_KHR_xcb_surface, window " + std::to_string(extent_.width) + "x" +
+                            std::to_string(extent_.height) + " at 0,0 on X display " + display_;
   info_.image_content =
       "the frame-id pattern (32 cells of 8x8 px, complement row below) over the frame's "
       "compute result (raw bytes of its storage buffer; black under the pattern for the "
       "fragment form), copied after the frame's passes";
 
+  add_observers();
+  return {};
+}
+
+// Observer 0 watches the window where it is: the compositor's report on
+// Wayland (the X server's framebuffer holds no Wayland window), else the X
+// framebuffer. The others are listed with why they do not run.
+void VulkanPresentPath::add_observers() {
   ScreenObserverInfo fb = X11FramebufferObserver::describe(desc_.poll_period_ns);
-  auto obs = X11FramebufferObserver::create(display_, x_.window, desc_.poll_period_ns);
-  if (obs) {
-    observer_ = std::move(obs.value());
-    fb.available = true;
-  } else {
-    fb.reason = obs.error().message;
+#if LATLAB_HAVE_WAYLAND
+  if (wl_) {
+    info_.observers.push_back(wl_->describe());
+    fb.reason = "the window is on the Wayland display " + display_ + ", not on an X server";
+  }
+#endif
+  if (!on_wayland()) {
+    auto obs = X11FramebufferObserver::create(display_, x_.window, desc_.poll_period_ns);
+    if (obs) {
+      observer_ = std::move(obs.value());
+      fb.available = true;
+    } else {
+      fb.reason = obs.error().message;
+    }
   }
   info_.observers.push_back(std::move(fb));
   for (ScreenObserverInfo& o : extension_observers(ctx_.physical_device()))
     info_.observers.push_back(std::move(o));
-  return {};
+}
+
+void VulkanPresentPath::start_observers() {
+  if (observer_) observer_->start();
+#if LATLAB_HAVE_WAYLAND
+  if (wl_) wl_->start();
+#endif
+}
+
+std::optional<int64_t> VulkanPresentPath::screen_ns(size_t observer, uint64_t frame_id) const {
+  if (observer != 0) return std::nullopt;
+  if (observer_) return observer_->first_seen(frame_id);
+#if LATLAB_HAVE_WAYLAND
+  if (wl_) return wl_->shown_ns(frame_id);
+#endif
+  return std::nullopt;
 }
 
 void VulkanPresentPath::copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result,
@@ -581,6 +678,9 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
     std::lock_guard lock(ctx_.queue_mutex());
     if (const VkResult r = vkQueueSubmit(ctx_.queue(), 1, &si, fence_.get()); r != VK_SUCCESS)
       return vk::error("vkQueueSubmit (present copy)", r);
+#if LATLAB_HAVE_WAYLAND
+    if (wl_) wl_->request_feedback(frame_id);  // the present's commit carries it
+#endif
     t.present_start_ns = host_now_ns();
     if (holder_) holder_->release_at(hold_event_.get(), t.present_start_ns + desc_.hold_ns);
     pr = queue_present_(ctx_.queue(), &pi);
@@ -597,6 +697,12 @@ void VulkanPresentPath::stop_observers() {
     observer_->stop(std::max<int64_t>(50'000'000, 20 * desc_.poll_period_ns));
     info_.observers[0] = observer_->info();
   }
+#if LATLAB_HAVE_WAYLAND
+  if (wl_) {
+    wl_->stop(200'000'000);  // a few refreshes for the last frames' answers
+    info_.observers[0] = wl_->info();
+  }
+#endif
 }
 
 VulkanPresentPath::~VulkanPresentPath() {
