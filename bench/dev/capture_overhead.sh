@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What `latlab capture` costs a program (issue 31's benchmark): a
+# What `latlab capture` costs a program: a
 # gfxreconstruct replay of a vkcube trace on lavapipe under Xvfb, PAIRS
 # alternating pairs without and with capture (odd pairs plain first, even
 # pairs capture first), no warm-up run beyond the trace's own recording.
