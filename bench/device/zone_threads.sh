@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine's host CPU: the profiler's zone cost with 1 and
-# 3 threads recording into one profiler at once (BM_ProfilerZoneThreads),
-# beside one thread owning the cursor and the cursor shared (BM_ProfilerZone,
+# On the GPU machine's host CPU: the profiler's zone cost with 1, 3 and 8
+# threads recording into one profiler at once (BM_ProfilerZoneThreads),
+# beside one thread alone and after a second thread recorded (BM_ProfilerZone,
 # BM_ProfilerZoneShared, with FILTER=BM_ProfilerZone), of two builds of the
-# cursor code (BEFORE and AFTER): the two builds alternate REPS times (default 2), 10
+# recording code (BEFORE and AFTER): the two builds alternate REPS times (default 2), 10
 # repetitions each (FILTER, default BM_ProfilerZoneThreads, picks the
-# benchmarks). Then the cursor protocol tests (each thread parked at each
-# step, and the randomized run) on all of the machine's cores, twice.
+# benchmarks). Then the protocol tests (each thread parked at each step, the
+# broken variants caught, and the randomized run) on all of the machine's
+# cores, twice.
 # Every step is bounded by `timeout` (about 3 minutes in all expected).
 #   BEFORE: latlab_bench built from the commit to compare against, with the
 #           benchmark added (default .devbin/before/latlab_bench: pack.sh
