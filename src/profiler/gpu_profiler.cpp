@@ -294,6 +294,7 @@ uint64_t GpuProfiler::next_frame() {
   // Lanes see their blocks of the old frame closed (the thread skips what
   // it did not use at its next zone, or the collector does).
   open_slot_.store(new_slot, std::memory_order_release);
+  if (m.slot != kNoSlot) skip_own_block(m.slot);
   const uint64_t handed = old & kIndexMask;
   if (m.slot == kNoSlot) {
     m.counters.zones_dropped += handed - zones_per_frame_;
@@ -526,10 +527,14 @@ profiler_detail::FrameMapping GpuProfiler::host_mapping(uint32_t n) const {
 
 // Per zone its status and what the device gave, and the stat table; the
 // tree and host times are built only when someone looks (expand_frame).
-// This loop is most of a collection's CPU time.
+// This loop is most of a collection's CPU time. Skipped records leave gaps:
+// zone k of the frame is then the k-th ended record, and a parent (an
+// earlier record) is found through zone_index; a frame without gaps (one
+// thread, or every block used up) takes the plain loop.
 void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
   Impl& m = *impl_;
-  const uint32_t n = m.slots[slot_index].records;
+  const Impl::Slot& s = m.slots[slot_index];
+  const uint32_t n = s.records;
   const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   const int64_t* cpu =
       cpu_times_ != nullptr ? cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_
@@ -540,15 +545,11 @@ void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
   profiler_detail::StatTable& stats = *m.stat_table;
   profiler_detail::CompactZone* out = f.zones.data();
   int64_t* cpu_out = f.cpu_times.data();
-  // Skipped records leave gaps: zone k of the frame is the k-th ended
-  // record, and a parent (an earlier record) is found through `index`.
-  uint32_t* index = m.zone_index.data();
   uint64_t ok = 0, invalid = 0, disjoint = 0, overlapped = 0;
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < n; ++i) {
+  // Record i as zone k, its parent zone `parent`.
+  const auto add = [&](uint32_t i, uint32_t k, uint32_t tag, uint32_t parent)
+                       __attribute__((always_inline)) {
     const ZoneRecord& r = recs[i];
-    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired by slot_ready
-    if ((tag & ZoneRecord::kEndedBit) == 0) continue;             // skipped
     const SlotReading& b = raw[2 * i];
     const SlotReading& e = raw[2 * i + 1];
     // Never written (retired): no ticks; disjoint or end before begin: the
@@ -570,22 +571,38 @@ void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
     out[k] = {r.what,
               bt,
               et,
-              r.parent < i ? index[r.parent] : kNoZone,
+              parent,
               tag & ZoneRecord::kThreadMask,
               status,
               (tag & ZoneRecord::kOrphanBit) != 0,
               has_site};
-    if (cpu != nullptr) {
-      cpu_out[2 * k] = cpu[2 * i];
-      cpu_out[2 * k + 1] = cpu[2 * i + 1];
+  };
+  // Tags acquired by slot_ready.
+  if (s.zones == n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      add(i, i, recs[i].tag.load(std::memory_order_relaxed), recs[i].parent);
     }
-    index[i] = k++;
+    if (cpu != nullptr) std::copy(cpu, cpu + 2 * static_cast<size_t>(n), cpu_out);
+  } else {
+    uint32_t* index = m.zone_index.data();
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t tag = recs[i].tag.load(std::memory_order_relaxed);
+      if ((tag & ZoneRecord::kEndedBit) == 0) continue;  // skipped
+      const uint32_t parent = recs[i].parent;
+      add(i, k, tag, parent < i ? index[parent] : kNoZone);
+      if (cpu != nullptr) {
+        cpu_out[2 * k] = cpu[2 * i];
+        cpu_out[2 * k + 1] = cpu[2 * i + 1];
+      }
+      index[i] = k++;
+    }
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
   m.counters.zones_disjoint += disjoint;
   m.counters.zones_overlapped += overlapped;
-  m.counters.zones_collected += k;
+  m.counters.zones_collected += s.zones;
 }
 
 // CPU zones: host times as recorded, into their own stat table.

@@ -173,6 +173,21 @@ ZoneRecorder::Pair ZoneRecorder::take_pair_read_first(ZoneLane& lane) {
 }
 #endif
 
+void ZoneRecorder::skip_own_block(uint32_t slot) {
+  if (lanes_ == nullptr) return;
+  const LaneCacheEntry& last = t_last_lane;
+  const LaneCacheEntry& cached = t_lane_cache[id_ % kLaneCacheEntries];
+  ZoneLane* lane = last.recorder == id_     ? last.lane
+                   : cached.recorder == id_ ? cached.lane
+                                            : nullptr;
+  if (lane == nullptr || lane == &lanes_[kZoneLanes]) return;
+  const uint32_t next = lane->next.load(std::memory_order_relaxed);
+  const uint32_t end = lane->end.load(std::memory_order_relaxed);
+  if (lane->slot.load(std::memory_order_relaxed) != slot || next >= end) return;
+  skip_records(next, end);
+  lane->next.store(end, std::memory_order_relaxed);
+}
+
 bool ZoneRecorder::take_unused_blocks(uint32_t slot) {
   if (lanes_ == nullptr) return false;
   // Lanes with room in the slot's frame, as far as can be seen without

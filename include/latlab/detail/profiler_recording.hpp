@@ -136,6 +136,10 @@ class ZoneRecorder {
   // lanes' threads out of them first. Returns whether any lane had such a
   // block.
   bool take_unused_blocks(uint32_t slot);
+  // next_frame, the frame in `slot` just closed: the calling thread's own
+  // block in it (it is not inside take_pair) skipped at once, so that a
+  // frame recorded by one thread is never found unfinished.
+  void skip_own_block(uint32_t slot);
   void hold_lanes(uint64_t mask);  // lanes_[i] for each bit i
 
   // What a zone reads, from here to open_slot_, on one cache line that
