@@ -205,9 +205,11 @@ bool ZoneRecorder::take_unused_blocks(uint32_t slot) {
     (owner == me ? mine : others) |= 1ull << i;
   }
   if ((mine | others) == 0) return false;
-  // This thread's own lane needs no hold: it is not inside take_pair.
-  if (others != 0) hold_lanes(others);
-  for (uint64_t m = mine | others; m != 0; m &= m - 1) {
+  // This thread's own lane needs no hold: it is not inside take_pair. A
+  // lane whose thread is inside take_pair is left to a later collection:
+  // collection never waits for a recording thread.
+  const uint64_t taken = mine | (others != 0 ? hold_lanes(others) : 0);
+  for (uint64_t m = taken; m != 0; m &= m - 1) {
     ZoneLane& lane = lanes_[std::countr_zero(m)];
     if (lane.slot.load(std::memory_order_relaxed) != slot) continue;
     const uint32_t end = lane.end.load(std::memory_order_relaxed);
@@ -218,28 +220,33 @@ bool ZoneRecorder::take_unused_blocks(uint32_t slot) {
   for (uint64_t m = others; m != 0; m &= m - 1) {
     lanes_[std::countr_zero(m)].held.store(0, std::memory_order_release);
   }
-  return true;
+  return taken != 0;
 }
 
-// Returns once no thread of the lanes in `mask` is inside take_pair on its
-// lane, nor will enter it before `held` drops.
-void ZoneRecorder::hold_lanes(uint64_t mask) {
+// Marks the lanes in `mask` held and returns those whose thread is not
+// inside take_pair on its lane: it will not enter before `held` drops, which
+// the caller stores for every lane in `mask`.
+uint64_t ZoneRecorder::hold_lanes(uint64_t mask) {
   for (uint64_t m = mask; m != 0; m &= m - 1) {
     lanes_[std::countr_zero(m)].held.store(1, std::memory_order_seq_cst);
   }
   LATLAB_ZONE_STEP(holding);
   profiler_detail::heavy_fence();
   LATLAB_ZONE_STEP(fenced);
-#if LATLAB_PROFILER_PROTOCOL_HOOKS
-  if (zone_fault == ZoneFault::collector_skips_wait) return;
-#endif
+  uint64_t out = 0;
   for (uint64_t m = mask; m != 0; m &= m - 1) {
-    const ZoneLane& lane = lanes_[std::countr_zero(m)];
-    while (lane.taking.load(std::memory_order_acquire) != 0) {
-      LATLAB_ZONE_STEP(waiting_lane);
-      std::this_thread::yield();
+    const int i = std::countr_zero(m);
+    bool inside = lanes_[i].taking.load(std::memory_order_acquire) != 0;
+#if LATLAB_PROFILER_PROTOCOL_HOOKS
+    if (zone_fault == ZoneFault::collector_ignores_busy) inside = false;
+#endif
+    if (inside) {
+      LATLAB_ZONE_STEP(busy_lane);
+    } else {
+      out |= 1ull << i;
     }
   }
+  return out;
 }
 
 }  // namespace latlab::detail

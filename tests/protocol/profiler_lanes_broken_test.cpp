@@ -4,8 +4,8 @@
 // parking lab of profiler_lanes_threads_test.cpp, and the lab says so.
 //  * read_before_announce: take_pair reads its block before it announces
 //    itself, so a collector that holds the lane between the two sees it idle.
-//  * collector_skips_wait: the collector skips a held lane's unused records
-//    without waiting for its thread to leave take_pair.
+//  * collector_ignores_busy: the collector skips a held lane's unused
+//    records though its thread is inside take_pair.
 // In both, a thread parked between reading `next` and storing it while the
 // closer closes the frame has its record skipped under it: one script shows
 // it, and the whole parking suite (2 and 3 threads) finds it too.
@@ -69,9 +69,9 @@ TEST(ProfilerLaneProtocolHarness, ReadingBeforeAnnouncingIsCaught) {
   RecordProperty("problems", problems);
 }
 
-TEST(ProfilerLaneProtocolHarness, ACollectorThatDoesNotWaitIsCaught) {
+TEST(ProfilerLaneProtocolHarness, ACollectorThatIgnoresABusyLaneIsCaught) {
   if (skip_here()) GTEST_SKIP() << "not under TSan, and only with membarrier(2)";
-  const std::string problems = problems_with(detail::ZoneFault::collector_skips_wait);
+  const std::string problems = problems_with(detail::ZoneFault::collector_ignores_busy);
   EXPECT_NE(problems, "") << "the lab did not catch a collector that skips records under a thread";
   RecordProperty("problems", problems);
 }
@@ -79,7 +79,7 @@ TEST(ProfilerLaneProtocolHarness, ACollectorThatDoesNotWaitIsCaught) {
 TEST(ProfilerLaneProtocolHarness, TheParkingSuiteCatchesEachFault) {
   if (skip_here()) GTEST_SKIP() << "not under TSan, and only with membarrier(2)";
   for (const auto fault :
-       {detail::ZoneFault::read_before_announce, detail::ZoneFault::collector_skips_wait}) {
+       {detail::ZoneFault::read_before_announce, detail::ZoneFault::collector_ignores_busy}) {
     for (const int n : {2, 3}) {
       const Fault on(fault);
       std::set<std::pair<int, ZoneStep>> parked;

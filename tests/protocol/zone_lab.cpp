@@ -52,15 +52,15 @@ const char* step_name(ZoneStep s) {
       return "holding";
     case ZoneStep::fenced:
       return "fenced";
-    case ZoneStep::waiting_lane:
-      return "waiting_lane";
+    case ZoneStep::busy_lane:
+      return "busy_lane";
     case ZoneStep::skipped:
       return "skipped";
   }
   return "?";
 }
 
-bool is_wait_step(ZoneStep s) { return s == ZoneStep::waiting_held || s == ZoneStep::waiting_lane; }
+bool is_wait_step(ZoneStep s) { return s == ZoneStep::waiting_held; }
 
 Lab::Lab(const LabConfig& config) : config_(config), random_(config.random_seed != 0) {
   // Frames in flight for every frame a run closes: a zone that stays open

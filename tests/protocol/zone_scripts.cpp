@@ -47,10 +47,10 @@ std::vector<Script> park_scripts(int n) {
   for (int t = 0; t < n; ++t) {
     if (t == kCloser) continue;
     // A thread inside take_pair while the collector holds its lane: the
-    // collector waits for it.
+    // collector leaves the lane to a later collection.
     for (const ZoneStep s : {ZoneStep::announced, ZoneStep::block_loaded, ZoneStep::block_stored}) {
-      out.push_back({named("closer waiting for thread", t, s),
-                     {arm(t, s), release(t), arm(kCloser, ZoneStep::waiting_lane), release(kCloser),
+      out.push_back({named("closer passing thread", t, s),
+                     {arm(t, s), release(t), arm(kCloser, ZoneStep::busy_lane), release(kCloser),
                       unpark(kCloser), unpark(t), release(-1)}});
     }
     // The collector holds a thread's lane as it comes to take a record: the
@@ -72,7 +72,7 @@ std::set<std::pair<int, ZoneStep>> expected_parks(int n) {
     if (t != kCloser) out.insert({t, ZoneStep::waiting_held});
   }
   for (const ZoneStep s : kCloserSteps) out.insert({kCloser, s});
-  out.insert({kCloser, ZoneStep::waiting_lane});
+  out.insert({kCloser, ZoneStep::busy_lane});
   return out;
 }
 

@@ -78,8 +78,8 @@ enum class ZoneStep : uint8_t {
   before_exchange,   // next_frame, about to move the cursor to a new frame
   exchanged,         // the cursor moved, the lanes not yet told (open_slot_)
   holding,           // collector: lanes marked held, before membarrier
-  fenced,            // after membarrier, before waiting for the lanes' threads
-  waiting_lane,      // (each turn) a held lane's thread is inside take_pair
+  fenced,            // after membarrier, before looking at the lanes' threads
+  busy_lane,         // a held lane's thread is inside take_pair: the lane is left alone
   skipped,           // unused records skipped, the lanes still held
 };
 inline constexpr int kZoneSteps = static_cast<int>(ZoneStep::skipped) + 1;
@@ -90,8 +90,9 @@ enum class ZoneFault : uint8_t {
   none,
   // take_pair reads the frame and the block before it announces itself.
   read_before_announce,
-  // The collector skips unused records without waiting for the lanes' threads.
-  collector_skips_wait,
+  // The collector skips a held lane's unused records though its thread is
+  // inside take_pair.
+  collector_ignores_busy,
 };
 extern ZoneFault zone_fault;
 }  // namespace latlab::detail

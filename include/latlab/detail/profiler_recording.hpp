@@ -133,14 +133,14 @@ class ZoneRecorder {
 #endif
   // Collection (the profiler's mutex held): skips the unused records of
   // every lane's block in frame slot `slot` (a closed frame's), holding the
-  // lanes' threads out of them first. Returns whether any lane had such a
-  // block.
+  // lanes' threads out of them first; a lane whose thread is inside
+  // take_pair is left alone. Returns whether it skipped any block.
   bool take_unused_blocks(uint32_t slot);
   // next_frame, the frame in `slot` just closed: the calling thread's own
   // block in it (it is not inside take_pair) skipped at once, so that a
   // frame recorded by one thread is never found unfinished.
   void skip_own_block(uint32_t slot);
-  void hold_lanes(uint64_t mask);  // lanes_[i] for each bit i
+  uint64_t hold_lanes(uint64_t mask);  // bit i: lanes_[i]
 
   // What a zone reads, from here to open_slot_, on one cache line that
   // nothing writes after create but next_frame, once a frame (the cursor,

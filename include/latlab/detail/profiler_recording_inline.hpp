@@ -34,10 +34,11 @@ namespace latlab::detail {
 //  * The collector (take_unused_blocks, once a closed frame waits only for
 //    records of blocks whose threads have not come back since): stores
 //    `held` in each such lane, membarrier (a full barrier on every running
-//    thread), waits for each lane's taking == 0 (acquire), skips the unused
-//    records, stores `held` = 0 (release). An asymmetric Dekker: either the
-//    thread's read of `held` sees it, or its announcement is visible to the
-//    collector after the membarrier and the collector waits until it drops.
+//    thread), then skips the unused records of each lane whose taking is 0
+//    (acquire), and stores `held` = 0 (release). An asymmetric Dekker:
+//    either the thread's read of `held` sees it, or its announcement is
+//    visible to the collector after the membarrier and the collector leaves
+//    that lane to a later collection (it never waits for a recording thread).
 //    The fast path needs no look at `held`: it touches only blocks of the
 //    open frame, which the collector never does, and after the membarrier
 //    no thread reads an older open_slot_.
