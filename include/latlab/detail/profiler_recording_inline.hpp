@@ -66,16 +66,18 @@ namespace latlab::detail {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const uint32_t open = open_slot_.load(std::memory_order_acquire);
   const uint32_t next = lane.next.load(std::memory_order_relaxed);
-  if (lane.slot.load(std::memory_order_relaxed) == open &&
-      next < lane.end.load(std::memory_order_relaxed)) [[likely]] {
-    LATLAB_ZONE_STEP(block_loaded);
-    lane.next.store(next + 2, std::memory_order_relaxed);
-    LATLAB_ZONE_STEP(block_stored);
-    const uint32_t base = lane.base.load(std::memory_order_relaxed);
-    lane.taking.store(0, std::memory_order_release);
-    return {next, base};
+  // One branch, the slow path out of the way: the fast path is straight-line code.
+  if (__builtin_expect((lane.slot.load(std::memory_order_relaxed) != open) |
+                           (next >= lane.end.load(std::memory_order_relaxed)),
+                       0)) {
+    return take_pair_in_lane(lane);
   }
-  return take_pair_in_lane(lane);
+  LATLAB_ZONE_STEP(block_loaded);
+  lane.next.store(next + 2, std::memory_order_relaxed);
+  LATLAB_ZONE_STEP(block_stored);
+  const uint32_t base = lane.base.load(std::memory_order_relaxed);
+  lane.taking.store(0, std::memory_order_release);
+  return {next, base};
 }
 
 // Hot path: a query pair and zone record from take_pair.
