@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -56,6 +57,11 @@ void record_nested(GpuProfiler& prof, GpuCommandStream stream, int depth, int ma
     record_nested(prof, stream, depth + 1, max_depth, recorded, dropped);
     record_nested(prof, stream, depth + 1, max_depth, recorded, dropped);
   }
+}
+
+// The zones of every recording thread (per-thread counts, summed once they joined).
+uint64_t sum_of(const std::vector<uint64_t>& per_thread) {
+  return std::accumulate(per_thread.begin(), per_thread.end(), uint64_t{0});
 }
 
 // Free-running: recorders never stop while frames are closed under them. The
@@ -122,11 +128,8 @@ TEST(ProfilerThreads, FreeRunningRecordersOwnerAndReaders) {
   // Drain: close the last frame and collect everything.
   for (int i = 0; i < 8; ++i) prof->next_frame();
 
-  uint64_t total_recorded = 0, total_dropped = 0;
-  for (int t = 0; t < kRecorders; ++t) {
-    total_recorded += recorded[t];
-    total_dropped += dropped[t];
-  }
+  const uint64_t total_recorded = sum_of(recorded);
+  const uint64_t total_dropped = sum_of(dropped);
   const ProfilerCounters c = prof->counters();
   EXPECT_EQ(bad_frames.load(), 0);
   EXPECT_GT(total_recorded, 0u);
@@ -320,11 +323,8 @@ TEST(ProfilerThreads, MoreRecordersThanLanes) {
   }
   for (auto& th : threads) th.join();
   prof->finish();
-  uint64_t total = 0, total_dropped = 0;
-  for (int t = 0; t < kRecorders; ++t) {
-    total += recorded[t];
-    total_dropped += dropped[t];
-  }
+  const uint64_t total = sum_of(recorded);
+  const uint64_t total_dropped = sum_of(dropped);
   const ProfilerCounters c = prof->counters();
   EXPECT_EQ(bad_frames.load(), 0);
   EXPECT_EQ(total + total_dropped, uint64_t{kRecorders} * kZones * 3);
