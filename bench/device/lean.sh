@@ -15,8 +15,8 @@
 #     see what the spinner costs the blocking waiter;
 #   * alloc_per_frame (sim and Vulkan): heap allocations per measured frame;
 #   * BM_ProfilerZone: bookkeeping ns per zone (10 repetitions), one thread
-#     owning the cursor and (BM_ProfilerZoneShared) the cursor shared;
-#     BM_ProfilerZoneThreads: 1 and 3 threads recording at once.
+#     alone and (BM_ProfilerZoneShared) after a second thread recorded;
+#     BM_ProfilerZoneThreads: 1, 3 and 8 threads recording at once.
 # REPS=0 skips the runs: only the allocations and the zone cost.
 # Every step is bounded by `timeout`. Needs .devbin (bench/device/pack.sh) or
 # LATLAB_BIN_DIR with latlab, alloc_per_frame and latlab_bench.

@@ -26,15 +26,19 @@
 //
 // Threads and ownership:
 //  * Zones may be recorded from any number of threads at once, each into its
-//    own command stream. Recording takes no lock: a shared cursor hands out a
-//    begin/end query pair and a zone record of the current frame. While one
-//    thread alone records and closes frames, it moves the cursor with a plain
-//    load and store; the first zone or next_frame of any other thread ends
-//    that for good: it waits once, through membarrier(2), for the first
-//    thread to leave those few instructions, and every thread that comes
-//    meanwhile waits for it. From then on every zone takes its pair with one
-//    atomic fetch_add, from any number of threads (take_pair has the proof;
-//    tests/protocol/ parks each thread at each step).
+//    own command stream. Recording takes no lock, and a thread's zone touches
+//    no other thread's cache line: each thread takes its zones' query pairs
+//    and records from a block of its own (its lane; up to 64 threads per
+//    profiler, more share one cursor with a locked add per zone), and claims
+//    blocks from the frame's cursor with one CAS per block. A block's unused
+//    records are skipped when the frame closes, by its thread at its next
+//    zone or, if it records no more, by the collector, which then holds the
+//    lanes' threads out of them once through membarrier(2) (take_pair has
+//    the proof; tests/protocol/ parks each thread at each step). Without
+//    membarrier every zone takes its pair from the shared cursor.
+//    With several threads a frame's last records may sit unused in other
+//    threads' blocks when it fills (blocks shrink as it does, to 1/16 of
+//    what is left): give max_zones_per_frame some room.
 //  * A zone record becomes visible to the collector only when it is complete
 //    (its end is stored with release order); a collected frame becomes visible
 //    to readers only when it is fully built. Nothing is published half
@@ -316,6 +320,8 @@ class GpuProfiler : public detail::ZoneRecorder {
   uint32_t collect_locked();
   bool try_collect_slot(uint32_t slot_index);  // false: not ready
   bool slot_ready(uint32_t slot_index);
+  bool gpu_zones_done(uint32_t slot_index, bool& unfinished);
+  uint32_t ended_zones(uint32_t slot_index, uint32_t records) const;
   profiler_detail::FrameMapping host_mapping(uint32_t zones) const;
   void tabulate_gpu_zones(uint32_t slot_index, profiler_detail::RetainedFrame& frame);
   void tabulate_cpu_zones(uint32_t slot_index, profiler_detail::RetainedFrame& frame);

@@ -22,10 +22,8 @@ thread_local constinit const CpuZone* t_innermost_cpu_zone = nullptr;
 thread_local constinit uint32_t t_thread_id = 0;
 namespace {
 std::atomic<uint32_t> g_thread_ids{0};
+std::atomic<uint64_t> g_recorder_ids{0};
 }  // namespace
-#if LATLAB_PROFILER_PROTOCOL_HOOKS
-void (*cursor_step_hook)(CursorStep) = nullptr;
-#endif
 uint32_t assign_thread_id() {
   // 1.. within the record tag's thread bits (wraps after 2^29 threads;
   // bit 29 is ZoneRecord::kSiteBit).
@@ -60,7 +58,8 @@ struct GpuProfiler::Impl {
   struct Slot {
     SlotState state = SlotState::free;
     uint64_t frame_id = 0;
-    uint32_t zones = 0;    // pairs handed out (final once pending)
+    uint32_t records = 0;  // zone records handed out, some skipped (final once pending)
+    uint32_t zones = 0;    // the records that hold a zone (known once ready)
     uint32_t dropped = 0;  // zones that found the frame full
     uint32_t cpu_zones = 0;    // CPU zone records handed out (final once pending)
     uint32_t cpu_dropped = 0;  // CPU zones that found the frame full
@@ -72,6 +71,7 @@ struct GpuProfiler::Impl {
 
   mutable std::mutex mu;
   std::unique_ptr<ZoneRecord[]> records;
+  std::unique_ptr<detail::ZoneLane[]> lanes;
   std::unique_ptr<int64_t[]> cpu_times;
   std::unique_ptr<CpuZoneRecord[]> cpu_records;
   std::vector<Slot> slots;
@@ -82,6 +82,7 @@ struct GpuProfiler::Impl {
   int64_t frame_cpu_begin_ns = 0;
 
   std::vector<SlotReading> raw;           // 2 * max_zones
+  std::vector<uint32_t> zone_index;       // max_zones: a record's zone in the collected frame
   std::vector<uint32_t> last_child;    // max_zones, scratch of expand_frame for the sink
   std::vector<RetainedFrame> retained; // ring
   ProfilerFrame sink_frame;            // what the sink is given (capacity kept)
@@ -141,6 +142,13 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
   const size_t max_zones = desc_.max_zones_per_frame;
   m.records = std::make_unique<ZoneRecord[]>(max_zones * ring);
   records_ = m.records.get();
+  id_ = detail::g_recorder_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Without membarrier the collector could not hold a lane's thread out of
+  // it: every zone then takes its record from the shared cursor.
+  if (profiler_detail::heavy_fence_available()) {
+    m.lanes = std::make_unique<detail::ZoneLane[]>(detail::kZoneLanes + 1);
+    lanes_ = m.lanes.get();
+  }
   if (cpu_zone_times_) {
     m.cpu_times = std::make_unique<int64_t[]>(2 * max_zones * ring);
     cpu_times_ = m.cpu_times.get();
@@ -153,6 +161,7 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
   m.slots.resize(ring);
   m.pending.reserve(ring);
   m.raw.resize(2 * max_zones);
+  m.zone_index.resize(max_zones);
   m.last_child.resize(max_zones + max_cpu);
   m.retained.resize(desc_.retained_frames);
   for (auto& f : m.retained) {
@@ -171,7 +180,7 @@ GpuProfiler::GpuProfiler(std::shared_ptr<TimestampSlots> slots, GpuProfilerDesc 
   m.slots[0].state = Impl::SlotState::recording;
   m.frame_cpu_begin_ns = host_now_ns();
   m.counters.frames_opened = 1;
-  if (!profiler_detail::heavy_fence_available()) owner_.store(kShared, std::memory_order_relaxed);
+  open_slot_.store(0, std::memory_order_relaxed);
   cpu_cursor_.store(pack_cursor(0, 0), std::memory_order_release);
   cursor_.store(pack_cursor(0, 0), std::memory_order_release);
 }
@@ -185,16 +194,19 @@ GpuProfiler::~GpuProfiler() {
   uint64_t zones = 0;
   for (const uint32_t i : m.pending) {
     ++frames;
-    zones += m.slots[i].zones + m.slots[i].cpu_zones;
+    zones += ended_zones(i, m.slots[i].records) + m.slots[i].cpu_zones;
   }
-  const uint64_t open =
-      std::min<uint64_t>(cursor_.load(std::memory_order_acquire) & kIndexMask, queries_per_frame_) /
-          2 +
-      std::min<uint64_t>(cpu_cursor_.load(std::memory_order_acquire) & kIndexMask,
-                         cpu_zones_per_frame_);
-  if (m.slot != kNoSlot && open > 0) {
-    ++frames;
-    zones += open;
+  if (m.slot != kNoSlot) {
+    const auto records = static_cast<uint32_t>(std::min<uint64_t>(
+        cursor_.load(std::memory_order_acquire) & kIndexMask, zones_per_frame_));
+    const uint64_t open =
+        ended_zones(m.slot, records) +
+        std::min<uint64_t>(cpu_cursor_.load(std::memory_order_acquire) & kIndexMask,
+                           cpu_zones_per_frame_);
+    if (open > 0) {
+      ++frames;
+      zones += open;
+    }
   }
   if (zones == 0) return;
   std::fprintf(stderr,
@@ -217,42 +229,6 @@ uint32_t GpuProfiler::finish() {
   return static_cast<uint32_t>(m.counters.frames_collected - before);
 }
 
-// --- recording (lock-free) ---------------------------------------------------
-
-// The heavy side of take_pair's protocol (see there); shares the cursor once
-// per profiler at most.
-void detail::ZoneRecorder::claim_or_share_cursor(uintptr_t me) {
-  LATLAB_CURSOR_STEP(claim);
-  uintptr_t owner = kNoOwner;
-  if (owner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel)) return;
-  // `owner` holds what owner_ was; owner_ only moves forward, so this loop
-  // turns at most twice.
-  for (;;) {
-    // kShared read by the CAS (acquire): after the owner's last plain store.
-    if (owner == me || owner == kShared) return;
-    if (owner == kSharing) {
-      // Another thread shares the cursor: the owner may still be inside its
-      // plain load and store. Wait for kShared.
-      while (owner_.load(std::memory_order_acquire) != kShared) {
-        LATLAB_CURSOR_STEP(waiting_shared);
-        std::this_thread::yield();
-      }
-      return;
-    }
-    if (owner_.compare_exchange_strong(owner, kSharing, std::memory_order_seq_cst)) break;
-  }
-  LATLAB_CURSOR_STEP(sharing);
-  profiler_detail::heavy_fence();
-  LATLAB_CURSOR_STEP(fenced);
-  // The owner is inside a few loads and stores, unless it was preempted there.
-  while (owner_taking_.load(std::memory_order_acquire) != 0) {
-    LATLAB_CURSOR_STEP(waiting_owner);
-    std::this_thread::yield();
-  }
-  LATLAB_CURSOR_STEP(owner_out);
-  owner_.store(kShared, std::memory_order_release);
-}
-
 // --- frames (under the mutex) ------------------------------------------------
 
 namespace {
@@ -267,13 +243,7 @@ void count_growth(const Vec& v, size_t capacity_before, uint64_t& counter) {
 uint64_t GpuProfiler::next_frame() {
   Impl& m = *impl_;
   std::lock_guard lock(m.mu);
-  // The exchange below must not fall between the owner's load and store of
-  // the cursor: from another thread, share it first, or see it shared
-  // (acquire: after the owner's last plain store).
-  if (const uintptr_t me = detail::thread_key(); owner_.load(std::memory_order_acquire) != me) {
-    claim_or_share_cursor(me);
-  }
-  LATLAB_CURSOR_STEP(before_exchange);
+  LATLAB_ZONE_STEP(before_exchange);
   const int64_t now = host_now_ns();
   collect_locked();
   // A frame without a zone stays open and starts now: set-up before the first
@@ -315,19 +285,24 @@ uint64_t GpuProfiler::next_frame() {
     s.state = Impl::SlotState::recording;
     s.frame_id = new_id;
   }
-  // One exchange closes the old frame and opens the new one: a zone belongs
-  // to exactly the frame whose cursor its fetch_add saw.
-  // A frame without queries starts full: the zone's one compare drops it.
-  const uint64_t start = new_slot == kNoSlot ? queries_per_frame_ : 0;
+  // One exchange closes the old frame and opens the new one: a block, or a
+  // record, belongs to exactly the frame whose cursor its CAS or fetch_add
+  // moved. A frame without queries starts full: every zone in it is dropped.
+  const uint64_t start = new_slot == kNoSlot ? zones_per_frame_ : 0;
   const uint64_t old = cursor_.exchange(pack_cursor(new_slot, start), std::memory_order_acq_rel);
+  LATLAB_ZONE_STEP(exchanged);
+  // Lanes see their blocks of the old frame closed (the thread skips what
+  // it did not use at its next zone, or the collector does).
+  open_slot_.store(new_slot, std::memory_order_release);
+  if (m.slot != kNoSlot) skip_own_block(m.slot);
   const uint64_t handed = old & kIndexMask;
   if (m.slot == kNoSlot) {
-    m.counters.zones_dropped += (handed - queries_per_frame_) / 2;
+    m.counters.zones_dropped += handed - zones_per_frame_;
   } else {
     Impl::Slot& s = m.slots[m.slot];
-    const uint64_t used = std::min<uint64_t>(handed, queries_per_frame_);
-    s.zones = static_cast<uint32_t>(used / 2);
-    s.dropped = static_cast<uint32_t>((handed - used) / 2);
+    const uint64_t used = std::min<uint64_t>(handed, zones_per_frame_);
+    s.records = static_cast<uint32_t>(used);
+    s.dropped = static_cast<uint32_t>(handed - used);
     s.cpu_begin_ns = m.frame_cpu_begin_ns;
     s.cpu_end_ns = now;
     s.state = Impl::SlotState::pending;
@@ -398,7 +373,7 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   // Into the oldest retained buffer (capacity kept; the size changes only
   // when the zone count does).
   RetainedFrame& f = m.retained[m.retained_next];
-  f.mapping = host_mapping(s.zones);
+  f.mapping = host_mapping(s.records);
   const size_t cap_before = f.zones.capacity();
   f.zones.resize(s.zones);
   count_growth(f.zones, cap_before, m.counters.heap_allocations);
@@ -408,10 +383,8 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
   f.durations_only = slots_raw_->durations_only();
   f.cpu_begin_ns = s.cpu_begin_ns;
   f.cpu_end_ns = s.cpu_end_ns;
-  if (cpu_times_ != nullptr) {
-    const int64_t* cpu = cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_;
-    f.cpu_times.assign(cpu, cpu + 2 * static_cast<size_t>(s.zones));  // reserved: no allocation
-  }
+  // Reserved: no allocation; filled by tabulate_gpu_zones.
+  if (cpu_times_ != nullptr) f.cpu_times.resize(2 * static_cast<size_t>(s.zones));
   tabulate_gpu_zones(slot_index, f);
   tabulate_cpu_zones(slot_index, f);
   ++m.counters.frames_collected;
@@ -433,33 +406,20 @@ bool GpuProfiler::try_collect_slot(uint32_t slot_index) {
 
 // Whether the slot's frame can be collected: every zone (GPU and CPU) closed
 // on the host and both timestamps of every zone written, unless the frame is
-// retired (then they never will be). Reads the queries into impl_->raw;
-// writes nothing else.
+// retired (then they never will be), and every record that no zone used
+// skipped. Reads the queries into impl_->raw; writes nothing else but the
+// slot's zone count and, through take_unused_blocks, skipped records.
 bool GpuProfiler::slot_ready(uint32_t slot_index) {
-  Impl& m = *impl_;
-  const Impl::Slot& s = m.slots[slot_index];
-  const uint32_t n = s.zones;
-  const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
-  const uint32_t base = slot_index * queries_per_frame_;
-  std::span<SlotReading> raw(m.raw.data(), 2 * static_cast<size_t>(n));
-  if (n > 0) {
-    // Cheap early out for a frame still on the device (most attempts: each
-    // next_frame tries the frame it just closed): its last zone still open,
-    // or its last end timestamp not written, before reading every query.
-    if ((recs[n - 1].tag.load(std::memory_order_relaxed) & ZoneRecord::kEndedBit) == 0) return false;
-    if (!s.retired) {
-      slots_raw_->read(base + 2 * n - 1, raw.subspan(2 * n - 1));
-      if (raw[2 * n - 1].available == 0) return false;
-    }
-    slots_raw_->read(base, raw);
+  bool unfinished = false;
+  if (!gpu_zones_done(slot_index, unfinished)) return false;
+  if (unfinished) {
+    // Records neither ended nor skipped: a zone still open, or a block whose
+    // thread has not come back since the frame closed. Skip the blocks'
+    // unused records for their threads, then look again.
+    if (!take_unused_blocks(slot_index)) return false;
+    if (!gpu_zones_done(slot_index, unfinished) || unfinished) return false;
   }
-  // A record is complete only once closed: acquire pairs with end_zone's release.
-  bool all_written = true;
-  for (uint32_t i = 0; i < n; ++i) {
-    if ((recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) == 0) return false;
-    all_written &= (raw[2 * i].available & raw[2 * i + 1].available) != 0;
-  }
-  if (!all_written && !s.retired) return false;  // carried over to the next collection
+  const Impl::Slot& s = impl_->slots[slot_index];
   const CpuZoneRecord* cpu_recs =
       cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
   const uint32_t nc = s.cpu_zones;
@@ -468,6 +428,61 @@ bool GpuProfiler::slot_ready(uint32_t slot_index) {
       return false;
   }
   return true;
+}
+
+// The GPU zones of the slot's frame: false while the device has not written
+// every ended zone's timestamps (unless retired); `unfinished` when a record
+// is neither ended nor skipped. Counts the ended records into the slot's
+// `zones`.
+bool GpuProfiler::gpu_zones_done(uint32_t slot_index, bool& unfinished) {
+  Impl& m = *impl_;
+  Impl::Slot& s = m.slots[slot_index];
+  const uint32_t n = s.records;
+  const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  const uint32_t base = slot_index * queries_per_frame_;
+  std::span<SlotReading> raw(m.raw.data(), 2 * static_cast<size_t>(n));
+  if (n > 0) {
+    // Cheap early out for a frame still on the device (most attempts: each
+    // next_frame tries the frame it just closed): the last ended zone's end
+    // timestamp not written, before reading every query. Records after it
+    // are open zones, or reserved and not used.
+    uint32_t last = n;
+    while (last > 0 && (recs[last - 1].tag.load(std::memory_order_relaxed) &
+                        ZoneRecord::kEndedBit) == 0) {
+      --last;
+    }
+    if (last > 0 && !s.retired) {
+      slots_raw_->read(base + 2 * last - 1, raw.subspan(2 * last - 1, 1));
+      if (raw[2 * last - 1].available == 0) return false;
+    }
+    slots_raw_->read(base, raw);
+  }
+  // A record is complete only once closed: acquire pairs with end_zone's release.
+  bool all_written = true;
+  uint32_t zones = 0;
+  unfinished = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t tag = recs[i].tag.load(std::memory_order_acquire);
+    if ((tag & ZoneRecord::kEndedBit) != 0) {
+      ++zones;
+      all_written &= (raw[2 * i].available & raw[2 * i + 1].available) != 0;
+    } else if (tag == 0) {
+      unfinished = true;
+    }
+  }
+  if (!all_written && !s.retired) return false;  // carried over to the next collection
+  s.zones = zones;
+  return true;
+}
+
+// Zones (ended records) among a slot's first `records` records.
+uint32_t GpuProfiler::ended_zones(uint32_t slot_index, uint32_t records) const {
+  const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < records; ++i) {
+    n += (recs[i].tag.load(std::memory_order_acquire) & ZoneRecord::kEndedBit) != 0;
+  }
+  return n;
 }
 
 // The frame's host timeline: a line through the mappings of two of its
@@ -512,20 +527,29 @@ profiler_detail::FrameMapping GpuProfiler::host_mapping(uint32_t n) const {
 
 // Per zone its status and what the device gave, and the stat table; the
 // tree and host times are built only when someone looks (expand_frame).
-// This loop is most of a collection's CPU time.
+// This loop is most of a collection's CPU time. Skipped records leave gaps:
+// zone k of the frame is then the k-th ended record, and a parent (an
+// earlier record) is found through zone_index; a frame without gaps (one
+// thread, or every block used up) takes the plain loop.
 void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
   Impl& m = *impl_;
-  const uint32_t n = m.slots[slot_index].zones;
+  const Impl::Slot& s = m.slots[slot_index];
+  const uint32_t n = s.records;
   const ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
+  const int64_t* cpu =
+      cpu_times_ != nullptr ? cpu_times_ + 2 * static_cast<size_t>(slot_index) * zones_per_frame_
+                            : nullptr;
   const TickFormat tf = ticks_;  // a local copy: its mask stays in a register across the loop
   const uint64_t mask = tf.mask();
   const SlotReading* raw = m.raw.data();
   profiler_detail::StatTable& stats = *m.stat_table;
   profiler_detail::CompactZone* out = f.zones.data();
+  int64_t* cpu_out = f.cpu_times.data();
   uint64_t ok = 0, invalid = 0, disjoint = 0, overlapped = 0;
-  for (uint32_t i = 0; i < n; ++i) {
+  // Record i as zone k, its parent zone `parent`.
+  const auto add = [&](uint32_t i, uint32_t k, uint32_t tag, uint32_t parent)
+                       __attribute__((always_inline)) {
     const ZoneRecord& r = recs[i];
-    const uint32_t tag = r.tag.load(std::memory_order_relaxed);  // acquired by slot_ready
     const SlotReading& b = raw[2 * i];
     const SlotReading& e = raw[2 * i + 1];
     // Never written (retired): no ticks; disjoint or end before begin: the
@@ -543,21 +567,42 @@ void GpuProfiler::tabulate_gpu_zones(uint32_t slot_index, RetainedFrame& f) {
     const bool has_site = (tag & ZoneRecord::kSiteBit) != 0;
     const char* name =
         has_site ? static_cast<const ZoneSite*>(r.what)->name : static_cast<const char*>(r.what);
-    stats.add_zone(i, name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
-    out[i] = {r.what,
+    stats.add_zone(k, name, zone_is_ok, zone_is_ok ? tf.ticks_to_ns(el) : 0, m.counters);
+    out[k] = {r.what,
               bt,
               et,
-              r.parent,
+              parent,
               tag & ZoneRecord::kThreadMask,
               status,
               (tag & ZoneRecord::kOrphanBit) != 0,
               has_site};
+  };
+  // Tags acquired by slot_ready.
+  if (s.zones == n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      add(i, i, recs[i].tag.load(std::memory_order_relaxed), recs[i].parent);
+    }
+    if (cpu != nullptr) std::copy(cpu, cpu + 2 * static_cast<size_t>(n), cpu_out);
+  } else {
+    uint32_t* index = m.zone_index.data();
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t tag = recs[i].tag.load(std::memory_order_relaxed);
+      if ((tag & ZoneRecord::kEndedBit) == 0) continue;  // skipped
+      const uint32_t parent = recs[i].parent;
+      add(i, k, tag, parent < i ? index[parent] : kNoZone);
+      if (cpu != nullptr) {
+        cpu_out[2 * k] = cpu[2 * i];
+        cpu_out[2 * k + 1] = cpu[2 * i + 1];
+      }
+      index[i] = k++;
+    }
   }
   m.counters.zones_ok += ok;
   m.counters.zones_invalid += invalid;
   m.counters.zones_disjoint += disjoint;
   m.counters.zones_overlapped += overlapped;
-  m.counters.zones_collected += n;
+  m.counters.zones_collected += s.zones;
 }
 
 // CPU zones: host times as recorded, into their own stat table.
@@ -594,7 +639,7 @@ void GpuProfiler::recycle_slot(uint32_t slot_index) {
   ZoneRecord* recs = records_ + static_cast<size_t>(slot_index) * zones_per_frame_;
   CpuZoneRecord* cpu_recs = cpu_records_ + static_cast<size_t>(slot_index) * cpu_zones_per_frame_;
   // Counts in locals: the stores below could alias the slot's fields.
-  const uint32_t n = s.zones, nc = s.cpu_zones;
+  const uint32_t n = s.records, nc = s.cpu_zones;
   for (uint32_t i = 0; i < n; ++i) recs[i].tag.store(0, std::memory_order_relaxed);
   for (uint32_t i = 0; i < nc; ++i) cpu_recs[i].tag.store(0, std::memory_order_relaxed);
   s.state = Impl::SlotState::free;

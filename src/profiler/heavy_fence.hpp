@@ -1,8 +1,9 @@
 // The heavy side of an asymmetric fence. membarrier(2) makes every running
 // thread of this process pass a full memory barrier, so the light side needs
 // none: a thread's own loads and stores with a compiler barrier between them.
-// The profiler's owner thread uses it to take a zone's query pair without a
-// locked add (GpuProfiler::take_pair).
+// The profiler's collector uses it to hold recording threads out of their
+// lanes, so that a zone takes its record without a locked add
+// (ZoneRecorder::take_pair).
 #pragma once
 
 namespace latlab::profiler_detail {

@@ -1,12 +1,16 @@
 // A transient zone allocates nothing once its name has been used on the
-// thread: a replaced global operator new counts this thread's allocations
-// (its own binary, so no other test runs with the replacement).
+// thread, and zones recorded from many threads at once allocate nothing: a
+// replaced global operator new counts each thread's allocations (its own
+// binary, so no other test runs with the replacement).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #undef LATLAB_ENABLE_PROFILER
 #define LATLAB_ENABLE_PROFILER 1
@@ -87,6 +91,70 @@ TEST(ZoneNamesAlloc, CpuZonesAllocateNothingAfterANamesFirstUse) {
   EXPECT_EQ(t_allocs, before);
   EXPECT_EQ(prof->counters().heap_allocations, heap_before);
   EXPECT_EQ(prof->counters().cpu_zones_collected, 3u * 6);
+}
+
+// Zones from 2, 3 and 8 threads at once, while the test's thread closes,
+// retires and collects frames under them: each recording thread's lane
+// binds at its first zone; after that no zone allocates (blocks claimed,
+// blocks of closed frames skipped, lanes held by the collector).
+TEST(ZoneThreadsAlloc, ZonesFromManyThreadsAtOnceAllocateNothing) {
+  constexpr uint32_t kZonesPerRound = 400;
+  constexpr int kRounds = 20;
+  for (const uint32_t n : {2u, 3u, 8u}) {
+    auto writer = SimTimestampSlots::create({.count = 2 * 8192 * 3});
+    auto prof = GpuProfiler::create(
+                    writer, {.name = "threads", .max_zones_per_frame = 8192, .frames_in_flight = 2})
+                    .value();
+    std::atomic<uint32_t> warm{0};
+    std::atomic<int> go{0};
+    std::atomic<uint32_t> done{0};
+    std::vector<uint64_t> allocs(n, ~0ull);
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < n; ++t) {
+      threads.emplace_back([&, t] {
+        { LATLAB_GPU_ZONE(prof, nullptr, "warm"); }  // binds the lane
+        warm.fetch_add(1, std::memory_order_release);
+        const uint64_t before = t_allocs;
+        for (int round = 0; round < kRounds; ++round) {
+          while (go.load(std::memory_order_acquire) <= round) std::this_thread::yield();
+          for (uint32_t i = 0; i < kZonesPerRound; ++i) {
+            LATLAB_GPU_ZONE(prof, nullptr, "outer");
+            if (i % 4 == 0) {
+              LATLAB_GPU_ZONE(prof, nullptr, "inner");
+            }
+          }
+          done.fetch_add(1, std::memory_order_release);
+        }
+        allocs[t] = t_allocs - before;
+      });
+    }
+    while (warm.load(std::memory_order_acquire) != n) std::this_thread::yield();
+    // Frames close while the threads record: their blocks of closed frames
+    // are skipped by them or by the collector.
+    const auto roll = [&] {
+      const uint64_t closed = prof->current_frame_id();
+      prof->next_frame();
+      prof->retire_frame(closed);
+      prof->collect();
+    };
+    for (int round = 0; round < kRounds; ++round) {
+      go.store(round + 1, std::memory_order_release);
+      while (done.load(std::memory_order_acquire) != n * static_cast<uint32_t>(round + 1)) {
+        roll();
+        std::this_thread::yield();
+      }
+      roll();
+    }
+    for (std::thread& t : threads) t.join();
+    for (uint32_t t = 0; t < n; ++t) {
+      EXPECT_EQ(allocs[t], 0u) << n << " threads, thread " << t;
+    }
+    const uint64_t zones = n * (1 + uint64_t{kRounds} * (kZonesPerRound + kZonesPerRound / 4));
+    const ProfilerCounters c = prof->counters();
+    // Every zone collected once (the last frame too: its threads are done),
+    // or dropped where no frame slot was free.
+    EXPECT_EQ(c.zones_collected + c.zones_dropped, zones) << n << " threads";
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The profiler's recording internals: what a zone does between its
-// braces, without a lock, and the cursor protocol that lets the one thread
-// that records and closes frames move the cursor without a locked add until
-// a second thread records. Included by profiler.hpp; not an API (names here
-// may change in any version): read profiler.hpp.
+// braces, without a lock: each recording thread takes its zones' records
+// from a block of its own (its lane, detail/profiler_lanes.hpp), and blocks from
+// the frame's shared cursor. Included by profiler.hpp; not an API (names
+// here may change in any version): read profiler.hpp.
 #pragma once
 
 #include <atomic>
@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "latlab/detail/profiler_lanes.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/timestamp_slots.hpp"
 
@@ -41,42 +42,6 @@ inline uintptr_t thread_key() { return reinterpret_cast<uintptr_t>(&t_thread_id)
 inline constexpr uint32_t kThreadIdMask = 0x1FFF'FFFFu;
 }  // namespace detail
 
-// Test builds only (tests/protocol/, a library built with
-// LATLAB_PROFILER_PROTOCOL_HOOKS=1): every step of the cursor protocol (see
-// GpuProfiler::take_pair) calls a hook that may park the thread there. In
-// every other build the steps are nothing.
-#ifndef LATLAB_PROFILER_PROTOCOL_HOOKS
-#define LATLAB_PROFILER_PROTOCOL_HOOKS 0
-#endif
-#if LATLAB_PROFILER_PROTOCOL_HOOKS
-namespace detail {
-enum class CursorStep : uint8_t {
-  owner_seen,      // take_pair: owner_ was this thread
-  announced,       // owner_taking_ is 1, owner_ not looked at again yet
-  confirmed,       // the second look saw this thread: the plain path
-  cursor_loaded,   // between the plain load and store of the cursor
-  cursor_stored,   // the cursor stored, owner_taking_ still 1
-  owner_lost,      // the second look did not see this thread
-  claim,           // claim_or_share_cursor entered
-  sharing,         // the sharer marked the cursor, before membarrier
-  fenced,          // after membarrier, before waiting for the owner
-  waiting_owner,   // (each turn) the owner is inside its plain path
-  owner_out,       // the owner is out, kShared not stored yet
-  waiting_shared,  // (each turn) another thread is sharing the cursor
-  before_fetch_add,
-  before_exchange,  // next_frame, about to move the cursor to a new frame
-};
-inline constexpr int kCursorSteps = static_cast<int>(CursorStep::before_exchange) + 1;
-extern void (*cursor_step_hook)(CursorStep);  // null: no hook
-}  // namespace detail
-#define LATLAB_CURSOR_STEP(step)                                                \
-  (::latlab::detail::cursor_step_hook != nullptr                                \
-       ? ::latlab::detail::cursor_step_hook(::latlab::detail::CursorStep::step) \
-       : void())
-#else
-#define LATLAB_CURSOR_STEP(step) static_cast<void>(0)
-#endif
-
 namespace detail {
 
 // The state every zone touches, and the inline steps of a zone: the base of
@@ -106,11 +71,14 @@ class ZoneRecorder {
   // Written by the recording thread; `tag` is stored last, at the zone's end
   // (release), so a collector that sees kEndedBit (acquire) sees every field
   // (and the zone's CPU times). 16 bytes, four to a cache line: recording
-  // touches little memory. A recycled record's tag is 0.
+  // touches little memory. A recycled record's tag is 0; a record that a
+  // thread's block reserved and no zone used is kSkipped (nonzero, without
+  // kEndedBit): the collector leaves it out of the frame.
   struct ZoneRecord {
     static constexpr uint32_t kSiteBit = 0x2000'0000u;  // `what` is a ZoneSite, not a name
     static constexpr uint32_t kEndedBit = 0x4000'0000u;
     static constexpr uint32_t kOrphanBit = 0x8000'0000u;
+    static constexpr uint32_t kSkipped = kOrphanBit;
     static constexpr uint32_t kThreadMask = detail::kThreadIdMask;
     const void* what = nullptr;  // the zone's name (const char*), or its ZoneSite (kSiteBit)
     uint32_t parent = kNoZone;
@@ -129,52 +97,80 @@ class ZoneRecorder {
     std::atomic<uint32_t> tag{0};
   };
   static_assert(sizeof(CpuZoneRecord) == 32);
-  static constexpr uint32_t kNoSlot = 0xFFFF;
+  static constexpr uint32_t kNoSlot = kNoFrameSlot;
   static constexpr uint64_t kIndexMask = (1ull << 48) - 1;
-  // owner_ besides a thread_key(): no thread has recorded or closed a frame
-  // yet; a second thread is sharing the cursor (waiting for the owner to
-  // leave its plain path); or it has (or membarrier is missing), so every
-  // zone takes its pair with fetch_add. Thread keys are addresses, never
-  // these. owner_ only moves forward: kNoOwner -> key -> kSharing -> kShared.
-  static constexpr uintptr_t kNoOwner = 0;
-  static constexpr uintptr_t kShared = 1;
-  static constexpr uintptr_t kSharing = 2;
 
+  // A zone's begin query in the ring and the first query of its frame.
+  struct Pair {
+    uint32_t query = kNoZone;  // kNoZone: dropped
+    uint32_t frame_base = 0;
+  };
   // Recording: inline, lock-free (detail/profiler_recording_inline.hpp).
-  uint64_t take_pair();
+  Pair take_pair();
   // `what`: a name, or with `site_bit` (ZoneRecord::kSiteBit) a ZoneSite.
   ZoneRef begin_zone(const GpuZone& zone, const void* what, uint32_t site_bit);
   void end_zone(GpuCommandStream stream, ZoneRef ref);
-  // CPU zones: one fetch_add on cpu_cursor_ (no owner fast path: the two
-  // clock reads cost more than the locked add), `query` is the record index.
+  // CPU zones: one fetch_add on cpu_cursor_ (no lanes: a zone's two clock
+  // reads cost more than an uncontended locked add), `query` is the record
+  // index.
   ZoneRef begin_cpu_zone(const CpuZone& zone, const void* what, uint32_t site_bit);
   void end_cpu_zone(ZoneRef ref);
-  // Makes `me` the owner if there is none; otherwise, unless `me` owns it,
-  // returns only once the cursor is shared for good (kShared, seen with
-  // acquire): sharing it itself, or waiting for the thread that is (see
-  // take_pair).
-  void claim_or_share_cursor(uintptr_t me);
-  // What a zone reads, from here to cpu_zone_times_, on one cache line that
-  // nothing writes after create (the cursor, which every zone writes, has its own).
+  // take_pair's rare paths (src/profiler/zone_lanes.cpp). In a lane whose
+  // block is used up or of a closed frame; called with lane.taking 1,
+  // returns with it 0.
+  Pair take_pair_in_lane(ZoneLane& lane);
+  Pair claim_block(ZoneLane& lane, uint64_t cursor);
+  // This thread recorded into another profiler last: finds its lane in this
+  // one (its table, or a search), or binds one.
+  Pair take_pair_without_lane();
+  ZoneLane* find_lane();  // this thread's lane (bound now if need be), or the overflow lane
+  // One record from the shared cursor (one locked add), or a dropped zone.
+  Pair take_single();
+  // Marks the records of the begin queries [first_query, end_query) skipped.
+  void skip_records(uint32_t first_query, uint32_t end_query);
+#if LATLAB_PROFILER_PROTOCOL_HOOKS
+  Pair take_pair_read_first(ZoneLane& lane);  // ZoneFault::read_before_announce
+#endif
+  // Collection (the profiler's mutex held): skips the unused records of
+  // every lane's block in frame slot `slot` (a closed frame's), holding the
+  // lanes' threads out of them first; a lane whose thread is inside
+  // take_pair is left alone. Returns whether it skipped any block.
+  bool take_unused_blocks(uint32_t slot);
+  // next_frame, the frame in `slot` just closed: the calling thread's own
+  // block in it (it is not inside take_pair) skipped at once, so that a
+  // frame recorded by one thread is never found unfinished.
+  void skip_own_block(uint32_t slot);
+  uint64_t hold_lanes(uint64_t mask);  // bit i: lanes_[i]
+
+  // What a zone reads, from here to open_slot_, on one cache line that
+  // nothing writes after create but next_frame, once a frame (the cursor,
+  // which blocks are claimed from, has its own).
   alignas(64) TimestampSlots* slots_raw_ = nullptr;  // hot path: no shared_ptr deref
   // Slot s, zone i at records_[s * max_zones_per_frame + i], which is records_[query / 2].
   ZoneRecord* records_ = nullptr;
   int64_t* cpu_times_ = nullptr;   // with cpu_zone_times: begin/end pairs, indexed like the queries
+  // kZoneLanes lanes and the overflow lane (threads beyond them); null where
+  // membarrier(2) is missing: every zone then takes its record from the
+  // shared cursor.
+  ZoneLane* lanes_ = nullptr;
+  uint64_t id_ = 0;  // unique in the process, never reused: the key of t_last_lane, t_lane_cache
   CpuZoneRecord* cpu_records_ = nullptr;  // slot s, CPU zone i at [s * cpu_zones_per_frame_ + i]
   uint32_t queries_per_frame_ = 0;
   uint32_t zones_per_frame_ = 0;
   uint32_t cpu_zones_per_frame_ = 0;
+  // The open frame's slot (kNoSlot: it has none), stored by next_frame once
+  // it moved the cursor. A lane's block with room is of the open frame when
+  // its slot equals this (a slot is not reused while a block in it has room).
+  std::atomic<uint32_t> open_slot_{0};
   bool cpu_zone_times_ = false;
-  // [slot:16 | query index within the frame:48]; the slot 0xFFFF means the
-  // frame has no queries, and its index starts full (queries_per_frame_), so
-  // one compare drops a zone. One move of it (take_pair) binds a zone to its
-  // frame and pair.
+  // [slot:16 | record index within the frame:48]; the slot 0xFFFF means the
+  // frame has no queries, and its index starts full (zones_per_frame_), so
+  // every claim fails and each zone's fetch_add counts a drop. Claiming a
+  // block, or taking one record, binds records to the frame of the cursor
+  // it moved.
   alignas(64) std::atomic<uint64_t> cursor_{0};
-  // On the cursor's line (the owner writes it anyway): take_pair's owner.
-  // owner_taking_ is 1 from just before the owner's second look at owner_
-  // until its cursor store is done.
-  std::atomic<uintptr_t> owner_{kNoOwner};
-  std::atomic<uint32_t> owner_taking_{0};
+  // Lanes bound to a thread so far (a claim's share of the free records).
+  std::atomic<uint32_t> lanes_bound_{0};
   // [slot:16 | CPU zone index within the frame:48], moved by fetch_add only;
   // next_frame exchanges it with cursor_ (same slot; a frame without a slot
   // starts full).

@@ -13,68 +13,79 @@
 
 namespace latlab::detail {
 
-// The cursor before this zone's pair. A locked add is about half of a zone
-// on the H200's Xeon, so the owner (the one thread that records and closes
-// frames) moves it with a plain load and store, which is safe only while no
-// other thread moves it. The protocol that ends this for good:
-//  * Owner: announces itself (owner_taking_ = 1), then looks at owner_ again
-//    (a compiler barrier between); only if it still sees itself does it load
-//    and store the cursor, then drops the announcement (release).
-//  * Sharer (the first other thread to record or close a frame): CAS owner_
-//    from the owner's key to kSharing, membarrier (a full barrier on every
-//    running thread), wait for owner_taking_ == 0 (acquire), store kShared
-//    (release). An asymmetric Dekker: either the owner's second look sees
-//    kSharing, or its announcement is visible to the sharer after the
-//    membarrier, and the sharer waits until it drops. Either way the
-//    owner's last plain store happens before kShared is stored, and its
-//    later looks see kSharing or kShared: it never takes the plain path
-//    again.
-//  * Everyone else fetch_adds only after seeing kShared with acquire (a
-//    thread that sees kSharing waits for kShared), so its fetch_add comes
-//    after the owner's last plain store: no two zones get one pair and the
-//    owner never rewinds the cursor. The owner itself, once it has seen it
-//    lost the cursor, fetch_adds at once: nobody else moves the cursor
-//    without a locked operation by then.
-//  * next_frame's exchange follows the same rule (claim_or_share_cursor
-//    first, unless its caller is the owner).
-// tests/protocol/ parks each thread at each LATLAB_CURSOR_STEP with 2, 3 and
-// 8 threads. Acquire on the cursor pairs with next_frame's release: a
-// recycled slot's reset happens before this zone writes into it.
-[[gnu::always_inline]] inline uint64_t ZoneRecorder::take_pair() {
-  const uintptr_t me = thread_key();
-  const uintptr_t owner = owner_.load(std::memory_order_acquire);
-  if (owner == me) [[likely]] {
-    LATLAB_CURSOR_STEP(owner_seen);
-    owner_taking_.store(1, std::memory_order_relaxed);
-    LATLAB_CURSOR_STEP(announced);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (owner_.load(std::memory_order_relaxed) == me) [[likely]] {
-      LATLAB_CURSOR_STEP(confirmed);
-      const uint64_t c = cursor_.load(std::memory_order_acquire);
-      LATLAB_CURSOR_STEP(cursor_loaded);
-      cursor_.store(c + 2, std::memory_order_release);
-      LATLAB_CURSOR_STEP(cursor_stored);
-      owner_taking_.store(0, std::memory_order_release);
-      return c;
-    }
-    owner_taking_.store(0, std::memory_order_release);
-    LATLAB_CURSOR_STEP(owner_lost);
-  } else if (owner != kShared) [[unlikely]] {
-    claim_or_share_cursor(me);
+// This zone's record and query pair. A locked add is about half of a zone
+// on the H200's Xeon, and three threads adding to one cursor would spend
+// 15-20 times one thread's cost fighting over its cache line. So each thread
+// takes its records from a block of its own, in its lane (one per thread
+// and profiler, on its own cache line), with plain loads and stores, and
+// claims blocks from the frame's cursor with one CAS per block. Records a
+// block reserved and no zone used are marked skipped
+// (ZoneRecord::kSkipped); the collector leaves them out. The protocol:
+//  * The thread, in take_pair: announces itself (lane.taking = 1; a compiler
+//    barrier), reads open_slot_ (acquire) and its block; only if the
+//    block is of the open frame (its slot is open_slot_) and has room does
+//    it load and store `next`, then drops the announcement (release).
+//  * Otherwise, still announced (take_pair_in_lane): if the collector holds
+//    the lane it drops the announcement, waits, and starts again. If the
+//    block is of a closed frame, it skips the block's unused records. It
+//    claims a new block with a CAS on the cursor (which binds the block to
+//    the cursor's frame) and installs it. A full frame sends the zone to the
+//    shared cursor, whose fetch_add counts the drop.
+//  * The collector (take_unused_blocks, once a closed frame waits only for
+//    records of blocks whose threads have not come back since): stores
+//    `held` in each such lane, membarrier (a full barrier on every running
+//    thread), then skips the unused records of each lane whose taking is 0
+//    (acquire), and stores `held` = 0 (release). An asymmetric Dekker:
+//    either the thread's read of `held` sees it, or its announcement is
+//    visible to the collector after the membarrier and the collector leaves
+//    that lane to a later collection (it never waits for a recording thread).
+//    The fast path needs no look at `held`: it touches only blocks of the
+//    open frame, which the collector never does, and after the membarrier
+//    no thread reads an older open_slot_.
+//  * A slot is reused only once its frame is collected, and a frame is
+//    collected only once every record of it is ended or skipped: no block
+//    with room outlives its frame, so a lane whose slot equals open_slot_
+//    (read with acquire, after every skip of that slot's last frame) holds
+//    a block of the open frame.
+//  * A thread's records in a frame rise (blocks are claimed in order, a
+//    block is left only when used up or its frame closed, and shared-cursor
+//    records come after the thread's used-up block): a zone's parent
+//    precedes it.
+// tests/protocol/ parks each thread at each LATLAB_ZONE_STEP with 2, 3 and
+// 8 threads, and shows that two broken variants fail there. The claim's
+// acquire on the cursor pairs with next_frame's release: a recycled slot's
+// reset happens before this zone writes into it.
+[[gnu::always_inline]] inline ZoneRecorder::Pair ZoneRecorder::take_pair() {
+  if (t_last_lane.recorder != id_) [[unlikely]] return take_pair_without_lane();
+  ZoneLane& lane = *t_last_lane.lane;
+#if LATLAB_PROFILER_PROTOCOL_HOOKS
+  if (zone_fault == ZoneFault::read_before_announce) return take_pair_read_first(lane);
+#endif
+  lane.taking.store(1, std::memory_order_relaxed);
+  LATLAB_ZONE_STEP(announced);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const uint32_t open = open_slot_.load(std::memory_order_acquire);
+  const uint32_t next = lane.next.load(std::memory_order_relaxed);
+  // One branch, the slow path out of the way: the fast path is straight-line code.
+  if (__builtin_expect((lane.slot.load(std::memory_order_relaxed) != open) |
+                           (next >= lane.end.load(std::memory_order_relaxed)),
+                       0)) {
+    return take_pair_in_lane(lane);
   }
-  LATLAB_CURSOR_STEP(before_fetch_add);
-  return cursor_.fetch_add(2, std::memory_order_acquire);
+  LATLAB_ZONE_STEP(block_loaded);
+  lane.next.store(next + 2, std::memory_order_relaxed);
+  LATLAB_ZONE_STEP(block_stored);
+  const uint32_t base = lane.base.load(std::memory_order_relaxed);
+  lane.taking.store(0, std::memory_order_release);
+  return {next, base};
 }
 
-// Hot path: a frame's query pair and zone record from take_pair.
+// Hot path: a query pair and zone record from take_pair.
 [[gnu::always_inline]] inline ZoneRecorder::ZoneRef ZoneRecorder::begin_zone(const GpuZone& zone,
                                                                              const void* what,
                                                                              uint32_t site_bit) {
-  const uint64_t c = take_pair();
-  const uint64_t q = c & kIndexMask;
-  if (q >= queries_per_frame_) [[unlikely]] return {};  // full, or a frame without queries
-  const uint32_t frame_base = static_cast<uint32_t>(c >> 48) * queries_per_frame_;
-  const uint32_t query = frame_base + static_cast<uint32_t>(q);
+  const auto [query, frame_base] = take_pair();
+  if (query == kNoZone) [[unlikely]] return {};  // full, or a frame without queries
   // Parent: the innermost enclosing zone of this profiler on the same stream,
   // if it is in this frame (a dropped one's kNoZone wraps out of range too).
   uint32_t parent = kNoZone;
