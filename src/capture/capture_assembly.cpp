@@ -19,8 +19,8 @@ CaptureScreenObserver screen_of(const SessionFacts& f, const ScreenSummary& sc) 
   std::string why = f.screen_why;
   if (why.empty() && f.watched.empty())
     why =
-        "no window known: the program's sources reported no X11 window (a surface other than "
-        "xcb/xlib, a GL program, or the program presented nothing)";
+        "no window known: the program's sources reported no X11 window (a Vulkan surface other "
+        "than xcb/xlib, an EGL program, or the program presented nothing)";
   CaptureScreenObserver o;
   o.name = "x11_damage";
   o.observes =

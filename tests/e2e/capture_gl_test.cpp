@@ -19,6 +19,7 @@
 
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
+#include "csv_rows.hpp"
 #include "xvfb_server.hpp"
 
 namespace latlab::e2e {
@@ -162,6 +163,43 @@ TEST_F(CaptureGl, GlxgearsGpuSpansLieInTheirFrames) {
       EXPECT_LE(*f.gpu_end, *f.present_end) << f.frame;
     }
   }
+}
+
+// glXSwapBuffers names the drawable, which is glxgears' X window: the
+// damage observer watches it and sees it change after (nearly) every swap,
+// never before the swap was called.
+TEST_F(CaptureGl, GlxgearsWindowIsSeenUpdatedAfterItsSwaps) {
+  const auto out = (dir_.path / "r.json").string();
+  const auto csv = (dir_.path / "f.csv").string();
+  const CliResult r =
+      capture("--out " + out + " --frames-csv " + csv + " --frames 300 --terminate -- glxgears");
+  EXPECT_EQ(r.rc, 128 + 15) << r.output;
+  const json j = json::parse(slurp(out));
+  ASSERT_EQ(j["frames"], 300);
+  const json& screen = j["screen_observers"][0];
+  if (screen["reason"].is_string() &&
+      screen["reason"].get<std::string>().find("without libxcb-damage") != std::string::npos)
+    GTEST_SKIP() << screen["reason"].get<std::string>();
+  ASSERT_EQ(screen["available"], true) << screen.dump(1);
+  ASSERT_EQ(screen["windows"].size(), 1u) << "glxgears draws into one window";
+  // The first swap names the window, and watching begins once the session
+  // read that (glxgears swaps every millisecond or so here: a few frames
+  // go by unwatched).
+  const int watched = screen["frames_watched"].get<int>();
+  EXPECT_GE(watched, 200);
+  EXPECT_LE(watched, 300);
+  const int matched = screen["frames_matched"].get<int>();
+  EXPECT_GE(matched, watched * 9 / 10) << "damage seen for >= 90% of the watched frames";
+  EXPECT_GE(screen["figures"]["until_screen_updated"]["min"].get<double>(), 0.0);
+  int with_update = 0;
+  for (const auto& row : read_csv(slurp(csv))) {
+    const std::string& updated = row.at("screen_updated_ns");
+    if (updated.empty()) continue;
+    ++with_update;
+    EXPECT_GE(std::stoll(updated), std::stoll(row.at("present_start_ns")))
+        << "updated before its swap was called, frame " << row.at("frame");
+  }
+  EXPECT_EQ(with_update, matched);
 }
 
 // A context without timer queries (Mesa told to hide them): frames keep

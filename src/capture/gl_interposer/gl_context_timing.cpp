@@ -1,6 +1,8 @@
 #include "capture/gl_interposer/gl_context_timing.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 
@@ -48,6 +50,20 @@ void GlContextTiming::unavailable(const char* name, const std::string& reason) {
   set_text(r.name, name);
   set_text(r.reason, reason);
   sink_(source_, r);
+}
+
+void GlContextTiming::note_x11_drawable(uint64_t drawable) {
+  if (std::find(drawables_named_.begin(), drawables_named_.end(), drawable) !=
+      drawables_named_.end())
+    return;
+  drawables_named_.push_back(drawable);
+  WindowRecord w;
+  w.swapchain = drawable;  // as the frames' FrameRecord::swapchain
+  w.window = drawable;
+  w.system = WindowSystem::x11;
+  const char* display = std::getenv("DISPLAY");
+  set_text(w.display, display != nullptr ? display : "");
+  sink_(source_, w);
 }
 
 uint64_t GlContextTiming::read_timestamp() {
@@ -305,7 +321,8 @@ void GlContextTiming::collect() {
   if (bound != 0) gl_.BindBuffer(GL_QUERY_BUFFER, static_cast<GLuint>(bound));
   // Outcomes of frames sent already (late) have no use.
   const uint64_t oldest = pending_.empty() ? frame_index_ : pending_.front().frame.frame;
-  while (!outcomes_.empty() && outcomes_.begin()->first < oldest) outcomes_.erase(outcomes_.begin());
+  while (!outcomes_.empty() && outcomes_.begin()->first < oldest)
+    outcomes_.erase(outcomes_.begin());
 }
 
 void GlContextTiming::emit(Pending& p) {

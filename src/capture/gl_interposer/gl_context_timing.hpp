@@ -37,8 +37,8 @@ namespace latlab::capture::glcap {
 
 // A record for the interposer's outbox; the sink queues it (never blocks
 // for long) and a thread of the interposer's sends it.
-using OutRecord =
-    std::variant<HelloRecord, UnavailableRecord, SubmitRecord, FrameRecord, EndRecord>;
+using OutRecord = std::variant<HelloRecord, UnavailableRecord, SubmitRecord, FrameRecord, EndRecord,
+                               WindowRecord>;
 using RecordSink = std::function<void(uint64_t source, OutRecord&& record)>;
 
 // The GL entry points used on the program's context. Loaded through the GL
@@ -65,7 +65,7 @@ using GlLoader = void* (*)(const char* name);
 struct DisplayAsk {
   PresentMethod method = PresentMethod::none;
   NoComplete why = NoComplete::unavailable;  // none: the outcome is awaited
-  std::string no_way;  // method none on a Wayland surface: why ("" elsewhere)
+  std::string no_way;                        // method none on a Wayland surface: why ("" elsewhere)
 };
 
 // Frames in flight per context whose timestamps are not read yet, plus the
@@ -101,6 +101,11 @@ class GlContextTiming {
   // holding the interposer's lock of the context; the context need not be
   // current). A frame's record waits for it, at most kGlCompleteTimeoutNs.
   void display_outcome(const DisplayOutcome& o);
+  // A GLX swap of `drawable`: the first time, a WindowRecord names it as
+  // the X window the screen observer watches for this context's frames (a
+  // GLXWindow made by glXCreateWindow is not the X window itself: the
+  // observer then says it could not watch it).
+  void note_x11_drawable(uint64_t drawable);
   // The index the next swap's frame will have.
   uint64_t next_frame() const { return frame_index_; }
   // The context goes away (destroyed, its display terminated, the process
@@ -149,6 +154,7 @@ class GlContextTiming {
 
   uint64_t source_ = 0;
   std::string window_system_;
+  std::vector<uint64_t> drawables_named_;  // note_x11_drawable's, each sent once
   RecordSink sink_;
   GlFns gl_;
   bool gles_ = false;

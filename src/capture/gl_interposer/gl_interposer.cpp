@@ -178,6 +178,7 @@ RecordType type_of(const UnavailableRecord&) { return RecordType::unavailable; }
 RecordType type_of(const SubmitRecord&) { return RecordType::submit; }
 RecordType type_of(const FrameRecord&) { return RecordType::frame; }
 RecordType type_of(const EndRecord&) { return RecordType::end; }
+RecordType type_of(const WindowRecord&) { return RecordType::window; }
 
 class Outbox {
  public:
@@ -398,6 +399,7 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
+    if (!egl) e->timing->note_x11_drawable(drawable);
     ask = ask_display(*e, egl, context, drawable);
     if (ask.method == PresentMethod::wp_presentation) feedback = e->feedback;
   }
