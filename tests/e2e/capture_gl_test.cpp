@@ -171,8 +171,9 @@ TEST_F(CaptureGl, GlxgearsGpuSpansLieInTheirFrames) {
 TEST_F(CaptureGl, GlxgearsWindowIsSeenUpdatedAfterItsSwaps) {
   const auto out = (dir_.path / "r.json").string();
   const auto csv = (dir_.path / "f.csv").string();
-  const CliResult r =
-      capture("--out " + out + " --frames-csv " + csv + " --frames 300 --terminate -- glxgears");
+  const auto html = (dir_.path / "r.html").string();
+  const CliResult r = capture("--out " + out + " --frames-csv " + csv + " --report " + html +
+                              " --frames 300 --terminate -- glxgears");
   EXPECT_EQ(r.rc, 128 + 15) << r.output;
   const json j = json::parse(slurp(out));
   ASSERT_EQ(j["frames"], 300);
@@ -200,6 +201,12 @@ TEST_F(CaptureGl, GlxgearsWindowIsSeenUpdatedAfterItsSwaps) {
         << "updated before its swap was called, frame " << row.at("frame");
   }
   EXPECT_EQ(with_update, matched);
+  // The report's "where the time goes" has the observer's step, with its frames.
+  const std::string page = slurp(html);
+  const size_t at = page.find("data-observer=\"x11_damage\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string row = page.substr(at, page.find("</tr>", at) - at);
+  EXPECT_NE(row.find("<td>" + std::to_string(matched) + "</td>"), std::string::npos) << row;
 }
 
 // A context without timer queries (Mesa told to hide them): frames keep

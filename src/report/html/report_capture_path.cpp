@@ -49,6 +49,31 @@ std::string completion_meaning(const CaptureResult& c) {
          "host time the wait returned (after the display, not on it).";
 }
 
+// The screen observers' step: present called -> the observer saw the
+// window's new contents; one that could not run says why.
+std::string screen_rows(const CaptureResult& c) {
+  std::string s;
+  for (const CaptureScreenObserver& o : c.screen_observers) {
+    const Distribution* d = nullptr;
+    for (const auto& [n, dist] : o.figures) {
+      if (n == "until_screen_updated") d = &dist;
+    }
+    const bool has = o.available && d != nullptr && !d->empty();
+    const std::string span =
+        o.available
+            ? "present called \u2192 the screen observer " + o.name +
+                  " saw the window's new contents (" +
+                  fmt::format("{} of {} watched frames", o.frames_matched, o.frames_watched) + ")"
+            : "screen observer " + o.name + " unavailable: " + o.reason;
+    s += fmt::format(
+        "<tr data-figure=\"until_screen_updated\" data-observer=\"{}\"><th>"
+        "until_screen_updated</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        escape(o.name), escape(span), has ? count(d->count) : na(), has ? number(d->p50) : na(),
+        has ? number(d->p99) : na());
+  }
+  return s;
+}
+
 std::string display_table(const CaptureDisplay& d) {
   std::string t = "<table class=\"kv\">\n";
   row(t, "frames shown (a display time)", count(d.shown));
@@ -75,11 +100,13 @@ std::string capture_time_path(const CaptureResult& c, const std::string& prefix)
   for (const Step& step : kPath) {
     const Distribution* d = figure_of(c, step.figure);
     const bool has = d != nullptr && !d->empty();
-    s += fmt::format("<tr data-figure=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td>"
-                     "<td>{}</td></tr>\n",
-                     step.figure, step.figure, escape(step.span), has ? count(d->count) : na(),
-                     has ? number(d->p50) : na(), has ? number(d->p99) : na());
+    s += fmt::format(
+        "<tr data-figure=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>\n",
+        step.figure, step.figure, escape(step.span), has ? count(d->count) : na(),
+        has ? number(d->p50) : na(), has ? number(d->p99) : na());
   }
+  s += screen_rows(c);
   s += "</table>\n";
   if (c.display.shown + c.display.discarded > 0) s += display_table(c.display);
   return s;
