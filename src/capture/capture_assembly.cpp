@@ -20,7 +20,7 @@ CaptureScreenObserver screen_of(const SessionFacts& f, const ScreenSummary& sc) 
   if (why.empty() && f.watched.empty())
     why =
         "no window known: the program's sources reported no X11 window (a Vulkan surface other "
-        "than xcb/xlib, an EGL program, or the program presented nothing)";
+        "than xcb/xlib, GL on EGL's default display, or the program presented nothing)";
   CaptureScreenObserver o;
   o.name = "x11_damage";
   o.observes =

@@ -267,6 +267,25 @@ TEST_F(CaptureGl, Es2gearsEglSwapsAreCaptured) {
   }
 }
 
+// es2gears_x11 makes its EGL display of an X Display and its window surface
+// on an X window: the interposer names that window to the damage observer.
+TEST_F(CaptureGl, Es2gearsWindowOnX11IsSeenUpdated) {
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " --frames 200 --terminate -- es2gears_x11");
+  EXPECT_EQ(r.rc, 128 + 15) << r.output;
+  const json j = json::parse(slurp(out));
+  ASSERT_EQ(j["frames"], 200);
+  const json& screen = j["screen_observers"][0];
+  if (screen["reason"].is_string() &&
+      screen["reason"].get<std::string>().find("without libxcb-damage") != std::string::npos)
+    GTEST_SKIP() << screen["reason"].get<std::string>();
+  ASSERT_EQ(screen["available"], true) << screen.dump(1);
+  ASSERT_EQ(screen["windows"].size(), 1u);
+  const int watched = screen["frames_watched"].get<int>();
+  EXPECT_GE(watched, 150) << "watching begins once the first swap named the window";
+  EXPECT_GE(screen["frames_matched"].get<int>(), watched * 9 / 10);
+}
+
 // A missing Vulkan layer costs only Vulkan: a GL program is still captured,
 // and the result says why Vulkan programs were not.
 TEST_F(CaptureGl, WithoutTheVulkanLayerAGlProgramIsStillCaptured) {

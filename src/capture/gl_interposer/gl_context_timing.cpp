@@ -52,14 +52,14 @@ void GlContextTiming::unavailable(const char* name, const std::string& reason) {
   sink_(source_, r);
 }
 
-void GlContextTiming::note_x11_drawable(uint64_t drawable) {
+void GlContextTiming::note_x11_window(uint64_t drawable, uint64_t window) {
   if (std::find(drawables_named_.begin(), drawables_named_.end(), drawable) !=
       drawables_named_.end())
     return;
   drawables_named_.push_back(drawable);
   WindowRecord w;
   w.swapchain = drawable;  // as the frames' FrameRecord::swapchain
-  w.window = drawable;
+  w.window = window;
   w.system = WindowSystem::x11;
   const char* display = std::getenv("DISPLAY");
   set_text(w.display, display != nullptr ? display : "");

@@ -101,11 +101,12 @@ class GlContextTiming {
   // holding the interposer's lock of the context; the context need not be
   // current). A frame's record waits for it, at most kGlCompleteTimeoutNs.
   void display_outcome(const DisplayOutcome& o);
-  // A GLX swap of `drawable`: the first time, a WindowRecord names it as
-  // the X window the screen observer watches for this context's frames (a
-  // GLXWindow made by glXCreateWindow is not the X window itself: the
-  // observer then says it could not watch it).
-  void note_x11_drawable(uint64_t drawable);
+  // A swap of `drawable` (the frames' swapchain) shown in X window
+  // `window`: the first time, a WindowRecord names it to the screen
+  // observer. GLX: the drawable itself (a GLXWindow made by glXCreateWindow
+  // is not the X window: the observer then says it could not watch it);
+  // EGL: the window its surface was made on.
+  void note_x11_window(uint64_t drawable, uint64_t window);
   // The index the next swap's frame will have.
   uint64_t next_frame() const { return frame_index_; }
   // The context goes away (destroyed, its display terminated, the process

@@ -383,8 +383,8 @@ DisplayAsk ask_display(Entry& e, bool egl, void* context, uint64_t drawable) {
   }
   ask.method = PresentMethod::wp_presentation;
   e.feedback = w->feedback;
-  const bool asked = w->feedback->request(w->surface, reinterpret_cast<uint64_t>(context),
-                                          e.timing->next_frame());
+  const bool asked =
+      w->feedback->request(w->surface, reinterpret_cast<uint64_t>(context), e.timing->next_frame());
   ask.why = asked ? NoComplete::none : NoComplete::dropped;
   return ask;
 }
@@ -399,7 +399,11 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
-    if (!egl) e->timing->note_x11_drawable(drawable);
+    if (!egl) {
+      e->timing->note_x11_window(drawable, drawable);
+    } else if (const auto x = x11_window_of(reinterpret_cast<EGLSurface>(drawable))) {
+      e->timing->note_x11_window(drawable, *x);
+    }
     ask = ask_display(*e, egl, context, drawable);
     if (ask.method == PresentMethod::wp_presentation) feedback = e->feedback;
   }
@@ -653,7 +657,8 @@ void* own_function(const char* name, void* real) {
       {"eglTerminate", reinterpret_cast<Proc>(&eglTerminate)},
       {"eglGetProcAddress", reinterpret_cast<Proc>(&eglGetProcAddress)},
   };
-  if (name[0] != 'g' && name[0] != 'e' && name[0] != 'w') return nullptr;  // the common case, cheaply
+  if (name[0] != 'g' && name[0] != 'e' && name[0] != 'w')
+    return nullptr;  // the common case, cheaply
   if (void* own = wayland_wrapper(name, real)) return own;
   for (const auto& o : kOwn) {
     if (std::strcmp(o.name, name) == 0) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "capture/gl_interposer/interposer_core.hpp"
@@ -21,6 +22,9 @@ struct State {
   std::map<void*, void*> windows;             // wl_egl_window -> its wl_surface
   std::map<EGLSurface, EGLDisplay> surfaces;  // Wayland window surfaces -> their display
   WaylandSurfaces wayland;                    // keyed by EGLSurface
+  std::set<EGLDisplay> x11_displays;          // displays on an X server
+  // Their window surfaces -> the display and the X window.
+  std::map<EGLSurface, std::pair<EGLDisplay, uint64_t>> x11_windows;
 };
 
 // Never destroyed: the program may still call EGL while the process exits.
@@ -47,14 +51,28 @@ void note_display(EGLDisplay dpy, void* wl_display) {
   state().displays[dpy] = wl_display;
 }
 
-// A window surface made on `window`: kept when both are Wayland's.
-void note_surface(EGLDisplay dpy, EGLSurface surface, void* window) {
+void note_x11_display(EGLDisplay dpy) {
+  if (dpy == EGL_NO_DISPLAY) return;
+  std::lock_guard lock(state().mu);
+  state().x11_displays.insert(dpy);
+}
+
+// A window surface made on `window` (`platform`: by a platform call, where
+// an X11 window is given as a Window*): kept when both are Wayland's, or
+// its X window when the display is an X server's.
+void note_surface(EGLDisplay dpy, EGLSurface surface, void* window, bool platform) {
   if (surface == EGL_NO_SURFACE || !enabled()) return;
   State& s = state();
   void* wl_display = nullptr;
   void* wl_surface = nullptr;
   {
     std::lock_guard lock(s.mu);
+    if (s.x11_displays.count(dpy) != 0 && window != nullptr) {
+      // The legacy call takes the Window itself, the platform call a pointer to it.
+      s.x11_windows[surface] = {dpy, platform ? *static_cast<const uint64_t*>(window)
+                                              : reinterpret_cast<uint64_t>(window)};
+      return;
+    }
     auto d = s.displays.find(dpy);
     auto w = s.windows.find(window);
     if (d == s.displays.end() || w == s.windows.end()) return;
@@ -70,6 +88,7 @@ void forget_surface(EGLSurface surface) {
   State& s = state();
   {
     std::lock_guard lock(s.mu);
+    s.x11_windows.erase(surface);
     if (s.surfaces.erase(surface) == 0) return;
   }
   s.wayland.remove(key(surface));
@@ -86,6 +105,7 @@ EGLDisplay get_platform_display_ext(EGLenum platform, void* native, const EGLint
   const EGLDisplay dpy = real(platform, native, attribs);
   if (enabled() && platform == EGL_PLATFORM_WAYLAND_EXT && native != nullptr)
     note_display(dpy, native);
+  if (enabled() && platform == EGL_PLATFORM_X11_EXT) note_x11_display(dpy);
   return dpy;
 }
 
@@ -94,7 +114,7 @@ EGLSurface create_platform_surface_ext(EGLDisplay dpy, EGLConfig config, void* w
   const auto real = g_create_platform_surface_ext.load();
   if (real == nullptr) return EGL_NO_SURFACE;
   const EGLSurface s = real(dpy, config, window, attribs);
-  note_surface(dpy, s, window);
+  note_surface(dpy, s, window, true);
   return s;
 }
 
@@ -102,6 +122,14 @@ EGLSurface create_platform_surface_ext(EGLDisplay dpy, EGLConfig config, void* w
 
 std::optional<WaylandSurfaces::Surface> wayland_surface_of(EGLSurface surface) {
   return state().wayland.find(key(surface));
+}
+
+std::optional<uint64_t> x11_window_of(EGLSurface surface) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const auto it = s.x11_windows.find(surface);
+  if (it == s.x11_windows.end()) return std::nullopt;
+  return it->second.second;
 }
 
 void wayland_display_terminated(EGLDisplay dpy) {
@@ -112,7 +140,11 @@ void wayland_display_terminated(EGLDisplay dpy) {
     for (const auto& [surface, d] : s.surfaces) {
       if (d == dpy) gone.push_back(surface);
     }
+    for (const auto& [surface, on] : s.x11_windows) {
+      if (on.first == dpy) gone.push_back(surface);
+    }
     s.displays.erase(dpy);
+    s.x11_displays.erase(dpy);
   }
   for (EGLSurface surface : gone) forget_surface(surface);
 }
@@ -125,7 +157,11 @@ LATLAB_GL_EXPORT EGLDisplay eglGetDisplay(EGLNativeDisplayType native) {
   static const auto real = next<EGLDisplay (*)(EGLNativeDisplayType)>("eglGetDisplay");
   if (real == nullptr) return EGL_NO_DISPLAY;
   const EGLDisplay dpy = real(native);
-  if (enabled() && is_wl_display(native)) note_display(dpy, native);
+  if (enabled() && is_wl_display(native)) {
+    note_display(dpy, native);
+  } else if (enabled() && native != nullptr) {
+    note_x11_display(dpy);  // a Display* (Mesa's default platform when not Wayland's)
+  }
   return dpy;
 }
 
@@ -137,6 +173,7 @@ LATLAB_GL_EXPORT EGLDisplay eglGetPlatformDisplay(EGLenum platform, void* native
   const EGLDisplay dpy = real(platform, native, attribs);
   if (enabled() && platform == EGL_PLATFORM_WAYLAND_KHR && native != nullptr)
     note_display(dpy, native);
+  if (enabled() && platform == EGL_PLATFORM_X11_KHR) note_x11_display(dpy);
   return dpy;
 }
 
@@ -168,19 +205,17 @@ LATLAB_GL_EXPORT EGLSurface eglCreateWindowSurface(EGLDisplay dpy, EGLConfig con
           "eglCreateWindowSurface");
   if (real == nullptr) return EGL_NO_SURFACE;
   const EGLSurface s = real(dpy, config, window, attribs);
-  note_surface(dpy, s, reinterpret_cast<void*>(window));
+  note_surface(dpy, s, reinterpret_cast<void*>(window), false);
   return s;
 }
 
 LATLAB_GL_EXPORT EGLSurface eglCreatePlatformWindowSurface(EGLDisplay dpy, EGLConfig config,
-                                                           void* window,
-                                                           const EGLAttrib* attribs) {
-  static const auto real =
-      next<EGLSurface (*)(EGLDisplay, EGLConfig, void*, const EGLAttrib*)>(
-          "eglCreatePlatformWindowSurface");
+                                                           void* window, const EGLAttrib* attribs) {
+  static const auto real = next<EGLSurface (*)(EGLDisplay, EGLConfig, void*, const EGLAttrib*)>(
+      "eglCreatePlatformWindowSurface");
   if (real == nullptr) return EGL_NO_SURFACE;
   const EGLSurface s = real(dpy, config, window, attribs);
-  note_surface(dpy, s, window);
+  note_surface(dpy, s, window, true);
   return s;
 }
 

@@ -14,6 +14,7 @@
 #define EGL_NO_X11 1
 #include <EGL/egl.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "capture/wayland_surfaces.hpp"
@@ -23,6 +24,11 @@ namespace latlab::capture::glcap {
 // The Wayland surface behind `surface` (an EGL window surface the program
 // made on a Wayland EGLDisplay); nullopt for any other surface.
 std::optional<WaylandSurfaces::Surface> wayland_surface_of(EGLSurface surface);
+
+// The X window behind `surface` (an EGL window surface the program made on
+// an X11 EGLDisplay: eglGetDisplay of a Display*, or the X11 platform);
+// nullopt for any other surface.
+std::optional<uint64_t> x11_window_of(EGLSurface surface);
 
 // `dpy` is being terminated: its window surfaces go with it.
 void wayland_display_terminated(EGLDisplay dpy);
