@@ -6,7 +6,8 @@
 // eglCreatePlatformWindowSurface(EXT) and eglDestroySurface (an EGLSurface
 // on a wl_egl_window); each forwards to the next definition and, when it
 // made such an object, notes it. A window surface on a Wayland display is
-// then kept with its display's presentation feedback (wayland_surfaces.hpp).
+// then kept with its display's presentation feedback (wayland_surfaces.hpp);
+// one on an X server's display, with its X window (for the screen observer).
 //
 // Threads: every function from any thread.
 #pragma once
