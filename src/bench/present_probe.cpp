@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "latlab/host_clock.hpp"
 
@@ -62,6 +63,22 @@ void say(int fd, const std::string& line) {
   _exit(0);
 }
 
+// What the child said: the last step it announced and its error line, if any.
+std::pair<std::string, std::string> child_said(const std::string& text) {
+  std::string step = "starting";
+  std::string error;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const std::string line = text.substr(pos, nl == std::string::npos ? nl : nl - pos);
+    if (line.rfind("step ", 0) == 0) step = line.substr(5);
+    if (line.rfind("error ", 0) == 0) error = line.substr(6);
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return {step, error};
+}
+
 }  // namespace
 
 Result<void> probe_present_in_child(const DeviceSelector& selector, const PresentDesc& desc,
@@ -107,18 +124,7 @@ Result<void> probe_present_in_child(const DeviceSelector& selector, const Presen
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  // The last step announced, and the child's error line if it gave one.
-  std::string step = "starting";
-  std::string error;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    const std::string line = text.substr(pos, nl == std::string::npos ? nl : nl - pos);
-    if (line.rfind("step ", 0) == 0) step = line.substr(5);
-    if (line.rfind("error ", 0) == 0) error = line.substr(6);
-    if (nl == std::string::npos) break;
-    pos = nl + 1;
-  }
+  const auto [step, error] = child_said(text);
   if (timed_out) {
     return make_error("the present probe (a child process) did not finish within " +
                       std::to_string(timeout_ns / 1'000'000'000) + " s while " + step +

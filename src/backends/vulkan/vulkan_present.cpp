@@ -172,6 +172,8 @@ class VulkanPresentPath final : public PresentPath {
   // The host-visible buffer the frame pattern is copied from, mapped.
   Result<void> make_pattern_buffer();
   void record_copy(VkCommandBuffer cmd, uint32_t image, uint64_t frame_id);
+  // The recorded copy into `image`, then its present, under the queue's lock.
+  Result<PresentTimes> submit_and_present(uint32_t image, uint64_t frame_id);
   // The frame's result below the pattern, as far as the image holds it.
   void copy_result(VkCommandBuffer cmd, uint32_t image, VkBuffer result, uint32_t work_w,
                    uint32_t work_h);
@@ -654,6 +656,10 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
   if (const VkResult r = vkEndCommandBuffer(cmd_); r != VK_SUCCESS)
     return vk::error("vkEndCommandBuffer (present copy)", r);
 
+  return submit_and_present(image, frame_id);
+}
+
+Result<PresentTimes> VulkanPresentPath::submit_and_present(uint32_t image, uint64_t frame_id) {
   const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkSubmitInfo si{};
   si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
@@ -680,6 +686,8 @@ Result<PresentTimes> VulkanPresentPath::present(uint64_t frame_id) {
       return vk::error("vkQueueSubmit (present copy)", r);
 #if LATLAB_HAVE_WAYLAND
     if (wl_) wl_->request_feedback(frame_id);  // the present's commit carries it
+#else
+    (void)frame_id;
 #endif
     t.present_start_ns = host_now_ns();
     if (holder_) holder_->release_at(hold_event_.get(), t.present_start_ns + desc_.hold_ns);
