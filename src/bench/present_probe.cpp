@@ -63,6 +63,11 @@ void say(int fd, const std::string& line) {
   _exit(0);
 }
 
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
 // What the child said: the last step it announced and its error line, if any.
 std::pair<std::string, std::string> child_said(const std::string& text) {
   std::string step = "starting";
@@ -83,10 +88,7 @@ std::pair<std::string, std::string> child_said(const std::string& text) {
 
 Result<void> probe_present_in_child(const DeviceSelector& selector, const PresentDesc& desc,
                                     int64_t timeout_ns) {
-  const char* x = std::getenv("DISPLAY");
-  const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if (desc.display.empty() && (x == nullptr || *x == '\0') &&
-      (wayland == nullptr || *wayland == '\0'))
+  if (desc.display.empty() && !env_set("DISPLAY") && !env_set("WAYLAND_DISPLAY"))
     return make_error("no display: DISPLAY is not set (nor WAYLAND_DISPLAY)");
   int fds[2];
   if (pipe(fds) != 0) return make_error(std::string("pipe failed: ") + std::strerror(errno));
