@@ -1,6 +1,8 @@
 // The result document and the per-frame and per-submission CSVs of a capture (docs/capture.md,
 // "The result").
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "capture/capture_pipeline.hpp"
@@ -15,6 +17,16 @@ using capture::kNoTime;
 
 std::string t(int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); }
 
+// The source's index in the stream's sources (the result's `sources`);
+// empty when it said no hello.
+std::string source_index(const capture::CaptureRecords& rec, uint32_t pid, uint64_t source) {
+  const auto& all = rec.stream.sources();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].pid == pid && all[i].source == source) return std::to_string(i);
+  }
+  return {};
+}
+
 // How present_complete was learnt, whether the frame was displayed (1, 0:
 // discarded, empty: not known) and the compositor's display report.
 std::string display_cells(const capture::FrameRecord& f) {
@@ -28,7 +40,8 @@ std::string display_cells(const capture::FrameRecord& f) {
 
 std::string frames_header() {
   std::string out =
-      "pid,source,frame,swapchain,frame_start_ns,present_start_ns,present_end_ns,gpu_begin_ns,"
+      "pid,source,frame,swapchain,swapchain_handle,frame_start_ns,present_start_ns,present_end_ns,"
+      "gpu_begin_ns,"
       "gpu_end_ns,present_complete_ns,submits,gpu_spans_missing,present_result";
   // gpu_busy_ns and acquire_wait_ns are figures below (each once, with the
   // figure's conditions), not raw columns.
@@ -67,15 +80,30 @@ Result<void> CaptureCsvWriter::commit() {
 
 FramesCsvWriter::FramesCsvWriter() : CaptureCsvWriter(frames_header()) {}
 
-void FramesCsvWriter::frame(const capture::FrameRowView& v, const capture::CaptureRecords&) {
+uint64_t FramesCsvWriter::swapchain_number(uint64_t source_index, uint64_t handle) {
+  uint64_t n = 0;
+  for (const auto& [src, h] : swapchains_) {
+    if (src != source_index) continue;
+    if (h == handle) return n;
+    ++n;
+  }
+  swapchains_.emplace_back(source_index, handle);
+  return n;
+}
+
+void FramesCsvWriter::frame(const capture::FrameRowView& v, const capture::CaptureRecords& rec) {
   const auto& row = v.row;
   const auto& f = row.record;
-  std::string out = std::to_string(row.pid) + ',' + std::to_string(f.head.source) + ',' +
-                    std::to_string(f.frame) + ',' + std::to_string(f.swapchain) + ',' +
-                    t(f.frame_start) + ',' + t(f.present_start) + ',' + t(f.present_end) + ',' +
-                    t(f.gpu_begin) + ',' + t(f.gpu_end) + ',' + t(f.present_complete) + ',' +
-                    std::to_string(f.submits) + ',' + std::to_string(f.gpu_spans_missing) + ',' +
-                    std::to_string(f.present_result);
+  const std::string src = source_index(rec, row.pid, f.head.source);
+  char handle[24];
+  std::snprintf(handle, sizeof handle, "0x%016" PRIX64, f.swapchain);
+  const std::string swapchain =
+      src.empty() ? std::string() : std::to_string(swapchain_number(std::stoull(src), f.swapchain));
+  std::string out = std::to_string(row.pid) + ',' + src + ',' + std::to_string(f.frame) + ',' +
+                    swapchain + ',' + handle + ',' + t(f.frame_start) + ',' + t(f.present_start) +
+                    ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' + t(f.gpu_end) + ',' +
+                    t(f.present_complete) + ',' + std::to_string(f.submits) + ',' +
+                    std::to_string(f.gpu_spans_missing) + ',' + std::to_string(f.present_result);
   for (const auto& x : row.figures) out += ',' + (x ? std::to_string(*x) : std::string());
   const auto& seen = row.screen;
   out += ',' + std::to_string(static_cast<uint32_t>(f.no_complete)) + ',' +
@@ -88,8 +116,8 @@ SubmitsCsvWriter::SubmitsCsvWriter()
           "pid,source,frame,queue_family,cpu_start_ns,cpu_end_ns,gpu_begin_ns,gpu_end_ns,"
           "layer_cpu_ns,batches,command_buffers,no_span,result\n") {}
 
-void SubmitsCsvWriter::submit(const capture::SubmitRecord& r, const capture::CaptureRecords&) {
-  write(std::to_string(r.head.pid) + ',' + std::to_string(r.head.source) + ',' +
+void SubmitsCsvWriter::submit(const capture::SubmitRecord& r, const capture::CaptureRecords& rec) {
+  write(std::to_string(r.head.pid) + ',' + source_index(rec, r.head.pid, r.head.source) + ',' +
         std::to_string(r.frame) + ',' + std::to_string(r.queue_family) + ',' + t(r.cpu_start) +
         ',' + t(r.cpu_end) + ',' + t(r.gpu_begin) + ',' + t(r.gpu_end) + ',' +
         std::to_string(r.source_cpu_ns) + ',' + std::to_string(r.batches) + ',' +

@@ -11,8 +11,11 @@
 // Threads: one thread (the session's, then the reporter's).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "capture/capture_row_sink.hpp"
 #include "core/output_file.hpp"
@@ -45,12 +48,19 @@ class CaptureCsvWriter : public capture::CaptureRowSink {
 };
 
 // One row per frame: times in ns on CLOCK_MONOTONIC, an empty cell where a
-// value was not measured.
+// value was not measured. `source` is the source's index in the result's
+// `sources`, `swapchain` the source's swapchains numbered from 0 in order
+// of first frame (as `per_swapchain`), `swapchain_handle` the raw handle.
 class FramesCsvWriter final : public CaptureCsvWriter {
  public:
   FramesCsvWriter();
   void frame(const capture::FrameRowView& v, const capture::CaptureRecords& context) override;
   void submit(const capture::SubmitRecord&, const capture::CaptureRecords&) override {}
+
+ private:
+  uint64_t swapchain_number(uint64_t source_index, uint64_t handle);
+  std::vector<std::pair<uint64_t, uint64_t>>
+      swapchains_;  // {source index, handle}, first-seen order
 };
 
 // One row per submission.

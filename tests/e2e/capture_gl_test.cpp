@@ -34,21 +34,15 @@ struct FrameRow {
 };
 
 std::vector<FrameRow> read_frames_csv(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  std::getline(in, line);  // header: pid,source,frame,swapchain,frame_start_ns,...
-  std::vector<FrameRow> rows;
   auto num = [](const std::string& s) -> std::optional<long long> {
     if (s.empty()) return std::nullopt;
     return std::stoll(s);
   };
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (f.size() < 9) continue;
-    rows.push_back({std::stoll(f[2]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8])});
+  std::vector<FrameRow> rows;
+  for (const CsvRow& r : read_csv(text)) {
+    rows.push_back({std::stoll(r.at("frame")), num(r.at("frame_start_ns")),
+                    num(r.at("present_start_ns")), num(r.at("present_end_ns")),
+                    num(r.at("gpu_begin_ns")), num(r.at("gpu_end_ns"))});
   }
   return rows;
 }
@@ -194,6 +188,11 @@ TEST_F(CaptureGl, GlxgearsWindowIsSeenUpdatedAfterItsSwaps) {
   EXPECT_GE(screen["figures"]["until_screen_updated"]["min"].get<double>(), 0.0);
   int with_update = 0;
   for (const auto& row : read_csv(slurp(csv))) {
+    // The source's index in `sources`, the swapchain's number in the source
+    // (as per_swapchain), and its raw handle apart.
+    EXPECT_EQ(row.at("source"), "0");
+    EXPECT_EQ(row.at("swapchain"), "0");
+    EXPECT_EQ(row.at("swapchain_handle").rfind("0x", 0), 0u) << row.at("swapchain_handle");
     const std::string& updated = row.at("screen_updated_ns");
     if (updated.empty()) continue;
     ++with_update;
