@@ -367,7 +367,9 @@ class TypedGpuProfiler final : public GpuProfiler {
 // CPU: the host clock); `profiler` null: nothing; not copyable or movable;
 // `recorded()` says whether the zone got a record. Their inline bodies are
 // in detail/profiler_zones.hpp.
+#define LATLAB_PROFILER_ZONES_HERE 1
 #include "latlab/detail/profiler_zones.hpp"
+#undef LATLAB_PROFILER_ZONES_HERE
 
 namespace latlab {
 

@@ -1,13 +1,15 @@
 // GpuZone and CpuZone (profiler.hpp): the RAII zones behind
 // LATLAB_GPU_ZONE and LATLAB_CPU_ZONE, inlined into the zone's scope (a call
 // per zone would cost more than the bookkeeping itself: BM_ProfilerZone).
-// Included by profiler.hpp after GpuProfiler; not a header of its own.
-#pragma once
+// profiler.hpp includes it after GpuProfiler, where the zones belong;
+// included alone, it is profiler.hpp.
+#ifndef LATLAB_PROFILER_ZONES_HERE
+#include "latlab/profiler.hpp"
+#elif !defined(LATLAB_PROFILER_ZONES_DEFINED)
+#define LATLAB_PROFILER_ZONES_DEFINED
 
 #include <cstdint>
 #include <utility>
-
-#include "latlab/profiler.hpp"
 
 namespace latlab {
 
@@ -144,3 +146,5 @@ class CpuZone {
 };
 
 }  // namespace latlab
+
+#endif
