@@ -43,13 +43,15 @@ std::optional<uint64_t> InputSession::poll(int64_t now) {
   if (started_at_ != kNoTime) return std::nullopt;
   std::optional<uint64_t> watch;
   if (window_ == 0) {
-    if (const auto w = x11_->found_window()) {
-      window_ = w->window;
-      found_by_ = w->found_by;
-      watch = window_;
-    }
+    // A window seen mapped is taken once a frame source had time to report
+    // its own (the program makes its surface after mapping the window).
+    const auto w = x11_->found_window();
+    if (w && mapped_at_ == kNoTime) mapped_at_ = now;
+    if (!w || now - mapped_at_ < kSourceWindowWaitNs) return std::nullopt;
+    window_ = w->window;
+    found_by_ = w->found_by;
+    watch = window_;
   }
-  if (window_ == 0) return std::nullopt;
   started_at_ = now + plan_.start_delay_ns;
   if (auto r = x11_->start(window_, plan_.schedule, started_at_, plan_.count, plan_.timer_slack_ns);
       !r) {
@@ -123,6 +125,22 @@ void InputSession::add_to(CaptureResult& r) const {
          "no frame: the program presented nothing latlab's sources saw, so no input could be "
          "assigned to a frame (reaction mode measures such programs: --input-reaction)",
          pid});
+  // Figures of the assigned frames that none of them had.
+  const std::pair<const char*, const char*> frame_figures[] = {
+      {"input_to_gpu_end",
+       "no assigned frame has a GPU end (see gpu_spans_missing and the "
+       "sources' clock_method)"},
+      {"input_to_present_complete",
+       "no assigned frame has a present completion (see present_complete: the driver offers "
+       "neither present wait nor display timing)"},
+      {"input_to_screen_updated",
+       "no assigned frame was paired with an update of its window (the frame sources reported "
+       "no window, as the GL interposer does not, or the screen observer is unavailable: see "
+       "screen_observers)"}};
+  for (const auto& [name, why] : frame_figures) {
+    const Distribution* d = in.figure(name);
+    if (in.assigned > 0 && d != nullptr && d->empty()) r.unavailable.push_back({name, why, pid});
+  }
   r.input = std::move(in);
 }
 

@@ -27,6 +27,9 @@ class InputSession final : public CaptureRowSink {
   // After the last input, frames and reactions have this long to come
   // before `count` stops the recording (ns).
   static constexpr int64_t kAfterLastNs = 500'000'000;
+  // A window seen mapped is the program's only if no frame source reported
+  // one within this long (ns).
+  static constexpr int64_t kSourceWindowWaitNs = 300'000'000;
 
   // Connects to $DISPLAY and starts recording (before the program starts,
   // so that its window is seen mapped). A failure is kept for the result.
@@ -69,6 +72,7 @@ class InputSession final : public CaptureRowSink {
   InputAssigner assigner_;
   uint64_t window_ = 0;
   std::string found_by_;
+  int64_t mapped_at_ = kNoTime;  // when a window was first seen mapped
   int64_t started_at_ = kNoTime;
   int64_t last_sent_ = kNoTime;
   uint64_t sent_ = 0;
