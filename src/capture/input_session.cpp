@@ -50,7 +50,9 @@ std::optional<uint64_t> InputSession::poll(int64_t now) {
     if (!w || now - mapped_at_ < kSourceWindowWaitNs) return std::nullopt;
     window_ = w->window;
     found_by_ = w->found_by;
-    watch = window_;
+    // Its changes are what reaction mode measures; no frame is paired with
+    // a window no source reported.
+    if (plan_.reaction) watch = window_;
   }
   started_at_ = now + plan_.start_delay_ns;
   if (auto r = x11_->start(window_, plan_.schedule, started_at_, plan_.count, plan_.timer_slack_ns);

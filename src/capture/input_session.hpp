@@ -40,7 +40,8 @@ class InputSession final : public CaptureRowSink {
   void source_window(uint64_t window);
   // Takes what the X11 threads produced; starts the injector once the
   // program's window is known. Returns that window once, when it was found
-  // by being mapped (the session watches it for changes), else nullopt.
+  // by being mapped in reaction mode (the session watches it for changes),
+  // else nullopt.
   std::optional<uint64_t> poll(int64_t now);
   // The screen observer's events (of any watched window).
   void add_damage(std::span<const ScreenEvent> events);
