@@ -97,6 +97,7 @@ void InputAssigner::add_raw(const RawInputEvent& e, InputKind kind) {
 
 void InputAssigner::add_frame(const CaptureFrameRow& row) {
   const FrameRecord& r = row.record;
+  frames_seen_ = true;
   if (r.frame_start == kNoTime) return;  // the first frame: its start is unknown
   while (next_frame_ >= first_id_ && next_frame_ - first_id_ < rows_.size()) {
     Pending& p = rows_[next_frame_ - first_id_];
@@ -146,7 +147,7 @@ void InputAssigner::release(int64_t now) {
     if (now - p.row.marker.sent < limits_.wait_ns) break;
     if (!p.frame_done) {
       p.frame_done = true;
-      p.row.no_frame = kNoFrameInTime;
+      p.row.no_frame = frames_seen_ ? kNoFrameInTime : kNoFrameSource;
       next_frame_ = std::max(next_frame_, p.row.marker.id + 1);
     }
     if (!p.reaction_done) {
@@ -167,7 +168,7 @@ void InputAssigner::finish(bool frames_seen) {
   for (Pending& p : rows_) {
     if (!p.frame_done) {
       p.frame_done = true;
-      p.row.no_frame = frames_seen ? kNoFrameYet : kNoFrameSource;
+      p.row.no_frame = frames_seen || frames_seen_ ? kNoFrameYet : kNoFrameSource;
     }
     if (!p.reaction_done) {
       p.reaction_done = true;

@@ -92,7 +92,7 @@ std::array<std::optional<int64_t>, kInputFigureCount> input_figures(const InputR
                                                                     bool reaction);
 
 // Why an input has no frame or no reaction (the result's counts).
-inline constexpr const char* kNoFrameSource = "no_frame_source";  // the program sent no frame
+inline constexpr const char* kNoFrameSource = "no_frame_source";  // the program sent no frame (yet)
 inline constexpr const char* kNoFrameYet =
     "capture_ended_first";  // none started after it before the end
 inline constexpr const char* kNoFrameInTime = "none_within_wait";   // none within Limits::wait_ns
@@ -163,6 +163,7 @@ class InputAssigner {
   uint64_t next_frame_ = 0;     // the first id without a frame decision
   uint64_t next_reaction_ = 0;  // the first id without a reaction decision
   uint64_t xtest_seen_ = 0;     // XTest events of the kind read so far
+  bool frames_seen_ = false;    // a frame row came
   std::deque<ScreenEvent> damage_;
   size_t peak_waiting_ = 0;
 

@@ -139,12 +139,17 @@ TEST(CaptureInputAssignment, InputsWithoutAFrameAreCountedWithTheReason) {
   EXPECT_EQ(present->count, 1u);
   EXPECT_EQ(present->missing, 2u);
 
+  // A program that sends no frame at all: the same reason, waited out or at
+  // the end.
   Collected none;
-  InputAssigner b(false, none.release());
+  InputAssigner b(false, none.release(), {.wait_ns = 1'000, .damage_keep_ns = 1, .max_waiting = 8});
   b.add_input(marker(0, 1'000));
+  b.release(2'000);
+  b.add_input(marker(1, 3'000));
   b.finish(false);
-  ASSERT_EQ(none.rows.size(), 1u);
+  ASSERT_EQ(none.rows.size(), 2u);
   EXPECT_EQ(none.rows[0].no_frame, kNoFrameSource);
+  EXPECT_EQ(none.rows[1].no_frame, kNoFrameSource);
 }
 
 TEST(CaptureInputAssignment, WaitingInputsAreBounded) {
