@@ -63,6 +63,7 @@ void InputAssigner::add_input(const InputMarker& m) {
   // Beyond the limit the oldest gives up (and everything before it).
   if (rows_.size() > limits_.max_waiting) {
     Pending& old = rows_.front();
+    old.seen_done = true;
     if (!old.frame_done) {
       old.frame_done = true;
       old.row.no_frame = kTooManyWaiting;
@@ -92,7 +93,10 @@ void InputAssigner::add_raw(const RawInputEvent& e, InputKind kind) {
   }
   const uint64_t id = xtest_seen_++;
   if (id < first_id_ || id - first_id_ >= rows_.size()) return;  // released, or not yet sent
-  rows_[id - first_id_].row.seen = e;
+  Pending& p = rows_[id - first_id_];
+  p.row.seen = e;
+  p.seen_done = true;
+  release_done();
 }
 
 void InputAssigner::add_frame(const CaptureFrameRow& row) {
@@ -144,6 +148,10 @@ void InputAssigner::pair_reactions() {
 
 void InputAssigner::release(int64_t now) {
   for (Pending& p : rows_) {
+    if (now - p.row.marker.sent < limits_.seen_wait_ns) break;
+    p.seen_done = true;
+  }
+  for (Pending& p : rows_) {
     if (now - p.row.marker.sent < limits_.wait_ns) break;
     if (!p.frame_done) {
       p.frame_done = true;
@@ -166,6 +174,7 @@ void InputAssigner::release(int64_t now) {
 
 void InputAssigner::finish(bool frames_seen) {
   for (Pending& p : rows_) {
+    p.seen_done = true;
     if (!p.frame_done) {
       p.frame_done = true;
       p.row.no_frame = frames_seen || frames_seen_ ? kNoFrameYet : kNoFrameSource;
@@ -191,7 +200,8 @@ void InputAssigner::count_reason(std::vector<std::pair<std::string, uint64_t>>& 
 }
 
 void InputAssigner::release_done() {
-  while (!rows_.empty() && rows_.front().frame_done && rows_.front().reaction_done) {
+  while (!rows_.empty() && rows_.front().frame_done && rows_.front().reaction_done &&
+         rows_.front().seen_done) {
     const InputRow& row = rows_.front().row;
     ++released_;
     injector_lateness_.add(row.marker.sent - row.marker.scheduled);

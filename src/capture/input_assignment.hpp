@@ -7,10 +7,10 @@
 // event of each input (the k-th XTest event of its kind is input k's) gives
 // sent_to_seen and the X server's time.
 //
-// An input's row is final once it has its frame (or gave up on one) and its
-// reaction (or gave up); rows are released in input order, to the caller's
-// callback and into the figures, and dropped: what stays is bounded by the
-// waits (Limits) however long the capture.
+// An input's row is final once it has its frame (or gave up on one), its
+// reaction (or gave up) and its raw event (or gave up); rows are released in input order, to the
+// caller's callback and into the figures, and dropped: what stays is bounded by the waits (Limits)
+// however long the capture.
 //
 // Threads: not thread-safe; the session's thread drives it.
 #pragma once
@@ -113,6 +113,9 @@ class InputAssigner {
     // An input gives up on a frame, or a reaction, this long after it was
     // sent (ns).
     int64_t wait_ns = 10'000'000'000;
+    // An input waits this long for its raw event (ns): the recorder's thread
+    // may read it after the input's frame came, on a busy machine.
+    int64_t seen_wait_ns = 250'000'000;
     // Window changes kept this long for inputs whose marker comes after
     // them (ns): the injector publishes a marker just after sending.
     int64_t damage_keep_ns = 1'000'000'000;
@@ -149,7 +152,7 @@ class InputAssigner {
  private:
   struct Pending {
     InputRow row;
-    bool frame_done = false, reaction_done = false;
+    bool frame_done = false, reaction_done = false, seen_done = false;
   };
   void pair_reactions();
   void release_done();

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "capture/input_assignment.hpp"
@@ -79,6 +80,18 @@ CaptureFrameRow frame(uint64_t n, int64_t frame_start, int64_t present_start) {
 
 InputMarker marker(uint64_t id, int64_t sent) { return {id, sent - 20, sent - 10, sent}; }
 
+// XTest's raw key event as the recorder read it at `host_ns`.
+RawInputEvent xtest_key(int64_t host_ns) { return {host_ns, 0, InputKind::key, true}; }
+
+const Distribution& figure(const InputTotals& t, const std::string& name) {
+  for (const auto& [n, d] : t.figures) {
+    if (n == name) return d;
+  }
+  static const Distribution none;
+  ADD_FAILURE() << "no figure " << name;
+  return none;
+}
+
 struct Collected {
   std::vector<InputRow> rows;
   InputAssigner::Release release() {
@@ -90,13 +103,16 @@ TEST(CaptureInputAssignment, EachInputGoesToTheFirstFrameStartedAfterIt) {
   Collected c;
   InputAssigner a(false, c.release());
   a.add_input(marker(0, 1'000));
+  a.add_raw(xtest_key(1'050), InputKind::key);
   a.add_input(marker(1, 1'500));
+  a.add_raw(xtest_key(1'550), InputKind::key);
   a.add_frame(frame(0, kNoTime, 900));  // the first frame: its start is unknown
   a.add_frame(frame(1, 1'000, 1'200));  // started at the input, not after it
   EXPECT_TRUE(c.rows.empty());
   a.add_frame(frame(2, 1'300, 1'400));  // input 0's
   ASSERT_EQ(c.rows.size(), 1u);
   a.add_input(marker(2, 1'600));
+  a.add_raw(xtest_key(1'650), InputKind::key);
   a.add_frame(frame(3, 2'000, 2'100));  // inputs 1 and 2 both
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].frame->frame, 2u);
@@ -109,6 +125,7 @@ TEST(CaptureInputAssignment, EachInputGoesToTheFirstFrameStartedAfterIt) {
   EXPECT_EQ(f[static_cast<size_t>(InputFigure::input_to_gpu_end)], 450);
   EXPECT_FALSE(f[static_cast<size_t>(InputFigure::input_to_present_complete)])
       << "not measured: missing, never 0";
+  EXPECT_EQ(f[static_cast<size_t>(InputFigure::sent_to_seen)], 50);
   const InputTotals t = a.totals();
   EXPECT_EQ(t.assigned, 3u);
   EXPECT_EQ(t.injector_lateness.count, 3u);
@@ -119,7 +136,7 @@ TEST(CaptureInputAssignment, EachInputGoesToTheFirstFrameStartedAfterIt) {
 TEST(CaptureInputAssignment, InputsWithoutAFrameAreCountedWithTheReason) {
   Collected c;
   InputAssigner a(false, c.release(),
-                  {.wait_ns = 1'000'000, .damage_keep_ns = 1, .max_waiting = 8});
+                  {.wait_ns = 1'000'000, .seen_wait_ns = 1, .damage_keep_ns = 1, .max_waiting = 8});
   a.add_input(marker(0, 1'000));
   a.add_frame(frame(1, 2'000, 2'100));
   a.add_input(marker(1, 5'000));
@@ -135,14 +152,16 @@ TEST(CaptureInputAssignment, InputsWithoutAFrameAreCountedWithTheReason) {
   const InputTotals t = a.totals();
   EXPECT_EQ(t.assigned, 1u);
   ASSERT_EQ(t.not_assigned.size(), 2u);
-  const auto* present = &t.figures[static_cast<size_t>(InputFigure::input_to_present)].second;
-  EXPECT_EQ(present->count, 1u);
-  EXPECT_EQ(present->missing, 2u);
+  const Distribution& present = figure(t, "input_to_present");
+  EXPECT_EQ(present.count, 1u);
+  EXPECT_EQ(present.missing, 2u);
+  EXPECT_EQ(t.figures.size(), kInputFigureCount - 1) << "input_to_reaction: reaction mode only";
 
   // A program that sends no frame at all: the same reason, waited out or at
   // the end.
   Collected none;
-  InputAssigner b(false, none.release(), {.wait_ns = 1'000, .damage_keep_ns = 1, .max_waiting = 8});
+  InputAssigner b(false, none.release(),
+                  {.wait_ns = 1'000, .seen_wait_ns = 1, .damage_keep_ns = 1, .max_waiting = 8});
   b.add_input(marker(0, 1'000));
   b.release(2'000);
   b.add_input(marker(1, 3'000));
@@ -154,16 +173,43 @@ TEST(CaptureInputAssignment, InputsWithoutAFrameAreCountedWithTheReason) {
 
 TEST(CaptureInputAssignment, WaitingInputsAreBounded) {
   Collected c;
-  InputAssigner a(false, c.release(),
-                  {.wait_ns = 1'000'000'000, .damage_keep_ns = 1, .max_waiting = 4});
+  InputAssigner a(
+      false, c.release(),
+      {.wait_ns = 1'000'000'000, .seen_wait_ns = 0, .damage_keep_ns = 1, .max_waiting = 4});
   for (uint64_t i = 0; i < 10; ++i) a.add_input(marker(i, 1'000 + static_cast<int64_t>(i)));
   EXPECT_LE(a.waiting(), 4u);
   EXPECT_EQ(a.peak_waiting(), 5u);
   ASSERT_EQ(c.rows.size(), 6u);
   EXPECT_EQ(c.rows[0].no_frame, kTooManyWaiting);
   a.add_frame(frame(1, 2'000, 2'100));
+  a.release(2'000);  // no raw event came: waited out (seen_wait_ns 0)
   EXPECT_EQ(c.rows.size(), 10u);
   EXPECT_EQ(c.rows[9].frame->frame, 1u);
+}
+
+TEST(CaptureInputAssignment, ARowWaitsAWhileForItsRawEvent) {
+  // A busy machine: the recorder reads the raw event after the frame came.
+  Collected c;
+  InputAssigner a(
+      false, c.release(),
+      {.wait_ns = 1'000'000'000, .seen_wait_ns = 1'000'000, .damage_keep_ns = 1, .max_waiting = 8});
+  a.add_input(marker(0, 1'000));
+  a.add_frame(frame(1, 2'000, 2'100));
+  a.release(1'000 + 999'999);
+  EXPECT_TRUE(c.rows.empty());
+  a.add_raw(xtest_key(700'000), InputKind::key);
+  ASSERT_EQ(c.rows.size(), 1u);
+  ASSERT_TRUE(c.rows[0].seen);
+  // One whose raw event never comes is released without it, counted missing.
+  a.add_input(marker(1, 3'000'000));
+  a.add_frame(frame(2, 3'500'000, 3'600'000));
+  a.release(4'000'000);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_FALSE(c.rows[1].seen);
+  const InputTotals t = a.totals();
+  const Distribution& seen = figure(t, "sent_to_seen");
+  EXPECT_EQ(seen.count, 1u);
+  EXPECT_EQ(seen.missing, 1u);
 }
 
 TEST(CaptureInputAssignment, ReactionIsTheWindowsFirstChangeAfterTheInput) {
