@@ -58,6 +58,12 @@ void InputAssigner::add_input(const InputMarker& m) {
   Pending p;
   p.row.marker = m;
   p.reaction_done = !reaction_;
+  if (!early_raw_.empty() && first_early_ == m.id) {
+    p.row.seen = early_raw_.front();
+    p.seen_done = true;
+    early_raw_.pop_front();
+    ++first_early_;
+  }
   rows_.push_back(std::move(p));
   peak_waiting_ = std::max(peak_waiting_, rows_.size());
   // Beyond the limit the oldest gives up (and everything before it).
@@ -92,7 +98,14 @@ void InputAssigner::add_raw(const RawInputEvent& e, InputKind kind) {
     return;
   }
   const uint64_t id = xtest_seen_++;
-  if (id < first_id_ || id - first_id_ >= rows_.size()) return;  // released, or not yet sent
+  const uint64_t next_id = first_id_ + rows_.size();  // the next marker's
+  if (id >= next_id) {
+    // Read before its marker came: kept for it.
+    if (early_raw_.empty()) first_early_ = id;
+    if (early_raw_.size() < kMaxEarlyRaw) early_raw_.push_back(e);
+    return;
+  }
+  if (id < first_id_) return;  // released without it (waited out)
   Pending& p = rows_[id - first_id_];
   p.row.seen = e;
   p.seen_done = true;

@@ -36,7 +36,7 @@ struct InputMarker {
   uint64_t id = 0;
   int64_t scheduled = 0;  // its deadline on the schedule
   int64_t woke = 0;       // the injector's timer returned
-  int64_t sent = 0;       // XTest's request was written to the server (after the flush)
+  int64_t sent = 0;  // XTest's request was about to be written to the server (before the flush)
 };
 
 // A raw input event the XInput2 recorder read.
@@ -129,7 +129,7 @@ class InputAssigner {
   InputAssigner(bool reaction, Release release, Limits limits);
   InputAssigner(bool reaction, Release release) : InputAssigner(reaction, std::move(release), {}) {}
 
-  // Markers in id order.
+  // Markers in id order (ids consecutive from 0).
   void add_input(const InputMarker& m);
   // Raw events in the order the recorder read them; `kind`: the kind the
   // injector sends (the k-th XTest event of that kind is input k's).
@@ -166,7 +166,12 @@ class InputAssigner {
   uint64_t next_frame_ = 0;     // the first id without a frame decision
   uint64_t next_reaction_ = 0;  // the first id without a reaction decision
   uint64_t xtest_seen_ = 0;     // XTest events of the kind read so far
-  bool frames_seen_ = false;    // a frame row came
+  // XTest events read before their input's marker came (at most
+  // kMaxEarlyRaw): the k-th is input first_early_ + k's.
+  static constexpr size_t kMaxEarlyRaw = 1024;
+  std::deque<RawInputEvent> early_raw_;
+  uint64_t first_early_ = 0;
+  bool frames_seen_ = false;  // a frame row came
   std::deque<ScreenEvent> damage_;
   size_t peak_waiting_ = 0;
 

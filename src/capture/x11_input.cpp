@@ -262,8 +262,11 @@ void X11Input::inject_loop(ScheduleDesc desc, int64_t start, uint64_t count) {
         XTestFakeMotionEvent(d, -1, conn_->motion_x[id % 2], conn_->motion_y, 0);
         break;
     }
-    XFlush(d);
+    // Before the flush that writes the request: the server cannot have it
+    // earlier (after it, a preempted thread could read a time later than
+    // the server's handling of the event).
     const int64_t sent = host_now_ns();
+    XFlush(d);
     {
       std::lock_guard lock(mu_);
       markers_.push_back(InputMarker{id, deadline, woke, sent});

@@ -8,7 +8,9 @@
 //  - an injector thread sends the plan's event through XTest on the seeded
 //    schedule's absolute deadlines (a timerfd armed with TFD_TIMER_ABSTIME,
 //    no busy polling, its own timer slack), one marker per event: its
-//    deadline, when the timer returned, when the request was flushed.
+//    deadline, when the timer returned, when the request was about to be
+//    written to the server (just before XFlush); published after the flush,
+//    so its raw event may be read first.
 //
 // Built without libXi/libXtst (Debian libxi-dev, libxtst-dev), create()
 // says so and the capture goes on without input.

@@ -216,6 +216,9 @@ void expect_assigned_by_the_rule(const InputRun& r, size_t inputs) {
   EXPECT_EQ(r.input["assigned"].get<size_t>(), assigned);
   EXPECT_EQ(r.input["figures"]["input_to_present"]["count"].get<size_t>(), assigned);
   EXPECT_GE(r.input["figures"]["input_to_present"]["min"].get<double>(), 0.0);
+  // XInput2 saw every XTest event, after latlab began sending it.
+  EXPECT_EQ(r.input["seen"], r.input["sent"]);
+  EXPECT_GE(r.input["figures"]["sent_to_seen"]["min"].get<double>(), 0.0);
 }
 
 TEST(CaptureInput, GlxgearsInputsGoToTheFirstFrameStartedAfterThem) {

@@ -274,6 +274,24 @@ TEST(CaptureInputAssignment, TheKthXtestEventOfTheKindIsInputK) {
   EXPECT_EQ(t.server_offset_max_us, 400);
 }
 
+TEST(CaptureInputAssignment, ARawEventReadBeforeItsMarkerStillCounts) {
+  // The marker is published after the flush: the recorder may be first.
+  Collected c;
+  InputAssigner a(false, c.release());
+  a.add_input(marker(0, 1'000));
+  a.add_raw(xtest_key(1'050), InputKind::key);
+  a.add_raw(xtest_key(2'050), InputKind::key);  // input 1's, before its marker
+  a.add_raw(xtest_key(3'050), InputKind::key);  // input 2's
+  a.add_input(marker(1, 2'000));
+  a.add_input(marker(2, 3'000));
+  a.finish(true);
+  ASSERT_EQ(c.rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.rows[i].seen) << i;
+    EXPECT_EQ(c.rows[i].seen->host_ns - c.rows[i].marker.sent, 50) << i;
+  }
+}
+
 TEST(CaptureInputAssignment, ServerTimeUnwrapsAcrossItsThirtyTwoBits) {
   InputAssigner a(false, {});
   // Host 2^32 ms + 5 ms; the server's 32-bit ms wrapped to 4.
