@@ -2,7 +2,7 @@
 //                [--presentmon-csv P.csv] [--report R.html]
 //                [--frames N | --seconds S] [--terminate]
 //                [--input key:NAME|button:N|motion [--input-interval 8-12ms]
-//                 [--input-seed N] [--inputs N] [--input-reaction]
+//                 [--input-seed N] [--inputs N] [--input-reaction [--input-region X,Y,W,H]]
 //                 [--inputs-csv I.csv]] -- PROGRAM ARGS...
 // Runs PROGRAM with latlab's frame sources attached (the Vulkan layer
 // VK_LAYER_LATLAB_capture, enabled for the child only) and writes a result
@@ -66,6 +66,7 @@ struct CaptureOptions {
   uint64_t input_seed = 1;
   uint64_t inputs = 0;
   bool input_reaction = false;
+  std::string input_region;
   std::string command_line;
 };
 
@@ -220,6 +221,10 @@ CommandRunner setup(CLI::App& app) {
                 "Reaction mode: the window's first change after each input is its reaction "
                 "(input_to_reaction), for programs that draw only when something happens")
       ->needs(input);
+  sub->add_option("--input-region", o->input_region,
+                  "Reaction mode: only a change overlapping X,Y,W,H (the window's pixels) is a "
+                  "reaction")
+      ->needs("--input-reaction");
   sub->add_option("--inputs-csv", o->inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
       ->needs(input);
   sub->add_option("program", o->plan.program, "-- PROGRAM ARGS...")->required()->expected(-1);
@@ -244,6 +249,14 @@ CommandRunner setup(CLI::App& app) {
               in.schedule = {o->input_seed, interval->first, interval->second};
               in.count = o->inputs;
               in.reaction = o->input_reaction;
+              if (!o->input_region.empty()) {
+                auto region = parse_input_region(o->input_region);
+                if (!region) {
+                  std::fprintf(stderr, "latlab capture: %s\n", region.error().message.c_str());
+                  return static_cast<int>(kExitUsage);
+                }
+                in.region = *region;
+              }
               o->plan.input = in;
             }
             if (auto r = files.check(); !r) {

@@ -98,6 +98,33 @@ Result<std::pair<int64_t, int64_t>> parse_interval_range(std::string_view text) 
   return std::pair{*lo, *hi};
 }
 
+Result<InputRegion> parse_input_region(std::string_view text) {
+  const Error bad{"--input-region '" + std::string(text) +
+                  "': expected X,Y,W,H in the window's pixels (W and H above 0)"};
+  int64_t v[4] = {0, 0, 0, 0};
+  std::string_view rest = text;
+  for (int i = 0; i < 4; ++i) {
+    const size_t comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
+    const char* end = part.data() + part.size();
+    const auto [p, ec] = std::from_chars(part.data(), end, v[i]);
+    if (part.empty() || ec != std::errc() || p != end) return bad;
+    if ((comma == std::string_view::npos) != (i == 3)) return bad;
+    if (i < 3) rest = rest.substr(comma + 1);
+  }
+  constexpr int64_t kMax = 1 << 16;  // X coordinates are 16-bit
+  if (v[0] < -kMax || v[0] > kMax || v[1] < -kMax || v[1] > kMax || v[2] <= 0 || v[2] > kMax ||
+      v[3] <= 0 || v[3] > kMax)
+    return bad;
+  return InputRegion{static_cast<int32_t>(v[0]), static_cast<int32_t>(v[1]),
+                     static_cast<uint32_t>(v[2]), static_cast<uint32_t>(v[3])};
+}
+
+std::string to_string(const InputRegion& r) {
+  return std::to_string(r.x) + ',' + std::to_string(r.y) + ',' + std::to_string(r.width) + ',' +
+         std::to_string(r.height);
+}
+
 std::vector<int64_t> input_deadlines(const ScheduleDesc& desc, int64_t start, size_t count) {
   Schedule schedule(desc);
   std::vector<int64_t> out;

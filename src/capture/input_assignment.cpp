@@ -50,6 +50,12 @@ std::array<std::optional<int64_t>, kInputFigureCount> input_figures(const InputR
   return out;
 }
 
+bool overlaps(const ScreenEvent& e, const InputRegion& r) {
+  if (e.width == 0 || e.height == 0) return true;
+  const int64_t ex = e.x, ey = e.y, rx = r.x, ry = r.y;
+  return ex < rx + r.width && rx < ex + e.width && ey < ry + r.height && ry < ey + e.height;
+}
+
 InputAssigner::InputAssigner(bool reaction, Release release, Limits limits)
     : reaction_(reaction), release_(std::move(release)), limits_(limits) {}
 

@@ -91,6 +91,10 @@ const char* to_string(InputFigure f);
 std::array<std::optional<int64_t>, kInputFigureCount> input_figures(const InputRow& row,
                                                                     bool reaction);
 
+// Whether the change `e` (its rectangle) overlaps `r`; a change of
+// unknown extent (width 0) does.
+bool overlaps(const ScreenEvent& e, const InputRegion& r);
+
 // Why an input has no frame or no reaction (the result's counts).
 inline constexpr const char* kNoFrameSource = "no_frame_source";  // the program sent no frame (yet)
 inline constexpr const char* kNoFrameYet =

@@ -67,7 +67,8 @@ std::optional<uint64_t> InputSession::poll(int64_t now) {
 void InputSession::add_damage(std::span<const ScreenEvent> events) {
   if (!plan_.reaction || window_ == 0) return;
   for (const ScreenEvent& e : events) {
-    if (e.window == window_) assigner_.add_damage(e);
+    if (e.window == window_ && (!plan_.region || overlaps(e, *plan_.region)))
+      assigner_.add_damage(e);
   }
 }
 
@@ -91,6 +92,7 @@ void InputSession::add_to(CaptureResult& r) const {
   in.min_interval_ns = plan_.schedule.min_interval_ns;
   in.max_interval_ns = plan_.schedule.max_interval_ns;
   in.reaction = plan_.reaction;
+  if (plan_.region) in.region = to_string(*plan_.region);
   in.display = x11_ ? x11_->display() : "";
   in.window = window_;
   in.window_found_by = found_by_;

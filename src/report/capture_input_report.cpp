@@ -65,6 +65,7 @@ json capture_input_to_json(const CaptureInput& in) {
           {"min_interval_ns", in.min_interval_ns},
           {"max_interval_ns", in.max_interval_ns},
           {"reaction", in.reaction},
+          {"region", or_null(in.region)},
           {"display", or_null(in.display)},
           {"window", in.window == 0 ? json(nullptr) : json(in.window)},
           {"window_found_by", or_null(in.window_found_by)},

@@ -143,6 +143,7 @@ std::optional<CaptureInput> read_input(const Obj& doc) {
   in.min_interval_ns = o.i64("min_interval_ns");
   in.max_interval_ns = o.i64("max_interval_ns");
   in.reaction = o.boolean("reaction");
+  in.region = o.str_or_empty("region");
   in.display = o.str_or_empty("display");
   in.window = o.u64_or_null("window").value_or(0);
   in.window_found_by = o.str_or_empty("window_found_by");

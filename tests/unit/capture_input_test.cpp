@@ -67,6 +67,30 @@ TEST(CaptureInputOptions, IntervalRanges) {
     EXPECT_FALSE(parse_interval_range(bad)) << bad;
 }
 
+TEST(CaptureInputOptions, Regions) {
+  auto r = parse_input_region("10,-5,80,24");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, (InputRegion{10, -5, 80, 24}));
+  EXPECT_EQ(to_string(*r), "10,-5,80,24");
+  for (const char* bad : {"10,5,80", "10,5,0,24", "10,5,80,-1", "a,5,80,24", "1,2,3,4,5", "",
+                          "10,5,80,24,", "10,5,80,99999999"})
+    EXPECT_FALSE(parse_input_region(bad)) << bad;
+}
+
+TEST(CaptureInputOptions, AChangeCountsInARegionItOverlaps) {
+  const InputRegion r{10, 10, 20, 5};  // x 10..29, y 10..14
+  auto change = [](int32_t x, int32_t y, uint32_t w, uint32_t h) {
+    return ScreenEvent{0, 0, 1, x, y, w, h};
+  };
+  EXPECT_TRUE(overlaps(change(0, 0, 11, 11), r));
+  EXPECT_TRUE(overlaps(change(29, 14, 1, 1), r));
+  EXPECT_TRUE(overlaps(change(0, 0, 100, 100), r));
+  EXPECT_FALSE(overlaps(change(0, 0, 10, 100), r));  // ends at x 9
+  EXPECT_FALSE(overlaps(change(30, 10, 5, 5), r));
+  EXPECT_FALSE(overlaps(change(10, 15, 20, 5), r));
+  EXPECT_TRUE(overlaps(change(500, 500, 0, 0), r)) << "extent unknown: counted";
+}
+
 CaptureFrameRow frame(uint64_t n, int64_t frame_start, int64_t present_start) {
   CaptureFrameRow r;
   r.pid = 10;

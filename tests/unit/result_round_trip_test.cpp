@@ -637,6 +637,7 @@ RunResult capture(Gen& g) {
     in.min_interval_ns = 8'000'000;
     in.max_interval_ns = 8'000'000 + static_cast<int64_t>(g.below(4'000'000));
     in.reaction = g.coin();
+    if (in.reaction && g.coin()) in.region = "0,0,80,24";
     if (g.coin()) in.display = ":99";
     if (g.coin()) {
       in.window = 0x400000 + g.below(1000);

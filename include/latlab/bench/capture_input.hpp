@@ -50,6 +50,17 @@ std::string to_string(const CaptureInputSpec& spec);
 // ns (min <= max, both > 0).
 Result<std::pair<int64_t, int64_t>> parse_interval_range(std::string_view text);
 
+// A rectangle of the program's window, in its coordinates (pixels).
+struct InputRegion {
+  int32_t x = 0, y = 0;
+  uint32_t width = 0, height = 0;  // > 0
+  bool operator==(const InputRegion&) const = default;
+};
+// Parses "X,Y,W,H" (W, H > 0); error with what is wrong.
+Result<InputRegion> parse_input_region(std::string_view text);
+// "X,Y,W,H".
+std::string to_string(const InputRegion& r);
+
 struct CaptureInputPlan {
   CaptureInputSpec spec;
   // The schedule: seed and interval range (default 8-12 ms, seed 1), the
@@ -66,6 +77,9 @@ struct CaptureInputPlan {
   // reaction (input_to_reaction), for programs that draw only when
   // something happens.
   bool reaction = false;
+  // Reaction mode: only a change that overlaps this rectangle is a
+  // reaction (nullopt: any change of the window).
+  std::optional<InputRegion> region;
   // The injector thread's timer slack (ns; per thread, nothing
   // machine-wide; 0 leaves it as it is). Default 1 ns.
   int64_t timer_slack_ns = 1;
@@ -82,6 +96,7 @@ struct CaptureInput {
   uint64_t seed = 0;
   int64_t min_interval_ns = 0, max_interval_ns = 0;
   bool reaction = false;
+  std::string region;   // reaction mode's region "X,Y,W,H"; "" none (the whole window)
   std::string display;  // "" unknown
   uint64_t window = 0;  // the window the inputs went to; 0: none was found
   // How it was found: "frame source" (the layer or interposer reported it),

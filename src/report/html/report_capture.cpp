@@ -181,6 +181,7 @@ std::string input_table(const CaptureInput& in) {
   row(t, "assigned to a frame", fmt::format("{}", in.assigned));
   row(t, "not assigned", counts(in.not_assigned));
   if (in.reaction) {
+    row(t, "reaction region", in.region.empty() ? "the whole window" : text(in.region));
     row(t, "reactions", fmt::format("{}", in.reactions));
     row(t, "no reaction", counts(in.no_reaction));
   }
