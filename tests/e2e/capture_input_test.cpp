@@ -184,6 +184,31 @@ TEST(CaptureInput, ADelayInTheProgramMovesTheReactionByIt) {
       << "medians " << median[0] << " us and " << median[1] << " us";
 }
 
+// A region the window's changes never touch sees no reaction; one inside
+// it sees every one.
+TEST(CaptureInput, OnlyChangesInTheRegionAreReactions) {
+  if (kReactWindow == nullptr) GTEST_SKIP() << "built without Xlib (libx11-dev)";
+  XvfbServer xvfb;
+  if (const std::string why = input_skip_reason(xvfb); !why.empty()) GTEST_SKIP() << why;
+  const char* regions[2] = {"300,300,10,10", "50,50,10,10"};  // the window is 200x120
+  const int expected[2] = {0, 30};
+  for (int i = 0; i < 2; ++i) {
+    TempDir dir;
+    const InputRun r = capture_input(dir, "DISPLAY=" + xvfb.display(),
+                                     std::string("--input key:a --inputs 30 --input-interval "
+                                                 "20-30ms --input-reaction --input-region ") +
+                                         regions[i],
+                                     kReactWindow);
+    ASSERT_FALSE(r.doc.is_null()) << r.cli.output;
+    json in;
+    std::string why;
+    if (!input_of(r.doc, in, why)) GTEST_SKIP() << why;
+    EXPECT_EQ(in["region"], regions[i]);
+    ASSERT_EQ(in["sent"], 30);
+    EXPECT_EQ(in["reactions"], expected[i]) << regions[i] << ": " << in.dump(1);
+  }
+}
+
 // Each input goes to the first frame (in present order) whose frame_start is
 // after the input was sent, read independently from the frames CSV.
 void expect_assigned_by_the_rule(const InputRun& r, size_t inputs) {
@@ -320,11 +345,34 @@ TEST(CaptureInput, TheSameSeedSendsTheSameSchedule) {
   for (const long long interval : intervals[0]) EXPECT_EQ(interval, schedule.next_interval_ns());
 }
 
+// Without an X display (a Wayland session without Xwayland, a console) the
+// input is unavailable with the reason, and the capture goes on.
+TEST(CaptureInput, WithoutAnXDisplayTheInputIsUnavailable) {
+  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+  TempDir dir;
+  const auto out = (dir.path / "r.json").string();
+  const CliResult r = run_cli("capture --out " + out + " --input key:a --inputs 5 -- sleep 0.3",
+                              CliOptions{"env -u DISPLAY"});
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  std::string reason;
+  for (const auto& u : j["unavailable"]) {
+    if (u["name"] == "input") reason = u["reason"];
+  }
+  EXPECT_NE(reason.find("DISPLAY"), std::string::npos) << j["unavailable"].dump(1);
+  EXPECT_EQ(j["input"]["sent"], 0);
+  EXPECT_TRUE(j["input"]["window"].is_null());
+  EXPECT_EQ(j["input"]["figures"]["input_to_present"]["count"], 0);
+  EXPECT_EQ(j["capture"]["stopped_by"], "program_exit");
+}
+
 TEST(CaptureInput, BadInputOptionsAreBadUsage) {
-  for (const char* args : {"--input key: -- true", "--input button:9 -- true",
-                           "--input key:a --input-interval 12-8ms -- true",
-                           "--input key:a --input-interval 10 -- true", "--input-seed 3 -- true",
-                           "--inputs 5 -- true"}) {
+  for (const char* args :
+       {"--input key: -- true", "--input button:9 -- true",
+        "--input key:a --input-interval 12-8ms -- true",
+        "--input key:a --input-interval 10 -- true", "--input-seed 3 -- true", "--inputs 5 -- true",
+        "--input key:a --input-reaction --input-region 1,2,3 -- true",
+        "--input key:a --input-region 1,2,3,4 -- true"}) {
     const CliResult r = run_cli(std::string("capture ") + args);
     EXPECT_EQ(r.rc, 2) << args << ": " << r.output;
   }
