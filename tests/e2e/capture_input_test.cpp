@@ -287,6 +287,28 @@ TEST(CaptureInput, VkcubeInputsGoToTheFirstFrameStartedAfterThem) {
   EXPECT_GE(screen["min"].get<double>(), in["figures"]["input_to_present"]["min"].get<double>());
 }
 
+// A button and pointer motion, as a key: each sent through XTest, seen by
+// XInput2 (a raw event of its kind from XTest's device) and assigned.
+TEST(CaptureInput, ButtonsAndMotionAreSentSeenAndAssigned) {
+  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
+  if (!on_path("glxgears")) GTEST_SKIP() << "glxgears not installed (mesa-utils)";
+  XvfbServer xvfb;
+  if (const std::string why = input_skip_reason(xvfb); !why.empty()) GTEST_SKIP() << why;
+  for (const char* spec : {"button:3", "motion"}) {
+    TempDir dir;
+    const InputRun r =
+        capture_input(dir, gl_env(xvfb), std::string("--inputs 30 --input ") + spec, "glxgears");
+    ASSERT_FALSE(r.doc.is_null()) << r.cli.output;
+    std::string why;
+    json in;
+    if (!input_of(r.doc, in, why)) GTEST_SKIP() << why;
+    EXPECT_EQ(in["spec"], spec);
+    EXPECT_EQ(in["sent"], 30) << spec;
+    EXPECT_EQ(in["seen"], 30) << spec;
+    EXPECT_GE(in["assigned"].get<int>(), 28) << spec << ": " << in.dump(1);
+  }
+}
+
 // On an idle machine an input reaches its present within 3 frame intervals
 // at p99 (one to the next frame's start, one for the frame, one of slack).
 void expect_input_to_present_within_three_frames(const std::string& env,
