@@ -138,9 +138,9 @@ void InputSession::add_to(CaptureResult& r) const {
        "no assigned frame has a present completion (see present_complete: the driver offers "
        "neither present wait nor display timing)"},
       {"input_to_screen_updated",
-       "no assigned frame was paired with an update of its window (the frame sources reported "
-       "no window, as the GL interposer does not, or the screen observer is unavailable: see "
-       "screen_observers)"}};
+       "no assigned frame was paired with an update of its window (its source named no X "
+       "window for it: a glXCreateWindow drawable, a Wayland surface; or the screen observer is "
+       "unavailable: see screen_observers)"}};
   for (const auto& [name, why] : frame_figures) {
     const Distribution* d = in.figure(name);
     if (in.assigned > 0 && d != nullptr && d->empty()) r.unavailable.push_back({name, why, pid});

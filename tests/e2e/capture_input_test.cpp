@@ -257,14 +257,13 @@ TEST(CaptureInput, GlxgearsInputsGoToTheFirstFrameStartedAfterThem) {
   std::string why;
   json in;
   if (!input_of(r.doc, in, why)) GTEST_SKIP() << why;
-  // The GL interposer reports no window: the one glxgears maps is found.
-  EXPECT_EQ(in["window_found_by"], "first window mapped");
+  // The GL interposer names glxgears' window at its first swap.
+  EXPECT_EQ(in["window_found_by"], "frame source");
   expect_assigned_by_the_rule(r, 100);
-  // ... and its frames are not paired with the window's updates: said so.
-  EXPECT_EQ(in["figures"]["input_to_screen_updated"]["count"], 0);
-  bool listed = false;
-  for (const auto& u : r.doc["unavailable"]) listed |= u["name"] == "input_to_screen_updated";
-  EXPECT_TRUE(listed) << r.doc["unavailable"].dump(1);
+  // The damage observer saw the assigned frames' updates, after the present.
+  const json& screen = in["figures"]["input_to_screen_updated"];
+  EXPECT_GT(screen["count"].get<int>(), 90) << in.dump(1);
+  EXPECT_GE(screen["min"].get<double>(), in["figures"]["input_to_present"]["min"].get<double>());
 }
 
 TEST(CaptureInput, VkcubeInputsGoToTheFirstFrameStartedAfterThem) {
