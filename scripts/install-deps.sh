@@ -19,6 +19,8 @@ packages=(
   libxcb-damage0-dev  # capture's X11 screen observer (optional: without it, unavailable with the reason)
   libwayland-dev wayland-protocols  # run --present's Wayland window and wp_presentation observer (optional: X11 only without)
   weston  # a headless Wayland compositor for capture's wp_presentation tests (tests/e2e/capture_wayland_test.cpp); vkcube-wayland and es2gears_wayland come with vulkan-tools and mesa-utils
+  libxi-dev libxtst-dev  # capture --input: XInput2 recorder, XTest injector (optional: without them, unavailable with the reason)
+  xterm  # a program nobody here wrote for capture --input's reaction mode (tests/e2e/capture_input_test.cpp)
   clang libclang-rt-14-dev  # make fuzz: clang 14 and its libFuzzer/sanitizer runtimes
 )
 

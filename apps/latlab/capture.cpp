@@ -1,7 +1,9 @@
 // latlab capture [--out R.json] [--frames-csv F.csv] [--submits-csv S.csv]
 //                [--presentmon-csv P.csv] [--report R.html]
-//                [--frames N | --seconds S]
-//                [--terminate] -- PROGRAM ARGS...
+//                [--frames N | --seconds S] [--terminate]
+//                [--input key:NAME|button:N|motion [--input-interval 8-12ms]
+//                 [--input-seed N] [--inputs N] [--input-reaction [--input-region X,Y,W,H]]
+//                 [--inputs-csv I.csv]] -- PROGRAM ARGS...
 // Runs PROGRAM with latlab's frame sources attached (the Vulkan layer
 // VK_LAYER_LATLAB_capture, enabled for the child only) and writes a result
 // of kind "capture" (docs/capture.md, docs/result-schema.md). The program's
@@ -17,6 +19,11 @@
 // SIGTERM to latlab stops the recording and is passed on to the program
 // (unless the terminal sent it to the program too); latlab waits up to 5 s
 // for it, then writes what was captured, partial; a second one kills it.
+//
+// Input (docs/capture.md, "Input"): --input sends the program that event
+// through XTest on the seeded absolute-deadline schedule of `latlab run`'s
+// signal and follows each to its frame (and, with --input-reaction, to the
+// window's first change); --inputs N stops the recording after N of them.
 //
 // Exit code: the program's (128 + signal when a signal ended it, e.g. 130
 // after Ctrl-C, 137 after a second; 127 when it could not be started); 2 bad
@@ -38,6 +45,7 @@
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "report/capture_csv_writers.hpp"
+#include "report/capture_input_report.hpp"
 #include "report/capture_report.hpp"
 #include "report/html/report_html.hpp"
 
@@ -50,7 +58,15 @@ struct CaptureOptions {
   std::string frames_csv;
   std::string submits_csv;
   std::string presentmon_csv;
+  std::string inputs_csv;
   std::string report;
+  // --input and its settings, before the checked plan.
+  std::string input_spec;
+  std::string input_interval = "8-12ms";
+  uint64_t input_seed = 1;
+  uint64_t inputs = 0;
+  bool input_reaction = false;
+  std::string input_region;
   std::string command_line;
 };
 
@@ -69,6 +85,11 @@ struct CaptureCsvFiles {
     add("--frames-csv", o.frames_csv, std::make_unique<FramesCsvWriter>());
     add("--submits-csv", o.submits_csv, std::make_unique<SubmitsCsvWriter>());
     add("--presentmon-csv", o.presentmon_csv, std::make_unique<PresentmonCsvWriter>());
+    if (!o.inputs_csv.empty()) {
+      auto w = std::make_unique<InputsCsvWriter>();
+      inputs = w.get();
+      add("--inputs-csv", o.inputs_csv, std::move(w));
+    }
     for (File& f : files) {
       if (auto r = f.writer->open(f.path); !r) {
         std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", f.option,
@@ -83,6 +104,7 @@ struct CaptureCsvFiles {
     for (const File& f : files) out.push_back(f.writer.get());
     return out;
   }
+  InputsCsvWriter* inputs = nullptr;  // --inputs-csv's writer (in `files`), or null
 
  private:
   void add(const char* option, const std::string& path, std::unique_ptr<CaptureCsvWriter> w) {
@@ -135,6 +157,7 @@ int capture_main(const CaptureOptions& o) {
     std::fprintf(stderr, "latlab capture: %s\n", line.c_str());
   };
   hooks.row_sinks = csv.sinks();
+  if (csv.inputs != nullptr) hooks.input_sinks.push_back(csv.inputs);
   hooks.report = [&o, &csv](const CaptureOutcome& out) { return report_capture(o, csv, out); };
   const CaptureEnd end = run_capture(o.plan, hooks);
   switch (end.start) {
@@ -176,6 +199,34 @@ CommandRunner setup(CLI::App& app) {
   sub->add_flag("--terminate", o->plan.terminate,
                 "Send the program SIGTERM once --frames/--seconds stopped the recording "
                 "(default: let it run to its end)");
+  auto* input = sub->add_option("--input", o->input_spec,
+                                "Inject this input through XTest and follow it to the frames: "
+                                "key:NAME (an X keysym: space, a), button:N (1-5) or motion");
+  sub->add_option("--input-interval", o->input_interval,
+                  "Interval between inputs, drawn per input from MIN-MAX on the seeded schedule "
+                  "of `latlab run` (absolute deadlines)")
+      ->capture_default_str()
+      ->needs(input);
+  sub->add_option("--input-seed", o->input_seed,
+                  "Seed of the input schedule (same seed: same "
+                  "intervals)")
+      ->capture_default_str()
+      ->transform(unsigned_in(0, UINT64_MAX))
+      ->needs(input);
+  sub->add_option("--inputs", o->inputs,
+                  "Stop recording after N inputs (and 0.5 s for their frames)")
+      ->transform(unsigned_in(1, 1'000'000'000))
+      ->needs(input);
+  sub->add_flag("--input-reaction", o->input_reaction,
+                "Reaction mode: the window's first change after each input is its reaction "
+                "(input_to_reaction), for programs that draw only when something happens")
+      ->needs(input);
+  sub->add_option("--input-region", o->input_region,
+                  "Reaction mode: only a change overlapping X,Y,W,H (the window's pixels) is a "
+                  "reaction")
+      ->needs("--input-reaction");
+  sub->add_option("--inputs-csv", o->inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
+      ->needs(input);
   sub->add_option("program", o->plan.program, "-- PROGRAM ARGS...")->required()->expected(-1);
   return {[o, sub] {
             FilePlan files;
@@ -184,6 +235,30 @@ CommandRunner setup(CLI::App& app) {
             files.output("--submits-csv", o->submits_csv);
             files.output("--presentmon-csv", o->presentmon_csv);
             files.output("--report", o->report);
+            files.output("--inputs-csv", o->inputs_csv);
+            if (!o->input_spec.empty()) {
+              auto spec = parse_input_spec(o->input_spec);
+              auto interval = parse_interval_range(o->input_interval);
+              if (!spec || !interval) {
+                std::fprintf(stderr, "latlab capture: %s\n",
+                             (!spec ? spec.error() : interval.error()).message.c_str());
+                return static_cast<int>(kExitUsage);
+              }
+              CaptureInputPlan in;
+              in.spec = *spec;
+              in.schedule = {o->input_seed, interval->first, interval->second};
+              in.count = o->inputs;
+              in.reaction = o->input_reaction;
+              if (!o->input_region.empty()) {
+                auto region = parse_input_region(o->input_region);
+                if (!region) {
+                  std::fprintf(stderr, "latlab capture: %s\n", region.error().message.c_str());
+                  return static_cast<int>(kExitUsage);
+                }
+                in.region = *region;
+              }
+              o->plan.input = in;
+            }
             if (auto r = files.check(); !r) {
               std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
               return static_cast<int>(kExitUsage);

@@ -30,7 +30,7 @@ struct SessionFacts {
   int64_t pid = -1;
   ProgramEnd end;
   bool recording = true;                    // no stop rule fired yet
-  std::string stopped_by = "program_exit";  // "frames", "seconds", "signal"
+  std::string stopped_by = "program_exit";  // "frames", "seconds", "inputs", "signal"
   int interrupt = 0;                        // the signal that interrupted latlab (0: none)
   std::optional<int> signal_sent;           // the last signal latlab sent the program
   std::vector<std::pair<std::string, std::string>> not_attached;  // {name, why}

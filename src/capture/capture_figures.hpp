@@ -51,6 +51,9 @@ struct ScreenEvent {
   int64_t host_ns = 0;     // latlab's thread read the event (CLOCK_MONOTONIC)
   uint32_t server_ms = 0;  // the X server's timestamp of the event (ms, 32 bits)
   uint64_t window = 0;
+  // The rectangle drawn, in the window's coordinates (width 0: unknown).
+  int32_t x = 0, y = 0;
+  uint32_t width = 0, height = 0;
 };
 
 struct CaptureFrameRow {

@@ -21,6 +21,7 @@
 #include "capture/capture_attach.hpp"
 #include "capture/capture_pipeline.hpp"
 #include "capture/capture_records.hpp"
+#include "capture/input_session.hpp"
 #include "capture/x11_damage_observer.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -117,10 +118,16 @@ class Session {
   void on_record();
   void advance();
   void watch_new_windows();
+  bool watch_window(uint64_t window, const std::string& display);
   void on_interrupt();
   void report();
   void poll_until_exit(int fd);
   bool sources_outlive_program() const;
+  std::vector<capture::CaptureRowSink*> row_sinks() const {
+    std::vector<capture::CaptureRowSink*> sinks = hooks_.row_sinks;
+    if (input_) sinks.push_back(input_.get());
+    return sinks;
+  }
   [[noreturn]] void run_child(int fd, const capture::Attachments& a, const SignalScope& s) const;
 
   const CapturePlan& plan_;
@@ -128,7 +135,12 @@ class Session {
   capture::SessionFacts facts_;
   std::shared_ptr<capture::CaptureRecords> records_ = std::make_shared<capture::CaptureRecords>();
   capture::CaptureStream& stream_ = records_->stream;
-  capture::CapturePipeline pipeline_{*records_, hooks_.row_sinks};
+  // --input: started before the program (to see its window mapped); a row
+  // sink of the pipeline.
+  std::unique_ptr<capture::InputSession> input_ =
+      plan_.input ? std::make_unique<capture::InputSession>(*plan_.input, hooks_.input_sinks)
+                  : nullptr;
+  capture::CapturePipeline pipeline_{*records_, row_sinks()};
   uint64_t frames_seen_ = 0;
   size_t sources_seen_ = 0;
   size_t windows_seen_ = 0;
@@ -162,9 +174,20 @@ bool Session::drain(int fd) {
 
 // Hands what came to the pipeline and releases the rows that are final.
 void Session::advance() {
+  const int64_t now = host_now_ns();
+  // Markers before frames and changes: an input is there before the rows
+  // that may take it.
+  if (input_) {
+    if (const auto w = input_->poll(now)) watch_window(*w, "");
+  }
   pipeline_.take(stream_);
-  if (screen_) pipeline_.add_screen_events(screen_->take_events());
-  pipeline_.release(host_now_ns());
+  if (screen_) {
+    const auto events = screen_->take_events();
+    if (input_) input_->add_damage(events);
+    pipeline_.add_screen_events(events);
+  }
+  pipeline_.release(now);
+  if (input_) input_->release(now);
 }
 
 void Session::on_record() {
@@ -191,27 +214,35 @@ void Session::watch_new_windows() {
   const auto& windows = stream_.windows();
   for (; windows_seen_ < windows.size(); ++windows_seen_) {
     const auto& w = windows[windows_seen_];
-    if (std::any_of(facts_.watched.begin(), facts_.watched.end(),
-                    [&](const capture::WatchedWindow& x) { return x.window == w.window; }))
-      continue;
-    if (!screen_ && facts_.screen_why.empty()) {
-      auto o = capture::X11DamageObserver::create(w.display);
-      if (o) {
-        screen_ = std::move(*o);
-        facts_.screen_display = screen_->display();
-      } else {
-        facts_.screen_why = o.error().message;
-      }
-    }
-    if (!screen_) continue;
-    if (!w.display.empty() && w.display != screen_->display()) continue;  // one display
-    if (auto since = screen_->watch(w.window)) {
-      facts_.watched.push_back({w.window, *since});
-      pipeline_.watch(facts_.watched.back());
-    } else if (facts_.watched.empty()) {
-      facts_.screen_why = since.error().message;
+    if (watch_window(w.window, w.display) && input_) input_->source_window(w.window);
+  }
+}
+
+// The screen observer watches `window` (started at the first); false when
+// it cannot (no observer, another display, the window is gone).
+bool Session::watch_window(uint64_t window, const std::string& display) {
+  if (std::any_of(facts_.watched.begin(), facts_.watched.end(),
+                  [&](const capture::WatchedWindow& x) { return x.window == window; }))
+    return true;
+  if (!screen_ && facts_.screen_why.empty()) {
+    auto o = capture::X11DamageObserver::create(display);
+    if (o) {
+      screen_ = std::move(*o);
+      facts_.screen_display = screen_->display();
+    } else {
+      facts_.screen_why = o.error().message;
     }
   }
+  if (!screen_) return false;
+  if (!display.empty() && display != screen_->display()) return false;  // one display
+  if (auto since = screen_->watch(window)) {
+    facts_.watched.push_back({window, *since});
+    pipeline_.watch(facts_.watched.back());
+    return true;
+  } else if (facts_.watched.empty()) {
+    facts_.screen_why = since.error().message;
+  }
+  return false;
 }
 
 // SIGINT or SIGTERM came: the first stops the recording and passes the
@@ -250,14 +281,21 @@ void Session::on_interrupt() {
 void Session::report() {
   reported_ = true;
   // The updates of the last presents reach the server a frame or so later.
+  if (input_) input_->stop();
   if (screen_) screen_->stop(100'000'000);
   pipeline_.take(stream_);
-  if (screen_) pipeline_.add_screen_events(screen_->take_events());
+  if (screen_) {
+    const auto events = screen_->take_events();
+    if (input_) input_->add_damage(events);
+    pipeline_.add_screen_events(events);
+  }
   pipeline_.finish(stream_, records_->summary, records_->screen);
+  if (input_) input_->finish(records_->summary.frame_count > 0);
   records_->peak_rows_held = pipeline_.peak_rows_held();
   records_->peak_events_held = pipeline_.peak_events_held();
   CaptureOutcome out;
   out.capture = capture::assemble_capture(facts_, stream_, records_->summary, records_->screen);
+  if (input_) input_->add_to(out.capture);
   out.records = records_;
   if (hooks_.report) report_status_ = hooks_.report(out);
 }
@@ -292,10 +330,18 @@ void Session::poll_until_exit(int fd) {
       signals_seen = n;
       on_interrupt();
     }
-    if (facts_.recording && plan_.seconds > 0 && first_frame_ns_ != kNoTime &&
-        static_cast<double>(host_now_ns() - first_frame_ns_) >= plan_.seconds * 1e9) {
+    // --seconds counts from the first frame, or the first input's schedule.
+    const int64_t t0 = first_frame_ns_ != kNoTime ? first_frame_ns_
+                       : input_                   ? input_->started_at()
+                                                  : kNoTime;
+    if (facts_.recording && plan_.seconds > 0 && t0 != kNoTime &&
+        static_cast<double>(host_now_ns() - t0) >= plan_.seconds * 1e9) {
       facts_.recording = false;
       facts_.stopped_by = "seconds";
+    }
+    if (facts_.recording && input_ && input_->done(host_now_ns())) {
+      facts_.recording = false;
+      facts_.stopped_by = "inputs";
     }
     // Interrupted: reported once the program ended, or after the wait.
     const bool waited =
@@ -376,6 +422,7 @@ CaptureEnd Session::run() {
   if (pid == 0) run_child(sv[1], attach, signals);
   close(sv[1]);
   facts_.pid = pid;
+  if (input_) input_->set_program(pid);
   poll_until_exit(sv[0]);
   // The program is gone: what it sent is still queued (its children may keep
   // the socket open, so read what is there and stop).

@@ -97,7 +97,8 @@ void X11DamageObserver::loop() {
       if ((ev->response_type & 0x7f) == notify) {
         const auto* n = reinterpret_cast<const xcb_damage_notify_event_t*>(ev);
         std::lock_guard lock(mu_);
-        events_.push_back(ScreenEvent{now, n->timestamp, n->drawable});
+        events_.push_back(ScreenEvent{now, n->timestamp, n->drawable, n->area.x, n->area.y,
+                                      n->area.width, n->area.height});
       }
       std::free(ev);
     }

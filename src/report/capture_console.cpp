@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <string>
 
+#include "report/capture_input_report.hpp"
 #include "report/capture_report.hpp"
 
 namespace latlab {
@@ -122,6 +123,7 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
   print_cost(out, c.overhead);
   print_fps(out, c);
   print_display(out, c);
+  if (c.input) print_capture_input(out, *c.input);
   if (c.sources.empty()) {
     std::fprintf(out,
                  "latlab capture: no source reported: %s; %s (docs/capture.md says which "

@@ -1,6 +1,7 @@
 // The JSON reporter of a capture result (kind "capture", docs/capture.md,
 // "The result"): the head every result has, then the capture section.
 #include "latlab/bench/capture_result.hpp"
+#include "report/capture_input_report.hpp"
 #include "report/json_parts.hpp"
 #include "report/result_json.hpp"
 
@@ -182,6 +183,7 @@ json capture_to_json(const RunResult& r) {
   json screens = json::array();
   for (const CaptureScreenObserver& o : c.screen_observers) screens.push_back(screen_to_json(o));
   j["screen_observers"] = screens;
+  if (c.input) j["input"] = capture_input_to_json(*c.input);
   return j;
 }
 

@@ -133,6 +133,37 @@ std::vector<CaptureScreenObserver> read_screens(const Obj& doc) {
   return out;
 }
 
+// `input` (capture_input_report.cpp writes it); absent without --input.
+std::optional<CaptureInput> read_input(const Obj& doc) {
+  if (!doc.has("input")) return std::nullopt;
+  const Obj o = doc.obj("input");
+  CaptureInput in;
+  in.spec = o.str("spec");
+  in.seed = o.u64("seed");
+  in.min_interval_ns = o.i64("min_interval_ns");
+  in.max_interval_ns = o.i64("max_interval_ns");
+  in.reaction = o.boolean("reaction");
+  in.region = o.str_or_empty("region");
+  in.display = o.str_or_empty("display");
+  in.window = o.u64_or_null("window").value_or(0);
+  in.window_found_by = o.str_or_empty("window_found_by");
+  in.timer_slack_ns = o.i64_or_null("timer_slack_ns").value_or(-1);
+  in.scheduled = o.u64("scheduled");
+  in.sent = o.u64("sent");
+  in.seen = o.u64("seen");
+  in.other_events = o.u64("other_events");
+  in.assigned = o.u64("assigned");
+  in.not_assigned = read_counts(o.obj("not_assigned"));
+  in.reactions = o.u64_or_null("reactions").value_or(0);
+  in.no_reaction = read_counts(o.obj("no_reaction"));
+  in.injector_lateness = o.distribution("injector_lateness");
+  in.timer_lateness = o.distribution("timer_lateness");
+  in.figures = read_named(o.obj("figures"));
+  in.server_offset_min_ms = o.number_or_null("server_offset_min_ms");
+  in.server_offset_max_ms = o.number_or_null("server_offset_max_ms");
+  return in;
+}
+
 }  // namespace
 
 void read_capture(const Obj& doc, RunResult& r) {
@@ -194,6 +225,7 @@ void read_capture(const Obj& doc, RunResult& r) {
   }
   c.unavailable = read_unavailable(doc);
   c.screen_observers = read_screens(doc);
+  c.input = read_input(doc);
 }
 
 }  // namespace latlab::reading

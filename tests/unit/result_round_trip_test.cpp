@@ -629,6 +629,38 @@ RunResult capture(Gen& g) {
     o.figures = named(g, {"until_screen_updated"});
     c.screen_observers.push_back(o);
   }
+  // --input: settings, counts by reason, lateness and the per-input figures.
+  if (g.coin()) {
+    CaptureInput& in = c.input.emplace();
+    in.spec = g.coin() ? "key:space" : "motion";
+    in.seed = g.below(100);
+    in.min_interval_ns = 8'000'000;
+    in.max_interval_ns = 8'000'000 + static_cast<int64_t>(g.below(4'000'000));
+    in.reaction = g.coin();
+    if (in.reaction && g.coin()) in.region = "0,0,80,24";
+    if (g.coin()) in.display = ":99";
+    if (g.coin()) {
+      in.window = 0x400000 + g.below(1000);
+      in.window_found_by = g.coin() ? "_NET_WM_PID" : "frame source";
+    }
+    if (g.coin()) in.timer_slack_ns = 1;
+    in.sent = in.scheduled = g.below(1000);
+    in.seen = g.below(1000);
+    in.other_events = g.below(3);
+    in.assigned = g.below(1000);
+    if (g.coin()) in.not_assigned = {{"no_frame_source", g.below(10)}};
+    if (in.reaction) {
+      in.reactions = g.below(1000);
+      if (g.coin()) in.no_reaction = {{"capture_ended_first", 1 + g.below(3)}};
+    }
+    in.injector_lateness = g.distribution();
+    in.timer_lateness = g.distribution();
+    in.figures = named(g, {"input_to_frame_start", "input_to_present", "sent_to_seen"});
+    if (g.coin()) {
+      in.server_offset_min_ms = 0.25;
+      in.server_offset_max_ms = us() / 1e3;
+    }
+  }
   return r;
 }
 

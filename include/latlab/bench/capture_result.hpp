@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "latlab/bench/capture_input.hpp"
 #include "latlab/stats.hpp"
 
 namespace latlab {
@@ -29,7 +30,7 @@ struct CapturedProgram {
 
 // How the recording went and stopped (`capture` of the result).
 struct CaptureStop {
-  std::string stopped_by;                // "program_exit", "frames", "seconds", "signal"
+  std::string stopped_by;  // "program_exit", "frames", "seconds", "inputs", "signal"
   std::optional<uint64_t> frames_limit;  // --frames
   std::optional<double> seconds_limit;   // --seconds
   bool terminate = false;                // --terminate
@@ -190,6 +191,9 @@ struct CaptureResult {
   std::vector<CaptureBracketing> bracketing;
   std::vector<CaptureUnavailable> unavailable;
   std::vector<CaptureScreenObserver> screen_observers;
+  // --input: the injected inputs, their frames and reactions; nullopt
+  // without --input.
+  std::optional<CaptureInput> input;
   // The per-frame figure named `name`, or null.
   const Distribution* figure(std::string_view name) const;
   // Derived from figure("between_presents"); not stored apart.

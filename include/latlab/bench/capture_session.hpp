@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "latlab/bench/capture_input.hpp"
 #include "latlab/bench/capture_result.hpp"
 
 namespace latlab {
@@ -35,6 +36,7 @@ namespace latlab {
 namespace capture {
 struct CaptureRecords;  // the sources' records and the figures (src/capture)
 class CaptureRowSink;   // a writer of per-frame and per-submission rows (src/capture)
+class InputRowSink;     // a writer of per-input rows (src/capture/input_assignment.hpp)
 }  // namespace capture
 
 struct CapturePlan {
@@ -50,6 +52,9 @@ struct CapturePlan {
   // The program's stdout goes to this process's stderr (latlab's stdout
   // carries a document).
   bool program_stdout_to_stderr = false;
+  // Inject input into the program and follow it to its frames
+  // (capture_input.hpp); nullopt: no input.
+  std::optional<CaptureInputPlan> input;
 };
 
 // What the session hands to the reporters once the recording stopped.
@@ -66,6 +71,8 @@ struct CaptureHooks {
   // The writers of rows (not owned; alive until run_capture() returns):
   // each gets every row before `report` is called (capture_row_sink.hpp).
   std::vector<capture::CaptureRowSink*> row_sinks;
+  // The writers of per-input rows (not owned, as row_sinks), with --input.
+  std::vector<capture::InputRowSink*> input_sinks;
   // Called once, when the recording stopped and every row went to the row
   // sinks; returns 0, or a non-zero status when an output could not be
   // written (CaptureEnd::report_status).

@@ -162,6 +162,32 @@ std::string unavailable_items(const RunResult& r) {
   return out + "</ul>\n";
 }
 
+// --input (docs/capture.md, "Input to photon"): settings and counts.
+std::string input_table(const CaptureInput& in) {
+  auto counts = [](const std::vector<std::pair<std::string, uint64_t>>& c) {
+    std::string out;
+    for (const auto& [why, n] : c) out += (out.empty() ? "" : ", ") + fmt::format("{} {}", n, why);
+    return out.empty() ? std::string("none") : escape(out);
+  };
+  std::string t = "<table class=\"kv\">\n";
+  row(t, "input", text(in.spec));
+  row(t, "schedule",
+      fmt::format("seed {}, {}-{} us apart", in.seed,
+                  number(static_cast<double>(in.min_interval_ns) / 1e3),
+                  number(static_cast<double>(in.max_interval_ns) / 1e3)));
+  row(t, "window",
+      in.window == 0 ? na() : fmt::format("{} ({})", in.window, text(in.window_found_by)));
+  row(t, "sent / seen by XInput2", fmt::format("{} / {}", in.sent, in.seen));
+  row(t, "assigned to a frame", fmt::format("{}", in.assigned));
+  row(t, "not assigned", counts(in.not_assigned));
+  if (in.reaction) {
+    row(t, "reaction region", in.region.empty() ? "the whole window" : text(in.region));
+    row(t, "reactions", fmt::format("{}", in.reactions));
+    row(t, "no reaction", counts(in.no_reaction));
+  }
+  return t + "</table>\n";
+}
+
 std::string machine_table(const RunResult& r) {
   std::string t = "<table class=\"kv\">\n";
   row(t, "created (UTC)", text(r.meta.created_utc));
@@ -193,6 +219,13 @@ std::string capture_section(const RunResult& r, const std::string& prefix, json&
        figures_table("layer CPU", {{"per submit", c.layer_cpu_per_submit},
                                    {"per present", c.layer_cpu_per_present}}) +
        cost_table(c);
+  if (c.input) {
+    NamedDistributions figures = c.input->figures;
+    figures.emplace_back("injector_lateness", c.input->injector_lateness);
+    figures.emplace_back("timer_lateness", c.input->timer_lateness);
+    s += "<h3>Input to photon (injected input, docs/capture.md)</h3>\n" + input_table(*c.input) +
+         figures_table("per input", figures);
+  }
   s += "<h3>Machine</h3>\n" + machine_table(r);
   return s;
 }
