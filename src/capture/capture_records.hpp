@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,15 @@ struct CaptureRecords {
       if (p == pid) return name;
     }
     return program_name;
+  }
+  // The index of source (pid, source) in the stream's sources, which is
+  // the result's `sources` (and the CSVs' `source`); nullopt before its hello.
+  std::optional<size_t> source_index(uint32_t pid, uint64_t source) const {
+    const auto& all = stream.sources();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].pid == pid && all[i].source == source) return i;
+    }
+    return std::nullopt;
   }
 };
 

@@ -118,7 +118,7 @@ void InputAssigner::add_raw(const RawInputEvent& e, InputKind kind) {
   release_done();
 }
 
-void InputAssigner::add_frame(const CaptureFrameRow& row) {
+void InputAssigner::add_frame(const CaptureFrameRow& row, std::optional<uint64_t> source_index) {
   const FrameRecord& r = row.record;
   frames_seen_ = true;
   if (r.frame_start == kNoTime) return;  // the first frame: its start is unknown
@@ -128,6 +128,7 @@ void InputAssigner::add_frame(const CaptureFrameRow& row) {
     InputFrame f;
     f.pid = row.pid;
     f.source = r.head.source;
+    f.source_index = source_index;
     f.swapchain = r.swapchain;
     f.frame = r.frame;
     f.frame_start = r.frame_start;

@@ -51,6 +51,9 @@ struct RawInputEvent {
 struct InputFrame {
   uint32_t pid = 0;
   uint64_t source = 0, swapchain = 0, frame = 0;
+  // The source's index in the result's `sources` (as the frames CSV's
+  // `source`); nullopt when it is not known.
+  std::optional<uint64_t> source_index;
   int64_t frame_start = 0, present_start = 0, present_end = 0;
   std::optional<int64_t> gpu_end, present_complete, screen_updated;
 };
@@ -139,7 +142,7 @@ class InputAssigner {
   // injector sends (the k-th XTest event of that kind is input k's).
   void add_raw(const RawInputEvent& e, InputKind kind);
   // Frame rows in release order (present order).
-  void add_frame(const CaptureFrameRow& row);
+  void add_frame(const CaptureFrameRow& row, std::optional<uint64_t> source_index = std::nullopt);
   // Changes of the program's window, in arrival order.
   void add_damage(const ScreenEvent& e);
   // Gives up on waits older than the limits at host time `now`; releases.

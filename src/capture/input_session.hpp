@@ -58,8 +58,8 @@ class InputSession final : public CaptureRowSink {
   // The result's input section, and what could not be observed.
   void add_to(CaptureResult& result) const;
 
-  void frame(const FrameRowView& view, const CaptureRecords&) override {
-    assigner_.add_frame(view.row);
+  void frame(const FrameRowView& view, const CaptureRecords& context) override {
+    assigner_.add_frame(view.row, context.source_index(view.row.pid, view.row.record.head.source));
   }
   void submit(const SubmitRecord&, const CaptureRecords&) override {}
 

@@ -17,14 +17,10 @@ using capture::kNoTime;
 
 std::string t(int64_t v) { return v == kNoTime ? std::string() : std::to_string(v); }
 
-// The source's index in the stream's sources (the result's `sources`);
-// empty when it said no hello.
+// The source's index in the result's `sources`; empty before its hello.
 std::string source_index(const capture::CaptureRecords& rec, uint32_t pid, uint64_t source) {
-  const auto& all = rec.stream.sources();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].pid == pid && all[i].source == source) return std::to_string(i);
-  }
-  return {};
+  const auto i = rec.source_index(pid, source);
+  return i ? std::to_string(*i) : std::string();
 }
 
 // How present_complete was learnt, whether the frame was displayed (1, 0:

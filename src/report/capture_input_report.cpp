@@ -1,6 +1,7 @@
 #include "report/capture_input_report.hpp"
 
 #include <cinttypes>
+#include <cstdio>
 #include <string>
 
 #include "report/result_json.hpp"
@@ -29,7 +30,8 @@ json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s);
 
 InputsCsvWriter::InputsCsvWriter()
     : CaptureCsvWriter(
-          "input,scheduled_ns,woke_ns,sent_ns,seen_ns,seen_server_ms,pid,source,swapchain,frame,"
+          "input,scheduled_ns,woke_ns,sent_ns,seen_ns,seen_server_ms,pid,source,swapchain_handle,"
+          "frame,"
           "frame_start_ns,present_start_ns,present_end_ns,gpu_end_ns,present_complete_ns,"
           "screen_updated_ns,reaction_ns,no_frame,no_reaction\n") {}
 
@@ -44,11 +46,12 @@ void InputsCsvWriter::input(const capture::InputRow& row, bool reaction) {
   }
   if (row.frame) {
     const capture::InputFrame& f = *row.frame;
-    out += std::to_string(f.pid) + ',' + std::to_string(f.source) + ',' +
-           std::to_string(f.swapchain) + ',' + std::to_string(f.frame) + ',' +
-           std::to_string(f.frame_start) + ',' + std::to_string(f.present_start) + ',' +
-           std::to_string(f.present_end) + ',' + cell(f.gpu_end) + ',' + cell(f.present_complete) +
-           ',' + cell(f.screen_updated) + ',';
+    char handle[24];
+    std::snprintf(handle, sizeof handle, "0x%016" PRIX64, f.swapchain);
+    out += std::to_string(f.pid) + ',' + (f.source_index ? std::to_string(*f.source_index) : "") +
+           ',' + handle + ',' + std::to_string(f.frame) + ',' + std::to_string(f.frame_start) +
+           ',' + std::to_string(f.present_start) + ',' + std::to_string(f.present_end) + ',' +
+           cell(f.gpu_end) + ',' + cell(f.present_complete) + ',' + cell(f.screen_updated) + ',';
   } else {
     out += ",,,,,,,,,,";
   }

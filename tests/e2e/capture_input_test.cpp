@@ -236,6 +236,9 @@ void expect_assigned_by_the_rule(const InputRun& r, size_t inputs) {
     // numbering the frames CSV may give differently).
     EXPECT_EQ(in.at("frame"), first->at("frame")) << "input " << in.at("input");
     EXPECT_EQ(in.at("pid"), first->at("pid")) << "input " << in.at("input");
+    EXPECT_EQ(in.at("source"), first->at("source")) << "input " << in.at("input");
+    EXPECT_EQ(in.at("swapchain_handle"), first->at("swapchain_handle"))
+        << "input " << in.at("input");
     EXPECT_EQ(in.at("frame_start_ns"), first->at("frame_start_ns")) << "input " << in.at("input");
     EXPECT_EQ(in.at("present_start_ns"), first->at("present_start_ns"))
         << "input " << in.at("input");
