@@ -19,6 +19,7 @@
 
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
+#include "csv_rows.hpp"
 #include "latlab/bench/schedule.hpp"
 #include "xvfb_server.hpp"
 
@@ -26,30 +27,7 @@ namespace latlab::e2e {
 namespace {
 
 using json = nlohmann::json;
-using Row = std::map<std::string, std::string>;
-
-std::vector<Row> read_csv(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  std::vector<std::string> names;
-  std::vector<Row> rows;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::stringstream ss(l);
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (!l.empty() && l.back() == ',') cells.emplace_back();
-    return cells;
-  };
-  if (std::getline(in, line)) names = split(line);
-  while (std::getline(in, line)) {
-    const auto cells = split(line);
-    Row row;
-    for (size_t i = 0; i < names.size() && i < cells.size(); ++i) row[names[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
+using Row = CsvRow;
 
 long long num(const Row& r, const char* key) { return std::stoll(r.at(key)); }
 
