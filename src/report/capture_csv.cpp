@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "capture/capture_pipeline.hpp"
@@ -50,6 +51,12 @@ std::string frames_header() {
 
 }  // namespace
 
+std::string swapchain_handle(uint64_t handle) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016" PRIX64, handle);
+  return text;
+}
+
 Result<void> CaptureCsvWriter::open(const std::string& path) {
   if (Result<void> r = file_.open(path); !r) return r;
   open_ = true;
@@ -90,11 +97,11 @@ uint64_t FramesCsvWriter::swapchain_number(uint64_t source_index, uint64_t handl
 void FramesCsvWriter::frame(const capture::FrameRowView& v, const capture::CaptureRecords& rec) {
   const auto& row = v.row;
   const auto& f = row.record;
-  const std::string src = source_index(rec, row.pid, f.head.source);
-  char handle[24];
-  std::snprintf(handle, sizeof handle, "0x%016" PRIX64, f.swapchain);
+  const std::optional<size_t> index = rec.source_index(row.pid, f.head.source);
+  const std::string handle = swapchain_handle(f.swapchain);
+  const std::string src = index ? std::to_string(*index) : std::string();
   const std::string swapchain =
-      src.empty() ? std::string() : std::to_string(swapchain_number(std::stoull(src), f.swapchain));
+      index ? std::to_string(swapchain_number(*index, f.swapchain)) : std::string();
   std::string out = std::to_string(row.pid) + ',' + src + ',' + std::to_string(f.frame) + ',' +
                     swapchain + ',' + handle + ',' + t(f.frame_start) + ',' + t(f.present_start) +
                     ',' + t(f.present_end) + ',' + t(f.gpu_begin) + ',' + t(f.gpu_end) + ',' +

@@ -23,6 +23,10 @@
 
 namespace latlab {
 
+// A swapchain's (or drawable's) raw handle as the CSVs write it:
+// "0x" and 16 hex digits, PresentMon's SwapChainAddress.
+std::string swapchain_handle(uint64_t handle);
+
 class CaptureCsvWriter : public capture::CaptureRowSink {
  public:
   CaptureCsvWriter(const CaptureCsvWriter&) = delete;

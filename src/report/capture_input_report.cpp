@@ -46,12 +46,11 @@ void InputsCsvWriter::input(const capture::InputRow& row, bool reaction) {
   }
   if (row.frame) {
     const capture::InputFrame& f = *row.frame;
-    char handle[24];
-    std::snprintf(handle, sizeof handle, "0x%016" PRIX64, f.swapchain);
     out += std::to_string(f.pid) + ',' + (f.source_index ? std::to_string(*f.source_index) : "") +
-           ',' + handle + ',' + std::to_string(f.frame) + ',' + std::to_string(f.frame_start) +
-           ',' + std::to_string(f.present_start) + ',' + std::to_string(f.present_end) + ',' +
-           cell(f.gpu_end) + ',' + cell(f.present_complete) + ',' + cell(f.screen_updated) + ',';
+           ',' + swapchain_handle(f.swapchain) + ',' + std::to_string(f.frame) + ',' +
+           std::to_string(f.frame_start) + ',' + std::to_string(f.present_start) + ',' +
+           std::to_string(f.present_end) + ',' + cell(f.gpu_end) + ',' + cell(f.present_complete) +
+           ',' + cell(f.screen_updated) + ',';
   } else {
     out += ",,,,,,,,,,";
   }

@@ -98,8 +98,7 @@ std::vector<std::string> row_cells(const capture::CaptureRecords& rec,
   const capture::CaptureFrameRow* next = on_screen ? v.next_shown : nullptr;
   const int64_t shown = displayed_at(r);
   const capture::CapturedSource* src = source_of(rec, r);
-  char swapchain[24];
-  std::snprintf(swapchain, sizeof swapchain, "0x%016" PRIX64, f.swapchain);
+  const std::string swapchain = swapchain_handle(f.swapchain);
   return {
       rec.process_name(r.pid),
       std::to_string(r.pid),
