@@ -52,11 +52,15 @@ void GlContextTiming::unavailable(const char* name, const std::string& reason) {
   sink_(source_, r);
 }
 
-void GlContextTiming::note_x11_window(uint64_t drawable, uint64_t window) {
-  if (std::find(drawables_named_.begin(), drawables_named_.end(), drawable) !=
-      drawables_named_.end())
-    return;
-  drawables_named_.push_back(drawable);
+bool GlContextTiming::first_swap_of(uint64_t drawable) {
+  if (std::find(drawables_swapped_.begin(), drawables_swapped_.end(), drawable) !=
+      drawables_swapped_.end())
+    return false;
+  drawables_swapped_.push_back(drawable);
+  return true;
+}
+
+void GlContextTiming::name_x11_window(uint64_t drawable, uint64_t window) {
   WindowRecord w;
   w.swapchain = drawable;  // as the frames' FrameRecord::swapchain
   w.window = window;

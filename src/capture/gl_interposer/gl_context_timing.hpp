@@ -101,12 +101,13 @@ class GlContextTiming {
   // holding the interposer's lock of the context; the context need not be
   // current). A frame's record waits for it, at most kGlCompleteTimeoutNs.
   void display_outcome(const DisplayOutcome& o);
-  // A swap of `drawable` (the frames' swapchain) shown in X window
-  // `window`: the first time, a WindowRecord names it to the screen
-  // observer. GLX: the drawable itself (a GLXWindow made by glXCreateWindow
-  // is not the X window: the observer then says it could not watch it);
-  // EGL: the window its surface was made on.
-  void note_x11_window(uint64_t drawable, uint64_t window);
+  // Whether this is the context's first swap of `drawable` (then noted).
+  bool first_swap_of(uint64_t drawable);
+  // `drawable` (the frames' swapchain) shows in X window `window`: a
+  // WindowRecord names it to the screen observer. GLX: the drawable itself
+  // (a GLXWindow made by glXCreateWindow is not the X window: the observer
+  // then says it could not watch it); EGL: the window its surface was made on.
+  void name_x11_window(uint64_t drawable, uint64_t window);
   // The index the next swap's frame will have.
   uint64_t next_frame() const { return frame_index_; }
   // The context goes away (destroyed, its display terminated, the process
@@ -155,7 +156,7 @@ class GlContextTiming {
 
   uint64_t source_ = 0;
   std::string window_system_;
-  std::vector<uint64_t> drawables_named_;  // note_x11_drawable's, each sent once
+  std::vector<uint64_t> drawables_swapped_;  // first_swap_of's
   RecordSink sink_;
   GlFns gl_;
   bool gles_ = false;

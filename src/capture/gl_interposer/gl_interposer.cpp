@@ -399,10 +399,10 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
-    if (!egl) {
-      e->timing->note_x11_window(drawable, drawable);
-    } else if (const auto x = x11_window_of(reinterpret_cast<EGLSurface>(drawable))) {
-      e->timing->note_x11_window(drawable, *x);
+    if (e->timing->first_swap_of(drawable)) {
+      const auto window = egl ? x11_window_of(reinterpret_cast<EGLSurface>(drawable))
+                              : std::optional<uint64_t>(drawable);
+      if (window) e->timing->name_x11_window(drawable, *window);
     }
     ask = ask_display(*e, egl, context, drawable);
     if (ask.method == PresentMethod::wp_presentation) feedback = e->feedback;
