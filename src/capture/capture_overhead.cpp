@@ -26,7 +26,6 @@ std::vector<CaptureBracketing> bracketing_of(const std::vector<CapturedBracket>&
 CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedBracket>& brackets) {
   CaptureOverhead o;
   o.threads = s.latlab_threads;
-  o.query_reads = s.query_reads;
   o.bracketed_submits = s.bracketed;
   o.leaves_out = kOverheadLeavesOut;
   if (!s.has_cost) return o;

@@ -14,8 +14,7 @@ namespace latlab::capture {
 
 // What the per-frame figures of CaptureOverhead leave out.
 inline constexpr const char* kOverheadLeavesOut =
-    "the driver's work for the layer's query reads (lavapipe drains the queue in each one) and "
-    "the GPU time of its command buffers (bracketing: before/after): driver_cpu_per_frame_us "
+    "the GPU time of the layer's command buffers (bracketing: before/after): driver_cpu_per_frame_us "
     "is an estimate from the bracketing probe, not a measurement in the program; "
     "bench/dev/capture_overhead.sh measures the program's whole slowdown";
 

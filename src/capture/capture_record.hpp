@@ -217,8 +217,7 @@ static_assert(sizeof(WindowRecord) == 32 + 8 + 8 + 8 + 128);
 struct CostRecord {
   RecordHead head;
   int64_t threads_cpu_ns = 0;  // CPU time of the process's latlab-* threads so far
-  uint64_t query_reads =
-      0;                   // the source's query-result reads so far (Vulkan: vkGetQueryPoolResults)
+  uint64_t reserved_reads = 0;  // was query reads: the layer no longer calls the driver for them
   uint64_t bracketed = 0;  // submissions the source added its command buffers to
   uint32_t threads = 0;    // latlab-* threads seen so far
   uint32_t reserved = 0;

@@ -86,7 +86,6 @@ void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
   std::map<uint32_t, std::pair<int64_t, uint32_t>> threads_by_pid;  // cpu ns, threads
   for (const CapturedCost& c : stream.costs()) {
     out.has_cost = true;
-    out.query_reads += c.record.query_reads;
     out.bracketed += c.record.bracketed;
     auto& [cpu, n] = threads_by_pid[c.pid];
     cpu = std::max(cpu, c.record.threads_cpu_ns);

@@ -58,7 +58,6 @@ struct CaptureSummary {
   // the sources' query reads and bracketed submissions, summed.
   int64_t latlab_threads_cpu_ns = 0;
   uint32_t latlab_threads = 0;
-  uint64_t query_reads = 0;
   uint64_t bracketed = 0;
   bool has_cost = false;  // some source sent a CostRecord
 };

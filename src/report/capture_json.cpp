@@ -110,7 +110,6 @@ json overhead_to_json(const CaptureResult& c) {
           {"layer_cpu_us", opt(ov.layer_cpu_us)},
           {"driver_cpu_us", opt(ov.driver_cpu_us)},
           {"threads", ov.threads},
-          {"query_reads", ov.query_reads},
           {"bracketed_submits", ov.bracketed_submits},
           {"leaves_out", ov.leaves_out}};
 }

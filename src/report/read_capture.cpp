@@ -207,7 +207,6 @@ void read_capture(const Obj& doc, RunResult& r) {
     if (o.has("layer_cpu_us")) ov.layer_cpu_us = o.number_or_null("layer_cpu_us");
     if (o.has("driver_cpu_us")) ov.driver_cpu_us = o.number_or_null("driver_cpu_us");
     o.opt("threads", ov.threads);
-    o.opt("query_reads", ov.query_reads);
     o.opt("bracketed_submits", ov.bracketed_submits);
     o.opt("leaves_out", ov.leaves_out);
   }

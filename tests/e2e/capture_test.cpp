@@ -209,7 +209,8 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
   EXPECT_GT(o["threads_cpu_per_frame_us"].get<double>(), 0.0) << o;
   EXPECT_GE(o["layer_cpu_per_frame_us"].get<double>(), o["threads_cpu_per_frame_us"].get<double>());
   EXPECT_GE(o["threads"].get<int>(), 1) << "the collector, latlab-collect";
-  EXPECT_GT(o["query_reads"].get<int>(), 0);
+  // The collector reads the timestamps from memory, never from the driver.
+  EXPECT_FALSE(o.contains("query_reads")) << o;
   EXPECT_EQ(o["bracketed_submits"], j["submits"]);
   EXPECT_TRUE(o["driver_cpu_per_frame_us"].is_number()) << o;
   EXPECT_FALSE(o["leaves_out"].get<std::string>().empty());

@@ -605,7 +605,6 @@ RunResult capture(Gen& g) {
   if (g.coin()) c.overhead.layer_cpu_us = us();
   if (g.coin()) c.overhead.driver_cpu_us = us();
   c.overhead.threads = static_cast<uint32_t>(g.below(5));
-  c.overhead.query_reads = g.below(1000);
   c.overhead.bracketed_submits = g.below(2000);
   c.overhead.leaves_out = g.text("the driver ");
   for (uint64_t i = g.below(3); i > 0; --i) {

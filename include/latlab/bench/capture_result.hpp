@@ -134,7 +134,6 @@ struct CaptureOverhead {
   // presents: latlab's own CPU (calls and threads), the driver's estimate.
   std::optional<double> layer_cpu_us, driver_cpu_us;
   uint32_t threads = 0;            // latlab-* threads seen
-  uint64_t query_reads = 0;        // query-result reads the sources made
   uint64_t bracketed_submits = 0;  // submissions that carried the layer's command buffers
   std::string leaves_out;          // what layer_cpu_per_frame_us does not include
   bool operator==(const CaptureOverhead&) const = default;

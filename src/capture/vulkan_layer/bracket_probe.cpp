@@ -29,8 +29,10 @@ struct ProbeObjects {
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  ResultBuffer results;
   ProbeObjects(VkDevice d, const ProbeFns& f) : device(d), fn(f) {}
   ~ProbeObjects() {
+    destroy_result_buffer(device, *fn.results, results);
     if (fence != VK_NULL_HANDLE) fn.DestroyFence(device, fence, nullptr);
     if (pool != VK_NULL_HANDLE) fn.DestroyCommandPool(device, pool, nullptr);
     if (queries != VK_NULL_HANDLE) fn.DestroyQueryPool(device, queries, nullptr);
@@ -55,13 +57,18 @@ std::optional<std::string> create_objects(ProbeObjects& o, uint32_t family) {
       o.fn.CreateCommandPool(o.device, &pi, nullptr, &o.pool) != VK_SUCCESS ||
       o.fn.CreateFence(o.device, &fi, nullptr, &o.fence) != VK_SUCCESS)
     return "the driver refused a query pool, command pool or fence";
+  auto results = create_result_buffer(o.device, *o.fn.results, 8 * sizeof(uint64_t));
+  if (!results) return "the driver refused a host-visible result buffer";
+  o.results = *results;
   return std::nullopt;
 }
 
 // begin: resets the four queries, then the layer's begin timestamp (0);
 // stand-in: the program's first (1) and last (2) marker; end: the
-// layer's end timestamp (3). As the layer's own: top of pipe, bottom of
-// pipe. plain: the stand-in alone, resetting its two queries first.
+// layer's end timestamp (3) and, as the layer's end, two copies to the
+// host (one waiting, one not: the layer's reset of its other pair would
+// spoil the probe's own queries). As the layer's own: top of pipe, bottom
+// of pipe. plain: the stand-in alone, resetting its two queries first.
 std::optional<std::string> record_buffers(ProbeObjects& o, std::array<VkCommandBuffer, 4>& cb) {
   const ProbeFns& fn = o.fn;
   VkCommandBufferAllocateInfo ai{};
@@ -85,6 +92,8 @@ std::optional<std::string> record_buffers(ProbeObjects& o, std::array<VkCommandB
       fn.CmdWriteTimestamp(cb[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, o.queries, 2);
     } else {
       fn.CmdWriteTimestamp(cb[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, o.queries, 3);
+      record_copy_to_host(*fn.results, cb[i], o.queries, 2, 2, o.results, 0, true);
+      record_copy_to_host(*fn.results, cb[i], o.queries, 0, 2, o.results, 4, false);
     }
     if (fn.EndCommandBuffer(cb[i]) != VK_SUCCESS) return "EndCommandBuffer failed";
   }

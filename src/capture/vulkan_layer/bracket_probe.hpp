@@ -12,6 +12,7 @@
 #include <string>
 
 #include "capture/capture_record.hpp"
+#include "capture/vulkan_layer/result_buffer.hpp"
 
 namespace latlab::capture {
 
@@ -34,6 +35,7 @@ struct ProbeFns {
   PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
   PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
   PFN_vkSetDeviceLoaderData set_loader_data = nullptr;  // may be null
+  const ResultBufferFns* results = nullptr;  // the end command buffer's copies to the host
 };
 
 // Device ticks to host ns (the source's calibration); nullopt: cannot.

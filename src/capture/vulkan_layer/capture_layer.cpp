@@ -61,6 +61,7 @@
 #include "capture/record_sender.hpp"
 #include "capture/thread_cpu.hpp"
 #include "capture/vulkan_layer/bracket_probe.hpp"
+#include "capture/vulkan_layer/result_buffer.hpp"
 #include "capture/wayland_surfaces.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
@@ -79,9 +80,8 @@ constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
 constexpr uint32_t kChunkSlots = 64;
 constexpr uint32_t kMaxChunks = 64;
 constexpr uint32_t kMaxSlots = kChunkSlots * kMaxChunks;
-// How often the collector reads the timestamps. Each read can cost the
-// program more than the layer's own CPU: lavapipe drains the queue inside
-// vkGetQueryPoolResults. One read per chunk per pass, at this period.
+// How often the collector reads the timestamps (from memory: the layer's
+// end command buffers copy them there, result_buffer.hpp).
 constexpr auto kCollectPeriod = std::chrono::milliseconds(10);
 // Rounds of the bracketing probe per queue (each kind), at vkCreateDevice.
 constexpr uint32_t kProbeRounds = 16;
@@ -112,6 +112,7 @@ struct InstanceData {
   PFN_vkDestroyInstance DestroyInstance = nullptr;
   PFN_vkCreateDevice CreateDevice = nullptr;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties = nullptr;
   PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2 = nullptr;  // or the KHR one
   // X11 surfaces: taken at vkCreateInstance (asked later, the loader's
@@ -152,17 +153,20 @@ struct DeviceFns {
   PFN_vkResetFences ResetFences = nullptr;
   PFN_vkWaitForPresentKHR WaitForPresentKHR = nullptr;
   PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
+  ResultBufferFns results;  // the timestamps' way to the host
 };
 
 // The layer's timestamps on one queue family: a query pool of two pairs per
 // slot, A (queries 4s, 4s+1) and B (4s+2, 4s+3), and per slot command
 // buffers recorded once (simultaneous use). Use k of a slot (k: its earlier
 // executed uses) writes pair X = A if k is even, else B; its end command
-// buffer then resets the other pair Y, after the program's work: nothing of
-// the layer's but its begin timestamp runs on the GPU before the program's
-// first command buffer. The collector gives the slot back only once it has
-// read X and seen Y unavailable (the reset executed), so the next use,
-// on any queue of the family, writes a pair already reset and read. The
+// buffer then copies X to the host (waiting for it), resets the other pair
+// Y and copies Y too, after the program's work: nothing of the layer's but
+// its begin timestamp runs on the GPU before the program's first command
+// buffer. Before each use the host clears X's copy and marks Y's copy
+// available; the collector gives the slot back only once it has read X
+// and seen Y's copy unavailable (the reset executed), so the next use, on
+// any queue of the family, writes a pair already reset and read. The
 // first use of a slot resets both pairs in its begin command buffer (once).
 // No host query reset: a host reset after a read is not ordered with the
 // queue for the validation layer (it retires a submit only at the program's
@@ -199,6 +203,7 @@ static_assert(sizeof(TimingSlot) == 64);
 struct SlotChunk {
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
+  ResultBuffer results;  // per slot 8 words: pair A's copy, then B's (value, availability each)
   std::array<TimingSlot, kChunkSlots> slots{};
 };
 
@@ -220,6 +225,7 @@ struct FamilyTiming {
 
   SlotChunk& chunk_of(uint32_t id) { return *chunks[id / kChunkSlots]; }
   TimingSlot& slot(uint32_t id) { return chunk_of(id).slots[id % kChunkSlots]; }
+  uint64_t* words(uint32_t id) { return chunk_of(id).results.words + 8 * (id % kChunkSlots); }
 
   // A free slot and the command buffers of its next use (slot UINT32_MAX
   // when every slot is in flight).
@@ -237,6 +243,12 @@ struct FamilyTiming {
     const bool first = s.uses == 0;
     u.begin = first ? s.begin_first : s.begin[u.pair];
     u.end = first ? s.end_first : s.end[u.pair];
+    // No copy of this use is in flight (the slot was free): X's copy reads
+    // unavailable until this use writes it, Y's available until its reset.
+    uint64_t* w = words(id);
+    std::fill(w + 4 * u.pair, w + 4 * u.pair + 4, uint64_t{0});
+    w[4 * (u.pair ^ 1U) + 1] = 1;
+    w[4 * (u.pair ^ 1U) + 3] = 1;
     return u;
   }
   // executed: the use's command buffers ran (its pair was read and the
@@ -332,7 +344,6 @@ struct DeviceData {
   std::vector<DisplayOutcome> new_outcomes;  // wp_presentation, by feedback id
   std::atomic<uint64_t> next_feedback_id{1};
   std::atomic<int64_t> acquire_wait_ns{0};
-  std::atomic<uint64_t> query_reads{0};  // the collector's vkGetQueryPoolResults calls
   std::condition_variable wake;
   bool stop = false;
   std::thread collector;
@@ -396,61 +407,19 @@ bool grow_family(DeviceData& d, FamilyTiming& f, uint32_t want_free);
 // ---------------------------------------------------------------------------
 // Collector
 
-// The results of the queries of each slot in use, as read in one pass:
-// per slot, its four queries as (value, availability).
-struct SlotResults {
-  std::vector<uint8_t> seen;    // by slot id: a use was submitted (its queries were reset)
-  std::vector<uint64_t> words;  // by slot id, 8 words
-};
-
-// Reads the queries of `slots` (sorted, unique, all seen) of one family:
-// one vkGetQueryPoolResults per run of seen slots in a chunk, never a
-// query no command buffer has reset yet. Never waits (no WAIT flag; on
-// lavapipe the call drains the queue all the same, hence one per run).
-void read_slots(DeviceData& d, FamilyTiming& f, const std::vector<uint32_t>& slots,
-                SlotResults& r) {
-  size_t i = 0;
-  while (i < slots.size()) {
-    const uint32_t a = slots[i];
-    uint32_t b = a;
-    size_t j = i + 1;
-    for (; j < slots.size(); ++j) {
-      const uint32_t n = slots[j];
-      if (n / kChunkSlots != a / kChunkSlots) break;
-      bool gap_seen = true;
-      for (uint32_t g = b + 1; g < n && gap_seen; ++g) gap_seen = r.seen[g] != 0;
-      if (!gap_seen) break;
-      b = n;
-    }
-    uint64_t* out = &r.words[8 * size_t{a}];
-    const uint32_t count = 4 * (b - a + 1);
-    const VkResult res = d.fn.GetQueryPoolResults(
-        d.device, f.chunk_of(a).queries, first_query(a % kChunkSlots, kPairA), count,
-        count * 2 * sizeof(uint64_t), out, 2 * sizeof(uint64_t),
-        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    d.query_reads.fetch_add(1, std::memory_order_relaxed);
-    // Anything else (device lost): read as not available, the submit is
-    // retried and at the end sent as not read.
-    if (res != VK_SUCCESS && res != VK_NOT_READY) std::fill(out, out + 2 * size_t{count}, 0);
-    i = j;
-  }
-}
-
-// Resolves `p` from this pass's results if both timestamps of its pair are
-// available, and gives the slot back once the other pair's reset (in p's
-// end command buffer) has executed too: both its availability words are 0.
+// Resolves `p` from its copy (result_buffer.hpp) if both timestamps of its
+// pair are there, and gives the slot back once the other pair's reset (in
+// p's end command buffer) has executed too: its copy reads unavailable.
 // final: the device is going away, the slot is not used again: the other
 // pair is not checked.
-bool try_resolve(DeviceData& d, PendingSubmit& p, const SlotResults& r, bool final) {
-  const uint64_t* w = &r.words[8 * size_t{p.slot}];
-  const uint64_t* x = w + 4 * p.pair;
-  const uint64_t* y = w + 4 * (p.pair ^ 1U);
-  // The pair was reset before this use (by the slot's previous use, or by
-  // its first begin command buffer): availability set means this use wrote it.
-  if (x[1] == 0 || x[3] == 0) return false;
-  if (!final && (y[1] != 0 || y[3] != 0)) return false;
-  auto b = d.mapper ? d.mapper(x[0]) : std::nullopt;
-  auto e = d.mapper ? d.mapper(x[2]) : std::nullopt;
+bool try_resolve(DeviceData& d, PendingSubmit& p, bool final) {
+  uint64_t* w = p.fam->words(p.slot);
+  uint64_t* x = w + 4 * p.pair;
+  uint64_t* y = w + 4 * (p.pair ^ 1U);
+  if (load_acquire(x[1]) == 0 || load_acquire(x[3]) == 0) return false;
+  if (!final && (load_acquire(y[1]) != 0 || load_acquire(y[3]) != 0)) return false;
+  auto b = d.mapper ? d.mapper(load_acquire(x[0])) : std::nullopt;
+  auto e = d.mapper ? d.mapper(load_acquire(x[2])) : std::nullopt;
   if (b && e) {
     p.rec.gpu_begin = b->host_ns;
     p.rec.gpu_end = e->host_ns;
@@ -469,8 +438,6 @@ struct CollectorState {
   std::map<uint64_t, Completion> completions;          // by frame
   std::map<uint64_t, DisplayOutcome> outcomes;         // wp_presentation, by feedback id
   uint64_t last_feedback_sent = 0;                     // the newest feedback id of a frame sent
-  std::map<FamilyTiming*, SlotResults> results;
-  std::map<FamilyTiming*, std::vector<uint32_t>> wanted;  // this pass
   RecordBatch batch{RecordSender::process()};             // flushed at the end of each pass
   uint64_t bracketed = 0;  // submissions sent that carried the layer's command buffers
   LatlabThreadsCpu threads;
@@ -482,31 +449,9 @@ void send_cost(DeviceData& d, CollectorState& c) {
   CostRecord r;
   r.threads_cpu_ns = c.threads.sample();
   r.threads = c.threads.threads();
-  r.query_reads = d.query_reads.load(std::memory_order_relaxed);
   r.bracketed = c.bracketed;
   RecordSender::process().send(r, RecordType::cost, d.source);
   c.last_cost = host_now_ns();
-}
-
-// Reads what the unresolved submissions wait on, one family at a time.
-void read_pending(DeviceData& d, CollectorState& c) {
-  for (auto& [f, w] : c.wanted) w.clear();
-  for (const PendingSubmit& p : c.pending) {
-    if (p.resolved || p.slot == UINT32_MAX) continue;
-    SlotResults& r = c.results[p.fam];
-    if (r.seen.empty()) {
-      r.seen.assign(kMaxSlots, 0);
-      r.words.assign(8 * size_t{kMaxSlots}, 0);
-    }
-    r.seen[p.slot] = 1;
-    c.wanted[p.fam].push_back(p.slot);
-  }
-  for (auto& [f, w] : c.wanted) {
-    if (w.empty()) continue;
-    std::sort(w.begin(), w.end());
-    w.erase(std::unique(w.begin(), w.end()), w.end());
-    read_slots(d, *f, w, c.results[f]);
-  }
 }
 
 // A frame's record is ready once its submissions are (the caller checks)
@@ -557,12 +502,11 @@ void collect_once(DeviceData& d, CollectorState& c, bool final) {
     d.new_frames.clear();
     d.new_completions.clear();
   }
-  read_pending(d, c);
   for (auto& p : pending) {
     if (p.resolved) continue;
     if (p.slot == UINT32_MAX) {
       p.resolved = true;
-    } else if (try_resolve(d, p, c.results[p.fam], final)) {
+    } else if (try_resolve(d, p, final)) {
       p.resolved = true;
     } else if (final) {
       p.rec.no_span = NoSpan::not_read;
@@ -825,8 +769,22 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
   return plan;
 }
 
-// A chunk of slots on `family`: its pools and recorded command buffers;
-// null when the driver refused one of them.
+// An end command buffer's work after its timestamp: X's copy to the host
+// (waiting for both its timestamps), then the reset of the other pair Y
+// (not for the first use: its begin reset both) and Y's copy, which reads
+// unavailable once the reset executed.
+void record_end_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
+                       uint8_t pair, bool reset_other) {
+  const auto other = static_cast<uint8_t>(pair ^ 1U);
+  record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, pair), 2, c.results,
+                      8 * slot + 4 * pair, true);
+  if (reset_other) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, other), 2);
+  record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, other), 2, c.results,
+                      8 * slot + 4 * other, false);
+}
+
+// A chunk of slots on `family`: its pools, result buffer and recorded
+// command buffers; null when the driver refused one of them.
 std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
   auto c = std::make_unique<SlotChunk>();
   VkQueryPoolCreateInfo qi{};
@@ -839,11 +797,15 @@ std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
   auto drop = [&] {
     if (c->pool != VK_NULL_HANDLE) d.fn.DestroyCommandPool(d.device, c->pool, nullptr);
     if (c->queries != VK_NULL_HANDLE) d.fn.DestroyQueryPool(d.device, c->queries, nullptr);
+    destroy_result_buffer(d.device, d.fn.results, c->results);
     return nullptr;
   };
   if (d.fn.CreateQueryPool(d.device, &qi, nullptr, &c->queries) != VK_SUCCESS ||
       d.fn.CreateCommandPool(d.device, &pi, nullptr, &c->pool) != VK_SUCCESS)
     return drop();
+  auto results = create_result_buffer(d.device, d.fn.results, 8 * sizeof(uint64_t) * kChunkSlots);
+  if (!results) return drop();
+  c->results = *results;
   // Per slot: begin_first, begin A, begin B, end_first, end A, end B.
   constexpr uint32_t kPerSlot = 6;
   std::vector<VkCommandBuffer> cbs(kPerSlot * kChunkSlots);
@@ -870,11 +832,7 @@ std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
     d.fn.CmdWriteTimestamp(
         cbs[i], is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
         c->queries, is_begin ? x : x + 1);
-    // end A / end B: reset the other pair, after this use's writes. The
-    // first use's end resets nothing: its begin reset both pairs.
-    if ((kind == 4 || kind == 5))
-      d.fn.CmdResetQueryPool(cbs[i], c->queries, first_query(slot, static_cast<uint8_t>(pair ^ 1U)),
-                             2);
+    if (!is_begin) record_end_copies(d, cbs[i], *c, slot, pair, kind != 3);
     if (d.fn.EndCommandBuffer(cbs[i]) != VK_SUCCESS) return drop();
   }
   for (uint32_t s = 0; s < kChunkSlots; ++s) {
@@ -925,7 +883,9 @@ void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
   } else if (!d.mapper) {
     fail("no calibration: " + (d.clock ? d.clock->reason() : std::string("none")));
   } else if (!grow_family(d, *ft, 1)) {
-    fail("the layer could not create or record its query pool, command pool or command buffers");
+    fail(
+        "the layer could not create or record its query pool, command pool, host-visible result "
+        "buffer or command buffers");
   } else {
     ft->can_time = true;
   }
@@ -937,6 +897,7 @@ void destroy_timing(DeviceData& d) {
     for (uint32_t k = 0; k < ft->chunk_count; ++k) {
       d.fn.DestroyCommandPool(d.device, ft->chunks[k]->pool, nullptr);
       d.fn.DestroyQueryPool(d.device, ft->chunks[k]->queries, nullptr);
+      destroy_result_buffer(d.device, d.fn.results, ft->chunks[k]->results);
     }
   }
   d.families.clear();
@@ -986,6 +947,8 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* 
   data->GetPhysicalDeviceQueueFamilyProperties =
       reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
           gipa(*out, "vkGetPhysicalDeviceQueueFamilyProperties"));
+  data->GetPhysicalDeviceMemoryProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      gipa(*out, "vkGetPhysicalDeviceMemoryProperties"));
   data->EnumerateDeviceExtensionProperties =
       reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
           gipa(*out, "vkEnumerateDeviceExtensionProperties"));
@@ -1060,7 +1023,7 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
                     f.CreateQueryPool,    f.DestroyQueryPool,   f.GetQueryPoolResults,
                     f.CreateCommandPool,  f.DestroyCommandPool, f.AllocateCommandBuffers,
                     f.BeginCommandBuffer, f.EndCommandBuffer,   f.CmdWriteTimestamp,
-                    f.CmdResetQueryPool,  d.set_loader_data};
+                    f.CmdResetQueryPool,  d.set_loader_data,    &f.results};
   const TicksToNs to_ns = [&d](uint64_t ticks) -> std::optional<int64_t> {
     auto m = d.mapper(ticks);
     return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
@@ -1159,6 +1122,17 @@ void load_device_fns(DeviceFns& f, PFN_vkGetDeviceProcAddr gdpa, VkDevice device
   LATLAB_LOAD(WaitForFences);
   LATLAB_LOAD(ResetFences);
 #undef LATLAB_LOAD
+#define LATLAB_LOAD(name) f.results.name = load<PFN_vk##name>(gdpa, device, "vk" #name)
+  LATLAB_LOAD(CreateBuffer);
+  LATLAB_LOAD(DestroyBuffer);
+  LATLAB_LOAD(GetBufferMemoryRequirements);
+  LATLAB_LOAD(AllocateMemory);
+  LATLAB_LOAD(FreeMemory);
+  LATLAB_LOAD(BindBufferMemory);
+  LATLAB_LOAD(MapMemory);
+  LATLAB_LOAD(CmdCopyQueryPoolResults);
+  LATLAB_LOAD(CmdPipelineBarrier);
+#undef LATLAB_LOAD
   f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, device, "vkQueueSubmit2KHR");
 }
 
@@ -1190,6 +1164,8 @@ void create_families(DeviceData& d, const InstanceData& inst, VkPhysicalDevice p
   inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   props.resize(n);
   inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, props.data());
+  if (inst.GetPhysicalDeviceMemoryProperties != nullptr)
+    inst.GetPhysicalDeviceMemoryProperties(physical, &d.fn.results.memory);
   for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
     const uint32_t fam = info.pQueueCreateInfos[i].queueFamilyIndex;
     if (fam < n && d.families.count(fam) == 0) create_family(d, fam, props[fam].timestampValidBits);
