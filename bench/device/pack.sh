@@ -51,3 +51,6 @@ cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \
   /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > .devbin/layers/VkLayer_khronos_validation.json
 du -sh .devbin
+# A crash on the GPU machine, where there is no debugger, prints its stack
+# with LD_PRELOAD=.devbin/segv_backtrace.so (bench/device/segv_backtrace.c).
+cc -shared -fPIC -O1 -o .devbin/segv_backtrace.so bench/device/segv_backtrace.c
