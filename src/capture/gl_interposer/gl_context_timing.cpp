@@ -272,7 +272,7 @@ void GlContextTiming::after_swap(int64_t enter, int64_t call_start, int64_t retu
   if (!can_time_) {
     open_pair_ = -1;
     open_no_span_ = NoSpan::cannot_time;
-  } else if (free_.empty()) {
+  } else if (free_.empty() && !grow_pairs()) {
     open_pair_ = -1;
     open_no_span_ = NoSpan::ring_full;
   } else {
@@ -287,6 +287,16 @@ void GlContextTiming::after_swap(int64_t enter, int64_t call_start, int64_t retu
   last_present_end_ = now;
   p.frame.source_present_ns = (call_start - enter) + (now - returned);
   pending_.push_back(p);
+}
+
+bool GlContextTiming::grow_pairs() {
+  const auto pairs = static_cast<uint32_t>(queries_.size() / 2);
+  if (pairs >= kGlMaxQueryPairs) return false;
+  const uint32_t added = std::min(pairs, kGlMaxQueryPairs - pairs);
+  queries_.resize(2 * size_t{pairs + added}, 0);
+  gl_.GenQueries(static_cast<GLsizei>(2 * added), queries_.data() + 2 * size_t{pairs});
+  for (uint32_t i = pairs + added; i-- > pairs;) free_.push_back(i);
+  return true;
 }
 
 void GlContextTiming::collect() {

@@ -68,9 +68,12 @@ struct DisplayAsk {
   std::string no_way;                        // method none on a Wayland surface: why ("" elsewhere)
 };
 
-// Frames in flight per context whose timestamps are not read yet, plus the
-// open one: a frame beyond that is not timed (NoSpan::ring_full).
+// Query pairs per context: a frame in flight whose timestamps are not read
+// yet holds one, and so does the open frame. A context starts with
+// kGlQueryPairs and doubles them, in the swap that finds none free, up to
+// kGlMaxQueryPairs; a frame beyond that is not timed (NoSpan::ring_full).
 inline constexpr uint32_t kGlQueryPairs = 16;
+inline constexpr uint32_t kGlMaxQueryPairs = 1024;
 // How long a frame's record waits for the compositor's outcome.
 inline constexpr int64_t kGlCompleteTimeoutNs = 1'000'000'000;
 
@@ -145,6 +148,9 @@ class GlContextTiming {
   void calibrate(uint32_t brackets);
   // Reads the front of `pending_` while available; sends each frame done.
   void collect();
+  // Doubles the query pairs (the context is current); false at
+  // kGlMaxQueryPairs.
+  bool grow_pairs();
   void emit(Pending& p);
   // Fills an awaited frame's present_complete from its outcome; false while
   // it is still to come (within kGlCompleteTimeoutNs, unless `final`).
