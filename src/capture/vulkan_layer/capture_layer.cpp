@@ -783,6 +783,28 @@ void record_end_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t
                       8 * slot + 4 * other, false);
 }
 
+// Records command buffer `kind` of `slot` (per slot: begin_first, begin A,
+// begin B, end_first, end A, end B); false when the driver refused.
+bool record_slot_buffer(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
+                        uint32_t kind) {
+  // Our command buffers are dispatchable objects the loader has not seen.
+  if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cb);
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  if (d.fn.BeginCommandBuffer(cb, &bi) != VK_SUCCESS) return false;
+  const bool is_begin = kind < 3;
+  // first: pair A; then A, then B.
+  const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
+  const uint32_t x = first_query(slot, pair);
+  if (kind == 0) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, kPairA), 4);
+  d.fn.CmdWriteTimestamp(
+      cb, is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+      c.queries, is_begin ? x : x + 1);
+  if (!is_begin) record_end_copies(d, cb, c, slot, pair, kind != 3);
+  return d.fn.EndCommandBuffer(cb) == VK_SUCCESS;
+}
+
 // A chunk of slots on `family`: its pools, result buffer and recorded
 // command buffers; null when the driver refused one of them.
 std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
@@ -816,24 +838,7 @@ std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
   ai.commandBufferCount = kPerSlot * kChunkSlots;
   if (d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) != VK_SUCCESS) return drop();
   for (uint32_t i = 0; i < kPerSlot * kChunkSlots; ++i) {
-    // Our command buffers are dispatchable objects the loader has not seen.
-    if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cbs[i]);
-    VkCommandBufferBeginInfo bi{};
-    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
-    if (d.fn.BeginCommandBuffer(cbs[i], &bi) != VK_SUCCESS) return drop();
-    const uint32_t slot = i / kPerSlot;
-    const uint32_t kind = i % kPerSlot;
-    const bool is_begin = kind < 3;
-    // first: pair A; then A, then B.
-    const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
-    const uint32_t x = first_query(slot, pair);
-    if (kind == 0) d.fn.CmdResetQueryPool(cbs[i], c->queries, first_query(slot, kPairA), 4);
-    d.fn.CmdWriteTimestamp(
-        cbs[i], is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-        c->queries, is_begin ? x : x + 1);
-    if (!is_begin) record_end_copies(d, cbs[i], *c, slot, pair, kind != 3);
-    if (d.fn.EndCommandBuffer(cbs[i]) != VK_SUCCESS) return drop();
+    if (!record_slot_buffer(d, cbs[i], *c, i / kPerSlot, i % kPerSlot)) return drop();
   }
   for (uint32_t s = 0; s < kChunkSlots; ++s) {
     const VkCommandBuffer* b = &cbs[kPerSlot * s];
