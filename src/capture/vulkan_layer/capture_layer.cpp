@@ -1136,7 +1136,6 @@ void load_device_fns(DeviceFns& f, PFN_vkGetDeviceProcAddr gdpa, VkDevice device
   LATLAB_LOAD(BindBufferMemory);
   LATLAB_LOAD(MapMemory);
   LATLAB_LOAD(CmdCopyQueryPoolResults);
-  LATLAB_LOAD(CmdPipelineBarrier);
 #undef LATLAB_LOAD
   f.QueueSubmit2KHR = load<PFN_vkQueueSubmit2>(gdpa, device, "vkQueueSubmit2KHR");
 }

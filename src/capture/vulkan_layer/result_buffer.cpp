@@ -26,7 +26,7 @@ bool ResultBufferFns::complete() const {
   return CreateBuffer != nullptr && DestroyBuffer != nullptr &&
          GetBufferMemoryRequirements != nullptr && AllocateMemory != nullptr &&
          FreeMemory != nullptr && BindBufferMemory != nullptr && MapMemory != nullptr &&
-         CmdCopyQueryPoolResults != nullptr && CmdPipelineBarrier != nullptr;
+         CmdCopyQueryPoolResults != nullptr;
 }
 
 std::optional<ResultBuffer> create_result_buffer(VkDevice device, const ResultBufferFns& fn,
@@ -73,14 +73,13 @@ void record_copy_to_host(const ResultBufferFns& fn, VkCommandBuffer cb, VkQueryP
                          bool wait) {
   VkQueryResultFlags flags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
   if (wait) flags |= VK_QUERY_RESULT_WAIT_BIT;
+  // No barrier to the host stage after it: the collector polls the
+  // memory and never waits on the program's fences, so a barrier would not
+  // make the copy visible any sooner, and it cost NVIDIA about 5 us a
+  // submission (docs/BENCHMARKS.md). Host-coherent memory shows the copy
+  // once the device has written it; the availability words say when.
   fn.CmdCopyQueryPoolResults(cb, queries, first, count, b.buffer, VkDeviceSize{word} * 8,
                              2 * sizeof(uint64_t), flags);
-  VkMemoryBarrier to_host{};
-  to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  fn.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                        &to_host, 0, nullptr, 0, nullptr);
 }
 
 }  // namespace latlab::capture

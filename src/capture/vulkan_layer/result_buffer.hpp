@@ -26,7 +26,6 @@ struct ResultBufferFns {
   PFN_vkBindBufferMemory BindBufferMemory = nullptr;
   PFN_vkMapMemory MapMemory = nullptr;
   PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults = nullptr;
-  PFN_vkCmdPipelineBarrier CmdPipelineBarrier = nullptr;
   VkPhysicalDeviceMemoryProperties memory{};
   bool complete() const;
 };
@@ -45,8 +44,7 @@ std::optional<ResultBuffer> create_result_buffer(VkDevice device, const ResultBu
 void destroy_result_buffer(VkDevice device, const ResultBufferFns& fn, ResultBuffer& b);
 
 // Records the copy of `count` timestamp queries from `first` into `b` at
-// `word` (each query as value, availability: two words) and the barrier
-// that makes it visible to the host. wait: the copy waits for the queries
+// `word` (each query as value, availability: two words). wait: the copy waits for the queries
 // (the use's own timestamps); without, an unavailable query's availability
 // is written as 0 (a pair just reset).
 void record_copy_to_host(const ResultBufferFns& fn, VkCommandBuffer cb, VkQueryPool queries,
