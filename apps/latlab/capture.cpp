@@ -178,6 +178,63 @@ int capture_main(const CaptureOptions& o) {
 constexpr double kMinSeconds = 1e-3;
 constexpr double kMaxSeconds = 1e6;
 
+// --input and the options that need it (docs/capture.md, "Input to photon").
+void add_input_options(CLI::App& sub, CaptureOptions& o) {
+  auto* input = sub.add_option("--input", o.input_spec,
+                               "Inject this input through XTest and follow it to the frames: "
+                               "key:NAME (an X keysym: space, a), button:N (1-5) or motion");
+  sub.add_option("--input-interval", o.input_interval,
+                 "Interval between inputs, drawn per input from MIN-MAX on the seeded schedule "
+                 "of `latlab run` (absolute deadlines)")
+      ->capture_default_str()
+      ->needs(input);
+  sub.add_option("--input-seed", o.input_seed,
+                 "Seed of the input schedule (same seed: same "
+                 "intervals)")
+      ->capture_default_str()
+      ->transform(unsigned_in(0, UINT64_MAX))
+      ->needs(input);
+  sub.add_option("--inputs", o.inputs, "Stop recording after N inputs (and 0.5 s for their frames)")
+      ->transform(unsigned_in(1, 1'000'000'000))
+      ->needs(input);
+  sub.add_flag("--input-reaction", o.input_reaction,
+               "Reaction mode: the window's first change after each input is its reaction "
+               "(input_to_reaction), for programs that draw only when something happens")
+      ->needs(input);
+  sub.add_option("--input-region", o.input_region,
+                 "Reaction mode: only a change overlapping X,Y,W,H (the window's pixels) is a "
+                 "reaction")
+      ->needs("--input-reaction");
+  sub.add_option("--inputs-csv", o.inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
+      ->needs(input);
+}
+
+// --input's plan from its options; false (said why) on a bad value.
+bool plan_input(CaptureOptions& o) {
+  auto spec = parse_input_spec(o.input_spec);
+  auto interval = parse_interval_range(o.input_interval);
+  if (!spec || !interval) {
+    std::fprintf(stderr, "latlab capture: %s\n",
+                 (!spec ? spec.error() : interval.error()).message.c_str());
+    return false;
+  }
+  CaptureInputPlan in;
+  in.spec = *spec;
+  in.schedule = {o.input_seed, interval->first, interval->second};
+  in.count = o.inputs;
+  in.reaction = o.input_reaction;
+  if (!o.input_region.empty()) {
+    auto region = parse_input_region(o.input_region);
+    if (!region) {
+      std::fprintf(stderr, "latlab capture: %s\n", region.error().message.c_str());
+      return false;
+    }
+    in.region = *region;
+  }
+  o.plan.input = in;
+  return true;
+}
+
 CommandRunner setup(CLI::App& app) {
   auto o = std::make_shared<CaptureOptions>();
   CLI::App* sub = app.add_subcommand(
@@ -199,34 +256,7 @@ CommandRunner setup(CLI::App& app) {
   sub->add_flag("--terminate", o->plan.terminate,
                 "Send the program SIGTERM once --frames/--seconds stopped the recording "
                 "(default: let it run to its end)");
-  auto* input = sub->add_option("--input", o->input_spec,
-                                "Inject this input through XTest and follow it to the frames: "
-                                "key:NAME (an X keysym: space, a), button:N (1-5) or motion");
-  sub->add_option("--input-interval", o->input_interval,
-                  "Interval between inputs, drawn per input from MIN-MAX on the seeded schedule "
-                  "of `latlab run` (absolute deadlines)")
-      ->capture_default_str()
-      ->needs(input);
-  sub->add_option("--input-seed", o->input_seed,
-                  "Seed of the input schedule (same seed: same "
-                  "intervals)")
-      ->capture_default_str()
-      ->transform(unsigned_in(0, UINT64_MAX))
-      ->needs(input);
-  sub->add_option("--inputs", o->inputs,
-                  "Stop recording after N inputs (and 0.5 s for their frames)")
-      ->transform(unsigned_in(1, 1'000'000'000))
-      ->needs(input);
-  sub->add_flag("--input-reaction", o->input_reaction,
-                "Reaction mode: the window's first change after each input is its reaction "
-                "(input_to_reaction), for programs that draw only when something happens")
-      ->needs(input);
-  sub->add_option("--input-region", o->input_region,
-                  "Reaction mode: only a change overlapping X,Y,W,H (the window's pixels) is a "
-                  "reaction")
-      ->needs("--input-reaction");
-  sub->add_option("--inputs-csv", o->inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
-      ->needs(input);
+  add_input_options(*sub, *o);
   sub->add_option("program", o->plan.program, "-- PROGRAM ARGS...")->required()->expected(-1);
   return {[o, sub] {
             FilePlan files;
@@ -236,29 +266,7 @@ CommandRunner setup(CLI::App& app) {
             files.output("--presentmon-csv", o->presentmon_csv);
             files.output("--report", o->report);
             files.output("--inputs-csv", o->inputs_csv);
-            if (!o->input_spec.empty()) {
-              auto spec = parse_input_spec(o->input_spec);
-              auto interval = parse_interval_range(o->input_interval);
-              if (!spec || !interval) {
-                std::fprintf(stderr, "latlab capture: %s\n",
-                             (!spec ? spec.error() : interval.error()).message.c_str());
-                return static_cast<int>(kExitUsage);
-              }
-              CaptureInputPlan in;
-              in.spec = *spec;
-              in.schedule = {o->input_seed, interval->first, interval->second};
-              in.count = o->inputs;
-              in.reaction = o->input_reaction;
-              if (!o->input_region.empty()) {
-                auto region = parse_input_region(o->input_region);
-                if (!region) {
-                  std::fprintf(stderr, "latlab capture: %s\n", region.error().message.c_str());
-                  return static_cast<int>(kExitUsage);
-                }
-                in.region = *region;
-              }
-              o->plan.input = in;
-            }
+            if (!o->input_spec.empty() && !plan_input(*o)) return static_cast<int>(kExitUsage);
             if (auto r = files.check(); !r) {
               std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
               return static_cast<int>(kExitUsage);
