@@ -315,22 +315,31 @@ TEST_F(CaptureGl, WithNeitherAttachmentCaptureRefusesBeforeStarting) {
   EXPECT_FALSE(std::filesystem::exists(out)) << "a refused command writes nothing";
 }
 
+// The GL swap probe: the build tree's, or LATLAB_GL_SWAP_PROBE's (test
+// binaries run outside the build tree, as on the GPU machine). Why the
+// probe cannot run here, or "" with `probe` set.
+std::string find_swap_probe(std::string& probe) {
+  if (kSanitizerBuild != nullptr) return kSanitizerBuild;
+#ifndef LATLAB_GL_SWAP_PROBE
+  (void)probe;
+  return "built without the GL swap probe (no OpenGL)";
+#else
+  const char* env = std::getenv("LATLAB_GL_SWAP_PROBE");
+  probe = env != nullptr && *env != '\0' ? env : LATLAB_GL_SWAP_PROBE;
+  if (access(probe.c_str(), X_OK) != 0)
+    return "no GL swap probe at " + probe + " (set LATLAB_GL_SWAP_PROBE)";
+  return "";
+#endif
+}
+
 // A program of ours that checks, around every swap, what the interposer must
 // leave alone: a pending GL error, the GL_QUERY_BUFFER binding, a
 // GL_TIME_ELAPSED query the program has open across the swap, and the EGL
 // error of a failed swap. It exits 0 when all held. No display needed (an
 // EGL pbuffer); skipped where it cannot make its context.
 TEST(CaptureGlProbe, ProgramStateIsLeftAsItWas) {
-  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
-#ifndef LATLAB_GL_SWAP_PROBE
-  GTEST_SKIP() << "built without the GL swap probe (no OpenGL)";
-#else
-  // The build tree's probe, or LATLAB_GL_SWAP_PROBE's (test binaries run
-  // outside the build tree, as on the GPU machine).
-  const char* env = std::getenv("LATLAB_GL_SWAP_PROBE");
-  const std::string probe = env != nullptr && *env != '\0' ? env : LATLAB_GL_SWAP_PROBE;
-  if (access(probe.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "no GL swap probe at " << probe << " (set LATLAB_GL_SWAP_PROBE)";
+  std::string probe;
+  if (const std::string why = find_swap_probe(probe); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
   const auto out = (dir.path / "r.json").string();
   const CliResult r = run_cli("capture --out " + out + " -- " + probe + " 40");
@@ -345,7 +354,6 @@ TEST(CaptureGlProbe, ProgramStateIsLeftAsItWas) {
   if (!j["sources"][0]["clock_method"].is_null()) {
     EXPECT_GE(j["submit_spans"]["measured"].get<int>(), 30) << "read on later swaps";
   }
-#endif
 }
 
 // A program that swaps faster than the GPU returns its timestamps (the
@@ -353,14 +361,8 @@ TEST(CaptureGlProbe, ProgramStateIsLeftAsItWas) {
 // swap, and half the spans were ring_full with 16 pairs) keeps every span:
 // a context's query pairs grow while frames are in flight.
 TEST(CaptureGlProbe, FastSwapsKeepTheirSpans) {
-  if (kSanitizerBuild != nullptr) GTEST_SKIP() << kSanitizerBuild;
-#ifndef LATLAB_GL_SWAP_PROBE
-  GTEST_SKIP() << "built without the GL swap probe (no OpenGL)";
-#else
-  const char* env = std::getenv("LATLAB_GL_SWAP_PROBE");
-  const std::string probe = env != nullptr && *env != '\0' ? env : LATLAB_GL_SWAP_PROBE;
-  if (access(probe.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "no GL swap probe at " << probe << " (set LATLAB_GL_SWAP_PROBE)";
+  std::string probe;
+  if (const std::string why = find_swap_probe(probe); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
   const auto out = (dir.path / "r.json").string();
   const CliResult r = run_cli("capture --out " + out + " -- " + probe + " 3000");
@@ -372,7 +374,6 @@ TEST(CaptureGlProbe, FastSwapsKeepTheirSpans) {
   EXPECT_EQ(j["submit_spans"]["ring_full"], 0) << j["submit_spans"];
   // The last frames may be unread when the context goes.
   EXPECT_GE(j["submit_spans"]["measured"].get<int>(), 2970) << j["submit_spans"];
-#endif
 }
 
 }  // namespace
