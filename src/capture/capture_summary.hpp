@@ -55,7 +55,7 @@ struct CaptureSummary {
   std::vector<SourceMethods> present_methods;
   // CostRecords: CPU ns of latlab's threads, per process the largest of its
   // sources' figures (each is the whole process's), summed over processes;
-  // the sources' query reads and bracketed submissions, summed.
+  // the sources' bracketed submissions, summed.
   int64_t latlab_threads_cpu_ns = 0;
   uint32_t latlab_threads = 0;
   uint64_t bracketed = 0;
