@@ -77,7 +77,6 @@ class InputSession final : public CaptureRowSink {
   int64_t started_at_ = kNoTime;
   int64_t last_sent_ = kNoTime;
   uint64_t sent_ = 0;
-  uint64_t scheduled_ = 0;
   bool stopped_ = false;
 };
 

@@ -66,10 +66,11 @@ namespace latlab::detail {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const uint32_t open = open_slot_.load(std::memory_order_acquire);
   const uint32_t next = lane.next.load(std::memory_order_relaxed);
-  // One branch, the slow path out of the way: the fast path is straight-line code.
-  if (__builtin_expect((lane.slot.load(std::memory_order_relaxed) != open) |
-                           (next >= lane.end.load(std::memory_order_relaxed)),
-                       0)) {
+  // One branch, the slow path out of the way: the fast path is straight-line code
+  // (int operands: `|` on bools is a clang warning, and `||` would be two branches).
+  const int other_frame = static_cast<int>(lane.slot.load(std::memory_order_relaxed) != open);
+  const int block_spent = static_cast<int>(next >= lane.end.load(std::memory_order_relaxed));
+  if (__builtin_expect(other_frame | block_spent, 0)) {
     return take_pair_in_lane(lane);
   }
   LATLAB_ZONE_STEP(block_loaded);
