@@ -18,6 +18,7 @@ packages=(
   gfxreconstruct  # a replay that submits without presenting (tests/e2e/capture_test.cpp), bench/dev/capture_overhead.sh
   libxcb-damage0-dev  # capture's X11 screen observer (optional: without it, unavailable with the reason)
   libwayland-dev wayland-protocols  # run --present's Wayland window and wp_presentation observer (optional: X11 only without)
+  valgrind  # a capture test checks that the GL interposer never touches a Wayland display the program freed (tests/e2e/capture_wayland_test.cpp)
   weston  # a headless Wayland compositor for capture's wp_presentation tests (tests/e2e/capture_wayland_test.cpp); vkcube-wayland and es2gears_wayland come with vulkan-tools and mesa-utils
   libxi-dev libxtst-dev  # capture --input: XInput2 recorder, XTest injector (optional: without them, unavailable with the reason)
   xterm  # a program nobody here wrote for capture --input's reaction mode (tests/e2e/capture_input_test.cpp)

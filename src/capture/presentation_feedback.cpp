@@ -83,15 +83,23 @@ std::string PresentationFeedback::bind() {
   return why;
 }
 
-PresentationFeedback::~PresentationFeedback() {
+PresentationFeedback::~PresentationFeedback() { close(); }
+
+void PresentationFeedback::close() {
+  std::lock_guard read(read_mu_);
   std::lock_guard lock(list_mu_);
+  if (closed_) return;
+  closed_ = true;
   for (const Outstanding& o : outstanding_) c_.proxy_destroy(o.proxy);
   outstanding_.clear();
+  arrived_.clear();
   if (presentation_ != nullptr) {
     c_.proxy_marshal(presentation_, wl::kPresentationDestroy);
     c_.proxy_destroy(presentation_);
+    presentation_ = nullptr;
   }
   if (queue_ != nullptr) c_.event_queue_destroy(queue_);
+  queue_ = nullptr;
 }
 
 bool PresentationFeedback::request(wl::Proxy* surface, uint64_t owner, uint64_t frame) {
@@ -142,7 +150,7 @@ void PresentationFeedback::poll(std::vector<DisplayOutcome>& out) {
   // The list lock is not held while libwayland dispatches: a present's
   // request waits only for a handler's few lines, never for a dispatch.
   std::lock_guard lock(read_mu_);
-  if (oldest_age() < 0) return;
+  if (closed_ || oldest_age() < 0) return;
   c_.display_dispatch_queue_pending(display_, queue_);
   if (oldest_age() > kReadAfterNs) pump(0);
   take_arrived(out);
@@ -151,6 +159,7 @@ void PresentationFeedback::poll(std::vector<DisplayOutcome>& out) {
 void PresentationFeedback::drain(uint64_t owner, int64_t timeout_ns,
                                  std::vector<DisplayOutcome>& out) {
   std::lock_guard read(read_mu_);
+  if (closed_) return;
   auto awaited = [&] {
     std::lock_guard lock(list_mu_);
     return std::any_of(outstanding_.begin(), outstanding_.end(),

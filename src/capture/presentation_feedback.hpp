@@ -75,6 +75,10 @@ class PresentationFeedback {
   void drain(uint64_t owner, int64_t timeout_ns, std::vector<DisplayOutcome>& out);
   // Drops `owner`'s outstanding requests without outcomes (it is gone).
   void forget(uint64_t owner);
+  // The program disconnects the display (called just before): latlab's
+  // proxies and queue go now, and every later call does nothing (request
+  // returns false). Outcomes not yet taken are lost.
+  void close();
 
   uint32_t clock_id() const { return clock_id_; }
 
@@ -120,6 +124,7 @@ class PresentationFeedback {
   wl::Proxy* presentation_ = nullptr;
   uint32_t global_name_ = 0;  // wp_presentation's registry name (0: not offered)
   uint32_t clock_id_ = UINT32_MAX;
+  bool closed_ = false;  // under both locks: the display is gone
   std::vector<Outstanding> outstanding_;
   std::vector<DisplayOutcome> arrived_;  // filled by the handlers during a dispatch
 };

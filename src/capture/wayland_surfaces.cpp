@@ -35,8 +35,36 @@ void WaylandSurfaces::add(uint64_t key, void* display, void* surface) {
 }
 
 void WaylandSurfaces::remove(uint64_t key) {
+  std::lock_guard polling(poll_mu_);
   std::lock_guard lock(mu_);
   remove_locked(key);
+}
+
+void WaylandSurfaces::poll_all(std::vector<DisplayOutcome>& out) {
+  std::lock_guard polling(poll_mu_);
+  std::vector<std::shared_ptr<PresentationFeedback>> feedbacks;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [display, d] : displays_) {
+      if (d.feedback) feedbacks.push_back(d.feedback);
+    }
+  }
+  for (const auto& f : feedbacks) f->poll(out);
+}
+
+void WaylandSurfaces::forget_display(void* display) {
+  std::lock_guard polling(poll_mu_);
+  std::shared_ptr<PresentationFeedback> feedback;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(surfaces_, [display](const auto& s) { return s.second.display == display; });
+    auto d = displays_.find(display);
+    if (d == displays_.end()) return;
+    feedback = std::move(d->second.feedback);
+    displays_.erase(d);
+  }
+  // Closed, not only released: a context's swap may still hold it.
+  if (feedback) feedback->close();
 }
 
 void WaylandSurfaces::remove_locked(uint64_t key) {

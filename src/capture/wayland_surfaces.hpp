@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "capture/presentation_feedback.hpp"
 
@@ -37,9 +38,18 @@ class WaylandSurfaces {
   // binds the display's wp_presentation the first time (two round trips).
   void add(uint64_t key, void* display, void* surface);
   // Forgets `key`; the display's machinery goes with its last surface.
+  // Waits for a poll_all in progress.
   void remove(uint64_t key);
   // The surface `key` names; nullopt when it is not a Wayland surface.
   std::optional<Surface> find(uint64_t key) const;
+  // Appends what the compositor said of every display's requests
+  // (PresentationFeedback::poll), from a thread of latlab's. Polls only
+  // displays with a surface: remove() and forget_display() wait for it.
+  void poll_all(std::vector<DisplayOutcome>& out);
+  // The program is disconnecting `display` (called just before): its
+  // surfaces are forgotten and its feedback closed, after any poll_all in
+  // progress.
+  void forget_display(void* display);
 
  private:
   struct Display {
@@ -53,6 +63,9 @@ class WaylandSurfaces {
   };
   void remove_locked(uint64_t key);
 
+  // poll_mu_: held by poll_all while it uses the displays, taken by the
+  // removals before mu_. mu_: the maps, never held across a poll.
+  std::mutex poll_mu_;
   mutable std::mutex mu_;
   std::map<void*, Display> displays_;
   std::map<uint64_t, Entry> surfaces_;

@@ -301,5 +301,50 @@ TEST_F(CaptureWayland, Es2gearsKeepsItsOwnFramePace) {
   EXPECT_GT(j["present_complete"]["measured"].get<int>(), 0);
 }
 
+#ifdef LATLAB_WAYLAND_DISCONNECT_PROBE
+// The errors of a valgrind log (each "Invalid read/write/free" block) whose
+// stack names one of `names`, one after another; "" when none does. (The
+// dynamic loader's own reports, known false positives, name none of them.)
+std::string invalid_accesses_of(const std::string& log, const std::vector<std::string>& names) {
+  std::string found;
+  static const std::regex block(R"(==\d+== Invalid (read|write|free)[^\n]*\n(==\d+==  +[^\n]*\n)*)");
+  for (std::sregex_iterator it(log.begin(), log.end(), block), end; it != end; ++it) {
+    const std::string text = it->str();
+    for (const std::string& n : names) {
+      if (text.find(n) == std::string::npos) continue;
+      found += text;
+      break;
+    }
+  }
+  return found;
+}
+
+// A program that lets its display go without eglTerminate, while feedback
+// requests are still awaited (its surface has no role: nothing is shown),
+// by a linked call or one it looked up with dlsym: the interposer's thread,
+// which dispatches latlab's queue every 2 ms, lets the display go first; the
+// program lives on 50 ms and ends normally, and every swap before the
+// disconnect is a frame of the capture.
+TEST_F(CaptureWayland, AProgramThatDisconnectsWithoutTerminatingEndsNormally) {
+  for (const char* how : {"", " --dlsym"}) {
+    SCOPED_TRACE(std::string("disconnect") + (*how != '\0' ? " looked up with dlsym" : ""));
+    const std::string probe = std::string(LATLAB_WAYLAND_DISCONNECT_PROBE) + " 200" + how;
+    std::string alone;
+    const int alone_rc = run_shell(gl_env() + " " + probe + " 2>&1", alone);
+    if (alone_rc == 77) GTEST_SKIP() << alone;
+    ASSERT_EQ(alone_rc, 0) << alone;
+    const json j = capture(gl_env(), "", probe);
+    EXPECT_NE(output_.find("swaps 200"), std::string::npos) << output_;
+    EXPECT_EQ(j["frames"].get<int>(), 200) << output_;
+    EXPECT_EQ(j["sources"][0]["api"], "opengl");
+    // A freed display may go unnoticed in a plain run: under valgrind no
+    // access of latlab's, or of libwayland's for it, may touch freed memory.
+    if (!on_path("valgrind")) continue;
+    capture(gl_env(), "", "valgrind --log-file=" + path("vg.log") + " " + probe);
+    EXPECT_EQ(invalid_accesses_of(slurp(path("vg.log")), {"latlab", "wayland"}), "");
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace latlab::e2e

@@ -8,8 +8,9 @@
 // to the next definition (dlsym(RTLD_NEXT)), and times frames on the
 // program's current context with GlContextTiming. Records go through an
 // outbox to a thread of the interposer's, which sends them
-// (RecordSender: never blocking), so a swap costs the program GL calls and
-// a lock, not a system call.
+// (RecordSender: never blocking) and dispatches what a Wayland compositor
+// said of the frames (gl_wayland.hpp), so a swap costs the program GL calls
+// and a lock (on Wayland also the feedback's request), not a system call.
 //
 // Inactive (every wrapper only forwards) unless LATLAB_CAPTURE_FD names the
 // capture's socket; inactive in a child forked by the program (its GL state
@@ -131,7 +132,8 @@ void* next_symbol(const char* name) {
   const DlsymFn real_dlsym = libc_dlsym();
   if (real_dlsym == nullptr) return nullptr;
   if (void* f = real_dlsym(RTLD_NEXT, name)) return f;
-  for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1", "libwayland-egl.so.1"}) {
+  for (const char* lib : {"libGLX.so.0", "libGL.so.1", "libEGL.so.1", "libwayland-egl.so.1",
+                          "libwayland-client.so.0"}) {
     if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) {
       void* f = real_dlsym(h, name);
       dlclose(h);
@@ -179,6 +181,10 @@ RecordType type_of(const SubmitRecord&) { return RecordType::submit; }
 RecordType type_of(const FrameRecord&) { return RecordType::frame; }
 RecordType type_of(const EndRecord&) { return RecordType::end; }
 RecordType type_of(const WindowRecord&) { return RecordType::window; }
+
+// What the compositor said of Wayland frames, handed to their contexts
+// (defined with the contexts below): the sender's, never the swap's, work.
+void poll_display_outcomes();
 
 class Outbox {
  public:
@@ -235,6 +241,7 @@ class Outbox {
       lock.unlock();
       send(batch);
       batch.clear();
+      poll_display_outcomes();
       // The CPU of latlab's threads in the process, once a second and at
       // the end (source 0: the process's figure, not one context's).
       if (ending || host_now_ns() - last_cost > kCostPeriodNs) {
@@ -325,12 +332,13 @@ std::shared_ptr<Entry> entry_for(bool egl, void* context, void* display) {
 }
 
 // Hands the compositor's outcomes to their contexts' timing (`self`, whose
-// context is `self_context`, directly: it may have left the registry).
+// context is `self_context`, directly: it may have left the registry; null:
+// every outcome through the registry).
 void deliver(const std::vector<DisplayOutcome>& got, Entry* self, void* self_context) {
   for (const DisplayOutcome& o : got) {
     std::shared_ptr<Entry> to;
     Entry* e = self;
-    if (o.owner != reinterpret_cast<uint64_t>(self_context)) {
+    if (self == nullptr || o.owner != reinterpret_cast<uint64_t>(self_context)) {
       auto& reg = registry();
       std::lock_guard lock(reg.mu);
       auto it = reg.contexts.find({true, static_cast<uintptr_t>(o.owner)});
@@ -341,6 +349,14 @@ void deliver(const std::vector<DisplayOutcome>& got, Entry* self, void* self_con
     std::lock_guard lock(e->mu);
     if (e->timing) e->timing->display_outcome(o);
   }
+}
+
+void poll_display_outcomes() {
+  // At exit the program may have let its display go unseen.
+  if (g_exiting.load(std::memory_order_relaxed)) return;
+  std::vector<DisplayOutcome> got;  // allocates only when something arrived
+  poll_wayland_feedback(got);
+  if (!got.empty()) deliver(got, nullptr, nullptr);
 }
 
 // Removes the context's entry and finishes it (`current`: on this thread),
@@ -395,7 +411,6 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
                    Call&& call) {
   std::shared_ptr<Entry> e = entry_for(egl, context, display);
   DisplayAsk ask;
-  std::shared_ptr<PresentationFeedback> feedback;
   {
     std::lock_guard lock(e->mu);
     e->timing->before_swap(enter);
@@ -405,18 +420,11 @@ int32_t timed_swap(bool egl, void* context, void* display, uint64_t drawable, in
       if (window) e->timing->name_x11_window(drawable, *window);
     }
     ask = ask_display(*e, egl, context, drawable);
-    if (ask.method == PresentMethod::wp_presentation) feedback = e->feedback;
   }
   const int64_t call_start = host_now_ns();
   const int32_t result = call();
   const int64_t returned = host_now_ns();
-  if (feedback) {
-    // What the compositor said of earlier frames (of any context on the display).
-    thread_local std::vector<DisplayOutcome> got;
-    got.clear();
-    feedback->poll(got);
-    deliver(got, e.get(), context);
-  }
+  // The compositor's answers come through the sender thread (poll_display_outcomes).
   std::lock_guard lock(e->mu);
   e->timing->after_swap(enter, call_start, returned, drawable, result, ask);
   return result;

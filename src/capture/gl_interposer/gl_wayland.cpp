@@ -94,6 +94,26 @@ void forget_surface(EGLSurface surface) {
   s.wayland.remove(key(surface));
 }
 
+// The program is letting `wl_display` go: nothing of latlab's may use it
+// after (EGL displays on it, and their surfaces, are forgotten too).
+void display_disconnecting(void* wl_display) {
+  State& s = state();
+  std::vector<EGLDisplay> on_it;
+  {
+    std::lock_guard lock(s.mu);
+    for (const auto& [dpy, wl] : s.displays) {
+      if (wl == wl_display) on_it.push_back(dpy);
+    }
+  }
+  for (EGLDisplay dpy : on_it) wayland_display_terminated(dpy);
+  s.wayland.forget_display(wl_display);
+}
+
+using DisconnectFn = void (*)(void*);
+// What the program's dlsym found for wl_display_disconnect (a program that
+// loaded libwayland-client privately), for the wrapper to forward to.
+std::atomic<DisconnectFn> g_seen_disconnect{nullptr};
+
 using GetPlatformDisplayExt = EGLDisplay (*)(EGLenum, void*, const EGLint*);
 using CreatePlatformSurfaceExt = EGLSurface (*)(EGLDisplay, EGLConfig, void*, const EGLint*);
 std::atomic<GetPlatformDisplayExt> g_get_platform_display_ext{nullptr};
@@ -131,6 +151,8 @@ std::optional<uint64_t> x11_window_of(EGLSurface surface) {
   if (it == s.x11_windows.end()) return std::nullopt;
   return it->second.second;
 }
+
+void poll_wayland_feedback(std::vector<DisplayOutcome>& out) { state().wayland.poll_all(out); }
 
 void wayland_display_terminated(EGLDisplay dpy) {
   State& s = state();
@@ -225,6 +247,13 @@ LATLAB_GL_EXPORT EGLBoolean eglDestroySurface(EGLDisplay dpy, EGLSurface surface
   return real != nullptr ? real(dpy, surface) : EGL_FALSE;
 }
 
+LATLAB_GL_EXPORT void wl_display_disconnect(void* display) {
+  static const auto found = next<DisconnectFn>("wl_display_disconnect");
+  const DisconnectFn real = found != nullptr ? found : g_seen_disconnect.load();
+  if (display != nullptr) display_disconnecting(display);
+  if (real != nullptr) real(display);
+}
+
 namespace latlab::capture::glcap {
 
 void* wayland_wrapper(const char* name, void* real) {
@@ -240,9 +269,16 @@ void* wayland_wrapper(const char* name, void* real) {
       {"eglCreateWindowSurface", reinterpret_cast<void*>(&eglCreateWindowSurface)},
       {"eglCreatePlatformWindowSurface", reinterpret_cast<void*>(&eglCreatePlatformWindowSurface)},
       {"eglDestroySurface", reinterpret_cast<void*>(&eglDestroySurface)},
+      {"wl_display_disconnect", reinterpret_cast<void*>(&wl_display_disconnect)},
   };
   for (const auto& o : kOwn) {
-    if (std::strcmp(o.name, name) == 0) return real == o.own ? nullptr : o.own;
+    if (std::strcmp(o.name, name) != 0) continue;
+    if (real == o.own) return nullptr;
+    if (o.own == reinterpret_cast<void*>(&wl_display_disconnect)) {
+      DisconnectFn none = nullptr;
+      g_seen_disconnect.compare_exchange_strong(none, reinterpret_cast<DisconnectFn>(real));
+    }
+    return o.own;
   }
   if (std::strcmp(name, "eglGetPlatformDisplayEXT") == 0) {
     g_get_platform_display_ext.store(reinterpret_cast<GetPlatformDisplayExt>(real));

@@ -4,8 +4,8 @@
 // on the program's wl_display), wl_egl_window_create/destroy (the
 // wl_surface of a wl_egl_window), eglCreateWindowSurface/
 // eglCreatePlatformWindowSurface(EXT) and eglDestroySurface (an EGLSurface
-// on a wl_egl_window); each forwards to the next definition and, when it
-// made such an object, notes it. A window surface on a Wayland display is
+// on a wl_egl_window) and wl_display_disconnect; each forwards to the next
+// definition and, when it made or let go such an object, notes it. A window surface on a Wayland display is
 // then kept with its display's presentation feedback (wayland_surfaces.hpp);
 // one on an X server's display, with its X window (for the screen observer).
 //
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "capture/wayland_surfaces.hpp"
 
@@ -33,6 +34,13 @@ std::optional<uint64_t> x11_window_of(EGLSurface surface);
 
 // `dpy` is being terminated: its window surfaces go with it.
 void wayland_display_terminated(EGLDisplay dpy);
+
+// What the compositor said of the frames of every Wayland window surface
+// (WaylandSurfaces::poll_all), from the interposer's own thread: never in
+// the program's swap. The interposer also wraps wl_display_disconnect,
+// which closes the display's feedback first, so a poll never uses a
+// display the program has let go.
+void poll_wayland_feedback(std::vector<DisplayOutcome>& out);
 
 // The interposer's wrapper of `name` when it is one of the functions above
 // (for dlsym and eglGetProcAddress), `real` (not null) being the definition
