@@ -95,9 +95,12 @@ void forget_surface(EGLSurface surface) {
 }
 
 // The program is letting `wl_display` go: nothing of latlab's may use it
-// after (EGL displays on it, and their surfaces, are forgotten too).
+// after. Its feedback is closed first, while the display's entry still
+// holds it (a context may keep it past its surfaces); then the EGL displays
+// on it, and their surfaces, are forgotten.
 void display_disconnecting(void* wl_display) {
   State& s = state();
+  s.wayland.forget_display(wl_display);
   std::vector<EGLDisplay> on_it;
   {
     std::lock_guard lock(s.mu);
@@ -106,7 +109,6 @@ void display_disconnecting(void* wl_display) {
     }
   }
   for (EGLDisplay dpy : on_it) wayland_display_terminated(dpy);
-  s.wayland.forget_display(wl_display);
 }
 
 using DisconnectFn = void (*)(void*);

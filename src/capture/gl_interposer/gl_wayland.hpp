@@ -5,9 +5,10 @@
 // wl_surface of a wl_egl_window), eglCreateWindowSurface/
 // eglCreatePlatformWindowSurface(EXT) and eglDestroySurface (an EGLSurface
 // on a wl_egl_window) and wl_display_disconnect; each forwards to the next
-// definition and, when it made or let go such an object, notes it. A window surface on a Wayland display is
-// then kept with its display's presentation feedback (wayland_surfaces.hpp);
-// one on an X server's display, with its X window (for the screen observer).
+// definition and, when it made or let go such an object, notes it. A window
+// surface on a Wayland display is then kept with its display's presentation
+// feedback (wayland_surfaces.hpp); one on an X server's display, with its X
+// window (for the screen observer).
 //
 // Threads: every function from any thread.
 #pragma once
