@@ -20,6 +20,9 @@
 # (bench/device/capture.sh and capture_gl.sh: the layer and the GL interposer),
 # attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
 # E2E_FILTER narrows the e2e step to a gtest filter.
+# suites: every packed test binary (Vulkan, OpenGL, CUDA, CUPTI, threads, the
+# profiler's protocol, e2e), each bounded, with its gtest XML and one line of
+# counts in suites.txt: "Every test passes on every machine we use".
 # gpus (bench/device/gpus.sh: several GPUs: devices' physical ids, clocks and
 # run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
@@ -52,6 +55,17 @@ if has vulkan; then
       [[ $rc -ne 0 ]] && cat one.txt >> vulkan_tests_per_process_failures.txt
     done
   fi
+fi
+if has suites; then
+  log "every test suite"
+  for t in vulkan opengl cuda cupti thread profiler_protocol e2e; do
+    x=$B/latlab_${t}_tests; [[ -x $x ]] || { echo "$t: not packed" >> suites.txt; continue; }
+    T ${SUITE_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
+      LATLAB_CAPTURE_GL_DIR=$B/capture_layer LATLAB_GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
+      "$x" --gtest_output="xml:suite_$t.xml" > "suite_$t.txt" 2>&1; rc=$?
+    echo "$t: rc=$rc $(grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "suite_$t.txt" | tr '\n' ' ')" >> suites.txt
+  done
+  cat suites.txt
 fi
 if has e2e; then
   log "e2e tests"
