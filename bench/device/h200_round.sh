@@ -22,7 +22,7 @@
 # E2E_FILTER narrows the e2e step to a gtest filter.
 # suites: every packed test binary (Vulkan, OpenGL, CUDA, CUPTI, threads, the
 # profiler's protocol, e2e), each bounded, with its gtest XML and one line of
-# counts in suites.txt: "Every test passes on every machine we use".
+# counts in suites.txt (SUITES names a subset, SUITE_S bounds each).
 # gpus (bench/device/gpus.sh: several GPUs: devices' physical ids, clocks and
 # run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
@@ -58,7 +58,7 @@ if has vulkan; then
 fi
 if has suites; then
   log "every test suite"
-  for t in vulkan opengl cuda cupti thread profiler_protocol e2e; do
+  for t in ${SUITES:-vulkan opengl cuda cupti thread profiler_protocol e2e}; do
     x=$B/latlab_${t}_tests; [[ -x $x ]] || { echo "$t: not packed" >> suites.txt; continue; }
     T ${SUITE_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
       LATLAB_CAPTURE_GL_DIR=$B/capture_layer LATLAB_GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
