@@ -40,13 +40,13 @@
 #include "cli_checks.hpp"
 #include "command.hpp"
 #include "core/output_file.hpp"
-#include "file_plan.hpp"
 #include "latlab/bench/capture_session.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "report/capture_csv_writers.hpp"
 #include "report/capture_input_report.hpp"
 #include "report/capture_report.hpp"
+#include "report/file_plan.hpp"
 #include "report/html/report_html.hpp"
 
 namespace latlab::cli {

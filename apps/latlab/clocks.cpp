@@ -10,11 +10,11 @@
 
 #include "backend_table.hpp"
 #include "cli_checks.hpp"
-#include "clocks_devices.hpp"
 #include "command.hpp"
-#include "device_list.hpp"
+#include "latlab/bench/clock_studies.hpp"
 #include "latlab/bench/clock_study.hpp"
 #include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/device_list.hpp"
 #include "latlab/bench/sim.hpp"
 #include "report/clocks_report.hpp"
 
@@ -108,11 +108,46 @@ Result<ClockStudyResult> study(const ClocksOptions& o, LatencyDevice& device) {
   return r;
 }
 
-int run_clocks(const ClocksOptions& o, bool sim_direct) {
-  if (!sim_direct && is_device_list(o.device)) {
-    ClocksDevicesOptions m{o.backend, o.device, o.json, o.cross_check, o.cross_trials};
-    return run_clocks_devices(m, study_desc(o), settings_of(o, false));
+// --device all or a list: every device studied at the same time; exit 0 when
+// every one was studied, 1 when one failed (its section says why), 2 for a
+// bad list, 3 when none could be studied.
+int run_clocks_devices(const ClocksOptions& o) {
+  std::vector<ListedDevice> listed;
+  if (const int rc = resolve_devices("clocks", o.backend, o.device, listed); rc != kExitOk)
+    return rc;
+  if (!o.json) {
+    fmt::print("latlab clocks: backend {}, {} devices ({}), studied at the same time, {} s\n",
+               backend_name(o.backend), listed.size(), o.device, o.seconds);
+    std::fflush(stdout);
   }
+  const ListedClockStudies r =
+      study_listed_clocks(o.backend, listed, study_desc(o), o.cross_check ? o.cross_trials : 0);
+  std::vector<ClocksDeviceSection> sections;
+  bool failed = false;
+  for (const ListedClockStudy& d : r.devices) {
+    failed = failed || !d.study;
+    sections.push_back(
+        {d.head, d.device ? &d.device->info() : nullptr, d.study ? &*d.study : nullptr, d.failure});
+  }
+  const ClocksCrossCheck cross{r.cross_check ? &*r.cross_check : nullptr, r.cross_check_skipped};
+  const ClocksCrossCheck* asked = o.cross_check ? &cross : nullptr;
+  const std::optional<std::string> doc =
+      clocks_devices_json(settings_of(o, false), sections, asked);
+  if (doc) fmt::print("{}", o.json ? *doc + "\n" : clocks_devices_text(sections, asked));
+  for (const ListedClockStudy& d : r.devices) {
+    if (!d.study)
+      fmt::print(stderr, "latlab clocks: {} device {}: {}\n", backend_name(o.backend),
+                 d.head.selector, d.failure);
+  }
+  if (!doc) return kExitMissingCapability;
+  const bool cc_failed = r.cross_check && !*r.cross_check;
+  if (cc_failed)
+    fmt::print(stderr, "latlab clocks: cross-check: {}\n", r.cross_check->error().message);
+  return failed || cc_failed ? kExitRunFailed : kExitOk;
+}
+
+int run_clocks(const ClocksOptions& o, bool sim_direct) {
+  if (!sim_direct && is_device_list(o.device)) return run_clocks_devices(o);
   int rc = kExitOk;
   const std::unique_ptr<LatencyDevice> device = open_device(o, sim_direct, rc);
   if (!device) return rc;

@@ -7,10 +7,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "latlab/bench/device_list.hpp"
+#include "latlab/result.hpp"
 
 namespace latlab::cli {
 
@@ -28,6 +32,28 @@ enum ExitCode : int {
 // unavailable. The same in every command.
 inline int device_open_exit_code(const std::string& device_flag) {
   return device_flag.empty() ? kExitMissingCapability : kExitUsage;
+}
+
+// kExitOk when `r` holds, else `code` after "<command>: why" on stderr.
+inline int exit_code(const char* command, const Result<void>& r, int code) {
+  if (r) return kExitOk;
+  std::fprintf(stderr, "%s: %s\n", command, r.error().message.c_str());
+  return code;
+}
+
+// resolve_device_list for a command: kExitOk and `out`, else kExitUsage
+// for a bad list or kExitMissingCapability when the backend lists no device,
+// after "latlab <command>: why".
+inline int resolve_devices(const char* command, Backend backend, const std::string& text,
+                           std::vector<ListedDevice>& out) {
+  bool no_device = false;
+  Result<std::vector<ListedDevice>> listed = resolve_device_list(backend, text, no_device);
+  if (!listed) {
+    std::fprintf(stderr, "latlab %s: %s\n", command, listed.error().message.c_str());
+    return no_device ? kExitMissingCapability : kExitUsage;
+  }
+  out = std::move(listed.value());
+  return kExitOk;
 }
 
 // What a subcommand's setup returns, called after parsing (cli_app.hpp).

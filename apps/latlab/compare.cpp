@@ -16,9 +16,9 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
-#include "file_plan.hpp"
-#include "page_files.hpp"
+#include "report/file_plan.hpp"
 #include "report/html/compare_html.hpp"
+#include "report/page_files.hpp"
 #include "report/run_comparison.hpp"
 #include "report/store/run_sources.hpp"
 
@@ -96,7 +96,8 @@ int plan_compare(const CompareCliOptions& o, ComparePlan& plan) {
   if (files.store) {
     if (const int rc = store_location_exit("latlab compare", o.store); rc != kExitOk) return rc;
   }
-  return o.report.empty() ? kExitOk : check_page_files("latlab compare", files);
+  return o.report.empty() ? kExitOk
+                          : exit_code("latlab compare", check_page_files(files), kExitUsage);
 }
 
 int compare(const CompareCliOptions& o, const ComparePlan& plan) {
@@ -140,8 +141,9 @@ int compare(const CompareCliOptions& o, const ComparePlan& plan) {
   // Written whatever the calls, also when the gate fails (exit 5).
   if (!o.report.empty()) {
     const std::string page = render_compare_html(c.value(), side_a, side_b);
-    if (const int rc = write_page("latlab compare", o.report, page, o.json); rc != kExitOk)
-      return rc;
+    const Result<void> w =
+        write_page(o.report, page, o.json || names_stdout(o.report) ? stderr : stdout);
+    if (const int rc = exit_code("latlab compare", w, kExitWriteFailed); rc != kExitOk) return rc;
   }
   return c->fails ? kExitRegression : kExitOk;
 }

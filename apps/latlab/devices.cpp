@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "bench/device_listing.hpp"
 #include "command.hpp"
+#include "latlab/bench/device_listing.hpp"
 #include "report/devices_report.hpp"
 
 namespace latlab::cli {

@@ -10,9 +10,9 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
-#include "file_plan.hpp"
-#include "history_page.hpp"
-#include "page_files.hpp"
+#include "report/file_plan.hpp"
+#include "report/html/history_html.hpp"
+#include "report/page_files.hpp"
 #include "report/store/history_report.hpp"
 
 namespace latlab::cli {
@@ -24,6 +24,20 @@ struct HistoryOptions {
   bool json = false;
   std::string report;  // --report: the history page ("" = none)
 };
+
+// Loads each listed run from the store and writes their page.
+int write_history_page(store::ResultsStore& s, const std::vector<store::StoredRunSummary>& runs,
+                       const HistoryOptions& o) {
+  std::vector<HistoryRun> loaded;
+  for (const store::StoredRunSummary& summary : runs) {
+    Result<RunResult> r = s.load(summary.id);
+    if (!r) return exit_code("latlab history", r.error(), kExitRunFailed);
+    loaded.push_back({summary.id, summary.stored_utc, summary.fingerprint, std::move(r.value())});
+  }
+  std::FILE* said = o.json || names_stdout(o.report) ? stderr : stdout;
+  const Result<void> w = write_page(o.report, render_history_html(loaded, s.name()), said);
+  return exit_code("latlab history", w, kExitWriteFailed);
+}
 
 int history(const HistoryOptions& o) {
   Result<std::unique_ptr<store::ResultsStore>> s =
@@ -38,9 +52,7 @@ int history(const HistoryOptions& o) {
     return kExitRunFailed;
   }
   if (!o.report.empty()) {
-    if (const int rc = write_history_page(*s.value(), runs.value(), o.report, o.json);
-        rc != kExitOk)
-      return rc;
+    if (const int rc = write_history_page(*s.value(), runs.value(), o); rc != kExitOk) return rc;
     if (names_stdout(o.report)) return kExitOk;  // --report -: the page is the output
   }
   const std::string& name = s.value()->name();
@@ -67,7 +79,8 @@ CommandRunner setup(CLI::App& app) {
   auto check = [opts] {
     const int rc = store_location_exit("latlab history", opts->store);
     if (rc != kExitOk || opts->report.empty()) return rc;
-    return check_page_files("latlab history", {opts->report, opts->json, {}, opts->store});
+    const PageFiles files{opts->report, opts->json, {}, opts->store};
+    return exit_code("latlab history", check_page_files(files), kExitUsage);
   };
   return {check, [opts] { return history(*opts); }};
 }

@@ -17,10 +17,10 @@
 #include "cli_checks.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
-#include "file_plan.hpp"
-#include "interrupt_scope.hpp"
+#include "latlab/bench/interrupt_scope.hpp"
 #include "latlab/bench/profile_run.hpp"
 #include "profile_queues.hpp"
+#include "report/file_plan.hpp"
 #include "report/profile_report.hpp"
 
 namespace latlab::cli {

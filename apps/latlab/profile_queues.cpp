@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/device_listing.hpp"
 #include "command.hpp"
-#include "device_list.hpp"
-#include "interrupt_scope.hpp"
+#include "latlab/bench/device_list.hpp"
+#include "latlab/bench/device_listing.hpp"
+#include "latlab/bench/interrupt_scope.hpp"
 #include "latlab/bench/profile_queues_run.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
 #include "report/profile_report.hpp"

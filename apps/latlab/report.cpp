@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "command.hpp"
-#include "file_plan.hpp"
 #include "latlab/bench/latency_report.hpp"
+#include "report/file_plan.hpp"
 #include "report/html/report_html.hpp"
 #include "report/html/report_input.hpp"
 

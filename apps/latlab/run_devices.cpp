@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "clocks_devices.hpp"
 #include "command.hpp"
-#include "bench/device_listing.hpp"
-#include "device_list.hpp"
 #include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/device_list.hpp"
 #include "latlab/bench/latency_devices.hpp"
 #include "latlab/bench/run_engine.hpp"
 #include "report/score_report.hpp"
@@ -34,17 +32,15 @@ std::vector<RunLane> open_lanes(const RunCommand& c, const std::vector<ListedDev
   std::vector<RunLane> lanes;
   for (const ListedDevice& d : listed) {
     RunLane l;
-    l.head.section = static_cast<uint32_t>(lanes.size());
-    l.head.backend = std::string(backend_name(c.plan.backend));
-    l.head.selector = d.selector;
-    l.head.name = d.name;
+    l.head = device_section_head(lanes.size(), c.plan.backend, d);
     const size_t index = std::stoul(d.selector);
     // A sim device told to fail fails from frame id warm-up + 20: its 20th
     // measured frame (in block 0) when no turn warm-up takes ids before it.
     const uint64_t fail_from =
         c.sim_fail_device == static_cast<int>(index) ? uint64_t{c.plan.desc.warmup_frames} + 20 : 0;
-    if (auto opened = open_listed_device(
-            DeviceSelector{c.plan.backend, d.selector, c.plan.validation, false}, true, fail_from)) {
+    if (auto opened =
+            open_listed_device(DeviceSelector{c.plan.backend, d.selector, c.plan.validation, false},
+                               true, fail_from)) {
       l.device = std::move(opened.value());
     } else {
       l.failure = "cannot open: " + opened.error().message;
@@ -68,18 +64,6 @@ void print_sections(const RunCommand& c, const std::vector<RunLane>& lanes,
   std::fflush(info);
 }
 
-// Each section's physical identity (none for the sim backend).
-void set_identities(Backend backend, RunResult& r) {
-  const std::vector<PhysicalIdentity> ids = list_physical_devices(backend);
-  for (DeviceSectionResult& s : r.sections) {
-    const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(s.head.selector));
-    if (id == nullptr) continue;
-    s.head.physical_device = id->group;
-    s.head.uuid = id->uuid;
-    s.head.pci_bus_id = id->pci_bus_id;
-  }
-}
-
 }  // namespace
 
 int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* interrupt,
@@ -90,8 +74,7 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
     return kExitUsage;
   }
   std::vector<ListedDevice> listed;
-  if (const int rc = resolve_device_list("run", c.plan.backend, c.plan.device, listed);
-      rc != kExitOk)
+  if (const int rc = resolve_devices("run", c.plan.backend, c.plan.device, listed); rc != kExitOk)
     return rc;
   plan_for_devices(c.plan, listed.size());
   std::vector<RunLane> lanes = open_lanes(c, listed);
@@ -121,7 +104,9 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
                    s.failure.c_str());
     return kExitRunFailed;
   }
-  set_identities(c.plan.backend, out.result);
+  std::vector<DeviceSectionHead*> heads;
+  for (DeviceSectionResult& s : out.result.sections) heads.push_back(&s.head);
+  set_physical_identities(c.plan.backend, heads);
   attach_latency_scores(out.result);
   return report_run(c.outputs, out.result, info, store);
 }

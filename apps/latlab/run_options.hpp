@@ -12,9 +12,9 @@
 #include "latlab/bench/load_calibration.hpp"
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/calibrator.hpp"
-#include "latlab/result.hpp"
 #include "latlab/core/latency_device.hpp"
 #include "latlab/core/present_path.hpp"
+#include "latlab/result.hpp"
 
 namespace latlab::cli {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "file_plan.hpp"
+#include "report/file_plan.hpp"
 #include "report/html/html_run_reporter.hpp"
 #include "report/run_reporter.hpp"
 #include "report/store/store_run_reporter.hpp"

@@ -12,7 +12,7 @@
 
 #include "cli_checks.hpp"
 #include "command.hpp"
-#include "file_plan.hpp"
+#include "report/file_plan.hpp"
 #include "report/result_reader.hpp"
 #include "report/store/results_store.hpp"
 

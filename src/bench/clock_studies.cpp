@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/calibrator.hpp"
 #include "latlab/host_clock.hpp"
@@ -57,6 +58,44 @@ Result<ClockCrossCheckResult> cross_check_devices(LatencyDevice& a, LatencyDevic
   ma->stop();
   mb->stop();
   return r;
+}
+
+ListedClockStudies study_listed_clocks(Backend backend, const std::vector<ListedDevice>& listed,
+                                       const ClockStudyDesc& desc, uint32_t cross_trials) {
+  ListedClockStudies out;
+  std::vector<LatencyDevice*> opened;
+  std::vector<DeviceSectionHead*> heads;
+  out.devices.reserve(listed.size());
+  for (size_t i = 0; i < listed.size(); ++i) {
+    ListedClockStudy& s = out.devices.emplace_back();
+    s.head = device_section_head(i, backend, listed[i]);
+    heads.push_back(&s.head);
+    if (auto dev = open_listed_device(
+            DeviceSelector{.backend = backend, .device = listed[i].selector}, false)) {
+      s.device = std::move(dev.value());
+    } else {
+      s.failure = "cannot open: " + dev.error().message;
+    }
+    opened.push_back(s.device.get());
+  }
+  std::vector<DeviceClockStudy> studies = study_clocks_together(opened, desc);
+  for (size_t i = 0; i < out.devices.size(); ++i) {
+    out.devices[i].study = std::move(studies[i].study);
+    if (out.devices[i].failure.empty()) out.devices[i].failure = studies[i].failure;
+  }
+  if (cross_trials > 0) {
+    const std::vector<ListedClockStudy>& d = out.devices;
+    if (d.size() < 2) {
+      out.cross_check_skipped =
+          "fewer than two devices of backend " + std::string(backend_name(backend));
+    } else if (!d[0].study || !d[1].study) {
+      out.cross_check_skipped = "the first two devices were not both studied";
+    } else {
+      out.cross_check = cross_check_devices(*d[0].device, *d[1].device, cross_trials);
+    }
+  }
+  set_physical_identities(backend, heads);
+  return out;
 }
 
 }  // namespace latlab

@@ -1,4 +1,4 @@
-#include "bench/device_listing.hpp"
+#include "latlab/bench/device_listing.hpp"
 
 #include <utility>
 

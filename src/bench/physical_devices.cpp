@@ -1,6 +1,6 @@
 // Physical identity of the APIs' devices (physical_devices.hpp). No GPU API
 // here: list_physical_devices (device_listing.hpp) asks the backends.
-#include "bench/physical_devices.hpp"
+#include "latlab/bench/physical_devices.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

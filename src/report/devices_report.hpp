@@ -1,4 +1,4 @@
-// What `latlab devices` prints from the listing (bench/device_listing.hpp):
+// What `latlab devices` prints from the listing (latlab/bench/device_listing.hpp):
 // the JSON document ({"devices": [...], "physical_devices": [...]} with each
 // API's reason where it lists none) and the table. An absent value (no
 // renderer, no timestamps) is null in JSON, never 0 or "".
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "bench/device_listing.hpp"
+#include "latlab/bench/device_listing.hpp"
 
 namespace latlab {
 

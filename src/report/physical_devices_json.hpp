@@ -1,12 +1,12 @@
 // The physical devices of `latlab devices`: the groups of
-// latency/physical_devices.hpp as JSON and as text lines.
+// latlab/bench/physical_devices.hpp as JSON and as text lines.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bench/physical_devices.hpp"
+#include "latlab/bench/physical_devices.hpp"
 
 namespace latlab {
 

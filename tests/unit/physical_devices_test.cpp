@@ -1,7 +1,7 @@
 // `latlab devices`' physical-device grouping (src/bench/physical_devices.cpp
 // and src/report/physical_devices_json.cpp): the CUDA, Vulkan and GL entries of one GPU share
 // a group by UUID or PCI address; entries without either stay apart.
-#include "bench/physical_devices.hpp"
+#include "latlab/bench/physical_devices.hpp"
 
 #include <gtest/gtest.h>
 

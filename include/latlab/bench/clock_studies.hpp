@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,6 +12,8 @@
 
 #include "latlab/bench/clock_cross_check.hpp"
 #include "latlab/bench/clock_study.hpp"
+#include "latlab/bench/device_list.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/core/latency_device.hpp"
 #include "latlab/result.hpp"
 
@@ -34,5 +37,28 @@ std::vector<DeviceClockStudy> study_clocks_together(std::span<LatencyDevice* con
 // start-up pair has a drift bound so wide that any skew agrees.
 Result<ClockCrossCheckResult> cross_check_devices(LatencyDevice& a, LatencyDevice& b,
                                                   uint32_t trials);
+
+// `latlab clocks --device all` (or a list): one listed device, opened and
+// studied, or why not.
+struct ListedClockStudy {
+  DeviceSectionHead head;                 // with its physical identity where known
+  std::unique_ptr<LatencyDevice> device;  // null when it did not open
+  std::optional<ClockStudyResult> study;
+  std::string failure;  // why there is no study; "" when studied
+};
+
+struct ListedClockStudies {
+  std::vector<ListedClockStudy> devices;
+  // The first two devices cross-checked, when asked and both were studied;
+  // else `cross_check_skipped` says why (asked) or is "" (not asked).
+  std::optional<Result<ClockCrossCheckResult>> cross_check;
+  std::string cross_check_skipped;
+};
+
+// Opens every listed device of `backend`, studies them together
+// (study_clocks_together) and, with `cross_trials` > 0, cross-checks the
+// first two (cross_check_devices).
+ListedClockStudies study_listed_clocks(Backend backend, const std::vector<ListedDevice>& listed,
+                                       const ClockStudyDesc& desc, uint32_t cross_trials);
 
 }  // namespace latlab

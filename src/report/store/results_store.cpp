@@ -84,17 +84,6 @@ ResultsStore::ResultsStore(std::unique_ptr<SqlConnection> db, std::string name)
     : db_(std::move(db)), name_(std::move(name)) {}
 ResultsStore::~ResultsStore() = default;
 
-bool is_postgres_url(const std::string& location) {
-  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
-}
-
-std::string default_store_location() {
-  const char* xdg = std::getenv("XDG_DATA_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/latlab/results.db";
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "") + "/.local/share/latlab/results.db";
-}
-
 namespace {
 
 // The store's schema version as stored ("(none)" when latlab_meta has no

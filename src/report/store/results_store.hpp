@@ -21,6 +21,7 @@
 #include "latlab/bench/frame_markers.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/result.hpp"
+#include "report/file_plan.hpp"  // default_store_location, is_postgres_url
 
 namespace latlab::store {
 
@@ -134,10 +135,6 @@ class ResultsStore {
   std::optional<int> migrated_from_;
 };
 
-// $XDG_DATA_HOME/latlab/results.db, else $HOME/.local/share/latlab/results.db.
-std::string default_store_location();
-
-bool is_postgres_url(const std::string& location);
 
 // The per-frame series of a run's warm-up and measured frames.
 std::vector<FrameSeriesRow> frame_series_of(const LatencyRun& run);

@@ -1,16 +1,31 @@
-#include "file_plan.hpp"
+#include "report/file_plan.hpp"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "core/output_file.hpp"
-#include "report/store/results_store.hpp"
 
-namespace latlab::cli {
+namespace latlab {
+
+namespace store {
+
+bool is_postgres_url(const std::string& location) {
+  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+}
+
+std::string default_store_location() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/latlab/results.db";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "") + "/.local/share/latlab/results.db";
+}
+
+}  // namespace store
 
 namespace {
 
@@ -139,4 +154,4 @@ void WritesInterruptScope::kept(std::string what) {
   publish(text + "\n");
 }
 
-}  // namespace latlab::cli
+}  // namespace latlab

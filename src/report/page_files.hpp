@@ -1,13 +1,16 @@
 // --report of `latlab compare` and `latlab history`: the page's path checked
 // with the command's other files before any work (file_plan.hpp), and the
-// page written through the one output writer. Private to apps/latlab.
+// page written through the one output writer.
 #pragma once
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace latlab::cli {
+#include "latlab/result.hpp"
+
+namespace latlab {
 
 // The files of a command that writes a page.
 struct PageFiles {
@@ -18,12 +21,11 @@ struct PageFiles {
   std::optional<std::string> store;
 };
 
-// kExitOk, or kExitUsage after "<command>: why" (nothing read or written).
-int check_page_files(const char* command, const PageFiles& f);
+// Every file checked together (nothing read or written); the error says why.
+Result<void> check_page_files(const PageFiles& f);
 
-// Writes `page` to `path` atomically (the previous file stays on failure) and
-// says so, on stderr when standard output carries JSON or the page:
-// kExitOk, or kExitWriteFailed after saying why.
-int write_page(const char* command, const std::string& path, const std::string& page, bool json);
+// Writes `page` to `path` atomically (the previous file stays on failure)
+// and says so on `said` ("report written to ..."); the error says why not.
+Result<void> write_page(const std::string& path, const std::string& page, std::FILE* said);
 
-}  // namespace latlab::cli
+}  // namespace latlab

@@ -3,7 +3,7 @@
 // (check_output_path: directory, name length, kind of file), and no output is
 // the same file as another output or an input. A refused command exits 2
 // having created nothing. Also: what SIGINT/SIGTERM say while outputs are
-// written. Private to apps/latlab.
+// written. Used by the command line's commands (through report/reporters.hpp).
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@
 
 #include "latlab/result.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 
 class FilePlan {
  public:
@@ -67,4 +67,12 @@ class WritesInterruptScope {
   std::vector<std::string> kept_;
 };
 
-}  // namespace latlab::cli
+namespace store {
+
+// $XDG_DATA_HOME/latlab/results.db, else $HOME/.local/share/latlab/results.db.
+std::string default_store_location();
+
+bool is_postgres_url(const std::string& location);
+
+}  // namespace store
+}  // namespace latlab

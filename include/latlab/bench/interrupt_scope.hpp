@@ -1,13 +1,13 @@
 // Ctrl-C / SIGTERM as "stop early, keep what was measured": `latlab run`
-// writes a partial result, `latlab profile --trace` a partial trace. Private
-// to apps/latlab.
+// writes a partial result, `latlab profile --trace` a partial trace. The
+// engine's runs take flag() as their interrupt.
 #pragma once
 
 #include <signal.h>
 
 #include <atomic>
 
-namespace latlab::cli {
+namespace latlab {
 
 // While installed, SIGINT and SIGTERM set flag() instead of ending the
 // process; a second one ends it (SA_RESETHAND). restore() puts the previous
@@ -29,4 +29,4 @@ class InterruptScope {
   bool installed_ = true;
 };
 
-}  // namespace latlab::cli
+}  // namespace latlab

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/physical_devices.hpp"
+#include "latlab/bench/physical_devices.hpp"
 #include "latlab/cuda.hpp"
 #include "latlab/opengl.hpp"
 #include "latlab/vulkan.hpp"

@@ -1,15 +1,13 @@
-// Several devices for one command (device_list.hpp).
-#include "device_list.hpp"
+// Several devices for one command (latlab/bench/device_list.hpp).
+#include "latlab/bench/device_list.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 
-#include "bench/device_listing.hpp"
-#include "command.hpp"
+#include "latlab/bench/device_listing.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 
 bool is_device_list(const std::string& text) {
   return text == "all" || text.find(',') != std::string::npos;
@@ -91,38 +89,33 @@ Result<std::vector<ListedDevice>> expand_device_list(Backend backend_id,
   return out;
 }
 
-int resolve_device_list(const char* command, Backend backend, const std::string& text,
-                        std::vector<ListedDevice>& out) {
+Result<std::vector<ListedDevice>> resolve_device_list(Backend backend, const std::string& text,
+                                                      bool& no_device) {
+  no_device = false;
   Result<std::vector<std::string>> items = parse_device_list(text);
-  if (!items) {
-    std::fprintf(stderr, "latlab %s: %s\n", command, items.error().message.c_str());
-    return kExitUsage;
-  }
-  bool no_device = false;
-  Result<std::vector<ListedDevice>> listed = expand_device_list(backend, *items, no_device);
-  if (!listed) {
-    std::fprintf(stderr, "latlab %s: %s\n", command, listed.error().message.c_str());
-    return no_device ? kExitMissingCapability : kExitUsage;
-  }
-  out = std::move(listed.value());
-  return kExitOk;
+  if (!items) return items.error();
+  return expand_device_list(backend, *items, no_device);
 }
 
-DeviceSectionHead device_section_head(size_t section, Backend backend, const ListedDevice& device,
-                                      const std::vector<PhysicalIdentity>& ids) {
-  DeviceSectionHead head{static_cast<uint32_t>(section),
-                         std::string(backend_name(backend)),
-                         device.selector,
-                         device.name,
-                         std::nullopt,
-                         "",
-                         ""};
-  if (const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(device.selector))) {
-    head.physical_device = id->group;
-    head.uuid = id->uuid;
-    head.pci_bus_id = id->pci_bus_id;
-  }
-  return head;
+DeviceSectionHead device_section_head(size_t section, Backend backend, const ListedDevice& device) {
+  return {static_cast<uint32_t>(section),
+          std::string(backend_name(backend)),
+          device.selector,
+          device.name,
+          std::nullopt,
+          "",
+          ""};
 }
 
-}  // namespace latlab::cli
+void set_physical_identities(Backend backend, std::span<DeviceSectionHead* const> heads) {
+  const std::vector<PhysicalIdentity> ids = list_physical_devices(backend);
+  for (DeviceSectionHead* head : heads) {
+    const PhysicalIdentity* id = find_identity(ids, backend, std::stoi(head->selector));
+    if (id == nullptr) continue;
+    head->physical_device = id->group;
+    head->uuid = id->uuid;
+    head->pci_bus_id = id->pci_bus_id;
+  }
+}
+
+}  // namespace latlab

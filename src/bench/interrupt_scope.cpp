@@ -1,6 +1,7 @@
-#include "interrupt_scope.hpp"
+// Ctrl-C as "stop early" (latlab/bench/interrupt_scope.hpp).
+#include "latlab/bench/interrupt_scope.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
@@ -27,4 +28,4 @@ void InterruptScope::restore() {
 
 const std::atomic<bool>* InterruptScope::flag() { return &g_interrupted; }
 
-}  // namespace latlab::cli
+}  // namespace latlab
