@@ -58,13 +58,52 @@ std::unique_ptr<HtmlNode> parse_page(const fs::path& p) {
   return dom;
 }
 
-// Self-contained: no element refers to anything outside the file.
+// Self-contained: no element refers to anything outside the file; the
+// scripts (the charts' data, uPlot, the drawing script) are inline.
 void expect_self_contained(const fs::path& p) {
   const std::string html = slurp(p);
   EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=)"))) << p;
   EXPECT_EQ(html.find("<link"), std::string::npos) << p;
-  EXPECT_EQ(html.find("<script"), std::string::npos) << p;  // these pages draw without one
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1))
+    ++scripts;
+  EXPECT_EQ(scripts, 3u) << p;
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos) << p;
+}
+
+// The page's charts (its "latlab-data" block) by id; each has its figure,
+// named by the chart's title, holding the element it is drawn into, and a
+// line of text and a value per series for each x.
+std::map<std::string, nlohmann::json> charts_of(const HtmlNode& dom) {
+  std::map<std::string, nlohmann::json> out;
+  const HtmlNode* data = dom.by_id("latlab-data");
+  if (data == nullptr) {
+    ADD_FAILURE() << "no latlab-data block";
+    return out;
+  }
+  const nlohmann::json doc = nlohmann::json::parse(data->inner_text());
+  for (const auto& c : doc["charts"]) {
+    const std::string id = c["id"];
+    const auto figures = dom.find_all([&](const HtmlNode& n) {
+      return n.tag == "figure" && n.attr("aria-label") == c["title"] &&
+             !n.find_all([&](const HtmlNode& e) { return e.attr("id") == id; }).empty();
+    });
+    EXPECT_EQ(figures.size(), 1u) << id << ": no figure named " << c["title"];
+    EXPECT_EQ(c["x"].size(), c["hover"].size()) << id;
+    for (const auto& s : c["series"]) EXPECT_EQ(s["values"].size(), c["x"].size()) << id;
+    out[id] = c;
+  }
+  return out;
+}
+
+// The values of series `label` of chart `c` that are there, in x order.
+std::vector<double> present(const nlohmann::json& c, const std::string& label) {
+  std::vector<double> out;
+  for (const auto& s : c["series"])
+    if (s["label"] == label)
+      for (const auto& v : s["values"])
+        if (!v.is_null()) out.push_back(v.get<double>());
+  return out;
 }
 
 // The table row of `mode`/`series`/`stat`, or null.
@@ -112,22 +151,29 @@ void expect_rows_match(const HtmlNode& dom, const nlohmann::json& c) {
 }
 
 // A row without data has no shift anywhere on the page: n/a in the table
-// (expect_rows_match), "no data" and no number in the shift chart.
+// (expect_rows_match); in the shift chart no value, "no data" and no number
+// at the cursor, and the caption names it.
 void expect_no_data_rows_say_so(const HtmlNode& dom, const nlohmann::json& c) {
+  const auto charts = charts_of(dom);
   size_t n = 0;
   for (const auto& r : c["rows"]) {
     if (r["call"] != "no_data") continue;
     ++n;
-    const HtmlNode* chart = dom.by_id("shift-" + r["mode"].get<std::string>());
-    ASSERT_NE(chart, nullptr);
-    const auto g = chart->find_all([&](const HtmlNode& e) {
-      return e.tag == "g" && e.attr("data-series") == r["series"] &&
-             e.attr("data-stat") == r["statistic"];
-    });
-    ASSERT_EQ(g.size(), 1u) << r.dump();
-    EXPECT_NE(g[0]->inner_text().find("no data"), std::string::npos) << r.dump();
-    EXPECT_EQ(g[0]->inner_text().find("shift"), std::string::npos) << g[0]->inner_text();
-    EXPECT_TRUE(g[0]->find_all([](const HtmlNode& e) { return e.has_class("pt"); }).empty());
+    const std::string mode = r["mode"];
+    const std::string row =
+        r["series"].get<std::string>() + " " + r["statistic"].get<std::string>();
+    ASSERT_EQ(charts.count("shift-" + mode), 1u) << mode;
+    const nlohmann::json& chart = charts.at("shift-" + mode);
+    std::vector<size_t> at;
+    for (size_t i = 0; i < chart["hover"].size(); ++i)
+      if (chart["hover"][i].get<std::string>().rfind(mode + " " + row + ":", 0) == 0)
+        at.push_back(i);
+    ASSERT_EQ(at.size(), 1u) << r.dump();
+    const std::string hover = chart["hover"][at[0]];
+    EXPECT_NE(hover.find("no data"), std::string::npos) << hover;
+    EXPECT_EQ(hover.find("shift"), std::string::npos) << hover;
+    for (const auto& s : chart["series"]) EXPECT_TRUE(s["values"][at[0]].is_null()) << s.dump();
+    EXPECT_NE(dom.inner_text().find(row + " (no data)"), std::string::npos) << row;
   }
   EXPECT_GE(n, 2u);  // poll_latency p50 and p99 of every mode (the poll observer is off)
 }
@@ -140,20 +186,50 @@ void expect_notes_match(const HtmlNode& dom, const nlohmann::json& c) {
   EXPECT_EQ(nlohmann::json(page), c["notes"]);
 }
 
-// Each mode's shift chart, and per series a chart with one point per sample the test used.
+// Each mode's shift chart: a row's point in % of A's reference in the
+// series of its call; per row a chart of both sides' samples (each sample
+// the test used) with each side's figure of the table.
 void expect_charts(const HtmlNode& dom, const nlohmann::json& c, const char* samples) {
-  std::map<std::string, size_t> points;  // chart id -> samples of its rows
+  const auto charts = charts_of(dom);
+  std::map<std::string, size_t> rows;  // mode -> its rows so far
   for (const auto& r : c["rows"]) {
-    const std::string mode = r["mode"], series = r["series"];
-    ASSERT_NE(dom.by_id("shift-" + mode), nullptr) << mode;
-    points["samples-" + mode + "-" + series] +=
-        r[std::string("a_") + samples].size() + r[std::string("b_") + samples].size();
-  }
-  for (const auto& [id, n] : points) {
-    const HtmlNode* svg = dom.by_id(id);
-    ASSERT_NE(svg, nullptr) << id;
-    EXPECT_EQ(svg->attr("data-marks"), std::to_string(n)) << id;
-    EXPECT_EQ(svg->find_all([](const HtmlNode& e) { return e.has_class("pt"); }).size(), n) << id;
+    const std::string mode = r["mode"], series = r["series"], stat = r["statistic"];
+    const std::string what = mode + " " + series + " " + stat;
+    ASSERT_EQ(charts.count("shift-" + mode), 1u) << mode;
+    const nlohmann::json& shift = charts.at("shift-" + mode);
+    const size_t i = rows[mode]++;
+    EXPECT_EQ(shift["axes"]["x"]["names"][i], series + " " + stat);
+    if (!r["relative"].is_null()) {
+      const std::string call = r["call"] == "too_few_blocks" || r["call"] == "too_few_runs"
+                                   ? "untested"
+                                   : r["call"].get<std::string>();
+      size_t found = 0;
+      for (const auto& s : shift["series"]) {
+        if (s["values"][i].is_null() || s["type"] != "points") continue;
+        ++found;
+        EXPECT_EQ(s["label"], call) << what;
+        EXPECT_NEAR(s["values"][i].get<double>(), r["relative"].get<double>() * 100, 1e-9) << what;
+      }
+      EXPECT_EQ(found, 1u) << what;
+    }
+    const std::string id = "samples-" + mode + "-" + series + "-" + stat;
+    const auto& a = r[std::string("a_") + samples];
+    const auto& b = r[std::string("b_") + samples];
+    if (a.empty() && b.empty() && r["a_total_us"].is_null() && r["b_total_us"].is_null()) {
+      EXPECT_EQ(charts.count(id), 0u) << id;
+      EXPECT_NE(dom.inner_text().find(what + ": no value on either side"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(charts.count(id), 1u) << id;
+    const nlohmann::json& chart = charts.at(id);
+    EXPECT_EQ(nlohmann::json(present(chart, "A")), a) << id;
+    EXPECT_EQ(nlohmann::json(present(chart, "B")), b) << id;
+    for (const std::string side : {"A", "B"}) {
+      const auto& total = r[side == "A" ? "a_total_us" : "b_total_us"];
+      const std::vector<double> marks = present(chart, side + " (the table's)");
+      EXPECT_EQ(marks.size(), total.is_null() ? 0u : 2u) << id;
+      for (double m : marks) EXPECT_EQ(m, total.get<double>()) << id;
+    }
   }
 }
 
@@ -219,44 +295,60 @@ TEST_F(ReportPages, CompareOneRunASideShowsBlocksAndSaysRunToRunNoiseIsNotInTheT
   }
 }
 
-// The chart of one history figure, and its points by run id (data-value).
-std::map<std::string, double> points_of(const HtmlNode& svg) {
-  std::map<std::string, double> out;
-  for (const HtmlNode* c : svg.by_tag("circle"))
-    out[c->attr("data-run")] = std::stod(c->attr("data-value"));
-  return out;
+// The run id a history chart's line of text names ("... | run 7 | ..." or
+// "run 4: no value ...").
+std::string run_of(const std::string& hover) {
+  std::smatch m;
+  return std::regex_search(hover, m, std::regex(R"(run (\d+))")) ? m[1].str() : "";
 }
 
-// One figure's chart: a point per run that has the figure (the store's value),
-// none for a run without it; run 4 ran Baseline only, so Loaded has a gap there
-// and its line breaks.
-void expect_figure_chart(const HtmlNode& dom, const nlohmann::json& h, const std::string& mode,
-                         const std::string& obs, const std::string& stat) {
+// One figure's chart: a point per run that has the figure (the store's
+// value, in its machine's series), none for a run without it; run 4 ran
+// Baseline only, so Loaded has a gap there and its line breaks.
+void expect_figure_chart(const std::map<std::string, nlohmann::json>& charts,
+                         const nlohmann::json& h, const std::string& mode, const std::string& obs,
+                         const std::string& stat) {
   const std::string id = fmt::format("hist-{}-{}-{}", mode, obs, stat);
-  const HtmlNode* svg = dom.by_id(id);
-  ASSERT_NE(svg, nullptr) << id;
-  const auto points = points_of(*svg);
+  ASSERT_EQ(charts.count(id), 1u) << id;
+  const nlohmann::json& chart = charts.at(id);
+  ASSERT_GE(chart["series"].size(), 2u) << id;
+  const nlohmann::json& line = chart["series"][0];
+  EXPECT_EQ(line["label"], mode + " " + obs + " " + stat);
+  std::map<std::string, size_t> index;  // run id -> x
+  for (size_t i = 0; i < chart["hover"].size(); ++i) index[run_of(chart["hover"][i])] = i;
+  ASSERT_EQ(index.size(), h["runs"].size()) << id;
+  std::vector<size_t> gaps;
   for (const auto& run : h["runs"]) {
     const std::string run_id = std::to_string(run["id"].get<int>());
+    ASSERT_EQ(index.count(run_id), 1u) << id << " run " << run_id;
+    const size_t i = index.at(run_id);
     const auto& v = run["modes"].contains(mode)
                         ? run["modes"][mode][fmt::format("{}_{}_us", obs, stat)]
                         : nlohmann::json();
+    size_t points = 0;
+    for (size_t k = 1; k < chart["series"].size(); ++k) {
+      const auto& p = chart["series"][k]["values"][i];
+      if (p.is_null()) continue;
+      ++points;
+      EXPECT_NEAR(p.get<double>(), v.get<double>(), 1e-9 * std::abs(v.get<double>())) << id;
+    }
     if (v.is_null()) {
-      EXPECT_EQ(points.count(run_id), 0u) << id << " run " << run_id;
+      EXPECT_EQ(points, 0u) << id << " run " << run_id;
+      EXPECT_TRUE(line["values"][i].is_null()) << id << " run " << run_id;  // the line breaks
+      EXPECT_NE(chart["hover"][i].get<std::string>().find("no value ("), std::string::npos);
+      gaps.push_back(i);
       continue;
     }
-    ASSERT_EQ(points.count(run_id), 1u) << id << " run " << run_id;
-    EXPECT_NEAR(points.at(run_id), v.get<double>(), 1e-9 * std::abs(v.get<double>())) << id;
+    EXPECT_EQ(points, 1u) << id << " run " << run_id;
+    EXPECT_NEAR(line["values"][i].get<double>(), v.get<double>(), 1e-9 * std::abs(v.get<double>()))
+        << id;
   }
-  const auto gaps = svg->find_all([](const HtmlNode& e) { return e.has_class("gap"); });
-  const size_t lines = svg->by_tag("polyline").size();
+  EXPECT_EQ(chart["gaps"], nlohmann::json(gaps)) << id;
   if (mode == "loaded") {
     ASSERT_EQ(gaps.size(), 1u) << id;
-    EXPECT_EQ(gaps[0]->attr("data-run"), "4");
-    EXPECT_EQ(lines, 2u) << id;
+    EXPECT_EQ(run_of(chart["hover"][gaps[0]]), "4");
   } else {
     EXPECT_EQ(gaps.size(), 0u) << id;
-    EXPECT_EQ(lines, 1u) << id;
   }
 }
 
@@ -270,16 +362,17 @@ TEST_F(ReportPages, HistoryPageShowsEachRunInTimeOrderAndGapsWhereAFigureIsMissi
   const auto dom = parse_page(html);
   ASSERT_NE(dom, nullptr);
   expect_self_contained(html);
+  const auto charts = charts_of(*dom);
   for (const char* mode : {"baseline", "loaded"})
     for (const char* obs : {"core_latency", "fence_latency"})
-      for (const char* stat : {"p50", "p99"}) expect_figure_chart(*dom, h, mode, obs, stat);
-  // Time order: run ids left to right as they ran; each point says what ran.
-  const HtmlNode* svg = dom->by_id("hist-baseline-core_latency-p50");
-  ASSERT_NE(svg, nullptr);
-  std::vector<double> xs;
-  for (const HtmlNode* c : svg->by_tag("circle")) xs.push_back(std::stod(c->attr("cx")));
-  EXPECT_TRUE(std::is_sorted(xs.begin(), xs.end()));
-  const std::string hover = svg->by_tag("circle").back()->inner_text();
+      for (const char* stat : {"p50", "p99"}) expect_figure_chart(charts, h, mode, obs, stat);
+  // Time order: run ids left to right as they ran (1 to 7), each named on the
+  // axis; each point says what ran.
+  ASSERT_EQ(charts.count("hist-baseline-core_latency-p50"), 1u);
+  const nlohmann::json& chart = charts.at("hist-baseline-core_latency-p50");
+  EXPECT_EQ(chart["axes"]["x"]["names"], nlohmann::json({"1", "2", "3", "4", "5", "6", "7"}));
+  for (size_t i = 0; i < 7; ++i) EXPECT_EQ(run_of(chart["hover"][i]), std::to_string(i + 1));
+  const std::string hover = chart["hover"].back();
   for (const std::string& part :
        {std::string("run 7"), h["runs"][0]["created_utc"].get<std::string>(),
         h["runs"][0]["hostname"].get<std::string>(), std::string("latlab "),

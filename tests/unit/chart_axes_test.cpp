@@ -81,6 +81,33 @@ TEST(ChartAxes, ALogAxisTicksPowersOfTenWithTheirOwnDecimals) {
   EXPECT_NE(std::find(both.labels.begin(), both.labels.end(), "0"), both.labels.end());
 }
 
+TEST(ChartAxes, ACategoryAxisNamesEachCategoryAndLabelsAtMostMaxLabels) {
+  const ChartAxis sides = category_axis({"A", "B"});
+  EXPECT_DOUBLE_EQ(sides.min, -0.5);
+  EXPECT_DOUBLE_EQ(sides.max, 1.5);
+  EXPECT_EQ(sides.ticks, (std::vector<double>{0, 1}));
+  EXPECT_EQ(sides.labels, (std::vector<std::string>{"A", "B"}));
+  const nlohmann::ordered_json j = axis_json(sides);
+  EXPECT_EQ(j["names"], nlohmann::ordered_json({"A", "B"}));
+  EXPECT_FALSE(axis_json(linear_axis(0, 1, 4)).contains("names"));
+  // 20 run ids, at most 8 labels: every third, each category still named.
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 20; ++i) ids.push_back(std::to_string(i));
+  const ChartAxis runs = category_axis(ids, 8);
+  EXPECT_EQ(runs.labels, (std::vector<std::string>{"1", "4", "7", "10", "13", "16", "19"}));
+  EXPECT_EQ(runs.ticks.front(), 0);
+  EXPECT_EQ(runs.ticks.back(), 18);
+  EXPECT_EQ(runs.names, ids);
+  EXPECT_DOUBLE_EQ(runs.max, 19.5);
+}
+
+TEST(ChartAxes, FixedWritesNoNegativeZero) {
+  EXPECT_EQ(fixed(-0.001, 2), "0.00");
+  EXPECT_EQ(fixed(-0.005, 1), "0.0");
+  EXPECT_EQ(fixed(-1.26, 1), "-1.3");
+  EXPECT_EQ(fixed(12.346, 2), "12.35");
+}
+
 TEST(ChartAxes, AnOutlierP99DoesNotSqueezeTheOtherFramesIntoOneBin) {
   // 96 frames near 50 us, 4 % at 5 ms: p99 is an outlier.
   std::vector<double> frames = around(50, 10, 96);

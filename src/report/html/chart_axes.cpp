@@ -1,10 +1,9 @@
 #include "report/html/chart_axes.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <tuple>
-
-#include "report/html/svg_chart.hpp"
 
 namespace latlab::html {
 namespace {
@@ -13,6 +12,28 @@ double pow10(int k) { return std::pow(10.0, k); }
 int floor_log10(double v) { return static_cast<int>(std::floor(std::log10(v) + 1e-9)); }
 int ceil_log10(double v) { return static_cast<int>(std::ceil(std::log10(v) - 1e-9)); }
 
+// About `count` round values (1, 2 or 5 x 10^k apart) inside [lo, hi], and
+// the decimals that tell neighbours apart (a step of 0.0005 gets 4).
+struct Ticks {
+  std::vector<double> values;
+  int decimals = 0;
+};
+Ticks nice_ticks(double lo, double hi, int count) {
+  Ticks t;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || count < 1) return t;
+  const double raw = (hi - lo) / count;
+  const double magnitude = pow10(static_cast<int>(std::floor(std::log10(raw))));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * magnitude;
+    if (step >= raw) break;
+  }
+  t.decimals = decimals_for_step(step);
+  const double first = std::ceil(lo / step - 1e-9);
+  for (double k = first; k * step <= hi + step * 1e-9; k += 1) t.values.push_back(k * step);
+  return t;
+}
+
 // A log tick's label: the decimals its own value needs ("0.002", "50", "-10").
 std::string log_label(double v) {
   if (v == 0) return "0";
@@ -20,6 +41,12 @@ std::string log_label(double v) {
 }
 
 }  // namespace
+
+std::string fixed(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find_first_not_of("-0.") == std::string::npos && s[0] == '-') s.erase(0, 1);
+  return s;
+}
 
 const char* to_string(AxisKind k) {
   switch (k) {
@@ -66,7 +93,9 @@ ChartAxis linear_axis(double lo, double hi, int count, double pad, bool integer)
   if (!std::isfinite(lo) || !std::isfinite(hi)) lo = hi = 0;
   if (hi < lo) std::swap(lo, hi);
   if (hi == lo) {
-    std::tie(lo, hi) = padded_range(lo, hi);
+    const double half = lo == 0 ? 0.5 : std::abs(lo) * 0.05;  // a single value gets a span
+    lo -= half;
+    hi += half;
   } else if (pad > 0) {
     const double p = (hi - lo) * pad;
     lo -= p;
@@ -120,10 +149,26 @@ ChartAxis log_axis(double lo, double hi, double smallest) {
   return a;
 }
 
+ChartAxis category_axis(const std::vector<std::string>& names, size_t max_labels) {
+  ChartAxis a;
+  a.min = -0.5;
+  a.max = static_cast<double>(names.size()) - 0.5;
+  a.names = names;
+  const size_t every =
+      max_labels == 0 ? 1 : std::max<size_t>(1, (names.size() + max_labels - 1) / max_labels);
+  for (size_t i = 0; i < names.size(); i += every) {
+    a.ticks.push_back(static_cast<double>(i));
+    a.labels.push_back(names[i]);
+  }
+  return a;
+}
+
 nlohmann::ordered_json axis_json(const ChartAxis& a) {
-  return nlohmann::ordered_json{{"min", a.min},     {"max", a.max},
-                                {"log", a.log},     {"linear_below", a.linear_below},
-                                {"ticks", a.ticks}, {"labels", a.labels}};
+  nlohmann::ordered_json j{{"min", a.min},     {"max", a.max},
+                           {"log", a.log},     {"linear_below", a.linear_below},
+                           {"ticks", a.ticks}, {"labels", a.labels}};
+  if (!a.names.empty()) j["names"] = a.names;
+  return j;
 }
 
 }  // namespace latlab::html

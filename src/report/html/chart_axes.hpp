@@ -1,8 +1,9 @@
-// How the run report's charts lay out their values, decided here in C++ so
-// that the rule is tested and the page's script only applies it: whether the
-// series of a chart share one linear axis, get one axis each, or share a log
-// axis; each axis' range, ticks and tick labels (with the decimals that tell
-// neighbours apart). Private to src/report/html.
+// How the charts of latlab's pages lay out their values, decided here in C++
+// so that the rule is tested and the page's script only applies it: whether
+// the series of a chart share one linear axis, get one axis each, or share a
+// log axis; each axis' range, ticks and tick labels (with the decimals that
+// tell neighbours apart, or the names of categories). Private to
+// src/report/html.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,9 @@ bool differ_in_size(std::span<const double> magnitudes);
 // otherwise own for two such series and log for more.
 AxisKind choose_axis(std::span<const std::vector<double>> series);
 
+// `v` with `decimals` decimals ("-0.00" is written "0.00").
+std::string fixed(double v, int decimals);
+
 // Decimals that tell apart values `step` apart: 0 for a step >= 1, 1 for
 // 0.5, 4 for 0.0002 (a step <= 0 or not finite: 0).
 int decimals_for_step(double step);
@@ -49,6 +53,7 @@ struct ChartAxis {
   double linear_below = 1;
   std::vector<double> ticks;
   std::vector<std::string> labels;
+  std::vector<std::string> names;  // a category axis: every category's name, labelled or not
 };
 
 // A linear axis over [lo, hi] widened by `pad` of its span each side (a
@@ -63,7 +68,13 @@ ChartAxis linear_axis(double lo, double hi, int count, double pad = 0.0, bool in
 // three decades), each label with the decimals its own value needs.
 ChartAxis log_axis(double lo, double hi, double smallest);
 
-// {"min", "max", "log", "linear_below", "ticks", "labels"} for the page's script.
+// Categories 0 .. names.size() - 1 in [-0.5, size - 0.5], each labelled
+// with its name; with more than `max_labels` names, every k-th one only
+// (the legend still names each).
+ChartAxis category_axis(const std::vector<std::string>& names, size_t max_labels = 40);
+
+// {"min", "max", "log", "linear_below", "ticks", "labels"} and, for a
+// category axis, "names", for the page's script.
 nlohmann::ordered_json axis_json(const ChartAxis& a);
 
 }  // namespace latlab::html

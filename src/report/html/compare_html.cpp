@@ -125,13 +125,13 @@ std::string rows_table(const Comparison& c, const std::string& mode) {
   return t + "</table>\n";
 }
 
-std::string mode_section(const Comparison& c, const std::string& mode) {
+std::string mode_section(const Comparison& c, const std::string& mode, html::json& charts) {
   std::string s = fmt::format("<section id=\"mode-{0}\">\n<h2>{0}</h2>\n", escape(mode));
-  s += html::shift_chart(c, mode);
+  s += html::shift_chart(c, mode, charts);
   s += rows_table(c, mode);
   s += fmt::format(
-      "<h3>{}: both sides' samples</h3>\n<p>{}; the tick marks each side's figure of the table "
-      "(A, B). Hover a point for its value.</p>\n<div class=\"charts\">\n",
+      "<h3>{}: both sides' samples</h3>\n<p>{}; a short line marks each side's figure of the "
+      "table (A, B). Hover a point for its value.</p>\n",
       escape(mode),
       c.unit == CompareUnit::runs ? "Each point is one run's total (the unit of the test)"
                                   : "Each point is one measured block (the unit of the test)");
@@ -139,8 +139,8 @@ std::string mode_section(const Comparison& c, const std::string& mode) {
   for (const CompareRow& r : c.rows)
     if (r.mode == mode && std::find(series.begin(), series.end(), r.series) == series.end())
       series.push_back(r.series);
-  for (const std::string& name : series) s += html::samples_chart(c, mode, name);
-  return s + "</div>\n</section>\n";
+  for (const std::string& name : series) s += html::samples_charts(c, mode, name, charts);
+  return s + "</section>\n";
 }
 
 }  // namespace
@@ -151,10 +151,11 @@ std::string render_compare_html(const Comparison& c, const CompareSide& a, const
   std::vector<std::string> modes;
   for (const CompareRow& r : c.rows)
     if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
-  for (const std::string& m : modes) body += mode_section(c, m);
+  html::json charts = html::json::array();
+  for (const std::string& m : modes) body += mode_section(c, m, charts);
   body += html::compare_scores_section(c);
   body += "<h2>Runs</h2>\n" + html::runs_table(a, b);
-  return html::svg_page("latlab compare", body);
+  return html::chart_page("latlab compare", body, charts);
 }
 
 }  // namespace latlab

@@ -1,5 +1,5 @@
 // The comparison page of `latlab compare ... --report FILE`: one
-// self-contained HTML file (inline SVG and CSS, no script, no request) from
+// self-contained HTML file (uPlot, the charts' data and CSS inline, no request) from
 // the typed Comparison and the runs it compared. Per mode: each row's shift
 // with its interval and call, both sides' samples as the test used them (each
 // run's total with the unit runs, each block's value with the unit blocks),

@@ -2,6 +2,7 @@
 // Private to src/report/html.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,11 +22,17 @@ const char* call_class(ChangeCall c);
 // A value in us with two decimals, or the page's visible "n/a".
 std::string us_cell(std::optional<double> v);
 
-// Per mode: each row's relative shift with its interval, coloured by its call.
-std::string shift_chart(const Comparison& c, const std::string& mode);
+// Per mode: each row's relative shift with its interval, coloured by its
+// call (chart "shift-<mode>" into `charts`; its figure returned).
+std::string shift_chart(const Comparison& c, const std::string& mode,
+                        nlohmann::ordered_json& charts);
 
-// Per mode and series: both sides' samples of p50 and p99 on one axis each.
-std::string samples_chart(const Comparison& c, const std::string& mode, const std::string& series);
+// Per mode and series: for p50 and p99 each, both sides' samples and each
+// side's figure of the table on one axis (charts
+// "samples-<mode>-<series>-<statistic>"); a sentence for a statistic with
+// no value on either side.
+std::string samples_charts(const Comparison& c, const std::string& mode, const std::string& series,
+                           nlohmann::ordered_json& charts);
 
 // Each run of both sides: label, name, created, machine, device, version.
 std::string runs_table(const CompareSide& a, const CompareSide& b);

@@ -171,11 +171,12 @@ std::string render_history_html(std::span<const HistoryRun> all, std::string_vie
       legend + "</ul>\n";
   body += "<h2>Key figures</h2>\n";
   if (figures.empty()) body += "<p class=\"na\">No run has a measured latency figure.</p>\n";
-  body += "<div class=\"charts\">\n";
-  for (const Figure& f : figures) body += html::figure_chart(runs, f, machines);
+  html::json charts = html::json::array();
+  body += "<div class=\"pair\">\n";
+  for (const Figure& f : figures) body += html::figure_chart(runs, f, machines, charts);
   body += "</div>\n<h2>Every figure</h2>\n" + figures_table(runs, figures);
   body += "<h2>Runs</h2>\n" + runs_table(runs);
-  return html::svg_page("latlab history", body);
+  return html::chart_page("latlab history", body, charts);
 }
 
 }  // namespace latlab

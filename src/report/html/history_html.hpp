@@ -1,5 +1,5 @@
 // The history page of `latlab history --report FILE`: one self-contained
-// HTML file (inline SVG and CSS, no script, no request) with the key figures
+// HTML file (uPlot, the charts' data and CSS inline, no request) with the key figures
 // of stored runs across time: per mode and observer, p50 and p99 of the
 // run's total, one small chart per figure with the runs in time order on the
 // x axis (each point's run, time, machine, version and settings on hover),

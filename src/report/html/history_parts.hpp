@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +34,11 @@ std::string run_hover(const HistoryRun& h);
 // The colour of machine number `k` (k-th fingerprint seen).
 const char* machine_colour(size_t k);
 
-// The chart of one figure: `runs` in time order on the x axis; `machines`
-// maps each fingerprint to its colour number.
+// The chart of one figure ("hist-<mode>-<observer>-<statistic>" into
+// `charts`; its figure returned): `runs` in time order on the x axis;
+// `machines` maps each fingerprint to its colour number.
 std::string figure_chart(const std::vector<const HistoryRun*>& runs, const Figure& f,
-                         const std::map<std::string, size_t>& machines);
+                         const std::map<std::string, size_t>& machines,
+                         nlohmann::ordered_json& charts);
 
 }  // namespace latlab::html

@@ -1,7 +1,5 @@
-// The page shell of the comparison and history pages.
+// The page shell of the run report, the comparison and the history page.
 #include "report/html/html_page.hpp"
-
-#include <fmt/format.h>
 
 #include "report/html/html_assets.hpp"
 #include "report/html/report_parts.hpp"
@@ -9,29 +7,12 @@
 namespace latlab::html {
 namespace {
 
-// What the SVG charts and the call cells need beyond report.css.
-constexpr std::string_view kPageCss = R"css(
-svg.chart { display: block; background: #fff; border: 1px solid #eee; margin: 0.5em 0; }
-svg.chart text { font: 11px system-ui, sans-serif; fill: #333; }
-svg.chart .axis { stroke: #999; stroke-width: 1; }
-svg.chart .grid { stroke: #eee; stroke-width: 1; }
-svg.chart .zero { stroke: #555; stroke-width: 1; stroke-dasharray: 3 2; }
-svg.chart .band { fill: #f0f0f0; }
-svg.chart .line { fill: none; stroke: #888; stroke-width: 1.2; }
-svg.chart .ci { stroke-width: 2; }
-svg.chart .gap { fill: none; stroke: #bbb; }
-.charts { display: flex; flex-wrap: wrap; gap: 0.5em 1.5em; }
-.charts figure { margin: 0; }
-td.call-regression, .call-regression { background: #f8d0d0; font-weight: bold; }
-td.call-improvement, .call-improvement { background: #d4f0d4; font-weight: bold; }
-svg.chart .call-regression { fill: #d62728; stroke: #d62728; }
-svg.chart .call-improvement { fill: #2ca02c; stroke: #2ca02c; }
-svg.chart .call-none { fill: #555; stroke: #555; }
-svg.chart .call-untested { fill: #bbb; stroke: #bbb; }
-td.text, th.text { text-align: left; }
-.fail { background: #f8d0d0; padding: 4px 8px; font-weight: bold; }
-.pass { background: #d4f0d4; padding: 4px 8px; }
-)css";
+// JSON for a <script> element: "</" cannot end it early.
+std::string script_safe(std::string s) {
+  for (size_t at = s.find("</"); at != std::string::npos; at = s.find("</", at + 3))
+    s.replace(at, 2, "<\\/");
+  return s;
+}
 
 }  // namespace
 
@@ -42,29 +23,32 @@ std::span<const char* const> palette() {
   return kPalette;
 }
 
-std::string page_head(std::string_view title, std::string_view csp,
-                      std::initializer_list<std::string_view> css) {
-  std::string head = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  head += "<meta http-equiv=\"Content-Security-Policy\" content=\"";
-  head += csp;
-  head += "\">\n<title>" + escape(title) + "</title>\n<style>\n";
-  for (std::string_view c : css) head += c;
-  return head + "</style>\n</head>\n<body>\n<h1>" + escape(title) + "</h1>\n";
-}
-
-std::string svg_page(std::string_view title, std::string_view body) {
-  // No script runs and nothing is fetched: every chart is inline SVG.
-  // Side A and B in the run report's Baseline and Loaded colours.
-  const std::string sides = fmt::format(
-      "svg.chart .side-a {{ fill: {0}; }} svg.chart .side-b {{ fill: {1}; }}\n"
-      "svg.chart .mark-a {{ stroke: {0}; stroke-width: 2; }}\n"
-      "svg.chart .mark-b {{ stroke: {1}; stroke-width: 2; }}\n",
-      palette()[0], palette()[1]);
-  std::string page = page_head(title, "default-src 'none'; style-src 'unsafe-inline'",
-                               {html_assets::report_css, kPageCss, sides});
-  page += body;
-  page += "</body>\n</html>\n";
-  return page;
+std::string chart_page(std::string_view title, std::string_view body, const json& charts) {
+  std::string p =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+      "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>" +
+      escape(title) + "</title>\n<style>\n";
+  p.reserve(p.size() + body.size() + html_assets::uplot_js.size() + 4096);
+  p += html_assets::uplot_css;
+  p += "\n";
+  p += html_assets::report_css;
+  p += "</style>\n</head>\n<body>\n<h1>" + escape(title) + "</h1>\n";
+  p += "<p class=\"nojs\" id=\"nojs\">Charts need JavaScript; the tables read without it.</p>\n";
+  p += body;
+  p += "<footer><details><summary>Charts drawn with uPlot 1.6.32 (MIT licence), inlined in "
+       "this file</summary><pre>";
+  p += escape(html_assets::uplot_license);
+  p += "</pre></details></footer>\n<script type=\"application/json\" id=\"latlab-data\">";
+  json colours = json::array();
+  for (const char* c : palette()) colours.push_back(c);
+  p += script_safe(json{{"palette", colours}, {"charts", charts}}.dump());
+  p += "</script>\n<script>\n/*! uPlot 1.6.32, MIT licence, see the footer */\n";
+  p += html_assets::uplot_js;
+  p += "\n</script>\n<script>\n";
+  p += html_assets::report_js;
+  p += "</script>\n</body>\n</html>\n";
+  return p;
 }
 
 }  // namespace latlab::html

@@ -1,11 +1,11 @@
-// The shell of latlab's script-free HTML pages (the comparison and history
-// pages): doctype, a Content-Security-Policy that allows no request of any
-// kind, the run report's style sheet and the pages' own, then the body.
-// Charts are inline SVG, so the pages draw without JavaScript. Private to
+// The shell of latlab's HTML pages (the run report, the comparison and the
+// history page): doctype, a Content-Security-Policy that allows no request
+// of any kind, the style sheet, the body, then the charts' data, uPlot and
+// the script that draws them (report.js), all inline. Private to
 // src/report/html.
 #pragma once
 
-#include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,14 +16,10 @@ namespace latlab::html {
 // machines, in order; a page cycles through them.
 std::span<const char* const> palette();
 
-// A page's top, up to and including its <h1>: doctype, `csp` as its
-// Content-Security-Policy, `title` (plain text, escaped here) as <title>
-// and <h1>, and `css` joined into one <style>.
-std::string page_head(std::string_view title, std::string_view csp,
-                      std::initializer_list<std::string_view> css);
-
-// A whole page: `title` (plain text, escaped here) as <title> and <h1>, then
-// `body` (HTML).
-std::string svg_page(std::string_view title, std::string_view body);
+// A whole page: `title` (plain text, escaped here) as <title> and <h1>,
+// `body` (HTML), and `charts` (report_charts.hpp's chart(), each drawn into
+// the body's element of its id).
+std::string chart_page(std::string_view title, std::string_view body,
+                       const nlohmann::ordered_json& charts);
 
 }  // namespace latlab::html

@@ -11,7 +11,6 @@
 #include "report/html/chart_axes.hpp"
 #include "report/html/report_parts.hpp"
 #include "report/html/report_stats.hpp"
-#include "report/html/svg_chart.hpp"
 
 namespace latlab::html {
 
@@ -24,9 +23,10 @@ json chart(const std::string& id, const char* type, const std::string& title, co
 std::string chart_div(const json& c, const std::string& note) {
   const std::string axis = c.contains("axis") ? c["axis"].get<std::string>() : "linear";
   return fmt::format(
-      "<figure class=\"chart\"><div id=\"{}\" data-chart=\"{}\" data-axis=\"{}\"></div>{}"
-      "</figure>\n",
-      escape(c["id"].get<std::string>()), escape(c["type"].get<std::string>()), axis,
+      "<figure class=\"chart\" aria-label=\"{}\"><div id=\"{}\" data-chart=\"{}\" "
+      "data-axis=\"{}\"></div>{}</figure>\n",
+      escape(c["title"].get<std::string>()), escape(c["id"].get<std::string>()),
+      escape(c["type"].get<std::string>()), axis,
       note.empty() ? "" : "<figcaption>" + escape(note) + "</figcaption>");
 }
 

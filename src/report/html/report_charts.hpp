@@ -30,7 +30,15 @@ std::string clock_charts(const LatencyRun& run, const std::string& prefix,
 std::string capture_charts(const CaptureResult& c, const std::string& prefix,
                            nlohmann::ordered_json& charts);
 
-// One chart's data, and its figure element.
+// One chart's data, and its figure element (its accessible name the title).
+// Beyond what chart() sets, report.js reads (each optional): per series
+// "colour" (an index into the palette or a CSS colour), "type" (the chart's
+// "line" or "points", or "interval": a segment from series "from"'s value
+// to its own at each x, or "none": in the legend only) and "span" (join
+// across missing values); per chart "height" (pixels), "horizontal" (x
+// runs down the page), "hover" (a line per x, shown under the chart at the
+// cursor), "band" ({"lo", "hi"}: shaded across the y axis) and "gaps" (x
+// values marked by a dashed line).
 nlohmann::ordered_json chart(const std::string& id, const char* type, const std::string& title,
                              const char* x_label, const char* y_label);
 std::string chart_div(const nlohmann::ordered_json& c, const std::string& note = "");

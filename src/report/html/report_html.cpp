@@ -1,10 +1,9 @@
 // The HTML report's page: a section per result (its tables, and the charts
-// whose data is computed here), uPlot and the drawing script inlined.
+// whose data is computed here) in the pages' shell (html_page.hpp).
 #include "report/html/report_html.hpp"
 
 #include <fmt/format.h>
 
-#include "report/html/html_assets.hpp"
 #include "report/html/html_page.hpp"
 #include "report/html/report_charts.hpp"
 #include "report/html/report_parts.hpp"
@@ -95,38 +94,6 @@ std::string runs_summary(std::span<const ReportInput> runs) {
   return t + "</table>\n";
 }
 
-// JSON for a <script> element: "</" cannot end it early.
-std::string script_safe(std::string s) {
-  for (size_t at = s.find("</"); at != std::string::npos; at = s.find("</", at + 3))
-    s.replace(at, 2, "<\\/");
-  return s;
-}
-
-std::string page(const std::string& body, const json& charts) {
-  std::string p = html::page_head("latlab report",
-                                  "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                                  "'unsafe-inline'; img-src data:",
-                                  {html_assets::uplot_css, "\n", html_assets::report_css});
-  p.reserve(p.size() + body.size() + html_assets::uplot_js.size() + 4096);
-  p += "<p class=\"nojs\" id=\"nojs\">Charts need JavaScript; every figure is also in the "
-       "tables.</p>\n";
-  p += body;
-  p += "<footer><details><summary>Charts drawn with uPlot 1.6.32 (MIT licence), inlined in "
-       "this file</summary><pre>";
-  p += escape(html_assets::uplot_license);
-  p += "</pre></details></footer>\n";
-  p += "<script type=\"application/json\" id=\"latlab-data\">";
-  json palette = json::array();
-  for (const char* c : html::palette()) palette.push_back(c);
-  p += script_safe(json{{"palette", palette}, {"charts", charts}}.dump());
-  p += "</script>\n<script>\n/*! uPlot 1.6.32, MIT licence, see the footer */\n";
-  p += html_assets::uplot_js;
-  p += "\n</script>\n<script>\n";
-  p += html_assets::report_js;
-  p += "</script>\n</body>\n</html>\n";
-  return p;
-}
-
 }  // namespace
 
 std::string render_html_report(std::span<const ReportInput> runs) {
@@ -134,7 +101,7 @@ std::string render_html_report(std::span<const ReportInput> runs) {
   std::string body;
   if (runs.size() > 1) body += "<h2>Runs</h2>\n" + runs_summary(runs);
   for (size_t i = 0; i < runs.size(); ++i) body += run_section(runs[i], i, charts);
-  return page(body, charts);
+  return html::chart_page("latlab report", body, charts);
 }
 
 Result<void> write_html_report(const std::string& path, std::span<const ReportInput> runs) {
