@@ -6,8 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "backend_table.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/bench/device_factory.hpp"

@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "cli_app.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "core/output_file.hpp"
 #include "latlab/bench/capture_session.hpp"

@@ -8,8 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "backend_table.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "latlab/bench/clock_studies.hpp"
 #include "latlab/bench/clock_study.hpp"

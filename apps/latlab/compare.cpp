@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "report/file_plan.hpp"
 #include "report/html/compare_html.hpp"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "report/file_plan.hpp"
 #include "report/html/history_html.hpp"

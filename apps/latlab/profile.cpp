@@ -13,8 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "backend_table.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/bench/interrupt_scope.hpp"
@@ -58,13 +57,13 @@ int exit_code(const ProfileFailure& f, const std::string& device) {
   return kExitRunFailed;
 }
 
-void print_settings(const ProfileOptions& opt, const CliBackend& be) {
+void print_settings(const ProfileOptions& opt, const BackendInfo& be) {
   const ProfilePlan& plan = opt.plan;
   const ProfileRigDesc& rig = opt.rig;
-  fmt::print("latlab profile: reference frame on {}, scoped GPU zones{}\n", backend_info(be.id).api,
+  fmt::print("latlab profile: reference frame on {}, scoped GPU zones{}\n", be.api,
              be.profile_zones_note);
   std::string validation;
-  if (be.validation != nullptr)
+  if (!be.validation.empty())
     validation = fmt::format("  validation {}", rig.validation ? be.validation_on : "off");
   fmt::print("  device {}  frames {}  complexity {}  size {}x{}  frames in flight {}  trace {}{}\n",
              rig.device.empty() ? "(default)" : rig.device, plan.frames, plan.complexity, rig.width,
@@ -120,8 +119,9 @@ int check_profile(const ProfileOptions& opt) {
         fmt::format("--size must be WxH with W and H in 1..{} (got \"{}\")", kMaxSide, opt.size),
         kExitUsage);
   }
-  const CliBackend& be = cli_backend(opt.backend);
-  if (opt.rig.validation && be.validation == nullptr) return fail(be.no_validation, kExitUsage);
+  const BackendInfo& be = backend_info(opt.backend);
+  if (opt.rig.validation && be.validation.empty())
+    return fail(std::string(be.no_validation), kExitUsage);
   if (opt.rig.gl_timer != "auto" && opt.backend != Backend::gl) {
     return fail("--gl-timer is an OpenGL option; use --backend gl", kExitUsage);
   }
@@ -164,9 +164,8 @@ int profile(ProfileOptions opt) {
   if (opt.queues == "all" || profile_names_several_devices(opt.rig.device)) {
     return profile_queues_of(opt);
   }
-  const CliBackend& be = cli_backend(opt.backend);
-  const BackendInfo& info = backend_info(opt.backend);
-  if (!info.built) return fail(std::string(info.not_built), kExitMissingCapability);
+  const BackendInfo& be = backend_info(opt.backend);
+  if (!be.built) return fail(std::string(be.not_built), kExitMissingCapability);
   if (!opt.json) {
     print_settings(opt, be);
     opt.rig.on_line = [](const std::string& line) { fmt::print("{}\n", line); };

@@ -21,6 +21,7 @@
 // written when stopped before any measured frame, e.g. during calibration),
 // 2 bad input, 3 device/backend unavailable (or `--mode loaded` without a
 // usable load), 4 result could not be written.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,18 +31,17 @@
 #include <memory>
 #include <string>
 
-#include "backend_table.hpp"
 #include "cli_app.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/device_list.hpp"
 #include "latlab/bench/interrupt_scope.hpp"
+#include "latlab/bench/present_probe.hpp"
 #include "latlab/bench/run_engine.hpp"
 #include "report/score_report.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
-#include "run_present.hpp"
 
 namespace latlab::cli {
 namespace {
@@ -137,7 +137,8 @@ int run_command(RunCommand& c) {
   RunDevice rd;
   // --present: probed in a child process before this one touches Vulkan;
   // declared after the device, so the present path goes first.
-  PresentSetup present = probe_run_present(c);
+  PresentSetup present = probe_run_present(
+      c.present, DeviceSelector{c.plan.backend, c.plan.device, false, true}, c.present_desc);
   if (const int rc = open_device(c, rd); rc != kExitOk) return rc;
   LatencyDevice& device = *rd.device;
   std::unique_ptr<TickMapper> mapper = make_calibrated_mapper(device, c.plan.calibrator);
@@ -145,8 +146,11 @@ int run_command(RunCommand& c) {
   // Installed before the settings are echoed, so a caller that saw them can
   // interrupt safely.
   InterruptScope interrupt;
-  print_run_settings(info, c, device.info());
-  if (c.plan.want_latency()) open_run_present(c, device, present, info);
+  print_run_settings(info, run_echo(c), device.info());
+  if (c.plan.want_latency()) {
+    open_run_present(device, c.present_desc, present,
+                     [info](const std::string& line) { fmt::print(info, "{}\n", line); });
+  }
   const RunDeviceEnv env{&device, mapper.get(), rd.time.get(), &present};
   const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
   RunOutcome out =
@@ -154,7 +158,7 @@ int run_command(RunCommand& c) {
   if (out.stop != RunStop::none) return report_stop(out);
   attach_latency_scores(out.result);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
-  return report_run(c.outputs, out.result, info, store.get());
+  return run_exit_code(report_run(c.outputs, out.result, info, store.get()));
 }
 
 // --mode, --backend, --device and the schedule.

@@ -53,7 +53,7 @@ std::vector<RunLane> open_lanes(const RunCommand& c, const std::vector<ListedDev
 // The settings and one line per section.
 void print_sections(const RunCommand& c, const std::vector<RunLane>& lanes,
                     const LatencyDevice& first, std::FILE* info) {
-  print_run_settings(info, c, first.info());
+  print_run_settings(info, run_echo(c), first.info());
   fmt::print(info, "devices: {} in interleaved blocks on the same deadlines\n", lanes.size());
   for (const RunLane& l : lanes) {
     fmt::print(info, "  section {}: {} device {}: {}{}\n", l.head.section,
@@ -108,7 +108,7 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
   for (DeviceSectionResult& s : out.result.sections) heads.push_back(&s.head);
   set_physical_identities(c.plan.backend, heads);
   attach_latency_scores(out.result);
-  return report_run(c.outputs, out.result, info, store);
+  return run_exit_code(report_run(c.outputs, out.result, info, store));
 }
 
 }  // namespace latlab::cli

@@ -1,4 +1,4 @@
-// latlab run: options -> checked plan, and the settings echo.
+// latlab run: options -> checked plan.
 #include "run_options.hpp"
 
 #include <fmt/format.h>
@@ -13,8 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "backend_table.hpp"
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "cli_values.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -159,7 +158,7 @@ Result<RunCommand> plan_run(const RunOptions& o) {
     return make_error("--load-target-ms must be a positive number of ms");
   }
   if (Result<void> v = validate(p.desc); !v) return v.error();
-  if (o.time_scale != 1 && !cli_backend(o.backend).time_scale) {
+  if (o.time_scale != 1 && !backend_info(o.backend).time_scale) {
     return make_error("--time-scale only works with --backend sim (a GPU runs on real time)");
   }
   if (Result<void> outputs = check_latency_outputs(o, p); !outputs) return outputs.error();
@@ -176,86 +175,25 @@ Result<RunCommand> plan_run(const RunOptions& o) {
   return c;
 }
 
-namespace {
-
-// The workload of each mode the plan runs.
-void print_workloads(std::FILE* info, const RunPlan& plan, const std::string& form) {
-  const LatencyRunDesc& desc = plan.desc;
-  if (plan.want_baseline) {
-    fmt::print(info, "  baseline workload: passes {}  complexity {}  size {}x{}  form {}\n",
-               desc.workload.passes, desc.workload.complexity, desc.workload.width,
-               desc.workload.height, form);
-  }
-  const FrameWorkload& lw = plan.loaded_work;
-  if (plan.want_loaded && plan.load_complexity > 0) {
-    fmt::print(info, "  loaded workload: passes 4  complexity {} (given)  size {}x{}  form {}\n",
-               plan.load_complexity, lw.width, lw.height, form);
-  } else if (plan.want_loaded) {
-    fmt::print(info,
-               "  loaded workload: passes 4  complexity calibrated to {} ms GPU  size {}x{}  "
-               "form {}\n",
-               plan.load_target_ms, lw.width, lw.height, form);
-  }
-  if (plan.want_perf) {
-    fmt::print(info,
-               "  performance: {} frames, passes 4  complexity {}  size {}x{}  form {}, "
-               "offscreen\n",
-               plan.perf_frames, plan.perf_work.complexity, plan.perf_work.width,
-               plan.perf_work.height, form);
-  }
+void add_present_options(CLI::App* sub, RunOptions* opts) {
+  sub->add_flag("--present", opts->present,
+                "Vulkan: show every latency frame in a window (lowest-latency present mode) and "
+                "time present and screen: on $WAYLAND_DISPLAY when set, the compositor's "
+                "wp_presentation times; else on X11 ($DISPLAY), the X server framebuffer "
+                "observer. Without a display, present is listed unavailable and the run goes on");
+  sub->add_option("--present-poll-us", opts->present_poll_us,
+                  "With --present: the framebuffer observer's polling period (us)")
+      ->check(real_in(50.0, 100'000.0))
+      ->capture_default_str();
+  sub->add_option("--present-hold-ms", opts->present_hold_ms,
+                  "With --present, a test knob: hold each frame's copy on the GPU this long after "
+                  "the present call, so it reaches the screen that much later")
+      ->check(real_in(0.0, 1000.0))
+      ->capture_default_str();
 }
 
-// The poll observer, the turn warm-up and the clock model's refresh.
-void print_observers(std::FILE* info, const RunCommand& c) {
-  const LatencyRunDesc& desc = c.plan.desc;
-  if (desc.poll_completion) {
-    fmt::print(
-        info,
-        "  poll observer on (a thread spinning on each frame's completion, limit {:.0f} us)\n",
-        static_cast<double>(desc.poll_limit_ns) / 1e3);
-  } else {
-    fmt::print(info, "  poll observer off (--poll {}{})\n", c.poll,
-               c.poll == "auto" ? ", " + std::to_string(usable_cpus()) + " CPUs" : std::string());
-  }
-  if (desc.turn_warmup_ns > 0) {
-    fmt::print(info, "  turn warm-up: {:.0f} ms of unrecorded frames before every block\n",
-               static_cast<double>(desc.turn_warmup_ns) / 1e6);
-  }
-  if (c.clock_refresh_ms != 1000) {
-    fmt::print(info, "  clock model refresh: {}\n",
-               c.clock_refresh_ms > 0 ? fmt::format("every {:.0f} ms", c.clock_refresh_ms)
-                                      : std::string("none (the start-up calibration only)"));
-  }
-}
-
-}  // namespace
-
-void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device) {
-  const RunPlan& plan = c.plan;
-  const LatencyRunDesc& desc = plan.desc;
-  fmt::print(info, "latlab run: mode {}, backend {}, device \"{}\" ({})\n", plan.mode,
-             device.backend, device.name, device.driver);
-  if (plan.want_latency()) {
-    fmt::print(
-        info,
-        "  seed {}, intervals {:.3f}-{:.3f} ms (uniform), {} frames in {} blocks after {} "
-        "warm-up frames{}\n",
-        desc.schedule.seed, static_cast<double>(desc.schedule.min_interval_ns) / 1e6,
-        static_cast<double>(desc.schedule.max_interval_ns) / 1e6, desc.frames, desc.blocks,
-        desc.warmup_frames,
-        plan.want_baseline && plan.want_loaded ? " per mode, modes in interleaved blocks" : "");
-  }
-  print_workloads(info, plan, c.form);
-  fmt::print(info, "  cpu step {} iterations, timer slack {}{}{}\n", desc.cpu_step_iterations,
-             desc.timer_slack_ns > 0 ? "1 ns requested" : "unchanged",
-             plan.validation && plan.backend == Backend::vulkan ? ", Vulkan validation on" : "",
-             desc.bare_comparison ? ", bare-loop and raw-sleep comparison blocks" : "");
-  print_observers(info, c);
-  if (c.time_scale != 1) fmt::print(info, "  sim clock accelerated x{}\n", c.time_scale);
-  fmt::print(info, "  host clock {}, result -> {}{}\n", kHostClockName,
-             c.outputs.out.empty() ? "(none)" : c.outputs.out,
-             c.outputs.frames_csv.empty() ? "" : ", frames -> " + c.outputs.frames_csv);
-  std::fflush(info);
+RunEcho run_echo(const RunCommand& c) {
+  return {&c.plan, c.form, c.poll, usable_cpus(), c.clock_refresh_ms, c.time_scale, &c.outputs};
 }
 
 bool poll_observer_on(const std::string& mode) {

@@ -1,8 +1,9 @@
 // `latlab run`'s options, checked into a plan before any device is opened,
 // and the settings it echoes at the start. Private to apps/latlab/run*.cpp;
-// RunOptions stays in run.cpp, run_options.cpp and run_present.cpp.
+// RunOptions stays in run.cpp and run_options.cpp.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "latlab/core/latency_device.hpp"
 #include "latlab/core/present_path.hpp"
 #include "latlab/result.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 
@@ -67,16 +69,6 @@ struct RunOptions {
   std::string command_line;
 };
 
-// Where the result goes: the reporters of `latlab run`.
-struct RunOutputs {
-  std::string out;         // JSON result ("" none, "-" stdout)
-  std::string frames_csv;  // per-frame CSV ("" none)
-  std::string report;      // HTML report ("" none)
-  bool json = false;       // the JSON on stdout instead of the table
-  bool use_store = false;  // append the run to the results store
-  std::string store;       // its location ("" = the default)
-};
-
 // `latlab run`, checked: the engine's plan, the outputs, how the device is
 // opened and what the settings echo says. The options stop here.
 struct RunCommand {
@@ -105,7 +97,10 @@ bool poll_observer_on(const std::string& mode);
 // CPUs this process may run on (sched_getaffinity).
 int usable_cpus();
 
-// Echoes the settings of the run to `info` (stdout, or stderr with --json).
-void print_run_settings(std::FILE* info, const RunCommand& c, const DeviceInfo& device);
+// --present and its knobs.
+void add_present_options(CLI::App* sub, RunOptions* opts);
+
+// What the settings echo (print_run_settings) says of `c`.
+RunEcho run_echo(const RunCommand& c);
 
 }  // namespace latlab::cli

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "cli_checks.hpp"
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "report/file_plan.hpp"
 #include "report/result_reader.hpp"

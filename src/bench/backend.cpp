@@ -2,7 +2,18 @@
 #include "latlab/bench/backend.hpp"
 
 #include <array>
+#include <memory>
 #include <string>
+
+#if LATLAB_HAVE_VULKAN
+#include "latlab/bench/vulkan_rig.hpp"
+#endif
+#if LATLAB_HAVE_CUDA
+#include "latlab/bench/cuda_rig.hpp"
+#endif
+#if LATLAB_HAVE_OPENGL
+#include "latlab/bench/gl_rig.hpp"
+#endif
 
 namespace latlab {
 namespace {
@@ -17,18 +28,59 @@ namespace {
 #define LATLAB_HAVE_OPENGL 0
 #endif
 
+// A backend this binary was built without (profile says so before opening).
+[[maybe_unused]] std::unique_ptr<ProfileRig> not_built(const ProfileRigDesc& /*desc*/,
+                                                       ProfileFailure& failure) {
+  failure = {"this backend is not built", ProfileFailureKind::missing_capability};
+  return nullptr;
+}
+#if !LATLAB_HAVE_VULKAN
+constexpr OpenProfileRig open_vulkan_profile_rig = not_built;
+#endif
+#if !LATLAB_HAVE_CUDA
+constexpr OpenProfileRig open_cuda_profile_rig = not_built;
+#endif
+#if !LATLAB_HAVE_OPENGL
+constexpr OpenProfileRig open_gl_profile_rig = not_built;
+#endif
+
 constexpr std::array<BackendInfo, 4> kBackends{{
-    {Backend::vulkan, "vulkan", "", "Vulkan", LATLAB_HAVE_VULKAN != 0,
-     LATLAB_HAVE_VULKAN ? "" : "backend vulkan is not built (configure with -DLATLAB_VULKAN=ON)"},
-    {Backend::cuda, "cuda", "", "CUDA", LATLAB_HAVE_CUDA != 0,
-     LATLAB_HAVE_CUDA
-         ? ""
-         : "backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)"},
-    {Backend::gl, "gl", "opengl", "OpenGL (EGL)", LATLAB_HAVE_OPENGL != 0,
-     LATLAB_HAVE_OPENGL
-         ? ""
-         : "backend gl is not built (configure with libegl-dev and libopengl-dev present)"},
-    {Backend::sim, "sim", "", "sim", true, ""},
+    {.id = Backend::vulkan,
+     .name = "vulkan",
+     .api = "Vulkan",
+     .built = LATLAB_HAVE_VULKAN != 0,
+     .not_built = LATLAB_HAVE_VULKAN
+                      ? ""
+                      : "backend vulkan is not built (configure with -DLATLAB_VULKAN=ON)",
+     .open_profile_rig = open_vulkan_profile_rig,
+     .validation = "the Khronos validation layer",
+     .queue_families = true,
+     .present = true},
+    {.id = Backend::cuda,
+     .name = "cuda",
+     .api = "CUDA",
+     .built = LATLAB_HAVE_CUDA != 0,
+     .not_built =
+         LATLAB_HAVE_CUDA
+             ? ""
+             : "backend cuda is not built (configure with nvcc present or -DLATLAB_CUDA=ON)",
+     .open_profile_rig = open_cuda_profile_rig,
+     .profile_zones_note = " (stamp kernels)",
+     .no_validation = "--validation is a Vulkan option (the Khronos validation layer; on gl: "
+                      "KHR_debug); CUDA has no counterpart"},
+    {.id = Backend::gl,
+     .name = "gl",
+     .alias = "opengl",
+     .api = "OpenGL (EGL)",
+     .built = LATLAB_HAVE_OPENGL != 0,
+     .not_built =
+         LATLAB_HAVE_OPENGL
+             ? ""
+             : "backend gl is not built (configure with libegl-dev and libopengl-dev present)",
+     .open_profile_rig = open_gl_profile_rig,
+     .validation = "KHR_debug",
+     .validation_on = "on (KHR_debug)"},
+    {.id = Backend::sim, .name = "sim", .api = "sim", .built = true, .time_scale = true},
 }};
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "latlab/bench/present_probe.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -142,6 +144,54 @@ Result<void> probe_present_in_child(const DeviceSelector& selector, const Presen
   if (!error.empty()) return make_error(error);
   return make_error("the present probe (a child process) failed while " + step + " (exit status " +
                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+}
+
+PresentSetup probe_run_present(bool asked, const DeviceSelector& selector,
+                               const PresentDesc& desc) {
+  PresentSetup s;
+  s.asked = asked;
+  if (!asked) return s;
+  if (!backend_info(selector.backend).present) {
+    s.unavailable = "the present path needs --backend vulkan (the " +
+                    std::string(backend_name(selector.backend)) + " backend has no present path)";
+    return s;
+  }
+  if (Result<void> probe = probe_present_in_child(selector, desc); !probe) {
+    s.probe_error = probe.error().message;
+    s.unavailable = s.probe_error;
+  }
+  return s;
+}
+
+void open_run_present(LatencyDevice& device, const PresentDesc& desc, PresentSetup& setup,
+                      const std::function<void(const std::string&)>& info) {
+  if (!setup.asked) return;
+  if (setup.unavailable.empty()) {
+    Result<std::unique_ptr<PresentPath>> opened = device.open_present(desc);
+    if (opened) {
+      setup.path = std::move(opened.value());
+    } else {
+      setup.unavailable = opened.error().message;
+    }
+  }
+  if (!setup.path) {
+    info("  present unavailable: " + setup.unavailable);
+    return;
+  }
+  const PresentInfo pi = setup.path->info();
+  info(fmt::format("  present: {} mode (offered: {}), {} swapchain images, {}", pi.present_mode,
+                   fmt::join(pi.modes_offered, ", "), pi.swapchain_images, pi.surface));
+  for (const ScreenObserverInfo& ob : pi.observers) {
+    if (ob.available) {
+      info(fmt::format("  screen observer {}: polled every {} us", ob.name,
+                       static_cast<double>(ob.poll_period_ns) / 1e3));
+    }
+  }
+  if (desc.hold_ns > 0) {
+    info(fmt::format(
+        "  present hold: each frame's copy held {} ms after its present call (test knob)",
+        static_cast<double>(desc.hold_ns) / 1e6));
+  }
 }
 
 }  // namespace latlab

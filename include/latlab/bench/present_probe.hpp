@@ -5,8 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "latlab/bench/device_factory.hpp"
+#include "latlab/bench/run_engine.hpp"
+#include "latlab/core/latency_device.hpp"
 #include "latlab/core/present_path.hpp"
 #include "latlab/result.hpp"
 
@@ -24,5 +28,14 @@ namespace latlab {
 // fork has only the calling thread.
 Result<void> probe_present_in_child(const DeviceSelector& selector, const PresentDesc& desc,
                                     int64_t timeout_ns = 20'000'000'000);
+
+// `latlab run --present` before the device is opened (it forks): the probe
+// when asked, or why there is no present path (a backend without one).
+PresentSetup probe_run_present(bool asked, const DeviceSelector& selector, const PresentDesc& desc);
+
+// After the device is opened: its present path unless the probe failed;
+// says on `info`, one line each, what it opened (or why not).
+void open_run_present(LatencyDevice& device, const PresentDesc& desc, PresentSetup& setup,
+                      const std::function<void(const std::string&)>& info);
 
 }  // namespace latlab

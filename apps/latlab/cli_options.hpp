@@ -1,4 +1,5 @@
-// The checks of every numeric option of every subcommand, in one place, so
+// The checks of every option shared by subcommands: --backend (parsed once,
+// here, into a Backend), and every numeric option, in one place, so
 // all of them refuse the same text: NaN and infinities, hex and octal, a
 // value past the type's range (never clamped), trailing text. A refused value
 // is bad usage: exit 2 with "--option: why". The parsing itself is
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "latlab/bench/backend.hpp"
 #include "latlab/result.hpp"
 
 namespace latlab::cli {
@@ -36,5 +38,17 @@ CLI::Validator unsigned_in(uint64_t lo, uint64_t hi);
 Result<void> check_store_location(const std::string& store);
 // The same for a command: kExitOk, or kExitUsage after "<command>: why".
 int store_location_exit(const char* command, const std::string& store);
+
+// Which commands accept a backend; the --backend check says which do not.
+enum class BackendUse {
+  profile,  // the backends with a profiling rig: vulkan, cuda, gl
+  any,      // every backend, sim included
+};
+
+// Adds --backend (`flags`, CLI11's spelling) to `app`, parsed into `backend`
+// (its default shown): an unknown name fails with the backends built into
+// this binary, a backend that `use` excludes with the ones it accepts.
+CLI::Option* add_backend_option(CLI::App* app, Backend& backend, BackendUse use,
+                                const std::string& help, const std::string& flags = "--backend");
 
 }  // namespace latlab::cli

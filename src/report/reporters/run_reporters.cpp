@@ -1,6 +1,6 @@
 // latlab run: the engine's typed result handed to its reporters (the table
 // or --json, then --out, --frames-csv, --report and the store:
-// report/run_reporter.hpp), the validation findings and the exit code.
+// report/run_reporter.hpp) and the validation findings (reporters.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,14 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "command.hpp"
 #include "report/file_plan.hpp"
 #include "report/html/html_run_reporter.hpp"
+#include "report/reporters/reporters.hpp"
 #include "report/run_reporter.hpp"
 #include "report/store/store_run_reporter.hpp"
-#include "run_parts.hpp"
 
-namespace latlab::cli {
+namespace latlab {
 namespace {
 
 // Whether every section of a several-device run is "ok".
@@ -115,25 +114,26 @@ Result<void> check_run_files(const RunOutputs& o) {
   return files.check();
 }
 
-int report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
-               store::ResultsStore* store) {
+RunReported report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
+                       store::ResultsStore* store) {
   const RunDocument doc(r);
   if (o.json) {
     std::fputs(doc.json_text().c_str(), stdout);
   } else {
     std::fputs(format_run_summary(r).c_str(), run_outputs_take_stdout(o) ? stderr : stdout);
   }
-  int rc = r.partial() || !sections_ok(r) ? kExitRunFailed : kExitOk;
-  if (r.performance.asked && !r.performance.report) rc = kExitRunFailed;
-  if (print_section_validation(r)) rc = kExitRunFailed;
+  bool complete = !r.partial() && sections_ok(r);
+  if (r.performance.asked && !r.performance.report) complete = false;
+  if (print_section_validation(r)) complete = false;
   std::fflush(nullptr);  // the table before any interrupt's message
   WritesInterruptScope notice("latlab run");
   std::vector<std::unique_ptr<RunReporter>> reporters = file_reporters(o, r, store);
-  if (!write_outputs(reporters, doc, info, notice)) rc = kExitWriteFailed;
+  const bool written = write_outputs(reporters, doc, info, notice);
   const std::optional<ValidationReport>& v = r.meta.validation;
-  if (v && print_validation(*v, info) && rc == kExitOk) rc = kExitRunFailed;
+  if (v && print_validation(*v, info)) complete = false;
   print_incomplete(r);
-  return rc;
+  if (!written) return RunReported::write_failed;
+  return complete ? RunReported::complete : RunReported::incomplete;
 }
 
 std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location) {
@@ -146,4 +146,4 @@ std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location)
   return std::move(s.value());
 }
 
-}  // namespace latlab::cli
+}  // namespace latlab

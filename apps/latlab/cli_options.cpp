@@ -1,5 +1,5 @@
-// The checks of numeric options (cli_checks.hpp).
-#include "cli_checks.hpp"
+// The checks of shared options (cli_options.hpp).
+#include "cli_options.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -70,6 +70,49 @@ int store_location_exit(const char* command, const std::string& store) {
     return kExitUsage;
   }
   return kExitOk;
+}
+
+namespace {
+
+bool accepts(BackendUse use, const BackendInfo& b) {
+  return use == BackendUse::any || b.open_profile_rig != nullptr;
+}
+
+// The backends `use` accepts, built or not, joined by `sep`.
+std::string accepted_names(BackendUse use, const char* sep, bool built_only) {
+  std::string out;
+  for (const BackendInfo& b : backends()) {
+    if (!accepts(use, b) || (built_only && !b.built)) continue;
+    if (!out.empty()) out += sep;
+    out += b.name;
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::Option* add_backend_option(CLI::App* app, Backend& backend, BackendUse use,
+                                const std::string& help, const std::string& flags) {
+  const std::string choices = "{" + accepted_names(use, ",", false) + "}";
+  const CLI::Validator check(
+      [use, choices](std::string& name) -> std::string {
+        const Result<Backend> b = parse_backend(name);
+        if (!b) {
+          return "unknown backend '" + name +
+                 "'; this build has: " + accepted_names(use, ", ", true);
+        }
+        // The CLI takes each backend by its one name (the library also takes
+        // aliases).
+        if (!accepts(use, backend_info(*b)) || name != backend_name(*b))
+          return name + " not in " + choices;
+        return "";
+      },
+      choices);
+  return app
+      ->add_option_function<std::string>(
+          flags, [&backend](const std::string& name) { backend = *parse_backend(name); }, help)
+      ->default_str(std::string(backend_name(backend)))
+      ->check(check);
 }
 
 }  // namespace latlab::cli

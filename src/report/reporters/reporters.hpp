@@ -1,0 +1,73 @@
+// The reporters as the command line sees them: the one header of src/report
+// that apps/ includes. A command hands its typed result (latlab/bench/) to
+// these functions; the formats (table, JSON, CSV, HTML, the results store)
+// are theirs.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "latlab/bench/run_plan.hpp"
+#include "latlab/bench/run_result.hpp"
+#include "latlab/core/latency_device.hpp"
+#include "latlab/result.hpp"
+#include "report/file_plan.hpp"
+#include "report/page_files.hpp"
+#include "report/store/results_store.hpp"
+
+namespace latlab {
+
+// Where `latlab run`'s result goes.
+struct RunOutputs {
+  std::string out;         // JSON result ("" none, "-" stdout)
+  std::string frames_csv;  // per-frame CSV ("" none)
+  std::string report;      // HTML report ("" none)
+  bool json = false;       // the JSON on stdout instead of the table
+  bool use_store = false;  // append the run to the results store
+  std::string store;       // its location ("" = the default)
+};
+
+// Whether --out, --frames-csv or --report writes to standard output ("-",
+// /dev/stdout): the table and messages then go to stderr.
+bool run_outputs_take_stdout(const RunOutputs& o);
+
+// Checks run's files before anything runs (file_plan.hpp): --out,
+// --frames-csv, --report, --json's standard output and the SQLite store are
+// writable and no two are the same file.
+Result<void> check_run_files(const RunOutputs& o);
+
+// Opens the store `location` ("" = the default) for appending (its schema
+// version checked) before the run starts; on failure prints why and returns
+// nullptr.
+std::unique_ptr<store::ResultsStore> open_run_store(const std::string& location);
+
+// What `latlab run` echoes at its start: the plan and the options as asked.
+struct RunEcho {
+  const RunPlan* plan = nullptr;
+  std::string form;  // --form
+  std::string poll;  // --poll (auto: with the usable CPUs)
+  int usable_cpus = 1;
+  double clock_refresh_ms = 1000;
+  int64_t time_scale = 1;  // the sim backend's clock speed-up
+  const RunOutputs* outputs = nullptr;
+};
+
+// Echoes the settings of the run to `info` (stdout, or stderr with --json).
+void print_run_settings(std::FILE* info, const RunEcho& e, const DeviceInfo& device);
+
+// How the reporting of a run ended.
+enum class RunReported {
+  complete,      // every section ok, every output written
+  incomplete,    // partial, a section not ok, Performance without a report, validation errors
+  write_failed,  // an output could not be written (the others were)
+};
+
+// Every reporter of a result (one device, Performance-only, or several
+// devices' sections): the table (one per section) or --json, --out,
+// --frames-csv, --report, the store when not null; then the validation
+// findings and what did not complete, on stderr.
+RunReported report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
+                       store::ResultsStore* store);
+
+}  // namespace latlab
