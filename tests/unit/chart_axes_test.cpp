@@ -64,6 +64,15 @@ TEST(ChartAxes, TickDecimalsComeFromTheStep) {
   EXPECT_EQ(counts.labels, (std::vector<std::string>{"0", "1", "2", "3"}));
 }
 
+TEST(ChartAxes, ValuesApartOnlyByRoundingAreOneValue) {
+  // Two runs' gpu_execution p50 on the sim: equal but for the last bit.
+  const ChartAxis a = linear_axis(50.007999999999996, 50.008000000000003, 5, 0.05);
+  expect_distinct_neighbours(a, "rounding apart");
+  EXPECT_LE(a.ticks.size(), 11u);
+  EXPECT_LT(a.min, 50);
+  EXPECT_GT(a.max, 50.01);
+}
+
 TEST(ChartAxes, ALogAxisTicksPowersOfTenWithTheirOwnDecimals) {
   const ChartAxis a = log_axis(0, 9000, 40);
   EXPECT_TRUE(a.log);

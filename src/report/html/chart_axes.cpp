@@ -30,7 +30,9 @@ Ticks nice_ticks(double lo, double hi, int count) {
   }
   t.decimals = decimals_for_step(step);
   const double first = std::ceil(lo / step - 1e-9);
-  for (double k = first; k * step <= hi + step * 1e-9; k += 1) t.values.push_back(k * step);
+  // Counted, not k += 1 on a double: at k of 2^53 and beyond that never moves.
+  for (int i = 0; i <= 4 * count && (first + i) * step <= hi + step * 1e-9; ++i)
+    t.values.push_back((first + i) * step);
   return t;
 }
 
@@ -92,7 +94,8 @@ int decimals_for_step(double step) {
 ChartAxis linear_axis(double lo, double hi, int count, double pad, bool integer) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) lo = hi = 0;
   if (hi < lo) std::swap(lo, hi);
-  if (hi == lo) {
+  // A span within rounding of its values (50.007999999999996 to 50.008) is one value.
+  if (hi - lo <= 1e-9 * std::max(std::abs(lo), std::abs(hi))) {
     const double half = lo == 0 ? 0.5 : std::abs(lo) * 0.05;  // a single value gets a span
     lo -= half;
     hi += half;
