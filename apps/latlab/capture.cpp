@@ -39,27 +39,18 @@
 #include "cli_app.hpp"
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "core/output_file.hpp"
 #include "latlab/bench/capture_session.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
-#include "report/capture_csv_writers.hpp"
 #include "report/capture_input_report.hpp"
-#include "report/capture_report.hpp"
-#include "report/file_plan.hpp"
-#include "report/html/report_html.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {
 
 struct CaptureOptions {
   CapturePlan plan;
-  std::string out;
-  std::string frames_csv;
-  std::string submits_csv;
-  std::string presentmon_csv;
-  std::string inputs_csv;
-  std::string report;
+  CaptureOutputs outputs;
   // --input and its settings, before the checked plan.
   std::string input_spec;
   std::string input_interval = "8-12ms";
@@ -67,98 +58,19 @@ struct CaptureOptions {
   uint64_t inputs = 0;
   bool input_reaction = false;
   std::string input_region;
-  std::string command_line;
 };
-
-// The CSV files asked for: each a row sink of the session, written as the
-// capture runs and renamed into place when it is reported.
-struct CaptureCsvFiles {
-  struct File {
-    const char* option;
-    std::string path;
-    std::unique_ptr<CaptureCsvWriter> writer;
-  };
-  std::vector<File> files;
-
-  // Opens every file; false (and why on stderr) when one cannot be.
-  bool open(const CaptureOptions& o) {
-    add("--frames-csv", o.frames_csv, std::make_unique<FramesCsvWriter>());
-    add("--submits-csv", o.submits_csv, std::make_unique<SubmitsCsvWriter>());
-    add("--presentmon-csv", o.presentmon_csv, std::make_unique<PresentmonCsvWriter>());
-    if (!o.inputs_csv.empty()) {
-      auto w = std::make_unique<InputsCsvWriter>();
-      inputs = w.get();
-      add("--inputs-csv", o.inputs_csv, std::move(w));
-    }
-    for (File& f : files) {
-      if (auto r = f.writer->open(f.path); !r) {
-        std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", f.option,
-                     r.error().message.c_str());
-        return false;
-      }
-    }
-    return true;
-  }
-  std::vector<capture::CaptureRowSink*> sinks() const {
-    std::vector<capture::CaptureRowSink*> out;
-    for (const File& f : files) out.push_back(f.writer.get());
-    return out;
-  }
-  InputsCsvWriter* inputs = nullptr;  // --inputs-csv's writer (in `files`), or null
-
- private:
-  void add(const char* option, const std::string& path, std::unique_ptr<CaptureCsvWriter> w) {
-    if (!path.empty()) files.push_back({option, path, std::move(w)});
-  }
-};
-
-// The reporters: every file asked for, then the console summary on stderr.
-// Returns kExitOk, or kExitWriteFailed when a file could not be written.
-int report_capture(const CaptureOptions& o, CaptureCsvFiles& csv, const CaptureOutcome& out) {
-  int status = kExitOk;
-  std::string written;  // the files written, for the console
-  auto done = [&](const char* option, const std::string& path, const Result<void>& r) {
-    if (!r) {
-      std::fprintf(stderr, "latlab capture: cannot write %s: %s\n", option,
-                   r.error().message.c_str());
-      status = kExitWriteFailed;
-      return;
-    }
-    written += (written.empty() ? "" : ", ") + (path == "-" ? std::string("stdout") : path);
-  };
-  auto write = [&](const char* option, const std::string& path, auto text) {
-    if (!path.empty()) done(option, path, write_output_file(path, text()));
-  };
-  RunResult r;
-  r.meta.command_line = o.command_line;
-  r.meta.created_utc = utc_now_iso8601();
-  r.meta.machine = collect_machine_info();
-  r.capture = out.capture;
-  write("--out", o.out, [&] { return capture_result_text(r); });
-  write("--report", o.report, [&] {
-    const ReportInput in{o.out.empty() ? std::string("latlab capture") : o.out, &r};
-    return render_html_report(std::span(&in, 1));
-  });
-  // Every row went to the CSV writers before the report.
-  for (CaptureCsvFiles::File& f : csv.files) done(f.option, f.path, f.writer->commit());
-  print_capture_summary(stderr, out);
-  if (!written.empty()) std::fprintf(stderr, "latlab capture: wrote %s\n", written.c_str());
-  if (o.out.empty()) std::fprintf(stderr, "latlab capture: no --out: the result was not saved\n");
-  if (!out.capture.partial_reason.empty())
-    std::fprintf(stderr, "latlab capture: partial: %s\n", out.capture.partial_reason.c_str());
-  return status;
-}
 
 int capture_main(const CaptureOptions& o) {
-  CaptureCsvFiles csv;
-  if (!csv.open(o)) return kExitWriteFailed;
+  CaptureReporters reporters(o.outputs);
+  if (!reporters.open()) return kExitWriteFailed;
   CaptureHooks hooks;
   hooks.info = [](const std::string& line) {
     std::fprintf(stderr, "latlab capture: %s\n", line.c_str());
   };
-  hooks.row_sinks = csv.sinks();
-  if (csv.inputs != nullptr) hooks.input_sinks.push_back(csv.inputs);
-  hooks.report = [&o, &csv](const CaptureOutcome& out) { return report_capture(o, csv, out); };
+  reporters.attach(hooks);
+  hooks.report = [&reporters](const CaptureOutcome& out) {
+    return reporters.report(out) ? kExitOk : kExitWriteFailed;
+  };
   const CaptureEnd end = run_capture(o.plan, hooks);
   switch (end.start) {
     case CaptureStart::nothing_to_attach:
@@ -205,7 +117,7 @@ void add_input_options(CLI::App& sub, CaptureOptions& o) {
                  "Reaction mode: only a change overlapping X,Y,W,H (the window's pixels) is a "
                  "reaction")
       ->needs("--input-reaction");
-  sub.add_option("--inputs-csv", o.inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
+  sub.add_option("--inputs-csv", o.outputs.inputs_csv, "Per-input CSV (ns on CLOCK_MONOTONIC)")
       ->needs(input);
 }
 
@@ -239,13 +151,13 @@ CommandRunner setup(CLI::App& app) {
   auto o = std::make_shared<CaptureOptions>();
   CLI::App* sub = app.add_subcommand(
       "capture", "Run a program with latlab attached and capture its frames (docs/capture.md)");
-  sub->add_option("--out", o->out, "Result JSON (kind \"capture\"); '-' for stdout");
-  sub->add_option("--report", o->report,
+  sub->add_option("--out", o->outputs.out, "Result JSON (kind \"capture\"); '-' for stdout");
+  sub->add_option("--report", o->outputs.report,
                   "Self-contained HTML report of the capture (FPS, figures, sources)");
-  sub->add_option("--presentmon-csv", o->presentmon_csv,
+  sub->add_option("--presentmon-csv", o->outputs.presentmon_csv,
                   "Per-frame CSV in PresentMon 2.x's columns and units (ms; NA: not measured)");
-  sub->add_option("--frames-csv", o->frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
-  sub->add_option("--submits-csv", o->submits_csv,
+  sub->add_option("--frames-csv", o->outputs.frames_csv, "Per-frame CSV (ns on CLOCK_MONOTONIC)");
+  sub->add_option("--submits-csv", o->outputs.submits_csv,
                   "Per-submission CSV (ns on CLOCK_MONOTONIC; no_span: docs/capture.md)");
   auto* frames = sub->add_option("--frames", o->plan.frames, "Stop recording after N frames");
   auto* seconds = sub->add_option("--seconds", o->plan.seconds,
@@ -259,22 +171,14 @@ CommandRunner setup(CLI::App& app) {
   add_input_options(*sub, *o);
   sub->add_option("program", o->plan.program, "-- PROGRAM ARGS...")->required()->expected(-1);
   return {[o, sub] {
-            FilePlan files;
-            files.output("--out", o->out);
-            files.output("--frames-csv", o->frames_csv);
-            files.output("--submits-csv", o->submits_csv);
-            files.output("--presentmon-csv", o->presentmon_csv);
-            files.output("--report", o->report);
-            files.output("--inputs-csv", o->inputs_csv);
             if (!o->input_spec.empty() && !plan_input(*o)) return static_cast<int>(kExitUsage);
-            if (auto r = files.check(); !r) {
-              std::fprintf(stderr, "latlab capture: %s\n", r.error().message.c_str());
-              return static_cast<int>(kExitUsage);
-            }
+            const Result<void> files = check_capture_files(o->outputs);
+            if (const int rc = exit_code("latlab capture", files, kExitUsage); rc != kExitOk)
+              return rc;
             (void)sub;
             // --out -: the result is latlab's stdout; the program's goes to stderr.
-            o->plan.program_stdout_to_stderr = o->out == "-";
-            o->command_line = own_command_line();
+            o->plan.program_stdout_to_stderr = o->outputs.out == "-";
+            o->outputs.command_line = own_command_line();
             return static_cast<int>(kExitOk);
           },
           [o] { return capture_main(*o); }};

@@ -1,12 +1,5 @@
 // latlab run: the latency benchmark (Baseline and Loaded) and Performance mode.
-//
-//   latlab run [--mode baseline|loaded|latency|performance|all]
-//              [--backend vulkan|cuda|sim] [--device D]
-//              [--frames N | --seconds S] [--seed X] [--interval-ms A-B]
-//              [--blocks K] [--warmup N] [--out FILE] [--frames-csv FILE]
-//              [--load-target-ms T] [--load-tolerance F] [--load-size WxH]
-//              [--load-complexity C]
-//              [--perf-complexity C] [--perf-size WxH] [--perf-frames N] ...
+// Options: `latlab run --help`, docs/usage.md.
 //
 // Modes: baseline (minimal GPU work), loaded (the same path with four passes
 // at the calibrated complexity), latency (both, in interleaved blocks: the
@@ -39,7 +32,6 @@
 #include "latlab/bench/interrupt_scope.hpp"
 #include "latlab/bench/present_probe.hpp"
 #include "latlab/bench/run_engine.hpp"
-#include "report/score_report.hpp"
 #include "run_options.hpp"
 #include "run_parts.hpp"
 
@@ -67,57 +59,21 @@ int open_device(const RunCommand& c, RunDevice& out) {
   return kExitOk;
 }
 
-void print_progress(const RunProgress& p) {
-  if (p.kind == BlockKind::warmup) {
-    std::printf("\r\033[K  warm-up %llu/%llu", static_cast<unsigned long long>(p.block_frames_done),
-                static_cast<unsigned long long>(p.block_frames));
-  } else {
-    std::printf("\r\033[K  %s %s block %u/%u: %llu/%llu frames", std::string(p.mode).c_str(),
-                std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
-                static_cast<unsigned long long>(p.block_frames_done),
-                static_cast<unsigned long long>(p.block_frames));
-  }
-  std::fflush(stdout);
-}
-
-// The engine's lines on `info`, its progress on a terminal's stdout.
-RunHooks run_hooks(std::FILE* info, bool progress) {
-  RunHooks h;
-  h.info = [info](const std::string& line) {
-    std::fprintf(info, "%s\n", line.c_str());
-    std::fflush(info);
-  };
-  if (progress) {
-    h.progress = print_progress;
-    h.progress_done = [] {
-      std::printf("\r\033[K");
-      std::fflush(stdout);
-    };
-  }
-  h.interrupt = InterruptScope::flag();
-  return h;
-}
-
-// The engine's stop without a result: its message and exit code.
+// The engine's stop without a result: its exit code, after saying why.
 int report_stop(const RunOutcome& out) {
+  print_run_stop(out);
   switch (out.stop) {
-    case RunStop::nothing_measured:
-      std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
-                   out.why.c_str());
-      return kExitRunFailed;
     case RunStop::loaded_unavailable:
-      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
       return kExitMissingCapability;
     case RunStop::bad_settings:
-      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
       return kExitUsage;
-    case RunStop::failed:
-      std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
-      return kExitRunFailed;
     case RunStop::none:
+      return kExitOk;
+    case RunStop::nothing_measured:
+    case RunStop::failed:
       break;
   }
-  return kExitOk;
+  return kExitRunFailed;
 }
 
 // The checked plan -> device -> the engine -> the reporters. Each stage
@@ -153,10 +109,9 @@ int run_command(RunCommand& c) {
   }
   const RunDeviceEnv env{&device, mapper.get(), rd.time.get(), &present};
   const bool progress = !stdout_taken && isatty(STDOUT_FILENO) == 1;
-  RunOutcome out =
-      run_on_device(c.plan, env, make_run_meta(c.plan, c.command_line), run_hooks(info, progress));
+  RunOutcome out = run_on_device(c.plan, env, make_run_meta(c.plan, c.command_line),
+                                 console_run_hooks(info, progress, InterruptScope::flag()));
   if (out.stop != RunStop::none) return report_stop(out);
-  attach_latency_scores(out.result);
   interrupt.restore();  // a second Ctrl-C while the result is written ends the process
   return run_exit_code(report_run(c.outputs, out.result, info, store.get()));
 }
@@ -197,44 +152,6 @@ void add_schedule_options(CLI::App* sub, RunOptions* opts) {
   sub->add_option("--cpu-iterations", opts->cpu_iterations,
                   "CPU simulation step cost (hash rounds)")
       ->transform(unsigned_in(0, 100'000'000))
-      ->capture_default_str();
-}
-
-// The workloads of Baseline, Loaded and Performance.
-void add_workload_options(CLI::App* sub, RunOptions* opts) {
-  sub->add_option("--passes", opts->passes, "GPU passes per frame")
-      ->transform(unsigned_in(1, 64))
-      ->capture_default_str();
-  sub->add_option("--complexity", opts->complexity, "Per-pixel cost of each pass (1..4096)")
-      ->transform(unsigned_in(1, 4096))
-      ->capture_default_str();
-  sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
-  sub->add_option("--form", opts->form, "Workload form")
-      ->check(CLI::IsMember({"compute", "fragment"}))
-      ->capture_default_str();
-  sub->add_option("--load-target-ms", opts->load_target_ms,
-                  "Loaded: GPU time per frame the load is calibrated to (ms)")
-      ->check(real_in(kMinTargetMs, kMaxTargetMs))
-      ->capture_default_str();
-  sub->add_option("--load-tolerance", opts->load_tolerance,
-                  "Loaded: accepted |median - target| / target of the calibration")
-      ->check(real_in(0.001, 0.5))
-      ->capture_default_str();
-  sub->add_option("--load-size", opts->load_size,
-                  "Loaded: render target WxH, or auto (1920x1080 where the target is reachable, "
-                  "else the largest of 1280x720 960x540 640x360 320x180 160x90 where it is)")
-      ->capture_default_str();
-  sub->add_option("--load-complexity", opts->load_complexity,
-                  "Loaded: use this complexity (1..4096) instead of calibrating")
-      ->transform(unsigned_in(1, 4096));
-  sub->add_option("--perf-complexity", opts->perf_complexity,
-                  "Performance: complexity of the fixed 4-pass workload")
-      ->transform(unsigned_in(1, 4096))
-      ->capture_default_str();
-  sub->add_option("--perf-size", opts->perf_size, "Performance: render target WxH")
-      ->capture_default_str();
-  sub->add_option("--perf-frames", opts->perf_frames, "Performance: measured frames")
-      ->transform(unsigned_in(1, 1'000'000))
       ->capture_default_str();
 }
 

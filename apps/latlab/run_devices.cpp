@@ -14,7 +14,6 @@
 #include "latlab/bench/device_list.hpp"
 #include "latlab/bench/latency_devices.hpp"
 #include "latlab/bench/run_engine.hpp"
-#include "report/score_report.hpp"
 #include "run_parts.hpp"
 
 namespace latlab::cli {
@@ -90,13 +89,8 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
     return kExitMissingCapability;
   }
   print_sections(c, lanes, *first->device, info);
-  RunHooks hooks;
-  hooks.info = [info](const std::string& line) {
-    std::fprintf(info, "%s\n", line.c_str());
-    std::fflush(info);
-  };
-  hooks.interrupt = interrupt;
-  RunOutcome out = run_on_devices(c.plan, lanes, make_run_meta(c.plan, c.command_line), hooks);
+  RunOutcome out = run_on_devices(c.plan, lanes, make_run_meta(c.plan, c.command_line),
+                                  console_run_hooks(info, false, interrupt));
   if (out.stop != RunStop::none) {
     for (const DeviceSectionResult& s : out.result.sections)
       std::fprintf(stderr, "latlab run: %s device %s: %s\n",
@@ -107,7 +101,6 @@ int run_device_list(RunCommand& c, std::FILE* info, const std::atomic<bool>* int
   std::vector<DeviceSectionHead*> heads;
   for (DeviceSectionResult& s : out.result.sections) heads.push_back(&s.head);
   set_physical_identities(c.plan.backend, heads);
-  attach_latency_scores(out.result);
   return run_exit_code(report_run(c.outputs, out.result, info, store));
 }
 

@@ -175,6 +175,44 @@ Result<RunCommand> plan_run(const RunOptions& o) {
   return c;
 }
 
+// The workloads of Baseline, Loaded and Performance.
+void add_workload_options(CLI::App* sub, RunOptions* opts) {
+  sub->add_option("--passes", opts->passes, "GPU passes per frame")
+      ->transform(unsigned_in(1, 64))
+      ->capture_default_str();
+  sub->add_option("--complexity", opts->complexity, "Per-pixel cost of each pass (1..4096)")
+      ->transform(unsigned_in(1, 4096))
+      ->capture_default_str();
+  sub->add_option("--size", opts->size, "Render target WxH")->capture_default_str();
+  sub->add_option("--form", opts->form, "Workload form")
+      ->check(CLI::IsMember({"compute", "fragment"}))
+      ->capture_default_str();
+  sub->add_option("--load-target-ms", opts->load_target_ms,
+                  "Loaded: GPU time per frame the load is calibrated to (ms)")
+      ->check(real_in(kMinTargetMs, kMaxTargetMs))
+      ->capture_default_str();
+  sub->add_option("--load-tolerance", opts->load_tolerance,
+                  "Loaded: accepted |median - target| / target of the calibration")
+      ->check(real_in(0.001, 0.5))
+      ->capture_default_str();
+  sub->add_option("--load-size", opts->load_size,
+                  "Loaded: render target WxH, or auto (1920x1080 where the target is reachable, "
+                  "else the largest of 1280x720 960x540 640x360 320x180 160x90 where it is)")
+      ->capture_default_str();
+  sub->add_option("--load-complexity", opts->load_complexity,
+                  "Loaded: use this complexity (1..4096) instead of calibrating")
+      ->transform(unsigned_in(1, 4096));
+  sub->add_option("--perf-complexity", opts->perf_complexity,
+                  "Performance: complexity of the fixed 4-pass workload")
+      ->transform(unsigned_in(1, 4096))
+      ->capture_default_str();
+  sub->add_option("--perf-size", opts->perf_size, "Performance: render target WxH")
+      ->capture_default_str();
+  sub->add_option("--perf-frames", opts->perf_frames, "Performance: measured frames")
+      ->transform(unsigned_in(1, 1'000'000))
+      ->capture_default_str();
+}
+
 void add_present_options(CLI::App* sub, RunOptions* opts) {
   sub->add_flag("--present", opts->present,
                 "Vulkan: show every latency frame in a window (lowest-latency present mode) and "
@@ -194,22 +232,6 @@ void add_present_options(CLI::App* sub, RunOptions* opts) {
 
 RunEcho run_echo(const RunCommand& c) {
   return {&c.plan, c.form, c.poll, usable_cpus(), c.clock_refresh_ms, c.time_scale, &c.outputs};
-}
-
-bool poll_observer_on(const std::string& mode) {
-  if (mode == "on") return true;
-  if (mode == "off") return false;
-  // auto: the spinning thread takes a core for each frame's GPU time; with
-  // fewer than 4 CPUs it competes with the blocking waiter and the
-  // generator (docs/BENCHMARKS.md), so it is off there.
-  return usable_cpus() >= kPollAutoMinCpus;
-}
-
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
 }
 
 }  // namespace latlab::cli

@@ -90,12 +90,8 @@ struct RunCommand {
 // output files are checked apart (check_run_files).
 Result<RunCommand> plan_run(const RunOptions& o);
 
-// --poll auto turns the poll observer on with at least this many usable CPUs.
-inline constexpr int kPollAutoMinCpus = 4;
-// Whether --poll `mode` (auto, on, off) runs the poll observer here.
-bool poll_observer_on(const std::string& mode);
-// CPUs this process may run on (sched_getaffinity).
-int usable_cpus();
+// The workloads of Baseline, Loaded and Performance.
+void add_workload_options(CLI::App* sub, RunOptions* opts);
 
 // --present and its knobs.
 void add_present_options(CLI::App* sub, RunOptions* opts);

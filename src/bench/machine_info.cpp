@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -48,6 +49,19 @@ MachineInfo collect_machine_info() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   m.logical_cpus = n > 0 ? static_cast<uint32_t>(n) : 0;
   return m;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
+bool poll_observer_on(const std::string& mode) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  return usable_cpus() >= kPollAutoMinCpus;
 }
 
 ProcessMemory read_process_memory() {

@@ -34,6 +34,16 @@ struct MachineInfo {
 };
 MachineInfo collect_machine_info();
 
+// CPUs this process may run on (sched_getaffinity).
+int usable_cpus();
+
+// --poll auto turns the poll observer on with at least this many usable CPUs.
+inline constexpr int kPollAutoMinCpus = 4;
+// Whether --poll `mode` (auto, on, off) runs the poll observer here: auto
+// only with kPollAutoMinCpus, where the spinning thread does not compete with
+// the blocking waiter and the generator (docs/BENCHMARKS.md).
+bool poll_observer_on(const std::string& mode);
+
 // The process's resident memory (/proc/self/status VmRSS, VmHWM), kB; -1 if unknown.
 struct ProcessMemory {
   int64_t rss_kb = -1;

@@ -4,10 +4,13 @@
 // are theirs.
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "latlab/bench/capture_session.hpp"
+#include "latlab/bench/run_engine.hpp"
 #include "latlab/bench/run_plan.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/core/latency_device.hpp"
@@ -56,6 +59,13 @@ struct RunEcho {
 // Echoes the settings of the run to `info` (stdout, or stderr with --json).
 void print_run_settings(std::FILE* info, const RunEcho& e, const DeviceInfo& device);
 
+// The engine's hooks on the console: its lines on `info`, with `progress`
+// a progress line on stdout (a terminal's), and `interrupt` as its stop.
+RunHooks console_run_hooks(std::FILE* info, bool progress, const std::atomic<bool>* interrupt);
+
+// Why the engine stopped without a result, on stderr (nothing for a result).
+void print_run_stop(const RunOutcome& out);
+
 // How the reporting of a run ended.
 enum class RunReported {
   complete,      // every section ok, every output written
@@ -64,10 +74,51 @@ enum class RunReported {
 };
 
 // Every reporter of a result (one device, Performance-only, or several
-// devices' sections): the table (one per section) or --json, --out,
+// devices' sections), after its latency scores are attached (docs/score.md):
+// the table (one per section) or --json, --out,
 // --frames-csv, --report, the store when not null; then the validation
 // findings and what did not complete, on stderr.
-RunReported report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
+RunReported report_run(const RunOutputs& o, RunResult& r, std::FILE* info,
                        store::ResultsStore* store);
+
+// Where `latlab capture`'s result goes.
+struct CaptureOutputs {
+  std::string out;         // result JSON ("" none, "-" stdout)
+  std::string frames_csv;  // per-frame CSV ("" none), and so on
+  std::string submits_csv;
+  std::string presentmon_csv;
+  std::string inputs_csv;
+  std::string report;        // HTML report
+  std::string command_line;  // latlab's own, into the result
+};
+
+// Every output of a capture checked together before it starts (file_plan.hpp).
+Result<void> check_capture_files(const CaptureOutputs& o);
+
+struct CaptureCsvFiles;
+
+// The reporters of one capture: the CSVs are row sinks of the session,
+// written as it runs and renamed into place at its end; then the result,
+// the report and the console summary (on stderr: the program's streams are
+// its own).
+class CaptureReporters {
+ public:
+  explicit CaptureReporters(CaptureOutputs o);
+  ~CaptureReporters();
+  CaptureReporters(const CaptureReporters&) = delete;
+  CaptureReporters& operator=(const CaptureReporters&) = delete;
+
+  // Opens every CSV asked for; false after saying why on stderr.
+  bool open();
+  // Hands the session the CSVs as row (and input) sinks.
+  void attach(CaptureHooks& hooks);
+  // Every file asked for, then the console summary; false when a file could
+  // not be written (the others were).
+  bool report(const CaptureOutcome& out);
+
+ private:
+  CaptureOutputs outputs_;
+  std::unique_ptr<CaptureCsvFiles> csv_;
+};
 
 }  // namespace latlab

@@ -14,6 +14,7 @@
 #include "report/html/html_run_reporter.hpp"
 #include "report/reporters/reporters.hpp"
 #include "report/run_reporter.hpp"
+#include "report/score_report.hpp"
 #include "report/store/store_run_reporter.hpp"
 
 namespace latlab {
@@ -114,8 +115,9 @@ Result<void> check_run_files(const RunOutputs& o) {
   return files.check();
 }
 
-RunReported report_run(const RunOutputs& o, const RunResult& r, std::FILE* info,
+RunReported report_run(const RunOutputs& o, RunResult& r, std::FILE* info,
                        store::ResultsStore* store) {
+  attach_latency_scores(r);
   const RunDocument doc(r);
   if (o.json) {
     std::fputs(doc.json_text().c_str(), stdout);

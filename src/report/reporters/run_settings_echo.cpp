@@ -1,6 +1,8 @@
-// What `latlab run` echoes at its start (reporters.hpp: print_run_settings).
+// What `latlab run` says on the console besides its result (reporters.hpp):
+// the settings echo, the engine's lines and progress, why a run stopped.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <string>
 
 #include "latlab/host_clock.hpp"
@@ -87,6 +89,50 @@ void print_run_settings(std::FILE* info, const RunEcho& c, const DeviceInfo& dev
              c.outputs->out.empty() ? "(none)" : c.outputs->out,
              c.outputs->frames_csv.empty() ? "" : ", frames -> " + c.outputs->frames_csv);
   std::fflush(info);
+}
+
+namespace {
+
+void print_progress(const RunProgress& p) {
+  if (p.kind == BlockKind::warmup) {
+    std::printf("\r\033[K  warm-up %llu/%llu", static_cast<unsigned long long>(p.block_frames_done),
+                static_cast<unsigned long long>(p.block_frames));
+  } else {
+    std::printf("\r\033[K  %s %s block %u/%u: %llu/%llu frames", std::string(p.mode).c_str(),
+                std::string(to_string(p.kind)).c_str(), p.block + 1, p.blocks,
+                static_cast<unsigned long long>(p.block_frames_done),
+                static_cast<unsigned long long>(p.block_frames));
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+RunHooks console_run_hooks(std::FILE* info, bool progress, const std::atomic<bool>* interrupt) {
+  RunHooks h;
+  h.info = [info](const std::string& line) {
+    std::fprintf(info, "%s\n", line.c_str());
+    std::fflush(info);
+  };
+  if (progress) {
+    h.progress = print_progress;
+    h.progress_done = [] {
+      std::printf("\r\033[K");
+      std::fflush(stdout);
+    };
+  }
+  h.interrupt = interrupt;
+  return h;
+}
+
+void print_run_stop(const RunOutcome& out) {
+  if (out.stop == RunStop::none) return;
+  if (out.stop == RunStop::nothing_measured) {
+    std::fprintf(stderr, "latlab run: stopped before any measured frame (%s); nothing written\n",
+                 out.why.c_str());
+  } else {
+    std::fprintf(stderr, "latlab run: %s\n", out.why.c_str());
+  }
 }
 
 }  // namespace latlab
