@@ -46,9 +46,12 @@ set(may_include_capture "core|seam|gpu|backends|rigs|profiler|bench|capture")
 set(may_include_engine "core|seam|gpu|backends|rigs|profiler|bench|engine")
 set(may_include_report "core|seam|gpu|backends|rigs|profiler|bench|engine|capture|report")
 # The command line (apps/): options, a plan, one library call, reporters.
-# No GPU or window system header, no JSON library, no sockets or processes
-# of its own (those are the capture session's): "apps" below.
-set(may_include_apps "core|seam|rigs|profiler|bench|engine|report")
+# Only public headers (latlab/...) and the reporters' one header
+# (report/reporters/reporters.hpp): no private header of src/, no GPU or
+# window system header, no JSON library, no sockets or processes of its own
+# (those are the capture session's): "apps" below.
+set(may_include_apps "core|seam|rigs|profiler|bench|report")
+set(apps_report_header "report/reporters/reporters.hpp")
 
 # The layer of a latlab header "latlab/<path>".
 function(public_layer path out)
@@ -138,7 +141,10 @@ foreach(entry IN LISTS files)
     if(reached STREQUAL "free" OR (reached STREQUAL "engine_only" AND NOT layer STREQUAL "apps"))
       continue()
     endif()
-    if(reached STREQUAL "unknown")
+    if(layer STREQUAL "apps" AND line MATCHES "#[ \t]*include[ \t]*\"((core|backends|profiler|capture|report|bench)/[^\"]+)\"" AND
+       NOT CMAKE_MATCH_1 STREQUAL apps_report_header)
+      string(APPEND found "  ${path} (apps: latlab/... and ${apps_report_header} only): ${line}\n")
+    elseif(reached STREQUAL "unknown")
       string(APPEND found "  ${path} (${layer}): ${line} (no layer's header)\n")
     elseif(NOT reached MATCHES "^(${may_include_${layer}})$")
       string(APPEND found "  ${path} (${layer}, may include ${may_include_${layer}}): "

@@ -12,7 +12,7 @@
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/load_calibration.hpp"
-#include "report/calibrate_load_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

@@ -42,7 +42,6 @@
 #include "latlab/bench/capture_session.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/run_result.hpp"
-#include "report/capture_input_report.hpp"
 #include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {

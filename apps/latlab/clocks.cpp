@@ -15,7 +15,7 @@
 #include "latlab/bench/device_factory.hpp"
 #include "latlab/bench/device_list.hpp"
 #include "latlab/bench/sim.hpp"
-#include "report/clocks_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

@@ -16,11 +16,7 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "report/file_plan.hpp"
-#include "report/html/compare_html.hpp"
-#include "report/page_files.hpp"
-#include "report/run_comparison.hpp"
-#include "report/store/run_sources.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

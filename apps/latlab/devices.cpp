@@ -7,7 +7,7 @@
 
 #include "command.hpp"
 #include "latlab/bench/device_listing.hpp"
-#include "report/devices_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

@@ -10,10 +10,7 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "report/file_plan.hpp"
-#include "report/html/history_html.hpp"
-#include "report/page_files.hpp"
-#include "report/store/history_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

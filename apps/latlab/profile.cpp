@@ -19,8 +19,7 @@
 #include "latlab/bench/interrupt_scope.hpp"
 #include "latlab/bench/profile_run.hpp"
 #include "profile_queues.hpp"
-#include "report/file_plan.hpp"
-#include "report/profile_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

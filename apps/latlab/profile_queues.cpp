@@ -15,7 +15,7 @@
 #include "latlab/bench/interrupt_scope.hpp"
 #include "latlab/bench/profile_queues_run.hpp"
 #include "latlab/bench/vulkan_rig.hpp"
-#include "report/profile_report.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

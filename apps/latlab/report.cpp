@@ -8,9 +8,7 @@
 
 #include "command.hpp"
 #include "latlab/bench/latency_report.hpp"
-#include "report/file_plan.hpp"
-#include "report/html/report_html.hpp"
-#include "report/html/report_input.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

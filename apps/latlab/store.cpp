@@ -12,9 +12,7 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "report/file_plan.hpp"
-#include "report/result_reader.hpp"
-#include "report/store/results_store.hpp"
+#include "report/reporters/reporters.hpp"
 
 namespace latlab::cli {
 namespace {

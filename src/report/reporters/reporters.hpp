@@ -1,7 +1,8 @@
 // The reporters as the command line sees them: the one header of src/report
-// that apps/ includes. A command hands its typed result (latlab/bench/) to
-// these functions; the formats (table, JSON, CSV, HTML, the results store)
-// are theirs.
+// that apps/ includes (tests/layering.cmake holds it so). A command hands its
+// typed result (latlab/bench/) to these functions, or to the per-command
+// reporters this header brings in below; the formats (table, JSON, CSV,
+// HTML, the results store) are theirs.
 #pragma once
 
 #include <atomic>
@@ -15,9 +16,22 @@
 #include "latlab/bench/run_result.hpp"
 #include "latlab/core/latency_device.hpp"
 #include "latlab/result.hpp"
-#include "report/file_plan.hpp"
+#include "report/calibrate_load_report.hpp"  // latlab calibrate-load
+#include "report/capture_input_report.hpp"   // latlab capture --input
+#include "report/clocks_report.hpp"          // latlab clocks
+#include "report/devices_report.hpp"         // latlab devices
+#include "report/file_plan.hpp"              // every command's files
+#include "report/html/compare_html.hpp"      // latlab compare --report
+#include "report/html/history_html.hpp"      // latlab history --report
+#include "report/html/report_html.hpp"       // latlab report
+#include "report/html/report_input.hpp"
 #include "report/page_files.hpp"
-#include "report/store/results_store.hpp"
+#include "report/profile_report.hpp"        // latlab profile
+#include "report/result_reader.hpp"         // result files read back
+#include "report/run_comparison.hpp"        // latlab compare
+#include "report/store/history_report.hpp"  // latlab history
+#include "report/store/results_store.hpp"   // latlab store, run --store
+#include "report/store/run_sources.hpp"     // compare's runs from files and the store
 
 namespace latlab {
 
