@@ -35,15 +35,10 @@ struct ClocksOptions {
 };
 
 // What the document names under "settings".
-ClocksSettings settings_of(const ClocksOptions& o, bool sim_direct) {
-  ClocksSettings s{std::string(backend_name(sim_direct ? Backend::sim : o.backend)),
-                   o.device,
-                   o.seconds,
-                   o.interval_ms,
-                   o.samples,
-                   o.fresh,
-                   o.window,
-                   std::nullopt};
+// `backend`: the studied device's (a simulated clock's is "sim").
+ClocksSettings settings_of(const ClocksOptions& o, const std::string& backend, bool sim_direct) {
+  ClocksSettings s{backend,   o.device, o.seconds, o.interval_ms,
+                   o.samples, o.fresh,  o.window,  std::nullopt};
   if (sim_direct) s.sim_drift_ppm = o.sim_drift_ppm;
   return s;
 }
@@ -130,8 +125,8 @@ int run_clocks_devices(const ClocksOptions& o) {
   }
   const ClocksCrossCheck cross{r.cross_check ? &*r.cross_check : nullptr, r.cross_check_skipped};
   const ClocksCrossCheck* asked = o.cross_check ? &cross : nullptr;
-  const std::optional<std::string> doc =
-      clocks_devices_json(settings_of(o, false), sections, asked);
+  const std::optional<std::string> doc = clocks_devices_json(
+      settings_of(o, std::string(backend_name(o.backend)), false), sections, asked);
   if (doc) fmt::print("{}", o.json ? *doc + "\n" : clocks_devices_text(sections, asked));
   for (const ListedClockStudy& d : r.devices) {
     if (!d.study)
@@ -165,7 +160,11 @@ int run_clocks(const ClocksOptions& o, bool sim_direct) {
     return kExitRunFailed;
   }
   if (o.json) {
-    fmt::print("{}\n", clock_study_json(settings_of(o, sim_direct), info, *r));
+    fmt::print("{}\n",
+               clock_study_json(
+                   settings_of(o, sim_direct ? info.backend : std::string(backend_name(o.backend)),
+                               sim_direct),
+                   info, *r));
   } else {
     fmt::print("{}", clock_study_text(info, *r));
   }
