@@ -57,6 +57,28 @@ constexpr CallSeries kCallSeries[] = {{"call-regression", "regression", "#d62728
 
 json null_values(size_t n) { return json(std::vector<json>(n, nullptr)); }
 
+// The shift chart's series: one of points per call that has a row, then the
+// intervals (drawn from `low` to `high`).
+void add_shift_series(json& sc, const std::vector<json>& points, const json& low,
+                      const json& high) {
+  for (size_t k = 0; k < std::size(kCallSeries); ++k) {
+    if (std::all_of(points[k].begin(), points[k].end(), [](const json& v) { return v.is_null(); }))
+      continue;
+    sc["series"].push_back({{"label", kCallSeries[k].label},
+                            {"colour", kCallSeries[k].colour},
+                            {"type", "points"},
+                            {"values", points[k]}});
+  }
+  const size_t from = sc["series"].size();
+  sc["series"].push_back(
+      {{"label", "interval low"}, {"colour", "#444444"}, {"type", "none"}, {"values", low}});
+  sc["series"].push_back({{"label", "interval high"},
+                          {"colour", "#444444"},
+                          {"type", "interval"},
+                          {"from", from},
+                          {"values", high}});
+}
+
 }  // namespace
 
 std::string shift_chart(const Comparison& c, const std::string& mode, json& charts) {
@@ -88,22 +110,7 @@ std::string shift_chart(const Comparison& c, const std::string& mode, json& char
       high[i] = *r.ci_high / *r.a_reference * 100;
     }
   }
-  for (size_t k = 0; k < std::size(kCallSeries); ++k) {
-    if (std::all_of(points[k].begin(), points[k].end(), [](const json& v) { return v.is_null(); }))
-      continue;
-    sc["series"].push_back({{"label", kCallSeries[k].label},
-                            {"colour", kCallSeries[k].colour},
-                            {"type", "points"},
-                            {"values", points[k]}});
-  }
-  const size_t from = sc["series"].size();
-  sc["series"].push_back(
-      {{"label", "interval low"}, {"colour", "#444444"}, {"type", "none"}, {"values", low}});
-  sc["series"].push_back({{"label", "interval high"},
-                          {"colour", "#444444"},
-                          {"type", "interval"},
-                          {"from", from},
-                          {"values", high}});
+  add_shift_series(sc, points, low, high);
   const double range = shift_range(rows, c.options.min_effect * 100);
   sc["axis"] = range > kLinearShiftPct ? "log" : "linear";
   sc["axes"]["x"] = axis_json(category_axis(names));
