@@ -1,9 +1,9 @@
 // The CLI's parsers of option values (outside input), apart from the
 // subcommands so tests and fuzz targets (bench/fuzz/) can call them. Each is
 // total: any text gives a value or "no value" (with `why` where it says so),
-// never a crash. The size parsers were moved unchanged from run_options.cpp,
-// profile.cpp and calibrate_load.cpp; their accepted syntaxes differ (see
-// each). The number parsers are behind every numeric option (cli_checks.hpp).
+// never a crash. The size parsers of run, profile and calibrate-load accept
+// different syntaxes (see each). The number parsers are behind every numeric
+// option (cli_options.hpp).
 #pragma once
 
 #include <cstdint>

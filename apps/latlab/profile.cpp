@@ -3,7 +3,7 @@
 // the `stat gpu` table and the newest frame's zone tree, and streams a Chrome
 // trace (Perfetto, chrome://tracing) with CPU and GPU tracks on the host clock.
 //
-// Options -> a checked plan -> the backend's rig (backend_table.hpp) ->
+// Options -> a checked plan -> the backend's rig (its row of latlab/bench/backend.hpp) ->
 // run_profile (latlab/bench/profile_run.hpp) -> the reporters
 // (report/profile_report.hpp). `--queues all` and device lists run
 // profile_queues.cpp.
