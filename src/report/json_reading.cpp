@@ -36,6 +36,17 @@ uint64_t u64_value(const json& v, const std::string& path) {
   return v.get<uint64_t>();
 }
 
+uint32_t u32_value(const json& v, const std::string& path) {
+  const uint64_t x = u64_value(v, path);
+  if (x > UINT32_MAX) fail(path, "out of range");
+  return static_cast<uint32_t>(x);
+}
+
+bool bool_value(const json& v, const std::string& path) {
+  if (!v.is_boolean()) fail(path, "expected true or false, found " + kind_of(v));
+  return v.get<bool>();
+}
+
 int64_t i64_value(const json& v, const std::string& path) {
   if (!v.is_number_integer()) fail(path, "expected an integer, found " + kind_of(v));
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
@@ -84,19 +95,11 @@ std::string Obj::str_or_empty(std::string_view key) const {
   return v.is_null() ? std::string() : str_value(v, key_path(key));
 }
 
-bool Obj::boolean(std::string_view key) const {
-  const json& v = at(key);
-  if (!v.is_boolean()) fail(key_path(key), "expected true or false, found " + kind_of(v));
-  return v.get<bool>();
-}
+bool Obj::boolean(std::string_view key) const { return bool_value(at(key), key_path(key)); }
 
 uint64_t Obj::u64(std::string_view key) const { return u64_value(at(key), key_path(key)); }
 
-uint32_t Obj::u32(std::string_view key) const {
-  const uint64_t v = u64(key);
-  if (v > UINT32_MAX) fail(key_path(key), "out of range");
-  return static_cast<uint32_t>(v);
-}
+uint32_t Obj::u32(std::string_view key) const { return u32_value(at(key), key_path(key)); }
 
 int64_t Obj::i64(std::string_view key) const { return i64_value(at(key), key_path(key)); }
 

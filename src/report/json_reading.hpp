@@ -91,6 +91,8 @@ class Obj {
 
 // Typed scalars of a value at `path` (an array element).
 uint64_t u64_value(const json& v, const std::string& path);
+uint32_t u32_value(const json& v, const std::string& path);
+bool bool_value(const json& v, const std::string& path);
 int64_t i64_value(const json& v, const std::string& path);
 double number_value(const json& v, const std::string& path);
 std::string str_value(const json& v, const std::string& path);

@@ -1,0 +1,244 @@
+// A result section's fields declared once: key, member and the rules for
+// null and for documents written before the key existed. One table drives
+// the writer (write_object: keys in table order) and the strict reader
+// (read_object: errors name the key path), and a test holds
+// docs/result-schema.md to the same keys. The tables are in result_fields.hpp.
+// Private to src/report.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "report/json_reading.hpp"
+
+namespace latlab::fields {
+
+using json = nlohmann::ordered_json;
+
+template <class Owner>
+struct Field {
+  std::string_view key;
+  // The value as written; not called when null_when holds.
+  json (*write)(const Owner&) = nullptr;
+  // Reads a present value into its member; `v` is null only when null_ok
+  // (then a string reads as "", anything else keeps its default). nullptr:
+  // written, not read (derived from other fields).
+  void (*read)(const json& v, const std::string& path, bool null_ok, Owner&) = nullptr;
+  // Written as null when this holds (nullptr: never).
+  bool (*null_when)(const Owner&) = nullptr;
+  // Documents written before the key existed lack it: absent or null keeps
+  // the default.
+  bool older_may_lack = false;
+
+  constexpr Field lacking_in_older() const {
+    Field f = *this;
+    f.older_may_lack = true;
+    return f;
+  }
+  constexpr Field null_if(bool (*when)(const Owner&)) const {
+    Field f = *this;
+    f.null_when = when;
+    return f;
+  }
+};
+
+template <class T>
+struct MemberOf;
+template <class O, class V>
+struct MemberOf<V O::*> {
+  using Owner = O;
+  using Value = V;
+};
+template <auto M>
+using OwnerOf = typename MemberOf<decltype(M)>::Owner;
+
+// The member at the path M, Ms... of `o` (e.g. &GpuTargetCheck::target,
+// &GpuTimeTarget::target_ms).
+template <auto M, auto... Ms, class O>
+constexpr auto& member(O& o) {
+  if constexpr (sizeof...(Ms) == 0) {
+    return o.*M;
+  } else {
+    return member<Ms...>(o.*M);
+  }
+}
+template <auto M, auto... Ms>
+using ValueAt = std::remove_cvref_t<decltype(member<M, Ms...>(std::declval<OwnerOf<M>&>()))>;
+
+template <class T>
+inline constexpr bool kIsOptional = false;
+template <class T>
+inline constexpr bool kIsOptional<std::optional<T>> = true;
+
+// A scalar at `path` with its type checked (reading::*_value).
+template <class V>
+V scalar_value(const json& v, const std::string& path) {
+  if constexpr (std::is_same_v<V, std::string>) {
+    return reading::str_value(v, path);
+  } else if constexpr (std::is_same_v<V, bool>) {
+    return reading::bool_value(v, path);
+  } else if constexpr (std::is_same_v<V, uint32_t>) {
+    return reading::u32_value(v, path);
+  } else if constexpr (std::is_same_v<V, uint64_t>) {
+    return reading::u64_value(v, path);
+  } else if constexpr (std::is_same_v<V, int64_t>) {
+    return reading::i64_value(v, path);
+  } else {
+    static_assert(std::is_same_v<V, double>, "a field of a type the table cannot read");
+    return reading::number_value(v, path);
+  }
+}
+
+// A scalar member (at a path of members), written as it is; a std::optional
+// one is written null when empty and reads null as empty.
+template <auto M, auto... Ms>
+constexpr Field<OwnerOf<M>> field(std::string_view key) {
+  using O = OwnerOf<M>;
+  using V = ValueAt<M, Ms...>;
+  return {.key = key,
+          .write = +[](const O& o) -> json {
+            const auto& v = member<M, Ms...>(o);
+            if constexpr (kIsOptional<V>) {
+              return v ? json(*v) : json(nullptr);
+            } else {
+              return json(v);
+            }
+          },
+          .read =
+              +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                auto& out = member<M, Ms...>(o);
+                if constexpr (kIsOptional<V>) {
+                  if (v.is_null()) {
+                    out.reset();
+                  } else {
+                    out = scalar_value<typename V::value_type>(v, path);
+                  }
+                } else if (v.is_null() && null_ok) {
+                  if constexpr (std::is_same_v<V, std::string>) out.clear();
+                } else {
+                  out = scalar_value<V>(v, path);
+                }
+              }};
+}
+
+// A string member written as null when empty (null reads as "").
+template <auto M>
+constexpr Field<OwnerOf<M>> text_or_null(std::string_view key) {
+  return field<M>(key).null_if(+[](const OwnerOf<M>& o) { return (o.*M).empty(); });
+}
+
+template <class Owner>
+using Table = std::type_identity_t<std::span<const Field<Owner>>>;
+
+template <class Owner>
+void append_fields(json& j, const Owner& o, Table<Owner> table) {
+  for (const Field<Owner>& f : table)
+    j[std::string(f.key)] = f.null_when != nullptr && f.null_when(o) ? json(nullptr) : f.write(o);
+}
+
+template <class Owner>
+json write_object(const Owner& o, Table<Owner> table) {
+  json j = json::object();
+  append_fields(j, o, table);
+  return j;
+}
+
+// Every field of `table` read from `obj` into `o`: a key the table does not
+// let older documents lack is required, null only where the table writes it.
+template <class Owner>
+void read_fields(const reading::Obj& obj, Table<Owner> table, Owner& o) {
+  for (const Field<Owner>& f : table) {
+    if (f.read == nullptr || (f.older_may_lack && !obj.has(f.key))) continue;
+    f.read(obj.at(f.key), obj.key_path(f.key), f.older_may_lack || f.null_when != nullptr, o);
+  }
+}
+
+template <class Owner>
+Owner read_object(const reading::Obj& obj, Table<Owner> table) {
+  Owner o;
+  read_fields(obj, table, o);
+  return o;
+}
+
+template <class Rec>
+json write_records(const std::vector<Rec>& recs, Table<Rec> table) {
+  json a = json::array();
+  for (const Rec& r : recs) a.push_back(write_object(r, table));
+  return a;
+}
+
+// An array of objects at `path`, each read by `table` ("path[i].key" in errors).
+template <class Rec>
+std::vector<Rec> read_records(const json& a, const std::string& path, Table<Rec> table) {
+  reading::array_of(a, path);
+  std::vector<Rec> out;
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(read_object<Rec>(reading::Obj(a[i], fmt::format("{}[{}]", path, i)), table));
+  return out;
+}
+
+// A std::vector<Rec> member written as an array of `Fields`' objects.
+template <auto M, const auto& Fields>
+constexpr Field<OwnerOf<M>> records(std::string_view key) {
+  using O = OwnerOf<M>;
+  using Rec = typename ValueAt<M>::value_type;
+  return {.key = key,
+          .write = +[](const O& o) { return write_records<Rec>(o.*M, Fields); },
+          .read =
+              +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                if (!(v.is_null() && null_ok)) o.*M = read_records<Rec>(v, path, Fields);
+              }};
+}
+
+// A struct member written as the object of `Fields`; a std::optional one is
+// written null when empty and reads null as empty.
+template <auto M, const auto& Fields>
+constexpr Field<OwnerOf<M>> object(std::string_view key) {
+  using O = OwnerOf<M>;
+  using V = ValueAt<M>;
+  if constexpr (kIsOptional<V>) {
+    using Rec = typename V::value_type;
+    return {
+        .key = key,
+        .write =
+            +[](const O& o) { return o.*M ? write_object<Rec>(*(o.*M), Fields) : json(nullptr); },
+        .read =
+            +[](const json& v, const std::string& path, bool, O& o) {
+              if (v.is_null()) {
+                (o.*M).reset();
+              } else {
+                o.*M = read_object<Rec>(reading::Obj(v, path), Fields);
+              }
+            }};
+  } else {
+    return {.key = key,
+            .write = +[](const O& o) { return write_object<V>(o.*M, Fields); },
+            .read =
+                +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                  if (!(v.is_null() && null_ok))
+                    o.*M = read_object<V>(reading::Obj(v, path), Fields);
+                }};
+  }
+}
+
+// The keys of tables in order (a section spread over several tables).
+template <class... Tables>
+std::vector<std::string_view> keys_of(const Tables&... tables) {
+  std::vector<std::string_view> keys;
+  (
+      [&] {
+        for (const auto& f : tables) keys.push_back(f.key);
+      }(),
+      ...);
+  return keys;
+}
+
+}  // namespace latlab::fields
