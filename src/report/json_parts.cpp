@@ -1,5 +1,7 @@
 #include "report/json_parts.hpp"
 
+#include "report/result_fields.hpp"
+
 namespace latlab {
 
 using json = nlohmann::ordered_json;
@@ -21,22 +23,15 @@ json workload_to_json(const FrameWorkload& w) {
 }
 
 json machine_to_json(const MachineInfo& m) {
-  return {{"hostname", m.hostname},
-          {"os", or_null(m.os)},
-          {"kernel", m.kernel},
-          {"arch", m.arch},
-          {"cpu_model", or_null(m.cpu_model)},
-          {"logical_cpus", m.logical_cpus}};
+  return fields::write_object(m, fields::kMachineFields);
 }
 
 json device_identity_to_json(const DeviceInfo& di) {
-  return {{"backend", di.backend}, {"name", di.name}, {"driver", di.driver}};
+  return fields::write_object(di, fields::kDeviceIdentityFields);
 }
 
 json capabilities_to_json(const std::vector<MissingCapability>& caps) {
-  json out = json::array();
-  for (const MissingCapability& c : caps) out.push_back({{"name", c.name}, {"reason", c.reason}});
-  return out;
+  return fields::write_records<MissingCapability>(caps, fields::kCapabilityFields);
 }
 
 json result_header_to_json(const char* kind, const RunMeta& meta, bool partial,

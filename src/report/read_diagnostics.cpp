@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab::reading {
@@ -25,7 +26,10 @@ void read_bare_loop(const Obj& b, LatencyRun& run) {
   run.reference_total = read_series(b);
   b.opt("what", run.reference_what);
   b.opt("latency", run.bare_total);
-  if (b.has("missing_markers")) run.reference_missing = read_missing(b.obj("missing_markers"));
+  if (b.has("missing_markers")) {
+    run.reference_missing = fields::read_object<MissingBreakdown>(b.obj("missing_markers"),
+                                                                  fields::kMissingMarkerFields);
+  }
   if (!b.has("blocks")) return;
   const json& blocks = b.array("blocks");
   for (size_t i = 0; i < blocks.size(); ++i) {

@@ -1,7 +1,7 @@
-// The result reader: the document's head, machine, device, clock model and
-// settings (docs/result-schema.md, "Top level" to "settings").
-#include <fmt/format.h>
-
+// The result reader: the document's head, device and settings
+// (docs/result-schema.md, "Top level" to "settings"); the sections on a field
+// table (result_fields.hpp) are read by their tables.
+#include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab::reading {
@@ -13,95 +13,18 @@ PartialFlag read_head(const Obj& doc, RunMeta& meta) {
   PartialFlag p;
   p.partial = doc.boolean("partial");
   p.reason = doc.str_or_empty("partial_reason");
-  meta.machine = read_machine(doc.obj("machine"));
+  meta.machine = fields::read_object<MachineInfo>(doc.obj("machine"), fields::kMachineFields);
   return p;
 }
 
-MachineInfo read_machine(const Obj& m) {
-  MachineInfo out;
-  out.hostname = m.str("hostname");
-  out.os = m.str_or_empty("os");
-  out.kernel = m.str("kernel");
-  out.arch = m.str("arch");
-  out.cpu_model = m.str_or_empty("cpu_model");
-  out.logical_cpus = m.u32("logical_cpus");
-  return out;
-}
-
 std::vector<MissingCapability> read_capabilities(const json& a, const std::string& path) {
-  std::vector<MissingCapability> out;
-  array_of(a, path);
-  for (size_t i = 0; i < a.size(); ++i) {
-    const Obj c(a[i], fmt::format("{}[{}]", path, i));
-    out.push_back({c.str("name"), c.str("reason")});
-  }
-  return out;
+  return fields::read_records<MissingCapability>(a, path, fields::kCapabilityFields);
 }
 
 DeviceInfo read_device(const Obj& d) {
-  DeviceInfo di;
-  di.backend = d.str("backend");
-  di.name = d.str("name");
-  di.driver = d.str("driver");
-  if (d.has("tick_period_fraction")) {
-    const json& f = d.array("tick_period_fraction");
-    const std::string path = d.key_path("tick_period_fraction");
-    if (f.size() != 2) fail(path, "expected [num, den]");
-    di.ticks.period_num = u64_value(f[0], path + "[0]");
-    di.ticks.period_den = u64_value(f[1], path + "[1]");
-    if (di.ticks.period_num == 0 || di.ticks.period_den == 0) fail(path, "a period of 0");
-  }
-  d.opt("timestamp_valid_bits", di.ticks.valid_bits);
-  if (di.ticks.valid_bits < 1 || di.ticks.valid_bits > 64)
-    fail(d.key_path("timestamp_valid_bits"), "not in 1..64");
-  d.opt("can_time", di.can_time);
-  d.opt("calibration_domain", di.calibration_domain);
-  d.opt("calibration_estimated", di.calibration_estimated);
-  if (d.has("missing_capabilities"))
-    di.missing =
-        read_capabilities(d.at("missing_capabilities"), d.key_path("missing_capabilities"));
+  DeviceInfo di = fields::read_object<DeviceInfo>(d, fields::kDeviceIdentityFields);
+  fields::read_fields(d, fields::kDeviceTimingFields, di);
   return di;
-}
-
-namespace {
-
-std::vector<CalibrationPair> read_pairs(const Obj& c) {
-  std::vector<CalibrationPair> out;
-  const json& a = c.array("pairs");
-  for (size_t i = 0; i < a.size(); ++i) {
-    const Obj p(a[i], fmt::format("{}[{}]", c.key_path("pairs"), i));
-    out.push_back({p.u64("device_ticks"), p.i64("host_ns"), p.i64("max_deviation_ns"),
-                   p.boolean("estimated")});
-  }
-  return out;
-}
-
-}  // namespace
-
-ClockModelReport read_clock_model(const Obj& c) {
-  ClockModelReport m;
-  m.available = c.boolean("available");
-  c.opt("reason", m.reason);
-  c.opt("source", m.source);
-  c.opt("drift_ppm", m.drift_ppm);
-  c.opt("drift_error_ppm", m.drift_error_ppm);
-  c.opt("error_bound_ns", m.error_bound_ns);
-  c.opt("pairs_used", m.pairs_used);
-  c.opt("pairs_accepted", m.pairs_accepted);
-  c.opt("pairs_rejected", m.pairs_rejected);
-  c.opt("refreshes", m.refreshes);
-  c.opt("failed_refreshes", m.failed_refreshes);
-  c.opt("max_refresh_cost_ns", m.max_refresh_cost_ns);
-  c.opt("refresh_interval_ns", m.refresh_interval_ns);
-  c.opt("estimated", m.estimated);
-  c.opt("frame_mapping", m.frame_mapping);
-  c.opt("block_end_pairs", m.block_end_pairs);
-  c.opt("failed_block_end_pairs", m.failed_block_end_pairs);
-  c.opt("frames_between_pairs", m.frames_between_pairs);
-  c.opt("frames_outside_pairs", m.frames_outside_pairs);
-  c.opt("interpolation_misfit_ns", m.interpolation_misfit_ns);
-  if (c.has("pairs")) m.pairs = read_pairs(c);
-  return m;
 }
 
 FrameWorkload read_workload(const Obj& w) {
@@ -116,21 +39,6 @@ FrameWorkload read_workload(const Obj& w) {
   out.form = form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
   return out;
 }
-
-namespace {
-
-TimerSlack read_timer_slack(const Obj& t) {
-  TimerSlack s;
-  s.requested = t.boolean("requested");
-  t.opt("requested_ns", s.requested_ns);
-  t.opt("previous_ns", s.previous_ns);
-  t.opt("obtained_ns", s.obtained_ns);
-  t.opt("applied", s.applied);
-  t.opt("error", s.error);
-  return s;
-}
-
-}  // namespace
 
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run) {
   meta.mode = s.str("mode");
@@ -148,7 +56,9 @@ void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run) {
   s.opt("warmup_frames", d.warmup_frames);
   s.opt("cpu_step_iterations", d.cpu_step_iterations);
   if (s.has("workload")) d.workload = read_workload(s.obj("workload"));
-  if (s.has("timer_slack")) run.timer_slack = read_timer_slack(s.obj("timer_slack"));
+  if (s.has("timer_slack"))
+    run.timer_slack =
+        fields::read_object<TimerSlack>(s.obj("timer_slack"), fields::kTimerSlackFields);
   s.opt("bare_comparison", d.bare_comparison);
   s.opt("poll_completion", d.poll_completion);
   s.opt("poll_limit_ns", d.poll_limit_ns);

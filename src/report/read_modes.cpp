@@ -3,6 +3,7 @@
 // measured blocks with their series, total and present stages.
 #include <fmt/format.h>
 
+#include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab::reading {
@@ -38,34 +39,10 @@ SeriesDistributions read_series(const Obj& j) {
   return s;
 }
 
-MissingBreakdown read_missing(const Obj& m) {
-  MissingBreakdown out;
-  m.opt("gpu_timestamps_not_ok", out.gpu_not_ok);
-  m.opt("gpu_timestamps_unmapped", out.gpu_unmapped);
-  m.opt("fence_not_ok", out.fence_not_ok);
-  m.opt("poll_limit", out.poll_limit);
-  m.opt("poll_not_ok", out.poll_not_ok);
-  m.opt("device_error", out.device_error);
-  if (!m.has("gpu_status_counts")) return out;
-  const Obj by = m.obj("gpu_status_counts");
-  for (size_t i = 0; i < kQueryStatusCount; ++i)
-    by.opt(to_string(static_cast<QueryStatus>(i)), out.gpu_status_counts[i]);
-  return out;
-}
-
 BlockResult read_path_block(const Obj& b) {
   BlockResult r;
-  r.index = b.u32("index");
-  r.order = b.u32("order");
-  r.frames_run = b.u64("frames_run");
   r.series = read_series(b);
-  b.opt("first_frame_id", r.first_device_frame);
-  b.opt("frames_planned", r.frames_planned);
-  b.opt("start_ns", r.start_ns);
-  b.opt("end_ns", r.end_ns);
-  if (b.has("missing_markers")) r.missing = read_missing(b.obj("missing_markers"));
-  b.opt("consumer_behind_frames", r.consumer_behind);
-  b.opt("generator_cpu_ns", r.generator_cpu_ns);
+  fields::read_fields(b, fields::kBlockFields, r);
   return r;
 }
 
@@ -89,35 +66,18 @@ PresentDistributions read_mode_present(const Obj& p, const LatencyRun& run) {
 
 namespace {
 
-GpuTargetCheck read_gpu_target(const Obj& g, const Obj& mode) {
-  GpuTargetCheck c;
-  c.target.target_ms = g.number("target_ms");
-  c.target.tolerance = g.number("tolerance");
-  c.measured_ms = g.number_or_null("measured_ms");
-  c.error_fraction = g.number_or_null("error_fraction");
-  if (g.has("warmup_check")) {  // results written before the re-check have none
-    if (const std::optional<Obj> w = g.obj_or_null("warmup_check")) {
-      WarmupCheck& check = c.warmup_check.emplace();
-      check.frames_used = w->u64("frames_used");
-      check.median_ms = w->number_or_null("median_ms");
-      check.complexity_before = w->u32("complexity_before");
-      check.complexity_after = w->u32("complexity_after");
-      check.outcome = w->str("outcome");
-    }
-  }
-  if (mode.has("off_target") && !mode.at("off_target").is_null())
-    c.off_target = mode.boolean("off_target");
-  return c;
-}
-
 // modes.<name> of a mode that ran: its result and blocks (mode index `mi`).
 LatencyModeResult read_mode(const std::string& name, const Obj& m, uint32_t mi, LatencyRun& run) {
   LatencyModeResult out;
   out.name = name;
   out.workload = read_workload(m.obj("workload"));
   if (m.has("gpu_target")) {
-    if (const std::optional<Obj> g = m.obj_or_null("gpu_target"))
-      out.gpu_target = read_gpu_target(*g, m);
+    if (const std::optional<Obj> g = m.obj_or_null("gpu_target")) {
+      GpuTargetCheck& c = out.gpu_target.emplace();
+      fields::read_fields(*g, fields::kGpuTargetFields, c);
+      if (m.has("off_target") && !m.at("off_target").is_null())
+        c.off_target = m.boolean("off_target");
+    }
   }
   if (m.has("warmup")) {
     if (const std::optional<Obj> w = m.obj_or_null("warmup")) {
@@ -135,7 +95,10 @@ LatencyModeResult read_mode(const std::string& name, const Obj& m, uint32_t mi, 
   const Obj total = m.obj("total");
   out.total = read_series(total);
   out.measured_frames = total.u64("frames");
-  if (total.has("missing_markers")) out.total_missing = read_missing(total.obj("missing_markers"));
+  if (total.has("missing_markers")) {
+    out.total_missing = fields::read_object<MissingBreakdown>(total.obj("missing_markers"),
+                                                              fields::kMissingMarkerFields);
+  }
   total.opt("consumer_behind_frames", out.consumer_behind);
   if (m.has("present")) {
     if (const std::optional<Obj> p = m.obj_or_null("present"))

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab::reading {
@@ -175,10 +176,7 @@ void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r) {
 }
 
 void read_performance_run(const Obj& doc, RunResult& r) {
-  const Obj d = doc.obj("device");
-  r.device.backend = d.str("backend");
-  r.device.name = d.str("name");
-  r.device.driver = d.str("driver");
+  r.device = fields::read_object<DeviceInfo>(doc.obj("device"), fields::kDeviceIdentityFields);
   const Obj s = doc.obj("settings");
   r.meta.mode = s.str("mode");
   r.meta.backend = s.str("backend");

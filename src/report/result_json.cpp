@@ -8,6 +8,7 @@
 #include "latlab/host_clock.hpp"
 #include "report/json_parts.hpp"
 #include "report/present_report.hpp"
+#include "report/result_fields.hpp"
 #include "report/score_report.hpp"
 
 namespace latlab {
@@ -37,17 +38,8 @@ json distribution_to_json(const Distribution& d) {
 
 namespace {
 
-json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
 json missing_to_json(const MissingBreakdown& m) {
-  json by_status = json::object();
-  for (size_t i = 0; i < m.gpu_status_counts.size(); ++i) {
-    by_status[std::string(to_string(static_cast<QueryStatus>(i)))] = m.gpu_status_counts[i];
-  }
-  return json{{"gpu_timestamps_not_ok", m.gpu_not_ok}, {"gpu_timestamps_unmapped", m.gpu_unmapped},
-              {"fence_not_ok", m.fence_not_ok},        {"poll_limit", m.poll_limit},
-              {"poll_not_ok", m.poll_not_ok},          {"device_error", m.device_error},
-              {"gpu_status_counts", by_status}};
+  return fields::write_object(m, fields::kMissingMarkerFields);
 }
 
 // Stages, observers and diagnostics of one set of latency-path frames.
@@ -83,16 +75,7 @@ std::vector<LatencyModeResult> modes_of(const LatencyRun& run) {
 
 json path_block_to_json(const BlockResult& b) {
   json j = series_to_json(b.series);
-  j["index"] = b.index;
-  j["order"] = b.order;
-  j["first_frame_id"] = b.first_device_frame;
-  j["frames_planned"] = b.frames_planned;
-  j["frames_run"] = b.frames_run;
-  j["start_ns"] = b.start_ns;
-  j["end_ns"] = b.end_ns;
-  j["missing_markers"] = missing_to_json(b.missing);
-  j["consumer_behind_frames"] = b.consumer_behind;
-  j["generator_cpu_ns"] = b.generator_cpu_ns;
+  fields::append_fields(j, b, fields::kBlockFields);
   return j;
 }
 
@@ -103,84 +86,23 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-// modes.<name>.gpu_target: the target and what the mode measured against it.
-json warmup_check_to_json(const std::optional<WarmupCheck>& w) {
-  if (!w) return nullptr;
-  return {{"frames_used", w->frames_used},
-          {"median_ms", opt(w->median_ms)},
-          {"complexity_before", w->complexity_before},
-          {"complexity_after", w->complexity_after},
-          {"outcome", w->outcome}};
-}
-
-json gpu_target_to_json(const GpuTargetCheck& c) {
-  return {{"target_ms", c.target.target_ms},
-          {"tolerance", c.target.tolerance},
-          {"measured_ms", opt(c.measured_ms)},
-          {"measured", "median of total.stages.gpu_execution"},
-          {"error_fraction", opt(c.error_fraction)},
-          {"warmup_check", warmup_check_to_json(c.warmup_check)}};
-}
-
 json fraction(int64_t cpu, int64_t wall) {
   return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
 }
 
 json device_to_json(const DeviceInfo& di) {
   json j = device_identity_to_json(di);
-  j["tick_period_ns"] = di.ticks.period_ns();
-  j["tick_period_fraction"] = {di.ticks.period_num, di.ticks.period_den};
-  j["timestamp_valid_bits"] = di.ticks.valid_bits;
-  j["can_time"] = di.can_time;
-  j["calibration_domain"] = or_null(di.calibration_domain);
-  j["calibration_estimated"] = di.calibration_estimated;
-  j["missing_capabilities"] = capabilities_to_json(di.missing);
+  fields::append_fields(j, di, fields::kDeviceTimingFields);
   return j;
 }
 
 }  // namespace
 
 json clock_model_to_json(const ClockModelReport& cm) {
-  json pairs = json::array();
-  for (const CalibrationPair& p : cm.pairs) {
-    pairs.push_back({{"device_ticks", p.device_ticks},
-                     {"host_ns", p.host_ns},
-                     {"max_deviation_ns", p.max_deviation_ns},
-                     {"estimated", p.estimated}});
-  }
-  return {{"available", cm.available},
-          {"reason", cm.available ? json(nullptr) : json(cm.reason)},
-          {"source", cm.source},
-          {"drift_ppm", cm.available ? json(cm.drift_ppm) : json(nullptr)},
-          {"drift_error_ppm", cm.available ? json(cm.drift_error_ppm) : json(nullptr)},
-          {"error_bound_ns", cm.available ? json(cm.error_bound_ns) : json(nullptr)},
-          {"pairs_used", cm.pairs_used},
-          {"pairs_accepted", cm.pairs_accepted},
-          {"pairs_rejected", cm.pairs_rejected},
-          {"refreshes", cm.refreshes},
-          {"failed_refreshes", cm.failed_refreshes},
-          {"max_refresh_cost_ns", cm.max_refresh_cost_ns},
-          {"refresh_interval_ns", cm.refresh_interval_ns},
-          {"estimated", cm.estimated},
-          {"frame_mapping", or_null(cm.frame_mapping)},
-          {"block_end_pairs", cm.block_end_pairs},
-          {"failed_block_end_pairs", cm.failed_block_end_pairs},
-          {"frames_between_pairs", cm.frames_between_pairs},
-          {"frames_outside_pairs", cm.frames_outside_pairs},
-          {"interpolation_misfit_ns", cm.interpolation_misfit_ns},
-          {"pairs", pairs}};
+  return fields::write_object(cm, fields::kClockModelFields);
 }
 
 namespace {
-
-json timer_slack_to_json(const TimerSlack& ts) {
-  return {{"requested", ts.requested},
-          {"requested_ns", ts.requested ? json(ts.requested_ns) : json(nullptr)},
-          {"previous_ns", ts.previous_ns >= 0 ? json(ts.previous_ns) : json(nullptr)},
-          {"obtained_ns", ts.obtained_ns >= 0 ? json(ts.obtained_ns) : json(nullptr)},
-          {"applied", ts.applied},
-          {"error", or_null(ts.error)}};
-}
 
 json settings_to_json(const LatencyRun& run, const RunMeta& meta,
                       const std::vector<LatencyModeResult>& run_modes) {
@@ -205,7 +127,7 @@ json settings_to_json(const LatencyRun& run, const RunMeta& meta,
       {"warmup_frames", d.warmup_frames},
       {"cpu_step_iterations", d.cpu_step_iterations},
       {"workload", workload_to_json(run_modes.at(0).workload)},
-      {"timer_slack", timer_slack_to_json(run.timer_slack)},
+      {"timer_slack", fields::write_object(run.timer_slack, fields::kTimerSlackFields)},
       {"bare_comparison", d.bare_comparison},
       {"poll_completion", d.poll_completion},
       {"poll_limit_ns", d.poll_completion ? json(d.poll_limit_ns) : json(nullptr)},
@@ -244,7 +166,8 @@ json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& m
     mode["off_target"] = off ? json(*off) : json(nullptr);
   }
   mode["workload"] = workload_to_json(mr.workload);
-  mode["gpu_target"] = has_target ? gpu_target_to_json(*mr.gpu_target) : json(nullptr);
+  mode["gpu_target"] =
+      has_target ? fields::write_object(*mr.gpu_target, fields::kGpuTargetFields) : json(nullptr);
   mode["warmup"] = nullptr;
   json blocks = json::array();
   for (const BlockResult& b : run.blocks) {

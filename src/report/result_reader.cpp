@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab {
@@ -26,7 +27,10 @@ RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& optio
   run.device = reading::read_device(doc.obj("device"));
   r.device = run.device;
   if (doc.has("host_clock")) doc.obj("host_clock").opt("time_source", run.time_source);
-  if (doc.has("clock_model")) run.clock_model = reading::read_clock_model(doc.obj("clock_model"));
+  if (doc.has("clock_model")) {
+    run.clock_model =
+        fields::read_object<ClockModelReport>(doc.obj("clock_model"), fields::kClockModelFields);
+  }
   reading::read_settings(doc.obj("settings"), r.meta, run);
   reading::read_present(doc, run);
   reading::read_modes(doc, r);

@@ -21,10 +21,8 @@ struct PartialFlag {
 
 // kind, tool, created_utc, command_line, machine into `meta`; the partial flag.
 PartialFlag read_head(const Obj& doc, RunMeta& meta);
-MachineInfo read_machine(const Obj& m);
 // backend, name, driver; the rest of a latency run's `device` when present.
 DeviceInfo read_device(const Obj& d);
-ClockModelReport read_clock_model(const Obj& c);
 // `settings` of a latency run: the run's description, timer slack, execution.
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run);
 FrameWorkload read_workload(const Obj& w);
@@ -32,7 +30,6 @@ std::vector<MissingCapability> read_capabilities(const json& a, const std::strin
 
 // The stages, observers and diagnostics of a block or total.
 SeriesDistributions read_series(const Obj& j);
-MissingBreakdown read_missing(const Obj& m);
 // A warm-up, measured or bare-loop block (its kind and mode are the caller's).
 BlockResult read_path_block(const Obj& b);
 

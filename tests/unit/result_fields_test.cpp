@@ -1,0 +1,140 @@
+// The field tables of the result (src/report/result_fields.hpp) against
+// docs/result-schema.md: each section's table in the doc names exactly the
+// table's keys, in order; and the tables' quirks read and write as declared.
+#include "report/result_fields.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace latlab {
+namespace {
+
+using fields::json;
+
+// The backticked names in the first column of the first table after the
+// line that starts with `anchor` ("### `clock_model`").
+std::vector<std::string> doc_keys(const std::string& anchor) {
+  const std::filesystem::path doc =
+      std::filesystem::path(LATLAB_SOURCE_DIR) / "docs" / "result-schema.md";
+  std::ifstream in(doc);
+  EXPECT_TRUE(in) << doc;
+  std::string line;
+  bool under = false;
+  bool in_table = false;
+  std::vector<std::string> keys;
+  int row = 0;
+  while (std::getline(in, line)) {
+    if (!under) {
+      under = line.starts_with(anchor);
+      continue;
+    }
+    if (!line.starts_with("|")) {
+      if (in_table) break;
+      continue;
+    }
+    in_table = true;
+    if (row++ < 2) continue;  // the header and its rule
+    const std::string first = line.substr(1, line.find('|', 1) - 1);
+    for (size_t a = first.find('`'); a != std::string::npos; a = first.find('`', a + 1)) {
+      const size_t b = first.find('`', a + 1);
+      keys.push_back(first.substr(a + 1, b - a - 1));
+      a = b;
+    }
+  }
+  EXPECT_TRUE(in_table) << "no table after " << anchor;
+  return keys;
+}
+
+template <class... Tables>
+std::vector<std::string> table_keys(const Tables&... tables) {
+  std::vector<std::string> out;
+  for (std::string_view k : fields::keys_of(tables...)) out.emplace_back(k);
+  return out;
+}
+
+TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
+  EXPECT_EQ(doc_keys("### `machine`"), table_keys(fields::kMachineFields));
+  EXPECT_EQ(doc_keys("### `device`"),
+            table_keys(fields::kDeviceIdentityFields, fields::kDeviceTimingFields));
+  EXPECT_EQ(doc_keys("### `clock_model`"), table_keys(fields::kClockModelFields));
+  EXPECT_EQ(doc_keys("#### `settings.timer_slack`"), table_keys(fields::kTimerSlackFields));
+  EXPECT_EQ(doc_keys("#### `modes.<mode>.gpu_target`"), table_keys(fields::kGpuTargetFields));
+  EXPECT_EQ(doc_keys("#### `gpu_target.warmup_check`"), table_keys(fields::kWarmupCheckFields));
+  EXPECT_EQ(doc_keys("#### `missing_markers`"), table_keys(fields::kMissingMarkerFields));
+  // A block's table: its series, then the block's own keys.
+  const std::vector<std::string> block = doc_keys("A block (and `total`) holds:");
+  const std::vector<std::string> own = table_keys(fields::kBlockFields);
+  ASSERT_GE(block.size(), own.size());
+  EXPECT_EQ(
+      std::vector<std::string>(block.end() - static_cast<std::ptrdiff_t>(own.size()), block.end()),
+      own);
+}
+
+TEST(ResultFieldsSchema, EmptyTextIsWrittenNullAndReadBackEmpty) {
+  MachineInfo m;
+  m.hostname = "h";
+  m.kernel = "k";
+  m.arch = "x86_64";
+  m.logical_cpus = 4;
+  const json j = fields::write_object(m, fields::kMachineFields);
+  EXPECT_TRUE(j.at("os").is_null());
+  EXPECT_TRUE(j.at("cpu_model").is_null());
+  const reading::Obj o(j, "machine");
+  EXPECT_EQ(fields::read_object<MachineInfo>(o, fields::kMachineFields), m);
+}
+
+TEST(ResultFieldsSchema, RequiredKeyMissingNamesItsPath) {
+  const json j = {{"hostname", "h"}, {"os", nullptr}, {"arch", "a"}};
+  try {
+    (void)fields::read_object<MachineInfo>(reading::Obj(j, "machine"), fields::kMachineFields);
+    FAIL() << "read a machine without kernel";
+  } catch (const reading::BadResult& e) {
+    EXPECT_EQ(e.message, "machine.kernel: missing");
+  }
+}
+
+TEST(ResultFieldsSchema, NullOnlyWhereTheTableWritesIt) {
+  // hostname is never written null; os is.
+  const json j = {{"hostname", nullptr}, {"os", nullptr},    {"kernel", "k"},
+                  {"arch", "a"},         {"cpu_model", "c"}, {"logical_cpus", 1}};
+  try {
+    (void)fields::read_object<MachineInfo>(reading::Obj(j, "machine"), fields::kMachineFields);
+    FAIL() << "read a null hostname";
+  } catch (const reading::BadResult& e) {
+    EXPECT_EQ(e.message, "machine.hostname: expected a string, found null");
+  }
+}
+
+TEST(ResultFieldsSchema, KeysOlderDocumentsLackKeepTheirDefaults) {
+  const json j = {{"available", false}};
+  const ClockModelReport c = fields::read_object<ClockModelReport>(reading::Obj(j, "clock_model"),
+                                                                   fields::kClockModelFields);
+  EXPECT_EQ(c, ClockModelReport{});
+  const TimerSlack t = fields::read_object<TimerSlack>(
+      reading::Obj(json{{"requested", true}, {"previous_ns", nullptr}}, "t"),
+      fields::kTimerSlackFields);
+  EXPECT_TRUE(t.requested);
+  EXPECT_EQ(t.previous_ns, -1);
+}
+
+TEST(ResultFieldsSchema, RecordErrorsNameTheElement) {
+  const json j = {{"available", true},
+                  {"pairs", json::array({{{"device_ticks", 1},
+                                          {"host_ns", 2},
+                                          {"max_deviation_ns", "3"},
+                                          {"estimated", false}}})}};
+  try {
+    (void)fields::read_object<ClockModelReport>(reading::Obj(j, "clock_model"),
+                                                fields::kClockModelFields);
+    FAIL() << "read a string deviation";
+  } catch (const reading::BadResult& e) {
+    EXPECT_EQ(e.message,
+              "clock_model.pairs[0].max_deviation_ns: expected an integer, found a string");
+  }
+}
+
+}  // namespace
+}  // namespace latlab
