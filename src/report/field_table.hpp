@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "report/json_reading.hpp"
+#include "report/result_json.hpp"
 
 namespace latlab::fields {
 
@@ -77,8 +78,13 @@ template <class T>
 inline constexpr bool kIsOptional = false;
 template <class T>
 inline constexpr bool kIsOptional<std::optional<T>> = true;
+template <class T>
+inline constexpr bool kIsVector = false;
+template <class T>
+inline constexpr bool kIsVector<std::vector<T>> = true;
 
-// A scalar at `path` with its type checked (reading::*_value).
+// A value at `path` with its type checked (reading::*_value): a scalar, a
+// distribution, or an array of scalars.
 template <class V>
 V scalar_value(const json& v, const std::string& path) {
   if constexpr (std::is_same_v<V, std::string>) {
@@ -91,14 +97,32 @@ V scalar_value(const json& v, const std::string& path) {
     return reading::u64_value(v, path);
   } else if constexpr (std::is_same_v<V, int64_t>) {
     return reading::i64_value(v, path);
+  } else if constexpr (std::is_same_v<V, Distribution>) {
+    return reading::distribution_value(v, path);
+  } else if constexpr (kIsVector<V>) {
+    V out;
+    reading::array_of(v, path);
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(scalar_value<typename V::value_type>(v[i], fmt::format("{}[{}]", path, i)));
+    return out;
   } else {
     static_assert(std::is_same_v<V, double>, "a field of a type the table cannot read");
     return reading::number_value(v, path);
   }
 }
 
-// A scalar member (at a path of members), written as it is; a std::optional
-// one is written null when empty and reads null as empty.
+template <class V>
+json value_json(const V& v) {
+  if constexpr (std::is_same_v<V, Distribution>) {
+    return distribution_to_json(v);
+  } else {
+    return json(v);
+  }
+}
+
+// A member (at a path of members) that is a scalar, a distribution or an
+// array of scalars, written as it is; a std::optional one is written null
+// when empty and reads null as empty.
 template <auto M, auto... Ms>
 constexpr Field<OwnerOf<M>> field(std::string_view key) {
   using O = OwnerOf<M>;
@@ -107,9 +131,9 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
           .write = +[](const O& o) -> json {
             const auto& v = member<M, Ms...>(o);
             if constexpr (kIsOptional<V>) {
-              return v ? json(*v) : json(nullptr);
+              return v ? value_json(*v) : json(nullptr);
             } else {
-              return json(v);
+              return value_json(v);
             }
           },
           .read =

@@ -15,11 +15,7 @@ const char* form_name(WorkloadForm f) {
 }
 
 json workload_to_json(const FrameWorkload& w) {
-  return {{"passes", w.passes},
-          {"complexity", w.complexity},
-          {"width", w.width},
-          {"height", w.height},
-          {"form", form_name(w.form)}};
+  return fields::write_object(w, fields::kWorkloadFields);
 }
 
 json machine_to_json(const MachineInfo& m) {

@@ -27,19 +27,6 @@ DeviceInfo read_device(const Obj& d) {
   return di;
 }
 
-FrameWorkload read_workload(const Obj& w) {
-  FrameWorkload out;
-  out.passes = w.u32("passes");
-  out.complexity = w.u32("complexity");
-  out.width = w.u32("width");
-  out.height = w.u32("height");
-  const std::string form = w.str("form");
-  if (form != "compute" && form != "fragment")
-    fail(w.key_path("form"), "'" + form + "' is not compute or fragment");
-  out.form = form == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
-  return out;
-}
-
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run) {
   meta.mode = s.str("mode");
   meta.backend = s.str("backend");
@@ -55,7 +42,8 @@ void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run) {
   }
   s.opt("warmup_frames", d.warmup_frames);
   s.opt("cpu_step_iterations", d.cpu_step_iterations);
-  if (s.has("workload")) d.workload = read_workload(s.obj("workload"));
+  if (s.has("workload"))
+    d.workload = fields::read_object<FrameWorkload>(s.obj("workload"), fields::kWorkloadFields);
   if (s.has("timer_slack"))
     run.timer_slack =
         fields::read_object<TimerSlack>(s.obj("timer_slack"), fields::kTimerSlackFields);

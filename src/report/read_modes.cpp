@@ -70,7 +70,7 @@ namespace {
 LatencyModeResult read_mode(const std::string& name, const Obj& m, uint32_t mi, LatencyRun& run) {
   LatencyModeResult out;
   out.name = name;
-  out.workload = read_workload(m.obj("workload"));
+  out.workload = fields::read_object<FrameWorkload>(m.obj("workload"), fields::kWorkloadFields);
   if (m.has("gpu_target")) {
     if (const std::optional<Obj> g = m.obj_or_null("gpu_target")) {
       GpuTargetCheck& c = out.gpu_target.emplace();
@@ -113,7 +113,8 @@ void read_unavailable_mode(const std::string& name, const Obj& m, LoadedOutcome&
   loaded.asked = true;
   loaded.runs = false;
   loaded.unavailable = m.str_or_empty("reason");
-  if (m.has("load_size")) loaded.size = read_load_size(m.obj("load_size"));
+  if (m.has("load_size"))
+    loaded.size = fields::read_object<LoadSizeChoice>(m.obj("load_size"), fields::kLoadSizeFields);
 }
 
 }  // namespace

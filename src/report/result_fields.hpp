@@ -5,9 +5,13 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
+#include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/performance_mode.hpp"
+#include "latlab/bench/run_result.hpp"
 #include "latlab/bench/signal_generator.hpp"
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/core/latency_device.hpp"
@@ -206,6 +210,172 @@ inline constexpr std::array<Field<GpuTargetCheck>, 6> kGpuTargetFields = {
             +[](const GpuTargetCheck&) { return json("median of total.stages.gpu_execution"); }},
     field<&GpuTargetCheck::error_fraction>("error_fraction"),
     object<&GpuTargetCheck::warmup_check, kWarmupCheckFields>("warmup_check").lacking_in_older(),
+};
+
+namespace detail {
+
+// "compute" or "fragment".
+template <auto M>
+json form(const OwnerOf<M>& o) {
+  return json(o.*M == WorkloadForm::fragment ? "fragment" : "compute");
+}
+template <auto M>
+void read_form(const json& v, const std::string& path, bool null_ok, OwnerOf<M>& o) {
+  if (v.is_null() && null_ok) return;
+  const std::string f = reading::str_value(v, path);
+  if (f != "compute" && f != "fragment")
+    reading::fail(path, "'" + f + "' is not compute or fragment");
+  o.*M = f == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
+}
+
+// A host-clock duration in ns written as ms (a double), read back rounded.
+template <auto M>
+json ms_of_ns(const OwnerOf<M>& o) {
+  return json(static_cast<double>(o.*M) / 1e6);
+}
+template <auto M>
+void read_ms_as_ns(const json& v, const std::string& path, bool null_ok, OwnerOf<M>& o) {
+  if (!(v.is_null() && null_ok)) o.*M = std::llround(reading::number_value(v, path) * 1e6);
+}
+
+inline json step_kind(const LoadCalibrationStep& s) { return json(to_string(s.kind)); }
+inline void read_step_kind(const json& v, const std::string& path, bool, LoadCalibrationStep& s) {
+  const std::string kind = reading::str_value(v, path);
+  if (kind != to_string(StepKind::search) && kind != to_string(StepKind::verify))
+    reading::fail(path, "'" + kind + "' is not search or verify");
+  s.kind = kind == to_string(StepKind::verify) ? StepKind::verify : StepKind::search;
+}
+
+// fit: {fixed_ms, ms_per_complexity}, null unless both are known.
+inline json fit(const LoadCalibrationReport& r) {
+  if (!r.fit_fixed_ms || !r.fit_ms_per_complexity) return nullptr;
+  return {{"fixed_ms", *r.fit_fixed_ms}, {"ms_per_complexity", *r.fit_ms_per_complexity}};
+}
+inline void read_fit(const json& v, const std::string& path, bool, LoadCalibrationReport& r) {
+  if (v.is_null()) return;
+  const reading::Obj f(v, path);
+  r.fit_fixed_ms = f.number("fixed_ms");
+  r.fit_ms_per_complexity = f.number("ms_per_complexity");
+}
+
+// tried: [{size, reason}] of each size given up.
+inline json tried(const LoadSizeChoice& c) {
+  json out = json::array();
+  for (const auto& [size, why] : c.tried) out.push_back({{"size", size}, {"reason", why}});
+  return out;
+}
+inline void read_tried(const json& v, const std::string& path, bool null_ok, LoadSizeChoice& c) {
+  if (v.is_null() && null_ok) return;
+  reading::array_of(v, path);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const reading::Obj t(v[i], fmt::format("{}[{}]", path, i));
+    c.tried.emplace_back(t.str("size"), t.str("reason"));
+  }
+}
+
+}  // namespace detail
+
+// `workload` of the settings, of each mode and of Performance.
+inline constexpr std::array<Field<FrameWorkload>, 5> kWorkloadFields = {
+    field<&FrameWorkload::passes>("passes"),
+    field<&FrameWorkload::complexity>("complexity"),
+    field<&FrameWorkload::width>("width"),
+    field<&FrameWorkload::height>("height"),
+    Field<FrameWorkload>{.key = "form",
+                         .write = detail::form<&FrameWorkload::form>,
+                         .read = detail::read_form<&FrameWorkload::form>},
+};
+
+// One of `load_calibration.steps`.
+inline constexpr std::array<Field<LoadCalibrationStep>, 13> kLoadStepFields = {
+    field<&LoadCalibrationStep::index>("index"),
+    Field<LoadCalibrationStep>{
+        .key = "kind", .write = detail::step_kind, .read = detail::read_step_kind},
+    field<&LoadCalibrationStep::complexity>("complexity"),
+    field<&LoadCalibrationStep::median_ms>("median_ms").lacking_in_older(),
+    field<&LoadCalibrationStep::min_ms>("min_ms").lacking_in_older(),
+    field<&LoadCalibrationStep::max_ms>("max_ms").lacking_in_older(),
+    field<&LoadCalibrationStep::error_fraction>("error_fraction").lacking_in_older(),
+    field<&LoadCalibrationStep::repeat_medians_ms>("repeat_medians_ms").lacking_in_older(),
+    field<&LoadCalibrationStep::spread_fraction>("spread_fraction").lacking_in_older(),
+    field<&LoadCalibrationStep::frames_submitted>("frames_submitted").lacking_in_older(),
+    field<&LoadCalibrationStep::frames_used>("frames_used").lacking_in_older(),
+    field<&LoadCalibrationStep::frames_missing>("frames_missing").lacking_in_older(),
+    field<&LoadCalibrationStep::why>("why").lacking_in_older(),
+};
+
+// The load calibration's report (`calibrate-load --json`, and
+// `load_calibration` of a run, which adds `source` and `size`).
+inline constexpr std::array<Field<LoadCalibrationReport>, 25> kLoadCalibrationFields = {
+    field<&LoadCalibrationReport::target_ms>("target_ms").lacking_in_older(),
+    field<&LoadCalibrationReport::tolerance>("tolerance").lacking_in_older(),
+    field<&LoadCalibrationReport::width>("width").lacking_in_older(),
+    field<&LoadCalibrationReport::height>("height").lacking_in_older(),
+    field<&LoadCalibrationReport::passes>("passes").lacking_in_older(),
+    Field<LoadCalibrationReport>{.key = "form",
+                                 .write = detail::form<&LoadCalibrationReport::form>,
+                                 .read = detail::read_form<&LoadCalibrationReport::form>}
+        .lacking_in_older(),
+    field<&LoadCalibrationReport::complexity>("complexity"),
+    field<&LoadCalibrationReport::verified>("verified").lacking_in_older(),
+    field<&LoadCalibrationReport::within_tolerance>("within_tolerance").lacking_in_older(),
+    field<&LoadCalibrationReport::median_ms>("median_ms").lacking_in_older(),
+    field<&LoadCalibrationReport::error_fraction>("error_fraction").lacking_in_older(),
+    field<&LoadCalibrationReport::p5_ms>("p5_ms")
+        .null_if(+[](const LoadCalibrationReport& r) { return !r.verified; })
+        .lacking_in_older(),
+    field<&LoadCalibrationReport::gpu_ms>("gpu_ms").lacking_in_older(),
+    field<&LoadCalibrationReport::outcome>("outcome").lacking_in_older(),
+    field<&LoadCalibrationReport::noise_fraction>("noise_fraction").lacking_in_older(),
+    field<&LoadCalibrationReport::noise_limited>("noise_limited").lacking_in_older(),
+    field<&LoadCalibrationReport::uncertainty_fraction>("uncertainty_fraction").lacking_in_older(),
+    field<&LoadCalibrationReport::step_ms>("step_ms").lacking_in_older(),
+    field<&LoadCalibrationReport::granularity_limited>("granularity_limited").lacking_in_older(),
+    Field<LoadCalibrationReport>{.key = "fit", .write = detail::fit, .read = detail::read_fit}
+        .lacking_in_older(),
+    field<&LoadCalibrationReport::evaluations>("evaluations").lacking_in_older(),
+    field<&LoadCalibrationReport::frames_submitted>("frames_submitted").lacking_in_older(),
+    field<&LoadCalibrationReport::frames_missing>("frames_missing").lacking_in_older(),
+    Field<LoadCalibrationReport>{.key = "wall_ms",
+                                 .write = detail::ms_of_ns<&LoadCalibrationReport::wall_ns>,
+                                 .read = detail::read_ms_as_ns<&LoadCalibrationReport::wall_ns>}
+        .lacking_in_older(),
+    records<&LoadCalibrationReport::steps, kLoadStepFields>("steps").lacking_in_older(),
+};
+
+// `load_calibration.size` and `modes.loaded.load_size`.
+inline constexpr std::array<Field<LoadSizeChoice>, 4> kLoadSizeFields = {
+    field<&LoadSizeChoice::asked>("asked"),
+    text_or_null<&LoadSizeChoice::used>("used"),
+    field<&LoadSizeChoice::why>("why").lacking_in_older(),
+    Field<LoadSizeChoice>{.key = "tried", .write = detail::tried, .read = detail::read_tried}
+        .lacking_in_older(),
+};
+
+// `modes.performance` of a mode that ran (available, offscreen and units are
+// the same in every document: written, not read).
+inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
+    Field<PerformanceReport>{.key = "available",
+                             .write = +[](const PerformanceReport&) { return json(true); }},
+    object<&PerformanceReport::work, kWorkloadFields>("workload"),
+    Field<PerformanceReport>{.key = "offscreen",
+                             .write = +[](const PerformanceReport&) { return json(true); }},
+    field<&PerformanceReport::frames>("frames"),
+    text_or_null<&PerformanceReport::partial_reason>("partial_reason").lacking_in_older(),
+    field<&PerformanceReport::gpu_ms>("gpu_ms"),
+    field<&PerformanceReport::fps>("fps"),
+    field<&PerformanceReport::gpu_timeline_fps>("gpu_timeline_fps")
+        .null_if(+[](const PerformanceReport& r) { return r.gpu_timeline_fps <= 0; })
+        .lacking_in_older(),
+    Field<PerformanceReport>{.key = "wall_ms",
+                             .write = detail::ms_of_ns<&PerformanceReport::wall_ns>,
+                             .read = detail::read_ms_as_ns<&PerformanceReport::wall_ns>}
+        .lacking_in_older(),
+    Field<PerformanceReport>{.key = "units",
+                             .write =
+                                 +[](const PerformanceReport&) {
+                                   return json{{"gpu_ms", "ms"}, {"fps", "frames per second"}};
+                                 }},
 };
 
 }  // namespace latlab::fields

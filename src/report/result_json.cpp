@@ -456,12 +456,7 @@ json run_result_to_json(const RunResult& r) {
 }
 
 json load_size_to_json(const LoadSizeChoice& c) {
-  json tried = json::array();
-  for (const auto& [size, why] : c.tried) tried.push_back({{"size", size}, {"reason", why}});
-  return {{"asked", c.asked},
-          {"used", c.used.empty() ? json(nullptr) : json(c.used)},
-          {"why", c.why},
-          {"tried", std::move(tried)}};
+  return fields::write_object(c, fields::kLoadSizeFields);
 }
 
 std::vector<MissingCapability> result_unavailable(const RunResult& r) {

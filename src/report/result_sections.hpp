@@ -25,7 +25,6 @@ PartialFlag read_head(const Obj& doc, RunMeta& meta);
 DeviceInfo read_device(const Obj& d);
 // `settings` of a latency run: the run's description, timer slack, execution.
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run);
-FrameWorkload read_workload(const Obj& w);
 std::vector<MissingCapability> read_capabilities(const json& a, const std::string& path);
 
 // The stages, observers and diagnostics of a block or total.
@@ -50,9 +49,6 @@ void read_diagnostics(const Obj& doc, RunResult& r);
 // `load_calibration`, `modes.performance`, `unavailable` and the partial flag
 // of a latency run.
 void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r);
-LoadCalibrationReport read_load_calibration(const Obj& c);
-LoadSizeChoice read_load_size(const Obj& s);
-PerformanceReport read_performance(const Obj& p);
 // A whole document of kind "performance_run".
 void read_performance_run(const Obj& doc, RunResult& r);
 

@@ -64,6 +64,13 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `modes.<mode>.gpu_target`"), table_keys(fields::kGpuTargetFields));
   EXPECT_EQ(doc_keys("#### `gpu_target.warmup_check`"), table_keys(fields::kWarmupCheckFields));
   EXPECT_EQ(doc_keys("#### `missing_markers`"), table_keys(fields::kMissingMarkerFields));
+  EXPECT_EQ(doc_keys("#### `workload`"), table_keys(fields::kWorkloadFields));
+  std::vector<std::string> load = table_keys(fields::kLoadCalibrationFields);
+  load.insert(load.end(), {"source", "size"});  // the run's, beside the report
+  EXPECT_EQ(doc_keys("### `load_calibration`"), load);
+  EXPECT_EQ(doc_keys("#### `load_calibration.steps[]`"), table_keys(fields::kLoadStepFields));
+  EXPECT_EQ(doc_keys("#### `load_calibration.size`"), table_keys(fields::kLoadSizeFields));
+  EXPECT_EQ(doc_keys("### `modes.performance`"), table_keys(fields::kPerformanceFields));
   // A block's table: its series, then the block's own keys.
   const std::vector<std::string> block = doc_keys("A block (and `total`) holds:");
   const std::vector<std::string> own = table_keys(fields::kBlockFields);
