@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "report/result_json.hpp"
+#include "report/result_fields.hpp"
 
 namespace latlab {
 namespace {
@@ -12,19 +12,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string cell(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); }
-
-json counts(const std::vector<std::pair<std::string, uint64_t>>& c) {
-  json out = json::object();
-  for (const auto& [name, n] : c) out[name] = n;
-  return out;
-}
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 }  // namespace
 
@@ -60,31 +47,7 @@ void InputsCsvWriter::input(const capture::InputRow& row, bool reaction) {
 }
 
 json capture_input_to_json(const CaptureInput& in) {
-  json figures = json::object();
-  for (const auto& [name, d] : in.figures) figures[name] = distribution_to_json(d);
-  return {{"spec", in.spec},
-          {"seed", in.seed},
-          {"min_interval_ns", in.min_interval_ns},
-          {"max_interval_ns", in.max_interval_ns},
-          {"reaction", in.reaction},
-          {"region", or_null(in.region)},
-          {"display", or_null(in.display)},
-          {"window", in.window == 0 ? json(nullptr) : json(in.window)},
-          {"window_found_by", or_null(in.window_found_by)},
-          {"timer_slack_ns", in.timer_slack_ns < 0 ? json(nullptr) : json(in.timer_slack_ns)},
-          {"scheduled", in.scheduled},
-          {"sent", in.sent},
-          {"seen", in.seen},
-          {"other_events", in.other_events},
-          {"assigned", in.assigned},
-          {"not_assigned", counts(in.not_assigned)},
-          {"reactions", in.reaction ? json(in.reactions) : json(nullptr)},
-          {"no_reaction", counts(in.no_reaction)},
-          {"injector_lateness", distribution_to_json(in.injector_lateness)},
-          {"timer_lateness", distribution_to_json(in.timer_lateness)},
-          {"figures", figures},
-          {"server_offset_min_ms", opt(in.server_offset_min_ms)},
-          {"server_offset_max_ms", opt(in.server_offset_max_ms)}};
+  return fields::write_object(in, fields::kCaptureInputFields);
 }
 
 void print_capture_input(std::FILE* out, const CaptureInput& in) {

@@ -3,6 +3,7 @@
 #include "latlab/bench/capture_result.hpp"
 #include "report/capture_input_report.hpp"
 #include "report/json_parts.hpp"
+#include "report/result_fields.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab {
@@ -11,37 +12,9 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
 template <class T>
 json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
-}
-
-json named_to_json(const NamedDistributions& figures) {
-  json f = json::object();
-  for (const auto& [name, d] : figures) f[name] = distribution_to_json(d);
-  return f;
-}
-
-json sources_to_json(const std::vector<CaptureSourceInfo>& sources) {
-  json out = json::array();
-  for (const CaptureSourceInfo& s : sources) {
-    out.push_back({{"pid", s.pid},
-                   {"api", s.api},
-                   {"device", or_null(s.device)},
-                   {"clock_method", or_null(s.clock_method)},
-                   {"source", s.source},
-                   {"present_method", or_null(s.present_method)},
-                   {"ended", s.ended}});
-  }
-  return out;
-}
-
-json counts_to_json(const std::vector<std::pair<std::string, uint64_t>>& counts) {
-  json out = json::object();
-  for (const auto& [name, n] : counts) out[name] = n;
-  return out;
 }
 
 // Derived figures: the reader recomputes them (CaptureResult::fps).
@@ -80,23 +53,9 @@ json per_swapchain_to_json(const std::vector<CaptureSwapchainFigures>& all) {
                    {"swapchain", w.swapchain},
                    {"frames", w.frames},
                    {"fps", fps_to_json(w.fps())},
-                   {"figures", named_to_json(w.figures)}});
+                   {"figures", fields::value_json(w.figures)}});
   }
   return out;
-}
-
-json screen_to_json(const CaptureScreenObserver& o) {
-  return {{"name", o.name},
-          {"observes", o.observes},
-          {"available", o.available},
-          {"reason", or_null(o.reason)},
-          {"display", or_null(o.display)},
-          {"windows", o.windows},
-          {"frames_watched", o.frames_watched},
-          {"frames_matched", o.frames_matched},
-          {"events", o.events},
-          {"events_unmatched", o.events_unmatched},
-          {"figures", named_to_json(o.figures)}};
 }
 
 // What capture cost the program (docs/capture.md "Cost").
@@ -138,27 +97,16 @@ json capture_to_json(const RunResult& r) {
   json j = result_header_to_json("capture", r.meta, !c.partial_reason.empty(), c.partial_reason);
   j["units"] = {{"distributions", "us"}, {"times", "ns"}};
   j["machine"] = machine_to_json(r.meta.machine);
-  j["program"] = {{"argv", c.program.argv},
-                  {"pid", c.program.pid},
-                  {"exit_code", opt(c.program.exit_code)},
-                  {"signal", opt(c.program.signal)},
-                  {"running_when_written", c.program.running_when_written}};
-  j["capture"] = {{"stopped_by", c.stop.stopped_by},
-                  {"frames_limit", opt(c.stop.frames_limit)},
-                  {"seconds_limit", opt(c.stop.seconds_limit)},
-                  {"terminate", c.stop.terminate},
-                  {"signal_sent", opt(c.stop.signal_sent)},
-                  {"records_dropped", c.stop.records_dropped},
-                  {"records_malformed", c.stop.records_malformed},
-                  {"records_unknown", c.stop.records_unknown}};
-  j["sources"] = sources_to_json(c.sources);
+  j["program"] = fields::write_object(c.program, fields::kCapturedProgramFields);
+  j["capture"] = fields::write_object(c.stop, fields::kCaptureStopFields);
+  j["sources"] = fields::write_records(c.sources, fields::kCaptureSourceFields);
   j["frames"] = c.frames;
   j["submits"] = c.submits;
   j["submits_without_work"] = c.submits_without_work;
   j["gpu_spans_missing"] = c.gpu_spans_missing;
   j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
-  j["submit_spans"] = counts_to_json(c.submit_spans);
-  j["present_complete"] = counts_to_json(c.present_complete);
+  j["submit_spans"] = fields::value_json(c.submit_spans);
+  j["present_complete"] = fields::value_json(c.present_complete);
   const CaptureDisplay& d = c.display;
   j["display"] = {{"shown", d.shown},
                   {"discarded", d.discarded},
@@ -170,18 +118,13 @@ json capture_to_json(const RunResult& r) {
                     {"zero_copy", d.zero_copy}}}};
   j["fps"] = fps_to_json(c.fps());
   j["frame_times"] = frame_times_to_json(c.frame_times);
-  j["figures"] = named_to_json(c.figures);
-  j["submit_figures"] = named_to_json(c.submit_figures);
+  j["figures"] = fields::value_json(c.figures);
+  j["submit_figures"] = fields::value_json(c.submit_figures);
   j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);
   j["overhead"] = overhead_to_json(c);
   j["bracketing"] = bracketing_to_json(c.bracketing);
-  json un = json::array();
-  for (const CaptureUnavailable& u : c.unavailable)
-    un.push_back({{"name", u.name}, {"reason", u.reason}, {"pid", u.pid}});
-  j["unavailable"] = un;
-  json screens = json::array();
-  for (const CaptureScreenObserver& o : c.screen_observers) screens.push_back(screen_to_json(o));
-  j["screen_observers"] = screens;
+  j["unavailable"] = fields::write_records(c.unavailable, fields::kCaptureUnavailableFields);
+  j["screen_observers"] = fields::write_records(c.screen_observers, fields::kScreenObserverFields);
   if (c.input) j["input"] = capture_input_to_json(*c.input);
   return j;
 }

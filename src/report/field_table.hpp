@@ -82,9 +82,14 @@ template <class T>
 inline constexpr bool kIsVector = false;
 template <class T>
 inline constexpr bool kIsVector<std::vector<T>> = true;
+// (name, value) pairs, written as an object in their order.
+template <class T>
+inline constexpr bool kIsNamed = false;
+template <class T>
+inline constexpr bool kIsNamed<std::vector<std::pair<std::string, T>>> = true;
 
 // A value at `path` with its type checked (reading::*_value): a scalar, a
-// distribution, or an array of scalars.
+// distribution, an array of scalars, or (name, value) pairs as an object.
 template <class V>
 V scalar_value(const json& v, const std::string& path) {
   if constexpr (std::is_same_v<V, std::string>) {
@@ -99,6 +104,13 @@ V scalar_value(const json& v, const std::string& path) {
     return reading::i64_value(v, path);
   } else if constexpr (std::is_same_v<V, Distribution>) {
     return reading::distribution_value(v, path);
+  } else if constexpr (kIsNamed<V>) {
+    V out;
+    const reading::Obj o(v, path);
+    for (auto it = v.begin(); it != v.end(); ++it)
+      out.emplace_back(it.key(), scalar_value<typename V::value_type::second_type>(
+                                     it.value(), o.key_path(it.key())));
+    return out;
   } else if constexpr (kIsVector<V>) {
     V out;
     reading::array_of(v, path);
@@ -115,14 +127,17 @@ template <class V>
 json value_json(const V& v) {
   if constexpr (std::is_same_v<V, Distribution>) {
     return distribution_to_json(v);
+  } else if constexpr (kIsNamed<V>) {
+    json o = json::object();
+    for (const auto& [name, x] : v) o[name] = value_json(x);
+    return o;
   } else {
     return json(v);
   }
 }
 
-// A member (at a path of members) that is a scalar, a distribution or an
-// array of scalars, written as it is; a std::optional one is written null
-// when empty and reads null as empty.
+// A member (at a path of members) that scalar_value reads, written as it is; a std::optional one is
+// written null when empty and reads null as empty.
 template <auto M, auto... Ms>
 constexpr Field<OwnerOf<M>> field(std::string_view key) {
   using O = OwnerOf<M>;

@@ -7,6 +7,8 @@
 #include <array>
 #include <cmath>
 
+#include "latlab/bench/capture_input.hpp"
+#include "latlab/bench/capture_result.hpp"
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
@@ -376,6 +378,92 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
                                  +[](const PerformanceReport&) {
                                    return json{{"gpu_ms", "ms"}, {"fps", "frames per second"}};
                                  }},
+};
+
+// A capture's `program`.
+inline constexpr std::array<Field<CapturedProgram>, 5> kCapturedProgramFields = {
+    field<&CapturedProgram::argv>("argv"),
+    field<&CapturedProgram::pid>("pid"),
+    field<&CapturedProgram::exit_code>("exit_code"),
+    field<&CapturedProgram::signal>("signal"),
+    field<&CapturedProgram::running_when_written>("running_when_written"),
+};
+
+// A capture's `capture`: how the recording stopped.
+inline constexpr std::array<Field<CaptureStop>, 8> kCaptureStopFields = {
+    field<&CaptureStop::stopped_by>("stopped_by"),
+    field<&CaptureStop::frames_limit>("frames_limit"),
+    field<&CaptureStop::seconds_limit>("seconds_limit"),
+    field<&CaptureStop::terminate>("terminate").lacking_in_older(),
+    field<&CaptureStop::signal_sent>("signal_sent").lacking_in_older(),
+    field<&CaptureStop::records_dropped>("records_dropped").lacking_in_older(),
+    field<&CaptureStop::records_malformed>("records_malformed").lacking_in_older(),
+    field<&CaptureStop::records_unknown>("records_unknown").lacking_in_older(),
+};
+
+// One of a capture's `sources`.
+inline constexpr std::array<Field<CaptureSourceInfo>, 7> kCaptureSourceFields = {
+    field<&CaptureSourceInfo::pid>("pid"),
+    field<&CaptureSourceInfo::api>("api"),
+    text_or_null<&CaptureSourceInfo::device>("device"),
+    text_or_null<&CaptureSourceInfo::clock_method>("clock_method"),
+    field<&CaptureSourceInfo::source>("source"),
+    text_or_null<&CaptureSourceInfo::present_method>("present_method").lacking_in_older(),
+    field<&CaptureSourceInfo::ended>("ended"),
+};
+
+// One of a capture's `unavailable`.
+inline constexpr std::array<Field<CaptureUnavailable>, 3> kCaptureUnavailableFields = {
+    field<&CaptureUnavailable::name>("name"),
+    field<&CaptureUnavailable::reason>("reason"),
+    field<&CaptureUnavailable::pid>("pid"),
+};
+
+// One of a capture's `screen_observers`.
+inline constexpr std::array<Field<CaptureScreenObserver>, 11> kScreenObserverFields = {
+    field<&CaptureScreenObserver::name>("name"),
+    field<&CaptureScreenObserver::observes>("observes"),
+    field<&CaptureScreenObserver::available>("available"),
+    text_or_null<&CaptureScreenObserver::reason>("reason"),
+    text_or_null<&CaptureScreenObserver::display>("display"),
+    field<&CaptureScreenObserver::windows>("windows"),
+    field<&CaptureScreenObserver::frames_watched>("frames_watched"),
+    field<&CaptureScreenObserver::frames_matched>("frames_matched"),
+    field<&CaptureScreenObserver::events>("events"),
+    field<&CaptureScreenObserver::events_unmatched>("events_unmatched"),
+    field<&CaptureScreenObserver::figures>("figures"),
+};
+
+// A capture's `input` (with --input).
+inline constexpr std::array<Field<CaptureInput>, 23> kCaptureInputFields = {
+    field<&CaptureInput::spec>("spec"),
+    field<&CaptureInput::seed>("seed"),
+    field<&CaptureInput::min_interval_ns>("min_interval_ns"),
+    field<&CaptureInput::max_interval_ns>("max_interval_ns"),
+    field<&CaptureInput::reaction>("reaction"),
+    text_or_null<&CaptureInput::region>("region"),
+    text_or_null<&CaptureInput::display>("display"),
+    field<&CaptureInput::window>("window").null_if(
+        +[](const CaptureInput& in) { return in.window == 0; }),
+    text_or_null<&CaptureInput::window_found_by>("window_found_by"),
+    field<&CaptureInput::timer_slack_ns>("timer_slack_ns").null_if(+[](const CaptureInput& in) {
+      return in.timer_slack_ns < 0;
+    }),
+    field<&CaptureInput::scheduled>("scheduled"),
+    field<&CaptureInput::sent>("sent"),
+    field<&CaptureInput::seen>("seen"),
+    field<&CaptureInput::other_events>("other_events"),
+    field<&CaptureInput::assigned>("assigned"),
+    field<&CaptureInput::not_assigned>("not_assigned"),
+    field<&CaptureInput::reactions>("reactions").null_if(+[](const CaptureInput& in) {
+      return !in.reaction;
+    }),
+    field<&CaptureInput::no_reaction>("no_reaction"),
+    field<&CaptureInput::injector_lateness>("injector_lateness"),
+    field<&CaptureInput::timer_lateness>("timer_lateness"),
+    field<&CaptureInput::figures>("figures"),
+    field<&CaptureInput::server_offset_min_ms>("server_offset_min_ms"),
+    field<&CaptureInput::server_offset_max_ms>("server_offset_max_ms"),
 };
 
 }  // namespace latlab::fields

@@ -15,10 +15,10 @@ namespace {
 using fields::json;
 
 // The backticked names in the first column of the first table after the
-// line that starts with `anchor` ("### `clock_model`").
-std::vector<std::string> doc_keys(const std::string& anchor) {
-  const std::filesystem::path doc =
-      std::filesystem::path(LATLAB_SOURCE_DIR) / "docs" / "result-schema.md";
+// line of docs/`file` that starts with `anchor` ("### `clock_model`").
+std::vector<std::string> doc_keys(const std::string& anchor,
+                                  const char* file = "result-schema.md") {
+  const std::filesystem::path doc = std::filesystem::path(LATLAB_SOURCE_DIR) / "docs" / file;
   std::ifstream in(doc);
   EXPECT_TRUE(in) << doc;
   std::string line;
@@ -71,6 +71,14 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `load_calibration.steps[]`"), table_keys(fields::kLoadStepFields));
   EXPECT_EQ(doc_keys("#### `load_calibration.size`"), table_keys(fields::kLoadSizeFields));
   EXPECT_EQ(doc_keys("### `modes.performance`"), table_keys(fields::kPerformanceFields));
+  EXPECT_EQ(doc_keys("#### `program`", "capture.md"), table_keys(fields::kCapturedProgramFields));
+  EXPECT_EQ(doc_keys("#### `capture`", "capture.md"), table_keys(fields::kCaptureStopFields));
+  EXPECT_EQ(doc_keys("#### `sources[]`", "capture.md"), table_keys(fields::kCaptureSourceFields));
+  EXPECT_EQ(doc_keys("#### `unavailable[]`", "capture.md"),
+            table_keys(fields::kCaptureUnavailableFields));
+  EXPECT_EQ(doc_keys("#### `screen_observers[]`", "capture.md"),
+            table_keys(fields::kScreenObserverFields));
+  EXPECT_EQ(doc_keys("#### `input`", "capture.md"), table_keys(fields::kCaptureInputFields));
   // A block's table: its series, then the block's own keys.
   const std::vector<std::string> block = doc_keys("A block (and `total`) holds:");
   const std::vector<std::string> own = table_keys(fields::kBlockFields);
