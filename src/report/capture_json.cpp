@@ -58,38 +58,6 @@ json per_swapchain_to_json(const std::vector<CaptureSwapchainFigures>& all) {
   return out;
 }
 
-// What capture cost the program (docs/capture.md "Cost").
-json overhead_to_json(const CaptureResult& c) {
-  const CaptureOverhead& ov = c.overhead;
-  return {{"layer_cpu_per_submit", distribution_to_json(c.layer_cpu_per_submit)},
-          {"layer_cpu_per_present", distribution_to_json(c.layer_cpu_per_present)},
-          {"threads_cpu_per_frame_us", opt(ov.threads_cpu_per_frame_us)},
-          {"layer_cpu_per_frame_us", opt(ov.layer_cpu_per_frame_us)},
-          {"driver_cpu_per_frame_us", opt(ov.driver_cpu_per_frame_us)},
-          {"layer_cpu_us", opt(ov.layer_cpu_us)},
-          {"driver_cpu_us", opt(ov.driver_cpu_us)},
-          {"threads", ov.threads},
-          {"bracketed_submits", ov.bracketed_submits},
-          {"leaves_out", ov.leaves_out}};
-}
-
-// The bracketing probe per queue: what the layer's command buffers cost a submission.
-json bracketing_to_json(const std::vector<CaptureBracketing>& bracketing) {
-  json br = json::array();
-  for (const CaptureBracketing& b : bracketing) {
-    br.push_back(
-        {{"pid", b.pid},
-         {"queue_family", b.queue_family},
-         {"queue_index", b.queue_index},
-         {"rounds", b.rounds},
-         {"before_us",
-          {{"p50", b.before_p50_us}, {"min", b.before_min_us}, {"max", b.before_max_us}}},
-         {"after_us", {{"p50", b.after_p50_us}, {"min", b.after_min_us}, {"max", b.after_max_us}}},
-         {"cpu_per_submit_us", b.cpu_per_submit_us}});
-  }
-  return br;
-}
-
 }  // namespace
 
 json capture_to_json(const RunResult& r) {
@@ -107,22 +75,14 @@ json capture_to_json(const RunResult& r) {
   j["frames_with_missing_gpu"] = c.frames_with_missing_gpu;
   j["submit_spans"] = fields::value_json(c.submit_spans);
   j["present_complete"] = fields::value_json(c.present_complete);
-  const CaptureDisplay& d = c.display;
-  j["display"] = {{"shown", d.shown},
-                  {"discarded", d.discarded},
-                  {"refresh_us", opt(d.refresh_us)},
-                  {"flags",
-                   {{"vsync", d.vsync},
-                    {"hw_clock", d.hw_clock},
-                    {"hw_completion", d.hw_completion},
-                    {"zero_copy", d.zero_copy}}}};
+  j["display"] = fields::write_object(c.display, fields::kDisplayFields);
   j["fps"] = fps_to_json(c.fps());
   j["frame_times"] = frame_times_to_json(c.frame_times);
   j["figures"] = fields::value_json(c.figures);
   j["submit_figures"] = fields::value_json(c.submit_figures);
   j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);
-  j["overhead"] = overhead_to_json(c);
-  j["bracketing"] = bracketing_to_json(c.bracketing);
+  j["overhead"] = fields::write_object(c, fields::kCaptureOverheadFields);
+  j["bracketing"] = fields::write_records(c.bracketing, fields::kBracketingFields);
   j["unavailable"] = fields::write_records(c.unavailable, fields::kCaptureUnavailableFields);
   j["screen_observers"] = fields::write_records(c.screen_observers, fields::kScreenObserverFields);
   if (c.input) j["input"] = capture_input_to_json(*c.input);

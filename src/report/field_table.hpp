@@ -24,17 +24,18 @@ namespace latlab::fields {
 
 using json = nlohmann::ordered_json;
 
-template <class Owner>
+template <class O>
 struct Field {
+  using Owner = O;
   std::string_view key;
   // The value as written; not called when null_when holds.
-  json (*write)(const Owner&) = nullptr;
+  json (*write)(const O&) = nullptr;
   // Reads a present value into its member; `v` is null only when null_ok
   // (then a string reads as "", anything else keeps its default). nullptr:
   // written, not read (derived from other fields).
-  void (*read)(const json& v, const std::string& path, bool null_ok, Owner&) = nullptr;
+  void (*read)(const json& v, const std::string& path, bool null_ok, O&) = nullptr;
   // Written as null when this holds (nullptr: never).
-  bool (*null_when)(const Owner&) = nullptr;
+  bool (*null_when)(const O&) = nullptr;
   // Documents written before the key existed lack it: absent or null keeps
   // the default.
   bool older_may_lack = false;
@@ -44,7 +45,7 @@ struct Field {
     f.older_may_lack = true;
     return f;
   }
-  constexpr Field null_if(bool (*when)(const Owner&)) const {
+  constexpr Field null_if(bool (*when)(const O&)) const {
     Field f = *this;
     f.null_when = when;
     return f;
@@ -266,6 +267,20 @@ constexpr Field<OwnerOf<M>> object(std::string_view key) {
                     o.*M = read_object<V>(reading::Obj(v, path), Fields);
                 }};
   }
+}
+
+// A key whose object holds more members of the same owner, by `Fields`
+// (e.g. a flat struct's `before_us: {p50, min, max}`).
+template <const auto& Fields>
+constexpr auto group(std::string_view key) {
+  using O = typename std::remove_cvref_t<decltype(Fields)>::value_type::Owner;
+  return Field<O>{.key = key,
+                  .write = +[](const O& o) { return write_object<O>(o, Fields); },
+                  .read =
+                      +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                        if (!(v.is_null() && null_ok))
+                          read_fields<O>(reading::Obj(v, path), Fields, o);
+                      }};
 }
 
 // The keys of tables in order (a section spread over several tables).

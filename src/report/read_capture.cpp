@@ -73,50 +73,16 @@ void read_capture(const Obj& doc, RunResult& r) {
   doc.opt("frames_with_missing_gpu", c.frames_with_missing_gpu);
   if (doc.has("submit_spans")) c.submit_spans = value<NamedCounts>(doc, "submit_spans");
   if (doc.has("present_complete")) c.present_complete = value<NamedCounts>(doc, "present_complete");
-  if (doc.has("display")) {
-    const Obj d = doc.obj("display");
-    c.display.shown = d.u64("shown");
-    c.display.discarded = d.u64("discarded");
-    if (d.has("refresh_us")) c.display.refresh_us = d.number_or_null("refresh_us");
-    const Obj f = d.obj("flags");
-    c.display.vsync = f.u64("vsync");
-    c.display.hw_clock = f.u64("hw_clock");
-    c.display.hw_completion = f.u64("hw_completion");
-    c.display.zero_copy = f.u64("zero_copy");
-  }
+  if (doc.has("display"))
+    c.display = fields::read_object<CaptureDisplay>(doc.obj("display"), fields::kDisplayFields);
   c.figures = value<NamedDistributions>(doc, "figures");
   c.frame_times = read_frame_times(doc);
   c.submit_figures = value<NamedDistributions>(doc, "submit_figures");
   c.per_swapchain = read_per_swapchain(doc);
-  if (doc.has("overhead")) {
-    const Obj o = doc.obj("overhead");
-    c.layer_cpu_per_submit = o.distribution("layer_cpu_per_submit");
-    c.layer_cpu_per_present = o.distribution("layer_cpu_per_present");
-    CaptureOverhead& ov = c.overhead;
-    if (o.has("threads_cpu_per_frame_us"))
-      ov.threads_cpu_per_frame_us = o.number_or_null("threads_cpu_per_frame_us");
-    if (o.has("layer_cpu_per_frame_us"))
-      ov.layer_cpu_per_frame_us = o.number_or_null("layer_cpu_per_frame_us");
-    if (o.has("driver_cpu_per_frame_us"))
-      ov.driver_cpu_per_frame_us = o.number_or_null("driver_cpu_per_frame_us");
-    if (o.has("layer_cpu_us")) ov.layer_cpu_us = o.number_or_null("layer_cpu_us");
-    if (o.has("driver_cpu_us")) ov.driver_cpu_us = o.number_or_null("driver_cpu_us");
-    o.opt("threads", ov.threads);
-    o.opt("bracketed_submits", ov.bracketed_submits);
-    o.opt("leaves_out", ov.leaves_out);
-  }
-  if (doc.has("bracketing")) {
-    const json& arr = doc.array("bracketing");
-    for (size_t i = 0; i < arr.size(); ++i) {
-      const Obj b(arr[i], fmt::format("{}[{}]", doc.key_path("bracketing"), i));
-      const Obj before = b.obj("before_us");
-      const Obj after = b.obj("after_us");
-      c.bracketing.push_back({b.i64("pid"), b.u32("queue_family"), b.u32("queue_index"),
-                              b.u32("rounds"), before.number("p50"), before.number("min"),
-                              before.number("max"), after.number("p50"), after.number("min"),
-                              after.number("max"), b.number("cpu_per_submit_us")});
-    }
-  }
+  if (doc.has("overhead"))
+    fields::read_fields(doc.obj("overhead"), fields::kCaptureOverheadFields, c);
+  if (doc.has("bracketing"))
+    c.bracketing = records<CaptureBracketing>(doc, "bracketing", fields::kBracketingFields);
   c.unavailable =
       records<CaptureUnavailable>(doc, "unavailable", fields::kCaptureUnavailableFields);
   // Results written before captures had a screen observer have none.

@@ -466,4 +466,68 @@ inline constexpr std::array<Field<CaptureInput>, 23> kCaptureInputFields = {
     field<&CaptureInput::server_offset_max_ms>("server_offset_max_ms"),
 };
 
+// A capture's `display.flags`: shown frames by the compositor's flags.
+inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFlagFields = {
+    field<&CaptureDisplay::vsync>("vsync"),
+    field<&CaptureDisplay::hw_clock>("hw_clock"),
+    field<&CaptureDisplay::hw_completion>("hw_completion"),
+    field<&CaptureDisplay::zero_copy>("zero_copy"),
+};
+
+// A capture's `display`.
+inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFields = {
+    field<&CaptureDisplay::shown>("shown"),
+    field<&CaptureDisplay::discarded>("discarded"),
+    field<&CaptureDisplay::refresh_us>("refresh_us").lacking_in_older(),
+    group<kDisplayFlagFields>("flags"),
+};
+
+// A capture's `overhead`: the layer's distributions and what the capture
+// cost the program.
+inline constexpr std::array<Field<CaptureResult>, 10> kCaptureOverheadFields = {
+    field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
+    field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
+    field<&CaptureResult::overhead, &CaptureOverhead::threads_cpu_per_frame_us>(
+        "threads_cpu_per_frame_us")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::layer_cpu_per_frame_us>(
+        "layer_cpu_per_frame_us")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::driver_cpu_per_frame_us>(
+        "driver_cpu_per_frame_us")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::layer_cpu_us>("layer_cpu_us")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::driver_cpu_us>("driver_cpu_us")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::threads>("threads").lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::bracketed_submits>("bracketed_submits")
+        .lacking_in_older(),
+    field<&CaptureResult::overhead, &CaptureOverhead::leaves_out>("leaves_out").lacking_in_older(),
+};
+
+// `bracketing[].before_us` and `.after_us`.
+inline constexpr std::array<Field<CaptureBracketing>, 3> kBracketBeforeFields = {
+    field<&CaptureBracketing::before_p50_us>("p50"),
+    field<&CaptureBracketing::before_min_us>("min"),
+    field<&CaptureBracketing::before_max_us>("max"),
+};
+inline constexpr std::array<Field<CaptureBracketing>, 3> kBracketAfterFields = {
+    field<&CaptureBracketing::after_p50_us>("p50"),
+    field<&CaptureBracketing::after_min_us>("min"),
+    field<&CaptureBracketing::after_max_us>("max"),
+};
+
+// One of a capture's `bracketing`: what the layer's command buffers cost a
+// submission, per queue.
+inline constexpr std::array<Field<CaptureBracketing>, 7> kBracketingFields = {
+    field<&CaptureBracketing::pid>("pid"),
+    field<&CaptureBracketing::queue_family>("queue_family"),
+    field<&CaptureBracketing::queue_index>("queue_index"),
+    field<&CaptureBracketing::rounds>("rounds"),
+    group<kBracketBeforeFields>("before_us"),
+    group<kBracketAfterFields>("after_us"),
+    field<&CaptureBracketing::cpu_per_submit_us>("cpu_per_submit_us"),
+};
+
 }  // namespace latlab::fields

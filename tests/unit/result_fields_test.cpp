@@ -79,6 +79,13 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `screen_observers[]`", "capture.md"),
             table_keys(fields::kScreenObserverFields));
   EXPECT_EQ(doc_keys("#### `input`", "capture.md"), table_keys(fields::kCaptureInputFields));
+  EXPECT_EQ(doc_keys("#### `display`", "capture.md"), table_keys(fields::kDisplayFields));
+  EXPECT_EQ(doc_keys("#### `display.flags`", "capture.md"), table_keys(fields::kDisplayFlagFields));
+  EXPECT_EQ(doc_keys("#### `overhead`", "capture.md"), table_keys(fields::kCaptureOverheadFields));
+  EXPECT_EQ(doc_keys("#### `bracketing[]`", "capture.md"), table_keys(fields::kBracketingFields));
+  EXPECT_EQ(doc_keys("#### `bracketing[].before_us`", "capture.md"),
+            table_keys(fields::kBracketBeforeFields));
+  EXPECT_EQ(table_keys(fields::kBracketAfterFields), table_keys(fields::kBracketBeforeFields));
   // A block's table: its series, then the block's own keys.
   const std::vector<std::string> block = doc_keys("A block (and `total`) holds:");
   const std::vector<std::string> own = table_keys(fields::kBlockFields);
