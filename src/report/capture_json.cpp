@@ -81,7 +81,8 @@ json capture_to_json(const RunResult& r) {
   j["figures"] = fields::value_json(c.figures);
   j["submit_figures"] = fields::value_json(c.submit_figures);
   j["per_swapchain"] = per_swapchain_to_json(c.per_swapchain);
-  j["overhead"] = fields::write_object(c, fields::kCaptureOverheadFields);
+  j["overhead"] = fields::write_object(c, fields::kLayerCostFields);
+  fields::append_fields(j["overhead"], c.overhead, fields::kOverheadFields);
   j["bracketing"] = fields::write_records(c.bracketing, fields::kBracketingFields);
   j["unavailable"] = fields::write_records(c.unavailable, fields::kCaptureUnavailableFields);
   j["screen_observers"] = fields::write_records(c.screen_observers, fields::kScreenObserverFields);

@@ -137,8 +137,8 @@ json value_json(const V& v) {
   }
 }
 
-// A member (at a path of members) that scalar_value reads, written as it is; a std::optional one is
-// written null when empty and reads null as empty.
+// A member (or a path of members) of a type scalar_value reads, written as
+// it is; a std::optional one is null when empty.
 template <auto M, auto... Ms>
 constexpr Field<OwnerOf<M>> field(std::string_view key) {
   using O = OwnerOf<M>;
@@ -167,6 +167,30 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
                   out = scalar_value<V>(v, path);
                 }
               }};
+}
+
+// null_if's usual conditions on a member M.
+template <auto M>
+bool when(const OwnerOf<M>& o) {
+  return static_cast<bool>(o.*M);
+}
+template <auto M>
+bool unless(const OwnerOf<M>& o) {
+  return !(o.*M);
+}
+template <auto M>
+bool negative(const OwnerOf<M>& o) {
+  return o.*M < 0;
+}
+template <auto M>
+bool not_positive(const OwnerOf<M>& o) {
+  return !(o.*M > 0);
+}
+
+// A field<M...> that documents written before the key existed lack.
+template <auto M, auto... Ms>
+constexpr Field<OwnerOf<M>> added(std::string_view key) {
+  return field<M, Ms...>(key).lacking_in_older();
 }
 
 // A string member written as null when empty (null reads as "").
@@ -281,18 +305,6 @@ constexpr auto group(std::string_view key) {
                         if (!(v.is_null() && null_ok))
                           read_fields<O>(reading::Obj(v, path), Fields, o);
                       }};
-}
-
-// The keys of tables in order (a section spread over several tables).
-template <class... Tables>
-std::vector<std::string_view> keys_of(const Tables&... tables) {
-  std::vector<std::string_view> keys;
-  (
-      [&] {
-        for (const auto& f : tables) keys.push_back(f.key);
-      }(),
-      ...);
-  return keys;
 }
 
 }  // namespace latlab::fields

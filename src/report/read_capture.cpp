@@ -79,8 +79,10 @@ void read_capture(const Obj& doc, RunResult& r) {
   c.frame_times = read_frame_times(doc);
   c.submit_figures = value<NamedDistributions>(doc, "submit_figures");
   c.per_swapchain = read_per_swapchain(doc);
-  if (doc.has("overhead"))
-    fields::read_fields(doc.obj("overhead"), fields::kCaptureOverheadFields, c);
+  if (doc.has("overhead")) {
+    fields::read_fields(doc.obj("overhead"), fields::kLayerCostFields, c);
+    fields::read_fields(doc.obj("overhead"), fields::kOverheadFields, c.overhead);
+  }
   if (doc.has("bracketing"))
     c.bracketing = records<CaptureBracketing>(doc, "bracketing", fields::kBracketingFields);
   c.unavailable =

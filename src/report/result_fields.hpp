@@ -81,9 +81,9 @@ inline constexpr std::array<Field<DeviceInfo>, 7> kDeviceTimingFields = {
     Field<DeviceInfo>{
         .key = "timestamp_valid_bits", .write = detail::valid_bits, .read = detail::read_valid_bits}
         .lacking_in_older(),
-    field<&DeviceInfo::can_time>("can_time").lacking_in_older(),
+    added<&DeviceInfo::can_time>("can_time"),
     text_or_null<&DeviceInfo::calibration_domain>("calibration_domain").lacking_in_older(),
-    field<&DeviceInfo::calibration_estimated>("calibration_estimated").lacking_in_older(),
+    added<&DeviceInfo::calibration_estimated>("calibration_estimated"),
     records<&DeviceInfo::missing, kCapabilityFields>("missing_capabilities").lacking_in_older(),
 };
 
@@ -95,53 +95,40 @@ inline constexpr std::array<Field<CalibrationPair>, 4> kCalibrationPairFields = 
     field<&CalibrationPair::estimated>("estimated"),
 };
 
-namespace detail {
-inline bool fit_available(const ClockModelReport& c) { return c.available; }
-inline bool no_fit(const ClockModelReport& c) { return !c.available; }
-}  // namespace detail
-
 // `clock_model`: every key but `available` is one older documents may lack.
 inline constexpr std::array<Field<ClockModelReport>, 21> kClockModelFields = {
     field<&ClockModelReport::available>("available"),
-    field<&ClockModelReport::reason>("reason").null_if(detail::fit_available).lacking_in_older(),
-    field<&ClockModelReport::source>("source").lacking_in_older(),
-    field<&ClockModelReport::drift_ppm>("drift_ppm").null_if(detail::no_fit).lacking_in_older(),
-    field<&ClockModelReport::drift_error_ppm>("drift_error_ppm")
-        .null_if(detail::no_fit)
-        .lacking_in_older(),
-    field<&ClockModelReport::error_bound_ns>("error_bound_ns")
-        .null_if(detail::no_fit)
-        .lacking_in_older(),
-    field<&ClockModelReport::pairs_used>("pairs_used").lacking_in_older(),
-    field<&ClockModelReport::pairs_accepted>("pairs_accepted").lacking_in_older(),
-    field<&ClockModelReport::pairs_rejected>("pairs_rejected").lacking_in_older(),
-    field<&ClockModelReport::refreshes>("refreshes").lacking_in_older(),
-    field<&ClockModelReport::failed_refreshes>("failed_refreshes").lacking_in_older(),
-    field<&ClockModelReport::max_refresh_cost_ns>("max_refresh_cost_ns").lacking_in_older(),
-    field<&ClockModelReport::refresh_interval_ns>("refresh_interval_ns").lacking_in_older(),
-    field<&ClockModelReport::estimated>("estimated").lacking_in_older(),
+    added<&ClockModelReport::reason>("reason").null_if(when<&ClockModelReport::available>),
+    added<&ClockModelReport::source>("source"),
+    added<&ClockModelReport::drift_ppm>("drift_ppm").null_if(unless<&ClockModelReport::available>),
+    added<&ClockModelReport::drift_error_ppm>("drift_error_ppm")
+        .null_if(unless<&ClockModelReport::available>),
+    added<&ClockModelReport::error_bound_ns>("error_bound_ns")
+        .null_if(unless<&ClockModelReport::available>),
+    added<&ClockModelReport::pairs_used>("pairs_used"),
+    added<&ClockModelReport::pairs_accepted>("pairs_accepted"),
+    added<&ClockModelReport::pairs_rejected>("pairs_rejected"),
+    added<&ClockModelReport::refreshes>("refreshes"),
+    added<&ClockModelReport::failed_refreshes>("failed_refreshes"),
+    added<&ClockModelReport::max_refresh_cost_ns>("max_refresh_cost_ns"),
+    added<&ClockModelReport::refresh_interval_ns>("refresh_interval_ns"),
+    added<&ClockModelReport::estimated>("estimated"),
     text_or_null<&ClockModelReport::frame_mapping>("frame_mapping").lacking_in_older(),
-    field<&ClockModelReport::block_end_pairs>("block_end_pairs").lacking_in_older(),
-    field<&ClockModelReport::failed_block_end_pairs>("failed_block_end_pairs").lacking_in_older(),
-    field<&ClockModelReport::frames_between_pairs>("frames_between_pairs").lacking_in_older(),
-    field<&ClockModelReport::frames_outside_pairs>("frames_outside_pairs").lacking_in_older(),
-    field<&ClockModelReport::interpolation_misfit_ns>("interpolation_misfit_ns").lacking_in_older(),
+    added<&ClockModelReport::block_end_pairs>("block_end_pairs"),
+    added<&ClockModelReport::failed_block_end_pairs>("failed_block_end_pairs"),
+    added<&ClockModelReport::frames_between_pairs>("frames_between_pairs"),
+    added<&ClockModelReport::frames_outside_pairs>("frames_outside_pairs"),
+    added<&ClockModelReport::interpolation_misfit_ns>("interpolation_misfit_ns"),
     records<&ClockModelReport::pairs, kCalibrationPairFields>("pairs").lacking_in_older(),
 };
 
 // `settings.timer_slack`: -1 (unknown) slacks are written null.
 inline constexpr std::array<Field<TimerSlack>, 6> kTimerSlackFields = {
     field<&TimerSlack::requested>("requested"),
-    field<&TimerSlack::requested_ns>("requested_ns")
-        .null_if(+[](const TimerSlack& t) { return !t.requested; })
-        .lacking_in_older(),
-    field<&TimerSlack::previous_ns>("previous_ns")
-        .null_if(+[](const TimerSlack& t) { return t.previous_ns < 0; })
-        .lacking_in_older(),
-    field<&TimerSlack::obtained_ns>("obtained_ns")
-        .null_if(+[](const TimerSlack& t) { return t.obtained_ns < 0; })
-        .lacking_in_older(),
-    field<&TimerSlack::applied>("applied").lacking_in_older(),
+    added<&TimerSlack::requested_ns>("requested_ns").null_if(unless<&TimerSlack::requested>),
+    added<&TimerSlack::previous_ns>("previous_ns").null_if(negative<&TimerSlack::previous_ns>),
+    added<&TimerSlack::obtained_ns>("obtained_ns").null_if(negative<&TimerSlack::obtained_ns>),
+    added<&TimerSlack::applied>("applied"),
     text_or_null<&TimerSlack::error>("error").lacking_in_older(),
 };
 
@@ -166,12 +153,12 @@ inline void read_status_counts(const json& v, const std::string& path, bool null
 
 // `missing_markers` of a block, a mode's total and the bare loop.
 inline constexpr std::array<Field<MissingBreakdown>, 7> kMissingMarkerFields = {
-    field<&MissingBreakdown::gpu_not_ok>("gpu_timestamps_not_ok").lacking_in_older(),
-    field<&MissingBreakdown::gpu_unmapped>("gpu_timestamps_unmapped").lacking_in_older(),
-    field<&MissingBreakdown::fence_not_ok>("fence_not_ok").lacking_in_older(),
-    field<&MissingBreakdown::poll_limit>("poll_limit").lacking_in_older(),
-    field<&MissingBreakdown::poll_not_ok>("poll_not_ok").lacking_in_older(),
-    field<&MissingBreakdown::device_error>("device_error").lacking_in_older(),
+    added<&MissingBreakdown::gpu_not_ok>("gpu_timestamps_not_ok"),
+    added<&MissingBreakdown::gpu_unmapped>("gpu_timestamps_unmapped"),
+    added<&MissingBreakdown::fence_not_ok>("fence_not_ok"),
+    added<&MissingBreakdown::poll_limit>("poll_limit"),
+    added<&MissingBreakdown::poll_not_ok>("poll_not_ok"),
+    added<&MissingBreakdown::device_error>("device_error"),
     Field<MissingBreakdown>{.key = "gpu_status_counts",
                             .write = detail::status_counts,
                             .read = detail::read_status_counts}
@@ -182,14 +169,14 @@ inline constexpr std::array<Field<MissingBreakdown>, 7> kMissingMarkerFields = {
 inline constexpr std::array<Field<BlockResult>, 10> kBlockFields = {
     field<&BlockResult::index>("index"),
     field<&BlockResult::order>("order"),
-    field<&BlockResult::first_device_frame>("first_frame_id").lacking_in_older(),
-    field<&BlockResult::frames_planned>("frames_planned").lacking_in_older(),
+    added<&BlockResult::first_device_frame>("first_frame_id"),
+    added<&BlockResult::frames_planned>("frames_planned"),
     field<&BlockResult::frames_run>("frames_run"),
-    field<&BlockResult::start_ns>("start_ns").lacking_in_older(),
-    field<&BlockResult::end_ns>("end_ns").lacking_in_older(),
+    added<&BlockResult::start_ns>("start_ns"),
+    added<&BlockResult::end_ns>("end_ns"),
     object<&BlockResult::missing, kMissingMarkerFields>("missing_markers").lacking_in_older(),
-    field<&BlockResult::consumer_behind>("consumer_behind_frames").lacking_in_older(),
-    field<&BlockResult::generator_cpu_ns>("generator_cpu_ns").lacking_in_older(),
+    added<&BlockResult::consumer_behind>("consumer_behind_frames"),
+    added<&BlockResult::generator_cpu_ns>("generator_cpu_ns"),
 };
 
 // `modes.<mode>.gpu_target.warmup_check`.
@@ -294,50 +281,48 @@ inline constexpr std::array<Field<LoadCalibrationStep>, 13> kLoadStepFields = {
     Field<LoadCalibrationStep>{
         .key = "kind", .write = detail::step_kind, .read = detail::read_step_kind},
     field<&LoadCalibrationStep::complexity>("complexity"),
-    field<&LoadCalibrationStep::median_ms>("median_ms").lacking_in_older(),
-    field<&LoadCalibrationStep::min_ms>("min_ms").lacking_in_older(),
-    field<&LoadCalibrationStep::max_ms>("max_ms").lacking_in_older(),
-    field<&LoadCalibrationStep::error_fraction>("error_fraction").lacking_in_older(),
-    field<&LoadCalibrationStep::repeat_medians_ms>("repeat_medians_ms").lacking_in_older(),
-    field<&LoadCalibrationStep::spread_fraction>("spread_fraction").lacking_in_older(),
-    field<&LoadCalibrationStep::frames_submitted>("frames_submitted").lacking_in_older(),
-    field<&LoadCalibrationStep::frames_used>("frames_used").lacking_in_older(),
-    field<&LoadCalibrationStep::frames_missing>("frames_missing").lacking_in_older(),
-    field<&LoadCalibrationStep::why>("why").lacking_in_older(),
+    added<&LoadCalibrationStep::median_ms>("median_ms"),
+    added<&LoadCalibrationStep::min_ms>("min_ms"),
+    added<&LoadCalibrationStep::max_ms>("max_ms"),
+    added<&LoadCalibrationStep::error_fraction>("error_fraction"),
+    added<&LoadCalibrationStep::repeat_medians_ms>("repeat_medians_ms"),
+    added<&LoadCalibrationStep::spread_fraction>("spread_fraction"),
+    added<&LoadCalibrationStep::frames_submitted>("frames_submitted"),
+    added<&LoadCalibrationStep::frames_used>("frames_used"),
+    added<&LoadCalibrationStep::frames_missing>("frames_missing"),
+    added<&LoadCalibrationStep::why>("why"),
 };
 
 // The load calibration's report (`calibrate-load --json`, and
 // `load_calibration` of a run, which adds `source` and `size`).
 inline constexpr std::array<Field<LoadCalibrationReport>, 25> kLoadCalibrationFields = {
-    field<&LoadCalibrationReport::target_ms>("target_ms").lacking_in_older(),
-    field<&LoadCalibrationReport::tolerance>("tolerance").lacking_in_older(),
-    field<&LoadCalibrationReport::width>("width").lacking_in_older(),
-    field<&LoadCalibrationReport::height>("height").lacking_in_older(),
-    field<&LoadCalibrationReport::passes>("passes").lacking_in_older(),
+    added<&LoadCalibrationReport::target_ms>("target_ms"),
+    added<&LoadCalibrationReport::tolerance>("tolerance"),
+    added<&LoadCalibrationReport::width>("width"),
+    added<&LoadCalibrationReport::height>("height"),
+    added<&LoadCalibrationReport::passes>("passes"),
     Field<LoadCalibrationReport>{.key = "form",
                                  .write = detail::form<&LoadCalibrationReport::form>,
                                  .read = detail::read_form<&LoadCalibrationReport::form>}
         .lacking_in_older(),
     field<&LoadCalibrationReport::complexity>("complexity"),
-    field<&LoadCalibrationReport::verified>("verified").lacking_in_older(),
-    field<&LoadCalibrationReport::within_tolerance>("within_tolerance").lacking_in_older(),
-    field<&LoadCalibrationReport::median_ms>("median_ms").lacking_in_older(),
-    field<&LoadCalibrationReport::error_fraction>("error_fraction").lacking_in_older(),
-    field<&LoadCalibrationReport::p5_ms>("p5_ms")
-        .null_if(+[](const LoadCalibrationReport& r) { return !r.verified; })
-        .lacking_in_older(),
-    field<&LoadCalibrationReport::gpu_ms>("gpu_ms").lacking_in_older(),
-    field<&LoadCalibrationReport::outcome>("outcome").lacking_in_older(),
-    field<&LoadCalibrationReport::noise_fraction>("noise_fraction").lacking_in_older(),
-    field<&LoadCalibrationReport::noise_limited>("noise_limited").lacking_in_older(),
-    field<&LoadCalibrationReport::uncertainty_fraction>("uncertainty_fraction").lacking_in_older(),
-    field<&LoadCalibrationReport::step_ms>("step_ms").lacking_in_older(),
-    field<&LoadCalibrationReport::granularity_limited>("granularity_limited").lacking_in_older(),
+    added<&LoadCalibrationReport::verified>("verified"),
+    added<&LoadCalibrationReport::within_tolerance>("within_tolerance"),
+    added<&LoadCalibrationReport::median_ms>("median_ms"),
+    added<&LoadCalibrationReport::error_fraction>("error_fraction"),
+    added<&LoadCalibrationReport::p5_ms>("p5_ms").null_if(unless<&LoadCalibrationReport::verified>),
+    added<&LoadCalibrationReport::gpu_ms>("gpu_ms"),
+    added<&LoadCalibrationReport::outcome>("outcome"),
+    added<&LoadCalibrationReport::noise_fraction>("noise_fraction"),
+    added<&LoadCalibrationReport::noise_limited>("noise_limited"),
+    added<&LoadCalibrationReport::uncertainty_fraction>("uncertainty_fraction"),
+    added<&LoadCalibrationReport::step_ms>("step_ms"),
+    added<&LoadCalibrationReport::granularity_limited>("granularity_limited"),
     Field<LoadCalibrationReport>{.key = "fit", .write = detail::fit, .read = detail::read_fit}
         .lacking_in_older(),
-    field<&LoadCalibrationReport::evaluations>("evaluations").lacking_in_older(),
-    field<&LoadCalibrationReport::frames_submitted>("frames_submitted").lacking_in_older(),
-    field<&LoadCalibrationReport::frames_missing>("frames_missing").lacking_in_older(),
+    added<&LoadCalibrationReport::evaluations>("evaluations"),
+    added<&LoadCalibrationReport::frames_submitted>("frames_submitted"),
+    added<&LoadCalibrationReport::frames_missing>("frames_missing"),
     Field<LoadCalibrationReport>{.key = "wall_ms",
                                  .write = detail::ms_of_ns<&LoadCalibrationReport::wall_ns>,
                                  .read = detail::read_ms_as_ns<&LoadCalibrationReport::wall_ns>}
@@ -349,7 +334,7 @@ inline constexpr std::array<Field<LoadCalibrationReport>, 25> kLoadCalibrationFi
 inline constexpr std::array<Field<LoadSizeChoice>, 4> kLoadSizeFields = {
     field<&LoadSizeChoice::asked>("asked"),
     text_or_null<&LoadSizeChoice::used>("used"),
-    field<&LoadSizeChoice::why>("why").lacking_in_older(),
+    added<&LoadSizeChoice::why>("why"),
     Field<LoadSizeChoice>{.key = "tried", .write = detail::tried, .read = detail::read_tried}
         .lacking_in_older(),
 };
@@ -366,9 +351,8 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
     text_or_null<&PerformanceReport::partial_reason>("partial_reason").lacking_in_older(),
     field<&PerformanceReport::gpu_ms>("gpu_ms"),
     field<&PerformanceReport::fps>("fps"),
-    field<&PerformanceReport::gpu_timeline_fps>("gpu_timeline_fps")
-        .null_if(+[](const PerformanceReport& r) { return r.gpu_timeline_fps <= 0; })
-        .lacking_in_older(),
+    added<&PerformanceReport::gpu_timeline_fps>("gpu_timeline_fps")
+        .null_if(not_positive<&PerformanceReport::gpu_timeline_fps>),
     Field<PerformanceReport>{.key = "wall_ms",
                              .write = detail::ms_of_ns<&PerformanceReport::wall_ns>,
                              .read = detail::read_ms_as_ns<&PerformanceReport::wall_ns>}
@@ -394,11 +378,11 @@ inline constexpr std::array<Field<CaptureStop>, 8> kCaptureStopFields = {
     field<&CaptureStop::stopped_by>("stopped_by"),
     field<&CaptureStop::frames_limit>("frames_limit"),
     field<&CaptureStop::seconds_limit>("seconds_limit"),
-    field<&CaptureStop::terminate>("terminate").lacking_in_older(),
-    field<&CaptureStop::signal_sent>("signal_sent").lacking_in_older(),
-    field<&CaptureStop::records_dropped>("records_dropped").lacking_in_older(),
-    field<&CaptureStop::records_malformed>("records_malformed").lacking_in_older(),
-    field<&CaptureStop::records_unknown>("records_unknown").lacking_in_older(),
+    added<&CaptureStop::terminate>("terminate"),
+    added<&CaptureStop::signal_sent>("signal_sent"),
+    added<&CaptureStop::records_dropped>("records_dropped"),
+    added<&CaptureStop::records_malformed>("records_malformed"),
+    added<&CaptureStop::records_unknown>("records_unknown"),
 };
 
 // One of a capture's `sources`.
@@ -443,21 +427,17 @@ inline constexpr std::array<Field<CaptureInput>, 23> kCaptureInputFields = {
     field<&CaptureInput::reaction>("reaction"),
     text_or_null<&CaptureInput::region>("region"),
     text_or_null<&CaptureInput::display>("display"),
-    field<&CaptureInput::window>("window").null_if(
-        +[](const CaptureInput& in) { return in.window == 0; }),
+    field<&CaptureInput::window>("window").null_if(not_positive<&CaptureInput::window>),
     text_or_null<&CaptureInput::window_found_by>("window_found_by"),
-    field<&CaptureInput::timer_slack_ns>("timer_slack_ns").null_if(+[](const CaptureInput& in) {
-      return in.timer_slack_ns < 0;
-    }),
+    field<&CaptureInput::timer_slack_ns>("timer_slack_ns")
+        .null_if(negative<&CaptureInput::timer_slack_ns>),
     field<&CaptureInput::scheduled>("scheduled"),
     field<&CaptureInput::sent>("sent"),
     field<&CaptureInput::seen>("seen"),
     field<&CaptureInput::other_events>("other_events"),
     field<&CaptureInput::assigned>("assigned"),
     field<&CaptureInput::not_assigned>("not_assigned"),
-    field<&CaptureInput::reactions>("reactions").null_if(+[](const CaptureInput& in) {
-      return !in.reaction;
-    }),
+    field<&CaptureInput::reactions>("reactions").null_if(unless<&CaptureInput::reaction>),
     field<&CaptureInput::no_reaction>("no_reaction"),
     field<&CaptureInput::injector_lateness>("injector_lateness"),
     field<&CaptureInput::timer_lateness>("timer_lateness"),
@@ -478,32 +458,25 @@ inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFlagFields = {
 inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFields = {
     field<&CaptureDisplay::shown>("shown"),
     field<&CaptureDisplay::discarded>("discarded"),
-    field<&CaptureDisplay::refresh_us>("refresh_us").lacking_in_older(),
+    added<&CaptureDisplay::refresh_us>("refresh_us"),
     group<kDisplayFlagFields>("flags"),
 };
 
-// A capture's `overhead`: the layer's distributions and what the capture
-// cost the program.
-inline constexpr std::array<Field<CaptureResult>, 10> kCaptureOverheadFields = {
+// A capture's `overhead`: the layer's distributions (of the result), then
+// what the capture cost the program (CaptureOverhead).
+inline constexpr std::array<Field<CaptureResult>, 2> kLayerCostFields = {
     field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
     field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
-    field<&CaptureResult::overhead, &CaptureOverhead::threads_cpu_per_frame_us>(
-        "threads_cpu_per_frame_us")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::layer_cpu_per_frame_us>(
-        "layer_cpu_per_frame_us")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::driver_cpu_per_frame_us>(
-        "driver_cpu_per_frame_us")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::layer_cpu_us>("layer_cpu_us")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::driver_cpu_us>("driver_cpu_us")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::threads>("threads").lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::bracketed_submits>("bracketed_submits")
-        .lacking_in_older(),
-    field<&CaptureResult::overhead, &CaptureOverhead::leaves_out>("leaves_out").lacking_in_older(),
+};
+inline constexpr std::array<Field<CaptureOverhead>, 8> kOverheadFields = {
+    added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
+    added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
+    added<&CaptureOverhead::driver_cpu_per_frame_us>("driver_cpu_per_frame_us"),
+    added<&CaptureOverhead::layer_cpu_us>("layer_cpu_us"),
+    added<&CaptureOverhead::driver_cpu_us>("driver_cpu_us"),
+    added<&CaptureOverhead::threads>("threads"),
+    added<&CaptureOverhead::bracketed_submits>("bracketed_submits"),
+    added<&CaptureOverhead::leaves_out>("leaves_out"),
 };
 
 // `bracketing[].before_us` and `.after_us`.
