@@ -66,9 +66,10 @@ std::optional<std::string> create_objects(ProbeObjects& o, uint32_t family) {
 // begin: resets the four queries, then the layer's begin timestamp (0);
 // stand-in: the program's first (1) and last (2) marker; end: the
 // layer's end timestamp (3) and, as the layer's end, two copies to the
-// host (one waiting, one not: the layer's reset of its other pair would
-// spoil the probe's own queries). As the layer's own: top of pipe, bottom
-// of pipe. plain: the stand-in alone, resetting its two queries first.
+// host (the first waits unless the layer copies late; the layer's reset
+// of its other pair would spoil the probe's own queries). As the layer's
+// own: top of pipe, bottom of pipe. plain: the stand-in alone, resetting
+// its two queries first.
 std::optional<std::string> record_buffers(ProbeObjects& o, std::array<VkCommandBuffer, 4>& cb) {
   const ProbeFns& fn = o.fn;
   VkCommandBufferAllocateInfo ai{};
@@ -92,7 +93,7 @@ std::optional<std::string> record_buffers(ProbeObjects& o, std::array<VkCommandB
       fn.CmdWriteTimestamp(cb[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, o.queries, 2);
     } else {
       fn.CmdWriteTimestamp(cb[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, o.queries, 3);
-      record_copy_to_host(*fn.results, cb[i], o.queries, 2, 2, o.results, 0, true);
+      record_copy_to_host(*fn.results, cb[i], o.queries, 2, 2, o.results, 0, fn.copy_waits);
       record_copy_to_host(*fn.results, cb[i], o.queries, 0, 2, o.results, 4, false);
     }
     if (fn.EndCommandBuffer(cb[i]) != VK_SUCCESS) return "EndCommandBuffer failed";

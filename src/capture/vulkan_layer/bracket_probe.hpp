@@ -36,6 +36,7 @@ struct ProbeFns {
   PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
   PFN_vkSetDeviceLoaderData set_loader_data = nullptr;  // may be null
   const ResultBufferFns* results = nullptr;  // the end command buffer's copies to the host
+  bool copy_waits = true;  // as the layer's end command buffer: its copy waits (not late copies)
 };
 
 // Device ticks to host ns (the source's calibration); nullopt: cannot.

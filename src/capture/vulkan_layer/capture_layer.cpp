@@ -80,6 +80,15 @@ constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
 constexpr uint32_t kChunkSlots = 64;
 constexpr uint32_t kMaxChunks = 64;
 constexpr uint32_t kMaxSlots = kChunkSlots * kMaxChunks;
+// On a device that runs its command buffers on the host's CPUs
+// (VK_PHYSICAL_DEVICE_TYPE_CPU: lavapipe, SwiftShader), a copy that waits
+// for its timestamps is a wait on the submitting thread, which keeps the
+// driver from preparing the next submission while the last one renders.
+// There the end command buffer copies without waiting, and also copies the
+// kLateCopySlots slots before its own in the chunk again: a submission's
+// timestamps reach the host with one of the next few submissions on its
+// family, or at vkDestroyDevice (read_slots_at_idle).
+constexpr uint32_t kLateCopySlots = 4;
 // How often the collector reads the timestamps (from memory: the layer's
 // end command buffers copy them there, result_buffer.hpp).
 constexpr auto kCollectPeriod = std::chrono::milliseconds(10);
@@ -113,6 +122,7 @@ struct InstanceData {
   PFN_vkCreateDevice CreateDevice = nullptr;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
   PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties = nullptr;
+  PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties = nullptr;
   PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2 = nullptr;  // or the KHR one
   // X11 surfaces: taken at vkCreateInstance (asked later, the loader's
@@ -326,7 +336,8 @@ struct DeviceData {
   PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
   DeviceFns fn;
   uint64_t source = 0;
-  bool active = false;  // a capture is listening: time and send
+  bool active = false;       // a capture is listening: time and send
+  bool late_copies = false;  // a CPU device: copies do not wait (kLateCopySlots)
   std::unique_ptr<VulkanAttachment> attachment;
   std::unique_ptr<ClockSync> clock;
   std::function<std::optional<MappedTime>(uint64_t)> mapper;
@@ -353,7 +364,7 @@ struct DeviceData {
   // present_complete (plan_present). layer_present_ids: the layer chains
   // its own VkPresentIdKHR (the program did not enable present ids).
   PresentMethod present_method = PresentMethod::none;
-  std::string no_present_method;  // why present_method is none
+  std::string no_present_method;              // why present_method is none
   std::atomic<bool> no_complete_said{false};  // its Unavailable record was sent
   bool layer_present_ids = false;
   std::atomic<bool> timing_clock_warned{false};
@@ -438,7 +449,7 @@ struct CollectorState {
   std::map<uint64_t, Completion> completions;          // by frame
   std::map<uint64_t, DisplayOutcome> outcomes;         // wp_presentation, by feedback id
   uint64_t last_feedback_sent = 0;                     // the newest feedback id of a frame sent
-  RecordBatch batch{RecordSender::process()};             // flushed at the end of each pass
+  RecordBatch batch{RecordSender::process()};          // flushed at the end of each pass
   uint64_t bracketed = 0;  // submissions sent that carried the layer's command buffers
   LatlabThreadsCpu threads;
   int64_t last_cost = 0;  // host ns the last CostRecord was sent
@@ -769,18 +780,40 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
   return plan;
 }
 
+// Copies slots [first, first + n) of a chunk (both pairs) without waiting.
+void record_slots_copy(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t first,
+                       uint32_t n) {
+  if (n == 0) return;
+  record_copy_to_host(d.fn.results, cb, c.queries, first_query(first, kPairA), 4 * n, c.results,
+                      8 * first, false);
+}
+
+// The late copies of a CPU device's end command buffer (kLateCopySlots):
+// the slots before `slot` in its chunk. A first use copies only those
+// below it, which the free ring handed out before it (their first use
+// reset their queries); a later use wraps around the chunk, whose every
+// slot was handed out before this slot's second use.
+void record_late_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
+                        bool first_use) {
+  const uint32_t below = std::min(slot, kLateCopySlots);
+  record_slots_copy(d, cb, c, slot - below, below);
+  if (!first_use)
+    record_slots_copy(d, cb, c, kChunkSlots - (kLateCopySlots - below), kLateCopySlots - below);
+}
+
 // An end command buffer's work after its timestamp: X's copy to the host
-// (waiting for both its timestamps), then the reset of the other pair Y
-// (not for the first use: its begin reset both) and Y's copy, which reads
-// unavailable once the reset executed.
-void record_end_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
-                       uint8_t pair, bool reset_other) {
+// (waiting for both its timestamps, except on a CPU device), then the
+// reset of the other pair Y (not for the first use: its begin reset both)
+// and Y's copy, which reads unavailable once the reset executed.
+void record_end_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot, uint8_t pair,
+                       bool first_use) {
   const auto other = static_cast<uint8_t>(pair ^ 1U);
   record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, pair), 2, c.results,
-                      8 * slot + 4 * pair, true);
-  if (reset_other) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, other), 2);
+                      8 * slot + 4 * pair, !d.late_copies);
+  if (!first_use) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, other), 2);
   record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, other), 2, c.results,
                       8 * slot + 4 * other, false);
+  if (d.late_copies) record_late_copies(d, cb, c, slot, first_use);
 }
 
 // Records command buffer `kind` of `slot` (per slot: begin_first, begin A,
@@ -801,7 +834,7 @@ bool record_slot_buffer(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_
   d.fn.CmdWriteTimestamp(
       cb, is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
       c.queries, is_begin ? x : x + 1);
-  if (!is_begin) record_end_copies(d, cb, c, slot, pair, kind != 3);
+  if (!is_begin) record_end_copies(d, cb, c, slot, pair, kind == 3);
   return d.fn.EndCommandBuffer(cb) == VK_SUCCESS;
 }
 
@@ -952,8 +985,11 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* 
   data->GetPhysicalDeviceQueueFamilyProperties =
       reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
           gipa(*out, "vkGetPhysicalDeviceQueueFamilyProperties"));
-  data->GetPhysicalDeviceMemoryProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
-      gipa(*out, "vkGetPhysicalDeviceMemoryProperties"));
+  data->GetPhysicalDeviceMemoryProperties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+          gipa(*out, "vkGetPhysicalDeviceMemoryProperties"));
+  data->GetPhysicalDeviceProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(
+      gipa(*out, "vkGetPhysicalDeviceProperties"));
   data->EnumerateDeviceExtensionProperties =
       reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
           gipa(*out, "vkEnumerateDeviceExtensionProperties"));
@@ -1023,12 +1059,13 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
 // asked for whose family the layer times; the program has no queue yet.
 void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
   const DeviceFns& f = d.fn;
-  const ProbeFns pf{f.GetDeviceQueue,     f.QueueSubmit,        f.CreateFence,
-                    f.DestroyFence,       f.WaitForFences,      f.ResetFences,
-                    f.CreateQueryPool,    f.DestroyQueryPool,   f.GetQueryPoolResults,
-                    f.CreateCommandPool,  f.DestroyCommandPool, f.AllocateCommandBuffers,
-                    f.BeginCommandBuffer, f.EndCommandBuffer,   f.CmdWriteTimestamp,
-                    f.CmdResetQueryPool,  d.set_loader_data,    &f.results};
+  ProbeFns pf{f.GetDeviceQueue,     f.QueueSubmit,        f.CreateFence,
+              f.DestroyFence,       f.WaitForFences,      f.ResetFences,
+              f.CreateQueryPool,    f.DestroyQueryPool,   f.GetQueryPoolResults,
+              f.CreateCommandPool,  f.DestroyCommandPool, f.AllocateCommandBuffers,
+              f.BeginCommandBuffer, f.EndCommandBuffer,   f.CmdWriteTimestamp,
+              f.CmdResetQueryPool,  d.set_loader_data,    &f.results};
+  pf.copy_waits = !d.late_copies;
   const TicksToNs to_ns = [&d](uint64_t ticks) -> std::optional<int64_t> {
     auto m = d.mapper(ticks);
     return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
@@ -1176,6 +1213,18 @@ void create_families(DeviceData& d, const InstanceData& inst, VkPhysicalDevice p
   }
 }
 
+// Whether the end command buffers copy late (kLateCopySlots): on a CPU
+// device; LATLAB_CAPTURE_LATE_COPIES=0 or 1 decides instead (to compare
+// the two ways on one device).
+bool wants_late_copies(const InstanceData& inst, VkPhysicalDevice physical) {
+  if (const char* e = std::getenv("LATLAB_CAPTURE_LATE_COPIES"); e != nullptr && *e != '\0')
+    return std::string_view(e) != "0";
+  if (inst.GetPhysicalDeviceProperties == nullptr) return false;
+  VkPhysicalDeviceProperties props{};
+  inst.GetPhysicalDeviceProperties(physical, &props);
+  return props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 // Starts capture on a device the layer is active on, created with `info`.
 void activate_device(DeviceData& d, const InstanceData& inst, VkPhysicalDevice physical,
                      const VkDeviceCreateInfo& info, const PresentPlan& present,
@@ -1187,6 +1236,7 @@ void activate_device(DeviceData& d, const InstanceData& inst, VkPhysicalDevice p
   vulkan_attach_enabled(info, enabled);
   start_capture(d, info, enabled.host_query_reset, enabled.calibrated_timestamps, present.method);
   if (!not_enabled.empty()) send_unavailable(d.source, "layer_additions", not_enabled);
+  d.late_copies = wants_late_copies(inst, physical);
   create_families(d, inst, physical, info);
   probe_queues(d, info);
   // present_complete's Unavailable record waits for a present without a way
@@ -1280,6 +1330,35 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
 
 void retire_swapchain(DeviceData* d, SwapchainState& st);
 
+// With late copies, the device's last submissions have no later one to
+// copy their timestamps. At vkDestroyDevice the device is idle (the
+// program's duty), so the slots still in use are read from the driver on
+// the program's thread and published as a copy would be: values first,
+// then each availability word with release order (load_acquire).
+void read_slots_at_idle(DeviceData& d) {
+  if (!d.late_copies || d.fn.GetQueryPoolResults == nullptr) return;
+  for (auto& [family, ft] : d.families) {
+    std::lock_guard lock(ft->mu);
+    for (uint32_t k = 0; k < ft->chunk_count; ++k) {
+      SlotChunk& c = *ft->chunks[k];
+      for (uint32_t s = 0; s < kChunkSlots; ++s) {
+        if (!c.slots[s].busy) continue;
+        std::array<uint64_t, 8> got{};
+        if (d.fn.GetQueryPoolResults(
+                d.device, c.queries, first_query(s, kPairA), 4, sizeof(got), got.data(),
+                2 * sizeof(uint64_t),
+                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) < 0)
+          continue;
+        uint64_t* w = c.results.words + 8 * s;
+        for (size_t q = 0; q < 4; ++q) {
+          std::atomic_ref<uint64_t>(w[2 * q]).store(got[2 * q], std::memory_order_relaxed);
+          std::atomic_ref<uint64_t>(w[2 * q + 1]).store(got[2 * q + 1], std::memory_order_release);
+        }
+      }
+    }
+  }
+}
+
 VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
                                                const VkAllocationCallbacks* alloc) {
   DeviceData* d = device_of(dispatch_key(device));
@@ -1296,6 +1375,7 @@ VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
     retire_swapchain(d, *st);
     if (st->feedback) st->feedback->forget(d->source);
   }
+  read_slots_at_idle(*d);
   if (d->collector.joinable()) {
     {
       std::lock_guard lock(d->frame_mu);
@@ -1697,7 +1777,6 @@ void plan_completion(DeviceData* d, SwapchainState* st, const PresentTag& t, VkR
     f.no_complete = NoComplete::none;
   }
 }
-
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
   const int64_t enter = host_now_ns();
