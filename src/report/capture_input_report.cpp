@@ -4,12 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "report/result_fields.hpp"
-
 namespace latlab {
 namespace {
-
-using json = nlohmann::ordered_json;
 
 std::string cell(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 
@@ -44,10 +40,6 @@ void InputsCsvWriter::input(const capture::InputRow& row, bool reaction) {
   out += (reaction ? cell(row.reaction) : std::string()) + ',' + row.no_frame + ',' +
          row.no_reaction + '\n';
   write(out);
-}
-
-json capture_input_to_json(const CaptureInput& in) {
-  return fields::write_object(in, fields::kCaptureInputFields);
 }
 
 void print_capture_input(std::FILE* out, const CaptureInput& in) {

@@ -1,10 +1,9 @@
 // The reporters of a capture's input section (docs/capture.md, "Input"):
-// the per-input CSV (--inputs-csv), the JSON section `input` and the
-// console lines.
+// the per-input CSV (--inputs-csv) and the console lines (its JSON is
+// kCaptureInputFields).
 #pragma once
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "capture/input_assignment.hpp"
 #include "latlab/bench/capture_input.hpp"
@@ -23,9 +22,6 @@ class InputsCsvWriter final : public CaptureCsvWriter, public capture::InputRowS
   void submit(const capture::SubmitRecord&, const capture::CaptureRecords&) override {}
   void input(const capture::InputRow& row, bool reaction) override;
 };
-
-// The result's `input` object.
-nlohmann::ordered_json capture_input_to_json(const CaptureInput& in);
 
 // A few lines on `out` (each begins "latlab capture: ").
 void print_capture_input(std::FILE* out, const CaptureInput& in);

@@ -39,6 +39,9 @@ struct Field {
   // Documents written before the key existed lack it: absent or null keeps
   // the default.
   bool older_may_lack = false;
+  // Left out of the object when this holds (nullptr: always written); the
+  // reader reads the key when present.
+  bool (*omit_when)(const O&) = nullptr;
 
   constexpr Field lacking_in_older() const {
     Field f = *this;
@@ -48,6 +51,11 @@ struct Field {
   constexpr Field null_if(bool (*when)(const O&)) const {
     Field f = *this;
     f.null_when = when;
+    return f;
+  }
+  constexpr Field omitted_if(bool (*when)(const O&)) const {
+    Field f = *this;
+    f.omit_when = when;
     return f;
   }
 };
@@ -62,23 +70,26 @@ struct MemberOf<V O::*> {
 template <auto M>
 using OwnerOf = typename MemberOf<decltype(M)>::Owner;
 
+template <class T>
+inline constexpr bool kIsOptional = false;
+template <class T>
+inline constexpr bool kIsOptional<std::optional<T>> = true;
+
 // The member at the path M, Ms... of `o` (e.g. &GpuTargetCheck::target,
-// &GpuTimeTarget::target_ms).
+// &GpuTimeTarget::target_ms); a std::optional on the way is entered (the
+// writer's caller checks it holds a value, the reader's emplaces it).
 template <auto M, auto... Ms, class O>
 constexpr auto& member(O& o) {
   if constexpr (sizeof...(Ms) == 0) {
     return o.*M;
+  } else if constexpr (kIsOptional<std::remove_cvref_t<decltype(o.*M)>>) {
+    return member<Ms...>(*(o.*M));
   } else {
     return member<Ms...>(o.*M);
   }
 }
 template <auto M, auto... Ms>
 using ValueAt = std::remove_cvref_t<decltype(member<M, Ms...>(std::declval<OwnerOf<M>&>()))>;
-
-template <class T>
-inline constexpr bool kIsOptional = false;
-template <class T>
-inline constexpr bool kIsOptional<std::optional<T>> = true;
 template <class T>
 inline constexpr bool kIsVector = false;
 template <class T>
@@ -169,22 +180,22 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
               }};
 }
 
-// null_if's usual conditions on a member M.
-template <auto M>
+// null_if's and omitted_if's usual conditions on a member (path) M, Ms....
+template <auto M, auto... Ms>
 bool when(const OwnerOf<M>& o) {
-  return static_cast<bool>(o.*M);
+  return static_cast<bool>(member<M, Ms...>(o));
 }
-template <auto M>
+template <auto M, auto... Ms>
 bool unless(const OwnerOf<M>& o) {
-  return !(o.*M);
+  return !member<M, Ms...>(o);
 }
-template <auto M>
+template <auto M, auto... Ms>
 bool negative(const OwnerOf<M>& o) {
-  return o.*M < 0;
+  return member<M, Ms...>(o) < 0;
 }
-template <auto M>
+template <auto M, auto... Ms>
 bool not_positive(const OwnerOf<M>& o) {
-  return !(o.*M > 0);
+  return !(member<M, Ms...>(o) > 0);
 }
 
 // A field<M...> that documents written before the key existed lack.
@@ -204,8 +215,10 @@ using Table = std::type_identity_t<std::span<const Field<Owner>>>;
 
 template <class Owner>
 void append_fields(json& j, const Owner& o, Table<Owner> table) {
-  for (const Field<Owner>& f : table)
+  for (const Field<Owner>& f : table) {
+    if (f.omit_when != nullptr && f.omit_when(o)) continue;
     j[std::string(f.key)] = f.null_when != nullptr && f.null_when(o) ? json(nullptr) : f.write(o);
+  }
 }
 
 template <class Owner>
@@ -220,7 +233,8 @@ json write_object(const Owner& o, Table<Owner> table) {
 template <class Owner>
 void read_fields(const reading::Obj& obj, Table<Owner> table, Owner& o) {
   for (const Field<Owner>& f : table) {
-    if (f.read == nullptr || (f.older_may_lack && !obj.has(f.key))) continue;
+    if (f.read == nullptr || ((f.older_may_lack || f.omit_when != nullptr) && !obj.has(f.key)))
+      continue;
     f.read(obj.at(f.key), obj.key_path(f.key), f.older_may_lack || f.null_when != nullptr, o);
   }
 }
@@ -259,6 +273,31 @@ constexpr Field<OwnerOf<M>> records(std::string_view key) {
           .read =
               +[](const json& v, const std::string& path, bool null_ok, O& o) {
                 if (!(v.is_null() && null_ok)) o.*M = read_records<Rec>(v, path, Fields);
+              }};
+}
+
+// The member C of each record of the vector M as one array (a table in
+// columns); the column with `kSizes` sets the vector's length, and the
+// others must have it.
+template <auto M, auto C, bool kSizes = false>
+constexpr Field<OwnerOf<M>> column(std::string_view key) {
+  using O = OwnerOf<M>;
+  using Rec = typename ValueAt<M>::value_type;
+  return {.key = key,
+          .write =
+              +[](const O& o) {
+                json a = json::array();
+                for (const Rec& r : o.*M) a.push_back(r.*C);
+                return a;
+              },
+          .read =
+              +[](const json& v, const std::string& path, bool, O& o) {
+                const size_t n = reading::array_of(v, path).size();
+                if (kSizes) (o.*M).resize(n);
+                if (n != (o.*M).size()) reading::fail(path, "the columns differ in length");
+                for (size_t i = 0; i < n; ++i)
+                  (o.*M)[i].*C = scalar_value<std::remove_cvref_t<decltype(Rec{}.*C)>>(
+                      v[i], fmt::format("{}[{}]", path, i));
               }};
 }
 

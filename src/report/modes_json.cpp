@@ -20,7 +20,7 @@ json performance_to_json(const PerformanceReport& r) {
 }
 
 json performance_settings_to_json(const RunMeta& meta) {
-  return {{"mode", meta.mode}, {"backend", meta.backend}, {"device", meta.device}};
+  return fields::write_object(meta, fields::kRunSettingsFields);
 }
 
 json performance_run_to_json(const PerformanceReport& r, const DeviceInfo& di,

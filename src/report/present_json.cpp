@@ -3,65 +3,15 @@
 #include <iterator>
 
 #include "report/present_report.hpp"
+#include "report/result_fields.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab {
 
 using json = nlohmann::ordered_json;
 
-namespace {
-
-json ns_or_null(int64_t v) { return v > 0 ? json(v) : json(nullptr); }
-
-json observer_to_json(const ScreenObserverInfo& o) {
-  json j;
-  j["name"] = o.name;
-  j["available"] = o.available;
-  j["reason"] = o.available ? json(nullptr) : json(o.reason);
-  j["observes"] = o.observes;
-  j["error"] = o.error;
-  if (o.poll_period_ns > 0 && o.available) {
-    j["poll_period_ns"] = o.poll_period_ns;
-    j["polls"] = o.polls;
-    j["unreadable_polls"] = o.unreadable_polls;
-    j["frames_seen"] = o.frames_seen;
-    j["error_p50_ns"] = ns_or_null(o.error_p50_ns);
-    j["error_bound_ns"] = ns_or_null(o.error_bound_ns);
-    j["read_p50_ns"] = ns_or_null(o.read_p50_ns);
-    j["read_p99_ns"] = ns_or_null(o.read_p99_ns);
-    j["cpu_ns"] = o.cpu_ns;
-    j["wall_ns"] = o.wall_ns;
-    j["cpu_fraction_of_core"] =
-        o.wall_ns > 0 ? json(static_cast<double>(o.cpu_ns) / static_cast<double>(o.wall_ns))
-                      : json(nullptr);
-  }
-  return j;
-}
-
-}  // namespace
-
 json present_to_json(const LatencyRun& run) {
-  if (!run.present) return nullptr;
-  const PresentInfo& p = *run.present;
-  json j;
-  j["api"] = p.api;
-  j["surface"] = p.surface;
-  j["present_mode"] = p.present_mode;
-  j["present_modes_offered"] = p.modes_offered;
-  j["mode_preference"] = "immediate, else mailbox, else fifo";
-  j["swapchain_images"] = p.swapchain_images;
-  j["frames_in_flight"] = 1;
-  j["image_content"] = p.image_content;
-  j["hold_ns"] = p.hold_ns;
-  j["present_complete"] = {{"available", p.present_wait},
-                           {"reason", p.present_wait ? json(nullptr) : json(p.present_wait_reason)}};
-  j["present_errors"] = run.present_errors;
-  j["first_present_error"] =
-      run.present_errors > 0 ? json(run.present_first_error) : json(nullptr);
-  json obs = json::array();
-  for (const ScreenObserverInfo& o : p.observers) obs.push_back(observer_to_json(o));
-  j["screen_observers"] = obs;
-  return j;
+  return run.present ? fields::write_object(run, fields::kPresentFields) : json(nullptr);
 }
 
 json mode_present_to_json(const LatencyRun& run, const LatencyModeResult& mode) {
@@ -160,12 +110,12 @@ void append_present_table(std::string& out, const LatencyRun& run) {
     fmt::format_to(it,
                    "  screen observer {}: polled every {:.0f} us, {} polls ({} unreadable), {} "
                    "frames seen, error <= {:.0f} us (p50 {:.0f} us), {:.2f}% of a core\n",
-                   o.name, static_cast<double>(o.poll_period_ns) / 1e3, o.polls,
-                   o.unreadable_polls, o.frames_seen, static_cast<double>(o.error_bound_ns) / 1e3,
+                   o.name, static_cast<double>(o.poll_period_ns) / 1e3, o.polls, o.unreadable_polls,
+                   o.frames_seen, static_cast<double>(o.error_bound_ns) / 1e3,
                    static_cast<double>(o.error_p50_ns) / 1e3,
-                   o.wall_ns > 0 ? 100.0 * static_cast<double>(o.cpu_ns) /
-                                       static_cast<double>(o.wall_ns)
-                                 : 0.0);
+                   o.wall_ns > 0
+                       ? 100.0 * static_cast<double>(o.cpu_ns) / static_cast<double>(o.wall_ns)
+                       : 0.0);
   }
   if (run.present_errors > 0)
     fmt::format_to(it, "  present failed on {} frames (first: {})\n", run.present_errors,

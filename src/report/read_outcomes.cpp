@@ -72,10 +72,7 @@ void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r) {
 
 void read_performance_run(const Obj& doc, RunResult& r) {
   r.device = fields::read_object<DeviceInfo>(doc.obj("device"), fields::kDeviceIdentityFields);
-  const Obj s = doc.obj("settings");
-  r.meta.mode = s.str("mode");
-  r.meta.backend = s.str("backend");
-  s.opt("device", r.meta.device);
+  fields::read_fields(doc.obj("settings"), fields::kRunSettingsFields, r.meta);
   read_performance_mode(doc, r.performance);
   if (!r.performance.report) fail(doc.key_path("modes") + ".performance", "missing or unavailable");
   if (doc.has("unavailable"))

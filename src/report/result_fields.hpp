@@ -364,6 +364,169 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
                                  }},
 };
 
+// `settings`: as asked, in every document (a performance_run's has these alone).
+inline constexpr std::array<Field<RunMeta>, 3> kRunSettingsFields = {
+    field<&RunMeta::mode>("mode"),
+    field<&RunMeta::backend>("backend"),
+    added<&RunMeta::device>("device"),
+};
+
+inline constexpr auto kDesc = &LatencyRun::desc;
+inline constexpr auto kSchedule = &LatencyRunDesc::schedule;
+
+// `settings.interval_ns`.
+inline constexpr std::array<Field<LatencyRun>, 2> kIntervalNsFields = {
+    field<kDesc, kSchedule, &ScheduleDesc::min_interval_ns>("min"),
+    field<kDesc, kSchedule, &ScheduleDesc::max_interval_ns>("max"),
+};
+
+namespace detail {
+
+// interval_ms: interval_ns in ms, written, not read.
+inline json interval_ms(const LatencyRun& r) {
+  const ScheduleDesc& s = r.desc.schedule;
+  return {{"min", static_cast<double>(s.min_interval_ns) / 1e6},
+          {"max", static_cast<double>(s.max_interval_ns) / 1e6}};
+}
+
+// The plan: one entry per block index (each mode runs the same sizes),
+// whether or not the block ran; what ran is in block_order.
+inline json frames_per_block(const LatencyRun& r) {
+  json per_block = json::array();
+  for (uint32_t b = 0; b < r.desc.blocks; ++b) per_block.push_back(planned_block_frames(r.desc, b));
+  return per_block;
+}
+
+// The first latency mode's workload (a run without modes: the desc's), read
+// into the desc's.
+inline json first_workload(const LatencyRun& r) {
+  return write_object(r.modes.empty() ? r.desc.workload : r.modes[0].workload, kWorkloadFields);
+}
+inline void read_first_workload(const json& v, const std::string& path, bool null_ok,
+                                LatencyRun& r) {
+  if (!(v.is_null() && null_ok))
+    r.desc.workload = read_object<FrameWorkload>(reading::Obj(v, path), kWorkloadFields);
+}
+
+}  // namespace detail
+
+// `settings` of a latency run after kRunSettingsFields.
+inline constexpr std::array<Field<LatencyRun>, 17> kLatencySettingsFields = {
+    field<kDesc, kSchedule, &ScheduleDesc::seed>("seed"),
+    Field<LatencyRun>{.key = "interval_ms", .write = detail::interval_ms},
+    group<kIntervalNsFields>("interval_ns").lacking_in_older(),
+    Field<LatencyRun>{.key = "schedule_generator",
+                      .write =
+                          +[](const LatencyRun&) {
+                            return json("splitmix64 + Lemire uniform integer ns, inclusive range");
+                          }},
+    field<kDesc, &LatencyRunDesc::frames>("frames"),
+    field<kDesc, &LatencyRunDesc::blocks>("blocks"),
+    Field<LatencyRun>{.key = "frames_per_block", .write = detail::frames_per_block},
+    added<kDesc, &LatencyRunDesc::warmup_frames>("warmup_frames"),
+    added<kDesc, &LatencyRunDesc::cpu_step_iterations>("cpu_step_iterations"),
+    Field<LatencyRun>{
+        .key = "workload", .write = detail::first_workload, .read = detail::read_first_workload}
+        .lacking_in_older(),
+    object<&LatencyRun::timer_slack, kTimerSlackFields>("timer_slack").lacking_in_older(),
+    added<kDesc, &LatencyRunDesc::bare_comparison>("bare_comparison"),
+    added<kDesc, &LatencyRunDesc::poll_completion>("poll_completion"),
+    added<kDesc, &LatencyRunDesc::poll_limit_ns>("poll_limit_ns")
+        .null_if(unless<kDesc, &LatencyRunDesc::poll_completion>),
+    added<kDesc, &LatencyRunDesc::block_lead_ns>("block_lead_ns"),
+    added<kDesc, &LatencyRunDesc::turn_warmup_ns>("turn_warmup_ns"),
+    added<&LatencyRun::execution>("execution"),
+};
+
+namespace detail {
+
+// cpu_fraction_of_core: CPU time over wall time, null without a wall time.
+template <auto Cpu, auto Wall>
+json cpu_fraction(const OwnerOf<Cpu>& o) {
+  return o.*Wall > 0 ? json(static_cast<double>(o.*Cpu) / static_cast<double>(o.*Wall))
+                     : json(nullptr);
+}
+
+// A polled observer's keys: left out for the others.
+inline bool not_polled(const ScreenObserverInfo& o) {
+  return !(o.poll_period_ns > 0 && o.available);
+}
+template <auto M>
+constexpr Field<ScreenObserverInfo> polled(std::string_view key) {
+  return field<M>(key).omitted_if(not_polled);
+}
+template <auto M>
+constexpr Field<ScreenObserverInfo> polled_ns(std::string_view key) {
+  return polled<M>(key).null_if(not_positive<M>);
+}
+
+}  // namespace detail
+
+// One of `present.screen_observers`.
+inline constexpr std::array<Field<ScreenObserverInfo>, 16> kPresentObserverFields = {
+    field<&ScreenObserverInfo::name>("name"),
+    field<&ScreenObserverInfo::available>("available"),
+    added<&ScreenObserverInfo::reason>("reason").null_if(when<&ScreenObserverInfo::available>),
+    added<&ScreenObserverInfo::observes>("observes"),
+    added<&ScreenObserverInfo::error>("error"),
+    detail::polled<&ScreenObserverInfo::poll_period_ns>("poll_period_ns"),
+    detail::polled<&ScreenObserverInfo::polls>("polls"),
+    detail::polled<&ScreenObserverInfo::unreadable_polls>("unreadable_polls"),
+    detail::polled<&ScreenObserverInfo::frames_seen>("frames_seen"),
+    detail::polled_ns<&ScreenObserverInfo::error_p50_ns>("error_p50_ns"),
+    detail::polled_ns<&ScreenObserverInfo::error_bound_ns>("error_bound_ns"),
+    detail::polled_ns<&ScreenObserverInfo::read_p50_ns>("read_p50_ns"),
+    detail::polled_ns<&ScreenObserverInfo::read_p99_ns>("read_p99_ns"),
+    detail::polled<&ScreenObserverInfo::cpu_ns>("cpu_ns"),
+    detail::polled<&ScreenObserverInfo::wall_ns>("wall_ns"),
+    Field<ScreenObserverInfo>{
+        .key = "cpu_fraction_of_core",
+        .write = detail::cpu_fraction<&ScreenObserverInfo::cpu_ns, &ScreenObserverInfo::wall_ns>,
+        .omit_when = detail::not_polled},
+};
+
+inline constexpr auto kPresent = &LatencyRun::present;
+
+// `present.present_complete`.
+inline constexpr std::array<Field<LatencyRun>, 2> kPresentCompleteFields = {
+    field<kPresent, &PresentInfo::present_wait>("available"),
+    added<kPresent, &PresentInfo::present_wait_reason>("reason").null_if(
+        when<kPresent, &PresentInfo::present_wait>),
+};
+
+// `present` of a run with a present path (its writer's and reader's callers
+// see to the path: null without one).
+inline constexpr std::array<Field<LatencyRun>, 13> kPresentFields = {
+    field<kPresent, &PresentInfo::api>("api"),
+    added<kPresent, &PresentInfo::surface>("surface"),
+    added<kPresent, &PresentInfo::present_mode>("present_mode"),
+    added<kPresent, &PresentInfo::modes_offered>("present_modes_offered"),
+    Field<LatencyRun>{
+        .key = "mode_preference",
+        .write = +[](const LatencyRun&) { return json("immediate, else mailbox, else fifo"); }},
+    added<kPresent, &PresentInfo::swapchain_images>("swapchain_images"),
+    Field<LatencyRun>{.key = "frames_in_flight",
+                      .write = +[](const LatencyRun&) { return json(1); }},
+    added<kPresent, &PresentInfo::image_content>("image_content"),
+    added<kPresent, &PresentInfo::hold_ns>("hold_ns"),
+    group<kPresentCompleteFields>("present_complete").lacking_in_older(),
+    added<&LatencyRun::present_errors>("present_errors"),
+    added<&LatencyRun::present_first_error>("first_present_error")
+        .null_if(not_positive<&LatencyRun::present_errors>),
+    Field<LatencyRun>{.key = "screen_observers",
+                      .write =
+                          +[](const LatencyRun& r) {
+                            return write_records(r.present->observers, kPresentObserverFields);
+                          },
+                      .read =
+                          +[](const json& v, const std::string& path, bool null_ok, LatencyRun& r) {
+                            if (!(v.is_null() && null_ok))
+                              r.present->observers =
+                                  read_records<ScreenObserverInfo>(v, path, kPresentObserverFields);
+                          }}
+        .lacking_in_older(),
+};
+
 // A capture's `program`.
 inline constexpr std::array<Field<CapturedProgram>, 5> kCapturedProgramFields = {
     field<&CapturedProgram::argv>("argv"),
@@ -501,6 +664,94 @@ inline constexpr std::array<Field<CaptureBracketing>, 7> kBracketingFields = {
     group<kBracketBeforeFields>("before_us"),
     group<kBracketAfterFields>("after_us"),
     field<&CaptureBracketing::cpu_per_submit_us>("cpu_per_submit_us"),
+};
+
+namespace detail {
+
+inline json between_presents(const auto&) { return json("between_presents"); }
+
+}  // namespace detail
+
+// `fps` of a capture and of each `per_swapchain[]`: derived from the frame
+// times (CaptureResult::fps), written, not read.
+inline constexpr std::array<Field<CaptureFps>, 5> kFpsFields = {
+    Field<CaptureFps>{.key = "frame_time", .write = detail::between_presents},
+    field<&CaptureFps::frame_times>("frame_times"),
+    field<&CaptureFps::average>("average"),
+    field<&CaptureFps::low_1_percent>("low_1_percent"),
+    field<&CaptureFps::low_0_1_percent>("low_0_1_percent"),
+};
+
+// A capture's `frame_times`: columns of one entry per bucket.
+inline constexpr std::array<Field<CaptureFrameTimes>, 7> kFrameTimeFields = {
+    Field<CaptureFrameTimes>{.key = "frame_time", .write = detail::between_presents},
+    field<&CaptureFrameTimes::frames_per_bucket>("frames_per_bucket"),
+    column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::t_s, true>("t_s"),
+    column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::frames>("frames"),
+    column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::min_us>("min_us"),
+    column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::mean_us>("mean_us"),
+    column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::max_us>("max_us"),
+};
+
+// One of a capture's `per_swapchain`.
+inline constexpr std::array<Field<CaptureSwapchainFigures>, 6> kSwapchainFields = {
+    field<&CaptureSwapchainFigures::pid>("pid"),
+    field<&CaptureSwapchainFigures::source>("source"),
+    field<&CaptureSwapchainFigures::swapchain>("swapchain"),
+    field<&CaptureSwapchainFigures::frames>("frames"),
+    Field<CaptureSwapchainFigures>{
+        .key = "fps",
+        .write =
+            +[](const CaptureSwapchainFigures& w) { return write_object(w.fps(), kFpsFields); }},
+    field<&CaptureSwapchainFigures::figures>("figures"),
+};
+
+namespace detail {
+
+// `overhead`: the layer's distributions (of the result), then CaptureOverhead.
+inline json overhead(const CaptureResult& c) {
+  json j = write_object(c, kLayerCostFields);
+  append_fields(j, c.overhead, kOverheadFields);
+  return j;
+}
+inline void read_overhead(const json& v, const std::string& path, bool null_ok, CaptureResult& c) {
+  if (v.is_null() && null_ok) return;
+  const reading::Obj o(v, path);
+  read_fields(o, kLayerCostFields, c);
+  read_fields(o, kOverheadFields, c.overhead);
+}
+
+}  // namespace detail
+
+// A capture document after its head (docs/capture.md, "The result").
+inline constexpr std::array<Field<CaptureResult>, 21> kCaptureFields = {
+    object<&CaptureResult::program, kCapturedProgramFields>("program"),
+    object<&CaptureResult::stop, kCaptureStopFields>("capture"),
+    records<&CaptureResult::sources, kCaptureSourceFields>("sources"),
+    field<&CaptureResult::frames>("frames"),
+    field<&CaptureResult::submits>("submits"),
+    added<&CaptureResult::submits_without_work>("submits_without_work"),
+    added<&CaptureResult::gpu_spans_missing>("gpu_spans_missing"),
+    added<&CaptureResult::frames_with_missing_gpu>("frames_with_missing_gpu"),
+    added<&CaptureResult::submit_spans>("submit_spans"),
+    added<&CaptureResult::present_complete>("present_complete"),
+    object<&CaptureResult::display, kDisplayFields>("display").lacking_in_older(),
+    Field<CaptureResult>{
+        .key = "fps",
+        .write = +[](const CaptureResult& c) { return write_object(c.fps(), kFpsFields); }},
+    object<&CaptureResult::frame_times, kFrameTimeFields>("frame_times").lacking_in_older(),
+    field<&CaptureResult::figures>("figures"),
+    field<&CaptureResult::submit_figures>("submit_figures"),
+    records<&CaptureResult::per_swapchain, kSwapchainFields>("per_swapchain").lacking_in_older(),
+    Field<CaptureResult>{
+        .key = "overhead", .write = detail::overhead, .read = detail::read_overhead}
+        .lacking_in_older(),
+    records<&CaptureResult::bracketing, kBracketingFields>("bracketing").lacking_in_older(),
+    records<&CaptureResult::unavailable, kCaptureUnavailableFields>("unavailable"),
+    records<&CaptureResult::screen_observers, kScreenObserverFields>("screen_observers")
+        .lacking_in_older(),
+    object<&CaptureResult::input, kCaptureInputFields>("input").omitted_if(
+        unless<&CaptureResult::input>),
 };
 
 }  // namespace latlab::fields

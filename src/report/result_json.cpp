@@ -104,37 +104,10 @@ json clock_model_to_json(const ClockModelReport& cm) {
 
 namespace {
 
-json settings_to_json(const LatencyRun& run, const RunMeta& meta,
-                      const std::vector<LatencyModeResult>& run_modes) {
-  const LatencyRunDesc& d = run.desc;
-  // The plan: one entry per block index (each mode runs the same sizes),
-  // whether or not the block ran; what ran is in block_order.
-  json per_block = json::array();
-  for (uint32_t b = 0; b < d.blocks; ++b) per_block.push_back(planned_block_frames(d, b));
-  return {
-      {"mode", meta.mode},
-      {"backend", meta.backend},
-      {"device", meta.device},
-      {"seed", d.schedule.seed},
-      {"interval_ms",
-       {{"min", static_cast<double>(d.schedule.min_interval_ns) / 1e6},
-        {"max", static_cast<double>(d.schedule.max_interval_ns) / 1e6}}},
-      {"interval_ns", {{"min", d.schedule.min_interval_ns}, {"max", d.schedule.max_interval_ns}}},
-      {"schedule_generator", "splitmix64 + Lemire uniform integer ns, inclusive range"},
-      {"frames", d.frames},
-      {"blocks", d.blocks},
-      {"frames_per_block", per_block},
-      {"warmup_frames", d.warmup_frames},
-      {"cpu_step_iterations", d.cpu_step_iterations},
-      {"workload", workload_to_json(run_modes.at(0).workload)},
-      {"timer_slack", fields::write_object(run.timer_slack, fields::kTimerSlackFields)},
-      {"bare_comparison", d.bare_comparison},
-      {"poll_completion", d.poll_completion},
-      {"poll_limit_ns", d.poll_completion ? json(d.poll_limit_ns) : json(nullptr)},
-      {"block_lead_ns", d.block_lead_ns},
-      {"turn_warmup_ns", d.turn_warmup_ns},
-      {"execution", run.execution},
-  };
+json settings_to_json(const LatencyRun& run, const RunMeta& meta) {
+  json j = fields::write_object(meta, fields::kRunSettingsFields);
+  fields::append_fields(j, run, fields::kLatencySettingsFields);
+  return j;
 }
 
 json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeResult>& run_modes) {
@@ -402,7 +375,7 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
   j["device"] = device_to_json(run.device);
   j["clock_model"] = clock_model_to_json(run.clock_model);
-  j["settings"] = settings_to_json(run, meta, run_modes);
+  j["settings"] = settings_to_json(run, meta);
   j["block_order"] = block_order_to_json(run, run_modes);
   json modes = json::object();
   for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
@@ -421,6 +394,16 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   if (r->score) j["score"] = score_to_json(*r->score);
   if (r->per_frame) j["per_frame"] = per_frame_to_json(*r->per_frame);
   if (r->loaded.asked) j["load_calibration"] = loaded_calibration_to_json(r->loaded);
+  return j;
+}
+
+// A whole document of kind "capture" (docs/capture.md, "The result").
+json capture_doc(const RunResult& r) {
+  const CaptureResult& c = *r.capture;
+  json j = result_header_to_json("capture", r.meta, !c.partial_reason.empty(), c.partial_reason);
+  j["units"] = {{"distributions", "us"}, {"times", "ns"}};
+  j["machine"] = machine_to_json(r.meta.machine);
+  fields::append_fields(j, c, fields::kCaptureFields);
   return j;
 }
 
@@ -450,7 +433,7 @@ json latency_run_to_json(const LatencyRun& run, const RunMeta& meta) {
 
 json run_result_to_json(const RunResult& r) {
   if (!r.sections.empty()) return devices_doc(r);
-  if (r.capture) return capture_to_json(r);
+  if (r.capture) return capture_doc(r);
   if (r.latency) return latency_doc(*r.latency, r.meta, &r);
   return performance_run_to_json(*r.performance.report, r.device, r.meta);
 }
@@ -473,7 +456,7 @@ std::vector<MissingCapability> result_unavailable(const RunResult& r) {
 json result_settings_to_json(const RunResult& r) {
   if (!r.sections.empty())
     return result_settings_to_json(r.sections.at(*r.top_section).result.at(0));
-  if (r.latency) return settings_to_json(*r.latency, r.meta, modes_of(*r.latency));
+  if (r.latency) return settings_to_json(*r.latency, r.meta);
   if (r.capture) return json::object();
   return performance_settings_to_json(r.meta);
 }

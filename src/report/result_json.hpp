@@ -46,9 +46,6 @@ std::vector<MissingCapability> result_unavailable(const RunResult& r);
 // empty object for a capture, which has none).
 nlohmann::ordered_json result_settings_to_json(const RunResult& r);
 
-// A whole document of kind "capture" (docs/capture.md, "The result").
-nlohmann::ordered_json capture_to_json(const RunResult& r);
-
 // `load_calibration` of the result: chosen complexity, achieved median and
 // spread (verification frames, ms), every step.
 nlohmann::ordered_json load_calibration_to_json(const LoadCalibrationReport& r);

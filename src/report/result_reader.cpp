@@ -32,7 +32,11 @@ RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& optio
         fields::read_object<ClockModelReport>(doc.obj("clock_model"), fields::kClockModelFields);
   }
   reading::read_settings(doc.obj("settings"), r.meta, run);
-  reading::read_present(doc, run);
+  // Before the modes: their present stages name its observers.
+  if (doc.has("present") && !doc.at("present").is_null()) {
+    run.present.emplace();
+    fields::read_fields(doc.obj("present"), fields::kPresentFields, run);
+  }
   reading::read_modes(doc, r);
   reading::read_other_blocks(doc, run);
   reading::read_block_order(doc, run);
@@ -101,7 +105,7 @@ RunResult read_one_device(const Obj& doc, int version, const ReadOptions& option
   if (kind == "performance_run") {
     reading::read_performance_run(doc, r);
   } else {
-    reading::read_capture(doc, r);
+    fields::read_fields(doc, fields::kCaptureFields, r.capture.emplace());
     r.capture->partial_reason = partial.reason;
   }
   return r;

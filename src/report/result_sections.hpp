@@ -32,8 +32,7 @@ SeriesDistributions read_series(const Obj& j);
 // A warm-up, measured or bare-loop block (its kind and mode are the caller's).
 BlockResult read_path_block(const Obj& b);
 
-// `present` (before the modes: their present stages name its observers).
-void read_present(const Obj& doc, LatencyRun& run);
+// modes.<mode>.present (the run's `present` read first: it names the observers).
 PresentDistributions read_mode_present(const Obj& p, const LatencyRun& run);
 // Every latency mode with its warm-up and measured blocks; a Loaded mode that
 // could not run into r.loaded.
@@ -58,7 +57,5 @@ LatencyScore read_score(const Obj& s);
 // `score` into r.score when the document has one; a latency run of
 // schema_version 1 or 2 (written before the score) gets none, with why.
 void read_score_or_why_not(const Obj& doc, int schema_version, RunResult& r);
-// A whole document of kind "capture".
-void read_capture(const Obj& doc, RunResult& r);
 
 }  // namespace latlab::reading

@@ -65,7 +65,12 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("### `device`"),
             table_keys(fields::kDeviceIdentityFields, fields::kDeviceTimingFields));
   EXPECT_EQ(doc_keys("### `clock_model`"), table_keys(fields::kClockModelFields));
+  EXPECT_EQ(doc_keys("### `settings`"),
+            table_keys(fields::kRunSettingsFields, fields::kLatencySettingsFields));
   EXPECT_EQ(doc_keys("#### `settings.timer_slack`"), table_keys(fields::kTimerSlackFields));
+  std::vector<std::string> present = table_keys(fields::kPresentFields);
+  present.back() += "[]";
+  EXPECT_EQ(doc_keys("### `present`"), present);
   EXPECT_EQ(doc_keys("#### `modes.<mode>.gpu_target`"), table_keys(fields::kGpuTargetFields));
   EXPECT_EQ(doc_keys("#### `gpu_target.warmup_check`"), table_keys(fields::kWarmupCheckFields));
   EXPECT_EQ(doc_keys("#### `missing_markers`"), table_keys(fields::kMissingMarkerFields));
@@ -161,6 +166,25 @@ TEST(ResultFieldsSchema, RecordErrorsNameTheElement) {
   } catch (const reading::BadResult& e) {
     EXPECT_EQ(e.message,
               "clock_model.pairs[0].max_deviation_ns: expected an integer, found a string");
+  }
+}
+
+TEST(ResultFieldsSchema, ColumnsOfOneLengthOrAnError) {
+  CaptureFrameTimes t;
+  t.frames_per_bucket = 2;
+  t.buckets = {{0.0, 2, 1.0, 2.0, 3.0}, {0.5, 1, 4.0, 4.0, 4.0}};
+  json j = fields::write_object(t, fields::kFrameTimeFields);
+  EXPECT_EQ(j.at("mean_us"), json::array({2.0, 4.0}));
+  EXPECT_EQ(fields::read_object<CaptureFrameTimes>(reading::Obj(j, "frame_times"),
+                                                   fields::kFrameTimeFields),
+            t);
+  j["max_us"].erase(1);
+  try {
+    (void)fields::read_object<CaptureFrameTimes>(reading::Obj(j, "frame_times"),
+                                                 fields::kFrameTimeFields);
+    FAIL() << "read columns of two lengths";
+  } catch (const reading::BadResult& e) {
+    EXPECT_EQ(e.message, "frame_times.max_us: the columns differ in length");
   }
 }
 
