@@ -41,29 +41,12 @@ void read_bare_loop(const Obj& b, LatencyRun& run) {
   }
 }
 
-void read_raw_sleep(const Obj& s, LatencyRun& run) {
-  s.opt("lateness", run.raw_total);
-  s.opt("cpu_ns", run.raw_sleep_cpu_ns);  // schema_version 2
-  s.opt("wall_ns", run.raw_sleep_wall_ns);
-  if (!s.has("blocks")) return;
-  const json& blocks = s.array("blocks");
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const Obj o(blocks[i], fmt::format("{}.blocks[{}]", s.path(), i));
-    BlockResult r;
-    r.kind = BlockKind::raw_sleep;
-    r.index = o.u32("index");
-    r.order = o.u32("order");
-    r.frames_run = o.u64("frames_run");
-    o.opt("lateness", r.raw_lateness);
-    run.blocks.push_back(std::move(r));
-  }
-}
-
 }  // namespace
 
 void read_other_blocks(const Obj& doc, LatencyRun& run) {
   if (const std::optional<Obj> b = diagnostic(doc, "bare_loop")) read_bare_loop(*b, run);
-  if (const std::optional<Obj> s = diagnostic(doc, "raw_sleep")) read_raw_sleep(*s, run);
+  if (const std::optional<Obj> s = diagnostic(doc, "raw_sleep"))
+    fields::read_fields(*s, fields::kRawSleepFields, run);
   std::stable_sort(run.blocks.begin(), run.blocks.end(),
                    [](const BlockResult& a, const BlockResult& b) { return a.order < b.order; });
 }
@@ -104,12 +87,8 @@ void read_bookkeeping(const Obj& k, LatencyRun& run) {
   if (k.has("modes")) {
     const Obj modes = k.obj("modes");
     for (LatencyModeResult& m : run.modes) {
-      if (!modes.has(m.name)) continue;
-      const Obj b = modes.obj(m.name);
-      b.opt("frames_overlapped", m.bookkeeping.frames_overlapped);
-      b.opt("overlap", m.bookkeeping.overlap);
-      b.opt("core_latency_overlapped", m.bookkeeping.core_latency_overlapped);
-      b.opt("core_latency_clear", m.bookkeeping.core_latency_clear);
+      if (modes.has(m.name))
+        fields::read_fields(modes.obj(m.name), fields::kBookkeepingModeFields, m.bookkeeping);
     }
   }
   if (!k.has("thread_preparation_ns")) return;
@@ -119,20 +98,6 @@ void read_bookkeeping(const Obj& k, LatencyRun& run) {
       run.blocks[i].thread_preparation_ns =
           i64_value(prep[i], fmt::format("{}[{}]", k.key_path("thread_preparation_ns"), i));
   }
-}
-
-void read_memory(const Obj& m, RunMeta& meta) {
-  m.opt("rss_kb_before_run", meta.memory_before.rss_kb);
-  m.opt("rss_kb_after_run", meta.memory_after.rss_kb);
-  m.opt("peak_rss_kb", meta.memory_after.peak_rss_kb);
-}
-
-void read_validation(const Obj& v, RunMeta& meta) {
-  ValidationReport& out = meta.validation.emplace();
-  out.error_count = v.u64("errors");
-  const json& msgs = v.array("messages");
-  for (size_t i = 0; i < msgs.size(); ++i)
-    out.messages.push_back(str_value(msgs[i], fmt::format("{}[{}]", v.key_path("messages"), i)));
 }
 
 uint64_t read_checksum(const Obj& d) {
@@ -150,20 +115,18 @@ void read_diagnostics(const Obj& doc, RunResult& r) {
   const Obj d = doc.obj("diagnostics");
   LatencyRun& run = *r.latency;
   if (d.has("bookkeeping")) read_bookkeeping(d.obj("bookkeeping"), run);
-  if (d.has("generator")) {
-    const Obj g = d.obj("generator");
-    g.opt("cpu_ns", run.generator_cpu_ns);
-    g.opt("wall_ns", run.generator_wall_ns);
-  }
+  if (d.has("generator")) fields::read_fields(d.obj("generator"), fields::kGeneratorFields, run);
   if (d.has("cpu_checksum")) run.cpu_checksum = read_checksum(d);
-  if (d.has("poll")) d.obj("poll").opt("ran", run.polled);
-  if (d.has("process_memory")) read_memory(d.obj("process_memory"), r.meta);
+  if (d.has("poll")) fields::read_fields(d.obj("poll"), fields::kPollFields, run);
+  if (d.has("process_memory"))
+    fields::read_fields(d.obj("process_memory"), fields::kProcessMemoryFields, r.meta);
   if (const std::optional<Obj> c = diagnostic(doc, "comparison")) {
     if (c->has("core_latency_without_deliberate"))
       c->obj("core_latency_without_deliberate")
           .opt("distribution", run.core_latency_without_deliberate);
   }
-  if (const std::optional<Obj> v = diagnostic(doc, "validation")) read_validation(*v, r.meta);
+  if (const std::optional<Obj> v = diagnostic(doc, "validation"))
+    r.meta.validation = fields::read_object<ValidationReport>(*v, fields::kValidationFields);
 }
 
 }  // namespace latlab::reading

@@ -527,6 +527,134 @@ inline constexpr std::array<Field<LatencyRun>, 13> kPresentFields = {
         .lacking_in_older(),
 };
 
+// `diagnostics.generator`.
+inline constexpr std::array<Field<LatencyRun>, 3> kGeneratorFields = {
+    added<&LatencyRun::generator_cpu_ns>("cpu_ns"),
+    added<&LatencyRun::generator_wall_ns>("wall_ns"),
+    Field<LatencyRun>{
+        .key = "cpu_fraction_of_core",
+        .write =
+            detail::cpu_fraction<&LatencyRun::generator_cpu_ns, &LatencyRun::generator_wall_ns>},
+};
+
+// `diagnostics.poll`: `ran` is read; the rest is the settings' and the
+// totals', written here too.
+inline constexpr std::array<Field<LatencyRun>, 5> kPollFields = {
+    Field<LatencyRun>{
+        .key = "what",
+        .write =
+            +[](const LatencyRun&) {
+              return json(
+                  "a third thread spins on each frame's completion (vkGetFenceStatus, "
+                  "cudaEventQuery, glClientWaitSync with timeout 0) while the consumer blocks in "
+                  "its wait; poll_cpu is its CPU time per frame (CLOCK_THREAD_CPUTIME_ID), us");
+            }},
+    added<&LatencyRun::polled>("ran"),
+    Field<LatencyRun>{.key = "limit_ns",
+                      .write = +[](const LatencyRun& r) { return json(r.desc.poll_limit_ns); },
+                      .null_when = unless<kDesc, &LatencyRunDesc::poll_completion>},
+    Field<LatencyRun>{.key = "cpu_per_frame",
+                      .write =
+                          +[](const LatencyRun& r) {
+                            return value_json(r.total[static_cast<size_t>(Series::poll_cpu)]);
+                          }},
+    Field<LatencyRun>{
+        .key = "frames_past_limit",
+        .write = +[](const LatencyRun& r) { return json(r.total_missing.poll_limit); }},
+};
+
+namespace detail {
+
+template <auto M>
+constexpr Field<RunMeta> kb(std::string_view key) {
+  return added<M, &ProcessMemory::rss_kb>(key).null_if(negative<M, &ProcessMemory::rss_kb>);
+}
+
+}  // namespace detail
+
+// `diagnostics.process_memory`: kB, null when unknown.
+inline constexpr std::array<Field<RunMeta>, 5> kProcessMemoryFields = {
+    detail::kb<&RunMeta::memory_before>("rss_kb_before_run"),
+    detail::kb<&RunMeta::memory_after>("rss_kb_after_run"),
+    added<&RunMeta::memory_after, &ProcessMemory::peak_rss_kb>("peak_rss_kb")
+        .null_if(negative<&RunMeta::memory_after, &ProcessMemory::peak_rss_kb>),
+    Field<RunMeta>{.key = "peak_growth_kb",
+                   .write =
+                       +[](const RunMeta& m) {
+                         return m.memory_before.rss_kb >= 0 && m.memory_after.peak_rss_kb >= 0
+                                    ? json(m.memory_after.peak_rss_kb - m.memory_before.rss_kb)
+                                    : json(nullptr);
+                       }},
+    Field<RunMeta>{.key = "frame_record_bytes",
+                   .write = +[](const RunMeta&) { return json(sizeof(FrameRecord)); }},
+};
+
+// `diagnostics.validation` (with --validation).
+inline constexpr std::array<Field<ValidationReport>, 2> kValidationFields = {
+    field<&ValidationReport::error_count>("errors"),
+    field<&ValidationReport::messages>("messages"),
+};
+
+// `diagnostics.bookkeeping.modes.<mode>`.
+inline constexpr std::array<Field<BookkeepingSummary>, 4> kBookkeepingModeFields = {
+    added<&BookkeepingSummary::frames_overlapped>("frames_overlapped"),
+    added<&BookkeepingSummary::overlap>("overlap"),
+    added<&BookkeepingSummary::core_latency_overlapped>("core_latency_overlapped"),
+    added<&BookkeepingSummary::core_latency_clear>("core_latency_clear"),
+};
+
+// One of `diagnostics.raw_sleep.blocks`.
+inline constexpr std::array<Field<BlockResult>, 4> kRawSleepBlockFields = {
+    field<&BlockResult::index>("index"),
+    field<&BlockResult::order>("order"),
+    field<&BlockResult::frames_run>("frames_run"),
+    added<&BlockResult::raw_lateness>("lateness"),
+};
+
+// The run's blocks of kind K, each by `Fields` (read: appended to the run's
+// blocks, sorted into run order by the caller).
+template <BlockKind K, const auto& Fields>
+constexpr Field<LatencyRun> blocks_of(std::string_view key) {
+  return {.key = key,
+          .write =
+              +[](const LatencyRun& r) {
+                json a = json::array();
+                for (const BlockResult& b : r.blocks)
+                  if (b.kind == K) a.push_back(write_object(b, Fields));
+                return a;
+              },
+          .read =
+              +[](const json& v, const std::string& path, bool null_ok, LatencyRun& r) {
+                if (v.is_null() && null_ok) return;
+                for (BlockResult& b : read_records<BlockResult>(v, path, Fields)) {
+                  b.kind = K;
+                  r.blocks.push_back(std::move(b));
+                }
+              }};
+}
+
+// `diagnostics.raw_sleep` (--bare): cpu_ns and wall_ns are null when unknown
+// (a schema_version 1 document read back).
+inline constexpr std::array<Field<LatencyRun>, 6> kRawSleepFields = {
+    Field<LatencyRun>{.key = "what",
+                      .write =
+                          +[](const LatencyRun&) {
+                            return json(
+                                "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' "
+                                "deadlines");
+                          }},
+    added<&LatencyRun::raw_total>("lateness"),
+    added<&LatencyRun::raw_sleep_cpu_ns>("cpu_ns").null_if(
+        not_positive<&LatencyRun::raw_sleep_wall_ns>),
+    added<&LatencyRun::raw_sleep_wall_ns>("wall_ns").null_if(
+        not_positive<&LatencyRun::raw_sleep_wall_ns>),
+    Field<LatencyRun>{
+        .key = "cpu_fraction_of_core",
+        .write =
+            detail::cpu_fraction<&LatencyRun::raw_sleep_cpu_ns, &LatencyRun::raw_sleep_wall_ns>},
+    blocks_of<BlockKind::raw_sleep, kRawSleepBlockFields>("blocks").lacking_in_older(),
+};
+
 // A capture's `program`.
 inline constexpr std::array<Field<CapturedProgram>, 5> kCapturedProgramFields = {
     field<&CapturedProgram::argv>("argv"),

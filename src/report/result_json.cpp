@@ -86,10 +86,6 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-json fraction(int64_t cpu, int64_t wall) {
-  return wall > 0 ? json(static_cast<double>(cpu) / static_cast<double>(wall)) : json(nullptr);
-}
-
 json device_to_json(const DeviceInfo& di) {
   json j = device_identity_to_json(di);
   fields::append_fields(j, di, fields::kDeviceTimingFields);
@@ -162,17 +158,6 @@ json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& m
   return mode;
 }
 
-json process_memory_to_json(const RunMeta& meta) {
-  auto kb = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
-  return {{"rss_kb_before_run", kb(meta.memory_before.rss_kb)},
-          {"rss_kb_after_run", kb(meta.memory_after.rss_kb)},
-          {"peak_rss_kb", kb(meta.memory_after.peak_rss_kb)},
-          {"peak_growth_kb", meta.memory_before.rss_kb >= 0 && meta.memory_after.peak_rss_kb >= 0
-                                 ? json(meta.memory_after.peak_rss_kb - meta.memory_before.rss_kb)
-                                 : json(nullptr)},
-          {"frame_record_bytes", sizeof(FrameRecord)}};
-}
-
 // p50 and p99 of a measured distribution over the reference's, both sides
 // given; a ratio is null when either side is empty or the reference's is 0.
 json ratio_pair_json(const Distribution& measured, const Distribution& reference) {
@@ -213,19 +198,11 @@ void comparison_to_reference_json(const LatencyRun& run, json& cmp) {
 // diagnostics.bare_loop, .raw_sleep and .comparison (--bare).
 void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   json bare_blocks = json::array();
-  json raw_blocks = json::array();
   for (const BlockResult& b : run.blocks) {
-    if (b.kind == BlockKind::bare_loop) {
-      json j = path_block_to_json(b);
-      j["latency"] = distribution_to_json(b.bare_latency);
-      bare_blocks.push_back(std::move(j));
-    }
-    if (b.kind == BlockKind::raw_sleep) {
-      raw_blocks.push_back({{"index", b.index},
-                            {"order", b.order},
-                            {"frames_run", b.frames_run},
-                            {"lateness", distribution_to_json(b.raw_lateness)}});
-    }
+    if (b.kind != BlockKind::bare_loop) continue;
+    json j = path_block_to_json(b);
+    j["latency"] = distribution_to_json(b.bare_latency);
+    bare_blocks.push_back(std::move(j));
   }
   json ref = series_to_json(run.reference_total);
   ref["what"] = run.reference_what.empty() ? json(nullptr) : json(run.reference_what);
@@ -233,14 +210,7 @@ void bare_comparison_to_json(const LatencyRun& run, json& diag) {
   ref["missing_markers"] = missing_to_json(run.reference_missing);
   ref["blocks"] = bare_blocks;
   diag["bare_loop"] = std::move(ref);
-  diag["raw_sleep"] = {
-      {"what", "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"},
-      {"lateness", distribution_to_json(run.raw_total)},
-      // Null when unknown: a version 1 document (which had only the ratio) read back.
-      {"cpu_ns", run.raw_sleep_wall_ns > 0 ? json(run.raw_sleep_cpu_ns) : json(nullptr)},
-      {"wall_ns", run.raw_sleep_wall_ns > 0 ? json(run.raw_sleep_wall_ns) : json(nullptr)},
-      {"cpu_fraction_of_core", fraction(run.raw_sleep_cpu_ns, run.raw_sleep_wall_ns)},
-      {"blocks", raw_blocks}};
+  diag["raw_sleep"] = fields::write_object(run, fields::kRawSleepFields);
   const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
   const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
   const Distribution& late = run.total[static_cast<size_t>(Series::timer_lateness)];
@@ -269,13 +239,8 @@ json bookkeeping_to_json(const LatencyRun& run) {
     lengths.push_back(static_cast<double>(s.end_ns - s.start_ns) / 1000.0);
   }
   json modes = json::object();
-  for (const LatencyModeResult& m : run.modes) {
-    modes[m.name] = {
-        {"frames_overlapped", m.bookkeeping.frames_overlapped},
-        {"overlap", distribution_to_json(m.bookkeeping.overlap)},
-        {"core_latency_overlapped", distribution_to_json(m.bookkeeping.core_latency_overlapped)},
-        {"core_latency_clear", distribution_to_json(m.bookkeeping.core_latency_clear)}};
-  }
+  for (const LatencyModeResult& m : run.modes)
+    modes[m.name] = fields::write_object(m.bookkeeping, fields::kBookkeepingModeFields);
   // Each block's thread preparation (block_order's order), before its schedule.
   json preparation = json::array();
   int64_t preparation_total = 0;
@@ -297,21 +262,10 @@ json bookkeeping_to_json(const LatencyRun& run) {
 json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
   json diag;
   diag["bookkeeping"] = bookkeeping_to_json(run);
-  diag["generator"] = {
-      {"cpu_ns", run.generator_cpu_ns},
-      {"wall_ns", run.generator_wall_ns},
-      {"cpu_fraction_of_core", fraction(run.generator_cpu_ns, run.generator_wall_ns)}};
+  diag["generator"] = fields::write_object(run, fields::kGeneratorFields);
   diag["cpu_checksum"] = fmt::format("{:016x}", run.cpu_checksum);
-  diag["poll"] = {
-      {"what",
-       "a third thread spins on each frame's completion (vkGetFenceStatus, cudaEventQuery, "
-       "glClientWaitSync with timeout 0) while the consumer blocks in its wait; poll_cpu is its "
-       "CPU time per frame (CLOCK_THREAD_CPUTIME_ID), us"},
-      {"ran", run.polled},
-      {"limit_ns", run.desc.poll_completion ? json(run.desc.poll_limit_ns) : json(nullptr)},
-      {"cpu_per_frame", distribution_to_json(run.total[static_cast<size_t>(Series::poll_cpu)])},
-      {"frames_past_limit", run.total_missing.poll_limit}};
-  diag["process_memory"] = process_memory_to_json(meta);
+  diag["poll"] = fields::write_object(run, fields::kPollFields);
+  diag["process_memory"] = fields::write_object(meta, fields::kProcessMemoryFields);
   if (run.desc.bare_comparison) {
     bare_comparison_to_json(run, diag);
   } else {
@@ -319,13 +273,9 @@ json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
     diag["raw_sleep"] = nullptr;
     diag["comparison"] = nullptr;
   }
-  if (meta.validation) {
-    json msgs = json::array();
-    for (const std::string& msg : meta.validation->messages) msgs.push_back(msg);
-    diag["validation"] = {{"errors", meta.validation->error_count}, {"messages", msgs}};
-  } else {
-    diag["validation"] = nullptr;
-  }
+  diag["validation"] = meta.validation
+                           ? fields::write_object(*meta.validation, fields::kValidationFields)
+                           : json(nullptr);
   return diag;
 }
 
