@@ -2,20 +2,23 @@
 // calibration, the clock model.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "latlab/host_clock.hpp"
 #include "report/html/report_parts.hpp"
+#include "report/result_fields.hpp"
 #include "report/result_json.hpp"
 
 namespace latlab::html {
 namespace {
 
-void machine_rows(std::string& t, const MachineInfo& m) {
-  row(t, "machine.hostname", text(m.hostname));
-  row(t, "machine.os", text_or_na(m.os));
-  row(t, "machine.kernel", text(m.kernel));
-  row(t, "machine.arch", text(m.arch));
-  row(t, "machine.cpu_model", text_or_na(m.cpu_model));
-  row(t, "machine.logical_cpus", count(m.logical_cpus));
+// A row per key of `j`, named prefix + key, but those in `skip`.
+void json_rows(std::string& t, const json& j, std::string_view prefix,
+               std::initializer_list<std::string_view> skip = {}) {
+  for (const auto& [k, v] : j.items()) {
+    if (std::find(skip.begin(), skip.end(), k) == skip.end())
+      row(t, std::string(prefix) + k, cell(v, 3));
+  }
 }
 
 // A run without latency blocks has the device's identity only.
@@ -36,7 +39,7 @@ std::string settings_table(const RunResult& r) {
   row(t, "created (UTC)", text(r.meta.created_utc));
   row(t, "command line", "<code>" + text(r.meta.command_line) + "</code>");
   row(t, "tool", "latlab " + text(r.meta.tool_version));
-  machine_rows(t, r.meta.machine);
+  json_rows(t, fields::write_object(r.meta.machine, fields::kMachineFields), "machine.");
   const LatencyRun* run = r.latency ? &*r.latency : nullptr;
   row(t, "host clock",
       std::string(kHostClockName) + " (" + (run ? text(run->time_source) : na()) + ")");
@@ -50,27 +53,6 @@ std::string settings_table(const RunResult& r) {
 }
 
 namespace {
-
-void calibration_rows(std::string& t, const LoadCalibrationReport& c) {
-  row(t, "source", "calibrated");
-  row(t, "target_ms", number(c.target_ms, 3));
-  row(t, "tolerance", number(c.tolerance, 3));
-  row(t, "width", count(c.width));
-  row(t, "height", count(c.height));
-  row(t, "passes", count(c.passes));
-  row(t, "form", text(c.form == WorkloadForm::fragment ? "fragment" : "compute"));
-  row(t, "complexity", count(c.complexity));
-  row(t, "verified", yes_no(c.verified));
-  row(t, "within_tolerance", yes_no(c.within_tolerance));
-  row(t, "median_ms", number(c.median_ms, 3));
-  row(t, "error_fraction", number(c.error_fraction, 3));
-  row(t, "p5_ms", c.verified ? number(c.p5_ms, 3) : na());
-  row(t, "outcome", text(c.outcome));
-  row(t, "evaluations", count(c.evaluations));
-  row(t, "frames_submitted", count(c.frames_submitted));
-  row(t, "frames_missing", count(c.frames_missing));
-  row(t, "wall_ms", number(static_cast<double>(c.wall_ns) / 1e6, 3));
-}
 
 std::string steps_table(const std::vector<LoadCalibrationStep>& steps) {
   if (steps.empty()) return "";
@@ -96,7 +78,10 @@ std::string load_calibration_section(const LoadedOutcome& loaded) {
     return "<p class=\"warn\">Load calibration failed: see modes.loaded.</p>\n";
   std::string t = "<table class=\"kv\">\n";
   if (loaded.calibration) {
-    calibration_rows(t, *loaded.calibration);
+    row(t, "source", "calibrated");
+    json_rows(t, fields::write_object(*loaded.calibration, fields::kLoadCalibrationFields), "",
+              {"gpu_ms", "noise_fraction", "noise_limited", "uncertainty_fraction", "step_ms",
+               "granularity_limited", "fit", "steps"});
   } else {
     row(t, "source", "given");
     row(t, "complexity", count(loaded.given_complexity));
@@ -110,14 +95,8 @@ std::string load_calibration_section(const LoadedOutcome& loaded) {
 
 std::string clock_model_table(const ClockModelReport& c) {
   std::string t = "<table class=\"kv\">\n";
-  const json keys = clock_model_to_json(c);
-  for (const auto& [k, v] : keys.items()) {
-    if (k == "pairs") {
-      row(t, "pairs (accepted, in the result)", std::to_string(v.size()));
-    } else {
-      row(t, k, cell(v, 3));
-    }
-  }
+  json_rows(t, clock_model_to_json(c), "", {"pairs"});
+  row(t, "pairs (accepted, in the result)", std::to_string(c.pairs.size()));
   return t + "</table>\n";
 }
 
