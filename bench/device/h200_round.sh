@@ -18,6 +18,9 @@
 # lean (bench/device/lean.sh: measured vs reference path, allocations, zone cost).
 # loaded_runs (bench/dev/loaded_runs.sh: Loaded run after run, LOADED_RUNS), capture
 # (bench/device/capture.sh and capture_gl.sh: the layer and the GL interposer),
+# capture_replay (bench/device/capture_replay.sh and capture_fps.sh: what capture
+# costs a gfxreconstruct replay and latlab's Performance mode; needs
+# .devbin/gfxrecon-replay and .devbin/cube3000.gfxr),
 # attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
 # E2E_FILTER narrows the e2e step to a gtest filter.
 # suites: every packed test binary (Vulkan, OpenGL, CUDA, CUPTI, threads, the
@@ -151,6 +154,19 @@ if has capture; then
   (cd "$here" && T ${CAPTURE_GL_S:-120} env LATLAB_BINARY=$B/latlab GL_SWAP_PROBE=$B/latlab_gl_swap_probe \
     LATLAB_CAPTURE_GL_DIR=$B/capture_layer OUT=$R/capture_gl bash bench/device/capture_gl.sh) > capture_gl_sh.txt 2>&1
   echo "rc=$?" >> capture_gl_sh.txt
+fi
+if has capture_replay; then
+  # The trace and Debian's gfxrecon-replay (it needs only lz4, zlib and zstd
+  # beside libstdc++; Vulkan comes from .gl) are put in .devbin by hand:
+  # bench/device/capture_replay.sh says how the trace is made.
+  log "capture_replay: a gfxreconstruct replay with and without capture, then latlab's Performance mode"
+  (cd "$here" && T ${CAPTURE_REPLAY_S:-240} env GFXRECON=$B/gfxrecon-replay TRACE=$B/cube3000.gfxr \
+    LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer OUT=$R/capture_replay \
+    PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_replay.sh) > capture_replay_sh.txt 2>&1
+  echo "rc=$?" >> capture_replay_sh.txt
+  (cd "$here" && T ${CAPTURE_FPS_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
+    OUT=$R/capture_fps PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_fps.sh) > capture_fps_sh.txt 2>&1
+  echo "rc=$?" >> capture_fps_sh.txt
 fi
 if has attach; then
   log "attach: zone cost on the attach path, attach tests, examples (bench/device/attach.sh)"

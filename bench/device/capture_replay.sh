@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What `latlab capture` costs a program nobody here wrote, on a machine
+# without a display: a gfxreconstruct replay of a vkcube trace that submits
+# and never presents (--surface-index past the trace's one surface), with
+# memory rebound for the replaying device (-m rebind). PAIRS alternating
+# pairs (odd pairs plain first, even pairs captured first), no warm-up run.
+# Per run the replay's "Replay FPS"; per capture also the result's reported
+# cost (overhead.layer_cpu_us + driver_cpu_us) per replayed frame. Then the
+# medians, the per-pair change and the reported cost against the measured
+# wall time per frame.
+#   GFXRECON=.devbin/gfxrecon-replay TRACE=.devbin/cube3000.gfxr \
+#     LATLAB_BINARY=.devbin/latlab LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer \
+#     PAIRS=7 OUT=/tmp/o bash bench/device/capture_replay.sh
+# The trace: VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct
+#   GFXRECON_CAPTURE_FILE_TIMESTAMP=false GFXRECON_CAPTURE_FILE=cube3000.gfxr
+#   xvfb-run -a vkcube --c 3000 (gfxreconstruct and vulkan-tools, Debian 12).
+set -uo pipefail
+bin=${LATLAB_BINARY:-build/release/apps/latlab/latlab}
+replay=${GFXRECON:-gfxrecon-replay}; trace=${TRACE:?TRACE: a gfxreconstruct trace}
+out=${OUT:-/tmp/latlab-capture-replay}; pairs=${PAIRS:-7}
+mkdir -p "$out"; rm -f "$out"/runs.txt
+cmd=("$replay" -m rebind --surface-index 5 "$trace")
+run() {  # $1: plain|capture, $2: pair
+  if [ "$1" = plain ]; then
+    timeout -k 5 120 "${cmd[@]}" > "$out/$1$2.txt" 2>&1
+  else
+    timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
+  fi
+  echo "$1 $2 rc=$?" >> "$out/runs.txt"
+}
+cut -d' ' -f1-3 /proc/loadavg > "$out/load_before.txt"
+for p in $(seq 1 "$pairs"); do
+  if [ $((p % 2)) = 1 ]; then run plain "$p"; run capture "$p"; else run capture "$p"; run plain "$p"; fi
+done
+cut -d' ' -f1-3 /proc/loadavg > "$out/load_after.txt"
+python3 - "$out" "$pairs" <<'PY' | tee "$out/summary.txt"
+import json, re, statistics, sys
+out, pairs = sys.argv[1], int(sys.argv[2])
+def fps(path):
+    m = re.search(r"Replay FPS: ([0-9.]+) fps, [0-9.]+ seconds, (\d+) frames", open(path).read())
+    return (float(m[1]), int(m[2])) if m else (None, None)
+rows = []
+for i in range(1, pairs + 1):
+    (a, _), (b, frames) = fps(f"{out}/plain{i}.txt"), fps(f"{out}/capture{i}.txt")
+    rep = spans = None
+    try:
+        c = json.load(open(f"{out}/capture{i}.json")); o = c["overhead"]
+        if o.get("layer_cpu_us") is not None and frames:
+            rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0)) / frames
+        spans = f'{c["submit_spans"]["measured"]} of {c["submits"]} submissions with a span'
+    except Exception:
+        pass
+    if a and b:
+        added = 1e6 / b - 1e6 / a
+        rows.append((a, b, added, rep))
+        print(f"pair {i}: fps {a:.1f} -> {b:.1f} ({100*(b/a-1):+.1f} %), wall per frame {added:+.1f} us, "
+              f"reported {rep if rep is None else round(rep, 1)} us per frame; {spans}")
+    else:
+        print(f"pair {i}: no replay figures (see {out}/plain{i}.txt, {out}/capture{i}.txt)")
+if rows:
+    pa = statistics.median(r[0] for r in rows); pb = statistics.median(r[1] for r in rows)
+    per = statistics.median(100 * (r[1] / r[0] - 1) for r in rows)
+    added = statistics.median(r[2] for r in rows)
+    reps = [r[3] for r in rows if r[3] is not None]
+    print(f"{len(rows)} pairs, load before {open(out+'/load_before.txt').read().strip()}, after {open(out+'/load_after.txt').read().strip()}")
+    print(f"frame rate median {pa:.1f} -> {pb:.1f} fps ({100*(pb/pa-1):+.1f} %; per pair median {per:+.1f} %, "
+          f"capture slower in {sum(r[1] < r[0] for r in rows)} of {len(rows)})")
+    if reps:
+        rep = statistics.median(reps)
+        print(f"wall time per frame added, median {added:.1f} us; reported {rep:.1f} us per frame"
+              + (f" ({rep / added:.2f} x)" if added > 0 else ""))
+PY
