@@ -8,7 +8,9 @@
 #   latlab run --mode performance --perf-size SIZE --perf-complexity C
 # without and with `latlab capture --`. Per run: frames per second of wall
 # time (frames / the result's wall_ms); per capture also the layer's
-# reported cost (overhead.layer_cpu_us + driver_cpu_us) per submission.
+# reported cost per submission: CPU (overhead.layer_cpu_us + driver_cpu_us)
+# plus the device time its command buffers add (overhead.gpu_us: the
+# program waits for each frame, so it loses that in wall time).
 # Then the medians, the per-pair change and the reported cost against the
 # measured one.
 #   LATLAB_BINARY=.devbin/latlab LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer \
@@ -49,7 +51,7 @@ for i in range(1, pairs + 1):
     try:
         c = json.load(open(f"{out}/capture_result{i}.json")); o = c["overhead"]
         if o.get("layer_cpu_us") is not None and c["submits"]:
-            rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0)) / c["submits"]
+            rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0) + (o.get("gpu_us") or 0)) / c["submits"]
     except Exception:
         pass
     if a and b:

@@ -5,9 +5,11 @@
 # memory rebound for the replaying device (-m rebind). PAIRS alternating
 # pairs (odd pairs plain first, even pairs captured first), no warm-up run.
 # Per run the replay's "Replay FPS"; per capture also the result's reported
-# cost (overhead.layer_cpu_us + driver_cpu_us) per replayed frame. Then the
-# medians, the per-pair change and the reported cost against the measured
-# wall time per frame.
+# cost per replayed frame: CPU (overhead.layer_cpu_us + driver_cpu_us) and
+# the device time the layer's command buffers add (overhead.gpu_us; the
+# replay waits for each submission, so it loses that in wall time). Then
+# the medians, the per-pair change and the reported cost (CPU + device)
+# against the measured wall time per frame.
 #   GFXRECON=.devbin/gfxrecon-replay TRACE=.devbin/cube3000.gfxr \
 #     LATLAB_BINARY=.devbin/latlab LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer \
 #     PAIRS=7 OUT=/tmp/o bash bench/device/capture_replay.sh
@@ -42,11 +44,12 @@ def fps(path):
 rows = []
 for i in range(1, pairs + 1):
     (a, _), (b, frames) = fps(f"{out}/plain{i}.txt"), fps(f"{out}/capture{i}.txt")
-    rep = spans = None
+    rep = gpu = spans = None
     try:
         c = json.load(open(f"{out}/capture{i}.json")); o = c["overhead"]
         if o.get("layer_cpu_us") is not None and frames:
-            rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0)) / frames
+            gpu = (o.get("gpu_us") or 0) / frames
+            rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0)) / frames + gpu
         spans = f'{c["submit_spans"]["measured"]} of {c["submits"]} submissions with a span'
     except Exception:
         pass
@@ -54,7 +57,8 @@ for i in range(1, pairs + 1):
         added = 1e6 / b - 1e6 / a
         rows.append((a, b, added, rep))
         print(f"pair {i}: fps {a:.1f} -> {b:.1f} ({100*(b/a-1):+.1f} %), wall per frame {added:+.1f} us, "
-              f"reported {rep if rep is None else round(rep, 1)} us per frame; {spans}")
+              f"reported {rep if rep is None else round(rep, 1)} us per frame "
+              f"({gpu if gpu is None else round(gpu, 1)} of it device time); {spans}")
     else:
         print(f"pair {i}: no replay figures (see {out}/plain{i}.txt, {out}/capture{i}.txt)")
 if rows:

@@ -9,6 +9,12 @@ double total_us(const Distribution& d) {
   return d.empty() ? 0.0 : d.mean * static_cast<double>(d.count);
 }
 
+// The middle value (the upper one of an even count); `v` not empty.
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 std::vector<CaptureBracketing> bracketing_of(const std::vector<CapturedBracket>& brackets) {
@@ -35,19 +41,22 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
       total_us(s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)]) +
       total_us(s.frame_figures[static_cast<size_t>(FrameFigure::layer_present_cpu)]);
   o.layer_cpu_us = calls_us + threads_us;
-  std::vector<double> per_submit;
-  for (const CaptureBracketing& b : bracketing_of(brackets))
-    per_submit.push_back(b.cpu_per_submit_us);
-  if (!per_submit.empty()) {
-    std::sort(per_submit.begin(), per_submit.end());
-    const double cost = std::max(0.0, per_submit[per_submit.size() / 2]);
-    o.driver_cpu_us = cost * static_cast<double>(s.bracketed);
+  std::vector<double> cpu_per_submit, gpu_per_submit;
+  for (const CaptureBracketing& b : bracketing_of(brackets)) {
+    cpu_per_submit.push_back(b.cpu_per_submit_us);
+    gpu_per_submit.push_back(b.before_p50_us + b.after_p50_us);
+  }
+  if (!cpu_per_submit.empty()) {
+    const auto bracketed = static_cast<double>(s.bracketed);
+    o.driver_cpu_us = std::max(0.0, median_of(cpu_per_submit)) * bracketed;
+    o.gpu_us = std::max(0.0, median_of(gpu_per_submit)) * bracketed;
   }
   const auto frames = static_cast<double>(s.frame_count);
   if (frames == 0) return o;
   o.threads_cpu_per_frame_us = threads_us / frames;
   o.layer_cpu_per_frame_us = *o.layer_cpu_us / frames;
   if (o.driver_cpu_us) o.driver_cpu_per_frame_us = *o.driver_cpu_us / frames;
+  if (o.gpu_us) o.gpu_per_frame_us = *o.gpu_us / frames;
   return o;
 }
 

@@ -14,11 +14,14 @@ namespace latlab::capture {
 
 // What the per-frame figures of CaptureOverhead leave out.
 inline constexpr const char* kOverheadLeavesOut =
-    "the GPU time of the layer's command buffers (bracketing: before/after): driver_cpu_per_frame_us "
-    "is an estimate from the bracketing probe, not a measurement in the program; "
-    "bench/dev/capture_overhead.sh measures the program's whole slowdown";
+    "driver_cpu_per_frame_us and gpu_per_frame_us are estimates from the bracketing probe, not "
+    "measurements in the program; how much of the device time a program loses depends on whether "
+    "it "
+    "waits for its submissions; bench/dev/capture_overhead.sh measures the program's whole "
+    "slowdown";
 
-// `brackets`: the stream's probes (driver_cpu_per_frame_us comes from them).
+// `brackets`: the stream's probes (driver_cpu_per_frame_us and
+// gpu_per_frame_us come from them).
 CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedBracket>& brackets);
 
 // The probes as the result holds them.

@@ -39,11 +39,15 @@ void print_cost(std::FILE* out, const CaptureOverhead& ov) {
     std::snprintf(driver, sizeof driver,
                   ", about %.1f us in the driver for its command buffers (bracketing probe)",
                   *ov.driver_cpu_per_frame_us);
+  char gpu[128] = "";
+  if (ov.gpu_per_frame_us)
+    std::snprintf(gpu, sizeof gpu, "; about %.1f us of device time added to its submissions",
+                  *ov.gpu_per_frame_us);
   std::fprintf(out,
                "latlab capture: latlab's CPU in the program per frame: %.1f us its own (%.1f us "
-               "in %u latlab threads)%s\n",
+               "in %u latlab threads)%s%s\n",
                *ov.layer_cpu_per_frame_us, ov.threads_cpu_per_frame_us.value_or(0.0), ov.threads,
-               driver);
+               driver, gpu);
 }
 
 std::string apis_of(const CaptureResult& c) {

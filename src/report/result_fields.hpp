@@ -759,12 +759,14 @@ inline constexpr std::array<Field<CaptureResult>, 2> kLayerCostFields = {
     field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
     field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
 };
-inline constexpr std::array<Field<CaptureOverhead>, 8> kOverheadFields = {
+inline constexpr std::array<Field<CaptureOverhead>, 10> kOverheadFields = {
     added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
     added<&CaptureOverhead::driver_cpu_per_frame_us>("driver_cpu_per_frame_us"),
+    added<&CaptureOverhead::gpu_per_frame_us>("gpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_us>("layer_cpu_us"),
     added<&CaptureOverhead::driver_cpu_us>("driver_cpu_us"),
+    added<&CaptureOverhead::gpu_us>("gpu_us"),
     added<&CaptureOverhead::threads>("threads"),
     added<&CaptureOverhead::bracketed_submits>("bracketed_submits"),
     added<&CaptureOverhead::leaves_out>("leaves_out"),

@@ -213,6 +213,8 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
   EXPECT_FALSE(o.contains("query_reads")) << o;
   EXPECT_EQ(o["bracketed_submits"], j["submits"]);
   EXPECT_TRUE(o["driver_cpu_per_frame_us"].is_number()) << o;
+  EXPECT_TRUE(o["gpu_per_frame_us"].is_number()) << o;
+  EXPECT_GT(o["gpu_per_frame_us"].get<double>(), 0.0) << o;
   EXPECT_FALSE(o["leaves_out"].get<std::string>().empty());
   ASSERT_EQ(j["bracketing"].size(), 1u) << "vkcube has one queue";
   const json& b = j["bracketing"][0];

@@ -66,6 +66,8 @@ TEST(CaptureCost, PerFrameFiguresAddTheCallsTheThreadsAndTheProbesEstimate) {
   CapturedBracket b;
   b.record.cpu_plain_p50_ns = 10'000;
   b.record.cpu_bracketed_p50_ns = 60'000;  // 50 us a submission
+  b.record.before_p50_ns = 4'000;
+  b.record.after_p50_ns = 6'000;  // 10 us of device time a submission
   const CaptureOverhead o = overhead_of(s, {b});
   ASSERT_TRUE(o.threads_cpu_per_frame_us && o.layer_cpu_per_frame_us && o.driver_cpu_per_frame_us);
   EXPECT_DOUBLE_EQ(*o.threads_cpu_per_frame_us, 20.0);
@@ -73,6 +75,9 @@ TEST(CaptureCost, PerFrameFiguresAddTheCallsTheThreadsAndTheProbesEstimate) {
   EXPECT_DOUBLE_EQ(*o.driver_cpu_per_frame_us, 50.0 * 20 / 10);
   EXPECT_DOUBLE_EQ(*o.layer_cpu_us, 200.0 + 8.0 + 4.0);
   EXPECT_DOUBLE_EQ(*o.driver_cpu_us, 50.0 * 20);
+  ASSERT_TRUE(o.gpu_per_frame_us && o.gpu_us);
+  EXPECT_DOUBLE_EQ(*o.gpu_per_frame_us, 10.0 * 20 / 10);
+  EXPECT_DOUBLE_EQ(*o.gpu_us, 10.0 * 20);
   EXPECT_EQ(o.threads, 2u);
 }
 

@@ -581,8 +581,8 @@ RunResult capture(Gen& g) {
   c.gpu_spans_missing = g.below(4);
   c.submit_spans = {{"measured", g.below(100)}, {"no_work", g.below(3)}, {"failed", 0}};
   c.present_complete = {{"measured", g.below(100)}, {"unavailable", g.below(100)}};
-  c.display = {g.below(100), g.below(100), std::nullopt, g.below(9), g.below(9), g.below(9),
-               g.below(9)};
+  c.display = {g.below(100), g.below(100), std::nullopt, g.below(9),
+               g.below(9),   g.below(9),   g.below(9)};
   if (g.coin()) c.display.refresh_us = 16666.666;
   c.figures = named(g, {"between_presents", "in_present_api", "cpu_busy", "gpu_busy"});
   c.submit_figures = named(g, {"gpu_span", "layer_cpu"});
@@ -604,6 +604,8 @@ RunResult capture(Gen& g) {
   if (g.coin()) c.overhead.driver_cpu_per_frame_us = us();
   if (g.coin()) c.overhead.layer_cpu_us = us();
   if (g.coin()) c.overhead.driver_cpu_us = us();
+  if (g.coin()) c.overhead.gpu_per_frame_us = us();
+  if (g.coin()) c.overhead.gpu_us = us();
   c.overhead.threads = static_cast<uint32_t>(g.below(5));
   c.overhead.bracketed_submits = g.below(2000);
   c.overhead.leaves_out = g.text("the driver ");

@@ -30,7 +30,7 @@ struct CapturedProgram {
 
 // How the recording went and stopped (`capture` of the result).
 struct CaptureStop {
-  std::string stopped_by;  // "program_exit", "frames", "seconds", "inputs", "signal"
+  std::string stopped_by;                // "program_exit", "frames", "seconds", "inputs", "signal"
   std::optional<uint64_t> frames_limit;  // --frames
   std::optional<double> seconds_limit;   // --seconds
   bool terminate = false;                // --terminate
@@ -106,8 +106,8 @@ struct CaptureSwapchainFigures {
 // "Present completion"): those known shown or discarded, and with
 // wp_presentation the compositor's report of how it showed them.
 struct CaptureDisplay {
-  uint64_t shown = 0;      // frames with a display time (display timing, wp_presentation)
-  uint64_t discarded = 0;  // frames the compositor replaced before showing them
+  uint64_t shown = 0;                // frames with a display time (display timing, wp_presentation)
+  uint64_t discarded = 0;            // frames the compositor replaced before showing them
   std::optional<double> refresh_us;  // median refresh period reported with the shown frames
   // Shown frames whose time the compositor flagged: at a vertical retrace,
   // from the display hardware's clock, completion signalled by the hardware,
@@ -130,12 +130,18 @@ struct CaptureOverhead {
   // bracketing probe's cost per submission (its median over the queues
   // probed) times the bracketed submissions, per frame.
   std::optional<double> driver_cpu_per_frame_us;
+  // The device time the layer's command buffers add to the bracketed
+  // submissions: the bracketing probe's before + after (p50, median over
+  // the queues probed) times the bracketed submissions, per frame. A
+  // program that waits for its submissions loses it in wall time.
+  std::optional<double> gpu_per_frame_us;
   // The same over the whole capture (us), also for a program that never
-  // presents: latlab's own CPU (calls and threads), the driver's estimate.
-  std::optional<double> layer_cpu_us, driver_cpu_us;
+  // presents: latlab's own CPU (calls and threads), the driver's estimate,
+  // the device time added.
+  std::optional<double> layer_cpu_us, driver_cpu_us, gpu_us;
   uint32_t threads = 0;            // latlab-* threads seen
   uint64_t bracketed_submits = 0;  // submissions that carried the layer's command buffers
-  std::string leaves_out;          // what layer_cpu_per_frame_us does not include
+  std::string leaves_out;          // what the figures leave out
   bool operator==(const CaptureOverhead&) const = default;
 };
 

@@ -89,6 +89,8 @@ std::string cost_table(const CaptureResult& c) {
   row(t, "latlab threads", count(o.threads));
   row(t, "driver CPU per frame for the layer's command buffers, us (estimate)",
       number(o.driver_cpu_per_frame_us, 1));
+  row(t, "device time per frame the layer's command buffers add, us (estimate)",
+      number(o.gpu_per_frame_us, 1));
   row(t, "not included", text(o.leaves_out));
   for (const CaptureBracketing& b : c.bracketing) {
     row(t,
