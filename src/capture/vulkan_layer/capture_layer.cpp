@@ -944,6 +944,33 @@ void destroy_timing(DeviceData& d) {
 // ---------------------------------------------------------------------------
 // Intercepted entry points
 
+// The next layer's instance entry points the layer calls; `api`: the
+// instance's version (Vulkan 1.0 has only the KHR name of Features2).
+void load_instance_fns(InstanceData& d, PFN_vkGetInstanceProcAddr gipa, VkInstance instance,
+                       uint32_t api) {
+  d.instance = instance;
+  d.next_gipa = gipa;
+  d.DestroyInstance = reinterpret_cast<PFN_vkDestroyInstance>(gipa(instance, "vkDestroyInstance"));
+  d.CreateDevice = reinterpret_cast<PFN_vkCreateDevice>(gipa(instance, "vkCreateDevice"));
+  d.GetPhysicalDeviceQueueFamilyProperties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+          gipa(instance, "vkGetPhysicalDeviceQueueFamilyProperties"));
+  d.GetPhysicalDeviceMemoryProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      gipa(instance, "vkGetPhysicalDeviceMemoryProperties"));
+  d.GetPhysicalDeviceProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(
+      gipa(instance, "vkGetPhysicalDeviceProperties"));
+  d.EnumerateDeviceExtensionProperties = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+      gipa(instance, "vkEnumerateDeviceExtensionProperties"));
+  d.GetPhysicalDeviceFeatures2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
+      gipa(instance, VK_API_VERSION_MINOR(api) >= 1 ? "vkGetPhysicalDeviceFeatures2"
+                                                    : "vkGetPhysicalDeviceFeatures2KHR"));
+  d.CreateXcbSurfaceKHR = gipa(instance, "vkCreateXcbSurfaceKHR");
+  d.CreateXlibSurfaceKHR = gipa(instance, "vkCreateXlibSurfaceKHR");
+  d.CreateWaylandSurfaceKHR = gipa(instance, "vkCreateWaylandSurfaceKHR");
+  d.DestroySurfaceKHR =
+      reinterpret_cast<PFN_vkDestroySurfaceKHR>(gipa(instance, "vkDestroySurfaceKHR"));
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* info,
                                                     const VkAllocationCallbacks* alloc,
                                                     VkInstance* out) {
@@ -978,29 +1005,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateInstance(const VkInstanceCreateInfo* 
   if (r != VK_SUCCESS) r = create(info, alloc, out);
   if (r != VK_SUCCESS) return r;
   auto data = std::make_unique<InstanceData>();
-  data->instance = *out;
-  data->next_gipa = gipa;
-  data->DestroyInstance = reinterpret_cast<PFN_vkDestroyInstance>(gipa(*out, "vkDestroyInstance"));
-  data->CreateDevice = reinterpret_cast<PFN_vkCreateDevice>(gipa(*out, "vkCreateDevice"));
-  data->GetPhysicalDeviceQueueFamilyProperties =
-      reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
-          gipa(*out, "vkGetPhysicalDeviceQueueFamilyProperties"));
-  data->GetPhysicalDeviceMemoryProperties =
-      reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
-          gipa(*out, "vkGetPhysicalDeviceMemoryProperties"));
-  data->GetPhysicalDeviceProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(
-      gipa(*out, "vkGetPhysicalDeviceProperties"));
-  data->EnumerateDeviceExtensionProperties =
-      reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
-          gipa(*out, "vkEnumerateDeviceExtensionProperties"));
-  data->GetPhysicalDeviceFeatures2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
-      gipa(*out, VK_API_VERSION_MINOR(api) >= 1 ? "vkGetPhysicalDeviceFeatures2"
-                                                : "vkGetPhysicalDeviceFeatures2KHR"));
-  data->CreateXcbSurfaceKHR = gipa(*out, "vkCreateXcbSurfaceKHR");
-  data->CreateXlibSurfaceKHR = gipa(*out, "vkCreateXlibSurfaceKHR");
-  data->CreateWaylandSurfaceKHR = gipa(*out, "vkCreateWaylandSurfaceKHR");
-  data->DestroySurfaceKHR =
-      reinterpret_cast<PFN_vkDestroySurfaceKHR>(gipa(*out, "vkDestroySurfaceKHR"));
+  load_instance_fns(*data, gipa, *out, api);
   data->api_version = api;
   std::unique_lock lock(g_mu);
   g_instances[dispatch_key(*out)] = std::move(data);
