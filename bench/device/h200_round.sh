@@ -156,8 +156,8 @@ if has capture; then
   echo "rc=$?" >> capture_gl_sh.txt
 fi
 if has capture_replay; then
-  # The trace and Debian's gfxrecon-replay (it needs only lz4, zlib and zstd
-  # beside libstdc++; Vulkan comes from .gl) are put in .devbin by hand:
+  # The trace and Debian's gfxrecon-replay come in .devbin from
+  # `REPLAY_TRACE=cube3000.gfxr bash bench/device/pack.sh`;
   # bench/device/capture_replay.sh says how the trace is made.
   log "capture_replay: a gfxreconstruct replay with and without capture, then latlab's Performance mode"
   (cd "$here" && T ${CAPTURE_REPLAY_S:-240} env GFXRECON=$B/gfxrecon-replay TRACE=$B/cube3000.gfxr \

@@ -45,6 +45,13 @@ if [[ -e $b/layers/libLatlabGlCapture.so ]]; then
   mkdir -p .devbin/capture_layer
   strip -o .devbin/capture_layer/libLatlabGlCapture.so $b/layers/libLatlabGlCapture.so
 fi
+# The replay benchmark's program and trace (bench/device/capture_replay.sh),
+# when REPLAY_TRACE names a gfxreconstruct trace: Debian's gfxrecon-replay
+# needs only lz4, zlib and zstd beside libstdc++ on the GPU machine.
+if [[ -n ${REPLAY_TRACE:-} ]]; then
+  strip -o .devbin/gfxrecon-replay "$(command -v gfxrecon-replay)"
+  cp "$REPLAY_TRACE" .devbin/cube3000.gfxr
+fi
 # The Vulkan leak counts for LD_PRELOAD (bench/device/vulkan_leak.sh).
 [[ -e $b/tests/leak/libvk_leak_shim.so ]] && strip -o .devbin/libvk_leak_shim.so $b/tests/leak/libvk_leak_shim.so
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devbin/layers/
