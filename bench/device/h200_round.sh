@@ -21,6 +21,7 @@
 # capture_replay (bench/device/capture_replay.sh and capture_fps.sh: what capture
 # costs a gfxreconstruct replay and latlab's Performance mode; needs
 # .devbin/gfxrecon-replay and .devbin/cube3000.gfxr),
+# bracket_variants (bench/bracket_variants.cpp: the ways of timing a submission, no latlab code),
 # attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
 # E2E_FILTER narrows the e2e step to a gtest filter.
 # suites: every packed test binary (Vulkan, OpenGL, CUDA, CUPTI, threads, the
@@ -167,6 +168,14 @@ if has capture_replay; then
   (cd "$here" && T ${CAPTURE_FPS_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
     OUT=$R/capture_fps PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_fps.sh) > capture_fps_sh.txt 2>&1
   echo "rc=$?" >> capture_fps_sh.txt
+fi
+if has bracket_variants; then
+  # A plain Vulkan program (bench/bracket_variants.cpp): each way of timing a
+  # waited-for submission, with the program's fill of 64 MiB and of 1 MiB.
+  log "bracket_variants: what each way of timing a submission costs"
+  for fill in 64 1; do
+    T 120 "$B/bracket_variants" ${BRACKET_ROUNDS:-9} 400 $fill > bracket_variants_$fill.txt 2>&1
+  done
 fi
 if has attach; then
   log "attach: zone cost on the attach path, attach tests, examples (bench/device/attach.sh)"

@@ -9,7 +9,7 @@ rm -rf .devbin; mkdir -p .devbin/lib .devbin/layers
 for f in apps/latlab/latlab tests/latlab_vulkan_tests tests/latlab_opengl_tests tests/latlab_cuda_tests tests/latlab_thread_tests \
          tests/latlab_profiler_protocol_tests \
          tests/latlab_cupti_tests bench/cuda_vs_events bench/cuda_timing bench/cuda_globaltimer bench/latlab_bench \
-         bench/alloc_per_frame bench/gl_stall_control tests/latlab_gl_swap_probe tests/latlab_e2e_tests; do
+         bench/alloc_per_frame bench/gl_stall_control bench/bracket_variants tests/latlab_gl_swap_probe tests/latlab_e2e_tests; do
   [[ -x $b/$f ]] && strip -o .devbin/$(basename $f) $b/$f
 done
 # Every shared library the packed binaries link that the GPU machine may lack
