@@ -84,7 +84,7 @@ std::string notes(const Comparison& c) {
 }
 
 std::string p_cell(const CompareRow& r, double p) {
-  return tested(r) ? fmt::format("{:.3g}", p) : html::us_cell(std::nullopt);
+  return tested(r) ? fmt::format("{:.3g}", p) : html::na();
 }
 
 std::string row_line(const Comparison& c, const CompareRow& r) {
@@ -94,17 +94,16 @@ std::string row_line(const Comparison& c, const CompareRow& r) {
       "data-call=\"{}\"><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td>",
       escape(r.mode), escape(r.series), r.statistic, has_shift ? fmt::format("{}", r.shift) : "",
       to_string(r.call), escape(r.series), r.role, r.statistic);
-  s += "<td class=\"a\">" + html::us_cell(r.a_total) + "</td><td class=\"b\">" +
-       html::us_cell(r.b_total) + "</td>";
-  s += "<td class=\"shift\">" + html::us_cell(has_shift ? std::optional(r.shift) : std::nullopt) +
-       "</td>";
+  s += "<td class=\"a\">" + html::number(r.a_total, 2) + "</td><td class=\"b\">" +
+       html::number(r.b_total, 2) + "</td>";
+  s += "<td class=\"shift\">" +
+       html::number(has_shift ? std::optional(r.shift) : std::nullopt, 2) + "</td>";
   s += "<td class=\"ci\">" +
-       (r.ci_low ? fmt::format("[{}, {}]", html::us_cell(r.ci_low), html::us_cell(r.ci_high))
-                 : html::us_cell(std::nullopt)) +
+       (r.ci_low ? fmt::format("[{}, {}]", html::number(r.ci_low, 2), html::number(r.ci_high, 2))
+                 : html::na()) +
        "</td>";
   s += "<td class=\"change\">" +
-       (r.relative ? fmt::format("{:+.1f}%", *r.relative * 100) : html::us_cell(std::nullopt)) +
-       "</td>";
+       (r.relative ? fmt::format("{:+.1f}%", *r.relative * 100) : html::na()) + "</td>";
   s += "<td>" + p_cell(r, r.p_value) + "</td><td>" + p_cell(r, r.p_adjusted) + "</td>";
   s += fmt::format("<td>{}/{}</td>", html::samples_of(r, c.unit, 'A').size(),
                    html::samples_of(r, c.unit, 'B').size());

@@ -30,11 +30,6 @@ const char* call_class(ChangeCall c) {
   }
 }
 
-std::string us_cell(std::optional<double> v) {
-  if (!v) return "<span class=\"na\" title=\"no value\">n/a</span>";
-  return fmt::format("{:.2f}", *v);
-}
-
 namespace {
 
 struct LabelledRun {

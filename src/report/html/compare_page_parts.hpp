@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +17,6 @@ const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, cha
 // CSS class of a call: call-regression, call-improvement, call-none (no
 // significant change), call-untested.
 const char* call_class(ChangeCall c);
-
-// A value in us with two decimals, or the page's visible "n/a".
-std::string us_cell(std::optional<double> v);
 
 // Per mode: each row's relative shift with its interval, coloured by its
 // call (chart "shift-<mode>" into `charts`; its figure returned).

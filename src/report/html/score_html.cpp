@@ -17,10 +17,6 @@ std::string value_and_interval(const LatencyScore& s) {
                      score_number(s.ci_low.value_or(0)), score_number(s.ci_high.value_or(0)));
 }
 
-std::string label(char side, size_t i, size_t n) {
-  return n == 1 ? std::string(1, side) : fmt::format("{}{}", side, i + 1);
-}
-
 }  // namespace
 
 std::string score_paragraph(const LatencyScore& s, const std::string& id) {
@@ -60,7 +56,7 @@ std::string compare_scores_section(const Comparison& c) {
       none.unavailable_reason = "the result holds no score";
       s += fmt::format(
           "<tr data-side=\"{}\"><td class=\"text\">{}</td><td class=\"text\">{}</td>{}</tr>\n",
-          side, label(side, i, scores->size()), escape(i < names->size() ? (*names)[i] : ""),
+          side, run_label(side, i, scores->size()), escape(i < names->size() ? (*names)[i] : ""),
           score_td((*scores)[i] ? *(*scores)[i] : none));
     }
   }
