@@ -46,9 +46,7 @@ std::string frame_time_chart(const CaptureFrameTimes& t, const std::string& pref
         t.frames_per_bucket, CaptureFrameTimes::kMaxBuckets);
   }
   value_axes(c, values, linear_axis(x.front(), x.back(), 6));
-  const std::string out = chart_div(c, note);
-  charts.push_back(std::move(c));
-  return out;
+  return add_chart(std::move(c), charts, note);
 }
 
 }  // namespace
@@ -67,11 +65,10 @@ std::string capture_charts(const CaptureResult& c, const std::string& prefix, js
   value_axes(pc, values, linear_axis(50, 100, 5));
   if (pc["series"].empty())
     return "<p class=\"na\">No frame has a measured figure: no chart.</p>\n";
-  const std::string out =
-      chart_div(pc,
-                "Each line joins a figure's p50, p90, p95, p99, p99.9 and max from the table above "
-                "(the capture result keeps distributions, not each frame's value).");
-  charts.push_back(std::move(pc));
+  const std::string out = add_chart(
+      std::move(pc), charts,
+      "Each line joins a figure's p50, p90, p95, p99, p99.9 and max from the table above (the "
+      "capture result keeps distributions, not each frame's value).");
   return out + frame_time_chart(c.frame_times, prefix, charts);
 }
 

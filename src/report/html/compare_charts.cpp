@@ -131,9 +131,7 @@ std::string shift_chart(const Comparison& c, const std::string& mode, json& char
     for (size_t i = 0; i < without.size(); ++i) note += (i == 0 ? " " : ", ") + without[i];
     note += ".";
   }
-  std::string out = chart_div(sc, note);
-  charts.push_back(std::move(sc));
-  return out;
+  return add_chart(std::move(sc), charts, note);
 }
 
 namespace {
@@ -191,10 +189,8 @@ std::string samples_chart(const Comparison& c, const CompareRow& r, json& charts
   sc["axes"]["y"] = axis_json(linear_axis(*lo, *hi, 5, 0.05));
   sc["height"] = 200;
   sc["hover"] = std::move(hover);
-  std::string out =
-      chart_div(sc, fmt::format("{} ({}) {}, us.{}", r.series, r.role, r.statistic, missing));
-  charts.push_back(std::move(sc));
-  return out;
+  return add_chart(std::move(sc), charts,
+                   fmt::format("{} ({}) {}, us.{}", r.series, r.role, r.statistic, missing));
 }
 
 }  // namespace

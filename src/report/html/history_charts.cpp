@@ -63,9 +63,7 @@ std::string figure_chart(const std::vector<const HistoryRun*>& runs, const Figur
   fc["height"] = 220;
   fc["hover"] = std::move(hover);
   fc["gaps"] = std::move(gaps);
-  std::string out = chart_div(fc);
-  charts.push_back(std::move(fc));
-  return out;
+  return add_chart(std::move(fc), charts);
 }
 
 }  // namespace latlab::html

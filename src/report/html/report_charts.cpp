@@ -20,14 +20,16 @@ json chart(const std::string& id, const char* type, const std::string& title, co
               {"y_label", yl}, {"x", json::array()}, {"series", json::array()}};
 }
 
-std::string chart_div(const json& c, const std::string& note) {
+std::string add_chart(json c, json& charts, const std::string& note) {
   const std::string axis = c.contains("axis") ? c["axis"].get<std::string>() : "linear";
-  return fmt::format(
+  std::string div = fmt::format(
       "<figure class=\"chart\" aria-label=\"{}\"><div id=\"{}\" data-chart=\"{}\" "
       "data-axis=\"{}\"></div>{}</figure>\n",
       escape(c["title"].get<std::string>()), escape(c["id"].get<std::string>()),
       escape(c["type"].get<std::string>()), axis,
       note.empty() ? "" : "<figcaption>" + escape(note) + "</figcaption>");
+  charts.push_back(std::move(c));
+  return div;
 }
 
 void value_axes(json& c, const std::vector<std::vector<double>>& values, const ChartAxis& x) {
@@ -127,9 +129,7 @@ std::string histogram_chart(const std::string& id, const std::string& title,
     hc["axes"]["y"] = axis_json(
         linear_axis(0, 1.05 * static_cast<double>(std::max<uint64_t>(highest, 1)), 4, 0, true));
   }
-  std::string out = chart_div(hc, note);
-  charts.push_back(std::move(hc));
-  return out;
+  return add_chart(std::move(hc), charts, note);
 }
 
 // The histogram(s) and percentile curve of one series over `modes`: one
@@ -164,9 +164,7 @@ std::string series_charts(const SeriesName& s, const std::vector<std::string>& m
     curves.push_back(present(curve));
   }
   value_axes(cc, curves, linear_axis(0, 100, 5));
-  out += chart_div(cc) + "</div>\n";
-  charts.push_back(std::move(cc));
-  return out;
+  return out + add_chart(std::move(cc), charts) + "</div>\n";
 }
 
 }  // namespace
@@ -223,10 +221,9 @@ std::string timeline_charts(const LatencyRun& run, const PerFrameSeries& p,
     const double last = pm->frame_id.empty() ? 0 : static_cast<double>(pm->frame_id.back());
     value_axes(tc, tv, linear_axis(first, last, 6, 0, true));
     value_axes(lc, lv, linear_axis(first, last, 6, 0, true));
-    out += "<div class=\"pair\">" + chart_div(tc, "Gaps are frames where that value is missing.") +
-           chart_div(lc) + "</div>\n";
-    charts.push_back(std::move(tc));
-    charts.push_back(std::move(lc));
+    out += "<div class=\"pair\">" +
+           add_chart(std::move(tc), charts, "Gaps are frames where that value is missing.");
+    out += add_chart(std::move(lc), charts) + "</div>\n";
   }
   return out;
 }
@@ -259,8 +256,7 @@ std::string clock_charts(const LatencyRun& run, const std::string& prefix, json&
       "One line fitted here over all {} pairs (drift {:+.3f} ppm); the calibrator's own fits are "
       "windowed and refreshed during the run, so these residuals bound, not equal, its error.",
       x.size(), (fit->b - 1.0) * 1e6);
-  charts.push_back(c);
-  return chart_div(c, note);
+  return add_chart(std::move(c), charts, note);
 }
 
 }  // namespace latlab::html

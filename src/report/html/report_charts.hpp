@@ -30,7 +30,8 @@ std::string clock_charts(const LatencyRun& run, const std::string& prefix,
 std::string capture_charts(const CaptureResult& c, const std::string& prefix,
                            nlohmann::ordered_json& charts);
 
-// One chart's data, and its figure element (its accessible name the title).
+// One chart's data; add_chart() puts it into `charts` and returns its
+// figure element (its accessible name the title, `note` its caption).
 // Beyond what chart() sets, report.js reads (each optional): per series
 // "colour" (an index into the palette or a CSS colour), "type" (the chart's
 // "line" or "points", or "interval": a segment from series "from"'s value
@@ -41,7 +42,8 @@ std::string capture_charts(const CaptureResult& c, const std::string& prefix,
 // values marked by a dashed line).
 nlohmann::ordered_json chart(const std::string& id, const char* type, const std::string& title,
                              const char* x_label, const char* y_label);
-std::string chart_div(const nlohmann::ordered_json& c, const std::string& note = "");
+std::string add_chart(nlohmann::ordered_json c, nlohmann::ordered_json& charts,
+                      const std::string& note = "");
 
 // Sets chart `c`'s axes for the page's script: `x`, and the value axis
 // chosen for `values` (per series of c, in order, missing values left out):
