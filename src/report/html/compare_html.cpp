@@ -96,8 +96,8 @@ std::string row_line(const Comparison& c, const CompareRow& r) {
       to_string(r.call), escape(r.series), r.role, r.statistic);
   s += "<td class=\"a\">" + html::number(r.a_total, 2) + "</td><td class=\"b\">" +
        html::number(r.b_total, 2) + "</td>";
-  s += "<td class=\"shift\">" +
-       html::number(has_shift ? std::optional(r.shift) : std::nullopt, 2) + "</td>";
+  s += "<td class=\"shift\">" + html::number(has_shift ? std::optional(r.shift) : std::nullopt, 2) +
+       "</td>";
   s += "<td class=\"ci\">" +
        (r.ci_low ? fmt::format("[{}, {}]", html::number(r.ci_low, 2), html::number(r.ci_high, 2))
                  : html::na()) +

@@ -143,11 +143,7 @@ std::string figures_table(const char* title, const NamedDistributions& figures) 
       "<th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n",
       title);
   for (const auto& [name, d] : figures) {
-    t += fmt::format("<tr><th>{}</th><td>{}</td><td{}>{}</td>", escape(name), d.count,
-                     d.missing > 0 ? " class=\"missing\"" : "", d.missing);
-    for (const double v : {d.p50, d.p90, d.p99, d.p999, d.max})
-      t += "<td>" + (d.empty() ? na() : number(v)) + "</td>";
-    t += "</tr>\n";
+    t += "<tr><th>" + escape(name) + "</th>" + distribution_tds(d) + "</tr>\n";
   }
   return t + "</table>\n" + approximate_note(figures);
 }

@@ -52,6 +52,21 @@ std::string cell(const json& v, int decimals) {
   return escape(v.dump());
 }
 
+std::string stat_tds(const Distribution& d, std::initializer_list<double Distribution::*> stats,
+                     int decimals) {
+  std::string out;
+  for (double Distribution::*s : stats)
+    out += "<td>" + (d.empty() ? na() : number(d.*s, decimals)) + "</td>";
+  return out;
+}
+
+std::string distribution_tds(const Distribution& d) {
+  return fmt::format("<td>{}</td><td{}>{}</td>", d.count, d.missing > 0 ? " class=\"missing\"" : "",
+                     d.missing) +
+         stat_tds(d, {&Distribution::p50, &Distribution::p90, &Distribution::p99,
+                      &Distribution::p999, &Distribution::max});
+}
+
 const std::vector<SeriesName>& series_names() {
   static const std::vector<SeriesName> names = [] {
     std::vector<SeriesName> out;

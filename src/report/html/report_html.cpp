@@ -83,11 +83,9 @@ std::string runs_summary(std::span<const ReportInput> runs) {
     for (const LatencyModeResult& m : r.latency->modes) {
       t += fmt::format("<tr><td><a href=\"#run{}\">{}</a></td><td>{}</td><td>{}</td>", i,
                        escape(runs[i].label), html::text(r.latency->device.name), escape(m.name));
-      for (const Series o : {Series::core_latency, Series::fence_latency, Series::poll_latency}) {
-        const Distribution& d = m.total[static_cast<size_t>(o)];
-        for (const double v : {d.p50, d.p99})
-          t += "<td>" + (d.empty() ? html::na() : html::number(v)) + "</td>";
-      }
+      for (const Series o : {Series::core_latency, Series::fence_latency, Series::poll_latency})
+        t += html::stat_tds(m.total[static_cast<size_t>(o)],
+                            {&Distribution::p50, &Distribution::p99});
       t += "</tr>\n";
     }
   }

@@ -34,6 +34,14 @@ std::string yes_no(bool v);
 // A JSON value of a key/value table (a section the JSON reporter shapes).
 std::string cell(const json& v, int decimals = 1);
 
+// A <td> per statistic of `d` in `stats` (e.g. &Distribution::p50) with
+// `decimals`; each "n/a" when `d` is empty.
+std::string stat_tds(const Distribution& d, std::initializer_list<double Distribution::*> stats,
+                     int decimals = 1);
+// A distribution's cells: count, missing (flagged when > 0), p50, p90, p99,
+// p99.9 and max.
+std::string distribution_tds(const Distribution& d);
+
 // The series of a block or total in display order: the seven stages, the
 // three observers of completion, then the diagnostics.
 struct SeriesName {

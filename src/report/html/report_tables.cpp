@@ -80,19 +80,6 @@ std::string modes_table(const RunResult& r) {
 
 namespace {
 
-std::string stat_cell(const Distribution& d, const char* stat) {
-  const std::string_view s = stat;
-  if (s == "count") return count(d.count);
-  if (s == "missing") return count(d.missing);
-  if (d.empty()) return na();
-  const double v = s == "p50"     ? d.p50
-                   : s == "p90"   ? d.p90
-                   : s == "p99"   ? d.p99
-                   : s == "p99_9" ? d.p999
-                                  : d.max;
-  return number(v);
-}
-
 const char* group_title(const std::string& group) {
   return group == "stage"      ? "stages (per frame, in path order)"
          : group == "observer" ? "observers of completion (each separately)"
@@ -121,13 +108,8 @@ std::string percentile_table(const LatencyRun& run) {
                        1 + run.modes.size() * std::size(kStats), group_title(group));
     }
     t += "<tr><th>" + escape(s.key) + "</th>";
-    for (const LatencyModeResult& m : run.modes) {
-      const Distribution& d = m.total[static_cast<size_t>(s.series)];
-      for (const char* st : kStats) {
-        const bool flag = std::string_view(st) == "missing" && d.missing > 0;
-        t += fmt::format("<td{}>{}</td>", flag ? " class=\"missing\"" : "", stat_cell(d, st));
-      }
-    }
+    for (const LatencyModeResult& m : run.modes)
+      t += distribution_tds(m.total[static_cast<size_t>(s.series)]);
     t += "</tr>\n";
   }
   return t + "</table>\n";
@@ -166,8 +148,8 @@ std::string performance_table(const PerformanceOutcome& p) {
        {std::pair{"gpu_ms", &p.report->gpu_ms}, std::pair{"fps", &p.report->fps}}) {
     t += fmt::format("<tr><th>{}</th>", key);
     t += "<td>" + count(d->count) + "</td><td>" + count(d->missing) + "</td>";
-    for (const double v : {d->p50, d->p90, d->p99, d->max})
-      t += "<td>" + (d->empty() ? na() : number(v, 3)) + "</td>";
+    t += stat_tds(
+        *d, {&Distribution::p50, &Distribution::p90, &Distribution::p99, &Distribution::max}, 3);
     t += "</tr>\n";
   }
   const double fps = p.report->gpu_timeline_fps;
