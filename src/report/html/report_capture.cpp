@@ -64,10 +64,8 @@ std::string swapchains_table(const CaptureResult& c) {
     const CaptureFps f = w.fps();
     const std::string api = w.source < c.sources.size() ? c.sources[w.source].api : "";
     auto p = [&](const char* figure, bool p99) {
-      for (const auto& [name, d] : w.figures) {
-        if (name == figure && !d.empty()) return number(p99 ? d.p99 : d.p50);
-      }
-      return na();
+      const Distribution* d = figure_of(w.figures, figure);
+      return d && !d->empty() ? number(p99 ? d->p99 : d->p50) : na();
     };
     t += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"

@@ -25,11 +25,10 @@ constexpr Step kPath[] = {
     {"between_displays", "one display time \u2192 the next (frames discarded between passed over)"},
 };
 
-const Distribution* figure_of(const CaptureResult& c, std::string_view name) {
-  for (const auto& [n, d] : c.figures) {
-    if (n == name) return &d;
-  }
-  return nullptr;
+// A step's frames, p50 and p99 cells; n/a where `d` has no value.
+std::string step_tds(const Distribution* d) {
+  if (d == nullptr || d->empty()) return fmt::format("<td>{0}</td><td>{0}</td><td>{0}</td>", na());
+  return fmt::format("<td>{}</td><td>{}</td><td>{}</td>", d->count, number(d->p50), number(d->p99));
 }
 
 // What present_complete is, by the methods the sources used.
@@ -54,11 +53,6 @@ std::string completion_meaning(const CaptureResult& c) {
 std::string screen_rows(const CaptureResult& c) {
   std::string s;
   for (const CaptureScreenObserver& o : c.screen_observers) {
-    const Distribution* d = nullptr;
-    for (const auto& [n, dist] : o.figures) {
-      if (n == "until_screen_updated") d = &dist;
-    }
-    const bool has = o.available && d != nullptr && !d->empty();
     const std::string span =
         o.available
             ? "present called \u2192 the screen observer " + o.name +
@@ -67,9 +61,9 @@ std::string screen_rows(const CaptureResult& c) {
             : "screen observer " + o.name + " unavailable: " + o.reason;
     s += fmt::format(
         "<tr data-figure=\"until_screen_updated\" data-observer=\"{}\"><th>"
-        "until_screen_updated</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        escape(o.name), escape(span), has ? count(d->count) : na(), has ? number(d->p50) : na(),
-        has ? number(d->p99) : na());
+        "until_screen_updated</th><td>{}</td>{}</tr>\n",
+        escape(o.name), escape(span),
+        step_tds(o.available ? figure_of(o.figures, "until_screen_updated") : nullptr));
   }
   return s;
 }
@@ -86,6 +80,13 @@ std::string display_table(const CaptureDisplay& d) {
 
 }  // namespace
 
+const Distribution* figure_of(const NamedDistributions& figures, std::string_view name) {
+  for (const auto& [n, d] : figures) {
+    if (n == name) return &d;
+  }
+  return nullptr;
+}
+
 std::string capture_time_path(const CaptureResult& c, const std::string& prefix) {
   std::string s = "<h3>Where the time goes</h3>\n";
   s += "<p>A frame's path from its start to the screen, one per-frame figure per step, in "
@@ -98,13 +99,8 @@ std::string capture_time_path(const CaptureResult& c, const std::string& prefix)
       "<th>p50, us</th><th>p99, us</th></tr>\n",
       prefix);
   for (const Step& step : kPath) {
-    const Distribution* d = figure_of(c, step.figure);
-    const bool has = d != nullptr && !d->empty();
-    s += fmt::format(
-        "<tr data-figure=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td></tr>\n",
-        step.figure, step.figure, escape(step.span), has ? count(d->count) : na(),
-        has ? number(d->p50) : na(), has ? number(d->p99) : na());
+    s += fmt::format("<tr data-figure=\"{0}\"><th>{0}</th><td>{1}</td>{2}</tr>\n", step.figure,
+                     escape(step.span), step_tds(figure_of(c.figures, step.figure)));
   }
   s += screen_rows(c);
   s += "</table>\n";

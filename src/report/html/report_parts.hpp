@@ -75,6 +75,9 @@ std::string headline(const RunResult& r, const std::string& device, const std::s
 // table "<prefix>breakdown" (a row per stage, `data-stage` its key).
 std::string where_the_time_goes(const LatencyRun& run, const std::string& prefix);
 
+// The distribution named `name` in `figures`; nullptr when there is none.
+const Distribution* figure_of(const NamedDistributions& figures, std::string_view name);
+
 // A capture result's section: what it ran and how, its sources, counts,
 // figures and their chart (into `charts`).
 std::string capture_section(const RunResult& r, const std::string& prefix, json& charts);
