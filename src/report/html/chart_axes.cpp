@@ -42,6 +42,13 @@ std::string log_label(double v) {
   return fixed(v, std::max(0, -floor_log10(std::abs(v))));
 }
 
+// Whether the largest of `magnitudes` is more than kOwnScaleRatio times the smallest.
+bool differ_in_size(std::span<const double> magnitudes) {
+  if (magnitudes.size() < 2) return false;
+  const auto [lo, hi] = std::minmax_element(magnitudes.begin(), magnitudes.end());
+  return *hi > kOwnScaleRatio * *lo;
+}
+
 }  // namespace
 
 std::string fixed(double v, int decimals) {
@@ -51,14 +58,8 @@ std::string fixed(double v, int decimals) {
 }
 
 const char* to_string(AxisKind k) {
-  switch (k) {
-    case AxisKind::own:
-      return "own";
-    case AxisKind::log:
-      return "log";
-    default:
-      return "linear";
-  }
+  static const char* const kNames[] = {"linear", "own", "log"};  // in AxisKind's order
+  return kNames[static_cast<size_t>(k)];
 }
 
 std::optional<double> typical_magnitude(std::span<const double> values) {
@@ -70,12 +71,6 @@ std::optional<double> typical_magnitude(std::span<const double> values) {
   std::nth_element(m.begin(), mid, m.end());
   if (!(*mid > 0) || !std::isfinite(*mid)) return std::nullopt;
   return *mid;
-}
-
-bool differ_in_size(std::span<const double> magnitudes) {
-  if (magnitudes.size() < 2) return false;
-  const auto [lo, hi] = std::minmax_element(magnitudes.begin(), magnitudes.end());
-  return *hi > kOwnScaleRatio * *lo;
 }
 
 AxisKind choose_axis(std::span<const std::vector<double>> series) {

@@ -30,9 +30,6 @@ inline constexpr double kOwnScaleRatio = 10;
 // no value or a median magnitude of 0 (no axis makes such a series bigger).
 std::optional<double> typical_magnitude(std::span<const double> values);
 
-// Whether the largest of `magnitudes` is more than kOwnScaleRatio times the smallest.
-bool differ_in_size(std::span<const double> magnitudes);
-
 // linear when the series with a typical magnitude do not differ in size;
 // otherwise own for two such series and log for more.
 AxisKind choose_axis(std::span<const std::vector<double>> series);
