@@ -44,7 +44,8 @@ std::string row_hover(const Comparison& c, const CompareRow& r) {
   return s + ", " + to_string(r.call);
 }
 
-// A point's series by its call (call_class), in the colours of the table's calls.
+// A call's CSS class in the table, and its series of points on the chart in
+// the same colour.
 struct CallSeries {
   const char* cls;
   const char* label;
@@ -54,6 +55,14 @@ constexpr CallSeries kCallSeries[] = {{"call-regression", "regression", "#d62728
                                       {"call-improvement", "improvement", "#2ca02c"},
                                       {"call-none", "no_significant_change", "#555555"},
                                       {"call-untested", "untested", "#aaaaaa"}};
+
+// A call's index in kCallSeries; any other call (no data, too few samples) is untested.
+size_t call_index(ChangeCall c) {
+  return c == ChangeCall::regression    ? 0
+         : c == ChangeCall::improvement ? 1
+         : c == ChangeCall::no_change   ? 2
+                                        : 3;
+}
 
 json null_values(size_t n) { return json(std::vector<json>(n, nullptr)); }
 
@@ -81,6 +90,8 @@ void add_shift_series(json& sc, const std::vector<json>& points, const json& low
 
 }  // namespace
 
+const char* call_class(ChangeCall c) { return kCallSeries[call_index(c)].cls; }
+
 std::string shift_chart(const Comparison& c, const std::string& mode, json& charts) {
   std::vector<const CompareRow*> rows;
   for (const CompareRow& r : c.rows)
@@ -102,9 +113,7 @@ std::string shift_chart(const Comparison& c, const std::string& mode, json& char
                         (r.call == ChangeCall::no_data ? " (no data)" : " (A's reference <= 0)"));
       continue;
     }
-    for (size_t k = 0; k < std::size(kCallSeries); ++k)
-      if (call_class(r.call) == std::string_view(kCallSeries[k].cls))
-        points[k][i] = *r.relative * 100;
+    points[call_index(r.call)][i] = *r.relative * 100;
     if (r.ci_low) {
       low[i] = *r.ci_low / *r.a_reference * 100;
       high[i] = *r.ci_high / *r.a_reference * 100;

@@ -17,19 +17,6 @@ const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, cha
   return side == 'A' ? r.a_blocks : r.b_blocks;
 }
 
-const char* call_class(ChangeCall c) {
-  switch (c) {
-    case ChangeCall::regression:
-      return "call-regression";
-    case ChangeCall::improvement:
-      return "call-improvement";
-    case ChangeCall::no_change:
-      return "call-none";
-    default:
-      return "call-untested";
-  }
-}
-
 namespace {
 
 struct LabelledRun {
