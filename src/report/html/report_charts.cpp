@@ -65,13 +65,11 @@ void value_axes(json& c, const std::vector<std::vector<double>>& values, const C
 
 namespace {
 
-// The per-frame series `s` of `mode`, as us, missing values dropped.
-std::vector<double> samples_us(const PerFrameSeries& p, const std::string& mode, Series s) {
-  std::vector<double> out;
-  const PerFrameMode* m = p.find(mode);
-  if (m == nullptr) return out;
-  for (const std::optional<int64_t>& v : m->series_ns[static_cast<size_t>(s)])
-    if (v) out.push_back(static_cast<double>(*v) / 1000.0);
+// The per-frame series `s` of `m` in us, frame by frame (nullopt where missing).
+std::vector<std::optional<double>> series_us(const PerFrameMode& m, Series s) {
+  std::vector<std::optional<double>> out;
+  for (const std::optional<int64_t>& v : m.series_ns[static_cast<size_t>(s)])
+    out.push_back(v ? std::optional(static_cast<double>(*v) / 1000.0) : std::nullopt);
   return out;
 }
 
@@ -176,7 +174,10 @@ std::string distribution_charts(const LatencyRun& run, const PerFrameSeries& p,
   std::string out;
   for (const SeriesName& s : series_names()) {
     std::vector<std::vector<double>> sets;
-    for (const std::string& m : modes) sets.push_back(samples_us(p, m, s.series));
+    for (const std::string& m : modes) {
+      const PerFrameMode* pm = p.find(m);
+      sets.push_back(pm ? present(series_us(*pm, s.series)) : std::vector<double>());
+    }
     // A series no frame has (e.g. poll_latency with the poll observer off):
     // nothing to draw; the table above says count 0 and why in `unavailable`.
     if (std::all_of(sets.begin(), sets.end(), [](const auto& v) { return v.empty(); })) {
@@ -203,18 +204,13 @@ std::string timeline_charts(const LatencyRun& run, const PerFrameSeries& p,
     lc["x"] = pm->frame_id;
     std::vector<std::vector<double>> tv, lv;
     for (const SeriesName& s : series_names()) {
-      json us = json::array();
-      std::vector<double> values;
-      for (const std::optional<int64_t>& x : pm->series_ns[static_cast<size_t>(s.series)]) {
-        us.push_back(x ? json(static_cast<double>(*x) / 1000.0) : json(nullptr));
-        if (x) values.push_back(static_cast<double>(*x) / 1000.0);
-      }
+      const std::vector<std::optional<double>> us = series_us(*pm, s.series);
       if (s.group != "diagnostic") {
-        tc["series"].push_back({{"label", s.key}, {"values", us}});
-        tv.push_back(std::move(values));
+        tc["series"].push_back({{"label", s.key}, {"values", values_or_null(us)}});
+        tv.push_back(present(us));
       } else if (s.key == "timer_lateness") {
-        lc["series"].push_back({{"label", s.key}, {"values", us}});
-        lv.push_back(std::move(values));
+        lc["series"].push_back({{"label", s.key}, {"values", values_or_null(us)}});
+        lv.push_back(present(us));
       }
     }
     const double first = pm->frame_id.empty() ? 0 : static_cast<double>(pm->frame_id.front());
