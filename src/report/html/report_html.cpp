@@ -1,5 +1,6 @@
 // The HTML report's page: a section per result (its tables, and the charts
-// whose data is computed here) in the pages' shell (html_page.hpp).
+// whose data is computed here) in the pages' shell (html_page.hpp); and the
+// reading of its inputs (report_input.hpp).
 #include "report/html/report_html.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "report/html/html_page.hpp"
 #include "report/html/report_charts.hpp"
 #include "report/html/report_parts.hpp"
+#include "report/result_reader.hpp"
 
 namespace latlab {
 namespace {
@@ -100,6 +102,14 @@ std::string render_html_report(std::span<const ReportInput> runs) {
   if (runs.size() > 1) body += "<h2>Runs</h2>\n" + runs_summary(runs);
   for (size_t i = 0; i < runs.size(); ++i) body += run_section(runs[i], i, charts);
   return html::chart_page("latlab report", body, charts);
+}
+
+Result<ReportFile> read_report_input(const std::string& path) {
+  Result<ResultDocument> read = read_result_file(path);
+  if (!read) return read.error();
+  const size_t slash = path.find_last_of('/');
+  return ReportFile{slash == std::string::npos ? path : path.substr(slash + 1),
+                    std::move(read->result)};
 }
 
 Result<void> write_html_report(const std::string& path, std::span<const ReportInput> runs) {
