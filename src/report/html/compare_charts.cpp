@@ -2,13 +2,14 @@
 // mode the shift of every row in % of A's reference with its interval, and
 // per series and statistic both sides' samples; each point's values in the
 // legend and its line of text under the chart at the cursor.
+#include "report/html/compare_charts.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "report/html/chart_axes.hpp"
-#include "report/html/compare_page_parts.hpp"
 #include "report/html/report_charts.hpp"
 #include "report/html/report_parts.hpp"
 
@@ -91,6 +92,11 @@ void add_shift_series(json& sc, const std::vector<json>& points, const json& low
 }  // namespace
 
 const char* call_class(ChangeCall c) { return kCallSeries[call_index(c)].cls; }
+
+const std::vector<double>& samples_of(const CompareRow& r, CompareUnit unit, char side) {
+  if (unit == CompareUnit::runs) return side == 'A' ? r.a_runs : r.b_runs;
+  return side == 'A' ? r.a_blocks : r.b_blocks;
+}
 
 std::string shift_chart(const Comparison& c, const std::string& mode, json& charts) {
   std::vector<const CompareRow*> rows;

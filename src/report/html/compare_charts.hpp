@@ -1,4 +1,4 @@
-// Pieces of the comparison page (compare_html.cpp puts them together).
+// The comparison page's charts, for compare_html.cpp.
 // Private to src/report/html.
 #pragma once
 
@@ -29,13 +29,5 @@ std::string shift_chart(const Comparison& c, const std::string& mode,
 // no value on either side.
 std::string samples_charts(const Comparison& c, const std::string& mode, const std::string& series,
                            nlohmann::ordered_json& charts);
-
-// Each run of both sides: label, name, created, machine, device, version.
-std::string runs_table(const CompareSide& a, const CompareSide& b);
-
-// The settings (result `settings`, machine, device, driver, version, each
-// mode's workload) whose value is not the same in every run; a sentence when
-// all agree.
-std::string settings_diff_table(const CompareSide& a, const CompareSide& b);
 
 }  // namespace latlab::html
