@@ -136,10 +136,8 @@ std::string approximate_note(const NamedDistributions& figures) {
 }
 
 std::string figures_table(const char* title, const NamedDistributions& figures) {
-  std::string t = fmt::format(
-      "<table class=\"pct\"><tr><th>{}, us</th><th>count</th><th>missing</th><th>p50</th>"
-      "<th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n",
-      title);
+  std::string t =
+      fmt::format("<table class=\"pct\"><tr><th>{}, us</th>{}</tr>\n", title, kDistributionThs);
   for (const auto& [name, d] : figures) {
     t += "<tr><th>" + escape(name) + "</th>" + distribution_tds(d) + "</tr>\n";
   }

@@ -39,8 +39,11 @@ std::string cell(const json& v, int decimals = 1);
 std::string stat_tds(const Distribution& d, std::initializer_list<double Distribution::*> stats,
                      int decimals = 1);
 // A distribution's cells: count, missing (flagged when > 0), p50, p90, p99,
-// p99.9 and max.
+// p99.9 and max; and their heads.
 std::string distribution_tds(const Distribution& d);
+inline constexpr size_t kDistributionCells = 7;
+inline constexpr std::string_view kDistributionThs =
+    "<th>count</th><th>missing</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>";
 
 // The series of a block or total in display order: the seven stages, the
 // three observers of completion, then the diagnostics.

@@ -89,23 +89,19 @@ const char* group_title(const std::string& group) {
 }  // namespace
 
 std::string percentile_table(const LatencyRun& run) {
-  static const char* kStats[] = {"count", "missing", "p50", "p90", "p99", "p99_9", "max"};
   std::string t = "<table class=\"pct\">\n<tr><th rowspan=\"2\">us</th>";
   for (const LatencyModeResult& m : run.modes)
-    t +=
-        fmt::format("<th colspan=\"{}\" class=\"mode\">{}</th>", std::size(kStats), escape(m.name));
+    t += fmt::format("<th colspan=\"{}\" class=\"mode\">{}</th>", kDistributionCells,
+                     escape(m.name));
   t += "</tr>\n<tr>";
-  for (size_t i = 0; i < run.modes.size(); ++i) {
-    for (const char* s : kStats)
-      t += fmt::format("<th>{}</th>", std::string_view(s) == "p99_9" ? "p99.9" : s);
-  }
+  for (size_t i = 0; i < run.modes.size(); ++i) t += kDistributionThs;
   t += "</tr>\n";
   std::string group;
   for (const SeriesName& s : series_names()) {
     if (s.group != group) {
       group = s.group;
       t += fmt::format("<tr class=\"group\"><td colspan=\"{}\">{}</td></tr>\n",
-                       1 + run.modes.size() * std::size(kStats), group_title(group));
+                       1 + run.modes.size() * kDistributionCells, group_title(group));
     }
     t += "<tr><th>" + escape(s.key) + "</th>";
     for (const LatencyModeResult& m : run.modes)
