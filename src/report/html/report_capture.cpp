@@ -184,9 +184,7 @@ std::string input_table(const CaptureInput& in) {
 
 std::string machine_table(const RunResult& r) {
   std::string t = "<table class=\"kv\">\n";
-  row(t, "created (UTC)", text(r.meta.created_utc));
-  row(t, "command line", "<code>" + text(r.meta.command_line) + "</code>");
-  row(t, "tool", "latlab " + text(r.meta.tool_version));
+  meta_rows(t, r);
   row(t, "machine.hostname", text(r.meta.machine.hostname));
   row(t, "machine.os", text_or_na(r.meta.machine.os));
   row(t, "machine.kernel", text(r.meta.machine.kernel));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "report/html/chart_axes.hpp"
@@ -111,12 +112,10 @@ std::string histogram_chart(const std::string& id, const std::string& title,
     }
     counts.push_back(h.counts[k].empty() ? 0 : h.counts[k].back());  // the last step's end
     hc["series"].push_back({{"label", names[k]}, {"colour", colours[k]}, {"values", counts}});
-    if (h.above[k] > 0)
-      note +=
-          fmt::format("{}: {} frames above {} us. ", names[k], h.above[k], value_text(h.hi, width));
-    if (h.below[k] > 0)
-      note +=
-          fmt::format("{}: {} frames below {} us. ", names[k], h.below[k], value_text(h.lo, width));
+    for (const auto& [where, n, at] :
+         {std::tuple{"above", h.above[k], h.hi}, std::tuple{"below", h.below[k], h.lo}})
+      if (n > 0)
+        note += fmt::format("{}: {} frames {} {} us. ", names[k], n, where, value_text(at, width));
   }
   if (!note.empty()) note += "(Outside the bins, counted here.)";
   hc["x"] = h.edges;

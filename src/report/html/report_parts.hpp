@@ -57,6 +57,9 @@ const std::vector<SeriesName>& series_names();
 // `<tr><th>key</th><td>value</td></tr>`.
 void row(std::string& out, std::string_view key, const std::string& value);
 
+// The rows a result's key/value table starts with: created, command line, tool.
+void meta_rows(std::string& t, const RunResult& r);
+
 // A mode's GPU time against its target, as text; "" without one.
 std::string gpu_target_text(const LatencyModeResult& m);
 

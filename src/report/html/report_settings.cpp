@@ -34,11 +34,15 @@ void device_rows(std::string& t, const DeviceInfo& d, bool whole) {
 
 }  // namespace
 
-std::string settings_table(const RunResult& r) {
-  std::string t = "<table class=\"kv\">\n";
+void meta_rows(std::string& t, const RunResult& r) {
   row(t, "created (UTC)", text(r.meta.created_utc));
   row(t, "command line", "<code>" + text(r.meta.command_line) + "</code>");
   row(t, "tool", "latlab " + text(r.meta.tool_version));
+}
+
+std::string settings_table(const RunResult& r) {
+  std::string t = "<table class=\"kv\">\n";
+  meta_rows(t, r);
   json_rows(t, fields::write_object(r.meta.machine, fields::kMachineFields), "machine.");
   const LatencyRun* run = r.latency ? &*r.latency : nullptr;
   row(t, "host clock",
