@@ -1,6 +1,6 @@
 // latlab capture [--out R.json] [--frames-csv F.csv] [--submits-csv S.csv]
 //                [--presentmon-csv P.csv] [--report R.html]
-//                [--frames N | --seconds S] [--terminate]
+//                [--frames N | --seconds S] [--terminate] [--gpu-spans all|PERCENT]
 //                [--input key:NAME|button:N|motion [--input-interval 8-12ms]
 //                 [--input-seed N] [--inputs N] [--input-reaction [--input-region X,Y,W,H]]
 //                 [--inputs-csv I.csv]] -- PROGRAM ARGS...
@@ -38,6 +38,7 @@
 
 #include "cli_app.hpp"
 #include "cli_options.hpp"
+#include "cli_values.hpp"
 #include "command.hpp"
 #include "latlab/bench/capture_session.hpp"
 #include "latlab/bench/latency_report.hpp"
@@ -57,7 +58,29 @@ struct CaptureOptions {
   uint64_t inputs = 0;
   bool input_reaction = false;
   std::string input_region;
+  std::string gpu_spans;  // --gpu-spans, before the checked plan
 };
+
+// --gpu-spans: "all", or the percent of the program's time the spans may
+// cost ("2", "0.5%"), in (0, 100]; 100 is "all". False (said why) otherwise.
+bool plan_gpu_spans(CaptureOptions& o) {
+  if (o.gpu_spans.empty()) return true;
+  if (o.gpu_spans == "all") {
+    o.plan.gpu_span_budget_percent = std::nullopt;
+    return true;
+  }
+  std::string number = o.gpu_spans;
+  if (number.back() == '%') number.pop_back();
+  const std::optional<double> p = parse_real(number, 0.0, 100.0);
+  if (!p || *p <= 0.0) {
+    std::fprintf(stderr,
+                 "latlab capture: --gpu-spans: '%s' is neither 'all' nor a percent in (0, 100]\n",
+                 o.gpu_spans.c_str());
+    return false;
+  }
+  o.plan.gpu_span_budget_percent = *p < 100.0 ? std::optional<double>(*p) : std::nullopt;
+  return true;
+}
 
 int capture_main(const CaptureOptions& o) {
   CaptureReporters reporters(o.outputs);
@@ -167,10 +190,15 @@ CommandRunner setup(CLI::App& app) {
   sub->add_flag("--terminate", o->plan.terminate,
                 "Send the program SIGTERM once --frames/--seconds stopped the recording "
                 "(default: let it run to its end)");
+  sub->add_option("--gpu-spans", o->gpu_spans,
+                  "Vulkan GPU spans: 'all' times every submission; a percent (default 2) is what "
+                  "timing may cost the program's time, past which frames go untimed (reason "
+                  "'budget')");
   add_input_options(*sub, *o);
   sub->add_option("program", o->plan.program, "-- PROGRAM ARGS...")->required()->expected(-1);
   return {[o, sub] {
             if (!o->input_spec.empty() && !plan_input(*o)) return static_cast<int>(kExitUsage);
+            if (!plan_gpu_spans(*o)) return static_cast<int>(kExitUsage);
             const Result<void> files = check_capture_files(o->outputs);
             if (const int rc = exit_code("latlab capture", files, kExitUsage); rc != kExitOk)
               return rc;

@@ -176,6 +176,7 @@ CaptureResult assemble_capture(const SessionFacts& f, const CaptureStream& st,
   c.layer_cpu_per_submit = s.submit_figures[static_cast<size_t>(SubmitFigure::layer_cpu)];
   c.layer_cpu_per_present = s.frame_figures[static_cast<size_t>(FrameFigure::layer_present_cpu)];
   c.overhead = overhead_of(s, st.brackets());
+  c.overhead.gpu_span_budget_percent = f.plan->gpu_span_budget_percent;
   c.bracketing = bracketing_of(st.brackets());
   for (const auto& [name, why] : f.not_attached) c.unavailable.push_back({name, why, f.pid});
   for (const auto& u : st.unavailable()) c.unavailable.push_back({u.name, u.reason, u.pid});

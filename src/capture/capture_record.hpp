@@ -101,6 +101,7 @@ enum class NoSpan : uint32_t {
   not_bracketable = 4,  // protected or device-group batch: left as the program made it
   not_read = 5,         // the source ended before the timestamps were available
   failed = 6,           // the submission itself failed (its VkResult in `result`)
+  budget = 7,           // not timed: the spans' cost was at its budget (span_budget.hpp)
 };
 
 struct SubmitRecord {

@@ -22,6 +22,7 @@
 #include "capture/capture_pipeline.hpp"
 #include "capture/capture_records.hpp"
 #include "capture/input_session.hpp"
+#include "capture/span_budget.hpp"
 #include "capture/x11_damage_observer.hpp"
 #include "latlab/host_clock.hpp"
 
@@ -300,10 +301,22 @@ void Session::report() {
   if (hooks_.report) report_status_ = hooks_.report(out);
 }
 
+static_assert(kDefaultGpuSpanBudgetPercent == capture::kDefaultSpanBudgetPercent,
+              "the plan's default is the layer's");
+
+// The layer's span budget (span_budget.hpp), in the child before exec: the
+// plan's setting wins over one in the environment.
+void set_span_budget_environment(const std::optional<double>& percent) {
+  char value[32] = "all";
+  if (percent) std::snprintf(value, sizeof value, "%g", *percent);
+  setenv(capture::kGpuSpansEnv, value, 1);
+}
+
 void Session::run_child(int fd, const capture::Attachments& a, const SignalScope& s) const {
   s.restore();
   const int child_fd = fcntl(fd, F_DUPFD, 3);  // without CLOEXEC: it survives exec
   capture::set_child_environment(a, child_fd);
+  set_span_budget_environment(plan_.gpu_span_budget_percent);
   if (plan_.program_stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
   if (hooks_.child_main) _exit(hooks_.child_main());
   std::vector<char*> argv;

@@ -143,6 +143,8 @@ const char* to_string(NoSpan why) {
       return "not_read";
     case NoSpan::failed:
       return "failed";
+    case NoSpan::budget:
+      return "budget";
   }
   return "unknown";
 }

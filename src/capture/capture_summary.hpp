@@ -42,7 +42,7 @@ struct CaptureSummary {
   uint64_t submits_without_work = 0;
   uint64_t gpu_spans_missing = 0;  // submissions with work and no span (all, frames or not)
   uint64_t frames_with_missing_gpu = 0;
-  uint64_t no_span_counts[7] = {};      // by NoSpan value
+  uint64_t no_span_counts[8] = {};      // by NoSpan value
   uint64_t no_complete_counts[kNoCompleteCount] = {};  // frames by NoComplete value
   CaptureDisplay display;  // what the display path said of the frames
   // Each source's ways of learning present_complete that its frames used

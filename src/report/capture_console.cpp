@@ -31,6 +31,19 @@ std::string missing_span_reasons(const CaptureResult& c) {
   return out.empty() ? out : out + ')';
 }
 
+// The submissions the span budget left untimed, and how to time them all.
+void print_budget(std::FILE* out, const CaptureResult& c) {
+  uint64_t untimed = 0;
+  for (const auto& [reason, count] : c.submit_spans)
+    if (reason == "budget") untimed = count;
+  if (untimed == 0 || !c.overhead.gpu_span_budget_percent) return;
+  std::fprintf(out,
+               "latlab capture: %" PRIu64
+               " submissions not timed, to keep what their GPU spans cost within %g %% of the "
+               "program's time (--gpu-spans all times every one)\n",
+               untimed, *c.overhead.gpu_span_budget_percent);
+}
+
 // What capture cost the program per frame (docs/capture.md, "Cost").
 void print_cost(std::FILE* out, const CaptureOverhead& ov) {
   if (!ov.layer_cpu_per_frame_us) return;
@@ -125,6 +138,7 @@ void print_capture_summary(std::FILE* out, const CaptureOutcome& outcome) {
                c.frames, c.submits, c.gpu_spans_missing, missing_span_reasons(c).c_str(),
                c.stop.records_dropped, bp_p50);
   print_cost(out, c.overhead);
+  print_budget(out, c);
   print_fps(out, c);
   print_display(out, c);
   if (c.input) print_capture_input(out, *c.input);

@@ -759,7 +759,7 @@ inline constexpr std::array<Field<CaptureResult>, 2> kLayerCostFields = {
     field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
     field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
 };
-inline constexpr std::array<Field<CaptureOverhead>, 10> kOverheadFields = {
+inline constexpr std::array<Field<CaptureOverhead>, 11> kOverheadFields = {
     added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
     added<&CaptureOverhead::driver_cpu_per_frame_us>("driver_cpu_per_frame_us"),
@@ -770,6 +770,7 @@ inline constexpr std::array<Field<CaptureOverhead>, 10> kOverheadFields = {
     added<&CaptureOverhead::threads>("threads"),
     added<&CaptureOverhead::bracketed_submits>("bracketed_submits"),
     added<&CaptureOverhead::leaves_out>("leaves_out"),
+    added<&CaptureOverhead::gpu_span_budget_percent>("gpu_span_budget_percent"),
 };
 
 // `bracketing[].before_us` and `.after_us`.

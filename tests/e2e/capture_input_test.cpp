@@ -263,8 +263,9 @@ TEST(CaptureInput, VkcubeInputsGoToTheFirstFrameStartedAfterThem) {
   XvfbServer xvfb;
   if (const std::string why = input_skip_reason(xvfb); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
-  // Not space: vkcube pauses on it.
-  const InputRun r = capture_input(dir, vkcube_env(xvfb), "--input key:x --inputs 100", "vkcube");
+  // Not space: vkcube pauses on it. Every frame's GPU end: every span.
+  const InputRun r =
+      capture_input(dir, vkcube_env(xvfb), "--input key:x --inputs 100 --gpu-spans all", "vkcube");
   ASSERT_FALSE(r.doc.is_null()) << r.cli.output;
   std::string why;
   json in;

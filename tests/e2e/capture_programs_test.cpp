@@ -278,6 +278,15 @@ TEST(CaptureOptions, SecondsRefusesWhatIsNotAFiniteDecimal) {
   }
 }
 
+// --gpu-spans takes "all" or a percent in (0, 100]; anything else is refused.
+TEST(CaptureOptions, GpuSpansRefusesWhatIsNotAllNorAPercent) {
+  for (const char* bad : {"0", "-1", "101", "nan", "some", "%", "2%%"}) {
+    const CliResult r = run_cli(std::string("capture --gpu-spans '") + bad + "' -- true");
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--gpu-spans"), std::string::npos) << bad << ": " << r.output;
+  }
+}
+
 // The program's options read as latlab's: the hint says where '--' goes.
 TEST(CaptureOptions, MissingDashDashGetsAHint) {
   const CliResult r = run_cli("capture vkcube --c 60");

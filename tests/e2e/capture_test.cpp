@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/span_budget.hpp"
 #include "capture_env.hpp"
 #include "cli_run_helpers.hpp"
 #include "presentmon_reader.hpp"
@@ -39,7 +40,9 @@ class CaptureVkcube : public ::testing::Test {
 TEST_F(CaptureVkcube, FramesEqualPresentsAndGpuSpansLieInFrames) {
   const auto out = (dir_.path / "r.json").string();
   const auto csv = (dir_.path / "f.csv").string();
-  const CliResult r = capture("--out " + out + " --frames-csv " + csv + " -- vkcube --c 120");
+  // Every span, whatever it costs (the budget: SubmissionsPastTheBudgetAreCountedUntimed).
+  const CliResult r =
+      capture("--out " + out + " --frames-csv " + csv + " --gpu-spans all -- vkcube --c 120");
   ASSERT_EQ(r.rc, 0) << r.output;
   const json j = json::parse(slurp(out));
   EXPECT_EQ(j["kind"], "capture");
@@ -211,7 +214,11 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
   EXPECT_GE(o["threads"].get<int>(), 1) << "the collector, latlab-collect";
   // The collector reads the timestamps from memory, never from the driver.
   EXPECT_FALSE(o.contains("query_reads")) << o;
-  EXPECT_EQ(o["bracketed_submits"], j["submits"]);
+  // Every submission carried the layer's command buffers but those the
+  // span budget left untimed.
+  EXPECT_EQ(o["bracketed_submits"].get<int>(),
+            j["submits"].get<int>() - j["submit_spans"]["budget"].get<int>())
+      << j["submit_spans"];
   EXPECT_TRUE(o["driver_cpu_per_frame_us"].is_number()) << o;
   EXPECT_TRUE(o["gpu_per_frame_us"].is_number()) << o;
   EXPECT_GT(o["gpu_per_frame_us"].get<double>(), 0.0) << o;
@@ -248,12 +255,46 @@ TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
             0)
       << rec;
   const auto out = (dir_.path / "r.json").string();
-  const CliResult r = capture("--out " + out + " -- gfxrecon-replay --surface-index 5 " + trace);
+  const CliResult r =
+      capture("--out " + out + " --gpu-spans all -- gfxrecon-replay --surface-index 5 " + trace);
   ASSERT_EQ(r.rc, 0) << r.output;
   const json j = json::parse(slurp(out));
   EXPECT_GE(j["submits"].get<int>(), 300) << r.output;
   EXPECT_EQ(j["submit_spans"]["ring_full"], 0) << j["submit_spans"];
   EXPECT_LE(j["gpu_spans_missing"].get<int>(), 1) << j["submit_spans"];
+  EXPECT_TRUE(j["overhead"]["gpu_span_budget_percent"].is_null()) << j["overhead"];
+}
+
+// The same replay with the default budget: on lavapipe a span costs more
+// than 2 % of a replayed frame, so the layer times only some submissions,
+// counts the others with their reason and says so; what it times stays
+// near its share of the time.
+TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
+  if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
+  const auto trace = (dir_.path / "cube.gfxr").string();
+  std::string rec;
+  ASSERT_EQ(run_shell(env_ +
+                          " VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct "
+                          "GFXRECON_CAPTURE_FILE_TIMESTAMP=false GFXRECON_CAPTURE_FILE=" +
+                          trace + " vkcube --c 600 2>&1",
+                      rec),
+            0)
+      << rec;
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- gfxrecon-replay --surface-index 5 " + trace);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  EXPECT_EQ(j["overhead"]["gpu_span_budget_percent"], 2.0) << j["overhead"];
+  const int measured = j["submit_spans"]["measured"].get<int>();
+  const int budget = j["submit_spans"]["budget"].get<int>();
+  EXPECT_GE(measured, capture::SpanBudget::kBurstSpans) << j["submit_spans"] << "\n" << r.output;
+  EXPECT_EQ(measured + budget + j["submit_spans"]["not_read"].get<int>(), j["submits"].get<int>())
+      << j["submit_spans"];
+  if (budget > 0) {
+    EXPECT_NE(r.output.find("submissions not timed, to keep what their GPU spans cost within 2 %"),
+              std::string::npos)
+        << r.output;
+  }
 }
 
 TEST_F(CaptureVkcube, ExitCodeIsPassedThrough) {

@@ -141,6 +141,9 @@ struct CaptureOverhead {
   std::optional<double> layer_cpu_us, driver_cpu_us, gpu_us;
   uint32_t threads = 0;            // latlab-* threads seen
   uint64_t bracketed_submits = 0;  // submissions that carried the layer's command buffers
+  // The span budget the capture gave the Vulkan layer (percent of the
+  // program's time); nullopt: every submission timed.
+  std::optional<double> gpu_span_budget_percent;
   std::string leaves_out;          // what the figures leave out
   bool operator==(const CaptureOverhead&) const = default;
 };

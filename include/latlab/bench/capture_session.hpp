@@ -39,6 +39,9 @@ class CaptureRowSink;   // a writer of per-frame and per-submission rows (src/ca
 class InputRowSink;     // a writer of per-input rows (src/capture/input_assignment.hpp)
 }  // namespace capture
 
+// The Vulkan layer's own default span budget (percent of the program's time).
+inline constexpr double kDefaultGpuSpanBudgetPercent = 2.0;
+
 struct CapturePlan {
   // The program and its arguments (argv[0] is looked up in $PATH). Required.
   std::vector<std::string> program;
@@ -52,6 +55,11 @@ struct CapturePlan {
   // The program's stdout goes to this process's stderr (latlab's stdout
   // carries a document).
   bool program_stdout_to_stderr = false;
+  // The share of the program's time, in percent (0, 100), that the Vulkan
+  // layer's GPU spans may cost it: past it the layer times fewer frames
+  // (docs/capture.md, "The span budget"); nullopt: every submission is
+  // timed, whatever it costs (--gpu-spans all).
+  std::optional<double> gpu_span_budget_percent = kDefaultGpuSpanBudgetPercent;
   // Inject input into the program and follow it to its frames
   // (capture_input.hpp); nullopt: no input.
   std::optional<CaptureInputPlan> input;

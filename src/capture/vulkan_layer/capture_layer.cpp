@@ -59,6 +59,7 @@
 #include "capture/presentation_feedback.hpp"
 #include "capture/queue_table.hpp"
 #include "capture/record_sender.hpp"
+#include "capture/span_budget.hpp"
 #include "capture/thread_cpu.hpp"
 #include "capture/vulkan_layer/bracket_probe.hpp"
 #include "capture/vulkan_layer/result_buffer.hpp"
@@ -338,6 +339,9 @@ struct DeviceData {
   uint64_t source = 0;
   bool active = false;       // a capture is listening: time and send
   bool late_copies = false;  // a CPU device: copies do not wait (kLateCopySlots)
+  // Which submissions are timed (span_budget.hpp); null: every one.
+  std::mutex budget_mu;
+  std::unique_ptr<SpanBudget> budget;
   std::unique_ptr<VulkanAttachment> attachment;
   std::unique_ptr<ClockSync> clock;
   std::function<std::optional<MappedTime>(uint64_t)> mapper;
@@ -347,7 +351,7 @@ struct DeviceData {
 
   // Frame state, shared by the program's threads and the collector.
   std::mutex frame_mu;
-  uint64_t frame_index = 0;
+  std::atomic<uint64_t> frame_index{0};  // written under frame_mu; read by the budget without
   int64_t last_present_end = kNoTime;
   std::vector<PendingSubmit> new_submits;
   std::vector<FrameEntry> new_frames;
@@ -1062,6 +1066,37 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
 
 // The bracketing probe (bracket_probe.hpp) on each queue the program
 // asked for whose family the layer times; the program has no queue yet.
+// What one timed submission costs a program that waits for it: the driver's
+// CPU for the layer's command buffers and their device time (0: unknown).
+int64_t span_cost_ns(const BracketRecord& r) {
+  if (r.before_p50_ns == kNoTime || r.after_p50_ns == kNoTime) return 0;
+  int64_t cpu = 0;
+  if (r.cpu_plain_p50_ns != kNoTime && r.cpu_bracketed_p50_ns != kNoTime)
+    cpu = std::max<int64_t>(0, r.cpu_bracketed_p50_ns - r.cpu_plain_p50_ns);
+  return cpu + std::max<int64_t>(0, r.before_p50_ns) + std::max<int64_t>(0, r.after_p50_ns);
+}
+
+// The budget of the device's spans (span_budget.hpp), from the probe's cost.
+void plan_span_budget(DeviceData& d, int64_t span_cost) {
+  const std::optional<double> share = span_budget_share(std::getenv(kGpuSpansEnv));
+  if (!share) return;
+  if (span_cost <= 0) {
+    send_unavailable(d.source, "gpu_span_budget",
+                     "the bracketing probe gave no cost to budget with: every submission is timed");
+    return;
+  }
+  d.budget = std::make_unique<SpanBudget>(*share, span_cost, host_now_ns());
+}
+
+// Whether the budget lets this submission be timed.
+bool within_budget(DeviceData& d) {
+  if (!d.budget) return true;
+  const uint64_t frame = d.frame_index.load(std::memory_order_relaxed);
+  std::lock_guard lock(d.budget_mu);
+  // Before the first present every submission is decided alone.
+  return d.budget->take(frame, frame > 0, host_now_ns());
+}
+
 void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
   const DeviceFns& f = d.fn;
   ProbeFns pf{f.GetDeviceQueue,     f.QueueSubmit,        f.CreateFence,
@@ -1075,6 +1110,7 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
     auto m = d.mapper(ticks);
     return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
   };
+  int64_t span_cost = 0;  // the dearest queue's
   for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
     const VkDeviceQueueCreateInfo& q = info.pQueueCreateInfos[i];
     auto it = d.families.find(q.queueFamilyIndex);
@@ -1088,9 +1124,11 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
                              std::to_string(index) + ": " + *why);
       } else {
         RecordSender::process().send(r, RecordType::bracket, d.source);
+        span_cost = std::max(span_cost, span_cost_ns(r));
       }
     }
   }
+  plan_span_budget(d, span_cost);
 }
 
 // The loader's entries in a vkCreateDevice pNext chain: the first layer
@@ -1437,7 +1475,7 @@ FamilyTiming* family_of(DeviceData* d, VkQueue queue) {
 void push_submit(DeviceData* d, PendingSubmit& p, int64_t enter, int64_t call_start,
                  int64_t call_end) {
   std::lock_guard lock(d->frame_mu);
-  p.rec.frame = d->frame_index;
+  p.rec.frame = d->frame_index.load(std::memory_order_relaxed);
   d->new_submits.push_back(p);
   const int64_t now = host_now_ns();
   SubmitRecord& rec = d->new_submits.back().rec;
@@ -1538,6 +1576,8 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
     p.rec.no_span = NoSpan::not_bracketable;
   } else if (fam == nullptr || !fam->can_time) {
     p.rec.no_span = NoSpan::cannot_time;
+  } else if (!within_budget(*d)) {
+    p.rec.no_span = NoSpan::budget;
   } else {
     slot_use = fam->take();
     // More in flight than ever before: a chunk more, made here (rarely:
@@ -1825,7 +1865,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPres
   }
   {
     std::lock_guard lock(d->frame_mu);
-    f.frame = d->frame_index++;
+    f.frame = d->frame_index.fetch_add(1, std::memory_order_relaxed);
     f.frame_start = d->last_present_end;
     f.acquire_wait_ns = d->acquire_wait_ns.exchange(0, std::memory_order_relaxed);
     plan_completion(d, st, t, first, e);

@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "capture/span_budget.hpp"
+
+namespace latlab::capture {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// Simulates a program that submits `per_frame` times a frame, one frame
+// every `frame_ns`, for `frames` frames; returns the timed submissions.
+uint64_t timed(SpanBudget& b, int frames, int per_frame, int64_t frame_ns,
+               bool per_frame_decision) {
+  uint64_t n = 0;
+  for (int f = 0; f < frames; ++f) {
+    for (int s = 0; s < per_frame; ++s) {
+      const auto frame = static_cast<uint64_t>(per_frame_decision ? f + 1 : f * per_frame + s);
+      if (b.take(frame, per_frame_decision, f * frame_ns + s)) ++n;
+    }
+  }
+  return n;
+}
+
+TEST(SpanBudget, ACheapSpanTimesEverySubmission) {
+  // 20 us a span, 16.7-ms frames, 5 submissions: 0.6 % of the time, under 2 %.
+  SpanBudget b(0.02, 20'000, 0);
+  EXPECT_EQ(timed(b, 1000, 5, 16'700'000, true), 5000U);
+}
+
+TEST(SpanBudget, ADearSpanIsTimedWithinItsShareOverALongRun) {
+  // 20 us a span, 126-us frames of one submission: every span would cost
+  // 16 % of the time; a 2 % budget times about one in eight.
+  SpanBudget b(0.02, 20'000, 0);
+  const int frames = 100'000;  // 12.6 s
+  const uint64_t n = timed(b, frames, 1, 126'000, true);
+  const double cost_share = static_cast<double>(n) * 20'000 / (frames * 126'000.0);
+  EXPECT_GT(cost_share, 0.018);
+  EXPECT_LE(cost_share, 0.0201 + 64.0 * 20'000 / (frames * 126'000.0));  // + the first burst
+}
+
+TEST(SpanBudget, AFrameIsTimedWholeOrNotAtAll) {
+  SpanBudget b(0.02, 20'000, 0);
+  for (int f = 1; f <= 2000; ++f) {
+    const bool first = b.take(static_cast<uint64_t>(f), true, f * 200'000);
+    for (int s = 1; s < 4; ++s)
+      ASSERT_EQ(b.take(static_cast<uint64_t>(f), true, f * 200'000 + s), first) << "frame " << f;
+  }
+}
+
+TEST(SpanBudget, TheFirstSpansOfAProgramAreTimed) {
+  // A short program gets its spans: the bucket starts full (kBurstSpans).
+  SpanBudget b(0.02, 100'000, 0);
+  EXPECT_EQ(timed(b, SpanBudget::kBurstSpans, 1, 1000, false),
+            static_cast<uint64_t>(SpanBudget::kBurstSpans));
+  EXPECT_FALSE(b.take(1'000'000, false, 2 * kMs));
+}
+
+TEST(SpanBudget, AnIdleProgramDoesNotSaveMoreThanABurst) {
+  SpanBudget b(0.02, 100'000, 0);
+  const int64_t hour = 3600 * 1000 * kMs;
+  uint64_t n = 0;
+  for (int i = 0; i < 1000; ++i) n += b.take(static_cast<uint64_t>(i), false, hour + i) ? 1 : 0;
+  EXPECT_EQ(n, static_cast<uint64_t>(SpanBudget::kBurstSpans));
+}
+
+TEST(SpanBudget, TheSettingReadsAllOrAPercent) {
+  EXPECT_DOUBLE_EQ(*span_budget_share(nullptr), kDefaultSpanBudgetPercent / 100);
+  EXPECT_FALSE(span_budget_share("all").has_value());
+  EXPECT_FALSE(span_budget_share("100").has_value());
+  EXPECT_DOUBLE_EQ(*span_budget_share("0.5"), 0.005);
+  EXPECT_DOUBLE_EQ(*span_budget_share("5"), 0.05);
+  for (const char* bad : {"", "x", "0", "-1", "101", "nan", "2%", "3 "})
+    EXPECT_DOUBLE_EQ(*span_budget_share(bad), kDefaultSpanBudgetPercent / 100) << bad;
+}
+
+}  // namespace
+}  // namespace latlab::capture
