@@ -12,6 +12,7 @@
 # average before and after says how busy the machine was.
 #   bash bench/dev/capture_overhead.sh [LATLAB_BINARY]
 #   PAIRS=7 FRAMES=1000 NO_PRESENT=0 TRACE=(recorded when unset) OUT=/tmp/latlab-capture-overhead
+# CAPTURE_ARGS: more options of latlab capture (e.g. "--gpu-spans all").
 # NO_PRESENT=1 replays with --surface-index 5 (submits, never presents: no
 # X11 copy, as on a machine without a display). Needs gfxreconstruct,
 # vulkan-tools (vkcube), xvfb and perf (linux-perf).
@@ -32,7 +33,7 @@ run() {  # $1: plain|capture, $2: pair number
   if [ "$1" = plain ]; then
     xvfb-run -a perf stat -x, -e task-clock "${replay[@]}" "$trace" > "$log" 2>&1 || true
   else
-    xvfb-run -a "$bin" capture --out "$out/capture$2.json" -- \
+    xvfb-run -a "$bin" capture --out "$out/capture$2.json" ${CAPTURE_ARGS:-} -- \
       perf stat -x, -e task-clock "${replay[@]}" "$trace" > "$log" 2>&1 || true
   fi
   echo "$1 $2 $log" >> "$out/runs.txt"
