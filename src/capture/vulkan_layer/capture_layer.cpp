@@ -1111,12 +1111,14 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
     return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
   };
   int64_t span_cost = 0;  // the dearest queue's
+  bool probed = false;     // a queue that can time was probed
   for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
     const VkDeviceQueueCreateInfo& q = info.pQueueCreateInfos[i];
     auto it = d.families.find(q.queueFamilyIndex);
     if (it == d.families.end() || !it->second->can_time || q.flags != 0) continue;
     for (uint32_t index = 0; index < q.queueCount; ++index) {
       BracketRecord r;
+      probed = true;
       if (auto why =
               probe_bracketing(d.device, pf, q.queueFamilyIndex, index, kProbeRounds, to_ns, r)) {
         send_unavailable(d.source, "bracketing",
@@ -1128,7 +1130,8 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
       }
     }
   }
-  plan_span_budget(d, span_cost);
+  // Without a queue that can time there is no span to budget.
+  if (probed) plan_span_budget(d, span_cost);
 }
 
 // The loader's entries in a vkCreateDevice pNext chain: the first layer
