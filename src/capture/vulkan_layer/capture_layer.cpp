@@ -351,7 +351,7 @@ struct DeviceData {
 
   // Frame state, shared by the program's threads and the collector.
   std::mutex frame_mu;
-  std::atomic<uint64_t> frame_index{0};  // written under frame_mu; read by the budget without
+  std::atomic<uint64_t> frame_index{0};  // written under frame_mu; the budget reads it unlocked
   int64_t last_present_end = kNoTime;
   std::vector<PendingSubmit> new_submits;
   std::vector<FrameEntry> new_frames;
@@ -1064,8 +1064,6 @@ void start_capture(DeviceData& d, const VkDeviceCreateInfo& info, bool host_rese
   }
 }
 
-// The bracketing probe (bracket_probe.hpp) on each queue the program
-// asked for whose family the layer times; the program has no queue yet.
 // What one timed submission costs a program that waits for it: the driver's
 // CPU for the layer's command buffers and their device time (0: unknown).
 int64_t span_cost_ns(const BracketRecord& r) {
@@ -1097,6 +1095,8 @@ bool within_budget(DeviceData& d) {
   return d.budget->take(frame, frame > 0, host_now_ns());
 }
 
+// The bracketing probe (bracket_probe.hpp) on each queue the program
+// asked for whose family the layer times; the program has no queue yet.
 void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
   const DeviceFns& f = d.fn;
   ProbeFns pf{f.GetDeviceQueue,     f.QueueSubmit,        f.CreateFence,
