@@ -35,6 +35,10 @@ std::string run_table(const RunResult& r) {
                   c.stop.records_unknown));
   row(t, "frames", count(c.frames));
   row(t, "submits (without work)", fmt::format("{} ({})", c.submits, c.submits_without_work));
+  row(t, "GPU span budget",
+      c.overhead.gpu_span_budget_percent
+          ? fmt::format("{:g} % of the program's time", *c.overhead.gpu_span_budget_percent)
+          : std::string("every submission timed"));
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
   for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
