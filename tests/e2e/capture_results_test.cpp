@@ -37,7 +37,8 @@ class CaptureResults : public ::testing::Test {
     dir_ = new TempDir;
     for (const char* name : {"a.json", "b.json"}) {
       const CliResult r = run_cli(
-          "capture --out " + (dir_->path / name).string() + " -- vkcube --c 40", CliOptions{env});
+          "capture --out " + (dir_->path / name).string() + " --gpu-spans all -- vkcube --c 40",
+          CliOptions{env});
       if (r.rc != 0) failure_ += name + std::string(": ") + r.output;
     }
   }
