@@ -32,6 +32,18 @@ class CaptureVkcube : public ::testing::Test {
   CliResult capture(const std::string& args) {
     return run_cli("capture " + args, CliOptions{env_});
   }
+  // A gfxreconstruct trace of `frames` vkcube frames (for the replays).
+  void record_trace(int frames, std::string& trace) {
+    trace = (dir_.path / "cube.gfxr").string();
+    std::string rec;
+    ASSERT_EQ(run_shell(env_ +
+                            " VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct "
+                            "GFXRECON_CAPTURE_FILE_TIMESTAMP=false GFXRECON_CAPTURE_FILE=" +
+                            trace + " vkcube --c " + std::to_string(frames) + " 2>&1",
+                        rec),
+              0)
+        << rec;
+  }
   XvfbServer xvfb_;
   std::string env_;
   TempDir dir_;
@@ -245,15 +257,8 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
 // fixed ring of 64).
 TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
   if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
-  const auto trace = (dir_.path / "cube.gfxr").string();
-  std::string rec;
-  ASSERT_EQ(run_shell(env_ +
-                          " VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct "
-                          "GFXRECON_CAPTURE_FILE_TIMESTAMP=false GFXRECON_CAPTURE_FILE=" +
-                          trace + " vkcube --c 300 2>&1",
-                      rec),
-            0)
-      << rec;
+  std::string trace;
+  ASSERT_NO_FATAL_FAILURE(record_trace(300, trace));
   const auto out = (dir_.path / "r.json").string();
   const CliResult r =
       capture("--out " + out + " --gpu-spans all -- gfxrecon-replay --surface-index 5 " + trace);
@@ -271,15 +276,8 @@ TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
 // near its share of the time.
 TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
   if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
-  const auto trace = (dir_.path / "cube.gfxr").string();
-  std::string rec;
-  ASSERT_EQ(run_shell(env_ +
-                          " VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct "
-                          "GFXRECON_CAPTURE_FILE_TIMESTAMP=false GFXRECON_CAPTURE_FILE=" +
-                          trace + " vkcube --c 600 2>&1",
-                      rec),
-            0)
-      << rec;
+  std::string trace;
+  ASSERT_NO_FATAL_FAILURE(record_trace(600, trace));
   const auto out = (dir_.path / "r.json").string();
   const CliResult r = capture("--out " + out + " -- gfxrecon-replay --surface-index 5 " + trace);
   ASSERT_EQ(r.rc, 0) << r.output;
