@@ -9,7 +9,8 @@
 # the device time the layer's command buffers add (overhead.gpu_us; the
 # replay waits for each submission, so it loses that in wall time). Then
 # the medians, the per-pair change and the reported cost (CPU + device)
-# against the measured wall time per frame.
+# against the measured wall time per frame. CAPTURE_ARGS: more options of
+# latlab capture (e.g. "--gpu-spans all" to time every submission).
 #   GFXRECON=.devbin/gfxrecon-replay TRACE=.devbin/cube3000.gfxr \
 #     LATLAB_BINARY=.devbin/latlab LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer \
 #     PAIRS=7 OUT=/tmp/o bash bench/device/capture_replay.sh
@@ -26,7 +27,7 @@ run() {  # $1: plain|capture, $2: pair
   if [ "$1" = plain ]; then
     timeout -k 5 120 "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   else
-    timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
+    timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" ${CAPTURE_ARGS:-} -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   fi
   echo "$1 $2 rc=$?" >> "$out/runs.txt"
 }

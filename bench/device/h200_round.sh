@@ -20,7 +20,8 @@
 # (bench/device/capture.sh and capture_gl.sh: the layer and the GL interposer),
 # capture_replay (bench/device/capture_replay.sh and capture_fps.sh: what capture
 # costs a gfxreconstruct replay and latlab's Performance mode; needs
-# .devbin/gfxrecon-replay and .devbin/cube3000.gfxr),
+# .devbin/gfxrecon-replay and .devbin/cube3000.gfxr; CAPTURE_REPLAY_ALL=1 adds the
+# replay with every submission timed, CAPTURE_FPS=0 leaves out capture_fps.sh),
 # bracket_variants (bench/bracket_variants.cpp: the ways of timing a submission, no latlab code),
 # attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
 # E2E_FILTER narrows the e2e step to a gtest filter.
@@ -161,13 +162,22 @@ if has capture_replay; then
   # `REPLAY_TRACE=cube3000.gfxr bash bench/device/pack.sh`;
   # bench/device/capture_replay.sh says how the trace is made.
   log "capture_replay: a gfxreconstruct replay with and without capture, then latlab's Performance mode"
+  # Under capture's default span budget, then (CAPTURE_REPLAY_ALL=1) timing every submission.
   (cd "$here" && T ${CAPTURE_REPLAY_S:-240} env GFXRECON=$B/gfxrecon-replay TRACE=$B/cube3000.gfxr \
     LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer OUT=$R/capture_replay \
     PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_replay.sh) > capture_replay_sh.txt 2>&1
   echo "rc=$?" >> capture_replay_sh.txt
-  (cd "$here" && T ${CAPTURE_FPS_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
-    OUT=$R/capture_fps PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_fps.sh) > capture_fps_sh.txt 2>&1
-  echo "rc=$?" >> capture_fps_sh.txt
+  if [[ -n ${CAPTURE_REPLAY_ALL:-} ]]; then
+    (cd "$here" && T ${CAPTURE_REPLAY_S:-240} env GFXRECON=$B/gfxrecon-replay TRACE=$B/cube3000.gfxr \
+      LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer OUT=$R/capture_replay_all \
+      CAPTURE_ARGS="--gpu-spans all" PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_replay.sh) > capture_replay_all_sh.txt 2>&1
+    echo "rc=$?" >> capture_replay_all_sh.txt
+  fi
+  if [[ ${CAPTURE_FPS:-1} != 0 ]]; then
+    (cd "$here" && T ${CAPTURE_FPS_S:-240} env LATLAB_BINARY=$B/latlab LATLAB_CAPTURE_LAYER_DIR=$B/capture_layer \
+      OUT=$R/capture_fps PAIRS=${CAPTURE_PAIRS:-7} bash bench/device/capture_fps.sh) > capture_fps_sh.txt 2>&1
+    echo "rc=$?" >> capture_fps_sh.txt
+  fi
 fi
 if has bracket_variants; then
   # A plain Vulkan program (bench/bracket_variants.cpp): each way of timing a
