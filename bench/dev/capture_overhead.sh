@@ -61,6 +61,7 @@ for line in open(f"{out}/runs.txt"):
         o = json.load(open(f"{out}/capture{n}.json"))["overhead"]
         r["own_us"] = (o.get("layer_cpu_us") or 0) / r["frames"]
         r["driver_us"] = (o.get("driver_cpu_us") or 0) / r["frames"]
+        r["gpu_us"] = (o.get("gpu_us") or 0) / r["frames"]
     rows[kind][n] = r
 pairs = sorted(set(rows["plain"]) & set(rows["capture"]), key=int)
 if not pairs: sys.exit("no complete pair")
@@ -69,7 +70,7 @@ for n in pairs:
     p, c = rows["plain"][n], rows["capture"][n]
     print(f"pair {n}: fps {p['fps']:.1f} -> {c['fps']:.1f} ({100*(c['fps']/p['fps']-1):+.1f} %), "
           f"CPU/frame {1000*p['cpu_ms']/p['frames']:.1f} -> {1000*c['cpu_ms']/c['frames']:.1f} us, "
-          f"reported {c['own_us'] or 0:.1f} own + {c['driver_us'] or 0:.1f} driver us/frame")
+          f"reported {c['own_us'] or 0:.1f} own + {c['driver_us'] or 0:.1f} driver + {c['gpu_us'] or 0:.1f} device us/frame")
 fps_p = med([rows["plain"][n]["fps"] for n in pairs]); fps_c = med([rows["capture"][n]["fps"] for n in pairs])
 cpu_p = med([1000*rows["plain"][n]["cpu_ms"]/rows["plain"][n]["frames"] for n in pairs])
 cpu_c = med([1000*rows["capture"][n]["cpu_ms"]/rows["capture"][n]["frames"] for n in pairs])
@@ -85,4 +86,12 @@ print(f"frame rate median {fps_p:.1f} -> {fps_c:.1f} fps ({100*(fps_c/fps_p-1):+
 print(f"CPU per frame median {cpu_p:.1f} -> {cpu_c:.1f} us (+{cpu_c-cpu_p:.1f} us); reported "
       f"{rep:.1f} us per frame ({own:.1f} latlab's own + the driver estimate): "
       f"{rep/(cpu_c-cpu_p) if cpu_c > cpu_p else float('nan'):.2f} x the measured CPU added")
+# The replay waits for its submissions, so the device time the layer's
+# command buffers add is wall time it loses too: the whole reported cost
+# against the per-pair median of the frame time added.
+added = med([1e6/rows["capture"][n]["fps"] - 1e6/rows["plain"][n]["fps"] for n in pairs])
+whole = med([(rows["capture"][n]["own_us"] or 0) + (rows["capture"][n]["driver_us"] or 0)
+             + (rows["capture"][n]["gpu_us"] or 0) for n in pairs])
+print(f"frame time added, per pair median {added:+.1f} us; reported with the device estimate {whole:.1f} us per frame"
+      + (f" ({whole/added:.2f} x)" if added > 0 else ""))
 PY
