@@ -65,6 +65,47 @@ TEST(SpanBudget, AnIdleProgramDoesNotSaveMoreThanABurst) {
   EXPECT_EQ(n, static_cast<uint64_t>(SpanBudget::kBurstSpans));
 }
 
+// A program that presents, whose submissions take sub_ns each plus real_ns
+// when timed; returns the share of its time that timing cost it.
+double real_share(SpanBudget& b, int frames, int per_frame, int64_t sub_ns, int64_t real_ns) {
+  int64_t t = 0;
+  int64_t spent = 0;
+  for (int f = 1; f <= frames; ++f) {
+    for (int s = 0; s < per_frame; ++s) {
+      const bool timed = b.take(static_cast<uint64_t>(f), true, t);
+      t += sub_ns + (timed ? real_ns : 0);
+      spent += timed ? real_ns : 0;
+    }
+  }
+  return static_cast<double>(spent) / static_cast<double>(t);
+}
+
+TEST(SpanBudget, ASpanDearerThanTheProbeSaidIsPricedFromTheProgramsFrames) {
+  // The probe says 20 us, a span costs the program 60 us: priced at the
+  // probe's figure the spans would cost 6 % of its time, not 2 %.
+  SpanBudget b(0.02, 20'000, 0);
+  const double share = real_share(b, 50'000, 2, 100'000, 60'000);
+  EXPECT_GT(share, 0.015);
+  EXPECT_LT(share, 0.026);
+  EXPECT_GT(b.cost_ns(), 45'000);
+  EXPECT_LT(b.cost_ns(), 75'000);
+  EXPECT_EQ(b.probe_cost_ns(), 20'000);
+}
+
+TEST(SpanBudget, FramesOfAFixedLengthKeepTheProbesPrice) {
+  // Frames paced by the display take as long timed or not.
+  SpanBudget b(0.02, 20'000, 0);
+  for (int f = 1; f <= 20'000; ++f) (void)b.take(static_cast<uint64_t>(f), true, int64_t{f} * 200'000);
+  EXPECT_EQ(b.cost_ns(), 20'000);
+}
+
+TEST(SpanBudget, TheLearntPriceIsHeldToAMultipleOfTheProbes) {
+  // 400 us against the probe's 20: priced at 8 times the probe's at most.
+  SpanBudget b(0.02, 20'000, 0);
+  (void)real_share(b, 50'000, 1, 100'000, 400'000);
+  EXPECT_EQ(b.cost_ns(), static_cast<int64_t>(20'000 * SpanBudget::kMaxPriceOverProbe));
+}
+
 TEST(SpanBudget, TheSettingReadsAllOrAPercent) {
   EXPECT_DOUBLE_EQ(*span_budget_share(nullptr), kDefaultSpanBudgetPercent / 100);
   EXPECT_FALSE(span_budget_share("all").has_value());
