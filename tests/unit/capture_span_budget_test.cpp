@@ -95,7 +95,8 @@ TEST(SpanBudget, ASpanDearerThanTheProbeSaidIsPricedFromTheProgramsFrames) {
 TEST(SpanBudget, FramesOfAFixedLengthKeepTheProbesPrice) {
   // Frames paced by the display take as long timed or not.
   SpanBudget b(0.02, 20'000, 0);
-  for (int f = 1; f <= 20'000; ++f) (void)b.take(static_cast<uint64_t>(f), true, int64_t{f} * 200'000);
+  for (int f = 1; f <= 20'000; ++f)
+    (void)b.take(static_cast<uint64_t>(f), true, int64_t{f} * 200'000);
   EXPECT_EQ(b.cost_ns(), 20'000);
 }
 
