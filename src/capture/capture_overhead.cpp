@@ -34,6 +34,10 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
   o.threads = s.latlab_threads;
   o.bracketed_submits = s.bracketed;
   o.leaves_out = kOverheadLeavesOut;
+  if (s.span_price_ns > 0) {
+    o.gpu_span_price_us = static_cast<double>(s.span_price_ns) / 1000.0;
+    o.gpu_span_price_from = s.span_price_from_frames ? "frames" : "probe";
+  }
   if (!s.has_cost) return o;
   const double threads_us = static_cast<double>(s.latlab_threads_cpu_ns) / 1000.0;
   // Every submission's and present's own time, the ones outside frames too.

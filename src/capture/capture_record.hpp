@@ -218,10 +218,13 @@ static_assert(sizeof(WindowRecord) == 32 + 8 + 8 + 8 + 128);
 struct CostRecord {
   RecordHead head;
   int64_t threads_cpu_ns = 0;  // CPU time of the process's latlab-* threads so far
-  uint64_t reserved_reads = 0;  // was query reads: the layer no longer calls the driver for them
+  // What the span budget prices a GPU span at now (ns; 0: no budget, every
+  // submission timed), and whether that price was learnt from the
+  // program's own frames (1) rather than the bracketing probe (0).
+  int64_t span_price_ns = 0;
   uint64_t bracketed = 0;  // submissions the source added its command buffers to
   uint32_t threads = 0;    // latlab-* threads seen so far
-  uint32_t reserved = 0;
+  uint32_t span_price_from_frames = 0;
 };
 static_assert(sizeof(CostRecord) == 32 + 8 * 3 + 4 * 2);
 

@@ -87,6 +87,10 @@ void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
   for (const CapturedCost& c : stream.costs()) {
     out.has_cost = true;
     out.bracketed += c.record.bracketed;
+    if (c.record.span_price_ns > out.span_price_ns) {
+      out.span_price_ns = c.record.span_price_ns;
+      out.span_price_from_frames = c.record.span_price_from_frames != 0;
+    }
     auto& [cpu, n] = threads_by_pid[c.pid];
     cpu = std::max(cpu, c.record.threads_cpu_ns);
     n = std::max(n, c.record.threads);

@@ -59,6 +59,10 @@ struct CaptureSummary {
   int64_t latlab_threads_cpu_ns = 0;
   uint32_t latlab_threads = 0;
   uint64_t bracketed = 0;
+  // The span budget's price of a span, the dearest over the sources (0: no
+  // budget), and whether it was learnt from the program's frames.
+  int64_t span_price_ns = 0;
+  bool span_price_from_frames = false;
   bool has_cost = false;  // some source sent a CostRecord
 };
 

@@ -759,7 +759,7 @@ inline constexpr std::array<Field<CaptureResult>, 2> kLayerCostFields = {
     field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
     field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
 };
-inline constexpr std::array<Field<CaptureOverhead>, 11> kOverheadFields = {
+inline constexpr std::array<Field<CaptureOverhead>, 13> kOverheadFields = {
     added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
     added<&CaptureOverhead::driver_cpu_per_frame_us>("driver_cpu_per_frame_us"),
@@ -771,6 +771,8 @@ inline constexpr std::array<Field<CaptureOverhead>, 11> kOverheadFields = {
     added<&CaptureOverhead::bracketed_submits>("bracketed_submits"),
     added<&CaptureOverhead::leaves_out>("leaves_out"),
     added<&CaptureOverhead::gpu_span_budget_percent>("gpu_span_budget_percent"),
+    added<&CaptureOverhead::gpu_span_price_us>("gpu_span_price_us"),
+    text_or_null<&CaptureOverhead::gpu_span_price_from>("gpu_span_price_from").lacking_in_older(),
 };
 
 // `bracketing[].before_us` and `.after_us`.
