@@ -62,7 +62,9 @@
 #include "capture/span_budget.hpp"
 #include "capture/thread_cpu.hpp"
 #include "capture/vulkan_layer/bracket_probe.hpp"
+#include "capture/vulkan_layer/layer_device.hpp"
 #include "capture/vulkan_layer/result_buffer.hpp"
+#include "capture/vulkan_layer/slot_timing.hpp"
 #include "capture/wayland_surfaces.hpp"
 #include "latlab/host_clock.hpp"
 #include "latlab/version.hpp"
@@ -70,26 +72,47 @@
 
 #define LATLAB_LAYER_EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace latlab::capture {
+namespace latlab::capture::layer {
+
+std::shared_mutex g_mu;
+std::unordered_map<void*, std::unique_ptr<InstanceData>> g_instances;
+std::unordered_map<void*, std::unique_ptr<DeviceData>> g_devices;
+std::mutex g_surface_mu;
+std::unordered_map<uint64_t, uint64_t> g_x11_windows;
+
+WaylandSurfaces& wayland_surfaces() {
+  static auto* w = new WaylandSurfaces;
+  return *w;
+}
+
+namespace {
+
+InstanceData* instance_of(void* key) {
+  std::shared_lock lock(g_mu);
+  auto it = g_instances.find(key);
+  return it == g_instances.end() ? nullptr : it->second.get();
+}
+
+}  // namespace
+
+DeviceData* device_of(void* key) {
+  std::shared_lock lock(g_mu);
+  auto it = g_devices.find(key);
+  return it == g_devices.end() ? nullptr : it->second.get();
+}
+
+QueueTable<VkQueue, QueueTiming, 256> g_queue_table;
+
+void send_unavailable(uint64_t source, std::string_view name, std::string_view reason) {
+  UnavailableRecord r;
+  set_text(r.name, name);
+  set_text(r.reason, reason);
+  RecordSender::process().send(r, RecordType::unavailable, source);
+}
+
 namespace {
 
 constexpr const char* kLayerName = "VK_LAYER_LATLAB_capture";
-// Timestamp slots come in chunks (a query pool and a command pool each); a
-// family starts with one and grows while the program has more submissions
-// in flight, up to kMaxChunks, past which a submission goes unbracketed
-// (NoSpan::ring_full).
-constexpr uint32_t kChunkSlots = 64;
-constexpr uint32_t kMaxChunks = 64;
-constexpr uint32_t kMaxSlots = kChunkSlots * kMaxChunks;
-// On a device that runs its command buffers on the host's CPUs
-// (VK_PHYSICAL_DEVICE_TYPE_CPU: lavapipe, SwiftShader), a copy that waits
-// for its timestamps is a wait on the submitting thread, which keeps the
-// driver from preparing the next submission while the last one renders.
-// There the end command buffer copies without waiting, and also copies the
-// kLateCopySlots slots before its own in the chunk again: a submission's
-// timestamps reach the host with one of the next few submissions on its
-// family, or at vkDestroyDevice (read_slots_at_idle).
-constexpr uint32_t kLateCopySlots = 4;
 // How often the collector reads the timestamps (from memory: the layer's
 // end command buffers copy them there, result_buffer.hpp).
 constexpr auto kCollectPeriod = std::chrono::milliseconds(10);
@@ -105,319 +128,6 @@ constexpr size_t kTimingPending = 64;
 // wp_presentation: how long vkDestroySwapchainKHR waits for the compositor's
 // word on the presents still outstanding (a few refresh periods).
 constexpr int64_t kFeedbackDrainNs = 100'000'000;
-
-template <class T>
-void* dispatch_key(T handle) {
-  return *reinterpret_cast<void**>(handle);
-}
-
-template <class F>
-F load(PFN_vkGetDeviceProcAddr gdpa, VkDevice d, const char* name) {
-  return reinterpret_cast<F>(gdpa(d, name));
-}
-
-struct InstanceData {
-  VkInstance instance = VK_NULL_HANDLE;
-  PFN_vkGetInstanceProcAddr next_gipa = nullptr;
-  PFN_vkDestroyInstance DestroyInstance = nullptr;
-  PFN_vkCreateDevice CreateDevice = nullptr;
-  PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
-  PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties = nullptr;
-  PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties = nullptr;
-  PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties = nullptr;
-  PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2 = nullptr;  // or the KHR one
-  // X11 surfaces: taken at vkCreateInstance (asked later, the loader's
-  // terminator answers from its dispatch table, whose top is this layer).
-  PFN_vkVoidFunction CreateXcbSurfaceKHR = nullptr;
-  PFN_vkVoidFunction CreateXlibSurfaceKHR = nullptr;
-  PFN_vkVoidFunction CreateWaylandSurfaceKHR = nullptr;
-  PFN_vkDestroySurfaceKHR DestroySurfaceKHR = nullptr;
-  uint32_t api_version = VK_API_VERSION_1_0;
-};
-
-struct DeviceFns {
-  PFN_vkGetDeviceProcAddr GetDeviceProcAddr = nullptr;
-  PFN_vkDestroyDevice DestroyDevice = nullptr;
-  PFN_vkGetDeviceQueue GetDeviceQueue = nullptr;
-  PFN_vkGetDeviceQueue2 GetDeviceQueue2 = nullptr;
-  PFN_vkQueueSubmit QueueSubmit = nullptr;
-  PFN_vkQueueSubmit2 QueueSubmit2 = nullptr;
-  PFN_vkQueueSubmit2 QueueSubmit2KHR = nullptr;
-  PFN_vkQueuePresentKHR QueuePresentKHR = nullptr;
-  PFN_vkAcquireNextImageKHR AcquireNextImageKHR = nullptr;
-  PFN_vkAcquireNextImage2KHR AcquireNextImage2KHR = nullptr;
-  PFN_vkCreateSwapchainKHR CreateSwapchainKHR = nullptr;
-  PFN_vkDestroySwapchainKHR DestroySwapchainKHR = nullptr;
-  PFN_vkCreateQueryPool CreateQueryPool = nullptr;
-  PFN_vkDestroyQueryPool DestroyQueryPool = nullptr;
-  PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
-  PFN_vkCreateCommandPool CreateCommandPool = nullptr;
-  PFN_vkDestroyCommandPool DestroyCommandPool = nullptr;
-  PFN_vkAllocateCommandBuffers AllocateCommandBuffers = nullptr;
-  PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
-  PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
-  PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
-  PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
-  PFN_vkCreateFence CreateFence = nullptr;
-  PFN_vkDestroyFence DestroyFence = nullptr;
-  PFN_vkWaitForFences WaitForFences = nullptr;
-  PFN_vkResetFences ResetFences = nullptr;
-  PFN_vkWaitForPresentKHR WaitForPresentKHR = nullptr;
-  PFN_vkGetPastPresentationTimingGOOGLE GetPastPresentationTimingGOOGLE = nullptr;
-  ResultBufferFns results;  // the timestamps' way to the host
-};
-
-// The layer's timestamps on one queue family: a query pool of two pairs per
-// slot, A (queries 4s, 4s+1) and B (4s+2, 4s+3), and per slot command
-// buffers recorded once (simultaneous use). Use k of a slot (k: its earlier
-// executed uses) writes pair X = A if k is even, else B; its end command
-// buffer then copies X to the host (waiting for it), resets the other pair
-// Y and copies Y too, after the program's work: nothing of the layer's but
-// its begin timestamp runs on the GPU before the program's first command
-// buffer. Before each use the host clears X's copy and marks Y's copy
-// available; the collector gives the slot back only once it has read X
-// and seen Y's copy unavailable (the reset executed), so the next use, on
-// any queue of the family, writes a pair already reset and read. The
-// first use of a slot resets both pairs in its begin command buffer (once).
-// No host query reset: a host reset after a read is not ordered with the
-// queue for the validation layer (it retires a submit only at the program's
-// fence wait and then takes the pair for written again).
-enum Pair : uint8_t { kPairA = 0, kPairB = 1 };
-
-uint32_t first_query(uint32_t slot, uint8_t pair) { return 4 * slot + 2 * pair; }
-
-// The command buffers of one use of a slot.
-struct SlotUse {
-  uint32_t slot = UINT32_MAX;  // UINT32_MAX: every slot is in flight
-  uint8_t pair = kPairA;       // the pair this use writes (X)
-  VkCommandBuffer begin = VK_NULL_HANDLE;
-  VkCommandBuffer end = VK_NULL_HANDLE;
-};
-
-// One slot: its command buffers and its state on one cache line, so a
-// submit touches one line of the slot table, not one in each of eight
-// arrays (after the program slept, every line it touches may be cold).
-struct alignas(64) TimingSlot {
-  // begin_first (resets A and B, writes A.begin), begin[X] (writes
-  // X.begin), end_first (writes A.end), end[X] (writes X.end, resets Y).
-  VkCommandBuffer begin_first = VK_NULL_HANDLE;
-  VkCommandBuffer end_first = VK_NULL_HANDLE;
-  VkCommandBuffer begin[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  VkCommandBuffer end[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-  uint64_t uses = 0;  // executed uses
-  bool busy = false;
-};
-static_assert(sizeof(TimingSlot) == 64);
-
-// A chunk of slots: its queries (four per slot) and command buffers, in
-// pools of its own, so that a chunk is made without touching another.
-struct SlotChunk {
-  VkQueryPool queries = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  ResultBuffer results;  // per slot 8 words: pair A's copy, then B's (value, availability each)
-  std::array<TimingSlot, kChunkSlots> slots{};
-};
-
-struct FamilyTiming {
-  uint32_t family = 0;
-  bool can_time = false;
-  std::mutex grow_mu;  // one grower at a time (grow_family)
-  std::mutex mu;       // guards slots' busy and uses, chunk_count and the free ring
-  // [0, chunk_count) are made; a slot id (chunk * kChunkSlots + index) is
-  // handed out under mu only after its chunk is.
-  std::array<std::unique_ptr<SlotChunk>, kMaxChunks> chunks;
-  uint32_t chunk_count = 0;
-  bool grow_failed = false;
-  // Free slot ids, oldest first: slots are reused in turn, so the ones in
-  // flight sit next to each other and the collector reads them in one call.
-  std::array<uint32_t, kMaxSlots> free_ring{};
-  uint32_t free_head = 0;
-  uint32_t free_count = 0;
-
-  SlotChunk& chunk_of(uint32_t id) { return *chunks[id / kChunkSlots]; }
-  TimingSlot& slot(uint32_t id) { return chunk_of(id).slots[id % kChunkSlots]; }
-  uint64_t* words(uint32_t id) { return chunk_of(id).results.words + 8 * (id % kChunkSlots); }
-
-  // A free slot and the command buffers of its next use (slot UINT32_MAX
-  // when every slot is in flight).
-  SlotUse take() {
-    SlotUse u;
-    std::lock_guard lock(mu);
-    if (free_count == 0) return u;
-    const uint32_t id = free_ring[free_head];
-    free_head = (free_head + 1) % kMaxSlots;
-    --free_count;
-    TimingSlot& s = slot(id);
-    s.busy = true;
-    u.slot = id;
-    u.pair = static_cast<uint8_t>(s.uses & 1);
-    const bool first = s.uses == 0;
-    u.begin = first ? s.begin_first : s.begin[u.pair];
-    u.end = first ? s.end_first : s.end[u.pair];
-    // No copy of this use is in flight (the slot was free): X's copy reads
-    // unavailable until this use writes it, Y's available until its reset.
-    uint64_t* w = words(id);
-    std::fill(w + 4 * u.pair, w + 4 * u.pair + 4, uint64_t{0});
-    w[4 * (u.pair ^ 1U) + 1] = 1;
-    w[4 * (u.pair ^ 1U) + 3] = 1;
-    return u;
-  }
-  // executed: the use's command buffers ran (its pair was read and the
-  // other pair's reset seen); a failed submit's did not.
-  void give_back(uint32_t id, bool executed) {
-    std::lock_guard lock(mu);
-    TimingSlot& s = slot(id);
-    if (executed) ++s.uses;
-    s.busy = false;
-    push_free(id);
-  }
-  // Publishes a chunk made by the caller (who holds grow_mu).
-  void add_chunk(std::unique_ptr<SlotChunk> c) {
-    std::lock_guard lock(mu);
-    const uint32_t k = chunk_count;
-    chunks[k] = std::move(c);
-    ++chunk_count;
-    for (uint32_t i = 0; i < kChunkSlots; ++i) push_free(k * kChunkSlots + i);
-  }
-  uint32_t free_slots() {
-    std::lock_guard lock(mu);
-    return free_count;
-  }
-
- private:
-  void push_free(uint32_t id) {
-    free_ring[(free_head + free_count) % kMaxSlots] = id;
-    ++free_count;
-  }
-};
-
-struct PendingSubmit {
-  SubmitRecord rec;
-  FamilyTiming* fam = nullptr;
-  uint32_t slot = UINT32_MAX;  // UINT32_MAX: not bracketed (rec.no_span says why)
-  uint8_t pair = kPairA;       // the pair this use writes
-  bool resolved = false;
-};
-
-// A frame's present_complete, from a waiter or the display timing (the
-// compositor's come as DisplayOutcome).
-struct Completion {
-  uint64_t frame = 0;
-  int64_t ns = kNoTime;
-  NoComplete why = NoComplete::none;
-};
-
-// A frame as the present hook hands it to the collector.
-struct FrameEntry {
-  FrameRecord rec;
-  bool awaiting = false;     // its present_complete is still to come
-  uint64_t feedback_id = 0;  // wp_presentation: the request its outcome answers (0: none)
-};
-
-// Per swapchain. The program synchronises its presents to a swapchain with
-// that swapchain's retirement and destruction (the spec's external
-// synchronisation), so the present hook uses its state without a lock;
-// the map of states has one (DeviceData::swap_mu).
-struct SwapchainState {
-  VkSwapchainKHR swapchain = VK_NULL_HANDLE;
-  uint64_t next_id = 1;  // the layer's present ids (VkPresentIdKHR / GOOGLE presentID)
-  bool retired = false;  // a newer swapchain replaced it: no more waits
-  std::unique_ptr<PresentWaiter> waiter;             // present_wait
-  std::deque<std::pair<uint32_t, uint64_t>> timing;  // display timing: (presentID, frame)
-  // A Wayland surface's: the compositor's feedback (null: none, `no_feedback` says why).
-  wl::Proxy* wl_surface = nullptr;
-  std::shared_ptr<PresentationFeedback> feedback;
-  std::string no_feedback;
-};
-
-struct DeviceData {
-  VkDevice device = VK_NULL_HANDLE;
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  InstanceData* instance = nullptr;
-  PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
-  DeviceFns fn;
-  uint64_t source = 0;
-  bool active = false;       // a capture is listening: time and send
-  bool late_copies = false;  // a CPU device: copies do not wait (kLateCopySlots)
-  // Which submissions are timed (span_budget.hpp); null: every one.
-  std::mutex budget_mu;
-  std::unique_ptr<SpanBudget> budget;
-  std::unique_ptr<VulkanAttachment> attachment;
-  std::unique_ptr<ClockSync> clock;
-  std::function<std::optional<MappedTime>(uint64_t)> mapper;
-  std::map<uint32_t, std::unique_ptr<FamilyTiming>> families;
-  std::shared_mutex queues_mu;
-  std::unordered_map<VkQueue, FamilyTiming*> queues;
-
-  // Frame state, shared by the program's threads and the collector.
-  std::mutex frame_mu;
-  std::atomic<uint64_t> frame_index{0};  // written under frame_mu; the budget reads it unlocked
-  int64_t last_present_end = kNoTime;
-  std::vector<PendingSubmit> new_submits;
-  std::vector<FrameEntry> new_frames;
-  std::vector<Completion> new_completions;
-  std::vector<DisplayOutcome> new_outcomes;  // wp_presentation, by feedback id
-  std::atomic<uint64_t> next_feedback_id{1};
-  std::atomic<int64_t> acquire_wait_ns{0};
-  std::condition_variable wake;
-  bool stop = false;
-  std::thread collector;
-  uint64_t frames_sent = 0;
-  uint64_t submits_sent = 0;
-
-  // present_complete (plan_present). layer_present_ids: the layer chains
-  // its own VkPresentIdKHR (the program did not enable present ids).
-  PresentMethod present_method = PresentMethod::none;
-  std::string no_present_method;              // why present_method is none
-  std::atomic<bool> no_complete_said{false};  // its Unavailable record was sent
-  bool layer_present_ids = false;
-  std::atomic<bool> timing_clock_warned{false};
-  std::mutex swap_mu;
-  std::unordered_map<VkSwapchainKHR, std::unique_ptr<SwapchainState>> swapchains;
-};
-
-std::shared_mutex g_mu;
-std::unordered_map<void*, std::unique_ptr<InstanceData>> g_instances;
-std::unordered_map<void*, std::unique_ptr<DeviceData>> g_devices;
-// X11 windows of the surfaces the program made (VkSurfaceKHR -> XID): a
-// swapchain on one is reported in a WindowRecord for the screen observer.
-std::mutex g_surface_mu;
-std::unordered_map<uint64_t, uint64_t> g_x11_windows;
-
-// Wayland surfaces the program made (VkSurfaceKHR -> wl_surface and its
-// display's feedback). Never destroyed: see WaylandSurfaces.
-WaylandSurfaces& wayland_surfaces() {
-  static auto* w = new WaylandSurfaces;
-  return *w;
-}
-
-InstanceData* instance_of(void* key) {
-  std::shared_lock lock(g_mu);
-  auto it = g_instances.find(key);
-  return it == g_instances.end() ? nullptr : it->second.get();
-}
-DeviceData* device_of(void* key) {
-  std::shared_lock lock(g_mu);
-  auto it = g_devices.find(key);
-  return it == g_devices.end() ? nullptr : it->second.get();
-}
-
-// The submit path's lookup (queue_table.hpp); past its capacity, the
-// locked maps.
-struct QueueTiming {
-  DeviceData* device = nullptr;
-  FamilyTiming* family = nullptr;
-};
-QueueTable<VkQueue, QueueTiming, 256> g_queue_table;
-
-void send_unavailable(uint64_t source, std::string_view name, std::string_view reason) {
-  UnavailableRecord r;
-  set_text(r.name, name);
-  set_text(r.reason, reason);
-  RecordSender::process().send(r, RecordType::unavailable, source);
-}
-
-bool grow_family(DeviceData& d, FamilyTiming& f, uint32_t want_free);
 
 // ---------------------------------------------------------------------------
 // Collector
@@ -627,15 +337,6 @@ void collector_main(DeviceData* d) {
 // ---------------------------------------------------------------------------
 // Device set-up
 
-// The first structure of `type` in a pNext chain, or nullptr.
-template <class T>
-const T* chain_find(const void* next, VkStructureType type) {
-  for (auto* s = static_cast<const VkBaseInStructure*>(next); s != nullptr; s = s->pNext) {
-    if (s->sType == type) return reinterpret_cast<const T*>(s);
-  }
-  return nullptr;
-}
-
 // How present_complete will be learnt on a device, and what that adds to
 // the program's vkCreateDevice.
 struct PresentPlan {
@@ -782,167 +483,6 @@ PresentPlan plan_present(const InstanceData& inst, VkPhysicalDevice physical,
   }
   plan_present_wait(inst, physical, info, exts, google, plan);
   return plan;
-}
-
-// Copies slots [first, first + n) of a chunk (both pairs) without waiting.
-void record_slots_copy(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t first,
-                       uint32_t n) {
-  if (n == 0) return;
-  record_copy_to_host(d.fn.results, cb, c.queries, first_query(first, kPairA), 4 * n, c.results,
-                      8 * first, false);
-}
-
-// The late copies of a CPU device's end command buffer (kLateCopySlots):
-// the slots before `slot` in its chunk. A first use copies only those
-// below it, which the free ring handed out before it (their first use
-// reset their queries); a later use wraps around the chunk, whose every
-// slot was handed out before this slot's second use.
-void record_late_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
-                        bool first_use) {
-  const uint32_t below = std::min(slot, kLateCopySlots);
-  record_slots_copy(d, cb, c, slot - below, below);
-  if (!first_use)
-    record_slots_copy(d, cb, c, kChunkSlots - (kLateCopySlots - below), kLateCopySlots - below);
-}
-
-// An end command buffer's work after its timestamp: X's copy to the host
-// (waiting for both its timestamps, except on a CPU device), then the
-// reset of the other pair Y (not for the first use: its begin reset both)
-// and Y's copy, which reads unavailable once the reset executed.
-void record_end_copies(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot, uint8_t pair,
-                       bool first_use) {
-  const auto other = static_cast<uint8_t>(pair ^ 1U);
-  record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, pair), 2, c.results,
-                      8 * slot + 4 * pair, !d.late_copies);
-  if (!first_use) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, other), 2);
-  record_copy_to_host(d.fn.results, cb, c.queries, first_query(slot, other), 2, c.results,
-                      8 * slot + 4 * other, false);
-  if (d.late_copies) record_late_copies(d, cb, c, slot, first_use);
-}
-
-// Records command buffer `kind` of `slot` (per slot: begin_first, begin A,
-// begin B, end_first, end A, end B); false when the driver refused.
-bool record_slot_buffer(DeviceData& d, VkCommandBuffer cb, SlotChunk& c, uint32_t slot,
-                        uint32_t kind) {
-  // Our command buffers are dispatchable objects the loader has not seen.
-  if (d.set_loader_data != nullptr) d.set_loader_data(d.device, cb);
-  VkCommandBufferBeginInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
-  if (d.fn.BeginCommandBuffer(cb, &bi) != VK_SUCCESS) return false;
-  const bool is_begin = kind < 3;
-  // first: pair A; then A, then B.
-  const uint8_t pair = (kind % 3) == 2 ? kPairB : kPairA;
-  const uint32_t x = first_query(slot, pair);
-  if (kind == 0) d.fn.CmdResetQueryPool(cb, c.queries, first_query(slot, kPairA), 4);
-  d.fn.CmdWriteTimestamp(
-      cb, is_begin ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-      c.queries, is_begin ? x : x + 1);
-  if (!is_begin) record_end_copies(d, cb, c, slot, pair, kind == 3);
-  return d.fn.EndCommandBuffer(cb) == VK_SUCCESS;
-}
-
-// A chunk of slots on `family`: its pools, result buffer and recorded
-// command buffers; null when the driver refused one of them.
-std::unique_ptr<SlotChunk> create_chunk(DeviceData& d, uint32_t family) {
-  auto c = std::make_unique<SlotChunk>();
-  VkQueryPoolCreateInfo qi{};
-  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  qi.queryCount = 4 * kChunkSlots;
-  VkCommandPoolCreateInfo pi{};
-  pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pi.queueFamilyIndex = family;
-  auto drop = [&] {
-    if (c->pool != VK_NULL_HANDLE) d.fn.DestroyCommandPool(d.device, c->pool, nullptr);
-    if (c->queries != VK_NULL_HANDLE) d.fn.DestroyQueryPool(d.device, c->queries, nullptr);
-    destroy_result_buffer(d.device, d.fn.results, c->results);
-    return nullptr;
-  };
-  if (d.fn.CreateQueryPool(d.device, &qi, nullptr, &c->queries) != VK_SUCCESS ||
-      d.fn.CreateCommandPool(d.device, &pi, nullptr, &c->pool) != VK_SUCCESS)
-    return drop();
-  auto results = create_result_buffer(d.device, d.fn.results, 8 * sizeof(uint64_t) * kChunkSlots);
-  if (!results) return drop();
-  c->results = *results;
-  // Per slot: begin_first, begin A, begin B, end_first, end A, end B.
-  constexpr uint32_t kPerSlot = 6;
-  std::vector<VkCommandBuffer> cbs(kPerSlot * kChunkSlots);
-  VkCommandBufferAllocateInfo ai{};
-  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  ai.commandPool = c->pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = kPerSlot * kChunkSlots;
-  if (d.fn.AllocateCommandBuffers(d.device, &ai, cbs.data()) != VK_SUCCESS) return drop();
-  for (uint32_t i = 0; i < kPerSlot * kChunkSlots; ++i) {
-    if (!record_slot_buffer(d, cbs[i], *c, i / kPerSlot, i % kPerSlot)) return drop();
-  }
-  for (uint32_t s = 0; s < kChunkSlots; ++s) {
-    const VkCommandBuffer* b = &cbs[kPerSlot * s];
-    TimingSlot& slot = c->slots[s];
-    slot.begin_first = b[0];
-    slot.begin[kPairA] = b[1];
-    slot.begin[kPairB] = b[2];
-    slot.end_first = b[3];
-    slot.end[kPairA] = b[4];
-    slot.end[kPairB] = b[5];
-  }
-  return c;
-}
-
-// Adds chunks to `f` until it has `want_free` free slots or kMaxChunks
-// chunks. false: no slot could be added (at the limit, or the driver refused).
-bool grow_family(DeviceData& d, FamilyTiming& f, uint32_t want_free) {
-  std::lock_guard grow(f.grow_mu);
-  bool added = false;
-  for (;;) {
-    {
-      std::lock_guard lock(f.mu);
-      if (f.free_count >= want_free) return true;
-      if (f.chunk_count == kMaxChunks || f.grow_failed) return added;
-    }
-    auto c = create_chunk(d, f.family);
-    if (!c) {
-      std::lock_guard lock(f.mu);
-      f.grow_failed = true;
-      return added;
-    }
-    f.add_chunk(std::move(c));
-    added = true;
-  }
-}
-
-void create_family(DeviceData& d, uint32_t family, uint32_t valid_bits) {
-  auto ft = std::make_unique<FamilyTiming>();
-  ft->family = family;
-  auto fail = [&](const std::string& why) {
-    send_unavailable(d.source, "gpu_span",
-                     "queue family " + std::to_string(family) + ": " + why +
-                         "; its submissions have no GPU span");
-  };
-  if (valid_bits == 0) {
-    fail("timestampValidBits = 0 (cannot write timestamps)");
-  } else if (!d.mapper) {
-    fail("no calibration: " + (d.clock ? d.clock->reason() : std::string("none")));
-  } else if (!grow_family(d, *ft, 1)) {
-    fail(
-        "the layer could not create or record its query pool, command pool, host-visible result "
-        "buffer or command buffers");
-  } else {
-    ft->can_time = true;
-  }
-  d.families[family] = std::move(ft);
-}
-
-void destroy_timing(DeviceData& d) {
-  for (auto& [f, ft] : d.families) {
-    for (uint32_t k = 0; k < ft->chunk_count; ++k) {
-      d.fn.DestroyCommandPool(d.device, ft->chunks[k]->pool, nullptr);
-      d.fn.DestroyQueryPool(d.device, ft->chunks[k]->queries, nullptr);
-      destroy_result_buffer(d.device, d.fn.results, ft->chunks[k]->results);
-    }
-  }
-  d.families.clear();
 }
 
 // ---------------------------------------------------------------------------
@@ -1111,7 +651,7 @@ void probe_queues(DeviceData& d, const VkDeviceCreateInfo& info) {
     return m ? std::optional<int64_t>(m->host_ns) : std::nullopt;
   };
   int64_t span_cost = 0;  // the dearest queue's
-  bool probed = false;     // a queue that can time was probed
+  bool probed = false;    // a queue that can time was probed
   for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
     const VkDeviceQueueCreateInfo& q = info.pQueueCreateInfos[i];
     auto it = d.families.find(q.queueFamilyIndex);
@@ -1243,22 +783,6 @@ void load_present_fns(DeviceFns& f, PFN_vkGetDeviceProcAddr gdpa, VkDevice devic
   }
 }
 
-// Timing for each queue family the device was created with.
-void create_families(DeviceData& d, const InstanceData& inst, VkPhysicalDevice physical,
-                     const VkDeviceCreateInfo& info) {
-  std::vector<VkQueueFamilyProperties> props;
-  uint32_t n = 0;
-  inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
-  props.resize(n);
-  inst.GetPhysicalDeviceQueueFamilyProperties(physical, &n, props.data());
-  if (inst.GetPhysicalDeviceMemoryProperties != nullptr)
-    inst.GetPhysicalDeviceMemoryProperties(physical, &d.fn.results.memory);
-  for (uint32_t i = 0; i < info.queueCreateInfoCount; ++i) {
-    const uint32_t fam = info.pQueueCreateInfos[i].queueFamilyIndex;
-    if (fam < n && d.families.count(fam) == 0) create_family(d, fam, props[fam].timestampValidBits);
-  }
-}
-
 // Whether the end command buffers copy late (kLateCopySlots): on a CPU
 // device; LATLAB_CAPTURE_LATE_COPIES=0 or 1 decides instead (to compare
 // the two ways on one device).
@@ -1376,35 +900,6 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
 
 void retire_swapchain(DeviceData* d, SwapchainState& st);
 
-// With late copies, the device's last submissions have no later one to
-// copy their timestamps. At vkDestroyDevice the device is idle (the
-// program's duty), so the slots still in use are read from the driver on
-// the program's thread and published as a copy would be: values first,
-// then each availability word with release order (load_acquire).
-void read_slots_at_idle(DeviceData& d) {
-  if (!d.late_copies || d.fn.GetQueryPoolResults == nullptr) return;
-  for (auto& [family, ft] : d.families) {
-    std::lock_guard lock(ft->mu);
-    for (uint32_t k = 0; k < ft->chunk_count; ++k) {
-      SlotChunk& c = *ft->chunks[k];
-      for (uint32_t s = 0; s < kChunkSlots; ++s) {
-        if (!c.slots[s].busy) continue;
-        std::array<uint64_t, 8> got{};
-        if (d.fn.GetQueryPoolResults(
-                d.device, c.queries, first_query(s, kPairA), 4, sizeof(got), got.data(),
-                2 * sizeof(uint64_t),
-                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) < 0)
-          continue;
-        uint64_t* w = c.results.words + 8 * s;
-        for (size_t q = 0; q < 4; ++q) {
-          std::atomic_ref<uint64_t>(w[2 * q]).store(got[2 * q], std::memory_order_relaxed);
-          std::atomic_ref<uint64_t>(w[2 * q + 1]).store(got[2 * q + 1], std::memory_order_release);
-        }
-      }
-    }
-  }
-}
-
 VKAPI_ATTR void VKAPI_CALL layer_DestroyDevice(VkDevice device,
                                                const VkAllocationCallbacks* alloc) {
   DeviceData* d = device_of(dispatch_key(device));
@@ -1467,11 +962,15 @@ VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue2(VkDevice device, const VkDevice
   remember_queue(d, *queue, info->queueFamilyIndex);
 }
 
+}  // namespace
+
 FamilyTiming* family_of(DeviceData* d, VkQueue queue) {
   std::shared_lock lock(d->queues_mu);
   auto it = d->queues.find(queue);
   return it == d->queues.end() ? nullptr : it->second;
 }
+
+namespace {
 
 // Queues the submission for the collector. Its cpu_end and source_cpu_ns
 // are set last, under the lock: everything but the unlock is counted.
@@ -1547,13 +1046,6 @@ void bracket(const VkSubmitInfo2* in, uint32_t count, uint32_t first, uint32_t l
   };
   rebuild(first);
   if (last != first) rebuild(last);
-}
-
-// A queue's device and timing: the lock-free table, else the locked maps.
-std::pair<DeviceData*, FamilyTiming*> device_and_family(VkQueue queue) {
-  if (const QueueTiming* t = g_queue_table.find(queue)) return {t->device, t->family};
-  DeviceData* d = device_of(dispatch_key(queue));
-  return {d, d == nullptr ? nullptr : family_of(d, queue)};
 }
 
 template <class Info, class Call>
@@ -2127,7 +1619,7 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL layer_GetInstanceProcAddr(VkInstance in
 }
 
 }  // namespace
-}  // namespace latlab::capture
+}  // namespace latlab::capture::layer
 
 LATLAB_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* v) {
@@ -2135,8 +1627,8 @@ vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* v) {
     return VK_ERROR_INITIALIZATION_FAILED;
   if (v->loaderLayerInterfaceVersion > 2) v->loaderLayerInterfaceVersion = 2;
   if (v->loaderLayerInterfaceVersion >= 2) {
-    v->pfnGetInstanceProcAddr = &latlab::capture::layer_GetInstanceProcAddr;
-    v->pfnGetDeviceProcAddr = &latlab::capture::layer_GetDeviceProcAddr;
+    v->pfnGetInstanceProcAddr = &latlab::capture::layer::layer_GetInstanceProcAddr;
+    v->pfnGetDeviceProcAddr = &latlab::capture::layer::layer_GetDeviceProcAddr;
     v->pfnGetPhysicalDeviceProcAddr = nullptr;
   }
   return VK_SUCCESS;
