@@ -22,6 +22,7 @@ void retire_swapchain(DeviceData* d, SwapchainState& st);
 // (each outcome's owner is a device's source).
 void post_outcomes(DeviceData* d, const std::vector<DisplayOutcome>& got);
 
+// The layer's wrappers of these Vulkan calls (capture_layer.cpp gives them out).
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info);
 VKAPI_ATTR VkResult VKAPI_CALL layer_AcquireNextImageKHR(VkDevice device, VkSwapchainKHR sc,
                                                          uint64_t timeout, VkSemaphore sem,

@@ -7,6 +7,7 @@
 
 namespace latlab::capture::layer {
 
+// The layer's wrappers of these Vulkan calls (capture_layer.cpp gives them out).
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue, uint32_t count,
                                                  const VkSubmitInfo* submits, VkFence fence);
 VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue, uint32_t count,
