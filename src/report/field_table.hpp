@@ -42,6 +42,8 @@ struct Field {
   // Left out of the object when this holds (nullptr: always written); the
   // reader reads the key when present.
   bool (*omit_when)(const O&) = nullptr;
+  // Without `write`: this text, the same in every document (not read).
+  std::string_view text = {};
 
   constexpr Field lacking_in_older() const {
     Field f = *this;
@@ -180,6 +182,12 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
               }};
 }
 
+// A text the same in every document (a definition in words): written, not read.
+template <class O>
+constexpr Field<O> fixed(std::string_view key, std::string_view text) {
+  return {.key = key, .text = text};
+}
+
 // null_if's and omitted_if's usual conditions on a member (path) M, Ms....
 template <auto M, auto... Ms>
 bool when(const OwnerOf<M>& o) {
@@ -217,7 +225,9 @@ template <class Owner>
 void append_fields(json& j, const Owner& o, Table<Owner> table) {
   for (const Field<Owner>& f : table) {
     if (f.omit_when != nullptr && f.omit_when(o)) continue;
-    j[std::string(f.key)] = f.null_when != nullptr && f.null_when(o) ? json(nullptr) : f.write(o);
+    j[std::string(f.key)] = f.null_when != nullptr && f.null_when(o) ? json(nullptr)
+                            : f.write != nullptr                     ? f.write(o)
+                                                                     : json(f.text);
   }
 }
 

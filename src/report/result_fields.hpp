@@ -193,10 +193,7 @@ inline constexpr std::array<Field<GpuTargetCheck>, 6> kGpuTargetFields = {
     field<&GpuTargetCheck::target, &GpuTimeTarget::target_ms>("target_ms"),
     field<&GpuTargetCheck::target, &GpuTimeTarget::tolerance>("tolerance"),
     field<&GpuTargetCheck::measured_ms>("measured_ms"),
-    Field<GpuTargetCheck>{
-        .key = "measured",  // the definition, in words: not read
-        .write =
-            +[](const GpuTargetCheck&) { return json("median of total.stages.gpu_execution"); }},
+    fixed<GpuTargetCheck>("measured", "median of total.stages.gpu_execution"),
     field<&GpuTargetCheck::error_fraction>("error_fraction"),
     object<&GpuTargetCheck::warmup_check, kWarmupCheckFields>("warmup_check").lacking_in_older(),
 };
@@ -415,11 +412,8 @@ inline constexpr std::array<Field<LatencyRun>, 17> kLatencySettingsFields = {
     field<kDesc, kSchedule, &ScheduleDesc::seed>("seed"),
     Field<LatencyRun>{.key = "interval_ms", .write = detail::interval_ms},
     group<kIntervalNsFields>("interval_ns").lacking_in_older(),
-    Field<LatencyRun>{.key = "schedule_generator",
-                      .write =
-                          +[](const LatencyRun&) {
-                            return json("splitmix64 + Lemire uniform integer ns, inclusive range");
-                          }},
+    fixed<LatencyRun>("schedule_generator",
+                      "splitmix64 + Lemire uniform integer ns, inclusive range"),
     field<kDesc, &LatencyRunDesc::frames>("frames"),
     field<kDesc, &LatencyRunDesc::blocks>("blocks"),
     Field<LatencyRun>{.key = "frames_per_block", .write = detail::frames_per_block},
@@ -501,9 +495,7 @@ inline constexpr std::array<Field<LatencyRun>, 13> kPresentFields = {
     added<kPresent, &PresentInfo::surface>("surface"),
     added<kPresent, &PresentInfo::present_mode>("present_mode"),
     added<kPresent, &PresentInfo::modes_offered>("present_modes_offered"),
-    Field<LatencyRun>{
-        .key = "mode_preference",
-        .write = +[](const LatencyRun&) { return json("immediate, else mailbox, else fifo"); }},
+    fixed<LatencyRun>("mode_preference", "immediate, else mailbox, else fifo"),
     added<kPresent, &PresentInfo::swapchain_images>("swapchain_images"),
     Field<LatencyRun>{.key = "frames_in_flight",
                       .write = +[](const LatencyRun&) { return json(1); }},
@@ -540,15 +532,11 @@ inline constexpr std::array<Field<LatencyRun>, 3> kGeneratorFields = {
 // `diagnostics.poll`: `ran` is read; the rest is the settings' and the
 // totals', written here too.
 inline constexpr std::array<Field<LatencyRun>, 5> kPollFields = {
-    Field<LatencyRun>{
-        .key = "what",
-        .write =
-            +[](const LatencyRun&) {
-              return json(
-                  "a third thread spins on each frame's completion (vkGetFenceStatus, "
-                  "cudaEventQuery, glClientWaitSync with timeout 0) while the consumer blocks in "
-                  "its wait; poll_cpu is its CPU time per frame (CLOCK_THREAD_CPUTIME_ID), us");
-            }},
+    fixed<LatencyRun>("what",
+                      "a third thread spins on each frame's completion (vkGetFenceStatus, "
+                      "cudaEventQuery, glClientWaitSync with timeout 0) while the consumer blocks "
+                      "in its wait; poll_cpu is its CPU time per frame (CLOCK_THREAD_CPUTIME_ID), "
+                      "us"),
     added<&LatencyRun::polled>("ran"),
     Field<LatencyRun>{.key = "limit_ns",
                       .write = +[](const LatencyRun& r) { return json(r.desc.poll_limit_ns); },
@@ -636,13 +624,8 @@ constexpr Field<LatencyRun> blocks_of(std::string_view key) {
 // `diagnostics.raw_sleep` (--bare): cpu_ns and wall_ns are null when unknown
 // (a schema_version 1 document read back).
 inline constexpr std::array<Field<LatencyRun>, 6> kRawSleepFields = {
-    Field<LatencyRun>{.key = "what",
-                      .write =
-                          +[](const LatencyRun&) {
-                            return json(
-                                "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' "
-                                "deadlines");
-                          }},
+    fixed<LatencyRun>("what",
+                      "clock_nanosleep(TIMER_ABSTIME) alone on the measured blocks' deadlines"),
     added<&LatencyRun::raw_total>("lateness"),
     added<&LatencyRun::raw_sleep_cpu_ns>("cpu_ns").null_if(
         not_positive<&LatencyRun::raw_sleep_wall_ns>),
@@ -799,16 +782,10 @@ inline constexpr std::array<Field<CaptureBracketing>, 7> kBracketingFields = {
     field<&CaptureBracketing::cpu_per_submit_us>("cpu_per_submit_us"),
 };
 
-namespace detail {
-
-inline json between_presents(const auto&) { return json("between_presents"); }
-
-}  // namespace detail
-
 // `fps` of a capture and of each `per_swapchain[]`: derived from the frame
 // times (CaptureResult::fps), written, not read.
 inline constexpr std::array<Field<CaptureFps>, 5> kFpsFields = {
-    Field<CaptureFps>{.key = "frame_time", .write = detail::between_presents},
+    fixed<CaptureFps>("frame_time", "between_presents"),
     field<&CaptureFps::frame_times>("frame_times"),
     field<&CaptureFps::average>("average"),
     field<&CaptureFps::low_1_percent>("low_1_percent"),
@@ -817,7 +794,7 @@ inline constexpr std::array<Field<CaptureFps>, 5> kFpsFields = {
 
 // A capture's `frame_times`: columns of one entry per bucket.
 inline constexpr std::array<Field<CaptureFrameTimes>, 7> kFrameTimeFields = {
-    Field<CaptureFrameTimes>{.key = "frame_time", .write = detail::between_presents},
+    fixed<CaptureFrameTimes>("frame_time", "between_presents"),
     field<&CaptureFrameTimes::frames_per_bucket>("frames_per_bucket"),
     column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::t_s, true>("t_s"),
     column<&CaptureFrameTimes::buckets, &CaptureFrameTimeBucket::frames>("frames"),
