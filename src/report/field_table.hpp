@@ -182,10 +182,15 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
               }};
 }
 
-// A text the same in every document (a definition in words): written, not read.
+// A text or a value V the same in every document (a definition in words, a
+// constant): written, not read.
 template <class O>
 constexpr Field<O> fixed(std::string_view key, std::string_view text) {
   return {.key = key, .text = text};
+}
+template <class O, auto V>
+constexpr Field<O> fixed(std::string_view key) {
+  return {.key = key, .write = +[](const O&) { return json(V); }};
 }
 
 // null_if's and omitted_if's usual conditions on a member (path) M, Ms....

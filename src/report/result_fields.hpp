@@ -18,6 +18,7 @@
 #include "latlab/bench/tick_mapper.hpp"
 #include "latlab/core/latency_device.hpp"
 #include "report/field_table.hpp"
+#include "report/latency_score.hpp"
 
 namespace latlab::fields {
 
@@ -339,11 +340,9 @@ inline constexpr std::array<Field<LoadSizeChoice>, 4> kLoadSizeFields = {
 // `modes.performance` of a mode that ran (available, offscreen and units are
 // the same in every document: written, not read).
 inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
-    Field<PerformanceReport>{.key = "available",
-                             .write = +[](const PerformanceReport&) { return json(true); }},
+    fixed<PerformanceReport, true>("available"),
     object<&PerformanceReport::work, kWorkloadFields>("workload"),
-    Field<PerformanceReport>{.key = "offscreen",
-                             .write = +[](const PerformanceReport&) { return json(true); }},
+    fixed<PerformanceReport, true>("offscreen"),
     field<&PerformanceReport::frames>("frames"),
     text_or_null<&PerformanceReport::partial_reason>("partial_reason").lacking_in_older(),
     field<&PerformanceReport::gpu_ms>("gpu_ms"),
@@ -497,8 +496,7 @@ inline constexpr std::array<Field<LatencyRun>, 13> kPresentFields = {
     added<kPresent, &PresentInfo::modes_offered>("present_modes_offered"),
     fixed<LatencyRun>("mode_preference", "immediate, else mailbox, else fifo"),
     added<kPresent, &PresentInfo::swapchain_images>("swapchain_images"),
-    Field<LatencyRun>{.key = "frames_in_flight",
-                      .write = +[](const LatencyRun&) { return json(1); }},
+    fixed<LatencyRun, 1>("frames_in_flight"),
     added<kPresent, &PresentInfo::image_content>("image_content"),
     added<kPresent, &PresentInfo::hold_ns>("hold_ns"),
     group<kPresentCompleteFields>("present_complete").lacking_in_older(),
@@ -573,8 +571,101 @@ inline constexpr std::array<Field<RunMeta>, 5> kProcessMemoryFields = {
                                     ? json(m.memory_after.peak_rss_kb - m.memory_before.rss_kb)
                                     : json(nullptr);
                        }},
-    Field<RunMeta>{.key = "frame_record_bytes",
-                   .write = +[](const RunMeta&) { return json(sizeof(FrameRecord)); }},
+    fixed<RunMeta, sizeof(FrameRecord)>("frame_record_bytes"),
+};
+
+namespace detail {
+
+// A number above 0, read strictly (the score's value, components and interval).
+inline double positive(const json& v, const std::string& path) {
+  const double x = reading::number_value(v, path);
+  if (!(x > 0)) reading::fail(path, "expected a finite number above 0");
+  return x;
+}
+template <auto M>
+constexpr Field<OwnerOf<M>> positive(std::string_view key) {
+  return {.key = key,
+          .write = field<M>(key).write,
+          .read = +[](const json& v, const std::string& path, bool null_ok, OwnerOf<M>& o) {
+            if (!(v.is_null() && null_ok)) o.*M = positive(v, path);
+          }};
+}
+
+// ci95: [low, high], null without a value.
+inline json ci95(const LatencyScore& s) {
+  auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
+  return json::array({opt(s.ci_low), opt(s.ci_high)});
+}
+inline void read_ci95(const json& v, const std::string& path, bool, LatencyScore& s) {
+  if (v.is_null() && !s.value) return;
+  if (!v.is_array() || v.size() != 2) reading::fail(path, "expected [low, high]");
+  s.ci_low = positive(v[0], path + "[0]");
+  s.ci_high = positive(v[1], path + "[1]");
+  if (*s.ci_low > *s.ci_high) reading::fail(path, "low above high");
+}
+
+}  // namespace detail
+
+// One of `score.components`.
+inline constexpr std::array<Field<ScoreComponent>, 5> kScoreComponentFields = {
+    field<&ScoreComponent::mode>("mode"),
+    fixed<ScoreComponent>("series", "core_latency"),
+    field<&ScoreComponent::statistic>("statistic"),
+    detail::positive<&ScoreComponent::value_us>("value_us"),
+    detail::positive<&ScoreComponent::weight>("weight"),
+};
+
+// `score.interval.blocks`.
+inline constexpr std::array<Field<LatencyScore>, 2> kScoreBlockFields = {
+    field<&LatencyScore::baseline_blocks>("baseline"),
+    field<&LatencyScore::loaded_blocks>("loaded"),
+};
+
+// `score.interval`.
+inline constexpr std::array<Field<LatencyScore>, 6> kScoreIntervalFields = {
+    fixed<LatencyScore>("method",
+                        "percentile bootstrap: each mode's measured blocks resampled with "
+                        "replacement, the components recomputed from their frames"),
+    fixed<LatencyScore, kScoreConfidence>("confidence"),
+    field<&LatencyScore::resamples>("resamples"),
+    field<&LatencyScore::seed>("seed"),
+    group<kScoreBlockFields>("blocks"),
+    fixed<LatencyScore>("covers", "block-to-block noise within this run, not run-to-run noise"),
+};
+
+// `score` (docs/score.md): without a value, the reason alone is read.
+inline constexpr std::array<Field<LatencyScore>, 7> kScoreFields = {
+    Field<LatencyScore>{.key = "formula",
+                        .write = field<&LatencyScore::formula>("").write,
+                        .read =
+                            +[](const json& v, const std::string& path, bool, LatencyScore& s) {
+                              s.formula = reading::str_value(v, path);
+                              if (s.formula.empty()) reading::fail(path, "empty");
+                            }},
+    detail::positive<&LatencyScore::value>("value").null_if(unless<&LatencyScore::value>),
+    Field<LatencyScore>{.key = "ci95", .write = detail::ci95, .read = detail::read_ci95}.null_if(
+        unless<&LatencyScore::value>),
+    fixed<LatencyScore, true>("higher_is_better"),
+    Field<LatencyScore>{
+        .key = "components",
+        .write = records<&LatencyScore::components, kScoreComponentFields>("").write,
+        .read =
+            +[](const json& v, const std::string& path, bool, LatencyScore& s) {
+              if (!s.value) return;
+              if (!v.is_array() || v.size() != 4) reading::fail(path, "expected an array of 4");
+              s.components = read_records<ScoreComponent>(v, path, kScoreComponentFields);
+            }},
+    group<kScoreIntervalFields>("interval").null_if(unless<&LatencyScore::value>),
+    Field<LatencyScore>{.key = "unavailable_reason",
+                        .write = field<&LatencyScore::unavailable_reason>("").write,
+                        .read =
+                            +[](const json& v, const std::string& path, bool, LatencyScore& s) {
+                              if (s.value) return;
+                              s.unavailable_reason = reading::str_value(v, path);
+                              if (s.unavailable_reason.empty())
+                                reading::fail(path, "empty, but value is null");
+                            }}
+        .null_if(when<&LatencyScore::value>),
 };
 
 // `diagnostics.validation` (with --validation).

@@ -94,6 +94,8 @@ json device_to_json(const DeviceInfo& di) {
 
 }  // namespace
 
+json score_to_json(const LatencyScore& s) { return fields::write_object(s, fields::kScoreFields); }
+
 json clock_model_to_json(const ClockModelReport& cm) {
   return fields::write_object(cm, fields::kClockModelFields);
 }

@@ -19,6 +19,20 @@ using reading::Obj;
 
 namespace {
 
+// `score` into r.score when the document has one; a latency run of
+// schema_version 1 or 2 (written before the score) gets none, with why.
+void read_score_or_why_not(const Obj& doc, int schema_version, RunResult& r) {
+  if (doc.has("score")) {
+    r.score = fields::read_object<LatencyScore>(doc.obj("score"), fields::kScoreFields);
+  } else if (r.latency && schema_version < 3) {
+    LatencyScore none;
+    none.unavailable_reason = fmt::format(
+        "the result was written with schema_version {}, before latlab computed a latency score",
+        schema_version);
+    r.score = std::move(none);
+  }
+}
+
 // A document of kind latency_run: every section into the typed result.
 RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& options) {
   RunResult r;
@@ -44,7 +58,7 @@ RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& optio
   reading::read_outcomes(doc, partial, r);
   if (options.per_frame && doc.has("per_frame"))
     r.per_frame = reading::read_per_frame(doc.obj("per_frame"));
-  reading::read_score_or_why_not(doc, version, r);
+  read_score_or_why_not(doc, version, r);
   return r;
 }
 

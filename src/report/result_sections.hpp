@@ -52,10 +52,5 @@ void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r);
 void read_performance_run(const Obj& doc, RunResult& r);
 
 PerFrameSeries read_per_frame(const Obj& p);
-// `score` of a latency run.
-LatencyScore read_score(const Obj& s);
-// `score` into r.score when the document has one; a latency run of
-// schema_version 1 or 2 (written before the score) gets none, with why.
-void read_score_or_why_not(const Obj& doc, int schema_version, RunResult& r);
 
 }  // namespace latlab::reading

@@ -81,6 +81,9 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `load_calibration.steps[]`"), table_keys(fields::kLoadStepFields));
   EXPECT_EQ(doc_keys("#### `load_calibration.size`"), table_keys(fields::kLoadSizeFields));
   EXPECT_EQ(doc_keys("### `modes.performance`"), table_keys(fields::kPerformanceFields));
+  EXPECT_EQ(doc_keys("### `score`"), table_keys(fields::kScoreFields));
+  EXPECT_EQ(doc_keys("#### `score.components[]`"), table_keys(fields::kScoreComponentFields));
+  EXPECT_EQ(doc_keys("#### `score.interval`"), table_keys(fields::kScoreIntervalFields));
   EXPECT_EQ(doc_keys("#### `program`", "capture.md"), table_keys(fields::kCapturedProgramFields));
   EXPECT_EQ(doc_keys("#### `capture`", "capture.md"), table_keys(fields::kCaptureStopFields));
   EXPECT_EQ(doc_keys("#### `sources[]`", "capture.md"), table_keys(fields::kCaptureSourceFields));
