@@ -52,6 +52,9 @@ class SpanBudget {
   static constexpr int64_t kBurstSpans = 16;
   // Frames of each kind (timed, untimed) before the learnt price is used.
   static constexpr int64_t kLearnFrames = 16;
+  // The program's first frames (pipelines built, caches cold, the first
+  // burst all timed) teach nothing about a span's price.
+  static constexpr int64_t kWarmupFrames = 2 * kBurstSpans;
   // The learnt price is held to at most this many times the probe's.
   static constexpr double kMaxPriceOverProbe = 8.0;
 
@@ -86,8 +89,8 @@ class SpanBudget {
   double share() const { return share_; }
 
  private:
-  // A running mean that forgets: the program's first frames (pipelines
-  // built, caches cold) do not weigh on its price for long.
+  // A running mean that forgets: a change of scene does not weigh on the
+  // price for long.
   struct Mean {
     double value = 0;
     int64_t n = 0;
@@ -112,7 +115,8 @@ class SpanBudget {
   // submission to the next frame's first). A frame over 4 times the mean
   // of its kind (a hitch, a pause) is left out.
   void learn(uint64_t frame, int64_t now_ns) {
-    if (frame_ != UINT64_MAX && frame == frame_ + 1 && now_ns > frame_start_) {
+    if (frame_ != UINT64_MAX && frame == frame_ + 1 && now_ns > frame_start_ &&
+        ++frames_seen_ > kWarmupFrames) {
       const auto length = static_cast<double>(now_ns - frame_start_);
       Mean& kind = frame_timed_ ? timed_ : untimed_;
       if (kind.n < kLearnFrames || length <= 4 * kind.value) {
@@ -143,6 +147,7 @@ class SpanBudget {
   bool frame_timed_ = false;
   int64_t frame_start_ = 0;
   int64_t frame_spans_ = 0;
+  int64_t frames_seen_ = 0;
   Mean timed_, untimed_, spans_;
 };
 

@@ -268,6 +268,37 @@ TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
   EXPECT_EQ(j["submit_spans"]["ring_full"], 0) << j["submit_spans"];
   EXPECT_LE(j["gpu_spans_missing"].get<int>(), 1) << j["submit_spans"];
   EXPECT_TRUE(j["overhead"]["gpu_span_budget_percent"].is_null()) << j["overhead"];
+  EXPECT_TRUE(j["overhead"]["gpu_span_price_us"].is_null()) << j["overhead"];
+  EXPECT_TRUE(j["overhead"]["gpu_span_price_from"].is_null()) << j["overhead"];
+}
+
+// A replay that presents: the budget may learn a span's price from the
+// program's timed and untimed frames; the result says which price it used,
+// never below the probe's nor above 8 times it, and the console says so
+// when it was learnt.
+TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFrames) {
+  if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
+  std::string trace;
+  ASSERT_NO_FATAL_FAILURE(record_trace(600, trace));
+  const auto out = (dir_.path / "r.json").string();
+  const CliResult r = capture("--out " + out + " -- gfxrecon-replay " + trace);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const json j = json::parse(slurp(out));
+  const json& o = j["overhead"];
+  ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
+  ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
+  const double price = o["gpu_span_price_us"].get<double>();
+  const double probe = (o["driver_cpu_us"].get<double>() + o["gpu_us"].get<double>()) /
+                       o["bracketed_submits"].get<double>();
+  const bool learnt = o["gpu_span_price_from"] == "frames";
+  EXPECT_TRUE(learnt || o["gpu_span_price_from"] == "probe") << o;
+  if (learnt) {
+    EXPECT_GT(price, probe) << o;
+    EXPECT_LE(price, probe * capture::SpanBudget::kMaxPriceOverProbe * 1.01) << o;
+  } else {
+    EXPECT_NEAR(price, probe, 0.01 * price) << o;
+  }
+  EXPECT_EQ(r.output.find("priced from its timed frames") != std::string::npos, learnt) << r.output;
 }
 
 // The same replay with the default budget: on lavapipe a span costs more
@@ -282,7 +313,18 @@ TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
   const CliResult r = capture("--out " + out + " -- gfxrecon-replay --surface-index 5 " + trace);
   ASSERT_EQ(r.rc, 0) << r.output;
   const json j = json::parse(slurp(out));
-  EXPECT_EQ(j["overhead"]["gpu_span_budget_percent"], 2.0) << j["overhead"];
+  const json& o = j["overhead"];
+  EXPECT_EQ(o["gpu_span_budget_percent"], 2.0) << o;
+  // A program that never presents has no frames to learn a span's price
+  // from: the probe's price, its driver and device estimates per span.
+  EXPECT_EQ(o["gpu_span_price_from"], "probe") << o;
+  ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
+  ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
+  EXPECT_NEAR(o["gpu_span_price_us"].get<double>(),
+              (o["driver_cpu_us"].get<double>() + o["gpu_us"].get<double>()) /
+                  o["bracketed_submits"].get<double>(),
+              0.01 * o["gpu_span_price_us"].get<double>())
+      << o;
   const int measured = j["submit_spans"]["measured"].get<int>();
   const int budget = j["submit_spans"]["budget"].get<int>();
   EXPECT_GE(measured, capture::SpanBudget::kBurstSpans) << j["submit_spans"] << "\n" << r.output;

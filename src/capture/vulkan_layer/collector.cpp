@@ -80,6 +80,11 @@ void send_cost(DeviceData& d, CollectorState& c) {
   r.threads_cpu_ns = c.threads.sample();
   r.threads = c.threads.threads();
   r.bracketed = c.bracketed;
+  if (d.budget) {
+    std::lock_guard lock(d.budget_mu);
+    r.span_price_ns = d.budget->cost_ns();
+    r.span_price_from_frames = d.budget->cost_ns() > d.budget->probe_cost_ns() ? 1 : 0;
+  }
   RecordSender::process().send(r, RecordType::cost, d.source);
   c.last_cost = host_now_ns();
 }
