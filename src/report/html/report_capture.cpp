@@ -41,9 +41,9 @@ std::string run_table(const RunResult& r) {
           : std::string("every submission timed"));
   if (c.overhead.gpu_span_price_us)
     row(t, "GPU span priced at",
-        fmt::format("{:.1f} us (from the {})", *c.overhead.gpu_span_price_us,
-                    c.overhead.gpu_span_price_from == "frames" ? "program's frames"
-                                                                : "bracketing probe"));
+        fmt::format(
+            "{:.1f} us (from the {})", *c.overhead.gpu_span_price_us,
+            c.overhead.gpu_span_price_from == "frames" ? "program's frames" : "bracketing probe"));
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
   for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
