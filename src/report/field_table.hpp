@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -27,6 +28,7 @@ using json = nlohmann::ordered_json;
 template <class O>
 struct Field {
   using Owner = O;
+  // Empty: a spread(), whose keys are its table's, in this object.
   std::string_view key;
   // The value as written; not called when null_when holds.
   json (*write)(const O&) = nullptr;
@@ -230,6 +232,10 @@ template <class Owner>
 void append_fields(json& j, const Owner& o, Table<Owner> table) {
   for (const Field<Owner>& f : table) {
     if (f.omit_when != nullptr && f.omit_when(o)) continue;
+    if (f.key.empty()) {
+      j.update(f.write(o));
+      continue;
+    }
     j[std::string(f.key)] = f.null_when != nullptr && f.null_when(o) ? json(nullptr)
                             : f.write != nullptr                     ? f.write(o)
                                                                      : json(f.text);
@@ -248,6 +254,10 @@ json write_object(const Owner& o, Table<Owner> table) {
 template <class Owner>
 void read_fields(const reading::Obj& obj, Table<Owner> table, Owner& o) {
   for (const Field<Owner>& f : table) {
+    if (f.key.empty()) {
+      f.read(obj.raw(), obj.path(), false, o);
+      continue;
+    }
     if (f.read == nullptr || ((f.older_may_lack || f.omit_when != nullptr) && !obj.has(f.key)))
       continue;
     f.read(obj.at(f.key), obj.key_path(f.key), f.older_may_lack || f.null_when != nullptr, o);
@@ -279,7 +289,7 @@ std::vector<Rec> read_records(const json& a, const std::string& path, Table<Rec>
 }
 
 // A std::vector<Rec> member written as an array of `Fields`' objects.
-template <auto M, const auto& Fields>
+template <const auto& Fields, auto M>
 constexpr Field<OwnerOf<M>> records(std::string_view key) {
   using O = OwnerOf<M>;
   using Rec = typename ValueAt<M>::value_type;
@@ -316,49 +326,67 @@ constexpr Field<OwnerOf<M>> column(std::string_view key) {
               }};
 }
 
-// A struct member written as the object of `Fields`; a std::optional one is
-// written null when empty and reads null as empty.
-template <auto M, const auto& Fields>
+// A struct member (or a path of members) written as the object of `Fields`
+// and read into it; a std::optional one is written null when empty and reads
+// null as empty.
+template <const auto& Fields, auto M, auto... Ms>
 constexpr Field<OwnerOf<M>> object(std::string_view key) {
   using O = OwnerOf<M>;
-  using V = ValueAt<M>;
+  using V = ValueAt<M, Ms...>;
   if constexpr (kIsOptional<V>) {
     using Rec = typename V::value_type;
-    return {
-        .key = key,
-        .write =
-            +[](const O& o) { return o.*M ? write_object<Rec>(*(o.*M), Fields) : json(nullptr); },
-        .read =
-            +[](const json& v, const std::string& path, bool, O& o) {
-              if (v.is_null()) {
-                (o.*M).reset();
-              } else {
-                o.*M = read_object<Rec>(reading::Obj(v, path), Fields);
-              }
-            }};
+    return {.key = key,
+            .write =
+                +[](const O& o) {
+                  const V& v = member<M, Ms...>(o);
+                  return v ? write_object<Rec>(*v, Fields) : json(nullptr);
+                },
+            .read =
+                +[](const json& v, const std::string& path, bool, O& o) {
+                  V& out = member<M, Ms...>(o);
+                  if (v.is_null()) {
+                    out.reset();
+                  } else {
+                    read_fields<Rec>(reading::Obj(v, path), Fields, out ? *out : out.emplace());
+                  }
+                }};
   } else {
     return {.key = key,
-            .write = +[](const O& o) { return write_object<V>(o.*M, Fields); },
+            .write = +[](const O& o) { return write_object<V>(member<M, Ms...>(o), Fields); },
             .read =
                 +[](const json& v, const std::string& path, bool null_ok, O& o) {
                   if (!(v.is_null() && null_ok))
-                    o.*M = read_object<V>(reading::Obj(v, path), Fields);
+                    read_fields<V>(reading::Obj(v, path), Fields, member<M, Ms...>(o));
                 }};
   }
 }
 
 // A key whose object holds more members of the same owner, by `Fields`
-// (e.g. a flat struct's `before_us: {p50, min, max}`).
+// (e.g. a flat struct's `before_us: {p50, min, max}`); not read when none of
+// them is.
 template <const auto& Fields>
 constexpr auto group(std::string_view key) {
   using O = typename std::remove_cvref_t<decltype(Fields)>::value_type::Owner;
+  constexpr bool kRead =
+      std::ranges::any_of(Fields, [](const auto& f) { return f.read != nullptr; });
   return Field<O>{.key = key,
                   .write = +[](const O& o) { return write_object<O>(o, Fields); },
-                  .read =
-                      +[](const json& v, const std::string& path, bool null_ok, O& o) {
-                        if (!(v.is_null() && null_ok))
-                          read_fields<O>(reading::Obj(v, path), Fields, o);
-                      }};
+                  .read = !kRead ? nullptr
+                                 : +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                                     if (!(v.is_null() && null_ok))
+                                       read_fields<O>(reading::Obj(v, path), Fields, o);
+                                   }};
+}
+
+// The member M's fields, by `Fields`, among the owner's own keys (a block's
+// series before its index); its Field has no key.
+template <auto M, const auto& Fields>
+constexpr Field<OwnerOf<M>> spread() {
+  using O = OwnerOf<M>;
+  return {.key = {},
+          .write = +[](const O& o) { return write_object(o.*M, Fields); },
+          .read = +[](const json& v, const std::string& path, bool,
+                      O& o) { read_fields(reading::Obj(v, path), Fields, o.*M); }};
 }
 
 }  // namespace latlab::fields

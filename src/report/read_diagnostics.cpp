@@ -22,29 +22,11 @@ std::optional<Obj> diagnostic(const Obj& doc, const char* key) {
   return diag.obj_or_null(key);
 }
 
-void read_bare_loop(const Obj& b, LatencyRun& run) {
-  run.reference_total = read_series(b);
-  b.opt("what", run.reference_what);
-  b.opt("latency", run.bare_total);
-  if (b.has("missing_markers")) {
-    run.reference_missing = fields::read_object<MissingBreakdown>(b.obj("missing_markers"),
-                                                                  fields::kMissingMarkerFields);
-  }
-  if (!b.has("blocks")) return;
-  const json& blocks = b.array("blocks");
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const Obj o(blocks[i], fmt::format("{}.blocks[{}]", b.path(), i));
-    BlockResult r = read_path_block(o);
-    r.kind = BlockKind::bare_loop;
-    o.opt("latency", r.bare_latency);
-    run.blocks.push_back(std::move(r));
-  }
-}
-
 }  // namespace
 
 void read_other_blocks(const Obj& doc, LatencyRun& run) {
-  if (const std::optional<Obj> b = diagnostic(doc, "bare_loop")) read_bare_loop(*b, run);
+  if (const std::optional<Obj> b = diagnostic(doc, "bare_loop"))
+    fields::read_fields(*b, fields::kBareLoopFields, run);
   if (const std::optional<Obj> s = diagnostic(doc, "raw_sleep"))
     fields::read_fields(*s, fields::kRawSleepFields, run);
   std::stable_sort(run.blocks.begin(), run.blocks.end(),

@@ -34,7 +34,7 @@ void read_performance_mode(const Obj& doc, PerformanceOutcome& perf) {
   if (p.boolean("available")) {
     perf.report = fields::read_object<PerformanceReport>(p, fields::kPerformanceFields);
   } else {
-    perf.unavailable = p.str_or_empty("reason");
+    fields::read_fields(p, fields::kPerformanceUnavailableFields, perf);
   }
 }
 

@@ -19,6 +19,8 @@
 #include "latlab/core/latency_device.hpp"
 #include "report/field_table.hpp"
 #include "report/latency_score.hpp"
+#include "report/present_report.hpp"
+#include "report/result_sections.hpp"
 
 namespace latlab::fields {
 
@@ -85,7 +87,7 @@ inline constexpr std::array<Field<DeviceInfo>, 7> kDeviceTimingFields = {
     added<&DeviceInfo::can_time>("can_time"),
     text_or_null<&DeviceInfo::calibration_domain>("calibration_domain").lacking_in_older(),
     added<&DeviceInfo::calibration_estimated>("calibration_estimated"),
-    records<&DeviceInfo::missing, kCapabilityFields>("missing_capabilities").lacking_in_older(),
+    records<kCapabilityFields, &DeviceInfo::missing>("missing_capabilities").lacking_in_older(),
 };
 
 // One of `clock_model.pairs`.
@@ -120,7 +122,7 @@ inline constexpr std::array<Field<ClockModelReport>, 21> kClockModelFields = {
     added<&ClockModelReport::frames_between_pairs>("frames_between_pairs"),
     added<&ClockModelReport::frames_outside_pairs>("frames_outside_pairs"),
     added<&ClockModelReport::interpolation_misfit_ns>("interpolation_misfit_ns"),
-    records<&ClockModelReport::pairs, kCalibrationPairFields>("pairs").lacking_in_older(),
+    records<kCalibrationPairFields, &ClockModelReport::pairs>("pairs").lacking_in_older(),
 };
 
 // `settings.timer_slack`: -1 (unknown) slacks are written null.
@@ -166,8 +168,59 @@ inline constexpr std::array<Field<MissingBreakdown>, 7> kMissingMarkerFields = {
         .lacking_in_older(),
 };
 
-// A warm-up, measured or bare-loop block's own keys, after its series.
-inline constexpr std::array<Field<BlockResult>, 10> kBlockFields = {
+namespace detail {
+
+// `stages`: a stage this version does not know (a newer file's) is read, not kept.
+inline json stages(const SeriesDistributions& s) {
+  json j = json::object();
+  for (size_t i = 0; i < kStageCount; ++i)
+    j[std::string(to_string(static_cast<Series>(i)))] = distribution_to_json(s[i]);
+  return j;
+}
+inline void read_stages(const json& v, const std::string& path, bool, SeriesDistributions& s) {
+  const reading::Obj stages(v, path);
+  if (v.empty()) reading::fail(path, "no stage");
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const Distribution d = reading::distribution_value(it.value(), stages.key_path(it.key()));
+    for (size_t i = 0; i < kStageCount; ++i)
+      if (to_string(static_cast<Series>(i)) == it.key()) s[i] = d;
+  }
+}
+
+template <Series S>
+constexpr Field<SeriesDistributions> series(std::string_view key) {
+  return {
+      .key = key,
+      .write = +[](const SeriesDistributions& s) { return value_json(s[static_cast<size_t>(S)]); },
+      .read =
+          +[](const json& v, const std::string& path, bool null_ok, SeriesDistributions& s) {
+            if (!(v.is_null() && null_ok))
+              s[static_cast<size_t>(S)] = reading::distribution_value(v, path);
+          }};
+}
+
+inline bool not_bare(const BlockResult& b) { return b.kind != BlockKind::bare_loop; }
+
+}  // namespace detail
+
+// The stages, observers and diagnostics of a block, a mode's total and the
+// bare loop (the poll observer's: results written before it lack them).
+inline constexpr std::array<Field<SeriesDistributions>, 8> kSeriesFields = {
+    Field<SeriesDistributions>{
+        .key = "stages", .write = detail::stages, .read = detail::read_stages},
+    detail::series<Series::core_latency>("core_latency"),
+    detail::series<Series::fence_latency>("fence_latency"),
+    detail::series<Series::poll_latency>("poll_latency").lacking_in_older(),
+    detail::series<Series::timer_lateness>("timer_lateness"),
+    detail::series<Series::clock_map_error>("clock_map_error"),
+    detail::series<Series::gpu_end_to_poll_wake>("gpu_end_to_poll_wake").lacking_in_older(),
+    detail::series<Series::poll_cpu>("poll_cpu").lacking_in_older(),
+};
+
+// A warm-up, measured or bare-loop block: its series, then its own keys (a
+// bare-loop block's `latency` last).
+inline constexpr std::array<Field<BlockResult>, 12> kBlockFields = {
+    spread<&BlockResult::series, kSeriesFields>(),
     field<&BlockResult::index>("index"),
     field<&BlockResult::order>("order"),
     added<&BlockResult::first_device_frame>("first_frame_id"),
@@ -175,10 +228,34 @@ inline constexpr std::array<Field<BlockResult>, 10> kBlockFields = {
     field<&BlockResult::frames_run>("frames_run"),
     added<&BlockResult::start_ns>("start_ns"),
     added<&BlockResult::end_ns>("end_ns"),
-    object<&BlockResult::missing, kMissingMarkerFields>("missing_markers").lacking_in_older(),
+    object<kMissingMarkerFields, &BlockResult::missing>("missing_markers").lacking_in_older(),
     added<&BlockResult::consumer_behind>("consumer_behind_frames"),
     added<&BlockResult::generator_cpu_ns>("generator_cpu_ns"),
+    added<&BlockResult::bare_latency>("latency").omitted_if(detail::not_bare),
 };
+
+// The blocks of kind K in the owner's blocks M, each by `Fields` (read:
+// appended, sorted into run order by the caller).
+template <auto M, BlockKind K, const auto& Fields>
+constexpr Field<OwnerOf<M>> blocks_of(std::string_view key) {
+  using O = OwnerOf<M>;
+  return {.key = key,
+          .write =
+              +[](const O& o) {
+                json a = json::array();
+                for (const BlockResult& b : o.*M)
+                  if (b.kind == K) a.push_back(write_object(b, Fields));
+                return a;
+              },
+          .read =
+              +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                if (v.is_null() && null_ok) return;
+                for (BlockResult& b : read_records<BlockResult>(v, path, Fields)) {
+                  b.kind = K;
+                  (o.*M).push_back(std::move(b));
+                }
+              }};
+}
 
 // `modes.<mode>.gpu_target.warmup_check`.
 inline constexpr std::array<Field<WarmupCheck>, 5> kWarmupCheckFields = {
@@ -196,7 +273,7 @@ inline constexpr std::array<Field<GpuTargetCheck>, 6> kGpuTargetFields = {
     field<&GpuTargetCheck::measured_ms>("measured_ms"),
     fixed<GpuTargetCheck>("measured", "median of total.stages.gpu_execution"),
     field<&GpuTargetCheck::error_fraction>("error_fraction"),
-    object<&GpuTargetCheck::warmup_check, kWarmupCheckFields>("warmup_check").lacking_in_older(),
+    object<kWarmupCheckFields, &GpuTargetCheck::warmup_check>("warmup_check").lacking_in_older(),
 };
 
 namespace detail {
@@ -325,7 +402,7 @@ inline constexpr std::array<Field<LoadCalibrationReport>, 25> kLoadCalibrationFi
                                  .write = detail::ms_of_ns<&LoadCalibrationReport::wall_ns>,
                                  .read = detail::read_ms_as_ns<&LoadCalibrationReport::wall_ns>}
         .lacking_in_older(),
-    records<&LoadCalibrationReport::steps, kLoadStepFields>("steps").lacking_in_older(),
+    records<kLoadStepFields, &LoadCalibrationReport::steps>("steps").lacking_in_older(),
 };
 
 // `load_calibration.size` and `modes.loaded.load_size`.
@@ -341,7 +418,7 @@ inline constexpr std::array<Field<LoadSizeChoice>, 4> kLoadSizeFields = {
 // the same in every document: written, not read).
 inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
     fixed<PerformanceReport, true>("available"),
-    object<&PerformanceReport::work, kWorkloadFields>("workload"),
+    object<kWorkloadFields, &PerformanceReport::work>("workload"),
     fixed<PerformanceReport, true>("offscreen"),
     field<&PerformanceReport::frames>("frames"),
     text_or_null<&PerformanceReport::partial_reason>("partial_reason").lacking_in_older(),
@@ -358,6 +435,95 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
                                  +[](const PerformanceReport&) {
                                    return json{{"gpu_ms", "ms"}, {"fps", "frames per second"}};
                                  }},
+};
+
+// `modes.performance` of a Performance that did not run, and `modes.loaded`
+// of a Loaded that did not (the caller reads `available` first).
+inline constexpr std::array<Field<PerformanceOutcome>, 2> kPerformanceUnavailableFields = {
+    fixed<PerformanceOutcome, false>("available"),
+    added<&PerformanceOutcome::unavailable>("reason"),
+};
+inline constexpr std::array<Field<LoadedOutcome>, 3> kLoadedUnavailableFields = {
+    fixed<LoadedOutcome, false>("available"),
+    added<&LoadedOutcome::unavailable>("reason"),
+    object<kLoadSizeFields, &LoadedOutcome::size>("load_size")
+        .omitted_if(+[](const LoadedOutcome& l) { return l.size.asked.empty(); }),
+};
+
+// `modes.<mode>` of a latency mode: the mode, its warm-up and measured blocks
+// (run order) and the run, whose present path names the screen observers.
+struct ModeDoc {
+  LatencyModeResult mode;
+  std::vector<BlockResult> blocks;
+  const LatencyRun* run = nullptr;
+};
+
+// `modes.<mode>.total`: every measured frame of the mode.
+inline constexpr std::array<Field<LatencyModeResult>, 4> kModeTotalFields = {
+    spread<&LatencyModeResult::total, kSeriesFields>(),
+    field<&LatencyModeResult::measured_frames>("frames"),
+    object<kMissingMarkerFields, &LatencyModeResult::total_missing>("missing_markers")
+        .lacking_in_older(),
+    added<&LatencyModeResult::consumer_behind>("consumer_behind_frames"),
+};
+
+// `modes.<mode>.observers`: what each observer sees, in words.
+inline constexpr std::array<Field<ModeDoc>, 3> kModeObserverFields = {
+    fixed<ModeDoc>("core_latency", "GPU end timestamp on the host clock (clock model) - signal"),
+    fixed<ModeDoc>("fence_latency", "CPU fence wake (blocking wait returned) - signal"),
+    fixed<ModeDoc>("poll_latency", "CPU poll wake (a polling thread saw completion) - signal"),
+};
+
+namespace detail {
+
+// off_target: false without a target, null when nothing was measured to judge
+// by; read into the target gpu_target then reads (or resets, when null).
+inline json off_target(const ModeDoc& d) {
+  if (!d.mode.gpu_target) return false;
+  const std::optional<bool>& off = d.mode.gpu_target->off_target;
+  return off ? json(*off) : json(nullptr);
+}
+inline void read_off_target(const json& v, const std::string& path, bool, ModeDoc& d) {
+  if (!v.is_null()) d.mode.gpu_target.emplace().off_target = reading::bool_value(v, path);
+}
+
+// warmup: the mode's warm-up block, or null.
+inline json warmup(const ModeDoc& d) {
+  for (const BlockResult& b : d.blocks)
+    if (b.kind == BlockKind::warmup) return write_object(b, kBlockFields);
+  return nullptr;
+}
+inline void read_warmup(const json& v, const std::string& path, bool, ModeDoc& d) {
+  if (v.is_null()) return;
+  d.blocks.push_back(read_object<BlockResult>(reading::Obj(v, path), kBlockFields));
+  d.blocks.back().kind = BlockKind::warmup;
+}
+
+}  // namespace detail
+
+// `modes.<mode>` of a latency mode (the caller reads `available` first).
+inline constexpr std::array<Field<ModeDoc>, 9> kModeFields = {
+    fixed<ModeDoc, true>("available"),
+    Field<ModeDoc>{
+        .key = "off_target", .write = detail::off_target, .read = detail::read_off_target}
+        .lacking_in_older(),
+    object<kWorkloadFields, &ModeDoc::mode, &LatencyModeResult::workload>("workload"),
+    object<kGpuTargetFields, &ModeDoc::mode, &LatencyModeResult::gpu_target>("gpu_target")
+        .lacking_in_older(),
+    Field<ModeDoc>{.key = "warmup", .write = detail::warmup, .read = detail::read_warmup}
+        .lacking_in_older(),
+    blocks_of<&ModeDoc::blocks, BlockKind::measured, kBlockFields>("blocks"),
+    object<kModeTotalFields, &ModeDoc::mode>("total"),
+    group<kModeObserverFields>("observers"),
+    Field<ModeDoc>{.key = "present",
+                   .write = +[](const ModeDoc& d) { return mode_present_to_json(*d.run, d.mode); },
+                   .read =
+                       +[](const json& v, const std::string& path, bool, ModeDoc& d) {
+                         if (!v.is_null())
+                           d.mode.present =
+                               reading::read_mode_present(reading::Obj(v, path), *d.run);
+                       }}
+        .lacking_in_older(),
 };
 
 // `settings`: as asked, in every document (a performance_run's has these alone).
@@ -421,7 +587,7 @@ inline constexpr std::array<Field<LatencyRun>, 17> kLatencySettingsFields = {
     Field<LatencyRun>{
         .key = "workload", .write = detail::first_workload, .read = detail::read_first_workload}
         .lacking_in_older(),
-    object<&LatencyRun::timer_slack, kTimerSlackFields>("timer_slack").lacking_in_older(),
+    object<kTimerSlackFields, &LatencyRun::timer_slack>("timer_slack").lacking_in_older(),
     added<kDesc, &LatencyRunDesc::bare_comparison>("bare_comparison"),
     added<kDesc, &LatencyRunDesc::poll_completion>("poll_completion"),
     added<kDesc, &LatencyRunDesc::poll_limit_ns>("poll_limit_ns")
@@ -648,7 +814,7 @@ inline constexpr std::array<Field<LatencyScore>, 7> kScoreFields = {
     fixed<LatencyScore, true>("higher_is_better"),
     Field<LatencyScore>{
         .key = "components",
-        .write = records<&LatencyScore::components, kScoreComponentFields>("").write,
+        .write = records<kScoreComponentFields, &LatencyScore::components>("").write,
         .read =
             +[](const json& v, const std::string& path, bool, LatencyScore& s) {
               if (!s.value) return;
@@ -690,27 +856,16 @@ inline constexpr std::array<Field<BlockResult>, 4> kRawSleepBlockFields = {
     added<&BlockResult::raw_lateness>("lateness"),
 };
 
-// The run's blocks of kind K, each by `Fields` (read: appended to the run's
-// blocks, sorted into run order by the caller).
-template <BlockKind K, const auto& Fields>
-constexpr Field<LatencyRun> blocks_of(std::string_view key) {
-  return {.key = key,
-          .write =
-              +[](const LatencyRun& r) {
-                json a = json::array();
-                for (const BlockResult& b : r.blocks)
-                  if (b.kind == K) a.push_back(write_object(b, Fields));
-                return a;
-              },
-          .read =
-              +[](const json& v, const std::string& path, bool null_ok, LatencyRun& r) {
-                if (v.is_null() && null_ok) return;
-                for (BlockResult& b : read_records<BlockResult>(v, path, Fields)) {
-                  b.kind = K;
-                  r.blocks.push_back(std::move(b));
-                }
-              }};
-}
+// `diagnostics.bare_loop` (--bare): the reference path's frames, as a mode's
+// total; `latency` is their fence latency.
+inline constexpr std::array<Field<LatencyRun>, 5> kBareLoopFields = {
+    spread<&LatencyRun::reference_total, kSeriesFields>(),
+    text_or_null<&LatencyRun::reference_what>("what").lacking_in_older(),
+    added<&LatencyRun::bare_total>("latency"),
+    object<kMissingMarkerFields, &LatencyRun::reference_missing>("missing_markers")
+        .lacking_in_older(),
+    blocks_of<&LatencyRun::blocks, BlockKind::bare_loop, kBlockFields>("blocks").lacking_in_older(),
+};
 
 // `diagnostics.raw_sleep` (--bare): cpu_ns and wall_ns are null when unknown
 // (a schema_version 1 document read back).
@@ -726,7 +881,8 @@ inline constexpr std::array<Field<LatencyRun>, 6> kRawSleepFields = {
         .key = "cpu_fraction_of_core",
         .write =
             detail::cpu_fraction<&LatencyRun::raw_sleep_cpu_ns, &LatencyRun::raw_sleep_wall_ns>},
-    blocks_of<BlockKind::raw_sleep, kRawSleepBlockFields>("blocks").lacking_in_older(),
+    blocks_of<&LatencyRun::blocks, BlockKind::raw_sleep, kRawSleepBlockFields>("blocks")
+        .lacking_in_older(),
 };
 
 // A capture's `program`.
@@ -926,9 +1082,9 @@ inline void read_overhead(const json& v, const std::string& path, bool null_ok, 
 
 // A capture document after its head (docs/capture.md, "The result").
 inline constexpr std::array<Field<CaptureResult>, 21> kCaptureFields = {
-    object<&CaptureResult::program, kCapturedProgramFields>("program"),
-    object<&CaptureResult::stop, kCaptureStopFields>("capture"),
-    records<&CaptureResult::sources, kCaptureSourceFields>("sources"),
+    object<kCapturedProgramFields, &CaptureResult::program>("program"),
+    object<kCaptureStopFields, &CaptureResult::stop>("capture"),
+    records<kCaptureSourceFields, &CaptureResult::sources>("sources"),
     field<&CaptureResult::frames>("frames"),
     field<&CaptureResult::submits>("submits"),
     added<&CaptureResult::submits_without_work>("submits_without_work"),
@@ -936,22 +1092,22 @@ inline constexpr std::array<Field<CaptureResult>, 21> kCaptureFields = {
     added<&CaptureResult::frames_with_missing_gpu>("frames_with_missing_gpu"),
     added<&CaptureResult::submit_spans>("submit_spans"),
     added<&CaptureResult::present_complete>("present_complete"),
-    object<&CaptureResult::display, kDisplayFields>("display").lacking_in_older(),
+    object<kDisplayFields, &CaptureResult::display>("display").lacking_in_older(),
     Field<CaptureResult>{
         .key = "fps",
         .write = +[](const CaptureResult& c) { return write_object(c.fps(), kFpsFields); }},
-    object<&CaptureResult::frame_times, kFrameTimeFields>("frame_times").lacking_in_older(),
+    object<kFrameTimeFields, &CaptureResult::frame_times>("frame_times").lacking_in_older(),
     field<&CaptureResult::figures>("figures"),
     field<&CaptureResult::submit_figures>("submit_figures"),
-    records<&CaptureResult::per_swapchain, kSwapchainFields>("per_swapchain").lacking_in_older(),
+    records<kSwapchainFields, &CaptureResult::per_swapchain>("per_swapchain").lacking_in_older(),
     Field<CaptureResult>{
         .key = "overhead", .write = detail::overhead, .read = detail::read_overhead}
         .lacking_in_older(),
-    records<&CaptureResult::bracketing, kBracketingFields>("bracketing").lacking_in_older(),
-    records<&CaptureResult::unavailable, kCaptureUnavailableFields>("unavailable"),
-    records<&CaptureResult::screen_observers, kScreenObserverFields>("screen_observers")
+    records<kBracketingFields, &CaptureResult::bracketing>("bracketing").lacking_in_older(),
+    records<kCaptureUnavailableFields, &CaptureResult::unavailable>("unavailable"),
+    records<kScreenObserverFields, &CaptureResult::screen_observers>("screen_observers")
         .lacking_in_older(),
-    object<&CaptureResult::input, kCaptureInputFields>("input").omitted_if(
+    object<kCaptureInputFields, &CaptureResult::input>("input").omitted_if(
         unless<&CaptureResult::input>),
 };
 

@@ -38,27 +38,6 @@ json distribution_to_json(const Distribution& d) {
 
 namespace {
 
-json missing_to_json(const MissingBreakdown& m) {
-  return fields::write_object(m, fields::kMissingMarkerFields);
-}
-
-// Stages, observers and diagnostics of one set of latency-path frames.
-json series_to_json(const SeriesDistributions& s) {
-  json stages = json::object();
-  for (size_t i = 0; i < kStageCount; ++i) {
-    stages[std::string(to_string(static_cast<Series>(i)))] = distribution_to_json(s[i]);
-  }
-  auto at = [&](Series x) { return distribution_to_json(s[static_cast<size_t>(x)]); };
-  return json{{"stages", stages},
-              {"core_latency", at(Series::core_latency)},
-              {"fence_latency", at(Series::fence_latency)},
-              {"poll_latency", at(Series::poll_latency)},
-              {"timer_lateness", at(Series::timer_lateness)},
-              {"clock_map_error", at(Series::clock_map_error)},
-              {"gpu_end_to_poll_wake", at(Series::gpu_end_to_poll_wake)},
-              {"poll_cpu", at(Series::poll_cpu)}};
-}
-
 // run.modes, or (a run built by hand, without modes) one "baseline" mode from
 // the run's totals.
 std::vector<LatencyModeResult> modes_of(const LatencyRun& run) {
@@ -71,12 +50,6 @@ std::vector<LatencyModeResult> modes_of(const LatencyRun& run) {
   m.total_missing = run.total_missing;
   m.consumer_behind = run.consumer_behind;
   return {m};
-}
-
-json path_block_to_json(const BlockResult& b) {
-  json j = series_to_json(b.series);
-  fields::append_fields(j, b, fields::kBlockFields);
-  return j;
 }
 
 std::optional<double> ratio(double a, double b, bool valid) {
@@ -123,43 +96,6 @@ json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeRes
   return order;
 }
 
-// modes.<name>: the mode's workload, warm-up and measured blocks, total.
-json mode_to_json(const LatencyRun& run, uint32_t mi, const LatencyModeResult& mr) {
-  json mode;
-  mode["available"] = true;
-  // Off target: the measured GPU time missed the mode's target (false
-  // without a target, null when nothing was measured to judge by).
-  const bool has_target = mr.gpu_target.has_value();
-  if (!has_target) {
-    mode["off_target"] = false;
-  } else {
-    const std::optional<bool>& off = mr.gpu_target->off_target;
-    mode["off_target"] = off ? json(*off) : json(nullptr);
-  }
-  mode["workload"] = workload_to_json(mr.workload);
-  mode["gpu_target"] =
-      has_target ? fields::write_object(*mr.gpu_target, fields::kGpuTargetFields) : json(nullptr);
-  mode["warmup"] = nullptr;
-  json blocks = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.mode != mi) continue;
-    if (b.kind == BlockKind::warmup) mode["warmup"] = path_block_to_json(b);
-    if (b.kind == BlockKind::measured) blocks.push_back(path_block_to_json(b));
-  }
-  mode["blocks"] = blocks;
-  json total = series_to_json(mr.total);
-  total["frames"] = mr.measured_frames;
-  total["missing_markers"] = missing_to_json(mr.total_missing);
-  total["consumer_behind_frames"] = mr.consumer_behind;
-  mode["total"] = total;
-  mode["observers"] = {
-      {"core_latency", "GPU end timestamp on the host clock (clock model) - signal"},
-      {"fence_latency", "CPU fence wake (blocking wait returned) - signal"},
-      {"poll_latency", "CPU poll wake (a polling thread saw completion) - signal"}};
-  mode["present"] = mode_present_to_json(run, mr);
-  return mode;
-}
-
 // p50 and p99 of a measured distribution over the reference's, both sides
 // given; a ratio is null when either side is empty or the reference's is 0.
 json ratio_pair_json(const Distribution& measured, const Distribution& reference) {
@@ -199,19 +135,7 @@ void comparison_to_reference_json(const LatencyRun& run, json& cmp) {
 
 // diagnostics.bare_loop, .raw_sleep and .comparison (--bare).
 void bare_comparison_to_json(const LatencyRun& run, json& diag) {
-  json bare_blocks = json::array();
-  for (const BlockResult& b : run.blocks) {
-    if (b.kind != BlockKind::bare_loop) continue;
-    json j = path_block_to_json(b);
-    j["latency"] = distribution_to_json(b.bare_latency);
-    bare_blocks.push_back(std::move(j));
-  }
-  json ref = series_to_json(run.reference_total);
-  ref["what"] = run.reference_what.empty() ? json(nullptr) : json(run.reference_what);
-  ref["latency"] = distribution_to_json(run.bare_total);
-  ref["missing_markers"] = missing_to_json(run.reference_missing);
-  ref["blocks"] = bare_blocks;
-  diag["bare_loop"] = std::move(ref);
+  diag["bare_loop"] = fields::write_object(run, fields::kBareLoopFields);
   diag["raw_sleep"] = fields::write_object(run, fields::kRawSleepFields);
   const Distribution& core = run.total[static_cast<size_t>(Series::core_latency)];
   const Distribution& fence = run.total[static_cast<size_t>(Series::fence_latency)];
@@ -284,19 +208,13 @@ json diagnostics_to_json(const LatencyRun& run, const RunMeta& meta) {
 // The mode entries of `r` beyond the run's latency modes: Loaded when it was
 // asked for and does not run, Performance when asked for (in that order).
 void extra_modes_to_json(const RunResult& r, json& modes) {
-  const LoadedOutcome& loaded = r.loaded;
-  if (loaded.asked && !loaded.runs) {
-    json m = {{"available", false}, {"reason", loaded.unavailable}};
-    if (!loaded.size.asked.empty()) m["load_size"] = load_size_to_json(loaded.size);
-    modes["loaded"] = std::move(m);
-  }
+  if (r.loaded.asked && !r.loaded.runs)
+    modes["loaded"] = fields::write_object(r.loaded, fields::kLoadedUnavailableFields);
   const PerformanceOutcome& perf = r.performance;
   if (!perf.asked) return;
-  if (perf.report) {
-    modes["performance"] = performance_to_json(*perf.report);
-  } else {
-    modes["performance"] = {{"available", false}, {"reason", perf.unavailable}};
-  }
+  modes["performance"] = perf.report
+                             ? performance_to_json(*perf.report)
+                             : fields::write_object(perf, fields::kPerformanceUnavailableFields);
 }
 
 // `load_calibration`: calibrated (its report and size), given, or null.
@@ -331,7 +249,10 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   j["block_order"] = block_order_to_json(run, run_modes);
   json modes = json::object();
   for (uint32_t mi = 0; mi < run_modes.size(); ++mi) {
-    modes[run_modes[mi].name] = mode_to_json(run, mi, run_modes[mi]);
+    fields::ModeDoc d{run_modes[mi], {}, &run};
+    for (const BlockResult& b : run.blocks)
+      if (b.mode == mi) d.blocks.push_back(b);
+    modes[run_modes[mi].name] = fields::write_object(d, fields::kModeFields);
   }
   if (r != nullptr) extra_modes_to_json(*r, modes);
   j["modes"] = modes;

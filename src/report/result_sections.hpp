@@ -27,11 +27,6 @@ DeviceInfo read_device(const Obj& d);
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run);
 std::vector<MissingCapability> read_capabilities(const json& a, const std::string& path);
 
-// The stages, observers and diagnostics of a block or total.
-SeriesDistributions read_series(const Obj& j);
-// A warm-up, measured or bare-loop block (its kind and mode are the caller's).
-BlockResult read_path_block(const Obj& b);
-
 // modes.<mode>.present (the run's `present` read first: it names the observers).
 PresentDistributions read_mode_present(const Obj& p, const LatencyRun& run);
 // Every latency mode with its warm-up and measured blocks; a Loaded mode that

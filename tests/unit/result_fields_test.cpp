@@ -48,13 +48,15 @@ std::vector<std::string> doc_keys(const std::string& anchor,
   return keys;
 }
 
-// The keys of tables in order (a section spread over several tables).
+// The keys of tables in order (a section spread over several tables); a
+// spread() field (no key) is left out: its table is named beside it.
 template <class... Tables>
 std::vector<std::string> table_keys(const Tables&... tables) {
   std::vector<std::string> out;
   (
       [&] {
-        for (const auto& f : tables) out.emplace_back(f.key);
+        for (const auto& f : tables)
+          if (!f.key.empty()) out.emplace_back(f.key);
       }(),
       ...);
   return out;
@@ -100,13 +102,29 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `bracketing[].before_us`", "capture.md"),
             table_keys(fields::kBracketBeforeFields));
   EXPECT_EQ(table_keys(fields::kBracketAfterFields), table_keys(fields::kBracketBeforeFields));
-  // A block's table: its series, then the block's own keys.
-  const std::vector<std::string> block = doc_keys("A block (and `total`) holds:");
-  const std::vector<std::string> own = table_keys(fields::kBlockFields);
-  ASSERT_GE(block.size(), own.size());
-  EXPECT_EQ(
-      std::vector<std::string>(block.end() - static_cast<std::ptrdiff_t>(own.size()), block.end()),
-      own);
+  EXPECT_EQ(doc_keys("### `modes.<mode>`"), table_keys(fields::kModeFields));
+  EXPECT_EQ(doc_keys("#### `modes.<mode>.total`"),
+            table_keys(fields::kSeriesFields, fields::kModeTotalFields));
+  EXPECT_EQ(doc_keys("#### `modes.<mode>.observers`"), table_keys(fields::kModeObserverFields));
+  const std::vector<std::string> not_run = doc_keys("#### A mode that did not run");
+  EXPECT_EQ(not_run, table_keys(fields::kLoadedUnavailableFields));
+  EXPECT_EQ(std::vector<std::string>(not_run.begin(), not_run.begin() + 2),
+            table_keys(fields::kPerformanceUnavailableFields));
+  EXPECT_EQ(doc_keys("#### `diagnostics.bare_loop`"),
+            table_keys(fields::kSeriesFields, fields::kBareLoopFields));
+  // A block's table: its series (each stage by name), then the block's own keys.
+  std::vector<std::string> block, stages;
+  for (const std::string& k : doc_keys("A block (and `total`) holds:")) {
+    if (!k.starts_with("stages.")) {
+      block.push_back(k);
+      continue;
+    }
+    if (stages.empty()) block.push_back("stages");
+    stages.push_back(k.substr(7));
+  }
+  EXPECT_EQ(block, table_keys(fields::kSeriesFields, fields::kBlockFields));
+  ASSERT_EQ(stages.size(), kStageCount);
+  for (size_t i = 0; i < kStageCount; ++i) EXPECT_EQ(stages[i], to_string(static_cast<Series>(i)));
 }
 
 TEST(ResultFieldsSchema, EmptyTextIsWrittenNullAndReadBackEmpty) {
