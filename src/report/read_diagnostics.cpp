@@ -4,16 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "report/result_fields.hpp"
 #include "report/result_sections.hpp"
 
 namespace latlab::reading {
 namespace {
-
-// ns from ms written as ns / 1e6 (exact for any time a run can take).
-int64_t ns_of_ms(double ms) { return std::llround(ms * 1e6); }
 
 std::optional<Obj> diagnostic(const Obj& doc, const char* key) {
   if (!doc.has("diagnostics")) return std::nullopt;
@@ -35,20 +31,16 @@ void read_other_blocks(const Obj& doc, LatencyRun& run) {
 
 void read_block_order(const Obj& doc, LatencyRun& run) {
   if (!doc.has("block_order")) return;
-  const json& order = doc.array("block_order");
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Obj e(order[i], fmt::format("{}[{}]", doc.key_path("block_order"), i));
-    const uint32_t at = e.u32("order");
+  for (const fields::BlockOrderEntry& e : fields::read_records<fields::BlockOrderEntry>(
+           doc.at("block_order"), doc.key_path("block_order"), fields::kBlockOrderFields)) {
     const auto b = std::find_if(run.blocks.begin(), run.blocks.end(),
-                                [at](const BlockResult& x) { return x.order == at; });
+                                [&e](const BlockResult& x) { return x.order == e.block.order; });
     if (b == run.blocks.end()) continue;  // a block whose figures the document does not hold
-    e.opt("turn_warmup_frames", b->turn_warmup_frames);
-    if (e.has("turn_warmup_ms")) b->turn_warmup_wall_ns = ns_of_ms(e.number("turn_warmup_ms"));
+    b->turn_warmup_frames = e.block.turn_warmup_frames;
+    b->turn_warmup_wall_ns = e.block.turn_warmup_wall_ns;
     if (b->kind != BlockKind::bare_loop && b->kind != BlockKind::raw_sleep) continue;
-    std::string mode;
-    e.opt("mode", mode);
     for (uint32_t m = 0; m < run.modes.size(); ++m) {
-      if (run.modes[m].name == mode) b->mode = m;
+      if (run.modes[m].name == e.mode) b->mode = m;
     }
   }
 }

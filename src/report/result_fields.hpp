@@ -292,14 +292,18 @@ void read_form(const json& v, const std::string& path, bool null_ok, OwnerOf<M>&
   o.*M = f == "fragment" ? WorkloadForm::fragment : WorkloadForm::compute;
 }
 
-// A host-clock duration in ns written as ms (a double), read back rounded.
-template <auto M>
-json ms_of_ns(const OwnerOf<M>& o) {
-  return json(static_cast<double>(o.*M) / 1e6);
-}
-template <auto M>
-void read_ms_as_ns(const json& v, const std::string& path, bool null_ok, OwnerOf<M>& o) {
-  if (!(v.is_null() && null_ok)) o.*M = std::llround(reading::number_value(v, path) * 1e6);
+// A host-clock duration in ns (a member path) written as ms (a double),
+// read back rounded.
+template <auto M, auto... Ms>
+constexpr Field<OwnerOf<M>> ms_of_ns(std::string_view key) {
+  using O = OwnerOf<M>;
+  return {.key = key,
+          .write = +[](const O& o) { return json(static_cast<double>(member<M, Ms...>(o)) / 1e6); },
+          .read =
+              +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                if (!(v.is_null() && null_ok))
+                  member<M, Ms...>(o) = std::llround(reading::number_value(v, path) * 1e6);
+              }};
 }
 
 inline json step_kind(const LoadCalibrationStep& s) { return json(to_string(s.kind)); }
@@ -398,10 +402,7 @@ inline constexpr std::array<Field<LoadCalibrationReport>, 25> kLoadCalibrationFi
     added<&LoadCalibrationReport::evaluations>("evaluations"),
     added<&LoadCalibrationReport::frames_submitted>("frames_submitted"),
     added<&LoadCalibrationReport::frames_missing>("frames_missing"),
-    Field<LoadCalibrationReport>{.key = "wall_ms",
-                                 .write = detail::ms_of_ns<&LoadCalibrationReport::wall_ns>,
-                                 .read = detail::read_ms_as_ns<&LoadCalibrationReport::wall_ns>}
-        .lacking_in_older(),
+    detail::ms_of_ns<&LoadCalibrationReport::wall_ns>("wall_ms").lacking_in_older(),
     records<kLoadStepFields, &LoadCalibrationReport::steps>("steps").lacking_in_older(),
 };
 
@@ -426,15 +427,35 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
     field<&PerformanceReport::fps>("fps"),
     added<&PerformanceReport::gpu_timeline_fps>("gpu_timeline_fps")
         .null_if(not_positive<&PerformanceReport::gpu_timeline_fps>),
-    Field<PerformanceReport>{.key = "wall_ms",
-                             .write = detail::ms_of_ns<&PerformanceReport::wall_ns>,
-                             .read = detail::read_ms_as_ns<&PerformanceReport::wall_ns>}
-        .lacking_in_older(),
+    detail::ms_of_ns<&PerformanceReport::wall_ns>("wall_ms").lacking_in_older(),
     Field<PerformanceReport>{.key = "units",
                              .write =
                                  +[](const PerformanceReport&) {
                                    return json{{"gpu_ms", "ms"}, {"fps", "frames per second"}};
                                  }},
+};
+
+// One of `block_order`: a block and its mode's name.
+struct BlockOrderEntry {
+  BlockResult block;
+  std::string mode;
+};
+
+inline constexpr auto kOrdered = &BlockOrderEntry::block;
+
+// One of `block_order`: every block in run order (the reader takes the turn
+// warm-up, and a bare-loop or raw-sleep block's mode, from here).
+inline constexpr std::array<Field<BlockOrderEntry>, 7> kBlockOrderFields = {
+    field<kOrdered, &BlockResult::order>("order"),
+    Field<BlockOrderEntry>{
+        .key = "kind",
+        .write = +[](const BlockOrderEntry& e) { return json(to_string(e.block.kind)); }},
+    field<kOrdered, &BlockResult::index>("index"),
+    field<&BlockOrderEntry::mode>("mode"),
+    field<kOrdered, &BlockResult::frames_run>("frames_run"),
+    added<kOrdered, &BlockResult::turn_warmup_frames>("turn_warmup_frames"),
+    detail::ms_of_ns<kOrdered, &BlockResult::turn_warmup_wall_ns>("turn_warmup_ms")
+        .lacking_in_older(),
 };
 
 // `modes.performance` of a Performance that did not run, and `modes.loaded`

@@ -84,14 +84,8 @@ json settings_to_json(const LatencyRun& run, const RunMeta& meta) {
 json block_order_to_json(const LatencyRun& run, const std::vector<LatencyModeResult>& run_modes) {
   json order = json::array();
   for (const BlockResult& b : run.blocks) {
-    order.push_back(
-        {{"order", b.order},
-         {"kind", to_string(b.kind)},
-         {"index", b.index},
-         {"mode", b.mode < run_modes.size() ? run_modes[b.mode].name : std::string("?")},
-         {"frames_run", b.frames_run},
-         {"turn_warmup_frames", b.turn_warmup_frames},
-         {"turn_warmup_ms", static_cast<double>(b.turn_warmup_wall_ns) / 1e6}});
+    const fields::BlockOrderEntry e{b, b.mode < run_modes.size() ? run_modes[b.mode].name : "?"};
+    order.push_back(fields::write_object(e, fields::kBlockOrderFields));
   }
   return order;
 }

@@ -102,6 +102,7 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `bracketing[].before_us`", "capture.md"),
             table_keys(fields::kBracketBeforeFields));
   EXPECT_EQ(table_keys(fields::kBracketAfterFields), table_keys(fields::kBracketBeforeFields));
+  EXPECT_EQ(doc_keys("### `block_order[]`"), table_keys(fields::kBlockOrderFields));
   EXPECT_EQ(doc_keys("### `modes.<mode>`"), table_keys(fields::kModeFields));
   EXPECT_EQ(doc_keys("#### `modes.<mode>.total`"),
             table_keys(fields::kSeriesFields, fields::kModeTotalFields));
