@@ -219,10 +219,11 @@ constexpr Field<OwnerOf<M>> added(std::string_view key) {
   return field<M, Ms...>(key).lacking_in_older();
 }
 
-// A string member written as null when empty (null reads as "").
-template <auto M>
+// A string member (or path) written as null when empty (null reads as "").
+template <auto M, auto... Ms>
 constexpr Field<OwnerOf<M>> text_or_null(std::string_view key) {
-  return field<M>(key).null_if(+[](const OwnerOf<M>& o) { return (o.*M).empty(); });
+  return field<M, Ms...>(key).null_if(
+      +[](const OwnerOf<M>& o) { return member<M, Ms...>(o).empty(); });
 }
 
 template <class Owner>

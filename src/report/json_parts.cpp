@@ -6,10 +6,6 @@ namespace latlab {
 
 using json = nlohmann::ordered_json;
 
-namespace {
-json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-}  // namespace
-
 const char* form_name(WorkloadForm f) {
   return f == WorkloadForm::fragment ? "fragment" : "compute";
 }
@@ -45,16 +41,10 @@ json result_header_to_json(const char* kind, const RunMeta& meta, bool partial,
 
 json device_section_to_json(const DeviceSectionHead& head, const std::string& status,
                             const std::string& failure, json result) {
-  return {{"section", head.section},
-          {"backend", head.backend},
-          {"selector", head.selector},
-          {"name", or_null(head.name)},
-          {"physical_device", head.physical_device ? json(*head.physical_device) : json()},
-          {"uuid", head.physical_device ? or_null(head.uuid) : json()},
-          {"pci_bus_id", head.physical_device ? or_null(head.pci_bus_id) : json()},
-          {"status", status},
-          {"failure", or_null(failure)},
-          {"result", std::move(result)}};
+  json j = fields::write_object(DeviceSectionResult{head, status, failure, {}, {}},
+                                fields::kSectionFields);
+  j["result"] = std::move(result);
+  return j;
 }
 
 }  // namespace latlab

@@ -906,6 +906,72 @@ inline constexpr std::array<Field<LatencyRun>, 6> kRawSleepFields = {
         .lacking_in_older(),
 };
 
+inline constexpr auto kHead = &DeviceSectionResult::head;
+
+namespace detail {
+
+// physical_device: the `latlab devices` id, null when unknown.
+inline json physical_device(const DeviceSectionResult& s) {
+  return s.head.physical_device ? json(*s.head.physical_device) : json(nullptr);
+}
+inline void read_physical_device(const json& v, const std::string& path, bool,
+                                 DeviceSectionResult& s) {
+  if (v.is_null()) return;
+  const int64_t id = reading::i64_value(v, path);
+  if (id < 0 || id > INT32_MAX) reading::fail(path, "out of range");
+  s.head.physical_device = static_cast<int>(id);
+}
+// uuid and pci_bus_id: null without a physical device, or when the API does not say.
+template <auto M>
+bool unknown(const DeviceSectionResult& s) {
+  return !s.head.physical_device || (s.head.*M).empty();
+}
+
+inline void read_status(const json& v, const std::string& path, bool, DeviceSectionResult& s) {
+  s.status = reading::str_value(v, path);
+  if (s.status != "ok" && s.status != "partial" && s.status != "failed")
+    reading::fail(path, "'" + s.status + "' is not ok, partial or failed");
+}
+
+}  // namespace detail
+
+// One of `devices_run.sections` (and of `clocks --json`'s `per_device`, with
+// a result of its own). `result`, a whole document, is read by the caller.
+inline constexpr std::array<Field<DeviceSectionResult>, 10> kSectionFields = {
+    field<kHead, &DeviceSectionHead::section>("section"),
+    field<kHead, &DeviceSectionHead::backend>("backend"),
+    field<kHead, &DeviceSectionHead::selector>("selector"),
+    text_or_null<kHead, &DeviceSectionHead::name>("name"),
+    Field<DeviceSectionResult>{.key = "physical_device",
+                               .write = detail::physical_device,
+                               .read = detail::read_physical_device},
+    field<kHead, &DeviceSectionHead::uuid>("uuid").null_if(
+        detail::unknown<&DeviceSectionHead::uuid>),
+    field<kHead, &DeviceSectionHead::pci_bus_id>("pci_bus_id")
+        .null_if(detail::unknown<&DeviceSectionHead::pci_bus_id>),
+    Field<DeviceSectionResult>{.key = "status",
+                               .write = field<&DeviceSectionResult::status>("").write,
+                               .read = detail::read_status},
+    text_or_null<&DeviceSectionResult::failure>("failure"),
+    Field<DeviceSectionResult>{.key = "result",
+                               .write =
+                                   +[](const DeviceSectionResult& s) {
+                                     return s.result.empty() ? json(nullptr)
+                                                             : run_result_to_json(s.result.front());
+                                   }},
+};
+
+// `devices_run` of a several-device run: its sections are read by the caller.
+inline constexpr std::array<Field<RunResult>, 3> kDevicesRunFields = {
+    fixed<RunResult>("interleaving",
+                     "block by block: each block (in plan order) of every device in section "
+                     "order, one block at a time, the same deadlines for blocks of one index"),
+    field<&RunResult::top_section>("top_level_section"),
+    Field<RunResult>{
+        .key = "sections",
+        .write = +[](const RunResult& r) { return write_records(r.sections, kSectionFields); }},
+};
+
 // A capture's `program`.
 inline constexpr std::array<Field<CapturedProgram>, 5> kCapturedProgramFields = {
     field<&CapturedProgram::argv>("argv"),

@@ -277,18 +277,8 @@ json capture_doc(const RunResult& r) {
 // `latlab run` over several devices: the top section's whole document and
 // `devices_run` with every section's.
 json devices_doc(const RunResult& r) {
-  json sections = json::array();
-  for (const DeviceSectionResult& s : r.sections) {
-    json result = s.result.empty() ? json(nullptr) : run_result_to_json(s.result.front());
-    sections.push_back(device_section_to_json(s.head, s.status, s.failure, std::move(result)));
-  }
   json top = run_result_to_json(r.sections.at(*r.top_section).result.at(0));
-  top["devices_run"] = {
-      {"interleaving",
-       "block by block: each block (in plan order) of every device in section order, one block "
-       "at a time, the same deadlines for blocks of one index"},
-      {"top_level_section", *r.top_section},
-      {"sections", std::move(sections)}};
+  top["devices_run"] = fields::write_object(r, fields::kDevicesRunFields);
   return top;
 }
 

@@ -71,35 +71,22 @@ RunResult read_devices_run(const Obj& doc, int version, const ReadOptions& optio
     fail("kind", "'" + kind + "' with devices_run: only a latency_run has device sections");
   const Obj dr = doc.obj("devices_run");
   RunResult r;
-  r.top_section = dr.u32("top_level_section");
+  fields::read_fields(dr, fields::kDevicesRunFields, r);
   const json& sections = dr.array("sections");
   if (sections.empty()) fail(dr.key_path("sections"), "expected a non-empty array");
   for (size_t i = 0; i < sections.size(); ++i) {
     const Obj s(sections[i], fmt::format("devices_run.sections[{}]", i));
-    DeviceSectionResult d;
-    d.head.section = s.u32("section");
-    d.head.backend = s.str("backend");
-    d.head.selector = s.str("selector");
-    d.head.name = s.str_or_empty("name");
-    if (const std::optional<int64_t> pd = s.i64_or_null("physical_device")) {
-      if (*pd < 0 || *pd > INT32_MAX) fail(s.key_path("physical_device"), "out of range");
-      d.head.physical_device = static_cast<int>(*pd);
-      s.opt("uuid", d.head.uuid);
-      s.opt("pci_bus_id", d.head.pci_bus_id);
-    }
-    d.status = s.str("status");
-    if (d.status != "ok" && d.status != "partial" && d.status != "failed")
-      fail(s.key_path("status"), "'" + d.status + "' is not ok, partial or failed");
-    d.failure = s.str_or_empty("failure");
+    DeviceSectionResult& d = r.sections.emplace_back();
+    fields::read_fields(s, fields::kSectionFields, d);
     if (const std::optional<Obj> res = s.obj_or_null("result")) {
       d.result.push_back(read_one_device(*res, version, options));
     } else if (d.status != "failed") {
       fail(s.key_path("result"), "null, but the status is " + d.status);
     }
     d.device_name = d.result.empty() ? d.head.name : d.result[0].device.name;
-    r.sections.push_back(std::move(d));
   }
-  if (*r.top_section >= r.sections.size() || r.sections[*r.top_section].result.empty())
+  if (!r.top_section || *r.top_section >= r.sections.size() ||
+      r.sections[*r.top_section].result.empty())
     fail(dr.key_path("top_level_section"), "names no section with a result");
   r.meta = r.sections[*r.top_section].result[0].meta;
   r.meta.validation.reset();

@@ -83,6 +83,11 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `load_calibration.steps[]`"), table_keys(fields::kLoadStepFields));
   EXPECT_EQ(doc_keys("#### `load_calibration.size`"), table_keys(fields::kLoadSizeFields));
   EXPECT_EQ(doc_keys("### `modes.performance`"), table_keys(fields::kPerformanceFields));
+  // devices_run's keys, then a section's ("sections[].status").
+  std::vector<std::string> devices = doc_keys("### `devices_run`");
+  for (std::string& k : devices)
+    if (k.starts_with("sections[].")) k = k.substr(11);
+  EXPECT_EQ(devices, table_keys(fields::kDevicesRunFields, fields::kSectionFields));
   EXPECT_EQ(doc_keys("### `score`"), table_keys(fields::kScoreFields));
   EXPECT_EQ(doc_keys("#### `score.components[]`"), table_keys(fields::kScoreComponentFields));
   EXPECT_EQ(doc_keys("#### `score.interval`"), table_keys(fields::kScoreIntervalFields));
