@@ -105,10 +105,13 @@ template <class T>
 inline constexpr bool kIsNamed<std::vector<std::pair<std::string, T>>> = true;
 
 // A value at `path` with its type checked (reading::*_value): a scalar, a
-// distribution, an array of scalars, or (name, value) pairs as an object.
+// distribution, an array of scalars, or (name, value) pairs as an object; a
+// std::optional one is null when empty.
 template <class V>
 V scalar_value(const json& v, const std::string& path) {
-  if constexpr (std::is_same_v<V, std::string>) {
+  if constexpr (kIsOptional<V>) {
+    return v.is_null() ? V() : V(scalar_value<typename V::value_type>(v, path));
+  } else if constexpr (std::is_same_v<V, std::string>) {
     return reading::str_value(v, path);
   } else if constexpr (std::is_same_v<V, bool>) {
     return reading::bool_value(v, path);
@@ -118,6 +121,10 @@ V scalar_value(const json& v, const std::string& path) {
     return reading::u64_value(v, path);
   } else if constexpr (std::is_same_v<V, int64_t>) {
     return reading::i64_value(v, path);
+  } else if constexpr (std::is_same_v<V, int>) {
+    const int64_t x = reading::i64_value(v, path);
+    if (x < INT32_MIN || x > INT32_MAX) reading::fail(path, "out of range");
+    return static_cast<int>(x);
   } else if constexpr (std::is_same_v<V, Distribution>) {
     return reading::distribution_value(v, path);
   } else if constexpr (kIsNamed<V>) {
@@ -141,12 +148,18 @@ V scalar_value(const json& v, const std::string& path) {
 
 template <class V>
 json value_json(const V& v) {
-  if constexpr (std::is_same_v<V, Distribution>) {
+  if constexpr (kIsOptional<V>) {
+    return v ? value_json(*v) : json(nullptr);
+  } else if constexpr (std::is_same_v<V, Distribution>) {
     return distribution_to_json(v);
   } else if constexpr (kIsNamed<V>) {
     json o = json::object();
     for (const auto& [name, x] : v) o[name] = value_json(x);
     return o;
+  } else if constexpr (kIsVector<V>) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back(value_json(x));
+    return a;
   } else {
     return json(v);
   }
@@ -159,24 +172,11 @@ constexpr Field<OwnerOf<M>> field(std::string_view key) {
   using O = OwnerOf<M>;
   using V = ValueAt<M, Ms...>;
   return {.key = key,
-          .write = +[](const O& o) -> json {
-            const auto& v = member<M, Ms...>(o);
-            if constexpr (kIsOptional<V>) {
-              return v ? value_json(*v) : json(nullptr);
-            } else {
-              return value_json(v);
-            }
-          },
+          .write = +[](const O& o) { return value_json(member<M, Ms...>(o)); },
           .read =
               +[](const json& v, const std::string& path, bool null_ok, O& o) {
                 auto& out = member<M, Ms...>(o);
-                if constexpr (kIsOptional<V>) {
-                  if (v.is_null()) {
-                    out.reset();
-                  } else {
-                    out = scalar_value<typename V::value_type>(v, path);
-                  }
-                } else if (v.is_null() && null_ok) {
+                if (!kIsOptional<V> && v.is_null() && null_ok) {
                   if constexpr (std::is_same_v<V, std::string>) out.clear();
                 } else {
                   out = scalar_value<V>(v, path);

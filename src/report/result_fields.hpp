@@ -12,6 +12,7 @@
 #include "latlab/bench/latency_report.hpp"
 #include "latlab/bench/latency_run.hpp"
 #include "latlab/bench/load_calibration.hpp"
+#include "latlab/bench/per_frame.hpp"
 #include "latlab/bench/performance_mode.hpp"
 #include "latlab/bench/run_result.hpp"
 #include "latlab/bench/signal_generator.hpp"
@@ -855,6 +856,80 @@ inline constexpr std::array<Field<LatencyScore>, 7> kScoreFields = {
         .null_if(when<&LatencyScore::value>),
 };
 
+namespace detail {
+
+// A per-frame column of ns or null (absent in that frame), `n` long.
+inline std::vector<std::optional<int64_t>> ns_column(const json& v, const std::string& path,
+                                                     size_t n) {
+  auto column = scalar_value<std::vector<std::optional<int64_t>>>(v, path);
+  if (column.size() != n)
+    reading::fail(path, fmt::format("{} entries, frame_id has {}", column.size(), n));
+  return column;
+}
+
+// series_ns: a column per series (results written before the poll observer
+// lack its series: no values).
+inline json series_ns(const PerFrameMode& m) {
+  json by = json::object();
+  for (size_t s = 0; s < kSeriesCount; ++s)
+    by[std::string(to_string(static_cast<Series>(s)))] = value_json(m.series_ns[s]);
+  return by;
+}
+inline void read_series_ns(const json& v, const std::string& path, bool, PerFrameMode& m) {
+  const reading::Obj by(v, path);
+  for (size_t s = 0; s < kSeriesCount; ++s) {
+    const std::string key(to_string(static_cast<Series>(s)));
+    m.series_ns[s] = by.has(key) ? ns_column(by.at(key), by.key_path(key), m.frame_id.size())
+                                 : std::vector<std::optional<int64_t>>(m.frame_id.size());
+  }
+}
+
+}  // namespace detail
+
+// `per_frame.modes.<mode>`: columns of one entry per measured frame.
+inline constexpr std::array<Field<PerFrameMode>, 4> kPerFrameModeFields = {
+    field<&PerFrameMode::frame_id>("frame_id"),
+    Field<PerFrameMode>{.key = "block_index",
+                        .write = field<&PerFrameMode::block_index>("").write,
+                        .read =
+                            +[](const json& v, const std::string& path, bool, PerFrameMode& m) {
+                              m.block_index = scalar_value<std::vector<uint32_t>>(v, path);
+                              if (m.block_index.size() != m.frame_id.size())
+                                reading::fail(path, "not as long as frame_id");
+                            }},
+    Field<PerFrameMode>{.key = "deadline_ns",
+                        .write = field<&PerFrameMode::deadline_ns>("").write,
+                        .read =
+                            +[](const json& v, const std::string& path, bool, PerFrameMode& m) {
+                              m.deadline_ns = detail::ns_column(v, path, m.frame_id.size());
+                            }},
+    Field<PerFrameMode>{
+        .key = "series_ns", .write = detail::series_ns, .read = detail::read_series_ns},
+};
+
+// `per_frame` (--per-frame): every measured frame's series, per mode, in ns.
+inline constexpr std::array<Field<PerFrameSeries>, 3> kPerFrameFields = {
+    fixed<PerFrameSeries>("units", "ns"),
+    fixed<PerFrameSeries>("frames", "measured"),
+    Field<PerFrameSeries>{.key = "modes",
+                          .write =
+                              +[](const PerFrameSeries& p) {
+                                json by = json::object();
+                                for (const PerFrameMode& m : p.modes)
+                                  by[m.mode] = write_object(m, kPerFrameModeFields);
+                                return by;
+                              },
+                          .read =
+                              +[](const json& v, const std::string& path, bool, PerFrameSeries& p) {
+                                const reading::Obj by(v, path);
+                                for (auto it = v.begin(); it != v.end(); ++it) {
+                                  p.modes.push_back(read_object<PerFrameMode>(by.obj(it.key()),
+                                                                              kPerFrameModeFields));
+                                  p.modes.back().mode = it.key();
+                                }
+                              }},
+};
+
 // `diagnostics.validation` (with --validation).
 inline constexpr std::array<Field<ValidationReport>, 2> kValidationFields = {
     field<&ValidationReport::error_count>("errors"),
@@ -910,17 +985,6 @@ inline constexpr auto kHead = &DeviceSectionResult::head;
 
 namespace detail {
 
-// physical_device: the `latlab devices` id, null when unknown.
-inline json physical_device(const DeviceSectionResult& s) {
-  return s.head.physical_device ? json(*s.head.physical_device) : json(nullptr);
-}
-inline void read_physical_device(const json& v, const std::string& path, bool,
-                                 DeviceSectionResult& s) {
-  if (v.is_null()) return;
-  const int64_t id = reading::i64_value(v, path);
-  if (id < 0 || id > INT32_MAX) reading::fail(path, "out of range");
-  s.head.physical_device = static_cast<int>(id);
-}
 // uuid and pci_bus_id: null without a physical device, or when the API does not say.
 template <auto M>
 bool unknown(const DeviceSectionResult& s) {
@@ -942,9 +1006,7 @@ inline constexpr std::array<Field<DeviceSectionResult>, 10> kSectionFields = {
     field<kHead, &DeviceSectionHead::backend>("backend"),
     field<kHead, &DeviceSectionHead::selector>("selector"),
     text_or_null<kHead, &DeviceSectionHead::name>("name"),
-    Field<DeviceSectionResult>{.key = "physical_device",
-                               .write = detail::physical_device,
-                               .read = detail::read_physical_device},
+    field<kHead, &DeviceSectionHead::physical_device>("physical_device"),
     field<kHead, &DeviceSectionHead::uuid>("uuid").null_if(
         detail::unknown<&DeviceSectionHead::uuid>),
     field<kHead, &DeviceSectionHead::pci_bus_id>("pci_bus_id")

@@ -259,7 +259,7 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
     return j;
   }
   if (r->score) j["score"] = score_to_json(*r->score);
-  if (r->per_frame) j["per_frame"] = per_frame_to_json(*r->per_frame);
+  if (r->per_frame) j["per_frame"] = fields::write_object(*r->per_frame, fields::kPerFrameFields);
   if (r->loaded.asked) j["load_calibration"] = loaded_calibration_to_json(r->loaded);
   return j;
 }

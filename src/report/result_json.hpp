@@ -29,10 +29,6 @@ nlohmann::ordered_json run_result_to_json(const RunResult& r);
 // `load_calibration.size` (and `modes.loaded.load_size`) of the result.
 nlohmann::ordered_json load_size_to_json(const LoadSizeChoice& c);
 
-// `per_frame` of the result: every measured frame's series (ns, null when
-// absent) and frame id, block index and deadline, per mode, as columns.
-nlohmann::ordered_json per_frame_to_json(const PerFrameSeries& p);
-
 // `clock_model` of the result.
 nlohmann::ordered_json clock_model_to_json(const ClockModelReport& cm);
 

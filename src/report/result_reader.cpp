@@ -57,7 +57,8 @@ RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& optio
   reading::read_diagnostics(doc, r);
   reading::read_outcomes(doc, partial, r);
   if (options.per_frame && doc.has("per_frame"))
-    r.per_frame = reading::read_per_frame(doc.obj("per_frame"));
+    r.per_frame =
+        fields::read_object<PerFrameSeries>(doc.obj("per_frame"), fields::kPerFrameFields);
   read_score_or_why_not(doc, version, r);
   return r;
 }

@@ -46,6 +46,5 @@ void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r);
 // A whole document of kind "performance_run".
 void read_performance_run(const Obj& doc, RunResult& r);
 
-PerFrameSeries read_per_frame(const Obj& p);
 
 }  // namespace latlab::reading

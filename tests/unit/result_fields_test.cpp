@@ -83,6 +83,8 @@ TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("#### `load_calibration.steps[]`"), table_keys(fields::kLoadStepFields));
   EXPECT_EQ(doc_keys("#### `load_calibration.size`"), table_keys(fields::kLoadSizeFields));
   EXPECT_EQ(doc_keys("### `modes.performance`"), table_keys(fields::kPerformanceFields));
+  EXPECT_EQ(doc_keys("## Per-frame series in the result"), table_keys(fields::kPerFrameFields));
+  EXPECT_EQ(doc_keys("#### `per_frame.modes.<mode>`"), table_keys(fields::kPerFrameModeFields));
   // devices_run's keys, then a section's ("sections[].status").
   std::vector<std::string> devices = doc_keys("### `devices_run`");
   for (std::string& k : devices)
