@@ -389,5 +389,14 @@ constexpr Field<OwnerOf<M>> spread() {
           .read = +[](const json& v, const std::string& path, bool,
                       O& o) { read_fields(reading::Obj(v, path), Fields, o.*M); }};
 }
+// The owner's fields of another table, among these (a device's identity).
+template <const auto& Fields>
+constexpr auto spread() {
+  using O = typename std::remove_cvref_t<decltype(Fields)>::value_type::Owner;
+  return Field<O>{.key = {},
+                  .write = +[](const O& o) { return write_object<O>(o, Fields); },
+                  .read = +[](const json& v, const std::string& path, bool,
+                              O& o) { read_fields<O>(reading::Obj(v, path), Fields, o); }};
+}
 
 }  // namespace latlab::fields

@@ -21,12 +21,6 @@ std::vector<MissingCapability> read_capabilities(const json& a, const std::strin
   return fields::read_records<MissingCapability>(a, path, fields::kCapabilityFields);
 }
 
-DeviceInfo read_device(const Obj& d) {
-  DeviceInfo di = fields::read_object<DeviceInfo>(d, fields::kDeviceIdentityFields);
-  fields::read_fields(d, fields::kDeviceTimingFields, di);
-  return di;
-}
-
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run) {
   fields::read_fields(s, fields::kRunSettingsFields, meta);
   fields::read_fields(s, fields::kLatencySettingsFields, run);

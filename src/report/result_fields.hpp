@@ -74,9 +74,10 @@ inline json tick_period_ns(const DeviceInfo& d) { return json(d.ticks.period_ns(
 
 }  // namespace detail
 
-// The rest of a latency run's `device` (tick_period_ns is derived from the
-// fraction: written, not read).
-inline constexpr std::array<Field<DeviceInfo>, 7> kDeviceTimingFields = {
+// A latency run's `device`: its identity, then its timing (tick_period_ns
+// is derived from the fraction: written, not read).
+inline constexpr std::array<Field<DeviceInfo>, 8> kDeviceFields = {
+    spread<kDeviceIdentityFields>(),
     Field<DeviceInfo>{.key = "tick_period_ns", .write = detail::tick_period_ns},
     Field<DeviceInfo>{.key = "tick_period_fraction",
                       .write = detail::tick_fraction,
@@ -1134,10 +1135,6 @@ inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFields = {
 
 // A capture's `overhead`: the layer's distributions (of the result), then
 // what the capture cost the program (CaptureOverhead).
-inline constexpr std::array<Field<CaptureResult>, 2> kLayerCostFields = {
-    field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
-    field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
-};
 inline constexpr std::array<Field<CaptureOverhead>, 13> kOverheadFields = {
     added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
@@ -1152,6 +1149,12 @@ inline constexpr std::array<Field<CaptureOverhead>, 13> kOverheadFields = {
     added<&CaptureOverhead::gpu_span_budget_percent>("gpu_span_budget_percent"),
     added<&CaptureOverhead::gpu_span_price_us>("gpu_span_price_us"),
     text_or_null<&CaptureOverhead::gpu_span_price_from>("gpu_span_price_from").lacking_in_older(),
+};
+
+inline constexpr std::array<Field<CaptureResult>, 3> kLayerCostFields = {
+    field<&CaptureResult::layer_cpu_per_submit>("layer_cpu_per_submit"),
+    field<&CaptureResult::layer_cpu_per_present>("layer_cpu_per_present"),
+    spread<&CaptureResult::overhead, kOverheadFields>(),
 };
 
 // `bracketing[].before_us` and `.after_us`.
@@ -1212,23 +1215,6 @@ inline constexpr std::array<Field<CaptureSwapchainFigures>, 6> kSwapchainFields 
     field<&CaptureSwapchainFigures::figures>("figures"),
 };
 
-namespace detail {
-
-// `overhead`: the layer's distributions (of the result), then CaptureOverhead.
-inline json overhead(const CaptureResult& c) {
-  json j = write_object(c, kLayerCostFields);
-  append_fields(j, c.overhead, kOverheadFields);
-  return j;
-}
-inline void read_overhead(const json& v, const std::string& path, bool null_ok, CaptureResult& c) {
-  if (v.is_null() && null_ok) return;
-  const reading::Obj o(v, path);
-  read_fields(o, kLayerCostFields, c);
-  read_fields(o, kOverheadFields, c.overhead);
-}
-
-}  // namespace detail
-
 // A capture document after its head (docs/capture.md, "The result").
 inline constexpr std::array<Field<CaptureResult>, 21> kCaptureFields = {
     object<kCapturedProgramFields, &CaptureResult::program>("program"),
@@ -1249,9 +1235,7 @@ inline constexpr std::array<Field<CaptureResult>, 21> kCaptureFields = {
     field<&CaptureResult::figures>("figures"),
     field<&CaptureResult::submit_figures>("submit_figures"),
     records<kSwapchainFields, &CaptureResult::per_swapchain>("per_swapchain").lacking_in_older(),
-    Field<CaptureResult>{
-        .key = "overhead", .write = detail::overhead, .read = detail::read_overhead}
-        .lacking_in_older(),
+    group<kLayerCostFields>("overhead").lacking_in_older(),
     records<kBracketingFields, &CaptureResult::bracketing>("bracketing").lacking_in_older(),
     records<kCaptureUnavailableFields, &CaptureResult::unavailable>("unavailable"),
     records<kScreenObserverFields, &CaptureResult::screen_observers>("screen_observers")

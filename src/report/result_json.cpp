@@ -59,12 +59,6 @@ std::optional<double> ratio(double a, double b, bool valid) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-json device_to_json(const DeviceInfo& di) {
-  json j = device_identity_to_json(di);
-  fields::append_fields(j, di, fields::kDeviceTimingFields);
-  return j;
-}
-
 }  // namespace
 
 json score_to_json(const LatencyScore& s) { return fields::write_object(s, fields::kScoreFields); }
@@ -237,7 +231,7 @@ json latency_doc(const LatencyRun& run, const RunMeta& meta, const RunResult* r)
   j["units"] = {{"distributions", "us"}, {"times", "ns"}};
   j["machine"] = machine_to_json(meta.machine);
   j["host_clock"] = {{"name", kHostClockName}, {"time_source", run.time_source}};
-  j["device"] = device_to_json(run.device);
+  j["device"] = fields::write_object(run.device, fields::kDeviceFields);
   j["clock_model"] = clock_model_to_json(run.clock_model);
   j["settings"] = settings_to_json(run, meta);
   j["block_order"] = block_order_to_json(run, run_modes);

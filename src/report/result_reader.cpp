@@ -38,7 +38,7 @@ RunResult read_latency_run(const Obj& doc, int version, const ReadOptions& optio
   RunResult r;
   const reading::PartialFlag partial = reading::read_head(doc, r.meta);
   LatencyRun& run = r.latency.emplace();
-  run.device = reading::read_device(doc.obj("device"));
+  run.device = fields::read_object<DeviceInfo>(doc.obj("device"), fields::kDeviceFields);
   r.device = run.device;
   if (doc.has("host_clock")) doc.obj("host_clock").opt("time_source", run.time_source);
   if (doc.has("clock_model")) {

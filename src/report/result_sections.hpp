@@ -21,8 +21,6 @@ struct PartialFlag {
 
 // kind, tool, created_utc, command_line, machine into `meta`; the partial flag.
 PartialFlag read_head(const Obj& doc, RunMeta& meta);
-// backend, name, driver; the rest of a latency run's `device` when present.
-DeviceInfo read_device(const Obj& d);
 // `settings` of a latency run: the run's description, timer slack, execution.
 void read_settings(const Obj& s, RunMeta& meta, LatencyRun& run);
 std::vector<MissingCapability> read_capabilities(const json& a, const std::string& path);
@@ -45,6 +43,5 @@ void read_diagnostics(const Obj& doc, RunResult& r);
 void read_outcomes(const Obj& doc, const PartialFlag& partial, RunResult& r);
 // A whole document of kind "performance_run".
 void read_performance_run(const Obj& doc, RunResult& r);
-
 
 }  // namespace latlab::reading

@@ -65,7 +65,7 @@ std::vector<std::string> table_keys(const Tables&... tables) {
 TEST(ResultFieldsSchema, DocNamesEveryKeyOfEachTable) {
   EXPECT_EQ(doc_keys("### `machine`"), table_keys(fields::kMachineFields));
   EXPECT_EQ(doc_keys("### `device`"),
-            table_keys(fields::kDeviceIdentityFields, fields::kDeviceTimingFields));
+            table_keys(fields::kDeviceIdentityFields, fields::kDeviceFields));
   EXPECT_EQ(doc_keys("### `clock_model`"), table_keys(fields::kClockModelFields));
   EXPECT_EQ(doc_keys("### `settings`"),
             table_keys(fields::kRunSettingsFields, fields::kLatencySettingsFields));
