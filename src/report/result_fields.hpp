@@ -437,7 +437,7 @@ inline constexpr std::array<Field<PerformanceReport>, 10> kPerformanceFields = {
                                  }},
 };
 
-// One of `block_order`: a block and its mode's name.
+// A block with its mode's name.
 struct BlockOrderEntry {
   BlockResult block;
   std::string mode;
@@ -478,7 +478,7 @@ inline constexpr std::array<Field<LoadedOutcome>, 3> kLoadedUnavailableFields = 
 struct ModeDoc {
   LatencyModeResult mode;
   std::vector<BlockResult> blocks;
-  const LatencyRun* run = nullptr;
+  const LatencyRun* run = nullptr;  // set before writing or reading
 };
 
 // `modes.<mode>.total`: every measured frame of the mode.

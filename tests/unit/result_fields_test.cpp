@@ -198,6 +198,38 @@ TEST(ResultFieldsSchema, RecordErrorsNameTheElement) {
   }
 }
 
+TEST(ResultFieldsSchema, ASpreadTablesKeysSitAmongTheOwners) {
+  BlockResult b;
+  b.kind = BlockKind::bare_loop;
+  b.index = 2;
+  b.series[static_cast<size_t>(Series::core_latency)].count = 3;
+  const json j = fields::write_object(b, fields::kBlockFields);
+  EXPECT_EQ(j.begin().key(), "stages");
+  EXPECT_EQ(j.at("core_latency").at("count"), 3);
+  EXPECT_TRUE(j.contains("latency"));  // a bare-loop block's only
+  BlockResult back = fields::read_object<BlockResult>(reading::Obj(j, "b"), fields::kBlockFields);
+  back.kind = BlockKind::bare_loop;
+  EXPECT_EQ(back, b);
+  b.kind = BlockKind::measured;
+  EXPECT_FALSE(fields::write_object(b, fields::kBlockFields).contains("latency"));
+}
+
+TEST(ResultFieldsSchema, OffTargetIsReadIntoTheTargetThatFollows) {
+  const LatencyRun run;  // no present path
+  fields::ModeDoc d{{}, {}, &run};
+  d.mode.gpu_target.emplace().off_target = true;
+  json j = fields::write_object(d, fields::kModeFields);
+  EXPECT_EQ(j.at("off_target"), true);
+  fields::ModeDoc back{{}, {}, &run};
+  fields::read_fields(reading::Obj(j, "m"), fields::kModeFields, back);
+  EXPECT_EQ(back.mode.gpu_target, d.mode.gpu_target);
+  j["gpu_target"] = nullptr;  // no target: off_target false, read as none
+  j["off_target"] = false;
+  fields::ModeDoc none{{}, {}, &run};
+  fields::read_fields(reading::Obj(j, "m"), fields::kModeFields, none);
+  EXPECT_FALSE(none.mode.gpu_target.has_value());
+}
+
 TEST(ResultFieldsSchema, ColumnsOfOneLengthOrAnError) {
   CaptureFrameTimes t;
   t.frames_per_bucket = 2;
