@@ -363,20 +363,27 @@ constexpr Field<OwnerOf<M>> object(std::string_view key) {
 }
 
 // A key whose object holds more members of the same owner, by `Fields`
-// (e.g. a flat struct's `before_us: {p50, min, max}`); not read when none of
-// them is.
+// (e.g. a flat struct's `before_us: {p50, min, max}`).
 template <const auto& Fields>
 constexpr auto group(std::string_view key) {
   using O = typename std::remove_cvref_t<decltype(Fields)>::value_type::Owner;
-  constexpr bool kRead =
-      std::ranges::any_of(Fields, [](const auto& f) { return f.read != nullptr; });
   return Field<O>{.key = key,
                   .write = +[](const O& o) { return write_object<O>(o, Fields); },
-                  .read = !kRead ? nullptr
-                                 : +[](const json& v, const std::string& path, bool null_ok, O& o) {
-                                     if (!(v.is_null() && null_ok))
-                                       read_fields<O>(reading::Obj(v, path), Fields, o);
-                                   }};
+                  .read =
+                      +[](const json& v, const std::string& path, bool null_ok, O& o) {
+                        if (!(v.is_null() && null_ok))
+                          read_fields<O>(reading::Obj(v, path), Fields, o);
+                      }};
+}
+
+// The same for a group whose fields are all written, not read (fixed
+// texts): the group is not read either. Declared by the table, not found
+// by comparing the fields' read functions with nullptr, which GCC does not
+// take as a constant expression under the sanitizers.
+template <const auto& Fields>
+constexpr auto written_group(std::string_view key) {
+  using O = typename std::remove_cvref_t<decltype(Fields)>::value_type::Owner;
+  return Field<O>{.key = key, .write = +[](const O& o) { return write_object<O>(o, Fields); }};
 }
 
 // The member M's fields, by `Fields`, among the owner's own keys (a block's

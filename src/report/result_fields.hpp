@@ -537,7 +537,7 @@ inline constexpr std::array<Field<ModeDoc>, 9> kModeFields = {
         .lacking_in_older(),
     blocks_of<&ModeDoc::blocks, BlockKind::measured, kBlockFields>("blocks"),
     object<kModeTotalFields, &ModeDoc::mode>("total"),
-    group<kModeObserverFields>("observers"),
+    written_group<kModeObserverFields>("observers"),
     Field<ModeDoc>{.key = "present",
                    .write = +[](const ModeDoc& d) { return mode_present_to_json(*d.run, d.mode); },
                    .read =
