@@ -272,6 +272,13 @@ TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
   EXPECT_TRUE(j["overhead"]["gpu_span_price_from"].is_null()) << j["overhead"];
 }
 
+// The bracketing probe's price of a span, from a capture's `overhead`: its
+// driver and device estimates over the bracketed submissions.
+double probe_price_per_span_us(const json& o) {
+  return (o["driver_cpu_us"].get<double>() + o["gpu_us"].get<double>()) /
+         o["bracketed_submits"].get<double>();
+}
+
 // A replay that presents: the budget may learn a span's price from the
 // program's timed and untimed frames; the result says which price it used,
 // never below the probe's nor above 8 times it, and the console says so
@@ -288,8 +295,7 @@ TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFram
   ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
   ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
   const double price = o["gpu_span_price_us"].get<double>();
-  const double probe = (o["driver_cpu_us"].get<double>() + o["gpu_us"].get<double>()) /
-                       o["bracketed_submits"].get<double>();
+  const double probe = probe_price_per_span_us(o);
   const bool learnt = o["gpu_span_price_from"] == "frames";
   EXPECT_TRUE(learnt || o["gpu_span_price_from"] == "probe") << o;
   if (learnt) {
@@ -320,9 +326,7 @@ TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
   EXPECT_EQ(o["gpu_span_price_from"], "probe") << o;
   ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
   ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
-  EXPECT_NEAR(o["gpu_span_price_us"].get<double>(),
-              (o["driver_cpu_us"].get<double>() + o["gpu_us"].get<double>()) /
-                  o["bracketed_submits"].get<double>(),
+  EXPECT_NEAR(o["gpu_span_price_us"].get<double>(), probe_price_per_span_us(o),
               0.01 * o["gpu_span_price_us"].get<double>())
       << o;
   const int measured = j["submit_spans"]["measured"].get<int>();
