@@ -11,7 +11,8 @@
 // preconditions are checked once, at probe()), the GL_QUERY_BUFFER binding
 // (unbound around its reads and bound again), every query the program has
 // active (timestamp queries bind no target). It never waits for the GPU
-// (no glFinish, no GL_QUERY_RESULT before availability).
+// (no glFinish, no GL_QUERY_RESULT before availability), except for its
+// last spans when the program destroys the context while current.
 //
 // Threads: not thread-safe. Every call with the context current on the
 // calling thread (GL's own rule), except finish(false); the interposer holds
@@ -148,6 +149,8 @@ class GlContextTiming {
   void calibrate(uint32_t brackets);
   // Reads the front of `pending_` while available; sends each frame done.
   void collect();
+  // collect(), or with `wait` every pending span read, blocking (finish).
+  void collect_spans(bool wait);
   // Doubles the query pairs (the context is current); false at
   // kGlMaxQueryPairs.
   bool grow_pairs();
