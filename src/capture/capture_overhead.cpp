@@ -36,7 +36,9 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
   o.leaves_out = kOverheadLeavesOut;
   if (s.span_price_ns > 0) {
     o.gpu_span_price_us = static_cast<double>(s.span_price_ns) / 1000.0;
-    o.gpu_span_price_from = s.span_price_from_frames ? "frames" : "probe";
+    o.gpu_span_price_from = s.span_price_from == 1   ? "frames"
+                            : s.span_price_from == 2 ? "submissions"
+                                                     : "probe";
   }
   if (!s.has_cost) return o;
   const double threads_us = static_cast<double>(s.latlab_threads_cpu_ns) / 1000.0;

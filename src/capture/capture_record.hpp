@@ -219,12 +219,13 @@ struct CostRecord {
   RecordHead head;
   int64_t threads_cpu_ns = 0;  // CPU time of the process's latlab-* threads so far
   // What the span budget prices a GPU span at now (ns; 0: no budget, every
-  // submission timed), and whether that price was learnt from the
-  // program's own frames (1) rather than the bracketing probe (0).
+  // submission timed), and where that price came from: the bracketing
+  // probe (0), or learnt from the program's own frames (1) or submissions
+  // (2): SpanPriceFrom.
   int64_t span_price_ns = 0;
   uint64_t bracketed = 0;  // submissions the source added its command buffers to
   uint32_t threads = 0;    // latlab-* threads seen so far
-  uint32_t span_price_from_frames = 0;
+  uint32_t span_price_from = 0;
 };
 static_assert(sizeof(CostRecord) == 32 + 8 * 3 + 4 * 2);
 

@@ -89,7 +89,7 @@ void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
     out.bracketed += c.record.bracketed;
     if (c.record.span_price_ns > out.span_price_ns) {
       out.span_price_ns = c.record.span_price_ns;
-      out.span_price_from_frames = c.record.span_price_from_frames != 0;
+      out.span_price_from = c.record.span_price_from;
     }
     auto& [cpu, n] = threads_by_pid[c.pid];
     cpu = std::max(cpu, c.record.threads_cpu_ns);

@@ -60,9 +60,9 @@ struct CaptureSummary {
   uint32_t latlab_threads = 0;
   uint64_t bracketed = 0;
   // The span budget's price of a span, the dearest over the sources (0: no
-  // budget), and whether it was learnt from the program's frames.
+  // budget), and where it came from (SpanPriceFrom's values).
   int64_t span_price_ns = 0;
-  bool span_price_from_frames = false;
+  uint32_t span_price_from = 0;
   bool has_cost = false;  // some source sent a CostRecord
 };
 

@@ -42,11 +42,12 @@ void print_budget(std::FILE* out, const CaptureResult& c) {
                " submissions not timed, to keep what their GPU spans cost within %g %% of the "
                "program's time (--gpu-spans all times every one)\n",
                untimed, *c.overhead.gpu_span_budget_percent);
-  if (c.overhead.gpu_span_price_from == "frames" && c.overhead.gpu_span_price_us)
+  const std::string& from = c.overhead.gpu_span_price_from;
+  if ((from == "frames" || from == "submissions") && c.overhead.gpu_span_price_us)
     std::fprintf(out,
                  "latlab capture: a GPU span costs this program about %.1f us, priced from its "
-                 "timed frames against its untimed ones\n",
-                 *c.overhead.gpu_span_price_us);
+                 "timed %s against its untimed ones\n",
+                 *c.overhead.gpu_span_price_us, from.c_str());
 }
 
 // What capture cost the program per frame (docs/capture.md, "Cost").

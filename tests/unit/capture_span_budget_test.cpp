@@ -16,8 +16,10 @@ uint64_t timed(SpanBudget& b, int frames, int per_frame, int64_t frame_ns,
   uint64_t n = 0;
   for (int f = 0; f < frames; ++f) {
     for (int s = 0; s < per_frame; ++s) {
-      const auto frame = static_cast<uint64_t>(per_frame_decision ? f + 1 : f * per_frame + s);
-      if (b.take(frame, per_frame_decision, f * frame_ns + s)) ++n;
+      const int64_t now = f * frame_ns + s;
+      if (per_frame_decision ? b.take_in_frame(static_cast<uint64_t>(f + 1), now)
+                             : b.take_submission(now))
+        ++n;
     }
   }
   return n;
@@ -43,9 +45,9 @@ TEST(SpanBudget, ADearSpanIsTimedWithinItsShareOverALongRun) {
 TEST(SpanBudget, AFrameIsTimedWholeOrNotAtAll) {
   SpanBudget b(0.02, 20'000, 0);
   for (int f = 1; f <= 2000; ++f) {
-    const bool first = b.take(static_cast<uint64_t>(f), true, f * 200'000);
+    const bool first = b.take_in_frame(static_cast<uint64_t>(f), f * 200'000);
     for (int s = 1; s < 4; ++s)
-      ASSERT_EQ(b.take(static_cast<uint64_t>(f), true, f * 200'000 + s), first) << "frame " << f;
+      ASSERT_EQ(b.take_in_frame(static_cast<uint64_t>(f), f * 200'000 + s), first) << "frame " << f;
   }
 }
 
@@ -54,14 +56,14 @@ TEST(SpanBudget, TheFirstSpansOfAProgramAreTimed) {
   SpanBudget b(0.02, 100'000, 0);
   EXPECT_EQ(timed(b, SpanBudget::kBurstSpans, 1, 1000, false),
             static_cast<uint64_t>(SpanBudget::kBurstSpans));
-  EXPECT_FALSE(b.take(1'000'000, false, 2 * kMs));
+  EXPECT_FALSE(b.take_submission(2 * kMs));
 }
 
 TEST(SpanBudget, AnIdleProgramDoesNotSaveMoreThanABurst) {
   SpanBudget b(0.02, 100'000, 0);
   const int64_t hour = 3600 * 1000 * kMs;
   uint64_t n = 0;
-  for (int i = 0; i < 1000; ++i) n += b.take(static_cast<uint64_t>(i), false, hour + i) ? 1 : 0;
+  for (int i = 0; i < 1000; ++i) n += b.take_submission(hour + i) ? 1 : 0;
   EXPECT_EQ(n, static_cast<uint64_t>(SpanBudget::kBurstSpans));
 }
 
@@ -72,7 +74,7 @@ double real_share(SpanBudget& b, int frames, int per_frame, int64_t sub_ns, int6
   int64_t spent = 0;
   for (int f = 1; f <= frames; ++f) {
     for (int s = 0; s < per_frame; ++s) {
-      const bool timed = b.take(static_cast<uint64_t>(f), true, t);
+      const bool timed = b.take_in_frame(static_cast<uint64_t>(f), t);
       t += sub_ns + (timed ? real_ns : 0);
       spent += timed ? real_ns : 0;
     }
@@ -90,13 +92,14 @@ TEST(SpanBudget, ASpanDearerThanTheProbeSaidIsPricedFromTheProgramsFrames) {
   EXPECT_GT(b.cost_ns(), 45'000);
   EXPECT_LT(b.cost_ns(), 75'000);
   EXPECT_EQ(b.probe_cost_ns(), 20'000);
+  EXPECT_EQ(b.price_from(), SpanPriceFrom::frames);
 }
 
 TEST(SpanBudget, FramesOfAFixedLengthKeepTheProbesPrice) {
   // Frames paced by the display take as long timed or not.
   SpanBudget b(0.02, 20'000, 0);
   for (int f = 1; f <= 20'000; ++f)
-    (void)b.take(static_cast<uint64_t>(f), true, int64_t{f} * 200'000);
+    (void)b.take_in_frame(static_cast<uint64_t>(f), int64_t{f} * 200'000);
   EXPECT_EQ(b.cost_ns(), 20'000);
 }
 
@@ -105,6 +108,58 @@ TEST(SpanBudget, TheLearntPriceIsHeldToAMultipleOfTheProbes) {
   SpanBudget b(0.02, 20'000, 0);
   (void)real_share(b, 50'000, 1, 100'000, 400'000);
   EXPECT_EQ(b.cost_ns(), static_cast<int64_t>(20'000 * SpanBudget::kMaxPriceOverProbe));
+}
+
+TEST(SpanBudget, SubmissionsBeforeAPresentAreDecidedInBlocks) {
+  SpanBudget b(0.02, 20'000, 0);
+  for (int64_t block = 0; block < 500; ++block) {
+    const int64_t start = block * SpanBudget::kBlockSubmissions * 126'000;
+    const bool first = b.take_submission(start);
+    for (int64_t s = 1; s < SpanBudget::kBlockSubmissions; ++s)
+      ASSERT_EQ(b.take_submission(start + s * 126'000), first) << "block " << block;
+  }
+}
+
+// A program that never presents and waits for each submission: one takes
+// sub_ns, and timing one costs real_ns, paid in the wait of the next one.
+// Returns the share of its time that timing cost it.
+double waiting_share(SpanBudget& b, int submissions, int64_t sub_ns, int64_t real_ns) {
+  int64_t t = 0;
+  int64_t spent = 0;
+  bool owed = false;
+  for (int i = 0; i < submissions; ++i) {
+    const bool timed = b.take_submission(t);
+    const int64_t cost = owed ? real_ns : 0;
+    t += sub_ns + cost;
+    spent += cost;
+    owed = timed;
+  }
+  return static_cast<double>(spent) / static_cast<double>(t);
+}
+
+TEST(SpanBudget, ASpanDearerThanTheProbeSaidIsPricedFromTheProgramsSubmissions) {
+  // The probe says 7 us, a span costs the program 21 us (as a replay on an
+  // H100): priced at the probe's figure the spans would cost 6 %.
+  SpanBudget b(0.02, 7'000, 0);
+  const double share = waiting_share(b, 200'000, 140'000, 21'000);
+  EXPECT_GT(share, 0.015);
+  EXPECT_LT(share, 0.026);
+  EXPECT_GT(b.cost_ns(), 17'000);
+  EXPECT_LT(b.cost_ns(), 25'000);
+  EXPECT_EQ(b.price_from(), SpanPriceFrom::submissions);
+}
+
+TEST(SpanBudget, APaceThatChangesIsNoPrice) {
+  // Spans that cost nothing, in a program that runs 1000 frames of 100 us,
+  // then 1000 of 300 us, and so on: the budget times more of the long
+  // frames, which must not make a price of their length.
+  SpanBudget b(0.02, 20'000, 0);
+  int64_t t = 0;
+  for (int f = 1; f <= 20'000; ++f) {
+    (void)b.take_in_frame(static_cast<uint64_t>(f), t);
+    t += (f / 1000) % 2 == 0 ? 100'000 : 300'000;
+  }
+  EXPECT_LT(b.cost_ns(), 30'000);
 }
 
 TEST(SpanBudget, TheSettingReadsAllOrAPercent) {

@@ -146,8 +146,9 @@ struct CaptureOverhead {
   std::optional<double> gpu_span_budget_percent;
   // What the budget priced a span at by the end (us, the dearest over the
   // sources) and where the price came from: "probe" (the bracketing
-  // probe's figures) or "frames" (the program's timed frames against its
-  // untimed ones, where that was dearer). nullopt / "": no budget.
+  // probe's figures), "frames" or "submissions" (the program's timed
+  // frames, or blocks of submissions, against its untimed ones, where that
+  // was dearer). nullopt / "": no budget.
   std::optional<double> gpu_span_price_us;
   std::string gpu_span_price_from;
   std::string leaves_out;          // what the figures leave out

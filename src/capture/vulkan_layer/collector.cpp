@@ -83,7 +83,7 @@ void send_cost(DeviceData& d, CollectorState& c) {
   if (d.budget) {
     std::lock_guard lock(d.budget_mu);
     r.span_price_ns = d.budget->cost_ns();
-    r.span_price_from_frames = d.budget->cost_ns() > d.budget->probe_cost_ns() ? 1 : 0;
+    r.span_price_from = static_cast<uint32_t>(d.budget->price_from());
   }
   RecordSender::process().send(r, RecordType::cost, d.source);
   c.last_cost = host_now_ns();

@@ -25,8 +25,8 @@ bool within_budget(DeviceData& d) {
   if (!d.budget) return true;
   const uint64_t frame = d.frame_index.load(std::memory_order_relaxed);
   std::lock_guard lock(d.budget_mu);
-  // Before the first present every submission is decided alone.
-  return d.budget->take(frame, frame > 0, host_now_ns());
+  return frame > 0 ? d.budget->take_in_frame(frame, host_now_ns())
+                   : d.budget->take_submission(host_now_ns());
 }
 
 // Queues the submission for the collector. Its cpu_end and source_cpu_ns

@@ -43,7 +43,9 @@ std::string run_table(const RunResult& r) {
     row(t, "GPU span priced at",
         fmt::format(
             "{:.1f} us (from the {})", *c.overhead.gpu_span_price_us,
-            c.overhead.gpu_span_price_from == "frames" ? "program's frames" : "bracketing probe"));
+            c.overhead.gpu_span_price_from == "probe"
+                ? std::string("bracketing probe")
+                : "program's " + c.overhead.gpu_span_price_from));
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
   for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
