@@ -62,6 +62,10 @@ for line in open(f"{out}/runs.txt"):
         r["own_us"] = (o.get("layer_cpu_us") or 0) / r["frames"]
         r["driver_us"] = (o.get("driver_cpu_us") or 0) / r["frames"]
         r["gpu_us"] = (o.get("gpu_us") or 0) / r["frames"]
+        # The spans priced at the budget's learnt price, where it learnt one.
+        r["learnt_us"] = None
+        if o.get("gpu_span_price_from") in ("frames", "submissions"):
+            r["learnt_us"] = o["bracketed_submits"] * o["gpu_span_price_us"] / r["frames"]
     rows[kind][n] = r
 pairs = sorted(set(rows["plain"]) & set(rows["capture"]), key=int)
 if not pairs: sys.exit("no complete pair")
@@ -94,4 +98,12 @@ whole = med([(rows["capture"][n]["own_us"] or 0) + (rows["capture"][n]["driver_u
              + (rows["capture"][n]["gpu_us"] or 0) for n in pairs])
 print(f"frame time added, per pair median {added:+.1f} us; reported with the device estimate {whole:.1f} us per frame"
       + (f" ({whole/added:.2f} x)" if added > 0 else ""))
+# The same with the spans priced at the budget's learnt price (where it
+# learnt one: the console's "a GPU span costs this program about").
+by_price = med([(rows["capture"][n]["own_us"] or 0)
+                + (rows["capture"][n]["learnt_us"] if rows["capture"][n]["learnt_us"] is not None
+                   else (rows["capture"][n]["driver_us"] or 0) + (rows["capture"][n]["gpu_us"] or 0))
+                for n in pairs])
+print(f"reported with the spans at the budget's price {by_price:.1f} us per frame"
+      + (f" ({by_price/added:.2f} x)" if added > 0 else ""))
 PY

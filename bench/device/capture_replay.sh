@@ -9,8 +9,12 @@
 # the device time the layer's command buffers add (overhead.gpu_us; the
 # replay waits for each submission, so it loses that in wall time). Then
 # the medians, the per-pair change and the reported cost (CPU + device)
-# against the measured wall time per frame. CAPTURE_ARGS: more options of
+# against the measured wall time per frame, also with the spans priced at
+# the budget's learnt price where it learnt one (overhead.layer_cpu_us +
+# bracketed_submits x gpu_span_price_us). CAPTURE_ARGS: more options of
 # latlab capture (e.g. "--gpu-spans all" to time every submission).
+# SUBMITS_CSV=1: each capture also writes its submissions CSV, and
+# bench/submit_costs.py says where timing a submission cost the replay.
 #   GFXRECON=.devbin/gfxrecon-replay TRACE=.devbin/cube3000.gfxr \
 #     LATLAB_BINARY=.devbin/latlab LATLAB_CAPTURE_LAYER_DIR=.devbin/capture_layer \
 #     PAIRS=7 OUT=/tmp/o bash bench/device/capture_replay.sh
@@ -27,7 +31,8 @@ run() {  # $1: plain|capture, $2: pair
   if [ "$1" = plain ]; then
     timeout -k 5 120 "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   else
-    timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" ${CAPTURE_ARGS:-} -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
+    timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" ${CAPTURE_ARGS:-} \
+      ${SUBMITS_CSV:+--submits-csv "$out/submits$2.csv"} -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   fi
   echo "$1 $2 rc=$?" >> "$out/runs.txt"
 }
@@ -45,20 +50,28 @@ def fps(path):
 rows = []
 for i in range(1, pairs + 1):
     (a, _), (b, frames) = fps(f"{out}/plain{i}.txt"), fps(f"{out}/capture{i}.txt")
-    rep = gpu = spans = None
+    rep = gpu = learnt = None; spans = ""
     try:
         c = json.load(open(f"{out}/capture{i}.json")); o = c["overhead"]
         if o.get("layer_cpu_us") is not None and frames:
             gpu = (o.get("gpu_us") or 0) / frames
             rep = (o["layer_cpu_us"] + (o.get("driver_cpu_us") or 0)) / frames + gpu
-        spans = f'{c["submit_spans"]["measured"]} of {c["submits"]} submissions with a span'
+            # Where the budget learnt a span's price from the replay, the
+            # spans' cost by that price instead of the probe's estimates.
+            if o.get("gpu_span_price_from") in ("frames", "submissions"):
+                learnt = (o["layer_cpu_us"] + o["bracketed_submits"] * o["gpu_span_price_us"]) / frames
+                spans += f', price learnt {o["gpu_span_price_us"]:.1f} us a span'
+            else:
+                learnt = rep
+        spans = f'{c["submit_spans"]["measured"]} of {c["submits"]} submissions with a span' + spans
     except Exception:
         pass
     if a and b:
         added = 1e6 / b - 1e6 / a
-        rows.append((a, b, added, rep))
+        rows.append((a, b, added, rep, learnt))
         print(f"pair {i}: fps {a:.1f} -> {b:.1f} ({100*(b/a-1):+.1f} %), wall per frame {added:+.1f} us, "
               f"reported {rep if rep is None else round(rep, 1)} us per frame "
+              f"(by the learnt price {learnt if learnt is None else round(learnt, 1)}) "
               f"({gpu if gpu is None else round(gpu, 1)} of it device time); {spans}")
     else:
         print(f"pair {i}: no replay figures (see {out}/plain{i}.txt, {out}/capture{i}.txt)")
@@ -72,6 +85,11 @@ if rows:
           f"capture slower in {sum(r[1] < r[0] for r in rows)} of {len(rows)})")
     if reps:
         rep = statistics.median(reps)
+        learnt = statistics.median(r[4] for r in rows if r[4] is not None)
         print(f"wall time per frame added, median {added:.1f} us; reported {rep:.1f} us per frame"
-              + (f" ({rep / added:.2f} x)" if added > 0 else ""))
+              + (f" ({rep / added:.2f} x)" if added > 0 else "")
+              + f"; by the budget's price {learnt:.1f} us" + (f" ({learnt / added:.2f} x)" if added > 0 else ""))
 PY
+if [ -n "${SUBMITS_CSV:-}" ]; then
+  python3 "$(dirname "$0")/../submit_costs.py" $(ls "$out"/submits*.csv 2>/dev/null) | tee "$out/submit_costs.txt"
+fi

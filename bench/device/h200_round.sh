@@ -21,7 +21,8 @@
 # capture_replay (bench/device/capture_replay.sh and capture_fps.sh: what capture
 # costs a gfxreconstruct replay and latlab's Performance mode; needs
 # .devbin/gfxrecon-replay and .devbin/cube3000.gfxr; CAPTURE_REPLAY_ALL=1 adds the
-# replay with every submission timed, CAPTURE_FPS=0 leaves out capture_fps.sh),
+# replay with every submission timed, CAPTURE_FPS=0 leaves out capture_fps.sh,
+# SUBMITS_CSV=1 adds each capture's submissions CSV and bench/submit_costs.py),
 # bracket_variants (bench/bracket_variants.cpp: the ways of timing a submission, no latlab code),
 # attach (bench/device/attach.sh: the attach path's zone cost, tests and examples).
 # E2E_FILTER narrows the e2e step to a gtest filter.
