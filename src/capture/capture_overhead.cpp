@@ -40,6 +40,7 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
                             : s.span_price_from == 2 ? "submissions"
                                                      : "probe";
   }
+  if (s.setup_ns) o.setup_ms = static_cast<double>(*s.setup_ns) / 1e6;
   if (!s.has_cost) return o;
   const double threads_us = static_cast<double>(s.latlab_threads_cpu_ns) / 1000.0;
   // Every submission's and present's own time, the ones outside frames too.

@@ -226,8 +226,11 @@ struct CostRecord {
   uint64_t bracketed = 0;  // submissions the source added its command buffers to
   uint32_t threads = 0;    // latlab-* threads seen so far
   uint32_t span_price_from = 0;
+  // Appended in revision 1.2: what the source added to the program's
+  // vkCreateDevice, once (ns; kNoTime: not a Vulkan device, or not yet).
+  int64_t setup_ns = kNoTime;
 };
-static_assert(sizeof(CostRecord) == 32 + 8 * 3 + 4 * 2);
+static_assert(sizeof(CostRecord) == 32 + 8 * 4 + 4 * 2);
 
 // The bracketing probe, once per queue at device creation (docs/capture.md,
 // "What a span includes"): `rounds` submissions of the source's begin

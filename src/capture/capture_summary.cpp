@@ -91,6 +91,7 @@ void summarize_costs(const CaptureStream& stream, CaptureSummary& out) {
       out.span_price_ns = c.record.span_price_ns;
       out.span_price_from = c.record.span_price_from;
     }
+    if (c.record.setup_ns != kNoTime) out.setup_ns = out.setup_ns.value_or(0) + c.record.setup_ns;
     auto& [cpu, n] = threads_by_pid[c.pid];
     cpu = std::max(cpu, c.record.threads_cpu_ns);
     n = std::max(n, c.record.threads);

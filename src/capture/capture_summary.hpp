@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct CaptureSummary {
   // budget), and where it came from (SpanPriceFrom's values).
   int64_t span_price_ns = 0;
   uint32_t span_price_from = 0;
+  // What the sources added to the program's vkCreateDevice calls, summed
+  // (ns); nullopt: no source measured it (no Vulkan device).
+  std::optional<int64_t> setup_ns;
   bool has_cost = false;  // some source sent a CostRecord
 };
 

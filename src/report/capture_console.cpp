@@ -52,6 +52,9 @@ void print_budget(std::FILE* out, const CaptureResult& c) {
 
 // What capture cost the program per frame (docs/capture.md, "Cost").
 void print_cost(std::FILE* out, const CaptureOverhead& ov) {
+  if (ov.setup_ms)
+    std::fprintf(out, "latlab capture: latlab added %.1f ms to the program's vkCreateDevice\n",
+                 *ov.setup_ms);
   if (!ov.layer_cpu_per_frame_us) return;
   char driver[128] = "; no estimate of the driver's share (no bracketing probe)";
   if (ov.driver_cpu_per_frame_us)

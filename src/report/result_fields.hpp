@@ -1137,7 +1137,7 @@ inline constexpr std::array<Field<CaptureDisplay>, 4> kDisplayFields = {
 
 // A capture's `overhead`: the layer's distributions (of the result), then
 // what the capture cost the program (CaptureOverhead).
-inline constexpr std::array<Field<CaptureOverhead>, 13> kOverheadFields = {
+inline constexpr std::array<Field<CaptureOverhead>, 14> kOverheadFields = {
     added<&CaptureOverhead::threads_cpu_per_frame_us>("threads_cpu_per_frame_us"),
     added<&CaptureOverhead::layer_cpu_per_frame_us>("layer_cpu_per_frame_us"),
     added<&CaptureOverhead::driver_cpu_per_frame_us>("driver_cpu_per_frame_us"),
@@ -1151,6 +1151,7 @@ inline constexpr std::array<Field<CaptureOverhead>, 13> kOverheadFields = {
     added<&CaptureOverhead::gpu_span_budget_percent>("gpu_span_budget_percent"),
     added<&CaptureOverhead::gpu_span_price_us>("gpu_span_price_us"),
     text_or_null<&CaptureOverhead::gpu_span_price_from>("gpu_span_price_from").lacking_in_older(),
+    added<&CaptureOverhead::setup_ms>("setup_ms"),
 };
 
 inline constexpr std::array<Field<CaptureResult>, 3> kLayerCostFields = {

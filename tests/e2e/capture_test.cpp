@@ -235,6 +235,10 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
   EXPECT_TRUE(o["gpu_per_frame_us"].is_number()) << o;
   EXPECT_GT(o["gpu_per_frame_us"].get<double>(), 0.0) << o;
   EXPECT_FALSE(o["leaves_out"].get<std::string>().empty());
+  // The probe alone submits and waits 32 times at vkCreateDevice.
+  ASSERT_TRUE(o["setup_ms"].is_number()) << o;
+  EXPECT_GT(o["setup_ms"].get<double>(), 0.0) << o;
+  EXPECT_NE(r.output.find("ms to the program's vkCreateDevice"), std::string::npos) << r.output;
   ASSERT_EQ(j["bracketing"].size(), 1u) << "vkcube has one queue";
   const json& b = j["bracketing"][0];
   EXPECT_EQ(b["rounds"], 16);

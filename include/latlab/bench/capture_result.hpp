@@ -151,6 +151,11 @@ struct CaptureOverhead {
   // was dearer). nullopt / "": no budget.
   std::optional<double> gpu_span_price_us;
   std::string gpu_span_price_from;
+  // What the Vulkan layer added to the program's vkCreateDevice calls, once
+  // per device (ms, summed over devices: the attach, the clock's
+  // calibration, the bracketing probe, the layer's command buffers); a
+  // program that times its start-up sees it there. nullopt: no device.
+  std::optional<double> setup_ms;
   std::string leaves_out;          // what the figures leave out
   bool operator==(const CaptureOverhead&) const = default;
 };

@@ -80,6 +80,7 @@ void send_cost(DeviceData& d, CollectorState& c) {
   r.threads_cpu_ns = c.threads.sample();
   r.threads = c.threads.threads();
   r.bracketed = c.bracketed;
+  r.setup_ns = d.setup_ns.load(std::memory_order_relaxed);
   if (d.budget) {
     std::lock_guard lock(d.budget_mu);
     r.span_price_ns = d.budget->cost_ns();

@@ -275,6 +275,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
                                                   const VkDeviceCreateInfo* info,
                                                   const VkAllocationCallbacks* alloc,
                                                   VkDevice* out) {
+  const int64_t enter = host_now_ns();
   const DeviceChainLinks links = find_device_chain_links(info);
   VkLayerDeviceCreateInfo* chain_link = links.layer_link;
   if (chain_link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
@@ -302,10 +303,14 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   }
   auto create = reinterpret_cast<PFN_vkCreateDevice>(
       gipa(inst ? inst->instance : VK_NULL_HANDLE, "vkCreateDevice"));
+  int64_t driver_ns = host_now_ns();
   VkResult r = create(physical, active ? &mine : info, alloc, out);
+  driver_ns = host_now_ns() - driver_ns;
   if (r != VK_SUCCESS && active) {
     // The additions must never cost the program its device.
+    const int64_t again = host_now_ns();
     r = create(physical, info, alloc, out);
+    driver_ns += host_now_ns() - again;
     not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
     mine = *info;
     if (present.method != PresentMethod::none) {
@@ -324,6 +329,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   }
   if (!active) return VK_SUCCESS;
   activate_device(*dp, *inst, physical, mine, present, not_enabled);
+  dp->setup_ns.store(host_now_ns() - enter - driver_ns, std::memory_order_relaxed);
   return VK_SUCCESS;
 }
 

@@ -166,6 +166,9 @@ struct DeviceData {
   std::condition_variable wake;
   bool stop = false;
   std::thread collector;
+  // What the layer added to the program's vkCreateDevice (ns; kNoTime
+  // until it returns): the attach, calibration, probe, slots.
+  std::atomic<int64_t> setup_ns{kNoTime};
   uint64_t frames_sent = 0;
   uint64_t submits_sent = 0;
 

@@ -46,6 +46,7 @@ std::string run_table(const RunResult& r) {
             c.overhead.gpu_span_price_from == "probe"
                 ? std::string("bracketing probe")
                 : "program's " + c.overhead.gpu_span_price_from));
+  row(t, "added to vkCreateDevice, ms", number(c.overhead.setup_ms, 1));
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
   for (const auto& [name, n] : c.submit_spans) row(t, "submissions: " + name, count(n));
