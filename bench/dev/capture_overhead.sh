@@ -27,7 +27,11 @@ if [ ! -f "$trace" ]; then
   VK_INSTANCE_LAYERS=VK_LAYER_LUNARG_gfxreconstruct GFXRECON_CAPTURE_FILE_TIMESTAMP=false \
     GFXRECON_CAPTURE_FILE="$trace" xvfb-run -a vkcube --c "$frames" > "$out/record.txt" 2>&1
 fi
-replay=(gfxrecon-replay); [ "${NO_PRESENT:-0}" = 1 ] && replay+=(--surface-index 5)
+# The frame rate past the trace's first frames (MEASURE, gfxrecon-replay's
+# --measurement-frame-range): its first frame creates the device, where
+# the layer's one-time set-up (overhead.setup_ms) would count as frame time.
+replay=(gfxrecon-replay --measurement-frame-range "${MEASURE:-16-1000000000}")
+[ "${NO_PRESENT:-0}" = 1 ] && replay+=(--surface-index 5)
 run() {  # $1: plain|capture, $2: pair number
   local log="$out/$1$2.txt"
   if [ "$1" = plain ]; then
@@ -50,7 +54,7 @@ rows = {"plain": {}, "capture": {}}
 for line in open(f"{out}/runs.txt"):
     kind, n, log = line.split()
     text = open(log).read()
-    fps = re.search(r"Replay FPS: ([0-9.]+) fps, [0-9.]+ seconds, (\d+) frames", text)
+    fps = re.search(r"(?:Replay|Measurement range) FPS: ([0-9.]+) fps, [0-9.]+ seconds, (\d+) frames", text)
     cpu = re.search(r"^([0-9.]+),msec,task-clock", text, re.M)
     if not fps or not cpu:
         print(f"{kind} {n}: no replay figures (see {log})"); continue

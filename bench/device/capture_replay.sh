@@ -26,15 +26,19 @@ bin=${LATLAB_BINARY:-build/release/apps/latlab/latlab}
 replay=${GFXRECON:-gfxrecon-replay}; trace=${TRACE:?TRACE: a gfxreconstruct trace}
 out=${OUT:-/tmp/latlab-capture-replay}; pairs=${PAIRS:-7}
 mkdir -p "$out"; rm -f "$out"/runs.txt
-cmd=("$replay" -m rebind --surface-index 5 "$trace")
+# The frame rate past the trace's first frames (MEASURE): its first frame
+# creates the device, where the layer's one-time set-up (overhead.setup_ms)
+# would count as frame time; that shows in the whole run's wall time.
+cmd=("$replay" -m rebind --surface-index 5 --measurement-frame-range "${MEASURE:-16-1000000000}" "$trace")
 run() {  # $1: plain|capture, $2: pair
+  local t0 rc; t0=$(date +%s%N)
   if [ "$1" = plain ]; then
     timeout -k 5 120 "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   else
     timeout -k 5 120 "$bin" capture --out "$out/capture$2.json" ${CAPTURE_ARGS:-} \
       ${SUBMITS_CSV:+--submits-csv "$out/submits$2.csv"} -- "${cmd[@]}" > "$out/$1$2.txt" 2>&1
   fi
-  echo "$1 $2 rc=$?" >> "$out/runs.txt"
+  rc=$?; echo "$1 $2 rc=$rc wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))" >> "$out/runs.txt"
 }
 cut -d' ' -f1-3 /proc/loadavg > "$out/load_before.txt"
 for p in $(seq 1 "$pairs"); do
@@ -45,12 +49,16 @@ python3 - "$out" "$pairs" <<'PY' | tee "$out/summary.txt"
 import json, re, statistics, sys
 out, pairs = sys.argv[1], int(sys.argv[2])
 def fps(path):
-    m = re.search(r"Replay FPS: ([0-9.]+) fps, [0-9.]+ seconds, (\d+) frames", open(path).read())
+    m = re.search(r"(?:Replay|Measurement range) FPS: ([0-9.]+) fps, [0-9.]+ seconds, (\d+) frames", open(path).read())
     return (float(m[1]), int(m[2])) if m else (None, None)
+walls = {}  # (kind, pair): the whole run's wall ms (latlab's own start and end included for capture)
+for line in open(f"{out}/runs.txt"):
+    m = re.match(r"(\w+) (\d+) rc=\S+ wall_ms=(\d+)", line)
+    if m: walls[(m[1], int(m[2]))] = int(m[3])
 rows = []
 for i in range(1, pairs + 1):
     (a, _), (b, frames) = fps(f"{out}/plain{i}.txt"), fps(f"{out}/capture{i}.txt")
-    rep = gpu = learnt = None; spans = ""
+    rep = gpu = learnt = c = None; spans = ""
     try:
         c = json.load(open(f"{out}/capture{i}.json")); o = c["overhead"]
         if o.get("layer_cpu_us") is not None and frames:
@@ -69,7 +77,11 @@ for i in range(1, pairs + 1):
     if a and b:
         added = 1e6 / b - 1e6 / a
         rows.append((a, b, added, rep, learnt))
-        print(f"pair {i}: fps {a:.1f} -> {b:.1f} ({100*(b/a-1):+.1f} %), wall per frame {added:+.1f} us, "
+        setup = c["overhead"].get("setup_ms") if c else None
+        whole = (walls.get(("capture", i), 0) - walls.get(("plain", i), 0)) if walls else None
+        print(f"pair {i}: whole run {whole:+d} ms (latlab reports {setup if setup is None else round(setup, 1)} ms "
+              f"at vkCreateDevice); ", end="")
+        print(f"fps {a:.1f} -> {b:.1f} ({100*(b/a-1):+.1f} %), wall per frame {added:+.1f} us, "
               f"reported {rep if rep is None else round(rep, 1)} us per frame "
               f"(by the learnt price {learnt if learnt is None else round(learnt, 1)}) "
               f"({gpu if gpu is None else round(gpu, 1)} of it device time); {spans}")
@@ -83,6 +95,16 @@ if rows:
     print(f"{len(rows)} pairs, load before {open(out+'/load_before.txt').read().strip()}, after {open(out+'/load_after.txt').read().strip()}")
     print(f"frame rate median {pa:.1f} -> {pb:.1f} fps ({100*(pb/pa-1):+.1f} %; per pair median {per:+.1f} %, "
           f"capture slower in {sum(r[1] < r[0] for r in rows)} of {len(rows)})")
+    wholes = [walls[("capture", i)] - walls[("plain", i)] for i in range(1, pairs + 1)
+              if ("capture", i) in walls and ("plain", i) in walls]
+    setups = []
+    for i in range(1, pairs + 1):
+        try: setups.append(json.load(open(f"{out}/capture{i}.json"))["overhead"]["setup_ms"])
+        except Exception: pass
+    setups = [s for s in setups if s is not None]
+    if wholes:
+        print(f"whole run (latlab's own start and end included) added, median {statistics.median(wholes):+.0f} ms; "
+              f"latlab reports {statistics.median(setups) if setups else float('nan'):.1f} ms at vkCreateDevice")
     if reps:
         rep = statistics.median(reps)
         learnt = statistics.median(r[4] for r in rows if r[4] is not None)
