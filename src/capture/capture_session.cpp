@@ -327,6 +327,13 @@ void Session::run_child(int fd, const capture::Attachments& a, const SignalScope
   _exit(127);
 }
 
+// Whether `pid` has ended, without reaping it.
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
 // Reads records, applies the stop rules and interrupts, and reports once
 // the recording stopped, until the program (facts_.pid) ended.
 void Session::poll_until_exit(int fd) {
@@ -337,7 +344,9 @@ void Session::poll_until_exit(int fd) {
     pollfd p{fd, POLLIN, 0};
     if (socket_open) poll(&p, 1, 50);
     if (socket_open) socket_open = drain(fd);
-    if (!socket_open) usleep(20'000);
+    // The socket closed: usually because the program ended, which waitpid
+    // below reaps at once; else the program lives on without it.
+    if (!socket_open && !program_ended_ && !has_exited(pid)) usleep(20'000);
     if (!reported_) advance();
     if (const int n = g_signals.load(); n != signals_seen) {
       signals_seen = n;
