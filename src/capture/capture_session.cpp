@@ -344,8 +344,7 @@ void Session::poll_until_exit(int fd) {
     pollfd p{fd, POLLIN, 0};
     if (socket_open) poll(&p, 1, 50);
     if (socket_open) socket_open = drain(fd);
-    // The socket closed: usually because the program ended, which waitpid
-    // below reaps at once; else the program lives on without it.
+    // Closed, usually as the program ended: then waitpid below reaps it now.
     if (!socket_open && !program_ended_ && !has_exited(pid)) usleep(20'000);
     if (!reported_) advance();
     if (const int n = g_signals.load(); n != signals_seen) {

@@ -269,6 +269,20 @@ std::unique_ptr<DeviceData> make_device_data(VkDevice device, VkPhysicalDevice p
   return d;
 }
 
+// The layer's state of a device the driver made, with its functions (a
+// present method whose functions are missing becomes none).
+DeviceData* register_device(VkDevice device, VkPhysicalDevice physical, InstanceData* inst,
+                            PFN_vkSetDeviceLoaderData set_loader_data,
+                            PFN_vkGetDeviceProcAddr gdpa, PresentPlan& present) {
+  auto d = make_device_data(device, physical, inst, set_loader_data);
+  load_device_fns(d->fn, gdpa, device);
+  load_present_fns(d->fn, gdpa, device, present);
+  DeviceData* dp = d.get();
+  std::unique_lock lock(g_mu);
+  g_devices[dispatch_key(device)] = std::move(d);
+  return dp;
+}
+
 }  // namespace
 
 VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
@@ -303,14 +317,17 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
   }
   auto create = reinterpret_cast<PFN_vkCreateDevice>(
       gipa(inst ? inst->instance : VK_NULL_HANDLE, "vkCreateDevice"));
-  int64_t driver_ns = host_now_ns();
-  VkResult r = create(physical, active ? &mine : info, alloc, out);
-  driver_ns = host_now_ns() - driver_ns;
+  int64_t driver_ns = 0;  // the layer's own time is the rest
+  auto timed_create = [&](const VkDeviceCreateInfo* ci) {
+    const int64_t start = host_now_ns();
+    const VkResult res = create(physical, ci, alloc, out);
+    driver_ns += host_now_ns() - start;
+    return res;
+  };
+  VkResult r = timed_create(active ? &mine : info);
   if (r != VK_SUCCESS && active) {
     // The additions must never cost the program its device.
-    const int64_t again = host_now_ns();
-    r = create(physical, info, alloc, out);
-    driver_ns += host_now_ns() - again;
+    r = timed_create(info);
     not_enabled = "vkCreateDevice with the layer's additions failed; created as asked";
     mine = *info;
     if (present.method != PresentMethod::none) {
@@ -319,14 +336,7 @@ VKAPI_ATTR VkResult VKAPI_CALL layer_CreateDevice(VkPhysicalDevice physical,
     }
   }
   if (r != VK_SUCCESS) return r;
-  auto d = make_device_data(*out, physical, inst, links.set_loader_data);
-  load_device_fns(d->fn, gdpa, *out);
-  load_present_fns(d->fn, gdpa, *out, present);
-  DeviceData* dp = d.get();
-  {
-    std::unique_lock lock(g_mu);
-    g_devices[dispatch_key(*out)] = std::move(d);
-  }
+  DeviceData* dp = register_device(*out, physical, inst, links.set_loader_data, gdpa, present);
   if (!active) return VK_SUCCESS;
   activate_device(*dp, *inst, physical, mine, present, not_enabled);
   dp->setup_ns.store(host_now_ns() - enter - driver_ns, std::memory_order_relaxed);
