@@ -283,10 +283,28 @@ double probe_price_per_span_us(const json& o) {
          o["bracketed_submits"].get<double>();
 }
 
+// A capture's span price is the probe's, or learnt from the program's
+// `unit` ("frames", "submissions"): then dearer than the probe's, at most
+// 8 times it, and the console says so.
+void expect_probes_or_learnt_price(const json& o, const std::string& unit,
+                                   const std::string& console) {
+  ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
+  ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
+  const double price = o["gpu_span_price_us"].get<double>();
+  const double probe = probe_price_per_span_us(o);
+  const bool learnt = o["gpu_span_price_from"] == unit;
+  EXPECT_TRUE(learnt || o["gpu_span_price_from"] == "probe") << o;
+  if (learnt) {
+    EXPECT_GT(price, probe) << o;
+    EXPECT_LE(price, probe * capture::SpanBudget::kMaxPriceOverProbe * 1.01) << o;
+  } else {
+    EXPECT_NEAR(price, probe, 0.01 * price) << o;
+  }
+  EXPECT_EQ(console.find("priced from its timed " + unit) != std::string::npos, learnt) << console;
+}
+
 // A replay that presents: the budget may learn a span's price from the
-// program's timed and untimed frames; the result says which price it used,
-// never below the probe's nor above 8 times it, and the console says so
-// when it was learnt.
+// program's timed and untimed frames; the result says which price it used.
 TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFrames) {
   if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
   std::string trace;
@@ -295,20 +313,7 @@ TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFram
   const CliResult r = capture("--out " + out + " -- gfxrecon-replay " + trace);
   ASSERT_EQ(r.rc, 0) << r.output;
   const json j = json::parse(slurp(out));
-  const json& o = j["overhead"];
-  ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
-  ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
-  const double price = o["gpu_span_price_us"].get<double>();
-  const double probe = probe_price_per_span_us(o);
-  const bool learnt = o["gpu_span_price_from"] == "frames";
-  EXPECT_TRUE(learnt || o["gpu_span_price_from"] == "probe") << o;
-  if (learnt) {
-    EXPECT_GT(price, probe) << o;
-    EXPECT_LE(price, probe * capture::SpanBudget::kMaxPriceOverProbe * 1.01) << o;
-  } else {
-    EXPECT_NEAR(price, probe, 0.01 * price) << o;
-  }
-  EXPECT_EQ(r.output.find("priced from its timed frames") != std::string::npos, learnt) << r.output;
+  expect_probes_or_learnt_price(j["overhead"], "frames", r.output);
 }
 
 // The same replay with the default budget: on lavapipe a span costs more
@@ -328,20 +333,7 @@ TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
   // A program that never presents: the price is the probe's (its driver
   // and device estimates per span) or learnt from its blocks of timed
   // submissions against untimed ones, then dearer, at most 8 times it.
-  ASSERT_TRUE(o["gpu_span_price_us"].is_number()) << o;
-  ASSERT_GT(o["bracketed_submits"].get<double>(), 0) << o;
-  const double price = o["gpu_span_price_us"].get<double>();
-  const double probe = probe_price_per_span_us(o);
-  const bool learnt = o["gpu_span_price_from"] == "submissions";
-  EXPECT_TRUE(learnt || o["gpu_span_price_from"] == "probe") << o;
-  if (learnt) {
-    EXPECT_GT(price, probe) << o;
-    EXPECT_LE(price, probe * capture::SpanBudget::kMaxPriceOverProbe * 1.01) << o;
-  } else {
-    EXPECT_NEAR(price, probe, 0.01 * price) << o;
-  }
-  EXPECT_EQ(r.output.find("priced from its timed submissions") != std::string::npos, learnt)
-      << r.output;
+  expect_probes_or_learnt_price(o, "submissions", r.output);
   const int measured = j["submit_spans"]["measured"].get<int>();
   const int budget = j["submit_spans"]["budget"].get<int>();
   EXPECT_GE(measured, capture::SpanBudget::kBurstSpans) << j["submit_spans"] << "\n" << r.output;
