@@ -97,7 +97,9 @@ double percentile(std::vector<double> v, double q) {
 // idle GPU, a constant: H200 -1.53 us (spins) and -1.63 us (workload), p90 -
 // p10 64 ns (docs/cuda-timing.md). Asserted:
 //  * the stamps lie inside CUPTI's span: p90 of fused - CUPTI <= q;
-//  * the offset is a constant: p90 - p10 <= 4 q;
+//  * the offset is a constant: p90 - p10 <= max(4 q, 1 us): which block
+//    ends last varies from launch to launch, whatever the timer's step
+//    (an H100, whose timer steps 96 ns, spread the workload's 0.48 us);
 //  * it is the kernel's edges, not work left out: median >= -3 us;
 // with q = the largest %globaltimer step seen (both sides read that timer).
 TEST_F(CuptiObserverTest, FusedStampsLieInsideCuptisKernelAtAConstantOffset) {
@@ -146,7 +148,7 @@ TEST_F(CuptiObserverTest, FusedStampsLieInsideCuptisKernelAtAConstantOffset) {
     std::printf("%s: fused - CUPTI p10 %.1f p50 %.1f p90 %.1f ns (q %.0f ns)\n", kind.name, p10,
                 p50, p90, q);
     EXPECT_LE(p90, q) << kind.name;
-    EXPECT_LE(p90 - p10, 4 * q) << kind.name;
+    EXPECT_LE(p90 - p10, std::max(4 * q, 1000.0)) << kind.name;
     EXPECT_GE(p50, -3000.0) << kind.name;
   }
   EXPECT_EQ(cudaFree(data), cudaSuccess);
