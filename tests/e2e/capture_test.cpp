@@ -44,6 +44,21 @@ class CaptureVkcube : public ::testing::Test {
               0)
         << rec;
   }
+  // Captures gfxrecon-replay (with `replay`, its options and a space) of a
+  // `frames`-frame vkcube trace under `options` of latlab capture: `r` the
+  // console, `j` the result. Skips without gfxreconstruct (the caller
+  // returns when IsSkipped()).
+  void capture_replay(int frames, const std::string& options, const std::string& replay,
+                      CliResult& r, json& j) {
+    if (!on_path("gfxrecon-replay"))
+      GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
+    std::string trace;
+    ASSERT_NO_FATAL_FAILURE(record_trace(frames, trace));
+    const auto out = (dir_.path / "r.json").string();
+    r = capture("--out " + out + " " + options + " -- gfxrecon-replay " + replay + trace);
+    ASSERT_EQ(r.rc, 0) << r.output;
+    j = json::parse(slurp(out));
+  }
   XvfbServer xvfb_;
   std::string env_;
   TempDir dir_;
@@ -260,14 +275,10 @@ TEST_F(CaptureVkcube, ResultHasTheCostOfLatlabsThreadsAndTheBracketingProbe) {
 // goes without its span for want of one (it was 126-158 of 301 with a
 // fixed ring of 64).
 TEST_F(CaptureVkcube, SubmitsWithoutPresentsKeepTheirSpans) {
-  if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
-  std::string trace;
-  ASSERT_NO_FATAL_FAILURE(record_trace(300, trace));
-  const auto out = (dir_.path / "r.json").string();
-  const CliResult r =
-      capture("--out " + out + " --gpu-spans all -- gfxrecon-replay --surface-index 5 " + trace);
-  ASSERT_EQ(r.rc, 0) << r.output;
-  const json j = json::parse(slurp(out));
+  CliResult r;
+  json j;
+  ASSERT_NO_FATAL_FAILURE(capture_replay(300, "--gpu-spans all", "--surface-index 5 ", r, j));
+  if (IsSkipped()) return;
   EXPECT_GE(j["submits"].get<int>(), 300) << r.output;
   EXPECT_EQ(j["submit_spans"]["ring_full"], 0) << j["submit_spans"];
   EXPECT_LE(j["gpu_spans_missing"].get<int>(), 1) << j["submit_spans"];
@@ -306,13 +317,10 @@ void expect_probes_or_learnt_price(const json& o, const std::string& unit,
 // A replay that presents: the budget may learn a span's price from the
 // program's timed and untimed frames; the result says which price it used.
 TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFrames) {
-  if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
-  std::string trace;
-  ASSERT_NO_FATAL_FAILURE(record_trace(600, trace));
-  const auto out = (dir_.path / "r.json").string();
-  const CliResult r = capture("--out " + out + " -- gfxrecon-replay " + trace);
-  ASSERT_EQ(r.rc, 0) << r.output;
-  const json j = json::parse(slurp(out));
+  CliResult r;
+  json j;
+  ASSERT_NO_FATAL_FAILURE(capture_replay(600, "", "", r, j));
+  if (IsSkipped()) return;
   expect_probes_or_learnt_price(j["overhead"], "frames", r.output);
 }
 
@@ -321,13 +329,10 @@ TEST_F(CaptureVkcube, APresentingProgramsSpanPriceIsTheProbesOrLearntFromItsFram
 // counts the others with their reason and says so; what it times stays
 // near its share of the time.
 TEST_F(CaptureVkcube, SubmissionsPastTheBudgetAreCountedUntimed) {
-  if (!on_path("gfxrecon-replay")) GTEST_SKIP() << "gfxrecon-replay not installed (gfxreconstruct)";
-  std::string trace;
-  ASSERT_NO_FATAL_FAILURE(record_trace(600, trace));
-  const auto out = (dir_.path / "r.json").string();
-  const CliResult r = capture("--out " + out + " -- gfxrecon-replay --surface-index 5 " + trace);
-  ASSERT_EQ(r.rc, 0) << r.output;
-  const json j = json::parse(slurp(out));
+  CliResult r;
+  json j;
+  ASSERT_NO_FATAL_FAILURE(capture_replay(600, "", "--surface-index 5 ", r, j));
+  if (IsSkipped()) return;
   const json& o = j["overhead"];
   EXPECT_EQ(o["gpu_span_budget_percent"], 2.0) << o;
   // A program that never presents: the price is the probe's (its driver
