@@ -272,8 +272,8 @@ std::unique_ptr<DeviceData> make_device_data(VkDevice device, VkPhysicalDevice p
 // The layer's state of a device the driver made, with its functions (a
 // present method whose functions are missing becomes none).
 DeviceData* register_device(VkDevice device, VkPhysicalDevice physical, InstanceData* inst,
-                            PFN_vkSetDeviceLoaderData set_loader_data,
-                            PFN_vkGetDeviceProcAddr gdpa, PresentPlan& present) {
+                            PFN_vkSetDeviceLoaderData set_loader_data, PFN_vkGetDeviceProcAddr gdpa,
+                            PresentPlan& present) {
   auto d = make_device_data(device, physical, inst, set_loader_data);
   load_device_fns(d->fn, gdpa, device);
   load_present_fns(d->fn, gdpa, device, present);

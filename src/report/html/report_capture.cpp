@@ -41,11 +41,10 @@ std::string run_table(const RunResult& r) {
           : std::string("every submission timed"));
   if (c.overhead.gpu_span_price_us)
     row(t, "GPU span priced at",
-        fmt::format(
-            "{:.1f} us (from the {})", *c.overhead.gpu_span_price_us,
-            c.overhead.gpu_span_price_from == "probe"
-                ? std::string("bracketing probe")
-                : "program's " + c.overhead.gpu_span_price_from));
+        fmt::format("{:.1f} us (from the {})", *c.overhead.gpu_span_price_us,
+                    c.overhead.gpu_span_price_from == "probe"
+                        ? std::string("bracketing probe")
+                        : "program's " + c.overhead.gpu_span_price_from));
   row(t, "added to vkCreateDevice, ms", number(c.overhead.setup_ms, 1));
   row(t, "GPU spans missing", count(c.gpu_spans_missing));
   row(t, "frames with a GPU span missing", count(c.frames_with_missing_gpu));
