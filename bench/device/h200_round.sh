@@ -33,6 +33,7 @@
 # run with --device all, the two-device clock cross-check; kind nvidia-h200-x2).
 set -u
 here=$PWD
+if [[ -f .devbin.txz ]]; then rm -rf .devbin; tar xJf .devbin.txz; fi  # pack.sh with PACK_XZ=1
 compgen -G '.gl/*.deb' >/dev/null || echo "no .gl/*.deb: run bench/device/fetch_gl.sh on the development machine and carry .gl" >&2
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
