@@ -20,13 +20,13 @@
 namespace latlab::capture::layer {
 namespace {
 
-// Whether the budget lets this submission be timed.
-bool within_budget(DeviceData& d) {
+// Whether the budget lets this submission be timed, as of the layer's
+// entry (`enter`: one clock read fewer on the program's path).
+bool within_budget(DeviceData& d, int64_t enter) {
   if (!d.budget) return true;
   const uint64_t frame = d.frame_index.load(std::memory_order_relaxed);
   std::lock_guard lock(d.budget_mu);
-  return frame > 0 ? d.budget->take_in_frame(frame, host_now_ns())
-                   : d.budget->take_submission(host_now_ns());
+  return frame > 0 ? d.budget->take_in_frame(frame, enter) : d.budget->take_submission(enter);
 }
 
 // Queues the submission for the collector. Its cpu_end and source_cpu_ns
@@ -128,7 +128,7 @@ VkResult timed_submit(int64_t enter, DeviceData* d, FamilyTiming* fam, uint32_t 
     p.rec.no_span = NoSpan::not_bracketable;
   } else if (fam == nullptr || !fam->can_time) {
     p.rec.no_span = NoSpan::cannot_time;
-  } else if (!within_budget(*d)) {
+  } else if (!within_budget(*d, enter)) {
     p.rec.no_span = NoSpan::budget;
   } else {
     slot_use = fam->take();
