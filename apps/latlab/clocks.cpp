@@ -197,7 +197,8 @@ const RegisterCommand reg{Command{
           ->capture_default_str()
           ->transform(unsigned_in(1, 100000));
       // A minute of pairs: on the H200 the host clock is slewed (NTP), so a fit
-      // over the whole run was 10 us off fresh pairs after 8 min; 64 s: 0.5 us.
+      // over the whole run was 10 us off fresh pairs after 8 min; 64 s: 0.5 us
+      // (docs/BENCHMARKS.md).
       sub->add_option("--window", opts->window,
                       "Newest pairs kept in the fit (640 = 64 s at 100 ms)")
           ->capture_default_str()

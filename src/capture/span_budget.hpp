@@ -2,8 +2,8 @@
 // the program stays within a share of its time. A span costs the program
 // the layer's command buffers in the driver and on the device (a replay
 // of small frames lost 11-15 us a span on an NVIDIA H100 or H200, 50-120
-// us on lavapipe); a program of 70-us frames would lose 15-20 % to them,
-// one of 16-ms frames well under 1 %. So the layer times
+// us on lavapipe; docs/BENCHMARKS.md); a program of 70-us frames would
+// lose 15-20 % to them, one of 16-ms frames well under 1 %. So the layer times
 // every submission while the spans' cost fits the budget, and skips whole
 // frames (NoSpan::budget, counted with its reason) only when it does not:
 // a token bucket filled at `share` of the wall time, holding at most
