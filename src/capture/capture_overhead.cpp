@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "capture/span_budget.hpp"
+
 namespace latlab::capture {
 namespace {
 
@@ -36,9 +38,7 @@ CaptureOverhead overhead_of(const CaptureSummary& s, const std::vector<CapturedB
   o.leaves_out = kOverheadLeavesOut;
   if (s.span_price_ns > 0) {
     o.gpu_span_price_us = static_cast<double>(s.span_price_ns) / 1000.0;
-    o.gpu_span_price_from = s.span_price_from == 1   ? "frames"
-                            : s.span_price_from == 2 ? "submissions"
-                                                     : "probe";
+    o.gpu_span_price_from = to_string(static_cast<SpanPriceFrom>(s.span_price_from));
   }
   if (s.setup_ns) o.setup_ms = static_cast<double>(*s.setup_ns) / 1e6;
   if (!s.has_cost) return o;

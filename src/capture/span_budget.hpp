@@ -54,6 +54,18 @@ inline std::optional<double> span_budget_share(const char* env_value) {
 
 // Where a span's price came from.
 enum class SpanPriceFrom : uint32_t { probe = 0, frames = 1, submissions = 2 };
+// Its name in the result (overhead.gpu_span_price_from); a value this
+// latlab does not know (a newer source's) reads as the probe's.
+inline const char* to_string(SpanPriceFrom f) {
+  switch (f) {
+    case SpanPriceFrom::frames:
+      return "frames";
+    case SpanPriceFrom::submissions:
+      return "submissions";
+    default:
+      return "probe";
+  }
+}
 
 // A running mean that forgets beyond `window` values: a change of scene
 // does not weigh on it for long.
