@@ -316,13 +316,13 @@ void GlContextTiming::collect_spans(bool wait) {
       }
       const GLuint begin_q = queries_[2 * p.pair];
       const GLuint end_q = queries_[2 * p.pair + 1];
-      GLuint end_ready = wait ? 1 : 0;
-      GLuint begin_ready = wait ? 1 : 0;
-      if (!wait) {
-        gl_.GetQueryObjectuiv(end_q, GL_QUERY_RESULT_AVAILABLE, &end_ready);
-        if (end_ready != 0) gl_.GetQueryObjectuiv(begin_q, GL_QUERY_RESULT_AVAILABLE, &begin_ready);
-      }
-      if (end_ready == 0 || begin_ready == 0) break;  // not ready: later swaps read it
+      auto available = [&](GLuint q) {
+        GLuint ready = 0;
+        gl_.GetQueryObjectuiv(q, GL_QUERY_RESULT_AVAILABLE, &ready);
+        return ready != 0;
+      };
+      // Not ready: later swaps read it (finish waits for it instead).
+      if (!wait && !(available(end_q) && available(begin_q))) break;
       GLuint64 b = 0;
       GLuint64 e = 0;
       gl_.GetQueryObjectui64v(begin_q, GL_QUERY_RESULT, &b);
