@@ -25,8 +25,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -161,6 +163,10 @@ class SpanBudget {
  private:
   bool take(SpanPriceFrom unit, uint64_t id, int64_t now_ns) {
     refill(now_ns);
+    // Threads read their times before they meet at the budget's lock, so a
+    // time may come in older than the last: units are measured on the
+    // latest time seen, which never goes back.
+    now_ns = last_;
     if (unit != unit_) {
       // The program began to present: frames are not blocks, learn anew.
       unit_ = unit;
@@ -226,5 +232,24 @@ class SpanBudget {
   int64_t units_seen_ = 0;
   SpanPriceLearner learner_;
 };
+
+// What a shared budget decided for one submission.
+struct SpanTake {
+  bool timed = false;
+  uint64_t frame = 0;  // the frame it was decided in (0: before the first present)
+};
+
+// A device's budget as its program threads share it (the Vulkan layer's
+// submit path). `frame` is the program's present count, which a present on
+// another thread may advance at any moment: it is read under `mu`, so the
+// budget sees frames in order and decides each once. (Read before the lock,
+// a submission that lost the race to a present would decide the frame
+// before again, perhaps the other way.)
+inline SpanTake take_shared(SpanBudget& budget, std::mutex& mu, const std::atomic<uint64_t>& frame,
+                            int64_t now_ns) {
+  std::lock_guard lock(mu);
+  const uint64_t f = frame.load(std::memory_order_relaxed);
+  return {f > 0 ? budget.take_in_frame(f, now_ns) : budget.take_submission(now_ns), f};
+}
 
 }  // namespace latlab::capture

@@ -23,10 +23,7 @@ namespace {
 // Whether the budget lets this submission be timed, as of the layer's
 // entry (`enter`: one clock read fewer on the program's path).
 bool within_budget(DeviceData& d, int64_t enter) {
-  if (!d.budget) return true;
-  const uint64_t frame = d.frame_index.load(std::memory_order_relaxed);
-  std::lock_guard lock(d.budget_mu);
-  return frame > 0 ? d.budget->take_in_frame(frame, enter) : d.budget->take_submission(enter);
+  return !d.budget || take_shared(*d.budget, d.budget_mu, d.frame_index, enter).timed;
 }
 
 // Queues the submission for the collector. Its cpu_end and source_cpu_ns
