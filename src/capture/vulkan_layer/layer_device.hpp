@@ -155,7 +155,8 @@ struct DeviceData {
 
   // Frame state, shared by the program's threads and the collector.
   std::mutex frame_mu;
-  std::atomic<uint64_t> frame_index{0};  // written under frame_mu; the budget reads it under budget_mu
+  // Written under frame_mu; the budget reads it under budget_mu.
+  std::atomic<uint64_t> frame_index{0};
   int64_t last_present_end = kNoTime;
   std::vector<PendingSubmit> new_submits;
   std::vector<FrameEntry> new_frames;
