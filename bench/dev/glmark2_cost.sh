@@ -8,7 +8,8 @@
 #   PAIRS=5 DURATION=5 SCENE=build
 #   GM_ENV="MESA_EXTENSION_OVERRIDE=-GL_ARB_timer_query"   (both runs: capture
 #   without GPU spans, to tell their cost from the rest of the interposer's)
-# Output: one line a run, then the per-pair medians of the changes.
+# Output: one line a run (kind, pair, FPS, CPU s, frames, reported us a
+# frame, the interposer's p50 us a swap), then the per-pair medians.
 set -euo pipefail
 latlab=$(realpath "${1:-build/release/apps/latlab/latlab}")
 pairs=${PAIRS:-5}
@@ -35,14 +36,15 @@ kind, i, log, tm, cj = sys.argv[1:]
 fps = float(re.search(r"FPS: (\d+)", open(log).read()).group(1))
 u, s = re.search(r"cpu ([\d.]+) ([\d.]+)", open(tm).read()).groups()
 cpu = float(u) + float(s)
-frames = rep = None
+frames = rep = per_swap = None
 if kind == "captured":
     j = json.load(open(cj))
     frames = j.get("frames")
     o = j.get("overhead", {})
     parts = [o.get(k) for k in ("threads_cpu_per_frame_us", "layer_cpu_per_frame_us")]
     rep = sum(p for p in parts if p is not None) if any(p is not None for p in parts) else None
-print(kind, i, fps, round(cpu, 2), frames, rep)
+    per_swap = (o.get("layer_cpu_per_present") or {}).get("p50")
+print(kind, i, fps, round(cpu, 2), frames, rep, per_swap)
 PY
 }
 
@@ -54,7 +56,7 @@ import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1])]
 dur = float(sys.argv[2])
 by = {}
-for kind, i, fps, cpu, frames, rep in rows:
+for kind, i, fps, cpu, frames, rep, _ in rows:
     by.setdefault(i, {})[kind] = (float(fps), float(cpu), rep)
 fps_change, cpu_added, reported = [], [], []
 for i, r in by.items():
